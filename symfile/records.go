@@ -45,9 +45,14 @@ type File struct {
 // InlineOrigin is an INLINE_ORIGIN record, naming an inlined function:
 //
 //	INLINE_ORIGIN id name
+//
+// Older files also carry the number of the FILE defining the function
+// ("INLINE_ORIGIN id file name"); HasFile is set for those, and File may be -1.
 type InlineOrigin struct {
-	ID   uint32
-	Name string
+	ID      uint32
+	HasFile bool
+	File    int32
+	Name    string
 }
 
 // Func is a FUNC record:
@@ -87,7 +92,7 @@ type Range struct {
 type Inline struct {
 	Depth       uint32 // inline_nest_level: 0 for calls made directly from the FUNC
 	CallLine    uint32 // call_site_line
-	CallFile    uint32 // call_site_file_num, a FILE number; valid when HasCallFile
+	CallFile    int32  // call_site_file_num, a FILE number or -1 for none; valid when HasCallFile
 	HasCallFile bool
 	Origin      uint32 // an INLINE_ORIGIN id
 	Ranges      []Range

@@ -58,6 +58,11 @@ func (w *Writer) dec(v uint64) {
 	w.buf = strconv.AppendUint(w.buf, v, 10)
 }
 
+func (w *Writer) sdec(v int64) {
+	w.buf = append(w.buf, ' ')
+	w.buf = strconv.AppendInt(w.buf, v, 10)
+}
+
 func (w *Writer) str(s string) {
 	w.buf = append(w.buf, ' ')
 	w.buf = append(w.buf, s...)
@@ -101,10 +106,14 @@ func (w *Writer) WriteFile(f File) error {
 	return w.emit()
 }
 
-// WriteInlineOrigin writes "INLINE_ORIGIN id name".
+// WriteInlineOrigin writes "INLINE_ORIGIN id name", or the older
+// "INLINE_ORIGIN id file name" when o.HasFile is set.
 func (w *Writer) WriteInlineOrigin(o InlineOrigin) error {
 	w.start("INLINE_ORIGIN")
 	w.dec(uint64(o.ID))
+	if o.HasFile {
+		w.sdec(int64(o.File))
+	}
 	w.str(o.Name)
 	return w.emit()
 }
@@ -127,8 +136,7 @@ func (w *Writer) WriteFunc(f Func) error {
 func (w *Writer) WriteLine(l Line) error {
 	w.buf = strconv.AppendUint(w.buf[:0], l.Address, 16)
 	w.hex(l.Size)
-	w.buf = append(w.buf, ' ')
-	w.buf = strconv.AppendInt(w.buf, l.Line, 10)
+	w.sdec(l.Line)
 	w.dec(uint64(l.File))
 	return w.emit()
 }
@@ -141,7 +149,7 @@ func (w *Writer) WriteInline(in Inline) error {
 	w.dec(uint64(in.Depth))
 	w.dec(uint64(in.CallLine))
 	if in.HasCallFile {
-		w.dec(uint64(in.CallFile))
+		w.sdec(int64(in.CallFile))
 	}
 	w.dec(uint64(in.Origin))
 	for _, r := range in.Ranges {

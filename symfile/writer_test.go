@@ -15,10 +15,12 @@ func TestWriterRecords(t *testing.T) {
 	w.WriteInfo(Info{Key: "GENERATOR", Value: "mozilla/dump_syms 2.3.4"})
 	w.WriteFile(File{Number: 0, Name: `c:\src\file with space.cc`})
 	w.WriteInlineOrigin(InlineOrigin{ID: 7, Name: "inner(int)"})
+	w.WriteInlineOrigin(InlineOrigin{ID: 8, HasFile: true, File: -1, Name: "artificial"})
 	w.WriteFunc(Func{Address: 0x1A2B, Size: 0x30, ParamSize: 8, Name: "main"})
 	w.WriteFunc(Func{Multiple: true, Address: 0x10, Size: 0x1, Name: "folded"})
 	w.WriteInline(Inline{Depth: 0, CallLine: 12, CallFile: 3, HasCallFile: true, Origin: 7, Ranges: []Range{{0x1A30, 0x4}, {0x1A40, 0x8}}})
 	w.WriteInline(Inline{Depth: 1, CallLine: 5, Origin: 2, Ranges: []Range{{0x1A30, 0x2}}})
+	w.WriteInline(Inline{Depth: 1, CallLine: 6, CallFile: -1, HasCallFile: true, Origin: 8, Ranges: []Range{{0x1A34, 0x2}}})
 	w.WriteLine(Line{Address: 0x1A2B, Size: 0x5, Line: 42, File: 0})
 	w.WriteLine(Line{Address: 0x1A30, Size: 0x10, Line: 0, File: 11})
 	w.WritePublic(Public{Address: 0x2000, ParamSize: 0xc, Name: "_start"})
@@ -37,10 +39,12 @@ INFO CODE_ID e5b6ea8d
 INFO GENERATOR mozilla/dump_syms 2.3.4
 FILE 0 c:\src\file with space.cc
 INLINE_ORIGIN 7 inner(int)
+INLINE_ORIGIN 8 -1 artificial
 FUNC 1a2b 30 8 main
 FUNC m 10 1 0 folded
 INLINE 0 12 3 7 1a30 4 1a40 8
 INLINE 1 5 2 1a30 2
+INLINE 1 6 -1 8 1a34 2
 1a2b 5 42 0
 1a30 10 0 11
 PUBLIC 2000 c _start
