@@ -1,0 +1,282 @@
+// Package unwind holds what the per-CPU stack unwinders (arch/x86,
+// arch/amd64, arch/arm64) share: a frame's register state with its validity
+// bits, how a frame was found (Trust), and Env, the small interface through
+// which an unwinder reads stack memory, asks for STACK CFI and STACK WIN
+// rules, and tests whether a value looks like a return address.
+//
+// The unwinders follow Breakpad's processor (stackwalker_*.cc): each caller
+// frame is found by trying, in order, call frame information, (x86) Windows
+// frame data, the frame-pointer chain, and stack scanning.
+package unwind
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// MaxRegs is the number of register slots in a Context: enough for arm64's
+// x0-x28, fp, lr, sp and pc.
+const MaxRegs = 33
+
+// Context is the register state of one frame. Each CPU package defines which
+// slot holds which register; slot order is the order Breakpad prints them.
+type Context struct {
+	Regs  [MaxRegs]uint64
+	Valid uint64 // bit i set: Regs[i] is known
+}
+
+// Has reports whether register i is known.
+func (c *Context) Has(i int) bool { return c.Valid&(1<<uint(i)) != 0 }
+
+// Set stores v in register i and marks it known.
+func (c *Context) Set(i int, v uint64) {
+	c.Regs[i] = v
+	c.Valid |= 1 << uint(i)
+}
+
+// Trust says how a frame was found; its String is Breakpad's "Found by:" text.
+type Trust uint8
+
+// The ways a frame can be found, from least to most trusted, as Breakpad's
+// StackFrame::FrameTrust. TrustInline marks a frame made from an INLINE record.
+const (
+	TrustNone Trust = iota
+	TrustScan
+	TrustCFIScan
+	TrustFP
+	TrustCFI
+	TrustPrewalked
+	TrustContext
+	TrustInline
+	TrustLeaf
+)
+
+// String returns the Breakpad description printed after "Found by:".
+func (t Trust) String() string {
+	switch t {
+	case TrustContext:
+		return "given as instruction pointer in context"
+	case TrustPrewalked:
+		return "recovered by external stack walker"
+	case TrustCFI:
+		return "call frame info"
+	case TrustCFIScan:
+		return "call frame info with scanning"
+	case TrustFP:
+		return "previous frame's frame pointer"
+	case TrustScan:
+		return "stack scanning"
+	case TrustInline:
+		return "inline record"
+	case TrustLeaf:
+		return "simulating a return from leaf function"
+	}
+	return "unknown"
+}
+
+// Frame is one physical frame as an unwinder sees it.
+type Frame struct {
+	Context
+	Trust Trust
+	// Win is the STACK WIN record that was used to find this frame's caller
+	// (x86 only); the next unwind step needs its parameter size.
+	Win *WinInfo
+}
+
+// Memory is the stack memory an unwinder reads: the same one-method
+// interface the minidump reader and the CFI evaluator use.
+type Memory interface {
+	ReadMemory(addr uint64, n int) ([]byte, error)
+}
+
+// CFIRules is the STACK CFI rule set that applies at one address.
+type CFIRules interface {
+	// CallerRegisters computes the caller's registers from the callee's,
+	// named as the symbol file names them ("$rsp", "x29", ...); the result
+	// includes ".cfa" and ".ra". It fails when .cfa or .ra cannot be computed.
+	CallerRegisters(callee map[string]uint64, mem Memory) (map[string]uint64, error)
+}
+
+// WinInfo is a STACK WIN record (or a function's parameter size alone) as
+// the x86 unwinder uses it.
+type WinInfo struct {
+	Type                 int // 0 FPO, 4 FrameData
+	ValidAll             bool
+	ParameterSize        uint32
+	SavedRegisterSize    uint32
+	LocalSize            uint32
+	AllocatesBasePointer bool
+	ProgramString        string
+}
+
+// STACK WIN types the x86 unwinder distinguishes.
+const (
+	WinFPO       = 0
+	WinFrameData = 4
+)
+
+// Env is what an unwinder asks of the walk around it.
+type Env interface {
+	// Memory is the thread's stack.
+	Memory
+	// CFI returns the rule set covering instruction, or nil.
+	CFI(instruction uint64) CFIRules
+	// Win returns the STACK WIN information covering instruction, or nil.
+	Win(instruction uint64) *WinInfo
+	// InModule reports whether addr lies inside a loaded module.
+	InModule(addr uint64) bool
+	// SeemsValid reports whether addr is a plausible return address: inside
+	// a module and, when that module has symbols, inside a known function.
+	SeemsValid(addr uint64) bool
+	// Windows reports whether the dump comes from Windows.
+	Windows() bool
+	// EvalPostfix runs a STACK WIN program string over 32-bit values; it
+	// returns the variables the program assigned.
+	EvalPostfix(program string, vars map[string]uint32, mem Memory) (map[string]uint32, error)
+}
+
+// Read32 reads a little-endian 32-bit word.
+func Read32(m Memory, addr uint64) (uint32, bool) {
+	if m == nil {
+		return 0, false
+	}
+	b, err := m.ReadMemory(addr, 4)
+	if err != nil || len(b) < 4 {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint32(b), true
+}
+
+// Read64 reads a little-endian 64-bit word.
+func Read64(m Memory, addr uint64) (uint64, bool) {
+	if m == nil {
+		return 0, false
+	}
+	b, err := m.ReadMemory(addr, 8)
+	if err != nil || len(b) < 8 {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint64(b), true
+}
+
+// ReadWord reads a word of size 4 or 8.
+func ReadWord(m Memory, addr uint64, size int) (uint64, bool) {
+	if size == 4 {
+		v, ok := Read32(m, addr)
+		return uint64(v), ok
+	}
+	return Read64(m, addr)
+}
+
+// RASearchWords is how many words past the start a return-address scan
+// looks (Breakpad's kRASearchWords); the scan from the context frame looks
+// four times as far.
+const RASearchWords = 40
+
+// ScanForReturnAddress looks for a plausible return address in the words
+// from start up to and including start + words*size. It returns the
+// address where it was found and its value.
+func ScanForReturnAddress(env Env, start uint64, words, size int) (loc, ip uint64, ok bool) {
+	end := start + uint64(words*size)
+	if size == 4 {
+		end = uint64(uint32(start) + uint32(words*size))
+	}
+	for l := start; l <= end; l += uint64(size) {
+		v, ok := ReadWord(env, l, size)
+		if !ok {
+			break
+		}
+		if env.InModule(v) && env.SeemsValid(v) {
+			return l, v, true
+		}
+		if l+uint64(size) < l {
+			break
+		}
+	}
+	return 0, 0, false
+}
+
+// ScanWords returns how far a scan looks from a frame of trust t.
+func ScanWords(t Trust) int {
+	if t == TrustContext {
+		return RASearchWords * 4
+	}
+	return RASearchWords
+}
+
+// TerminateWalk reports whether a proposed caller ends the walk: a return
+// address below 4096, or a stack pointer that did not grow (equal is allowed
+// on the first unwind, for leaf functions whose return address is in a
+// register).
+func TerminateWalk(callerIP, callerSP, calleeSP uint64, firstUnwind bool) bool {
+	if callerIP < 1<<12 {
+		return true
+	}
+	if firstUnwind {
+		return callerSP < calleeSP
+	}
+	return callerSP <= calleeSP
+}
+
+// CPU is one architecture's unwinder and register naming.
+type CPU interface {
+	// Names returns the register names in slot order, as Breakpad prints them.
+	Names() []string
+	// PrintAlways returns the mask of registers printed whenever they are
+	// valid; the others are printed only when every register is valid.
+	PrintAlways() uint64
+	// PC and SP return the slots of the instruction and stack pointers.
+	PC() int
+	SP() int
+	// WordSize is 4 or 8.
+	WordSize() int
+	// InstructionAdjust is what to subtract from a return address to land
+	// inside the call instruction.
+	InstructionAdjust() uint64
+	// ContextFrame returns the first frame from a thread's raw context.
+	ContextFrame(raw any, env Env) (*Frame, error)
+	// Caller finds the caller of frames[len(frames)-1], or nil when the walk
+	// ends. frames holds the physical frames found so far, innermost first.
+	Caller(env Env, frames []*Frame, scanAllowed bool) *Frame
+}
+
+// ErrContextType is returned by ContextFrame for a context of another CPU.
+type ErrContextType struct{ Got any }
+
+func (e ErrContextType) Error() string { return fmt.Sprintf("unexpected context type %T", e.Got) }
+
+// CallerByCFI evaluates rules over callee and returns the caller frame:
+// registers the rules recover, callee-saved registers they do not mention
+// (copied from the callee when known), sp from .cfa and pc from .ra when not
+// recovered by name. It returns nil when the rules fail.
+func CallerByCFI(env Env, callee *Context, rules CFIRules, cfiNames []string, calleeSaved uint64, sp, pc int) *Frame {
+	in := make(map[string]uint64, len(cfiNames))
+	for i, n := range cfiNames {
+		if callee.Has(i) {
+			in[n] = callee.Regs[i]
+		}
+	}
+	out, err := rules.CallerRegisters(in, env)
+	if err != nil {
+		return nil
+	}
+	f := &Frame{}
+	for i, n := range cfiNames {
+		if v, ok := out[n]; ok {
+			f.Set(i, v)
+		} else if calleeSaved&(1<<uint(i)) != 0 && callee.Has(i) {
+			f.Set(i, callee.Regs[i])
+		}
+	}
+	if !f.Has(sp) {
+		if v, ok := out[".cfa"]; ok {
+			f.Set(sp, v)
+		}
+	}
+	if !f.Has(pc) {
+		if v, ok := out[".ra"]; ok {
+			f.Set(pc, v)
+		}
+	}
+	return f
+}

@@ -1,0 +1,330 @@
+package stackwalk
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+)
+
+// PrintOptions selects what Print writes.
+type PrintOptions struct {
+	// StackContents adds each frame's raw stack words and the return
+	// addresses among them (Breakpad's -s).
+	StackContents bool
+	// RequestingThreadOnly prints only the crashed or dump-requesting
+	// thread (Breakpad's -c).
+	RequestingThreadOnly bool
+	// Symbols resolves addresses found in stack contents; may be nil.
+	Symbols SymbolSource
+}
+
+// baseName returns the last path element, accepting both / and \ as
+// separators, as Breakpad's PathnameStripper does.
+func baseName(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// stripSeparator removes the machine-readable separator and newlines.
+func stripSeparator(s string) string {
+	if !strings.ContainsAny(s, "|\n") {
+		return s
+	}
+	return strings.NewReplacer("|", "", "\n", "").Replace(s)
+}
+
+// Print writes the human-readable report of Breakpad's minidump_stackwalk.
+func Print(w io.Writer, p *ProcessState, opt PrintOptions) error {
+	b := bufio.NewWriterSize(w, 64<<10)
+	s := &p.System
+	fmt.Fprintf(b, "Operating system: %s\n", s.OS)
+	fmt.Fprintf(b, "                  %s\n", s.OSVersion)
+	fmt.Fprintf(b, "CPU: %s\n", s.CPU)
+	if s.CPUInfo != "" {
+		fmt.Fprintf(b, "     %s\n", s.CPUInfo)
+	}
+	plural := "s"
+	if s.CPUCount == 1 {
+		plural = ""
+	}
+	fmt.Fprintf(b, "     %d CPU%s\n\n", s.CPUCount, plural)
+	b.WriteString("GPU:")
+	if s.GLVersion != "" || s.GLVendor != "" || s.GLRenderer != "" {
+		fmt.Fprintf(b, " %s\n     %s\n     %s\n", s.GLVersion, s.GLVendor, s.GLRenderer)
+	} else {
+		b.WriteString(" UNKNOWN\n")
+	}
+	b.WriteString("\n")
+	if p.Crashed {
+		fmt.Fprintf(b, "Crash reason:  %s\n", p.CrashReason)
+		fmt.Fprintf(b, "Crash address: 0x%x\n", p.CrashAddress)
+		if len(p.CrashParameters) > 0 {
+			b.WriteString("Crash parameters:\n")
+			for _, v := range p.CrashParameters {
+				fmt.Fprintf(b, "    value: 0x%016x  description: \n", v)
+			}
+		}
+	} else {
+		b.WriteString("No crash\n")
+	}
+	if p.Assertion != "" {
+		fmt.Fprintf(b, "Assertion: %s\n", p.Assertion)
+	}
+	if up, ok := p.Uptime(); ok {
+		fmt.Fprintf(b, "Process uptime: %d seconds\n", up)
+	} else {
+		b.WriteString("Process uptime: not available\n")
+	}
+	req := p.RequestingThread
+	if req >= 0 && req < len(p.Threads) {
+		status := "crashed"
+		if !p.Crashed {
+			status = "requested dump, did not crash"
+		}
+		fmt.Fprintf(b, "\nThread %d (%s)\n", req, status)
+		printStack(b, p, p.Threads[req], opt)
+	}
+	if !opt.RequestingThreadOnly {
+		for i, t := range p.Threads {
+			if i == req {
+				continue
+			}
+			fmt.Fprintf(b, "\nThread %d\n", i)
+			printStack(b, p, t, opt)
+		}
+	}
+	printModules(b, p)
+	return b.Flush()
+}
+
+// frameLocation writes a frame's "module!function [file : line + off]" text.
+func frameLocation(b *bufio.Writer, f *StackFrame) {
+	addr := f.ReturnAddress()
+	if f.Module == nil {
+		fmt.Fprintf(b, "0x%x", addr)
+		return
+	}
+	b.WriteString(baseName(f.Module.CodeFile))
+	switch {
+	case f.Function == "":
+		fmt.Fprintf(b, " + 0x%x", addr-f.Module.Base)
+	case f.SourceFile != "":
+		fmt.Fprintf(b, "!%s [%s : %d + 0x%x]", f.Function, baseName(f.SourceFile), f.SourceLine, addr-f.SourceLineBase)
+	default:
+		fmt.Fprintf(b, "!%s + 0x%x", f.Function, addr-f.FunctionBase)
+	}
+}
+
+func printStack(b *bufio.Writer, p *ProcessState, t *CallStack, opt PrintOptions) {
+	if len(t.Frames) == 0 {
+		b.WriteString(" <no frames>\n")
+	}
+	for i, f := range t.Frames {
+		fmt.Fprintf(b, "%2d  ", i)
+		frameLocation(b, f)
+		b.WriteString("\n ")
+		col := 0
+		for _, r := range f.Registers() {
+			var cell string
+			if f.WordSize() == 4 {
+				cell = fmt.Sprintf(" %5s = 0x%08x", r.Name, r.Value)
+			} else {
+				cell = fmt.Sprintf(" %5s = 0x%016x", r.Name, r.Value)
+			}
+			if col+len(cell) > 80 {
+				col = 0
+				b.WriteString("\n ")
+			}
+			b.WriteString(cell)
+			col += len(cell)
+		}
+		fmt.Fprintf(b, "\n    Found by: %s\n", f.Trust)
+		if opt.StackContents && i+1 < len(t.Frames) {
+			printStackContents(b, p, f, t.Frames[i+1], t.Memory, opt.Symbols)
+		}
+	}
+}
+
+// printStackContents dumps the stack between a frame and its caller, then
+// the words in it that symbolize to functions.
+func printStackContents(b *bufio.Writer, p *ProcessState, f, caller *StackFrame, mem StackMemory, src SymbolSource) {
+	word := f.WordSize()
+	begin, ok1 := f.StackPointer()
+	end, ok2 := caller.StackPointer()
+	if word == 0 || !ok1 || !ok2 || begin == 0 || end == 0 || mem == nil {
+		return
+	}
+	const indent = "    "
+	fmt.Fprintf(b, "\n%sStack contents:", indent)
+	for addr := begin; addr < end; {
+		if word == 4 {
+			fmt.Fprintf(b, "\n%s %08x", indent, uint32(addr))
+		} else {
+			fmt.Fprintf(b, "\n%s %016x", indent, addr)
+		}
+		var text [16]byte
+		for i := 0; i < 16; i, addr = i+1, addr+1 {
+			text[i] = ' '
+			if addr < end {
+				if v, err := mem.ReadMemory(addr, 1); err == nil && len(v) == 1 {
+					fmt.Fprintf(b, " %02x", v[0])
+					if v[0] < 0x80 && unicode.IsPrint(rune(v[0])) {
+						text[i] = v[0]
+					} else {
+						text[i] = '.'
+					}
+					continue
+				}
+			}
+			b.WriteString("   ")
+		}
+		fmt.Fprintf(b, "  %s", text[:])
+	}
+	fmt.Fprintf(b, "\n%sPossible instruction pointers:\n", indent)
+	sym := newSymbolizer(src, newModuleMap(p.Modules))
+	for addr := begin; addr < end; addr += uint64(word) {
+		var v uint64
+		if raw, err := mem.ReadMemory(addr, word); err == nil && len(raw) == word {
+			for i := word - 1; i >= 0; i-- {
+				v = v<<8 | uint64(raw[i])
+			}
+		}
+		pf := &StackFrame{Instruction: v}
+		inl := sym.fill(pf, true)
+		for _, g := range append([]*StackFrame{pf}, inl...) {
+			if g.Function == "" {
+				continue
+			}
+			if word == 4 {
+				fmt.Fprintf(b, "%s *(0x%08x) = 0x%08x", indent, uint32(addr), uint32(g.Instruction))
+			} else {
+				fmt.Fprintf(b, "%s *(0x%016x) = 0x%016x", indent, addr, g.Instruction)
+			}
+			fmt.Fprintf(b, " <%s> [%s : %d + 0x%x]\n", g.Function, baseName(g.SourceFile), g.SourceLine, g.Instruction-g.SourceLineBase)
+		}
+	}
+	b.WriteString("\n")
+}
+
+func printModules(b *bufio.Writer, p *ProcessState) {
+	if p.Modules == nil {
+		return
+	}
+	b.WriteString("\nLoaded modules:\n")
+	var main uint64
+	hasMain := p.MainModule >= 0 && p.MainModule < len(p.Modules)
+	if hasMain {
+		main = p.Modules[p.MainModule].Base
+	}
+	for _, m := range p.Modules {
+		version := m.Version
+		if version == "" {
+			version = "???"
+		}
+		mark := ""
+		if hasMain && main != 0 && m.Base == main {
+			mark = "  (main)"
+		}
+		issue := ""
+		if m.MissingSymbols {
+			issue = fmt.Sprintf("  (WARNING: No symbols, %s, %s)", baseName(m.DebugFile), m.DebugID)
+		} else if m.CorruptSymbols {
+			issue = fmt.Sprintf("  (WARNING: Corrupt symbols, %s, %s)", baseName(m.DebugFile), m.DebugID)
+		}
+		fmt.Fprintf(b, "0x%08x - 0x%08x  %s  %s%s%s\n", m.Base, m.Base+m.Size-1, baseName(m.CodeFile), version, mark, issue)
+	}
+}
+
+// PrintMachineReadable writes Breakpad's pipe-delimited -m report.
+func PrintMachineReadable(w io.Writer, p *ProcessState) error {
+	b := bufio.NewWriterSize(w, 64<<10)
+	s := &p.System
+	fmt.Fprintf(b, "OS|%s|%s\n", stripSeparator(s.OS), stripSeparator(s.OSVersion))
+	fmt.Fprintf(b, "CPU|%s|%s|%d\n", stripSeparator(s.CPU), stripSeparator(s.CPUInfo), s.CPUCount)
+	fmt.Fprintf(b, "GPU|%s|%s|%s\n", stripSeparator(s.GLVersion), stripSeparator(s.GLVendor), stripSeparator(s.GLRenderer))
+	b.WriteString("Crash|")
+	switch {
+	case p.Crashed:
+		fmt.Fprintf(b, "%s|0x%x|", stripSeparator(p.CrashReason), p.CrashAddress)
+	case p.Assertion != "":
+		fmt.Fprintf(b, "%s||", stripSeparator(p.Assertion))
+	default:
+		b.WriteString("No crash||")
+	}
+	req := p.RequestingThread
+	if req >= 0 {
+		fmt.Fprintf(b, "%d\n", req)
+	} else {
+		b.WriteString("\n")
+	}
+	var main uint64
+	hasMain := p.MainModule >= 0 && p.MainModule < len(p.Modules)
+	if hasMain {
+		main = p.Modules[p.MainModule].Base
+	}
+	for _, m := range p.Modules {
+		isMain := 0
+		if hasMain && m.Base == main {
+			isMain = 1
+		}
+		fmt.Fprintf(b, "Module|%s|%s|%s|%s|0x%08x|0x%08x|%d\n",
+			stripSeparator(baseName(m.CodeFile)), stripSeparator(m.Version),
+			stripSeparator(baseName(m.DebugFile)), stripSeparator(m.DebugID),
+			m.Base, m.Base+m.Size-1, isMain)
+	}
+	b.WriteString("\n")
+	if req >= 0 && req < len(p.Threads) {
+		printStackMachineReadable(b, req, p.Threads[req])
+	}
+	for i, t := range p.Threads {
+		if i != req {
+			printStackMachineReadable(b, i, t)
+		}
+	}
+	return b.Flush()
+}
+
+func printStackMachineReadable(b *bufio.Writer, n int, t *CallStack) {
+	for i, f := range t.Frames {
+		fmt.Fprintf(b, "%d|%d|", n, i)
+		addr := f.ReturnAddress()
+		switch {
+		case f.Module == nil:
+			fmt.Fprintf(b, "||||0x%x", addr)
+		case f.Function == "":
+			fmt.Fprintf(b, "%s||||0x%x", stripSeparator(baseName(f.Module.CodeFile)), addr-f.Module.Base)
+		case f.SourceFile != "":
+			fmt.Fprintf(b, "%s|%s|%s|%d|0x%x", stripSeparator(baseName(f.Module.CodeFile)),
+				stripSeparator(f.Function), stripSeparator(f.SourceFile), f.SourceLine, addr-f.SourceLineBase)
+		default:
+			fmt.Fprintf(b, "%s|%s|||0x%x", stripSeparator(baseName(f.Module.CodeFile)),
+				stripSeparator(f.Function), addr-f.FunctionBase)
+		}
+		b.WriteString("\n")
+	}
+}
+
+// PrintBrief writes the requesting thread's frames without registers.
+func PrintBrief(w io.Writer, p *ProcessState) error {
+	b := bufio.NewWriter(w)
+	req := p.RequestingThread
+	if req < 0 || req >= len(p.Threads) {
+		b.WriteString(" <no crashing or requesting dump thread identified>\n")
+		return b.Flush()
+	}
+	status := "crashed"
+	if !p.Crashed {
+		status = "requested dump, did not crash"
+	}
+	fmt.Fprintf(b, "Thread %d (%s)\n", req, status)
+	for i, f := range p.Threads[req].Frames {
+		fmt.Fprintf(b, "%2d  ", i)
+		frameLocation(b, f)
+		b.WriteString("\n")
+	}
+	return b.Flush()
+}

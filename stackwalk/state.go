@@ -1,0 +1,186 @@
+package stackwalk
+
+import (
+	"github.com/gobreakpad/gobreakpad/arch/unwind"
+)
+
+// ProcessState is everything the walk learned about a dumped process: the
+// system, the crash, every thread's call stack and the loaded modules. It is
+// what the output formats (Print, PrintMachineReadable, stackwalk/jsonout)
+// render. It mirrors Breakpad's google_breakpad::ProcessState.
+type ProcessState struct {
+	System SystemInfo
+
+	// Crashed is true when the dump has an exception record; then
+	// CrashReason and CrashAddress describe it.
+	Crashed      bool
+	CrashReason  string
+	CrashAddress uint64
+	// ExceptionCode, ExceptionFlags and CrashParameters are the raw
+	// exception record (the parameters are printed by the human output).
+	ExceptionCode   uint32
+	ExceptionFlags  uint32
+	CrashParameters []uint64
+	// Assertion is the invalid-parameter or assertion text, when the dump
+	// carries one.
+	Assertion string
+
+	// TimeDateStamp is when the dump was written and ProcessCreateTime when
+	// the process started (seconds since the Unix epoch; zero when unknown).
+	TimeDateStamp     uint32
+	ProcessCreateTime uint32
+
+	// RequestingThread is the index in Threads of the thread that crashed or
+	// asked for the dump, or -1.
+	RequestingThread int
+	Threads          []*CallStack
+
+	// Modules are the loaded modules in the dump's order; MainModule is the
+	// index of the executable (the first module), or -1.
+	Modules    []*Module
+	MainModule int
+	// UnloadedModules are modules the process had unloaded.
+	UnloadedModules []*Module
+}
+
+// Uptime returns the process's age in seconds when the dump was written, and
+// whether it is known.
+func (p *ProcessState) Uptime() (uint32, bool) {
+	if p.TimeDateStamp != 0 && p.ProcessCreateTime != 0 && p.TimeDateStamp >= p.ProcessCreateTime {
+		return p.TimeDateStamp - p.ProcessCreateTime, true
+	}
+	return 0, false
+}
+
+// SystemInfo describes the machine the dump came from.
+type SystemInfo struct {
+	// OS is Breakpad's long name ("Windows NT", "Linux", "Mac OS X") and
+	// OSShort its short one ("windows", "linux", "mac", "ios", ...).
+	OS, OSShort, OSVersion string
+	// CPU is Breakpad's name for the architecture ("x86", "amd64", "arm64").
+	CPU      string
+	CPUInfo  string
+	CPUCount int
+	// GL fields are filled by Breakpad for some Android dumps; kept for the
+	// machine-readable format.
+	GLVersion, GLVendor, GLRenderer string
+}
+
+// Module is one loaded (or unloaded) code module.
+type Module struct {
+	Base, Size uint64
+	// CodeFile is the module's path as loaded; DebugFile and DebugID name
+	// its symbol file (for ELF, the file name and build-id-derived ID).
+	CodeFile, CodeID   string
+	DebugFile, DebugID string
+	// Version is "a.b.c.d" from a Windows version resource, or empty.
+	Version string
+	// MissingSymbols is set when a frame fell in the module but no symbol
+	// file was found; CorruptSymbols when its symbol file had bad lines.
+	MissingSymbols, CorruptSymbols bool
+	// Unloaded marks a module from the unloaded-module list.
+	Unloaded bool
+	// SymbolsLoaded is set when a symbol file was found and used.
+	SymbolsLoaded bool
+}
+
+// End returns the first address past the module.
+func (m *Module) End() uint64 { return m.Base + m.Size }
+
+// CallStack is one thread's frames, innermost first.
+type CallStack struct {
+	ThreadID   uint32
+	ThreadName string
+	Frames     []*StackFrame
+	// Memory is the thread's stack, for printing stack contents; may be nil.
+	Memory StackMemory
+}
+
+// StackMemory is a thread's stack region.
+type StackMemory interface {
+	ReadMemory(addr uint64, n int) ([]byte, error)
+}
+
+// StackFrame is one frame of a call stack: where it is, what it is, and the
+// registers the unwinder recovered for it.
+type StackFrame struct {
+	// Instruction is the address used for symbol lookups: the program
+	// counter for the innermost frame, else the return address moved back
+	// into the call instruction.
+	Instruction uint64
+	// Module contains Instruction, or is nil.
+	Module *Module
+
+	// Function is the enclosing FUNC or PUBLIC name, FunctionBase its
+	// absolute start address. SourceFile, SourceLine and SourceLineBase come
+	// from the LINE record covering Instruction (or the INLINE call site).
+	Function       string
+	FunctionBase   uint64
+	SourceFile     string
+	SourceLine     int
+	SourceLineBase uint64
+
+	// Trust says how the frame was found; TrustInline frames come from
+	// INLINE records and carry no registers.
+	Trust unwind.Trust
+	// Context holds the frame's registers; Context.Valid says which are known.
+	Context unwind.Context
+
+	cpu unwind.CPU
+}
+
+// ReturnAddress is the address printed for the frame: the program counter of
+// physical frames (for callers, the return address itself), Instruction for
+// inline frames.
+func (f *StackFrame) ReturnAddress() uint64 {
+	if f.Trust == unwind.TrustInline || f.cpu == nil {
+		return f.Instruction
+	}
+	return f.Context.Regs[f.cpu.PC()]
+}
+
+// Register is a named register value.
+type Register struct {
+	Name  string
+	Value uint64
+}
+
+// Registers returns the frame's known registers in Breakpad's print order
+// (none for inline frames).
+func (f *StackFrame) Registers() []Register {
+	if f.Trust == unwind.TrustInline || f.cpu == nil {
+		return nil
+	}
+	names := f.cpu.Names()
+	always := f.cpu.PrintAlways()
+	all := uint64(1)<<uint(len(names)) - 1
+	var out []Register
+	for i, n := range names {
+		bit := uint64(1) << uint(i)
+		if f.Context.Valid&bit == 0 {
+			continue
+		}
+		if always&bit == 0 && f.Context.Valid&all != all {
+			continue
+		}
+		out = append(out, Register{n, f.Context.Regs[i]})
+	}
+	return out
+}
+
+// WordSize is the size of the frame's CPU registers in bytes (4 or 8), or 0.
+func (f *StackFrame) WordSize() int {
+	if f.cpu == nil {
+		return 0
+	}
+	return f.cpu.WordSize()
+}
+
+// StackPointer returns the frame's stack pointer and whether it is known.
+func (f *StackFrame) StackPointer() (uint64, bool) {
+	if f.cpu == nil || f.Trust == unwind.TrustInline {
+		return 0, false
+	}
+	sp := f.cpu.SP()
+	return f.Context.Regs[sp], f.Context.Has(sp)
+}

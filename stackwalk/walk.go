@@ -1,0 +1,133 @@
+package stackwalk
+
+import (
+	"sort"
+
+	"github.com/gobreakpad/gobreakpad/arch/unwind"
+)
+
+// Limits on a walk. Stack pointers must grow from frame to frame, so a walk
+// always ends; these caps bound the work on hostile dumps.
+const (
+	// MaxFrames caps the frames of one thread (inline frames included).
+	MaxFrames = 1 << 16
+	// MaxScannedFrames is how many frames may be found by scanning before
+	// scanning is refused (Breakpad's max_frames_scanned_).
+	MaxScannedFrames = 1 << 14
+)
+
+// moduleMap finds the module containing an address: modules sorted by base,
+// searched in O(log n). A module overlapping one already stored is left out,
+// as Breakpad's range map does.
+type moduleMap struct {
+	sorted []*Module
+}
+
+func newModuleMap(mods []*Module) *moduleMap {
+	var sorted []*Module
+	for _, m := range mods {
+		if m.Size == 0 || m.Base+m.Size < m.Base {
+			continue
+		}
+		i := sort.Search(len(sorted), func(i int) bool { return sorted[i].Base >= m.Base })
+		if i > 0 && sorted[i-1].End() > m.Base {
+			continue
+		}
+		if i < len(sorted) && sorted[i].Base < m.End() {
+			continue
+		}
+		sorted = append(sorted, nil)
+		copy(sorted[i+1:], sorted[i:])
+		sorted[i] = m
+	}
+	return &moduleMap{sorted: sorted}
+}
+
+// at returns the module containing addr, or nil.
+func (mm *moduleMap) at(addr uint64) *Module {
+	s := mm.sorted
+	i := sort.Search(len(s), func(i int) bool { return s[i].Base > addr }) - 1
+	if i < 0 || addr-s[i].Base >= s[i].Size {
+		return nil
+	}
+	return s[i]
+}
+
+// PostfixEvaluator runs STACK WIN program strings (see cfi).
+type PostfixEvaluator func(program string, vars map[string]uint32, mem unwind.Memory) (map[string]uint32, error)
+
+// walkEnv is the unwind.Env of one thread's walk.
+type walkEnv struct {
+	stack   StackMemory
+	syms    *symbolizer
+	windows bool
+	postfix PostfixEvaluator
+}
+
+func (e *walkEnv) ReadMemory(addr uint64, n int) ([]byte, error) {
+	if e.stack == nil {
+		return nil, errNoStack
+	}
+	return e.stack.ReadMemory(addr, n)
+}
+
+func (e *walkEnv) CFI(addr uint64) unwind.CFIRules { return e.syms.cfi(addr) }
+
+func (e *walkEnv) Win(addr uint64) *unwind.WinInfo { return e.syms.win(addr) }
+
+func (e *walkEnv) InModule(addr uint64) bool { return e.syms.mods.at(addr) != nil }
+
+func (e *walkEnv) SeemsValid(addr uint64) bool { return e.syms.seemsValid(addr) }
+
+func (e *walkEnv) Windows() bool { return e.windows }
+
+func (e *walkEnv) EvalPostfix(program string, vars map[string]uint32, mem unwind.Memory) (map[string]uint32, error) {
+	if e.postfix == nil {
+		return nil, errNoPostfix
+	}
+	return e.postfix(program, vars, mem)
+}
+
+type walkError string
+
+func (e walkError) Error() string { return string(e) }
+
+const (
+	errNoStack   = walkError("no stack memory")
+	errNoPostfix = walkError("no STACK WIN evaluator")
+)
+
+// walkThread unwinds one thread from its raw CPU context. Without stack
+// memory only the context frame is produced.
+func walkThread(cpu unwind.CPU, raw any, env *walkEnv) ([]*StackFrame, error) {
+	first, err := cpu.ContextFrame(raw, env)
+	if err != nil {
+		return nil, err
+	}
+	var out []*StackFrame
+	physical := []*unwind.Frame{first}
+	scanned := 0
+	for f := first; f != nil; {
+		sf := &StackFrame{Trust: f.Trust, Context: f.Context, cpu: cpu}
+		sf.Instruction = f.Regs[cpu.PC()]
+		if f.Trust != unwind.TrustContext {
+			sf.Instruction -= cpu.InstructionAdjust()
+		}
+		inlines := env.syms.fill(sf, true)
+		switch f.Trust {
+		case unwind.TrustNone, unwind.TrustScan, unwind.TrustCFIScan:
+			scanned++
+		}
+		out = append(out, inlines...)
+		out = append(out, sf)
+		if len(out) >= MaxFrames || env.stack == nil {
+			break
+		}
+		next := cpu.Caller(env, physical, scanned < MaxScannedFrames)
+		if next != nil {
+			physical = append(physical, next)
+		}
+		f = next
+	}
+	return out, nil
+}
