@@ -1,0 +1,130 @@
+// Package arm64 holds the AArch64 CPU contexts as minidumps store them:
+// Breakpad's MDRawContextARM64 (Context) and the layout written by older
+// Breakpad clients, MDRawContextARM64_Old (OldContext).
+package arm64
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/gobreakpad/gobreakpad/arch"
+)
+
+// Context flag bits. ContextARM64 identifies the CPU in a Context,
+// ContextARM64Old in an OldContext; the others say which register groups are
+// valid (combine the low bits with either CPU bit).
+const (
+	ContextARM64          = 0x00400000
+	ContextARM64Old       = 0x80000000
+	ContextControl        = ContextARM64 | 0x01 // fp, lr, sp, pc, cpsr
+	ContextInteger        = ContextARM64 | 0x02 // x0-x28
+	ContextFloatingPoint  = ContextARM64 | 0x04 // FloatSave
+	ContextDebugRegisters = ContextARM64 | 0x08 // Bcr, Bvr, Wcr, Wvr
+	ContextFull           = ContextControl | ContextInteger | ContextFloatingPoint
+	ContextAll            = ContextFull | ContextDebugRegisters
+)
+
+// Indices into Iregs of registers with a dedicated role.
+const (
+	RegFP = 29
+	RegLR = 30
+	RegSP = 31
+	RegPC = 32
+)
+
+// Sizes in bytes of the encoded contexts.
+const (
+	ContextSize    = 912
+	OldContextSize = 796
+)
+
+// FloatingSaveArea is the FP/SIMD state of a Context (MDFloatingSaveAreaARM64).
+type FloatingSaveArea struct {
+	Regs [32]arch.Uint128 // v0-v31
+	Fpsr uint32
+	Fpcr uint32
+}
+
+// Context is the register state of an AArch64 thread (MDRawContextARM64).
+type Context struct {
+	ContextFlags uint32
+	Cpsr         uint32
+	Iregs        [33]uint64 // x0-x28, fp, lr, sp, pc
+	FloatSave    FloatingSaveArea
+	Bcr          [8]uint32
+	Bvr          [8]uint64
+	Wcr          [2]uint32
+	Wvr          [2]uint64
+}
+
+// OldFloatingSaveArea is the FP/SIMD state of an OldContext.
+type OldFloatingSaveArea struct {
+	Fpsr uint32
+	Fpcr uint32
+	Regs [32]arch.Uint128
+}
+
+// OldContext is the AArch64 register state in the layout of older Breakpad
+// clients (MDRawContextARM64_Old, 4-byte packed, 64-bit flags).
+type OldContext struct {
+	ContextFlags uint64
+	Iregs        [33]uint64
+	Cpsr         uint32
+	FloatSave    OldFloatingSaveArea
+}
+
+// DecodeContext decodes a little-endian AArch64 context.
+func DecodeContext(b []byte) (*Context, error) {
+	if len(b) < ContextSize {
+		return nil, fmt.Errorf("arm64 context: %d bytes, want %d", len(b), ContextSize)
+	}
+	c := new(Context)
+	if _, err := binary.Decode(b[:ContextSize], binary.LittleEndian, c); err != nil {
+		return nil, fmt.Errorf("arm64 context: %w", err)
+	}
+	return c, nil
+}
+
+// Encode returns the little-endian encoding of c, ContextSize bytes long.
+func (c *Context) Encode() []byte {
+	b := make([]byte, ContextSize)
+	if _, err := binary.Encode(b, binary.LittleEndian, c); err != nil {
+		panic("arm64: encoding a fixed-size context: " + err.Error()) // unreachable: the layout is fixed
+	}
+	return b
+}
+
+// DecodeOldContext decodes a little-endian AArch64 context in the old layout.
+func DecodeOldContext(b []byte) (*OldContext, error) {
+	if len(b) < OldContextSize {
+		return nil, fmt.Errorf("arm64 old context: %d bytes, want %d", len(b), OldContextSize)
+	}
+	c := new(OldContext)
+	if _, err := binary.Decode(b[:OldContextSize], binary.LittleEndian, c); err != nil {
+		return nil, fmt.Errorf("arm64 old context: %w", err)
+	}
+	return c, nil
+}
+
+// Encode returns the little-endian encoding of c, OldContextSize bytes long.
+func (c *OldContext) Encode() []byte {
+	b := make([]byte, OldContextSize)
+	if _, err := binary.Encode(b, binary.LittleEndian, c); err != nil {
+		panic("arm64: encoding a fixed-size context: " + err.Error()) // unreachable: the layout is fixed
+	}
+	return b
+}
+
+// Upgrade returns the old-layout context converted to a Context: the same
+// registers, with the CPU bit of the flags changed to ContextARM64.
+func (c *OldContext) Upgrade() *Context {
+	n := &Context{
+		ContextFlags: uint32(c.ContextFlags&^ContextARM64Old) | ContextARM64,
+		Cpsr:         c.Cpsr,
+		Iregs:        c.Iregs,
+	}
+	n.FloatSave.Regs = c.FloatSave.Regs
+	n.FloatSave.Fpsr = c.FloatSave.Fpsr
+	n.FloatSave.Fpcr = c.FloatSave.Fpcr
+	return n
+}

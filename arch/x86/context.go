@@ -1,0 +1,78 @@
+// Package x86 holds the 32-bit x86 (i386) CPU context as minidumps store it
+// (Breakpad's MDRawContextX86, Windows' CONTEXT for x86).
+package x86
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Context flag bits. ContextX86 identifies the CPU; the others say which
+// register groups of a Context hold valid values.
+const (
+	ContextX86               = 0x00010000
+	ContextControl           = ContextX86 | 0x01 // ebp, eip, cs, eflags, esp, ss
+	ContextInteger           = ContextX86 | 0x02 // edi, esi, ebx, edx, ecx, eax
+	ContextSegments          = ContextX86 | 0x04 // ds, es, fs, gs
+	ContextFloatingPoint     = ContextX86 | 0x08 // FloatSave
+	ContextDebugRegisters    = ContextX86 | 0x10 // dr0-dr3, dr6, dr7
+	ContextExtendedRegisters = ContextX86 | 0x20 // ExtendedRegisters (fxsave area)
+	ContextXState            = ContextX86 | 0x40
+	ContextFull              = ContextControl | ContextInteger | ContextSegments
+	ContextAll               = ContextFull | ContextFloatingPoint | ContextDebugRegisters | ContextExtendedRegisters
+)
+
+// ContextSize is the size in bytes of an encoded Context.
+const ContextSize = 716
+
+// FloatingSaveArea is the x87 state saved with an x86 context (MDFloatingSaveAreaX86).
+type FloatingSaveArea struct {
+	ControlWord   uint32
+	StatusWord    uint32
+	TagWord       uint32
+	ErrorOffset   uint32
+	ErrorSelector uint32
+	DataOffset    uint32
+	DataSelector  uint32
+	RegisterArea  [80]byte // st(0)-st(7), 10 bytes each
+	Cr0NpxState   uint32
+}
+
+// Context is the register state of an x86 thread (MDRawContextX86).
+type Context struct {
+	ContextFlags uint32
+
+	Dr0, Dr1, Dr2, Dr3, Dr6, Dr7 uint32
+
+	FloatSave FloatingSaveArea
+
+	Gs, Fs, Es, Ds uint32
+
+	Edi, Esi, Ebx, Edx, Ecx, Eax uint32
+
+	Ebp, Eip, Cs, EFlags, Esp, Ss uint32
+
+	ExtendedRegisters [512]byte
+}
+
+// DecodeContext decodes a little-endian x86 context. Bytes past ContextSize
+// (for example an XSAVE area) are ignored.
+func DecodeContext(b []byte) (*Context, error) {
+	if len(b) < ContextSize {
+		return nil, fmt.Errorf("x86 context: %d bytes, want %d", len(b), ContextSize)
+	}
+	c := new(Context)
+	if _, err := binary.Decode(b[:ContextSize], binary.LittleEndian, c); err != nil {
+		return nil, fmt.Errorf("x86 context: %w", err)
+	}
+	return c, nil
+}
+
+// Encode returns the little-endian encoding of c, ContextSize bytes long.
+func (c *Context) Encode() []byte {
+	b := make([]byte, ContextSize)
+	if _, err := binary.Encode(b, binary.LittleEndian, c); err != nil {
+		panic("x86: encoding a fixed-size context: " + err.Error()) // unreachable: the layout is fixed
+	}
+	return b
+}

@@ -1,0 +1,175 @@
+package minidump
+
+import (
+	"fmt"
+
+	"github.com/gobreakpad/gobreakpad/arch"
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/arch/arm"
+	"github.com/gobreakpad/gobreakpad/arch/arm64"
+	"github.com/gobreakpad/gobreakpad/arch/x86"
+)
+
+// Context is a decoded CPU context of a thread or exception. Exactly one of
+// the per-CPU pointers is set, the one named by CPU. A context in the old
+// arm64 layout is also given as ARM64 (converted); ARM64Old keeps the
+// original.
+type Context struct {
+	CPU      arch.CPU
+	X86      *x86.Context
+	AMD64    *amd64.Context
+	ARM      *arm.Context
+	ARM64    *arm64.Context
+	ARM64Old *arm64.OldContext
+}
+
+// Flags returns the context flags (for the old arm64 layout, the low 32 bits
+// of its converted flags).
+func (c *Context) Flags() uint32 {
+	switch {
+	case c.X86 != nil:
+		return c.X86.ContextFlags
+	case c.AMD64 != nil:
+		return c.AMD64.ContextFlags
+	case c.ARM != nil:
+		return c.ARM.ContextFlags
+	case c.ARM64 != nil:
+		return c.ARM64.ContextFlags
+	}
+	return 0
+}
+
+// InstructionPointer returns eip, rip, pc (r15) or pc.
+func (c *Context) InstructionPointer() uint64 {
+	switch {
+	case c.X86 != nil:
+		return uint64(c.X86.Eip)
+	case c.AMD64 != nil:
+		return c.AMD64.Rip
+	case c.ARM != nil:
+		return uint64(c.ARM.Iregs[arm.RegPC])
+	case c.ARM64 != nil:
+		return c.ARM64.Iregs[arm64.RegPC]
+	}
+	return 0
+}
+
+// StackPointer returns esp, rsp, sp (r13) or sp.
+func (c *Context) StackPointer() uint64 {
+	switch {
+	case c.X86 != nil:
+		return uint64(c.X86.Esp)
+	case c.AMD64 != nil:
+		return c.AMD64.Rsp
+	case c.ARM != nil:
+		return uint64(c.ARM.Iregs[arm.RegSP])
+	case c.ARM64 != nil:
+		return c.ARM64.Iregs[arm64.RegSP]
+	}
+	return 0
+}
+
+// CPU bits of the 32-bit context flags (MD_CONTEXT_CPU_MASK).
+const contextCPUMask = 0xffffff00
+
+// DecodeContext decodes a raw CPU context. The CPU is found the way Breakpad
+// finds it: an amd64 context by its size (its flags are not at offset 0), the
+// old arm64 layout by its size and 64-bit flags, others by the CPU bits of the
+// flags; when those are absent, fallback (the system info's CPU) decides.
+func DecodeContext(b []byte, fallback arch.CPU) (*Context, error) {
+	if len(b) >= amd64.ContextSize && len(b) >= 52 && le32(b[48:])&contextCPUMask == amd64.ContextAMD64 {
+		c, err := amd64.DecodeContext(b)
+		if err != nil {
+			return nil, err
+		}
+		return &Context{CPU: arch.AMD64, AMD64: c}, nil
+	}
+	if len(b) == arm64.OldContextSize && le64(b)&arm64.ContextARM64Old != 0 {
+		old, err := arm64.DecodeOldContext(b)
+		if err != nil {
+			return nil, err
+		}
+		return &Context{CPU: arch.ARM64, ARM64: old.Upgrade(), ARM64Old: old}, nil
+	}
+	if len(b) < 4 {
+		return nil, fmt.Errorf("context: %d bytes, too short for its flags", len(b))
+	}
+	flags := le32(b)
+	cpu := arch.Unknown
+	switch flags & contextCPUMask {
+	case x86.ContextX86:
+		cpu = arch.X86
+	case amd64.ContextAMD64:
+		cpu = arch.AMD64
+	case arm.ContextARM:
+		cpu = arch.ARM
+	case arm64.ContextARM64:
+		cpu = arch.ARM64
+	case 0:
+		if flags&arm.ContextARMOld != 0 && len(b) == arm.ContextSize {
+			cpu = arch.ARM
+		} else {
+			cpu = fallback
+		}
+	default:
+		return nil, fmt.Errorf("context: flags %#x name no known CPU", flags)
+	}
+	switch cpu {
+	case arch.X86:
+		c, err := x86.DecodeContext(b)
+		if err != nil {
+			return nil, err
+		}
+		return &Context{CPU: cpu, X86: c}, nil
+	case arch.AMD64:
+		c, err := amd64.DecodeContext(b)
+		if err != nil {
+			return nil, err
+		}
+		return &Context{CPU: cpu, AMD64: c}, nil
+	case arch.ARM:
+		c, err := arm.DecodeContext(b)
+		if err != nil {
+			return nil, err
+		}
+		return &Context{CPU: cpu, ARM: c}, nil
+	case arch.ARM64:
+		c, err := arm64.DecodeContext(b)
+		if err != nil {
+			return nil, err
+		}
+		return &Context{CPU: cpu, ARM64: c}, nil
+	}
+	return nil, fmt.Errorf("context: unsupported CPU %s (flags %#x, %d bytes)", cpu, flags, len(b))
+}
+
+// Encode returns the raw bytes of the context in its own layout.
+func (c *Context) Encode() []byte {
+	switch {
+	case c.X86 != nil:
+		return c.X86.Encode()
+	case c.AMD64 != nil:
+		return c.AMD64.Encode()
+	case c.ARM != nil:
+		return c.ARM.Encode()
+	case c.ARM64Old != nil:
+		return c.ARM64Old.Encode()
+	case c.ARM64 != nil:
+		return c.ARM64.Encode()
+	}
+	return nil
+}
+
+// context decodes the context at l, using the system info's CPU when the
+// context's flags do not name one.
+func (f *File) context(l LocationDescriptor) (*Context, error) {
+	b, err := f.location(l)
+	if err != nil {
+		return nil, fmt.Errorf("context: %w", err)
+	}
+	fallback := arch.Unknown
+	if si, err := f.SystemInfo(); err == nil {
+		fallback = si.CPU()
+	}
+	return DecodeContext(b, fallback)
+}

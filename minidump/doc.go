@@ -1,0 +1,57 @@
+// Package minidump reads minidump files: the crash dumps written by Windows,
+// Google Breakpad and Crashpad clients.
+//
+// # Opening
+//
+// Open memory-maps a file (a full-memory dump costs address space, not RAM);
+// NewFile reads from any io.ReaderAt and NewFileBytes from a byte slice.
+// Opening reads only the Header and the stream Directory. A File is safe for
+// concurrent use; Close unmaps it.
+//
+// # Streams
+//
+// Each stream has its own accessor returning (value, error), so one damaged
+// stream never hides the others. A missing stream gives an error wrapping
+// ErrNoStream. Errors name the stream and the field or entry at fault.
+//
+//	ThreadList()      []Thread: ids, stack MemoryDescriptor, decoded *Context
+//	ModuleList()      []Module: raw MDRawModule fields, Name, CodeView and misc
+//	                  records; CodeFile, CodeIdentifier, DebugFile,
+//	                  DebugIdentifier and Version as Breakpad prints them
+//	MemoryList()      []MemoryDescriptor
+//	Memory64List()    *Memory64List
+//	Memory()          *Memory over both lists: ReadMemory(addr, n)
+//	Exception()       *Exception: thread id, ExceptionRecord, decoded *Context
+//	SystemInfo()      *SystemInfo: CPU (arch.CPU), CPUName, OSName, CSDVersion,
+//	                  CPUVendor
+//	MiscInfo()        *MiscInfo (all versions, see SizeOfInfo and Flags1)
+//	BreakpadInfo()    *BreakpadInfo: dump and requesting thread ids
+//	AssertionInfo()   *AssertionInfo
+//	MemoryInfoList()  *MemoryInfoList
+//	LinuxMaps()       []MapsEntry parsed from /proc/PID/maps
+//	LinuxStream(t)    raw bytes of the other Linux text streams
+//	Stream(t)         raw bytes of any stream
+//
+// # Memory
+//
+// (*Memory).ReadMemory(addr uint64, n int) ([]byte, error) is the project's
+// one way to read the crashed process's memory (see docs/design.md): it looks
+// the address up by binary search over the sorted ranges of MemoryList and
+// Memory64List and returns a slice that aliases the mapped file, which must
+// not be modified.
+//
+// # Contexts
+//
+// CPU contexts decode into Context, which holds exactly one of the raw
+// per-CPU contexts of packages arch/x86, arch/amd64, arch/arm and arch/arm64
+// (the old arm64 layout is converted, and kept in ARM64Old). The CPU is
+// recognized as Breakpad does: amd64 by size, the old arm64 layout by size and
+// its 64-bit flags, others by the CPU bits of the context flags, falling back
+// to the system info's CPU.
+//
+// # Hostile input
+//
+// Every count is checked against the bytes its stream actually has before
+// anything is allocated, so no list allocates more than the file's size, and
+// every offset is checked against the file's size.
+package minidump

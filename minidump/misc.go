@@ -1,0 +1,132 @@
+package minidump
+
+import (
+	"encoding/binary"
+	"fmt"
+	"unicode/utf16"
+)
+
+// Sizes of the successive versions of MiscInfo (MD_MISCINFO*_SIZE).
+const (
+	MiscInfoSize  = 24
+	MiscInfo2Size = 44
+	MiscInfo3Size = 232
+	MiscInfo4Size = 832
+	MiscInfo5Size = 1364
+)
+
+// MiscInfo.Flags1 bits saying which fields are valid.
+const (
+	MiscInfoProcessID          = 0x00000001
+	MiscInfoProcessTimes       = 0x00000002
+	MiscInfoProcessorPowerInfo = 0x00000004
+	MiscInfoProcessIntegrity   = 0x00000010
+	MiscInfoProcessExecuteFlag = 0x00000020
+	MiscInfoTimezone           = 0x00000040
+	MiscInfoProtectedProcess   = 0x00000080
+	MiscInfoBuildString        = 0x00000100
+	MiscInfoProcessCookie      = 0x00000200
+)
+
+// SystemTime is a Windows SYSTEMTIME (MDSystemTime).
+type SystemTime struct {
+	Year, Month, DayOfWeek, Day, Hour, Minute, Second, Milliseconds uint16
+}
+
+// TimeZoneInformation is a Windows TIME_ZONE_INFORMATION (MDTimeZoneInformation).
+type TimeZoneInformation struct {
+	Bias         int32
+	StandardName [32]uint16
+	StandardDate SystemTime
+	StandardBias int32
+	DaylightName [32]uint16
+	DaylightDate SystemTime
+	DaylightBias int32
+}
+
+// XStateFeature locates one XSAVE feature in a context (MDXStateFeature).
+type XStateFeature struct {
+	Offset, Size uint32
+}
+
+// XStateConfigFeatureMscInfo describes the XSAVE layout (MDXStateConfigFeatureMscInfo).
+type XStateConfigFeatureMscInfo struct {
+	SizeOfInfo      uint32
+	ContextSize     uint32
+	EnabledFeatures uint64
+	Features        [64]XStateFeature
+}
+
+// MiscInfo is the misc info stream (MDRawMiscInfo, all versions). Only the
+// fields inside SizeOfInfo are present; Flags1 says which hold values.
+type MiscInfo struct {
+	SizeOfInfo        uint32
+	Flags1            uint32
+	ProcessID         uint32
+	ProcessCreateTime uint32 // time_t
+	ProcessUserTime   uint32 // seconds
+	ProcessKernelTime uint32 // seconds
+
+	// Version 2.
+	ProcessorMaxMhz           uint32
+	ProcessorCurrentMhz       uint32
+	ProcessorMhzLimit         uint32
+	ProcessorMaxIdleState     uint32
+	ProcessorCurrentIdleState uint32
+
+	// Version 3.
+	ProcessIntegrityLevel uint32
+	ProcessExecuteFlags   uint32
+	ProtectedProcess      uint32
+	TimeZoneID            uint32
+	TimeZone              TimeZoneInformation
+
+	// Version 4.
+	BuildString [260]uint16
+	DbgBldStr   [40]uint16
+
+	// Version 5.
+	XStateData    XStateConfigFeatureMscInfo
+	ProcessCookie uint32
+}
+
+// MiscInfo decodes the misc info stream. Its size must be one of the known
+// versions' sizes (a larger stream is read as the largest known version).
+func (f *File) MiscInfo() (*MiscInfo, error) {
+	b, err := f.Stream(MiscInfoStream)
+	if err != nil {
+		return nil, fmt.Errorf("misc info: %w", err)
+	}
+	if len(b) < MiscInfoSize {
+		return nil, fmt.Errorf("misc info: %d bytes, want at least %d", len(b), MiscInfoSize)
+	}
+	switch len(b) {
+	case MiscInfoSize, MiscInfo2Size, MiscInfo3Size, MiscInfo4Size, MiscInfo5Size:
+	default:
+		if len(b) < MiscInfo5Size {
+			return nil, fmt.Errorf("misc info: %d bytes is not the size of a known version", len(b))
+		}
+	}
+	var full [MiscInfo5Size]byte
+	copy(full[:], b)
+	m := new(MiscInfo)
+	if _, err := binary.Decode(full[:], binary.LittleEndian, m); err != nil {
+		return nil, fmt.Errorf("misc info: %w", err)
+	}
+	if m.SizeOfInfo != uint32(min(len(b), MiscInfo5Size)) && int(m.SizeOfInfo) != len(b) {
+		return nil, fmt.Errorf("misc info: size_of_info %d, stream has %d bytes", m.SizeOfInfo, len(b))
+	}
+	return m, nil
+}
+
+// UTF16String decodes a NUL-terminated UTF-16 buffer such as
+// TimeZoneInformation.StandardName or MiscInfo.BuildString.
+func UTF16String(u []uint16) string {
+	for i, c := range u {
+		if c == 0 {
+			u = u[:i]
+			break
+		}
+	}
+	return string(utf16.Decode(u))
+}

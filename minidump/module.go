@@ -1,0 +1,356 @@
+package minidump
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// CodeView record signatures (the first four bytes of a module's CvRecord).
+const (
+	CVSignaturePDB70 = 0x53445352 // "RSDS"
+	CVSignaturePDB20 = 0x3031424e // "NB10"
+	CVSignatureELF   = 0x4270454c // "BpEL", Breakpad's ELF build-id record
+)
+
+// Minimum sizes of CodeView and misc records (Breakpad's *_minsize).
+const (
+	cvPDB70MinSize = 24
+	cvPDB20MinSize = 16
+	cvELFMinSize   = 4
+	miscMinSize    = 12
+	// Breakpad reads at most this many bytes of a CodeView or misc record.
+	maxCVBytes   = 32768
+	maxMiscBytes = 32768
+)
+
+// VSFixedFileInfo is a module's version resource (MDVSFixedFileInfo).
+type VSFixedFileInfo struct {
+	Signature        uint32
+	StructVersion    uint32
+	FileVersionHi    uint32
+	FileVersionLo    uint32
+	ProductVersionHi uint32
+	ProductVersionLo uint32
+	FileFlagsMask    uint32
+	FileFlags        uint32
+	FileOS           uint32
+	FileType         uint32
+	FileSubtype      uint32
+	FileDateHi       uint32
+	FileDateLo       uint32
+}
+
+// Values of VSFixedFileInfo.Signature and the StructVersion bit that make it valid.
+const (
+	VSFixedFileInfoSignature = 0xfeef04bd
+	VSFixedFileInfoVersion   = 0x00010000
+)
+
+// RawModule is a module list entry as stored (MDRawModule).
+type RawModule struct {
+	BaseOfImage   uint64
+	SizeOfImage   uint32
+	CheckSum      uint32
+	TimeDateStamp uint32
+	ModuleNameRva uint32
+	VersionInfo   VSFixedFileInfo
+	CvRecord      LocationDescriptor
+	MiscRecord    LocationDescriptor
+	Reserved0     uint64
+	Reserved1     uint64
+}
+
+// Module is a loaded module: the raw entry, its name and its debug records.
+type Module struct {
+	RawModule
+	// Name is the module's file name (the code file).
+	Name string
+	// CodeView is the raw CodeView record, nil when absent or unreadable
+	// (CodeViewErr says why).
+	CodeView    []byte
+	CodeViewErr error
+	// Misc is the raw IMAGE_DEBUG_MISC record, nil when absent or unreadable.
+	Misc    []byte
+	MiscErr error
+
+	platform      PlatformID // from the system info; platformKnown says whether it is
+	platformKnown bool
+}
+
+// CodeViewPDB70 is a PDB 7.0 CodeView record (MDCVInfoPDB70, "RSDS").
+type CodeViewPDB70 struct {
+	Signature   GUID
+	Age         uint32
+	PDBFileName string
+}
+
+// CodeViewPDB20 is a PDB 2.0 CodeView record (MDCVInfoPDB20, "NB10").
+type CodeViewPDB20 struct {
+	Offset      uint32
+	Signature   uint32
+	Age         uint32
+	PDBFileName string
+}
+
+// ImageDebugMisc is a module's misc debug record (MDImageDebugMisc).
+type ImageDebugMisc struct {
+	DataType uint32
+	Length   uint32
+	Unicode  bool
+	Reserved [3]byte
+	Data     []byte
+}
+
+// ModuleList decodes the module list stream.
+func (f *File) ModuleList() ([]Module, error) {
+	return f.moduleList(ModuleListStream, "module list")
+}
+
+func (f *File) moduleList(t StreamType, name string) ([]Module, error) {
+	b, err := f.Stream(t)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(b) < 4 {
+		return nil, fmt.Errorf("%s: %d bytes, too short for the count", name, len(b))
+	}
+	n := le32(b)
+	off, err := listCount(name, b, 4, uint64(n), moduleSize)
+	if err != nil {
+		return nil, err
+	}
+	var platform PlatformID
+	known := false
+	if si, err := f.SystemInfo(); err == nil {
+		platform, known = si.PlatformID, true
+	}
+	mods := make([]Module, n)
+	for i := range mods {
+		m := &mods[i]
+		m.RawModule = decodeRawModule(b[off+i*moduleSize:])
+		m.platform, m.platformKnown = platform, known
+		if m.Name, err = f.String(m.ModuleNameRva); err != nil {
+			return nil, fmt.Errorf("%s: module %d: name: %w", name, i, err)
+		}
+		m.CodeView, m.CodeViewErr = f.cvRecord(m.CvRecord)
+		if m.CodeViewErr != nil {
+			m.CodeViewErr = fmt.Errorf("%s: module %d (%s): CodeView record: %w", name, i, m.Name, m.CodeViewErr)
+		}
+		m.Misc, m.MiscErr = f.miscRecord(m.MiscRecord)
+		if m.MiscErr != nil {
+			m.MiscErr = fmt.Errorf("%s: module %d (%s): misc record: %w", name, i, m.Name, m.MiscErr)
+		}
+	}
+	return mods, nil
+}
+
+func decodeRawModule(e []byte) RawModule {
+	var m RawModule
+	m.BaseOfImage = le64(e)
+	m.SizeOfImage = le32(e[8:])
+	m.CheckSum = le32(e[12:])
+	m.TimeDateStamp = le32(e[16:])
+	m.ModuleNameRva = le32(e[20:])
+	v := e[24:]
+	m.VersionInfo = VSFixedFileInfo{le32(v), le32(v[4:]), le32(v[8:]), le32(v[12:]), le32(v[16:]),
+		le32(v[20:]), le32(v[24:]), le32(v[28:]), le32(v[32:]), le32(v[36:]), le32(v[40:]),
+		le32(v[44:]), le32(v[48:])}
+	m.CvRecord = LocationDescriptor{le32(e[76:]), le32(e[80:])}
+	m.MiscRecord = LocationDescriptor{le32(e[84:]), le32(e[88:])}
+	m.Reserved0 = le64(e[92:])
+	m.Reserved1 = le64(e[100:])
+	return m
+}
+
+// cvRecord reads and checks a CodeView record the way Breakpad does.
+func (f *File) cvRecord(l LocationDescriptor) ([]byte, error) {
+	if l.DataSize == 0 {
+		return nil, nil
+	}
+	if l.DataSize > maxCVBytes {
+		return nil, fmt.Errorf("%d bytes exceeds %d", l.DataSize, maxCVBytes)
+	}
+	if l.DataSize < 4 {
+		return nil, fmt.Errorf("%d bytes, too short for a signature", l.DataSize)
+	}
+	b, err := f.location(l)
+	if err != nil {
+		return nil, err
+	}
+	switch sig := le32(b); sig {
+	case CVSignaturePDB70, CVSignaturePDB20:
+		min := cvPDB70MinSize
+		if sig == CVSignaturePDB20 {
+			min = cvPDB20MinSize
+		}
+		if len(b) < min {
+			return nil, fmt.Errorf("%d bytes, want at least %d", len(b), min)
+		}
+		if b[len(b)-1] != 0 {
+			return nil, fmt.Errorf("PDB file name is not NUL-terminated")
+		}
+	}
+	return b, nil
+}
+
+// miscRecord reads and checks a misc debug record the way Breakpad does.
+func (f *File) miscRecord(l LocationDescriptor) ([]byte, error) {
+	if l.DataSize == 0 {
+		return nil, nil
+	}
+	if l.DataSize > maxMiscBytes {
+		return nil, fmt.Errorf("%d bytes exceeds %d", l.DataSize, maxMiscBytes)
+	}
+	if l.DataSize < miscMinSize {
+		return nil, fmt.Errorf("%d bytes, want at least %d", l.DataSize, miscMinSize)
+	}
+	b, err := f.location(l)
+	if err != nil {
+		return nil, err
+	}
+	if n := le32(b[4:]); n != l.DataSize {
+		return nil, fmt.Errorf("length field %d, record has %d bytes", n, l.DataSize)
+	}
+	return b, nil
+}
+
+// CVSignature returns the signature of the CodeView record, 0 without one.
+func (m *Module) CVSignature() uint32 {
+	if len(m.CodeView) < 4 {
+		return 0
+	}
+	return le32(m.CodeView)
+}
+
+// PDB70 returns the module's RSDS CodeView record.
+func (m *Module) PDB70() (CodeViewPDB70, bool) {
+	if m.CVSignature() != CVSignaturePDB70 {
+		return CodeViewPDB70{}, false
+	}
+	b := m.CodeView
+	var g GUID
+	g.Data1, g.Data2, g.Data3 = le32(b[4:]), le16(b[8:]), le16(b[10:])
+	copy(g.Data4[:], b[12:20])
+	return CodeViewPDB70{g, le32(b[20:]), cString(b[24:])}, true
+}
+
+// PDB20 returns the module's NB10 CodeView record.
+func (m *Module) PDB20() (CodeViewPDB20, bool) {
+	if m.CVSignature() != CVSignaturePDB20 {
+		return CodeViewPDB20{}, false
+	}
+	b := m.CodeView
+	return CodeViewPDB20{le32(b[4:]), le32(b[8:]), le32(b[12:]), cString(b[16:])}, true
+}
+
+// BuildID returns the ELF build id of the module's BpEL CodeView record.
+func (m *Module) BuildID() ([]byte, bool) {
+	if m.CVSignature() != CVSignatureELF {
+		return nil, false
+	}
+	return m.CodeView[cvELFMinSize:], true
+}
+
+// DebugMisc returns the module's misc debug record.
+func (m *Module) DebugMisc() (ImageDebugMisc, bool) {
+	if len(m.Misc) < miscMinSize {
+		return ImageDebugMisc{}, false
+	}
+	b := m.Misc
+	return ImageDebugMisc{le32(b), le32(b[4:]), b[8] != 0, [3]byte{b[9], b[10], b[11]}, b[12:]}, true
+}
+
+// CodeFile returns the module's file name, as Breakpad's code_file().
+func (m *Module) CodeFile() string { return m.Name }
+
+// CodeIdentifier returns the identifier of the module's code file as
+// Breakpad's code_identifier() does: for Windows, the time stamp and image
+// size ("%08X%x"); for Linux, Android and Fuchsia the ELF build id in
+// lower-case hex; "id" for other known systems and for ELF modules without a
+// build id; "" when the system is unknown or the dump has no system info.
+func (m *Module) CodeIdentifier() string {
+	if !m.platformKnown {
+		return ""
+	}
+	switch m.platform {
+	case PlatformWin32NT, PlatformWin32Windows:
+		return fmt.Sprintf("%08X%x", m.TimeDateStamp, m.SizeOfImage)
+	case PlatformAndroid, PlatformFuchsia, PlatformLinux:
+		if id, ok := m.BuildID(); ok {
+			return fmt.Sprintf("%x", id)
+		}
+		return "id"
+	case PlatformMacOSX, PlatformIOS, PlatformSolaris, PlatformNaCl, PlatformPS3:
+		return "id"
+	}
+	return ""
+}
+
+// DebugFile returns the name of the module's debug file as Breakpad's
+// debug_file(): the PDB name of an RSDS or NB10 record, the code file for a
+// BpEL record, else the misc record's data.
+func (m *Module) DebugFile() string {
+	var file string
+	if r, ok := m.PDB70(); ok {
+		file = r.PDBFileName
+	} else if r, ok := m.PDB20(); ok {
+		file = r.PDBFileName
+	} else if _, ok := m.BuildID(); ok {
+		file = m.Name
+	}
+	if file == "" {
+		if misc, ok := m.DebugMisc(); ok {
+			if !misc.Unicode {
+				file = string(misc.Data)
+			} else {
+				file = strings.TrimRight(utf16String(misc.Data), "\x00")
+			}
+		}
+	}
+	return file
+}
+
+// DebugIdentifier returns the identifier of the module's debug file as
+// Breakpad's debug_identifier(): GUID and age in upper-case hex for RSDS,
+// signature and age for NB10, and for BpEL the first 16 bytes of the build id
+// read as a little-endian GUID followed by age 0. "" without a usable record.
+func (m *Module) DebugIdentifier() string {
+	if r, ok := m.PDB70(); ok {
+		return guidAge(r.Signature, r.Age)
+	}
+	if r, ok := m.PDB20(); ok {
+		return fmt.Sprintf("%08X%x", r.Signature, r.Age)
+	}
+	if id, ok := m.BuildID(); ok {
+		var raw [16]byte
+		copy(raw[:], id)
+		g := GUID{le32(raw[:]), le16(raw[4:]), le16(raw[6:]), [8]byte(raw[8:])}
+		return guidAge(g, 0)
+	}
+	return ""
+}
+
+func guidAge(g GUID, age uint32) string {
+	return fmt.Sprintf("%08X%04X%04X%02X%02X%02X%02X%02X%02X%02X%02X%x",
+		g.Data1, g.Data2, g.Data3, g.Data4[0], g.Data4[1], g.Data4[2], g.Data4[3],
+		g.Data4[4], g.Data4[5], g.Data4[6], g.Data4[7], age)
+}
+
+// Version returns the file version "a.b.c.d" from a valid version resource,
+// else "" (Breakpad's version()).
+func (m *Module) Version() string {
+	v := &m.VersionInfo
+	if v.Signature != VSFixedFileInfoSignature || v.StructVersion&VSFixedFileInfoVersion != VSFixedFileInfoVersion {
+		return ""
+	}
+	return fmt.Sprintf("%d.%d.%d.%d", v.FileVersionHi>>16, v.FileVersionHi&0xffff, v.FileVersionLo>>16, v.FileVersionLo&0xffff)
+}
+
+// cString returns b up to its first NUL.
+func cString(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
