@@ -1,0 +1,315 @@
+package cfi
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// An Evaluator compiles rule text for one CPU: its address size and the
+// names its registers and pseudo-values have in rule text. It caches what
+// it compiles by text, so each distinct text is parsed once however many
+// frames use it. An Evaluator is safe for concurrent use; create one per
+// CPU and keep it for the life of the process (its caches only grow, by
+// the distinct rule texts of the symbol files walked).
+type Evaluator struct {
+	size  int
+	mask  uint64
+	names []string
+	index map[string]int
+
+	mu    sync.RWMutex
+	progs map[string]compiled[*Program]   // STACK WIN programs
+	exprs map[string]*Program             // STACK CFI rule expressions
+	lines map[string]compiled[[]lineRule] // STACK CFI rule texts
+	sets  map[string]compiled[*RuleSet]   // combined STACK CFI rule texts
+}
+
+// compiled is a cached compilation result, errors included, so that bad
+// text is not parsed again on every frame that meets it.
+type compiled[T any] struct {
+	v   T
+	err error
+}
+
+// lineRule is one compiled rule of a STACK CFI rule text.
+type lineRule struct {
+	name string
+	prog *Program // nil for .undef
+}
+
+// NewEvaluator returns an Evaluator for a CPU with the given address size
+// (4 or 8 bytes) and register names. A register's index in Registers is its
+// position in names. Names are as rule text spells them ("$rsp", "x29",
+// "sp"); include the pseudo-values the walker supplies to STACK WIN
+// programs (".cbSavedRegs", ".raSearch", ...). ".cfa" and ".ra" are
+// reserved: RuleSet.FindCallerRegs returns them separately.
+func NewEvaluator(addrSize int, names []string) (*Evaluator, error) {
+	if addrSize != 4 && addrSize != 8 {
+		return nil, fmt.Errorf("cfi: address size %d, want 4 or 8", addrSize)
+	}
+	if len(names) > MaxRegisters {
+		return nil, fmt.Errorf("cfi: %d register names, limit %d", len(names), MaxRegisters)
+	}
+	e := &Evaluator{
+		size:  addrSize,
+		mask:  ^uint64(0) >> (64 - 8*addrSize),
+		names: append([]string(nil), names...),
+		index: make(map[string]int, len(names)),
+		progs: make(map[string]compiled[*Program]),
+		exprs: make(map[string]*Program),
+		lines: make(map[string]compiled[[]lineRule]),
+		sets:  make(map[string]compiled[*RuleSet]),
+	}
+	for i, n := range names {
+		switch {
+		case n == "" || strings.ContainsAny(n, " \t\n\v\f\r"):
+			return nil, fmt.Errorf("cfi: register %d: bad name %q", i, n)
+		case n == ".cfa" || n == ".ra":
+			return nil, fmt.Errorf("cfi: register %d: %s is reserved", i, n)
+		}
+		if _, dup := e.index[n]; dup {
+			return nil, fmt.Errorf("cfi: register %d: duplicate name %q", i, n)
+		}
+		e.index[n] = i
+	}
+	return e, nil
+}
+
+// AddrSize returns the address size in bytes: the width of arithmetic and
+// of dereferences.
+func (e *Evaluator) AddrSize() int { return e.size }
+
+// Index returns the register index of name.
+func (e *Evaluator) Index(name string) (int, bool) {
+	i, ok := e.index[name]
+	return i, ok
+}
+
+// Name returns the name of register i.
+func (e *Evaluator) Name(i int) string { return e.names[i] }
+
+// NumRegisters returns the number of register names.
+func (e *Evaluator) NumRegisters() int { return len(e.names) }
+
+// Program compiles a STACK WIN program string (cached by its text).
+func (e *Evaluator) Program(text string) (*Program, error) {
+	e.mu.RLock()
+	c, ok := e.progs[text]
+	e.mu.RUnlock()
+	if ok {
+		return c.v, c.err
+	}
+	c.v, c.err = e.compile(text)
+	if c.err != nil {
+		c.v, c.err = nil, fmt.Errorf("cfi: STACK WIN program: %w", c.err)
+	}
+	e.mu.Lock()
+	e.progs[text] = c
+	e.mu.Unlock()
+	return c.v, c.err
+}
+
+// Expr compiles a postfix expression such as a STACK CFI rule's right-hand
+// side, for Program.Value. It is not cached.
+func (e *Evaluator) Expr(text string) (*Program, error) {
+	p, err := e.compile(text)
+	if err != nil {
+		return nil, fmt.Errorf("cfi: expression: %w", err)
+	}
+	return p, nil
+}
+
+func (e *Evaluator) compile(text string) (*Program, error) {
+	toks, err := parseExpr(text)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w", text, err)
+	}
+	return compileTokens(text, toks, e.size, e.mask, e.index)
+}
+
+// rules compiles one STACK CFI rule text (cached by its text).
+func (e *Evaluator) rules(text string) ([]lineRule, error) {
+	e.mu.RLock()
+	c, ok := e.lines[text]
+	e.mu.RUnlock()
+	if ok {
+		return c.v, c.err
+	}
+	c.v, c.err = e.compileRules(text)
+	e.mu.Lock()
+	e.lines[text] = c
+	e.mu.Unlock()
+	return c.v, c.err
+}
+
+func (e *Evaluator) compileRules(text string) ([]lineRule, error) {
+	parsed, err := parseRuleSet(text)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w", text, err)
+	}
+	out := make([]lineRule, 0, len(parsed))
+	for _, r := range parsed {
+		lr := lineRule{name: r.name}
+		if r.text != ".undef" {
+			e.mu.RLock()
+			p, ok := e.exprs[r.text]
+			e.mu.RUnlock()
+			if !ok {
+				p, err = compileTokens(r.text, r.expr, e.size, e.mask, e.index)
+				if err != nil {
+					return nil, fmt.Errorf("%q: rule %s: %w", text, r.name, err)
+				}
+				e.mu.Lock()
+				e.exprs[r.text] = p
+				e.mu.Unlock()
+			}
+			lr.prog = p
+		}
+		out = append(out, lr)
+	}
+	return out, nil
+}
+
+// RuleSet returns the STACK CFI rules in force at an address: texts are
+// the rule text of the STACK CFI INIT record covering the address followed
+// by those of its delta records up to the address, in order; a later rule
+// for a register replaces an earlier one. The result is cached by the
+// sequence of texts. It is an error, as in Breakpad, for any text to be
+// malformed or for the rules in force to lack .cfa or .ra.
+func (e *Evaluator) RuleSet(texts ...string) (*RuleSet, error) {
+	var buf [512]byte
+	key := buf[:0]
+	for _, t := range texts {
+		key = binary.AppendUvarint(key, uint64(len(t)))
+		key = append(key, t...)
+	}
+	e.mu.RLock()
+	c, ok := e.sets[string(key)]
+	e.mu.RUnlock()
+	if ok {
+		return c.v, c.err
+	}
+	c.v, c.err = e.ruleSet(texts)
+	if c.err != nil {
+		c.v, c.err = nil, fmt.Errorf("cfi: STACK CFI: %w", c.err)
+	}
+	e.mu.Lock()
+	e.sets[string(key)] = c
+	e.mu.Unlock()
+	return c.v, c.err
+}
+
+func (e *Evaluator) ruleSet(texts []string) (*RuleSet, error) {
+	rs := &RuleSet{}
+	regs := make(map[int]*Program)
+	for i, t := range texts {
+		lrs, err := e.rules(t)
+		if err != nil {
+			return nil, fmt.Errorf("text %d: %w", i, err)
+		}
+		for _, lr := range lrs {
+			switch lr.name {
+			case ".cfa":
+				rs.cfa, rs.hasCFA = lr.prog, true
+			case ".ra":
+				rs.ra, rs.hasRA = lr.prog, true
+			default:
+				// Rules for registers the CPU's walker does not
+				// know are of no use to it; Breakpad computes and
+				// then ignores them.
+				if r, ok := e.index[lr.name]; ok {
+					regs[r] = lr.prog
+				}
+			}
+		}
+	}
+	switch {
+	case !rs.hasCFA:
+		return nil, ErrNoCFA
+	case !rs.hasRA:
+		return nil, ErrNoRA
+	}
+	rs.regs = make([]regRule, 0, len(regs))
+	for r, p := range regs {
+		rs.regs = append(rs.regs, regRule{reg: r, name: e.names[r], prog: p})
+	}
+	sort.Slice(rs.regs, func(i, j int) bool { return rs.regs[i].reg < rs.regs[j].reg })
+	return rs, nil
+}
+
+// A RuleSet is the compiled STACK CFI rules in force at an address. It is
+// immutable and safe for concurrent use.
+type RuleSet struct {
+	cfa, ra       *Program // nil for .undef
+	hasCFA, hasRA bool
+	regs          []regRule // by register index
+}
+
+type regRule struct {
+	reg  int
+	name string
+	prog *Program // nil for .undef
+}
+
+// FindCallerRegs computes the caller's registers from the callee's, as
+// Breakpad's CFIFrameInfo::FindCallerRegs does. It evaluates the .cfa rule
+// in terms of the callee's registers, then the .ra rule and every register
+// rule in terms of the callee's registers and .cfa, and returns the CFA and
+// the return address. It resets caller and stores into it each register
+// whose rule evaluates; a register whose rule is .undef or fails (an
+// unbound name, unreadable memory, ...) is left invalid, as Breakpad skips
+// it. An error means the rules cannot unwind this frame: the .cfa or .ra
+// rule is .undef (ErrUndefined) or fails. callee is not modified; caller
+// may not be callee.
+func (rs *RuleSet) FindCallerRegs(callee *Registers, mem Memory, caller *Registers) (cfa, ra uint64, err error) {
+	caller.Valid = 0
+	if rs.cfa == nil {
+		return 0, 0, fmt.Errorf("cfi: .cfa: %w", ErrUndefined)
+	}
+	if cfa, err = rs.cfa.value(callee, 0, false, mem); err != nil {
+		return 0, 0, fmt.Errorf("cfi: .cfa: %w", err)
+	}
+	if rs.ra == nil {
+		return 0, 0, fmt.Errorf("cfi: .ra: %w", ErrUndefined)
+	}
+	if ra, err = rs.ra.value(callee, cfa, true, mem); err != nil {
+		return 0, 0, fmt.Errorf("cfi: .ra: %w", err)
+	}
+	for _, r := range rs.regs {
+		if r.prog == nil {
+			continue
+		}
+		if v, err := r.prog.value(callee, cfa, true, mem); err == nil {
+			caller.Values[r.reg] = v
+			caller.Valid |= 1 << r.reg
+		}
+	}
+	return cfa, ra, nil
+}
+
+// String returns the rules in Breakpad's serialized form: .cfa, .ra, then
+// the registers the Evaluator knows, by index.
+func (rs *RuleSet) String() string {
+	var b strings.Builder
+	rule := func(name string, p *Program) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(name)
+		b.WriteString(": ")
+		if p == nil {
+			b.WriteString(".undef")
+		} else {
+			b.WriteString(p.text)
+		}
+	}
+	rule(".cfa", rs.cfa)
+	rule(".ra", rs.ra)
+	for _, r := range rs.regs {
+		rule(r.name, r.prog)
+	}
+	return b.String()
+}
