@@ -270,8 +270,9 @@ func windowsReason(code uint32, params []uint64, raw string) (reason string, dat
 
 // NTStatusName returns the name of an NTSTATUS code as Breakpad's
 // NTStatusToString does, or the code as "0x%08x" when it is not in the table.
+// Breakpad's table holds error codes only (severity 0xC).
 func NTStatusName(status uint32) string {
-	if n, ok := ntStatusNames[status]; ok {
+	if n, ok := ntStatusNames[status]; ok && status>>28 == 0xc {
 		return n
 	}
 	return hex8(uint64(status))
