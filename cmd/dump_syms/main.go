@@ -1,0 +1,102 @@
+// Command dump_syms writes the Breakpad symbol file of a Linux ELF binary,
+// a drop-in for Breakpad's Linux dump_syms:
+//
+//	dump_syms [-i] [-c] [-d] [-m] [-v] [-n NAME] [-o OS] [--store DIR] BINARY [DEBUG_DIR ...]
+//
+// The .sym text goes to stdout, or with --store into DIR/NAME/ID/NAME.sym,
+// the layout symbol stores and minidump_stackwalk use. DEBUG_DIR names
+// directories holding separate debug files (.gnu_debuglink targets or
+// .build-id/xx/rest.debug trees). See package dumpsyms for what is read.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	"github.com/urfave/cli/v3"
+)
+
+func main() {
+	cmd := &cli.Command{
+		Name:                   "dump_syms",
+		Usage:                  "write the Breakpad symbol file of an ELF binary",
+		ArgsUsage:              "BINARY [DEBUG_DIR ...]",
+		UseShortOptionHandling: true,
+		HideVersion:            true,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "i", Usage: "write only the MODULE and INFO header"},
+			&cli.BoolFlag{Name: "c", Usage: "do not write STACK CFI records"},
+			&cli.BoolFlag{Name: "d", Usage: "write INLINE_ORIGIN and INLINE records"},
+			&cli.BoolFlag{Name: "m", Usage: "mark FUNC and PUBLIC records of several folded symbols with m"},
+			&cli.BoolFlag{Name: "v", Usage: "explain on stderr what was skipped and why"},
+			&cli.StringFlag{Name: "n", Usage: "module `NAME` instead of the binary's file name"},
+			&cli.StringFlag{Name: "o", Usage: "operating system `OS` in the MODULE record", Value: "Linux"},
+			&cli.StringFlag{Name: "store", Usage: "write into symbol store `DIR` as NAME/ID/NAME.sym instead of stdout"},
+		},
+		Action: run,
+	}
+	if err := cmd.Run(context.Background(), os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func run(_ context.Context, c *cli.Command) error {
+	args := c.Args().Slice()
+	if len(args) < 1 {
+		return cli.Exit("usage: dump_syms [-i] [-c] [-d] [-m] [-v] [-n NAME] [-o OS] [--store DIR] BINARY [DEBUG_DIR ...]", 1)
+	}
+	opts := dumpsyms.Options{
+		HeaderOnly: c.Bool("i"),
+		NoCFI:      c.Bool("c"),
+		Inlines:    c.Bool("d"),
+		Multiple:   c.Bool("m"),
+		Name:       c.String("n"),
+		OS:         c.String("o"),
+		DebugDirs:  args[1:],
+	}
+	if c.Bool("v") {
+		opts.Warn = func(format string, a ...any) {
+			fmt.Fprintf(os.Stderr, "dump_syms: "+format+"\n", a...)
+		}
+	}
+	if isTerminal(os.Stderr) {
+		opts.Progress = func(stage string) {
+			fmt.Fprintf(os.Stderr, "\rdump_syms: %s...\033[K", stage)
+		}
+		defer fmt.Fprint(os.Stderr, "\r\033[K")
+	}
+	syms, err := dumpsyms.Dump(args[0], opts)
+	if err != nil {
+		return err
+	}
+	out := os.Stdout
+	if store := c.String("store"); store != "" {
+		dir := filepath.Join(store, syms.Module.Name, syms.Module.ID)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		f, err := os.Create(filepath.Join(dir, syms.Module.Name+".sym"))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out = f
+		if err := syms.Write(f); err != nil {
+			return fmt.Errorf("writing %s: %w", f.Name(), err)
+		}
+		return f.Close()
+	}
+	if err := syms.Write(out); err != nil {
+		return fmt.Errorf("writing symbols: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,689 @@
+// Package dumpsyms turns an ELF file and its DWARF debugging information into
+// Breakpad symbol records, as Breakpad's Linux dump_syms does (cmd/dump_syms
+// is the command line over it).
+//
+// [Dump] reads:
+//
+//   - the module identity: MODULE (debug identifier from the GNU build ID, or
+//     Breakpad's hash of .text when there is none) and INFO CODE_ID;
+//   - DWARF 2 to 5 through debug/dwarf: FILE, FUNC with Breakpad's composed
+//     C++ names (demangled linkage names, DW_AT_specification and
+//     DW_AT_abstract_origin chains), line records, and with Options.Inlines
+//     INLINE_ORIGIN and INLINE records;
+//   - PUBLIC records for symbol-table functions no FUNC covers, from .symtab
+//     (or .dynsym) and from the xz-compressed mini debug info in
+//     .gnu_debugdata;
+//   - STACK CFI records from .eh_frame and .debug_frame, interpreted by
+//     package dwarfcfi and named with Breakpad's register names.
+//
+// Debugging information is looked for where it is commonly shipped: in the
+// file itself (SHF_COMPRESSED zlib or zstd sections are decompressed by
+// debug/elf), in the file named by .gnu_debuglink (checked against its CRC)
+// or by the build ID (.build-id/xx/rest.debug) in the given debug
+// directories or beside the binary, and in the dwz alternate file named by
+// .gnu_debugaltlink.
+//
+// Damaged input gives warnings (Options.Warn) and the best records that can
+// still be made, never a panic. The differences from Breakpad's output are
+// documented in docs/dump_syms.md.
+package dumpsyms
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gobreakpad/gobreakpad/capture/buildid"
+	"github.com/gobreakpad/gobreakpad/dumpsyms/dwarfcfi"
+	"github.com/gobreakpad/gobreakpad/symfile"
+	"github.com/ianlancetaylor/demangle"
+	"github.com/ulikunitz/xz"
+)
+
+// Options select what Dump produces.
+type Options struct {
+	HeaderOnly bool     // only MODULE and INFO records (dump_syms -i)
+	NoCFI      bool     // no STACK CFI records (-c)
+	Inlines    bool     // INLINE_ORIGIN and INLINE records (-d)
+	Multiple   bool     // mark FUNC and PUBLIC records folded onto one address with "m" (-m)
+	Name       string   // module name instead of the file's base name (-n)
+	OS         string   // operating system in the MODULE record (-o); "Linux" when empty
+	DebugDirs  []string // directories holding separate debug files
+
+	// Warn, when set, receives one line per problem met and per piece of
+	// information left out, with the reason (dump_syms -v).
+	Warn func(format string, args ...any)
+	// Progress, when set, is told the stage being worked on.
+	Progress func(stage string)
+}
+
+// Function is a FUNC record with its line and INLINE records. A function
+// with several address ranges is written as one FUNC record per range, each
+// followed by all the function's INLINE records and the lines in that range,
+// as Breakpad writes it.
+type Function struct {
+	Name     string
+	Multiple bool
+	Ranges   []symfile.Range // in DWARF order
+	Lines    []symfile.Line  // sorted by address
+	Inlines  []symfile.Inline
+}
+
+// Symbols is everything Dump found, ready to write.
+type Symbols struct {
+	Module  symfile.Module
+	CodeID  symfile.CodeID
+	Files   []symfile.File
+	Origins []symfile.InlineOrigin
+	Funcs   []Function // sorted by address
+	Publics []symfile.Public
+	CFI     []CFIEntry
+
+	headerOnly bool
+}
+
+// elfArch returns Breakpad's architecture name for an ELF machine.
+func elfArch(f *elf.File) (string, error) {
+	switch f.Machine {
+	case elf.EM_386:
+		return "x86", nil
+	case elf.EM_X86_64:
+		return "x86_64", nil
+	case elf.EM_AARCH64:
+		return "arm64", nil
+	case elf.EM_ARM:
+		return "arm", nil
+	case elf.EM_MIPS:
+		if f.Class == elf.ELFCLASS64 {
+			return "mips64", nil
+		}
+		return "mips", nil
+	case elf.EM_PPC:
+		return "ppc", nil
+	case elf.EM_PPC64:
+		return "ppc64", nil
+	case elf.EM_RISCV:
+		if f.Class == elf.ELFCLASS64 {
+			return "riscv64", nil
+		}
+		return "riscv", nil
+	case elf.EM_SPARCV9:
+		return "sparcv9", nil
+	case elf.EM_S390:
+		return "s390", nil
+	}
+	return "", fmt.Errorf("unsupported ELF machine %v", f.Machine)
+}
+
+// loadAddress is the address the module's records are made relative to: the
+// first loadable segment's address (zero for position-independent files).
+func loadAddress(f *elf.File) uint64 {
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			return p.Vaddr - p.Off
+		}
+	}
+	return 0
+}
+
+type dumper struct {
+	opts  Options
+	path  string
+	bin   *elf.File
+	debug *elf.File // the file the DWARF comes from (may be bin)
+	load  uint64
+	out   *Symbols
+	files fileTable
+	close []io.Closer
+}
+
+func (d *dumper) warn(format string, args ...any) {
+	if d.opts.Warn != nil {
+		d.opts.Warn(format, args...)
+	}
+}
+
+func (d *dumper) progress(stage string) {
+	if d.opts.Progress != nil {
+		d.opts.Progress(stage)
+	}
+}
+
+// Dump reads the ELF file at path (and its separate debugging information)
+// into symbol records.
+func Dump(path string, opts Options) (*Symbols, error) {
+	bin, err := elf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("dump_syms: %w", err)
+	}
+	d := &dumper{opts: opts, path: path, bin: bin, close: []io.Closer{bin}}
+	defer func() {
+		for _, c := range d.close {
+			c.Close()
+		}
+	}()
+	return d.run()
+}
+
+func (d *dumper) run() (*Symbols, error) {
+	arch, err := elfArch(d.bin)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", d.path, err)
+	}
+	id, err := buildid.Note(d.bin)
+	if err != nil {
+		d.warn("%s: no GNU build ID note: identifying the module by a hash of .text", d.path)
+		id, err = buildid.TextHash(d.bin)
+		if err != nil {
+			return nil, fmt.Errorf("%s: no build ID and %w", d.path, err)
+		}
+	}
+	name := d.opts.Name
+	if name == "" {
+		name = filepath.Base(d.path)
+	}
+	osName := d.opts.OS
+	if osName == "" {
+		osName = "Linux"
+	}
+	d.out = &Symbols{
+		Module:     symfile.Module{OS: osName, Arch: arch, ID: buildid.DebugID(id), Name: name},
+		CodeID:     symfile.CodeID{ID: strings.ToUpper(hex.EncodeToString(id))},
+		headerOnly: d.opts.HeaderOnly,
+	}
+	if d.opts.HeaderOnly {
+		return d.out, nil
+	}
+	d.load = loadAddress(d.bin)
+	d.files.index = make(map[string]int32)
+
+	d.debug = d.findDebugFile()
+	var funcs []*funcRec
+	if d.debug != nil {
+		d.progress("reading DWARF")
+		funcs = d.readDWARF()
+	}
+	d.progress("reading symbol tables")
+	d.buildFunctions(funcs)
+	d.readPublics()
+	if !d.opts.NoCFI {
+		d.progress("reading call frame information")
+		d.readCFI()
+	}
+	return d.out, nil
+}
+
+// hasDWARF reports whether f carries DWARF debugging information.
+func hasDWARF(f *elf.File) bool {
+	for _, s := range f.Sections {
+		if (s.Name == ".debug_info" || s.Name == ".zdebug_info") && s.Type != elf.SHT_NOBITS {
+			return true
+		}
+	}
+	return false
+}
+
+// findDebugFile returns the file to read DWARF from: the binary itself, the
+// file its build ID or .gnu_debuglink names, or nil.
+func (d *dumper) findDebugFile() *elf.File {
+	if hasDWARF(d.bin) {
+		return d.bin
+	}
+	link, crc, hasLink := debugLink(d.bin)
+	var cands []string
+	binDir := filepath.Dir(d.path)
+	if id, err := buildid.Note(d.bin); err == nil && len(id) > 1 {
+		h := hex.EncodeToString(id)
+		rel := filepath.Join(".build-id", h[:2], h[2:]+".debug")
+		for _, dir := range d.opts.DebugDirs {
+			cands = append(cands, filepath.Join(dir, rel), filepath.Join(dir, h[2:]+".debug"))
+		}
+	}
+	if hasLink {
+		for _, dir := range d.opts.DebugDirs {
+			cands = append(cands, filepath.Join(dir, link))
+		}
+		cands = append(cands, filepath.Join(binDir, link), filepath.Join(binDir, ".debug", link))
+	}
+	for _, c := range cands {
+		if c == d.path {
+			continue
+		}
+		data, err := os.ReadFile(c)
+		if err != nil {
+			continue
+		}
+		if hasLink && filepath.Base(c) == link && crc32.ChecksumIEEE(data) != crc {
+			d.warn("%s: CRC does not match .gnu_debuglink of %s: skipped", c, d.path)
+			continue
+		}
+		f, err := elf.NewFile(bytes.NewReader(data))
+		if err != nil {
+			d.warn("%s: %v", c, err)
+			continue
+		}
+		if !hasDWARF(f) {
+			d.warn("%s: no DWARF in debug file", c)
+			continue
+		}
+		d.warn("%s: reading DWARF from %s", d.path, c)
+		return f
+	}
+	if hasLink {
+		d.warn("%s: no DWARF; debug file %q not found (pass its directory as DEBUG_DIR)", d.path, link)
+	} else {
+		d.warn("%s: no DWARF debugging information", d.path)
+	}
+	return nil
+}
+
+// debugLink returns the file name and CRC in .gnu_debuglink.
+func debugLink(f *elf.File) (string, uint32, bool) {
+	s := f.Section(".gnu_debuglink")
+	if s == nil || s.Type == elf.SHT_NOBITS {
+		return "", 0, false
+	}
+	b, err := s.Data()
+	if err != nil {
+		return "", 0, false
+	}
+	i := bytes.IndexByte(b, 0)
+	if i <= 0 {
+		return "", 0, false
+	}
+	name := string(b[:i])
+	off := (i + 4) &^ 3
+	if off+4 > len(b) || strings.ContainsRune(name, '/') {
+		return "", 0, false
+	}
+	return name, f.ByteOrder.Uint32(b[off:]), true
+}
+
+// sectionData returns a section's contents, or nil when it is absent or
+// has none in the file.
+func sectionData(f *elf.File, name string) []byte {
+	s := f.Section(name)
+	if s == nil || s.Type == elf.SHT_NOBITS {
+		return nil
+	}
+	b, err := s.Data()
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func (d *dumper) readDWARF() []*funcRec {
+	data, err := d.debug.DWARF()
+	if err != nil {
+		d.warn("%s: DWARF: %v (no FUNC records)", d.path, err)
+		return nil
+	}
+	src := &dwarfSource{data: data}
+	if alt, str := d.openAlt(); alt != nil {
+		src.alt, src.altStr = alt, str
+	}
+	dr := &dwarfReader{warn: d.warn, inlines: d.opts.Inlines, blockInlines: true, files: &d.files}
+	dr.read(src)
+	return dr.funcs
+}
+
+// openAlt opens the dwz alternate file named by .gnu_debugaltlink, relative
+// to the debug file's directory (or the binary's), or in the debug
+// directories. It returns the file's DWARF and its .debug_str.
+func (d *dumper) openAlt() (*dwarfSource, []byte) {
+	b := sectionData(d.debug, ".gnu_debugaltlink")
+	if b == nil {
+		return nil, nil
+	}
+	i := bytes.IndexByte(b, 0)
+	if i <= 0 {
+		return nil, nil
+	}
+	name := string(b[:i])
+	cands := []string{name}
+	if !filepath.IsAbs(name) {
+		cands = []string{filepath.Join(filepath.Dir(d.path), name)}
+		for _, dir := range d.opts.DebugDirs {
+			cands = append(cands, filepath.Join(dir, name), filepath.Join(dir, filepath.Base(name)))
+		}
+	}
+	for _, c := range cands {
+		f, err := elf.Open(c)
+		if err != nil {
+			continue
+		}
+		data, err := f.DWARF()
+		if err != nil {
+			d.warn("%s: DWARF: %v", c, err)
+			f.Close()
+			continue
+		}
+		d.close = append(d.close, f)
+		return &dwarfSource{data: data}, sectionData(f, ".debug_str")
+	}
+	d.warn("%s: dwz alternate file %q not found: names it holds are missing", d.path, name)
+	return nil, nil
+}
+
+// buildFunctions turns the DWARF functions into FUNC, line and inline
+// records: addresses made module-relative, one function per start address
+// (the first one read), files and inline origins numbered by name.
+func (d *dumper) buildFunctions(funcs []*funcRec) {
+	slices.SortStableFunc(funcs, func(a, b *funcRec) int { return cmpU64(a.ranges[0].lo, b.ranges[0].lo) })
+	origins := map[string]uint32{}
+	type pending struct {
+		fn      *funcRec
+		inlines []symfile.Inline
+		names   []string
+	}
+	var out []Function
+	var originNames []string
+	for i, fn := range funcs {
+		if i > 0 && fn.ranges[0].lo == funcs[i-1].ranges[0].lo {
+			if d.opts.Multiple && len(out) > 0 {
+				out[len(out)-1].Multiple = true
+			}
+			continue
+		}
+		name := qualifiedName(nil, fn.node)
+		if name == "" {
+			name = "<name omitted>"
+		}
+		f := Function{Name: name}
+		for _, r := range fn.ranges {
+			f.Ranges = append(f.Ranges, symfile.Range{Address: r.lo - d.load, Size: r.hi - r.lo})
+		}
+		slices.SortStableFunc(fn.lines, func(a, b lineRec) int { return cmpU64(a.addr, b.addr) })
+		f.Lines = make([]symfile.Line, 0, len(fn.lines))
+		for _, l := range fn.lines {
+			d.files.used[l.file] = true
+			f.Lines = append(f.Lines, symfile.Line{Address: l.addr - d.load, Size: uint64(l.size), Line: int64(l.line), File: uint32(l.file)})
+		}
+		for _, in := range fn.inlines {
+			on := nameOf(in.origin)
+			if on == "" {
+				on = "<name omitted>"
+			}
+			id, ok := origins[on]
+			if !ok {
+				id = uint32(len(originNames))
+				origins[on] = id
+				originNames = append(originNames, on)
+			}
+			rec := symfile.Inline{Depth: in.depth, CallLine: in.callLine, HasCallFile: true, Origin: id, CallFile: in.callFile}
+			if in.callFile >= 0 {
+				d.files.used[in.callFile] = true
+			}
+			for _, r := range in.ranges {
+				rec.Ranges = append(rec.Ranges, symfile.Range{Address: r.lo - d.load, Size: r.hi - r.lo})
+			}
+			f.Inlines = append(f.Inlines, rec)
+		}
+		fn.lines, fn.inlines = nil, nil
+		out = append(out, f)
+	}
+	// Number the used files and the origins in name order.
+	var used []int32
+	for i, u := range d.files.used {
+		if u {
+			used = append(used, int32(i))
+		}
+	}
+	slices.SortFunc(used, func(a, b int32) int { return strings.Compare(d.files.names[a], d.files.names[b]) })
+	renum := make([]uint32, len(d.files.names))
+	for n, i := range used {
+		renum[i] = uint32(n)
+		d.out.Files = append(d.out.Files, symfile.File{Number: uint32(n), Name: d.files.names[i]})
+	}
+	oorder := make([]uint32, len(originNames))
+	for i := range oorder {
+		oorder[i] = uint32(i)
+	}
+	slices.SortFunc(oorder, func(a, b uint32) int { return strings.Compare(originNames[a], originNames[b]) })
+	orenum := make([]uint32, len(originNames))
+	for n, i := range oorder {
+		orenum[i] = uint32(n)
+		d.out.Origins = append(d.out.Origins, symfile.InlineOrigin{ID: uint32(n), Name: originNames[i]})
+	}
+	for i := range out {
+		for j := range out[i].Lines {
+			out[i].Lines[j].File = renum[out[i].Lines[j].File]
+		}
+		for j := range out[i].Inlines {
+			in := &out[i].Inlines[j]
+			if in.CallFile >= 0 {
+				in.CallFile = int32(renum[in.CallFile])
+			}
+			in.Origin = orenum[in.Origin]
+		}
+	}
+	d.out.Funcs = out
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// readPublics adds PUBLIC records for the function symbols of the symbol
+// table that no FUNC record starts at: .symtab of the debug file or of the
+// binary, else .dynsym, and the symbols of .gnu_debugdata.
+func (d *dumper) readPublics() {
+	var syms []elf.Symbol
+	var err error
+	src := ""
+	for _, f := range []*elf.File{d.debug, d.bin} {
+		if f == nil {
+			continue
+		}
+		if s, e := f.Symbols(); e == nil && len(s) > 0 {
+			syms, src = s, ".symtab"
+			break
+		}
+	}
+	if syms == nil {
+		syms, err = d.bin.DynamicSymbols()
+		src = ".dynsym"
+		if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
+			d.warn("%s: .dynsym: %v", d.path, err)
+		}
+	}
+	if mini := d.miniDebugInfo(); mini != nil {
+		ms, err := mini.Symbols()
+		if err != nil {
+			d.warn("%s: .gnu_debugdata: symbols: %v", d.path, err)
+		} else {
+			syms = append(syms, ms...)
+		}
+	}
+	funcStarts := make(map[uint64]bool, len(d.out.Funcs))
+	for _, f := range d.out.Funcs {
+		for _, r := range f.Ranges {
+			funcStarts[r.Address] = true
+		}
+	}
+	seen := map[uint64]int{}
+	for _, s := range syms {
+		t := elf.ST_TYPE(s.Info)
+		if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC {
+			continue
+		}
+		if s.Section == elf.SHN_UNDEF || s.Value == 0 || s.Name == "" {
+			continue
+		}
+		addr := s.Value - d.load
+		if funcStarts[addr] {
+			continue
+		}
+		if i, ok := seen[addr]; ok {
+			if d.opts.Multiple && d.out.Publics[i].Name != publicName(s.Name) {
+				d.out.Publics[i].Multiple = true
+			}
+			continue
+		}
+		seen[addr] = len(d.out.Publics)
+		d.out.Publics = append(d.out.Publics, symfile.Public{Address: addr, Name: publicName(s.Name)})
+	}
+	slices.SortStableFunc(d.out.Publics, func(a, b symfile.Public) int { return cmpU64(a.Address, b.Address) })
+	_ = src
+}
+
+// publicName demangles a C++ symbol name and strips a symbol version.
+func publicName(name string) string {
+	if i := strings.IndexByte(name, '@'); i > 0 {
+		name = name[:i]
+	}
+	if strings.HasPrefix(name, "_Z") {
+		if s, err := demangle.ToString(name); err == nil {
+			return s
+		}
+	}
+	return name
+}
+
+// maxMiniDebugInfo bounds the decompressed size of .gnu_debugdata.
+const maxMiniDebugInfo = 1 << 30
+
+// miniDebugInfo opens the ELF file compressed with xz in .gnu_debugdata.
+func (d *dumper) miniDebugInfo() *elf.File {
+	b := sectionData(d.bin, ".gnu_debugdata")
+	if b == nil {
+		return nil
+	}
+	r, err := xz.NewReader(bytes.NewReader(b))
+	if err != nil {
+		d.warn("%s: .gnu_debugdata: %v", d.path, err)
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxMiniDebugInfo))
+	if err != nil {
+		d.warn("%s: .gnu_debugdata: %v", d.path, err)
+		return nil
+	}
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		d.warn("%s: .gnu_debugdata: %v", d.path, err)
+		return nil
+	}
+	return f
+}
+
+// readCFI converts .debug_frame and .eh_frame into STACK CFI records.
+func (d *dumper) readCFI() {
+	names := registerNames(d.bin.Machine)
+	if names == nil {
+		d.warn("%s: no register names for %v: no STACK CFI records", d.path, d.bin.Machine)
+		return
+	}
+	addrSize := 8
+	if d.bin.Class == elf.ELFCLASS32 {
+		addrSize = 4
+	}
+	var textAddr, gotAddr uint64
+	if s := d.bin.Section(".text"); s != nil {
+		textAddr = s.Addr
+	}
+	if s := d.bin.Section(".got"); s != nil {
+		gotAddr = s.Addr
+	}
+	conv := &cfiConverter{names: names, warn: d.warn}
+	type source struct {
+		f    *elf.File
+		name string
+		kind dwarfcfi.Kind
+	}
+	srcs := []source{{d.bin, ".debug_frame", dwarfcfi.DebugFrame}, {d.bin, ".eh_frame", dwarfcfi.EHFrame}}
+	if d.debug != nil && d.debug != d.bin {
+		srcs[0].f = d.debug
+		if sectionData(d.bin, ".debug_frame") != nil {
+			srcs[0].f = d.bin
+		}
+	}
+	for _, s := range srcs {
+		sec := s.f.Section(s.name)
+		if sec == nil || sec.Type == elf.SHT_NOBITS {
+			continue
+		}
+		data, err := sec.Data()
+		if err != nil {
+			d.warn("%s: %s: %v", d.path, s.name, err)
+			continue
+		}
+		cs := &dwarfcfi.Section{Kind: s.kind, Data: data, Addr: sec.Addr, ByteOrder: s.f.ByteOrder,
+			AddrSize: addrSize, TextAddr: textAddr, DataAddr: gotAddr}
+		err = cs.Entries(func(f *dwarfcfi.FDE) error {
+			if f.Begin < d.load || f.Length == 0 && f.Begin == 0 {
+				return nil
+			}
+			e, err := conv.convertFDE(cs, f, d.load)
+			if err != nil {
+				d.warn("%s: %s: %v (rules from there on left out)", d.path, s.name, err)
+			}
+			d.out.CFI = append(d.out.CFI, e)
+			return nil
+		}, func(off uint64, err error) {
+			d.warn("%s: %s: entry at %#x: %v: skipped", d.path, s.name, off, err)
+		})
+		if err != nil {
+			d.warn("%s: %s: %v", d.path, s.name, err)
+		}
+	}
+	for reason, n := range conv.skipped {
+		d.warn("%s: STACK CFI: %d rules left out: %s", d.path, n, reason)
+	}
+}
+
+// Write writes the records in Breakpad's order: MODULE, INFO, FILE,
+// INLINE_ORIGIN, FUNC (with their INLINE and line records), PUBLIC, STACK CFI.
+func (s *Symbols) Write(w io.Writer) error {
+	sw := symfile.NewWriter(w)
+	sw.WriteModule(s.Module)
+	sw.WriteCodeID(s.CodeID)
+	if s.headerOnly {
+		return sw.Flush()
+	}
+	for _, f := range s.Files {
+		sw.WriteFile(f)
+	}
+	for _, o := range s.Origins {
+		sw.WriteInlineOrigin(o)
+	}
+	for _, f := range s.Funcs {
+		li := 0
+		for _, r := range f.Ranges {
+			sw.WriteFunc(symfile.Func{Multiple: f.Multiple, Address: r.Address, Size: r.Size, Name: f.Name})
+			for _, in := range f.Inlines {
+				sw.WriteInline(in)
+			}
+			// Lines are sorted; those of this range are a run of them.
+			li, _ = slices.BinarySearchFunc(f.Lines, r.Address, func(l symfile.Line, a uint64) int { return cmpU64(l.Address, a) })
+			for ; li < len(f.Lines) && f.Lines[li].Address-r.Address < r.Size; li++ {
+				sw.WriteLine(f.Lines[li])
+			}
+		}
+	}
+	for _, p := range s.Publics {
+		sw.WritePublic(p)
+	}
+	for _, c := range s.CFI {
+		sw.WriteCFIInit(c.Init)
+		for _, ch := range c.Changes {
+			sw.WriteCFI(ch)
+		}
+	}
+	return sw.Flush()
+}

@@ -1,0 +1,581 @@
+package dumpsyms
+
+import (
+	"debug/dwarf"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/ianlancetaylor/demangle"
+)
+
+// DWARF language codes that change how names are demangled.
+const (
+	langRust = 0x1c
+)
+
+// attrMIPSLinkageName is DW_AT_MIPS_linkage_name, which older GCCs write
+// for DW_AT_linkage_name.
+const attrMIPSLinkageName dwarf.Attr = 0x2007
+
+// dwarfSource is one file's DWARF data, with the alternate (dwz -m) file its
+// DW_FORM_GNU_ref_alt and DW_FORM_GNU_strp_alt forms point into.
+type dwarfSource struct {
+	data   *dwarf.Data
+	altStr []byte       // .debug_str of the alternate file
+	alt    *dwarfSource // the alternate file's DWARF, indexed for names
+}
+
+// node is a DIE that takes part in naming functions: a subprogram, or a
+// namespace, class, structure, union or module enclosing others.
+type node struct {
+	tag         dwarf.Tag
+	parent      *node
+	name        string
+	linkage     string
+	lang        int64
+	spec        *nodeRef // DW_AT_specification
+	origin      *nodeRef // DW_AT_abstract_origin
+	qualified   string
+	resolved    bool
+	resolving   bool
+	declaration bool
+}
+
+// nodeRef is a reference to a DIE, resolved after the whole file is read
+// (references may point forward or into another unit).
+type nodeRef struct {
+	src *dieIndex
+	off dwarf.Offset
+}
+
+// dieIndex holds the naming DIEs of one dwarfSource by offset.
+type dieIndex struct {
+	nodes map[dwarf.Offset]*node
+	alt   *dieIndex
+}
+
+func (ix *dieIndex) lookup(r *nodeRef) *node {
+	if r == nil || r.src == nil {
+		return nil
+	}
+	return r.src.nodes[r.off]
+}
+
+// inlineRec is a DW_TAG_inlined_subroutine with a non-empty range.
+type inlineRec struct {
+	origin   *nodeRef
+	depth    uint32
+	callLine uint32
+	callFile int32 // module file index, -1 if unknown
+	ranges   []addrRange
+}
+
+type addrRange struct{ lo, hi uint64 }
+
+// funcRec is a function with code: a subprogram with a non-empty range.
+type funcRec struct {
+	node    *node
+	ranges  []addrRange // in DWARF order, non-empty
+	inlines []inlineRec
+	lines   []lineRec
+}
+
+type lineRec struct {
+	addr uint64
+	size uint32
+	line uint32
+	file int32
+}
+
+// dwarfReader walks DWARF into functions, lines and inlines.
+type dwarfReader struct {
+	warn    func(format string, args ...any)
+	inlines bool
+	// blockInlines also collects inlined calls nested in lexical blocks,
+	// which Breakpad's dump_syms never looks into.
+	blockInlines bool
+	files        *fileTable
+	funcs        []*funcRec
+	indexes      []*dieIndex
+	unitErrs     int
+}
+
+// fileTable numbers the source file names of the module.
+type fileTable struct {
+	index map[string]int32
+	names []string
+	used  []bool
+}
+
+func (t *fileTable) id(name string) int32 {
+	if i, ok := t.index[name]; ok {
+		return i
+	}
+	i := int32(len(t.names))
+	t.index[name] = i
+	t.names = append(t.names, name)
+	t.used = append(t.used, false)
+	return i
+}
+
+func newIndex(src *dwarfSource) *dieIndex {
+	return &dieIndex{nodes: make(map[dwarf.Offset]*node)}
+}
+
+// indexNames records the naming DIEs of a source without collecting
+// functions: used for dwz alternate files.
+func (dr *dwarfReader) indexNames(src *dwarfSource, ix *dieIndex) {
+	dr.walk(src, ix, false)
+}
+
+// read walks src, collecting functions and their lines and inlines.
+func (dr *dwarfReader) read(src *dwarfSource) {
+	ix := newIndex(src)
+	if src.alt != nil {
+		ix.alt = newIndex(src.alt)
+		dr.indexNames(src.alt, ix.alt)
+	}
+	dr.indexes = append(dr.indexes, ix)
+	dr.walk(src, ix, true)
+}
+
+type frameKind uint8
+
+const (
+	frameScope frameKind = iota
+	frameFunc
+	frameInline
+	frameBlock // a lexical block inside a function: transparent for inlines
+)
+
+type frame struct {
+	kind   frameKind
+	node   *node
+	fn     *funcRec
+	depth  uint32 // for frameInline: depth of children
+	parent *node  // naming parent for children
+}
+
+type unitState struct {
+	lang      int64
+	fileNames []int32 // line table file number -> module file index
+	funcs     []*funcRec
+	lines     []lineRec
+}
+
+func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool) {
+	r := src.data.Reader()
+	var stack []frame
+	var cu *unitState
+	finish := func() {
+		if cu != nil && collect {
+			assignLines(cu)
+			dr.funcs = append(dr.funcs, cu.funcs...)
+		}
+		cu = nil
+	}
+	for {
+		e, err := r.Next()
+		if err != nil {
+			dr.warn("DWARF: %v (the rest of .debug_info is skipped)", err)
+			break
+		}
+		if e == nil {
+			break
+		}
+		if e.Tag == 0 {
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = &stack[len(stack)-1]
+		}
+		switch e.Tag {
+		case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagSkeletonUnit:
+			finish()
+			stack = stack[:0]
+			cu = &unitState{}
+			if l, ok := e.Val(dwarf.AttrLanguage).(int64); ok {
+				cu.lang = l
+			}
+			if collect && e.Tag != dwarf.TagPartialUnit {
+				dr.readLines(src, e, cu)
+			}
+			if e.Children {
+				stack = append(stack, frame{kind: frameScope})
+			}
+			continue
+		}
+		if cu == nil || top == nil {
+			if e.Children {
+				r.SkipChildren()
+			}
+			continue
+		}
+		switch e.Tag {
+		case dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructType, dwarf.TagUnionType,
+			dwarf.TagModule, dwarf.TagInterfaceType:
+			if top.kind == frameInline || top.kind == frameBlock {
+				// Breakpad names nothing inside inlined code.
+				if e.Children {
+					r.SkipChildren()
+				}
+				continue
+			}
+			n := dr.newNode(src, ix, e, top.parent, cu.lang)
+			if e.Children {
+				stack = append(stack, frame{kind: frameScope, node: n, parent: n})
+			}
+		case dwarf.TagSubprogram:
+			if top.kind == frameInline || top.kind == frameBlock {
+				if e.Children {
+					r.SkipChildren()
+				}
+				continue
+			}
+			n := dr.newNode(src, ix, e, top.parent, cu.lang)
+			var fn *funcRec
+			if collect {
+				fn = dr.function(src, e, n)
+				if fn != nil {
+					cu.funcs = append(cu.funcs, fn)
+				}
+			}
+			if e.Children {
+				stack = append(stack, frame{kind: frameFunc, node: n, fn: fn, parent: n})
+			}
+		case dwarf.TagInlinedSubroutine:
+			if !collect || !dr.inlines || top.fn == nil || top.kind == frameScope {
+				if e.Children {
+					r.SkipChildren()
+				}
+				continue
+			}
+			depth := top.depth
+			in := dr.inline(src, ix, e, depth, cu)
+			if in != nil {
+				top.fn.inlines = append(top.fn.inlines, *in)
+			}
+			if e.Children {
+				if in == nil {
+					// Breakpad drops the children of an empty inline.
+					r.SkipChildren()
+					continue
+				}
+				stack = append(stack, frame{kind: frameInline, fn: top.fn, depth: depth + 1, parent: top.parent})
+			}
+		case dwarf.TagLexDwarfBlock:
+			if top.fn == nil || !collect || !dr.inlines || !dr.blockInlines {
+				if e.Children {
+					r.SkipChildren()
+				}
+				continue
+			}
+			if e.Children {
+				stack = append(stack, frame{kind: frameBlock, fn: top.fn, depth: top.depth, parent: top.parent})
+			}
+		default:
+			if e.Children {
+				r.SkipChildren()
+			}
+		}
+	}
+	finish()
+}
+
+// attrString returns a string attribute, following DW_FORM_GNU_strp_alt.
+func attrString(src *dwarfSource, e *dwarf.Entry, a dwarf.Attr) string {
+	f := e.AttrField(a)
+	if f == nil {
+		return ""
+	}
+	switch v := f.Val.(type) {
+	case string:
+		return v
+	case int64:
+		if f.Class == dwarf.ClassStringAlt && v >= 0 && v < int64(len(src.altStr)) {
+			s := src.altStr[v:]
+			if i := strings.IndexByte(string(s[:min(len(s), 4096)]), 0); i >= 0 {
+				return string(s[:i])
+			}
+		}
+	}
+	return ""
+}
+
+// attrRef returns a reference attribute, following DW_FORM_GNU_ref_alt.
+func attrRef(ix *dieIndex, e *dwarf.Entry, a dwarf.Attr) *nodeRef {
+	f := e.AttrField(a)
+	if f == nil {
+		return nil
+	}
+	switch v := f.Val.(type) {
+	case dwarf.Offset:
+		return &nodeRef{src: ix, off: v}
+	case int64:
+		if f.Class == dwarf.ClassReferenceAlt && ix.alt != nil {
+			return &nodeRef{src: ix.alt, off: dwarf.Offset(v)}
+		}
+	}
+	return nil
+}
+
+func (dr *dwarfReader) newNode(src *dwarfSource, ix *dieIndex, e *dwarf.Entry, parent *node, lang int64) *node {
+	n := &node{tag: e.Tag, parent: parent, lang: lang}
+	n.name = attrString(src, e, dwarf.AttrName)
+	n.linkage = attrString(src, e, dwarf.AttrLinkageName)
+	if n.linkage == "" {
+		n.linkage = attrString(src, e, attrMIPSLinkageName)
+	}
+	n.spec = attrRef(ix, e, dwarf.AttrSpecification)
+	n.origin = attrRef(ix, e, dwarf.AttrAbstractOrigin)
+	if d, ok := e.Val(dwarf.AttrDeclaration).(bool); ok {
+		n.declaration = d
+	}
+	ix.nodes[e.Offset] = n
+	return n
+}
+
+func (dr *dwarfReader) ranges(src *dwarfSource, e *dwarf.Entry) []addrRange {
+	rs, err := src.data.Ranges(e)
+	if err != nil {
+		dr.warn("DWARF: DIE at %#x: ranges: %v", e.Offset, err)
+		return nil
+	}
+	// Breakpad keeps empty ranges of a DIE that covers some code.
+	var out []addrRange
+	nonEmpty := false
+	for _, r := range rs {
+		if r[1] >= r[0] {
+			out = append(out, addrRange{r[0], r[1]})
+			nonEmpty = nonEmpty || r[1] > r[0]
+		}
+	}
+	if !nonEmpty {
+		return nil
+	}
+	return out
+}
+
+func (dr *dwarfReader) function(src *dwarfSource, e *dwarf.Entry, n *node) *funcRec {
+	if e.AttrField(dwarf.AttrLowpc) == nil && e.AttrField(dwarf.AttrRanges) == nil {
+		return nil
+	}
+	rs := dr.ranges(src, e)
+	if len(rs) == 0 || rs[0].lo == 0 {
+		// A function at address zero is debug data the linker discarded.
+		return nil
+	}
+	return &funcRec{node: n, ranges: rs}
+}
+
+func (dr *dwarfReader) inline(src *dwarfSource, ix *dieIndex, e *dwarf.Entry, depth uint32, cu *unitState) *inlineRec {
+	rs := dr.ranges(src, e)
+	if len(rs) == 0 {
+		return nil
+	}
+	in := &inlineRec{origin: attrRef(ix, e, dwarf.AttrAbstractOrigin), depth: depth, callFile: -1, ranges: rs}
+	if v, ok := e.Val(dwarf.AttrCallLine).(int64); ok && v >= 0 && v <= 1<<31 {
+		in.callLine = uint32(v)
+	}
+	if v, ok := e.Val(dwarf.AttrCallFile).(int64); ok && v >= 0 && v < int64(len(cu.fileNames)) {
+		in.callFile = cu.fileNames[v]
+	}
+	return in
+}
+
+// readLines reads the unit's line table into cu.lines, the way Breakpad's
+// line reader cuts it: one line from each row to the next, skipping empty
+// ones and those at address zero (code the linker discarded) with the rows
+// that continue them.
+func (dr *dwarfReader) readLines(src *dwarfSource, e *dwarf.Entry, cu *unitState) {
+	lr, err := src.data.LineReader(e)
+	if err != nil {
+		dr.warn("DWARF: unit at %#x: line table: %v", e.Offset, err)
+		return
+	}
+	if lr == nil {
+		return
+	}
+	lfiles := lr.Files()
+	cu.fileNames = make([]int32, len(lfiles))
+	for i, f := range lfiles {
+		if f == nil {
+			cu.fileNames[i] = -1
+			continue
+		}
+		cu.fileNames[i] = dr.files.id(f.Name)
+	}
+	fileIndex := make(map[*dwarf.LineFile]int32, len(lfiles))
+	for i, f := range lfiles {
+		if f != nil {
+			fileIndex[f] = cu.fileNames[i]
+		}
+	}
+	var prev dwarf.LineEntry
+	have := false
+	var omittedEnd uint64
+	for {
+		var le dwarf.LineEntry
+		err := lr.Next(&le)
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				dr.warn("DWARF: unit at %#x: line table: %v", e.Offset, err)
+			}
+			break
+		}
+		if have && le.Address > prev.Address {
+			size := le.Address - prev.Address
+			if prev.Address == 0 || prev.Address == omittedEnd {
+				omittedEnd = prev.Address + size
+			} else {
+				omittedEnd = 0
+				fi, ok := fileIndex[prev.File]
+				if !ok {
+					fi = -1
+					if prev.File != nil {
+						fi = dr.files.id(prev.File.Name)
+					}
+				}
+				if fi >= 0 && size < 1<<32 {
+					cu.lines = append(cu.lines, lineRec{addr: prev.Address, size: uint32(size), line: uint32(max(prev.Line, 0)), file: fi})
+				}
+			}
+		}
+		if le.EndSequence {
+			have = false
+			continue
+		}
+		prev = le
+		have = true
+	}
+}
+
+// assignLines gives each function of the unit the pieces of line records
+// that fall inside its ranges.
+func assignLines(cu *unitState) {
+	if len(cu.funcs) == 0 || len(cu.lines) == 0 {
+		cu.lines = nil
+		return
+	}
+	lines := cu.lines
+	slices.SortStableFunc(lines, func(a, b lineRec) int {
+		switch {
+		case a.addr < b.addr:
+			return -1
+		case a.addr > b.addr:
+			return 1
+		}
+		return 0
+	})
+	for _, fn := range cu.funcs {
+		for _, r := range fn.ranges {
+			// First line ending after r.lo.
+			i, _ := slices.BinarySearchFunc(lines, r.lo, func(l lineRec, a uint64) int {
+				if l.addr+uint64(l.size) <= a {
+					return -1
+				}
+				return 1
+			})
+			for ; i < len(lines) && lines[i].addr < r.hi; i++ {
+				l := lines[i]
+				lo, hi := max(l.addr, r.lo), min(l.addr+uint64(l.size), r.hi)
+				if hi > lo {
+					l.addr, l.size = lo, uint32(hi-lo)
+					fn.lines = append(fn.lines, l)
+				}
+			}
+		}
+	}
+	cu.lines = nil
+}
+
+// demangled returns the demangled form of a linkage name, or "" when it is
+// not a mangled name this CU's language demangles.
+func demangled(linkage string, lang int64) string {
+	if !strings.HasPrefix(linkage, "_Z") && !strings.HasPrefix(linkage, "_R") {
+		return ""
+	}
+	if strings.HasPrefix(linkage, "_R") && lang != langRust {
+		return ""
+	}
+	s, err := demangle.ToString(linkage)
+	if err != nil {
+		return ""
+	}
+	return s
+}
+
+// qualifiedName composes a DIE's name the way Breakpad does: the demangled
+// linkage name when there is one (it carries the parameter list), else the
+// specification's name, else the enclosing scopes' names joined with "::"
+// and the DIE's own name; for a DIE that has none of these, its abstract
+// origin's name.
+func qualifiedName(ix *dieIndex, n *node) string {
+	if n == nil {
+		return ""
+	}
+	if n.resolved {
+		return n.qualified
+	}
+	if n.resolving { // a reference cycle in hostile input
+		return ""
+	}
+	n.resolving = true
+	q := demangled(n.linkage, n.lang)
+	if q == "" && n.spec != nil {
+		if s := n.spec.src.nodes[n.spec.off]; s != nil {
+			q = qualifiedName(n.spec.src, s)
+			if q != "" && n.name != "" && s.name != n.name {
+				q = joinName(enclosingName(n.spec.src, s), n.name)
+			}
+		}
+	}
+	if q == "" {
+		unq := n.name
+		if unq == "" {
+			unq = n.linkage
+		}
+		if unq != "" {
+			q = joinName(enclosingName(ix, n), unq)
+		}
+	}
+	if q == "" && n.origin != nil {
+		if o := n.origin.src.nodes[n.origin.off]; o != nil {
+			q = qualifiedName(n.origin.src, o)
+		}
+	}
+	n.qualified, n.resolved, n.resolving = q, true, false
+	return q
+}
+
+func enclosingName(ix *dieIndex, n *node) string {
+	if n.parent == nil {
+		return ""
+	}
+	return qualifiedName(ix, n.parent)
+}
+
+func joinName(enclosing, name string) string {
+	if enclosing == "" {
+		return name
+	}
+	return enclosing + "::" + name
+}
+
+// nameOf returns the name for a function or inline origin.
+func nameOf(r *nodeRef) string {
+	if r == nil || r.src == nil {
+		return ""
+	}
+	n := r.src.nodes[r.off]
+	if n == nil {
+		return ""
+	}
+	return qualifiedName(r.src, n)
+}
