@@ -18,9 +18,10 @@ type ProcessState struct {
 	CrashAddress uint64
 	// ExceptionCode, ExceptionFlags and CrashParameters are the raw
 	// exception record (the parameters are printed by the human output).
-	ExceptionCode   uint32
-	ExceptionFlags  uint32
-	CrashParameters []uint64
+	ExceptionCode    uint32
+	ExceptionFlags   uint32
+	ExceptionAddress uint64
+	CrashParameters  []uint64
 	// Assertion is the invalid-parameter or assertion text, when the dump
 	// carries one.
 	Assertion string
@@ -64,6 +65,9 @@ type SystemInfo struct {
 	// GL fields are filled by Breakpad for some Android dumps; kept for the
 	// machine-readable format.
 	GLVersion, GLVendor, GLRenderer string
+	// PlatformID and ProcessorArchitecture are the raw MDRawSystemInfo
+	// fields (as stackwalk/crashreason takes them).
+	PlatformID, ProcessorArchitecture uint32
 }
 
 // Module is one loaded (or unloaded) code module.

@@ -2,6 +2,7 @@ package stackwalk
 
 import (
 	"github.com/gobreakpad/gobreakpad/arch/unwind"
+	"github.com/gobreakpad/gobreakpad/cfi"
 )
 
 // SymbolSource finds the symbol file of a module. Load returns (nil, nil)
@@ -17,8 +18,8 @@ type ModuleSymbols interface {
 	// Lookup describes the code at rel. With inlines set it also returns the
 	// inlined calls covering rel.
 	Lookup(rel uint64, inlines bool) (Symbol, bool)
-	// CFI returns the STACK CFI rules covering rel, or nil.
-	CFI(rel uint64) unwind.CFIRules
+	// CFI returns the STACK CFI rules in force at rel compiled by ev, or nil.
+	CFI(rel uint64, ev *cfi.Evaluator) *cfi.RuleSet
 	// Win returns the STACK WIN record covering rel, or, failing that, a
 	// parameter-size-only record from the FUNC covering rel; nil if neither.
 	Win(rel uint64) *unwind.WinInfo
@@ -33,7 +34,7 @@ type Symbol struct {
 	FunctionBase uint64
 	// File, Line and LineBase come from the LINE record; HasLine is false
 	// without one. With inlined calls, File and Line are the call site of the
-	// outermost inlined call.
+	// outermost inlined call (and may be set without a LINE record).
 	File     string
 	Line     int
 	LineBase uint64
@@ -118,9 +119,11 @@ func (s *symbolizer) fill(f *StackFrame, wantInlines bool) []*StackFrame {
 	}
 	f.Function = sym.Function
 	f.FunctionBase = m.Base + sym.FunctionBase
-	if sym.HasLine {
+	if sym.HasLine || sym.File != "" {
 		f.SourceFile = sym.File
 		f.SourceLine = sym.Line
+	}
+	if sym.HasLine {
 		f.SourceLineBase = m.Base + sym.LineBase
 	}
 	if !wantInlines || len(sym.Inlines) == 0 {
@@ -162,16 +165,16 @@ func (s *symbolizer) seemsValid(addr uint64) bool {
 }
 
 // cfi returns the STACK CFI rules for an instruction address.
-func (s *symbolizer) cfi(addr uint64) unwind.CFIRules {
+func (s *symbolizer) cfi(addr uint64, ev *cfi.Evaluator) *cfi.RuleSet {
 	m := s.mods.at(addr)
-	if m == nil || s.source == nil {
+	if m == nil || s.source == nil || ev == nil {
 		return nil
 	}
 	st := s.symbols(m)
 	if st.syms == nil {
 		return nil
 	}
-	return st.syms.CFI(addr - m.Base)
+	return st.syms.CFI(addr-m.Base, ev)
 }
 
 // win returns the STACK WIN information for an instruction address.

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/gobreakpad/gobreakpad/arch/unwind"
+	"github.com/gobreakpad/gobreakpad/cfi"
 )
 
 // Limits on a walk. Stack pointers must grow from frame to frame, so a walk
@@ -53,15 +54,12 @@ func (mm *moduleMap) at(addr uint64) *Module {
 	return s[i]
 }
 
-// PostfixEvaluator runs STACK WIN program strings (see cfi).
-type PostfixEvaluator func(program string, vars map[string]uint32, mem unwind.Memory) (map[string]uint32, error)
-
 // walkEnv is the unwind.Env of one thread's walk.
 type walkEnv struct {
 	stack   StackMemory
 	syms    *symbolizer
 	windows bool
-	postfix PostfixEvaluator
+	eval    *cfi.Evaluator
 }
 
 func (e *walkEnv) ReadMemory(addr uint64, n int) ([]byte, error) {
@@ -71,7 +69,7 @@ func (e *walkEnv) ReadMemory(addr uint64, n int) ([]byte, error) {
 	return e.stack.ReadMemory(addr, n)
 }
 
-func (e *walkEnv) CFI(addr uint64) unwind.CFIRules { return e.syms.cfi(addr) }
+func (e *walkEnv) CFI(addr uint64) *cfi.RuleSet { return e.syms.cfi(addr, e.eval) }
 
 func (e *walkEnv) Win(addr uint64) *unwind.WinInfo { return e.syms.win(addr) }
 
@@ -81,20 +79,14 @@ func (e *walkEnv) SeemsValid(addr uint64) bool { return e.syms.seemsValid(addr) 
 
 func (e *walkEnv) Windows() bool { return e.windows }
 
-func (e *walkEnv) EvalPostfix(program string, vars map[string]uint32, mem unwind.Memory) (map[string]uint32, error) {
-	if e.postfix == nil {
-		return nil, errNoPostfix
-	}
-	return e.postfix(program, vars, mem)
-}
+func (e *walkEnv) Evaluator() *cfi.Evaluator { return e.eval }
 
 type walkError string
 
 func (e walkError) Error() string { return string(e) }
 
 const (
-	errNoStack   = walkError("no stack memory")
-	errNoPostfix = walkError("no STACK WIN evaluator")
+	errNoStack = walkError("no stack memory")
 )
 
 // walkThread unwinds one thread from its raw CPU context. Without stack

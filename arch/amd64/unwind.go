@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"github.com/gobreakpad/gobreakpad/arch/unwind"
+	"github.com/gobreakpad/gobreakpad/cfi"
 )
 
 // Register slots of an unwind.Context for x86-64, in Breakpad's print order.
@@ -43,6 +44,9 @@ type Unwinder struct{}
 
 // Names implements unwind.CPU.
 func (Unwinder) Names() []string { return names }
+
+// CFINames implements unwind.CPU.
+func (Unwinder) CFINames() []string { return cfiNames }
 
 // PrintAlways implements unwind.CPU.
 func (Unwinder) PrintAlways() uint64 { return allValid }
@@ -108,8 +112,8 @@ func instruction(frames []*unwind.Frame) uint64 {
 	return last.Regs[RIP] - 1
 }
 
-func byCFI(env unwind.Env, last *unwind.Frame, rules unwind.CFIRules) *unwind.Frame {
-	f := unwind.CallerByCFI(env, &last.Context, rules, cfiNames, calleeSaved, RSP, RIP)
+func byCFI(env unwind.Env, last *unwind.Frame, rules *cfi.RuleSet) *unwind.Frame {
+	f := unwind.CallerByCFI(env, &last.Context, rules, NumRegs, calleeSaved, RSP, RIP)
 	if f == nil || !f.Has(RIP) || !f.Has(RSP) || f.Regs[RIP] == 0 || f.Regs[RSP] == 0 {
 		return nil
 	}

@@ -67,6 +67,9 @@ func (u *Unwinder) strip(env unwind.Env, p uint64) uint64 {
 // Names implements unwind.CPU.
 func (*Unwinder) Names() []string { return names }
 
+// CFINames implements unwind.CPU.
+func (*Unwinder) CFINames() []string { return cfiNames }
+
 // PrintAlways implements unwind.CPU.
 func (*Unwinder) PrintAlways() uint64 { return allValid }
 
@@ -112,7 +115,7 @@ func (u *Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bo
 	}
 	var f *unwind.Frame
 	if rules := env.CFI(addr); rules != nil {
-		f = unwind.CallerByCFI(env, &last.Context, rules, cfiNames, calleeSaved, RegSP, RegPC)
+		f = unwind.CallerByCFI(env, &last.Context, rules, NumRegs, calleeSaved, RegSP, RegPC)
 		if f != nil && (!f.Has(RegSP) || !f.Has(RegPC)) {
 			f = nil
 		}

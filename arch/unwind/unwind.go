@@ -12,6 +12,8 @@ package unwind
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/gobreakpad/gobreakpad/cfi"
 )
 
 // MaxRegs is the number of register slots in a Context: enough for arm64's
@@ -89,14 +91,6 @@ type Memory interface {
 	ReadMemory(addr uint64, n int) ([]byte, error)
 }
 
-// CFIRules is the STACK CFI rule set that applies at one address.
-type CFIRules interface {
-	// CallerRegisters computes the caller's registers from the callee's,
-	// named as the symbol file names them ("$rsp", "x29", ...); the result
-	// includes ".cfa" and ".ra". It fails when .cfa or .ra cannot be computed.
-	CallerRegisters(callee map[string]uint64, mem Memory) (map[string]uint64, error)
-}
-
 // WinInfo is a STACK WIN record (or a function's parameter size alone) as
 // the x86 unwinder uses it.
 type WinInfo struct {
@@ -119,8 +113,9 @@ const (
 type Env interface {
 	// Memory is the thread's stack.
 	Memory
-	// CFI returns the rule set covering instruction, or nil.
-	CFI(instruction uint64) CFIRules
+	// CFI returns the STACK CFI rules in force at instruction, or nil. They
+	// are compiled by Evaluator, so register indices are the CPU's slots.
+	CFI(instruction uint64) *cfi.RuleSet
 	// Win returns the STACK WIN information covering instruction, or nil.
 	Win(instruction uint64) *WinInfo
 	// InModule reports whether addr lies inside a loaded module.
@@ -130,9 +125,9 @@ type Env interface {
 	SeemsValid(addr uint64) bool
 	// Windows reports whether the dump comes from Windows.
 	Windows() bool
-	// EvalPostfix runs a STACK WIN program string over 32-bit values; it
-	// returns the variables the program assigned.
-	EvalPostfix(program string, vars map[string]uint32, mem Memory) (map[string]uint32, error)
+	// Evaluator compiles rule text for this CPU: its register names are
+	// the CPU's CFINames.
+	Evaluator() *cfi.Evaluator
 }
 
 // Read32 reads a little-endian 32-bit word.
@@ -186,7 +181,9 @@ func ScanForReturnAddress(env Env, start uint64, words, size int) (loc, ip uint6
 		if !ok {
 			break
 		}
-		if env.InModule(v) && env.SeemsValid(v) {
+		// A return address may point just past the end of a function that
+		// calls a no-return function: test the address one byte back.
+		if env.InModule(v-1) && env.SeemsValid(v-1) {
 			return l, v, true
 		}
 		if l+uint64(size) < l {
@@ -222,6 +219,9 @@ func TerminateWalk(callerIP, callerSP, calleeSP uint64, firstUnwind bool) bool {
 type CPU interface {
 	// Names returns the register names in slot order, as Breakpad prints them.
 	Names() []string
+	// CFINames returns the names rule text uses for the slots, followed by
+	// any pseudo-values the CPU's STACK WIN programs use.
+	CFINames() []string
 	// PrintAlways returns the mask of registers printed whenever they are
 	// valid; the others are printed only when every register is valid.
 	PrintAlways() uint64
@@ -245,38 +245,33 @@ type ErrContextType struct{ Got any }
 
 func (e ErrContextType) Error() string { return fmt.Sprintf("unexpected context type %T", e.Got) }
 
-// CallerByCFI evaluates rules over callee and returns the caller frame:
-// registers the rules recover, callee-saved registers they do not mention
-// (copied from the callee when known), sp from .cfa and pc from .ra when not
-// recovered by name. It returns nil when the rules fail.
-func CallerByCFI(env Env, callee *Context, rules CFIRules, cfiNames []string, calleeSaved uint64, sp, pc int) *Frame {
-	in := make(map[string]uint64, len(cfiNames))
-	for i, n := range cfiNames {
-		if callee.Has(i) {
-			in[n] = callee.Regs[i]
-		}
-	}
-	out, err := rules.CallerRegisters(in, env)
+// CallerByCFI evaluates rules over callee and returns the caller frame, as
+// Breakpad's CFIWalker does: registers the rules recover, callee-saved
+// registers (the calleeSaved mask) they do not mention copied from the
+// callee when known, the stack pointer from .cfa and the program counter
+// from .ra when not recovered by name. Register slots are rule-set indices.
+// It returns nil when the rules fail.
+func CallerByCFI(env Env, callee *Context, rules *cfi.RuleSet, nregs int, calleeSaved uint64, sp, pc int) *Frame {
+	var in, out cfi.Registers
+	copy(in.Values[:], callee.Regs[:nregs])
+	in.Valid = callee.Valid & (1<<uint(nregs) - 1)
+	cfa, ra, err := rules.FindCallerRegs(&in, env, &out)
 	if err != nil {
 		return nil
 	}
 	f := &Frame{}
-	for i, n := range cfiNames {
-		if v, ok := out[n]; ok {
+	for i := 0; i < nregs; i++ {
+		if v, ok := out.Get(i); ok {
 			f.Set(i, v)
 		} else if calleeSaved&(1<<uint(i)) != 0 && callee.Has(i) {
 			f.Set(i, callee.Regs[i])
 		}
 	}
 	if !f.Has(sp) {
-		if v, ok := out[".cfa"]; ok {
-			f.Set(sp, v)
-		}
+		f.Set(sp, cfa)
 	}
 	if !f.Has(pc) {
-		if v, ok := out[".ra"]; ok {
-			f.Set(pc, v)
-		}
+		f.Set(pc, ra)
 	}
 	return f
 }

@@ -1,9 +1,11 @@
 package x86
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/gobreakpad/gobreakpad/arch/unwind"
+	"github.com/gobreakpad/gobreakpad/cfi"
 )
 
 // Register slots of an unwind.Context for x86, in Breakpad's print order.
@@ -23,9 +25,21 @@ const (
 
 var names = []string{"eip", "esp", "ebp", "ebx", "esi", "edi", "eax", "ecx", "edx", "efl"}
 
-// cfiNames are the registers' names in STACK CFI rules ("" for eflags,
-// which CFI never mentions).
-var cfiNames = []string{"$eip", "$esp", "$ebp", "$ebx", "$esi", "$edi", "$eax", "$ecx", "$edx", ""}
+// Slots past the registers hold the values Breakpad's walker gives STACK
+// WIN programs.
+const (
+	cbCalleeParams = NumRegs + iota
+	cbSavedRegs
+	cbLocals
+	cbParams
+	raSearchStart
+	raSearch
+)
+
+// cfiNames are the registers' names in rule text, then the STACK WIN
+// pseudo-values.
+var cfiNames = []string{"$eip", "$esp", "$ebp", "$ebx", "$esi", "$edi", "$eax", "$ecx", "$edx", "$eflags",
+	".cbCalleeParams", ".cbSavedRegs", ".cbLocals", ".cbParams", ".raSearchStart", ".raSearch"}
 
 const calleeSaved = 1<<EBP | 1<<EBX | 1<<ESI | 1<<EDI
 
@@ -40,6 +54,9 @@ type Unwinder struct{}
 
 // Names implements unwind.CPU.
 func (Unwinder) Names() []string { return names }
+
+// CFINames implements unwind.CPU.
+func (Unwinder) CFINames() []string { return cfiNames }
 
 // PrintAlways implements unwind.CPU: eax, ecx, edx and eflags are printed
 // only for frames with every register known.
@@ -87,7 +104,7 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 	}
 	if f == nil {
 		if rules := env.CFI(addr); rules != nil {
-			f = unwind.CallerByCFI(env, &last.Context, rules, cfiNames, calleeSaved, ESP, EIP)
+			f = unwind.CallerByCFI(env, &last.Context, rules, NumRegs, calleeSaved, ESP, EIP)
 			if f != nil && (!f.Has(EIP) || !f.Has(ESP) || !f.Has(EBP)) {
 				f = nil
 			}
@@ -107,6 +124,8 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 	}
 	return f
 }
+
+var errNoEvaluator = errors.New("x86: no STACK WIN evaluator")
 
 func read32(env unwind.Env, addr uint32) (uint32, bool) { return unwind.Read32(env, uint64(addr)) }
 
@@ -161,28 +180,28 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 		}
 	}
 	esp, ebp := uint32(last.Regs[ESP]), uint32(last.Regs[EBP])
-	vars := map[string]uint32{
-		"$ebp":            ebp,
-		"$esp":            esp,
-		".cbCalleeParams": calleeParams,
-		".cbSavedRegs":    info.SavedRegisterSize,
-		".cbLocals":       info.LocalSize,
-		".cbParams":       info.ParameterSize,
-	}
+	// The program sees only ebp, esp and (when known) ebx of the callee.
+	var regs cfi.Registers
+	regs.Set(EBP, uint64(ebp))
+	regs.Set(ESP, uint64(esp))
 	if last.Has(EBX) {
-		vars["$ebx"] = uint32(last.Regs[EBX])
+		regs.Set(EBX, last.Regs[EBX])
 	}
-	raSearchStart := esp + calleeParams + info.LocalSize + info.SavedRegisterSize
-	old := raSearchStart
-	if loc, found, ok := scan(env, raSearchStart, 3); ok {
-		raSearchStart = loc
+	regs.Set(cbCalleeParams, uint64(calleeParams))
+	regs.Set(cbSavedRegs, uint64(info.SavedRegisterSize))
+	regs.Set(cbLocals, uint64(info.LocalSize))
+	regs.Set(cbParams, uint64(info.ParameterSize))
+	raStart := esp + calleeParams + info.LocalSize + info.SavedRegisterSize
+	old := raStart
+	if loc, found, ok := scan(env, raStart, 3); ok {
+		raStart = loc
 		if last.Trust == unwind.TrustContext && info.Type == unwind.WinFPO &&
-			old == raSearchStart && found == uint32(last.Regs[EIP]) {
+			old == raStart && found == uint32(last.Regs[EIP]) {
 			// An FPO system call whose callee returned but left the return
 			// address on top of the stack: skip it and look again.
-			raSearchStart += 4
-			if loc, _, ok := scan(env, raSearchStart, 3); ok {
-				raSearchStart = loc
+			raStart += 4
+			if loc, _, ok := scan(env, raStart, 3); ok {
+				raStart = loc
 			}
 		}
 	}
@@ -203,17 +222,20 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 	// An alignment operator makes esp-based arithmetic unreliable: the saved
 	// return address is then just above the frame pointer.
 	if last.Has(EBP) && strings.Contains(program, "@") {
-		raSearchStart = ebp + 4
+		raStart = ebp + 4
 	}
-	vars[".raSearchStart"] = raSearchStart
-	vars[".raSearch"] = raSearchStart
-	out, err := env.EvalPostfix(program, vars, env)
-	if out == nil {
-		out = map[string]uint32{}
+	regs.Set(raSearchStart, uint64(raStart))
+	regs.Set(raSearch, uint64(raStart))
+	var assigned uint64
+	err := errNoEvaluator
+	if ev := env.Evaluator(); ev != nil {
+		var prog *cfi.Program
+		if prog, err = ev.Program(program); err == nil {
+			assigned, err = prog.Run(&regs, env)
+		}
 	}
-	_, hasEIP := out["$eip"]
-	_, hasESP := out["$esp"]
-	if err != nil || !hasEIP || !hasESP {
+	get := func(i int) uint32 { return uint32(regs.Values[i]) }
+	if err != nil || assigned&(1<<EIP) == 0 || assigned&(1<<ESP) == 0 {
 		if !scanAllowed {
 			return nil
 		}
@@ -221,23 +243,18 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 		if !ok {
 			return nil
 		}
-		out["$eip"], out["$esp"] = ip, loc+4
+		regs.Set(EIP, uint64(ip))
+		regs.Set(ESP, uint64(loc+4))
 		trust = unwind.TrustScan
 	}
-	val := func(n string) uint32 {
-		if v, ok := out[n]; ok {
-			return v
-		}
-		return vars[n]
-	}
-	if out["$eip"] != 0 || val("$ebp") != 0 {
+	if get(EIP) != 0 || get(EBP) != 0 {
 		var offset uint32
-		eip := out["$eip"]
-		if !env.InModule(uint64(eip)) {
-			start := raSearchStart + 4
+		if !env.InModule(uint64(get(EIP))) {
+			start := raStart + 4
 			if scanAllowed {
 				if loc, ip, ok := scan(env, start, unwind.ScanWords(last.Trust)); ok {
-					out["$eip"], out["$esp"] = ip, loc+4
+					regs.Set(EIP, uint64(ip))
+					regs.Set(ESP, uint64(loc+4))
 					offset = loc - start
 					trust = unwind.TrustCFIScan
 				}
@@ -247,8 +264,8 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 			// Look for the caller's ebp in the saved-register area, highest
 			// address first, when the program's value is not a stack address
 			// or frames may have been skipped.
-			e := val("$ebp")
-			skipped := trust != unwind.TrustCFI && e <= raSearchStart+offset
+			e := get(EBP)
+			skipped := trust != unwind.TrustCFI && e <= raStart+offset
 			if _, ok := read32(env, e); skipped || !ok {
 				searchBytes := info.SavedRegisterSize + offset
 				end := esp + calleeParams
@@ -258,7 +275,7 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 						break
 					}
 					if _, ok := read32(env, v); ok {
-						out["$ebp"] = v
+						regs.Set(EBP, uint64(v))
 						break
 					}
 					if l < 4 {
@@ -269,14 +286,11 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 		}
 	}
 	f := &unwind.Frame{Context: last.Context, Trust: trust}
-	f.Regs[EIP], f.Regs[ESP], f.Regs[EBP] = uint64(out["$eip"]), uint64(out["$esp"]), uint64(val("$ebp"))
+	f.Regs[EIP], f.Regs[ESP], f.Regs[EBP] = uint64(get(EIP)), uint64(get(ESP)), uint64(get(EBP))
 	f.Valid = 1<<EIP | 1<<ESP | 1<<EBP
-	for _, r := range []struct {
-		name string
-		slot int
-	}{{"$ebx", EBX}, {"$esi", ESI}, {"$edi", EDI}} {
-		if v, ok := out[r.name]; ok {
-			f.Set(r.slot, uint64(v))
+	for _, r := range []int{EBX, ESI, EDI} {
+		if assigned&(1<<uint(r)) != 0 {
+			f.Set(r, regs.Values[r])
 		}
 	}
 	return f

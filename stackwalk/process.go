@@ -1,0 +1,253 @@
+package stackwalk
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gobreakpad/gobreakpad/arch"
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/arch/arm64"
+	"github.com/gobreakpad/gobreakpad/arch/unwind"
+	"github.com/gobreakpad/gobreakpad/arch/x86"
+	"github.com/gobreakpad/gobreakpad/cfi"
+	"github.com/gobreakpad/gobreakpad/minidump"
+	"github.com/gobreakpad/gobreakpad/stackwalk/crashreason"
+)
+
+// Options configures Process.
+type Options struct {
+	// Symbols finds modules' symbol files; nil walks without symbols (and
+	// reports no module as missing symbols, as Breakpad does).
+	Symbols SymbolSource
+}
+
+// Process reads a minidump and walks every thread, as Breakpad's
+// MinidumpProcessor does. Problems with parts of the dump are not fatal:
+// what can be read is reported, the rest is left empty.
+func Process(f *minidump.File, opt Options) (*ProcessState, error) {
+	p := &ProcessState{RequestingThread: -1, MainModule: -1}
+	if f == nil {
+		return nil, fmt.Errorf("process: no minidump")
+	}
+	p.TimeDateStamp = f.Header.TimeDateStamp
+
+	sys, sysErr := f.SystemInfo()
+	if sysErr == nil {
+		p.System = systemInfo(sys)
+	}
+
+	// Modules.
+	raw, _ := f.ModuleList()
+	for i := range raw {
+		p.Modules = append(p.Modules, convertModule(&raw[i]))
+	}
+	if len(p.Modules) > 0 {
+		p.MainModule = 0
+	}
+
+	// Which thread crashed or asked for the dump, and which wrote it.
+	var dumpThread, reqThread uint32
+	var hasDumpThread, hasReqThread bool
+	if bi, err := f.BreakpadInfo(); err == nil {
+		if bi.Validity&minidump.BreakpadInfoValidDumpThreadID != 0 {
+			hasDumpThread, dumpThread = true, bi.DumpThreadID
+		}
+		if bi.Validity&minidump.BreakpadInfoValidRequestingThreadID != 0 {
+			hasReqThread, reqThread = true, bi.RequestingThreadID
+		}
+	}
+	exc, excErr := f.Exception()
+	if excErr == nil {
+		p.Crashed = true
+		hasReqThread, reqThread = true, exc.ThreadID
+		r := &exc.ExceptionRecord
+		p.ExceptionCode, p.ExceptionFlags = r.ExceptionCode, r.ExceptionFlags
+		p.CrashParameters = append([]uint64(nil), r.Parameters()...)
+		p.ExceptionAddress = r.ExceptionAddress
+		if sys != nil {
+			p.CrashReason, p.CrashAddress = crashreason.Reason(uint32(sys.PlatformID), uint32(sys.ProcessorArchitecture),
+				r.ExceptionCode, r.ExceptionFlags, r.ExceptionAddress, r.Parameters())
+		} else {
+			p.CrashReason, p.CrashAddress = crashreason.Raw(r.ExceptionCode, r.ExceptionFlags), r.ExceptionAddress
+		}
+	}
+	if a, err := f.AssertionInfo(); err == nil {
+		p.Assertion = assertionText(a)
+	}
+	if mi, err := f.MiscInfo(); err == nil && mi.Flags1&minidump.MiscInfoProcessTimes != 0 {
+		p.ProcessCreateTime = mi.ProcessCreateTime
+	}
+
+	mods := newModuleMap(p.Modules)
+	syms := newSymbolizer(opt.Symbols, mods)
+	windows := p.System.OSShort == "windows"
+	evaluators := evaluatorCache{}
+	threads, thErr := f.ThreadList()
+	for i := range threads {
+		t := &threads[i]
+		if hasDumpThread && t.ThreadID == dumpThread {
+			continue
+		}
+		ctx := t.Context
+		if hasReqThread && t.ThreadID == reqThread && p.RequestingThread < 0 {
+			p.RequestingThread = len(p.Threads)
+			if p.Crashed && exc.Context != nil {
+				ctx = exc.Context
+			}
+		}
+		cs := &CallStack{ThreadID: t.ThreadID}
+		if stack, err := f.StackMemory(t); err == nil && len(stack) > 0 {
+			cs.Memory = &region{base: t.Stack.StartOfMemoryRange, data: stack}
+		}
+		if ctx != nil {
+			cpu, rawCtx := unwinderFor(ctx, p.Modules)
+			if cpu != nil {
+				env := &walkEnv{syms: syms, windows: windows, eval: evaluators.get(cpu)}
+				if cs.Memory != nil && !(ctx.CPU.PointerSize() == 4 && cs.Memory.(*region).end() > 1<<32) {
+					env.stack = cs.Memory
+				}
+				frames, err := walkThread(cpu, rawCtx, env)
+				if err == nil {
+					cs.Frames = frames
+				}
+			}
+		}
+		p.Threads = append(p.Threads, cs)
+	}
+	if sysErr != nil && thErr != nil && excErr != nil && len(p.Modules) == 0 {
+		return p, fmt.Errorf("process: nothing readable in the dump: %w", sysErr)
+	}
+	return p, nil
+}
+
+// unwinderFor picks the unwinder for a context's CPU.
+func unwinderFor(c *minidump.Context, mods []*Module) (unwind.CPU, any) {
+	switch {
+	case c.AMD64 != nil:
+		return amd64.Unwinder{}, c.AMD64
+	case c.X86 != nil:
+		return x86.Unwinder{}, c.X86
+	case c.ARM64 != nil:
+		var end uint64
+		if len(mods) > 0 {
+			end = mods[len(mods)-1].End()
+		}
+		return arm64.NewUnwinder(end), c.ARM64
+	}
+	return nil, nil
+}
+
+// region is a thread's stack memory.
+type region struct {
+	base uint64
+	data []byte
+}
+
+func (r *region) end() uint64 { return r.base + uint64(len(r.data)) }
+
+// ReadMemory returns n bytes at addr when they lie inside the region.
+func (r *region) ReadMemory(addr uint64, n int) ([]byte, error) {
+	if n < 0 || addr < r.base || addr-r.base > uint64(len(r.data)) || uint64(len(r.data))-(addr-r.base) < uint64(n) {
+		return nil, fmt.Errorf("stack: %d bytes at %#x outside %#x-%#x", n, addr, r.base, r.end())
+	}
+	off := addr - r.base
+	return r.data[off : off+uint64(n)], nil
+}
+
+var osNames = map[string]string{
+	"windows": "Windows NT",
+	"mac":     "Mac OS X",
+	"ios":     "iOS",
+	"linux":   "Linux",
+	"solaris": "Solaris",
+	"android": "Android",
+	"ps3":     "PS3",
+	"nacl":    "NaCl",
+	"fuchsia": "Fuchsia",
+}
+
+func systemInfo(s *minidump.SystemInfo) SystemInfo {
+	si := SystemInfo{PlatformID: uint32(s.PlatformID), ProcessorArchitecture: uint32(s.ProcessorArchitecture)}
+	si.OSShort = s.OSName()
+	si.OS = osNames[si.OSShort]
+	if si.OS == "" {
+		si.OS = fmt.Sprintf("0x%08x", uint32(s.PlatformID))
+	}
+	si.OSVersion = fmt.Sprintf("%d.%d.%d", s.MajorVersion, s.MinorVersion, s.BuildNumber)
+	if s.CSDVersionRva != 0 && s.CSDVersionErr == nil {
+		si.OSVersion += " " + s.CSDVersion
+	}
+	cpu := s.CPU()
+	si.CPU = cpu.String()
+	if cpu == arch.Unknown {
+		si.CPU = fmt.Sprintf("0x%04x", uint16(s.ProcessorArchitecture))
+	}
+	switch cpu {
+	case arch.X86, arch.AMD64:
+		if cpu == arch.X86 {
+			if v := strings.TrimRight(s.CPUVendor(), "\x00"); v != "" {
+				si.CPUInfo = v + " "
+			}
+		}
+		si.CPUInfo += fmt.Sprintf("family %d model %d stepping %d", s.CPUFamily(), s.CPUModel(), s.CPUStepping())
+	}
+	si.CPUCount = int(s.NumberOfProcessors)
+	return si
+}
+
+func convertModule(m *minidump.Module) *Module {
+	return &Module{
+		Base:      m.BaseOfImage,
+		Size:      uint64(m.SizeOfImage),
+		CodeFile:  m.CodeFile(),
+		CodeID:    m.CodeIdentifier(),
+		DebugFile: m.DebugFile(),
+		DebugID:   m.DebugIdentifier(),
+		Version:   m.Version(),
+	}
+}
+
+// assertionText renders an assertion stream as Breakpad does.
+func assertionText(a *minidump.AssertionInfo) string {
+	var b strings.Builder
+	switch a.Type {
+	case 1:
+		b.WriteString("Invalid parameter passed to library function")
+	case 2:
+		b.WriteString("Pure virtual function called")
+	default:
+		fmt.Fprintf(&b, "Unknown assertion type 0x%08x", a.Type)
+	}
+	if e := minidump.UTF16String(a.Expression[:]); e != "" {
+		b.WriteString(" " + e)
+	}
+	if fn := minidump.UTF16String(a.Function[:]); fn != "" {
+		b.WriteString(" in function " + fn)
+	}
+	if file := minidump.UTF16String(a.File[:]); file != "" {
+		b.WriteString(", in file " + file)
+	}
+	if a.Line != 0 {
+		fmt.Fprintf(&b, " at line %d", a.Line)
+	}
+	return b.String()
+}
+
+// evaluatorCache holds one rule compiler per CPU: compiled rules are cached
+// by their text inside it.
+type evaluatorCache map[string]*cfi.Evaluator
+
+func (c evaluatorCache) get(cpu unwind.CPU) *cfi.Evaluator {
+	key := cpu.Names()[cpu.PC()]
+	if ev, ok := c[key]; ok {
+		return ev
+	}
+	ev, err := cfi.NewEvaluator(cpu.WordSize(), cpu.CFINames())
+	if err != nil {
+		// The CPUs' name lists are fixed and valid; a failure here is a
+		// programming error that leaves the walk without CFI.
+		ev = nil
+	}
+	c[key] = ev
+	return ev
+}
