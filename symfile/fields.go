@@ -1,0 +1,123 @@
+package symfile
+
+import "math"
+
+// Field scanning over one line of a symbol file, without allocation. Numbers
+// follow what Breakpad's strtoull/strtol-based parsing accepts in practice:
+// fields separated by runs of spaces, hex with an optional 0x prefix and
+// either case, and a number must be followed by a space or the line end. The
+// last field of a record (a name, rules text) is the rest of the line after
+// the single space ending the field before it.
+
+// skipSpaces returns the index of the first non-space byte of b at or after i.
+func skipSpaces(b []byte, i int) int {
+	for i < len(b) && b[i] == ' ' {
+		i++
+	}
+	return i
+}
+
+// hexField parses a hex number starting at b[i] (after any spaces) and returns
+// it with the index just past it.
+func hexField(b []byte, i int) (uint64, int, bool) {
+	i = skipSpaces(b, i)
+	if i+1 < len(b) && b[i] == '0' && (b[i+1] == 'x' || b[i+1] == 'X') {
+		i += 2
+	}
+	start := i
+	var v uint64
+	for ; i < len(b); i++ {
+		c := b[i]
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		case c == ' ':
+			goto done
+		default:
+			return 0, i, false
+		}
+		if v>>60 != 0 {
+			return 0, i, false // overflow
+		}
+		v = v<<4 | uint64(d)
+	}
+done:
+	// Breakpad rejects ULLONG_MAX, which strtoull also returns on overflow.
+	if i == start || v == math.MaxUint64 {
+		return 0, i, false
+	}
+	return v, i, true
+}
+
+// decField parses a decimal number, optionally negative, starting at b[i]
+// (after any spaces), and returns it with the index just past it. Values
+// outside the int32 range are refused.
+func decField(b []byte, i int) (int64, int, bool) {
+	i = skipSpaces(b, i)
+	neg := false
+	if i < len(b) && (b[i] == '-' || b[i] == '+') {
+		neg = b[i] == '-'
+		i++
+	}
+	start := i
+	var v int64
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c == ' ' {
+			break
+		}
+		if c < '0' || c > '9' {
+			return 0, i, false
+		}
+		v = v*10 + int64(c-'0')
+		if v > math.MaxInt32 {
+			return 0, i, false
+		}
+	}
+	if i == start {
+		return 0, i, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, i, true
+}
+
+// restField returns the rest of the line after the separator at b[i], which
+// must be a space followed by at least one byte.
+func restField(b []byte, i int) (int, bool) {
+	if i+1 >= len(b) || b[i] != ' ' {
+		return 0, false
+	}
+	return i + 1, true
+}
+
+// word returns the next space-delimited word starting at b[i] (after spaces)
+// as [start, end).
+func word(b []byte, i int) (int, int) {
+	i = skipSpaces(b, i)
+	j := i
+	for j < len(b) && b[j] != ' ' {
+		j++
+	}
+	return i, j
+}
+
+// hasPrefix reports whether b starts with s.
+func hasPrefix(b []byte, s string) bool {
+	return len(b) >= len(s) && string(b[:len(s)]) == s
+}
+
+// multipleFlag skips the optional "m" field of FUNC and PUBLIC records.
+func multipleFlag(b []byte, i int) (bool, int) {
+	j := skipSpaces(b, i)
+	if j+1 < len(b) && b[j] == 'm' && b[j+1] == ' ' {
+		return true, j + 1
+	}
+	return false, i
+}

@@ -1,0 +1,309 @@
+package symfile
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Symbol is what [Table.Lookup] finds at an address: the FUNC record covering
+// it, with the line record and inlined calls there, or else the nearest
+// PUBLIC record below it.
+type Symbol struct {
+	Name      string
+	Address   uint64 // the FUNC's or PUBLIC's address: the function base
+	Size      uint64 // the FUNC's size; 0 for a PUBLIC
+	ParamSize uint64
+	Multiple  bool // the record has the "m" flag: several symbols were folded together
+	Public    bool // found through the PUBLIC fallback; no line or inline data then
+
+	// The line record covering the address, when HasLine is set. File is
+	// empty when the line names no FILE record.
+	HasLine     bool
+	File        string
+	Line        int64
+	LineAddress uint64 // start address of the line record
+
+	// Inlines is the chain of inlined calls at the address, innermost first.
+	Inlines []InlinedCall
+}
+
+// InlinedCall is one INLINE record covering an address: a call, inlined into
+// the function, of the function named by its INLINE_ORIGIN.
+type InlinedCall struct {
+	Name     string // the origin's name; "<name omitted>" when the origin is missing, as Breakpad prints
+	Address  uint64 // start of the INLINE range covering the address
+	CallFile string // file of the call site; empty when absent (old form, -1 or unknown FILE)
+	CallLine int64  // line of the call site
+}
+
+// Frame is one frame of Breakpad's view of an address: the inlined
+// functions, innermost first, then the real function.
+type Frame struct {
+	Name    string
+	Address uint64 // function base: the FUNC, PUBLIC or inline range start
+	File    string
+	Line    int64 // 0 when unknown
+	Inline  bool
+}
+
+// Frames returns the frames Breakpad's SourceLineResolver makes from s,
+// innermost first: each inlined call shows the source position inside it
+// (the line record for the innermost, the call site of the next inner inlined
+// call for the others), and the real function shows the call site of the
+// outermost inlined call, or the line record when nothing is inlined.
+func (s *Symbol) Frames() []Frame {
+	out := make([]Frame, 0, len(s.Inlines)+1)
+	file, line := "", int64(0)
+	if s.HasLine {
+		file, line = s.File, s.Line
+	}
+	for _, in := range s.Inlines {
+		out = append(out, Frame{Name: in.Name, Address: in.Address, File: file, Line: line, Inline: true})
+		file, line = in.CallFile, in.CallLine
+	}
+	return append(out, Frame{Name: s.Name, Address: s.Address, File: file, Line: line})
+}
+
+// Lookup returns the symbol at module-relative address addr, with Breakpad's
+// rules: the FUNC record whose range covers addr (with its line record and
+// inlined calls), else the nearest PUBLIC record at or below addr provided it
+// lies above the start of the nearest FUNC below addr. It returns false when
+// neither exists.
+func (t *Table) Lookup(addr uint64) (Symbol, bool) {
+	var sym Symbol
+	fi := nearestBelow(t.funcs, addr)
+	if fi >= 0 && t.funcs[fi].last >= addr {
+		line := t.lineAt(t.funcs[fi].off)
+		f, _ := parseFuncLine(line)
+		sym = Symbol{
+			Name:      string(line[f.name:]),
+			Address:   f.addr,
+			Size:      f.size,
+			ParamSize: f.param,
+			Multiple:  f.multiple,
+		}
+		d := t.detail(fi)
+		if li := findExclusive(d.lines, addr); li >= 0 {
+			l := d.lineInfo[d.lines[li].aux]
+			sym.HasLine = true
+			sym.Line = l.line
+			sym.LineAddress = d.lines[li].start
+			sym.File = t.fileName(l.file)
+		}
+		for ii := d.inlines.innermost(addr); ii >= 0; ii = int(d.inlines.parent[ii]) {
+			r := d.inlines.s[ii]
+			in := d.inlineInfo[r.aux]
+			c := InlinedCall{Name: "<name omitted>", Address: r.start, CallLine: int64(in.CallLine)}
+			if o, ok := findNamed(t.origins, in.Origin); ok {
+				c.Name = t.str(o.off, o.n)
+			}
+			if in.HasCallFile && in.CallFile >= 0 {
+				c.CallFile = t.fileName(uint32(in.CallFile))
+			}
+			sym.Inlines = append(sym.Inlines, c)
+		}
+		return sym, true
+	}
+	pi := nearestPublic(t.publics, addr)
+	if pi < 0 || (fi >= 0 && t.publics[pi].addr <= t.funcs[fi].start) {
+		return Symbol{}, false
+	}
+	line := t.lineAt(t.publics[pi].off)
+	p, _ := parsePublicLine(line)
+	return Symbol{
+		Name:      string(line[p.name:]),
+		Address:   p.addr,
+		ParamSize: p.param,
+		Multiple:  p.multiple,
+		Public:    true,
+	}, true
+}
+
+func nearestPublic(s []public, a uint64) int {
+	lo, hi := 0, len(s)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s[m].addr <= a {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1
+}
+
+func (t *Table) fileName(id uint32) string {
+	if f, ok := findNamed(t.files, id); ok {
+		return t.str(f.off, f.n)
+	}
+	return ""
+}
+
+// funcDetail is the decoded line and INLINE records of one function.
+type funcDetail struct {
+	lines      []span // aux: index in lineInfo
+	lineInfo   []lineInfo
+	inlines    nested // aux: index in inlineInfo
+	inlineInfo []Inline
+}
+
+type lineInfo struct {
+	line int64
+	file uint32
+}
+
+// detailCacheMin is the size in bytes of a function's line and INLINE records
+// above which its decoded form is kept for later lookups; smaller ones are
+// cheaper to decode again than to keep.
+const detailCacheMin = 2048
+
+// detail decodes the line and INLINE records of function fi.
+func (t *Table) detail(fi int) *funcDetail {
+	if d, ok := t.details.Load(fi); ok {
+		return d.(*funcDetail)
+	}
+	f := t.funcs[fi]
+	head := uint32(len(t.lineAt(f.off)))
+	bodyStart, bodyEnd := f.off+head, f.aux
+	d := &funcDetail{}
+	var inlineSpans []span
+	for off := bodyStart; off < bodyEnd; {
+		b := t.lineAt(off)
+		lineOff := off
+		off += uint32(len(b)) + 1
+		if off < uint32(len(t.data)) && t.data[off-1] == '\r' {
+			off++
+		}
+		if len(b) == 0 || !isChildRecord(b) {
+			continue
+		}
+		if hasPrefix(b, "INLINE ") {
+			in := Inline{}
+			if parseInlineLine(b, &in) != "" {
+				continue
+			}
+			// Breakpad drops an INLINE nested deeper than the one before allows.
+			if n := len(d.inlineInfo); (n == 0 && in.Depth > 1) || (n > 0 && in.Depth > d.inlineInfo[n-1].Depth+1) {
+				continue
+			}
+			k := uint32(len(d.inlineInfo))
+			d.inlineInfo = append(d.inlineInfo, in)
+			for _, r := range in.Ranges {
+				if s, ok := makeSpan(r.Address, r.Size, lineOff, k); ok {
+					inlineSpans = append(inlineSpans, s)
+				}
+			}
+			continue
+		}
+		l, msg := parseLineRecord(b)
+		if msg != "" {
+			continue
+		}
+		if s, ok := makeSpan(l.Address, l.Size, lineOff, uint32(len(d.lineInfo))); ok {
+			d.lines = append(d.lines, s)
+			d.lineInfo = append(d.lineInfo, lineInfo{line: l.Line, file: l.File})
+		}
+	}
+	d.lines = exclusiveRanges(d.lines)
+	d.inlines = nestedRanges(inlineSpans, true)
+	if bodyEnd-bodyStart >= detailCacheMin {
+		t.details.Store(fi, d)
+	}
+	return d
+}
+
+// isChildRecord reports whether line b is a line or INLINE record: one that
+// belongs to the FUNC before it.
+func isChildRecord(b []byte) bool {
+	switch b[0] {
+	case 'F':
+		return !hasPrefix(b, "FUNC ") && !hasPrefix(b, "FILE ")
+	case 'S':
+		return !hasPrefix(b, "STACK ")
+	case 'P':
+		return !hasPrefix(b, "PUBLIC ")
+	case 'M':
+		return !hasPrefix(b, "MODULE ")
+	case 'I':
+		return !hasPrefix(b, "INFO ") && !hasPrefix(b, "INLINE_ORIGIN ")
+	}
+	return true
+}
+
+// CFIRules is the DWARF CFI in force at an address: the STACK CFI INIT record
+// covering it and the STACK CFI delta records that apply, as text for package
+// cfi to compile. Apply Init, then each delta in order.
+type CFIRules struct {
+	Address uint64 // the INIT record's range
+	Size    uint64
+	Init    string
+	Deltas  []CFI // deltas at addresses from Address up to and including the looked-up address, in address order
+}
+
+// CFIRules returns the CFI rules in force at module-relative address addr, as
+// Breakpad's FindCFIFrameInfo gathers them: the INIT record whose range covers
+// addr, and the delta records following it whose addresses lie between the
+// INIT address and addr (for a repeated address, the last record wins). It
+// returns false when no INIT record covers addr.
+func (t *Table) CFIRules(addr uint64) (CFIRules, bool) {
+	ci := findExclusive(t.cfi, addr)
+	if ci < 0 {
+		return CFIRules{}, false
+	}
+	c := t.cfi[ci]
+	b := t.lineAt(c.off)
+	_, f, _ := parseStackCFI(b, len("STACK CFI"))
+	r := CFIRules{Address: c.start, Size: c.last - c.start + 1, Init: string(b[f.rules:])}
+	sorted := true
+	for off := c.off + uint32(len(b)) + 1; off < c.aux; {
+		d := t.lineAt(off)
+		off += uint32(len(d)) + 1
+		if off < uint32(len(t.data)) && t.data[off-1] == '\r' {
+			off++
+		}
+		if !hasPrefix(d, "STACK CFI ") {
+			continue
+		}
+		kind, f, msg := parseStackCFI(d, len("STACK CFI"))
+		if msg != "" || kind != stackCFI || f.addr < c.start || f.addr > addr {
+			continue
+		}
+		if n := len(r.Deltas); n > 0 && r.Deltas[n-1].Address >= f.addr {
+			sorted = false
+		}
+		r.Deltas = append(r.Deltas, CFI{Address: f.addr, Rules: string(d[f.rules:])})
+	}
+	if !sorted {
+		slices.SortStableFunc(r.Deltas, func(a, b CFI) int { return cmp.Compare(a.Address, b.Address) })
+		// Keep the last record for each address, as Breakpad's map assignment does.
+		out := r.Deltas[:0]
+		for i, d := range r.Deltas {
+			if i+1 < len(r.Deltas) && r.Deltas[i+1].Address == d.Address {
+				continue
+			}
+			out = append(out, d)
+		}
+		r.Deltas = out
+	}
+	return r, true
+}
+
+// StackWin returns the STACK WIN record for module-relative address addr as
+// Breakpad's FindWindowsFrameInfo chooses it: the innermost FrameData (type 4)
+// record covering addr, else the innermost FPO (type 0) one. It returns false
+// when neither covers addr.
+func (t *Table) StackWin(addr uint64) (StackWin, bool) {
+	for k := range t.win {
+		n := &t.win[k]
+		if i := n.innermost(addr); i >= 0 {
+			b := t.lineAt(n.s[i].off)
+			_, we := word(b, len("STACK "))
+			w, prog, _ := parseStackWin(b, we)
+			if w.HasProgramString {
+				w.ProgramString = string(b[prog:])
+			}
+			return w, true
+		}
+	}
+	return StackWin{}, false
+}

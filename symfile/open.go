@@ -1,0 +1,38 @@
+package symfile
+
+import (
+	"fmt"
+	"math"
+	"os"
+)
+
+// Open memory-maps the symbol file at path and indexes it with [Parse]. Call
+// [Table.Close] to release the mapping.
+func Open(path string) (*Table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	if st.Size() >= math.MaxUint32 {
+		return nil, fmt.Errorf("%s: symbol file of %d bytes is too large (limit 4 GiB)", path, st.Size())
+	}
+	data, unmap, err := mapFile(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	t, err := Parse(data)
+	if err != nil {
+		unmap()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	t.close = unmap
+	return t, nil
+}

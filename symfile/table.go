@@ -1,0 +1,384 @@
+package symfile
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+)
+
+// A Table is a parsed and indexed symbol file, answering lookups by
+// module-relative address in O(log n). It is built in one streaming pass over
+// the file's bytes, which it keeps (memory-mapped by [Open]) and refers into
+// by offset rather than copying names and rules; line records, INLINE records
+// and STACK CFI delta records are checked in that pass but decoded only when a
+// lookup needs them. Strings returned by lookups are copies and stay valid
+// after [Table.Close].
+//
+// A Table is safe for concurrent use.
+type Table struct {
+	data  []byte
+	close func() error
+
+	module    Module
+	hasModule bool
+	codeID    CodeID
+	hasCodeID bool
+	infos     []Info
+
+	files   []named // FILE records by number; first record wins, as in Breakpad
+	origins []named // INLINE_ORIGIN records by id; first record wins
+
+	funcs   []span // FUNC records; aux: end offset of the last line or INLINE record of the function
+	publics []public
+	cfi     []span    // STACK CFI INIT records; aux: end offset of the last delta record after it
+	win     [2]nested // STACK WIN FrameData (0) and FPO (1) records
+
+	errs       []*SyntaxError
+	numErrs    int
+	numCorrupt int
+
+	details sync.Map // int (index in funcs) -> *funcDetail
+}
+
+// named is a numbered name: FILE and INLINE_ORIGIN records.
+type named struct {
+	id     uint32
+	off, n uint32 // the name's bytes in the file
+}
+
+// public is a PUBLIC record: its address and the offset of its line.
+type public struct {
+	addr uint64
+	off  uint32
+}
+
+// maxErrors is how many syntax errors a Table keeps in detail.
+const maxErrors = 100
+
+// A SyntaxError describes one malformed line of a symbol file.
+type SyntaxError struct {
+	Line int    // 1-based line number in the file
+	Msg  string // what is wrong, starting with the record kind
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+// Parse indexes the symbol file held in data. The Table refers into data,
+// which must not be modified while the Table is in use.
+//
+// Malformed lines do not stop parsing: as Breakpad does, they are skipped and
+// the rest of the file loads; [Table.Errors] lists them and [Table.Corrupt]
+// reports whether Breakpad would call the file corrupt. Parse itself fails
+// only when the file is too large to index (4 GiB or more).
+func Parse(data []byte) (*Table, error) {
+	if uint64(len(data)) >= math.MaxUint32 {
+		return nil, fmt.Errorf("symbol file of %d bytes is too large (limit 4 GiB)", len(data))
+	}
+	t := &Table{data: data}
+	t.parse()
+	return t, nil
+}
+
+// Close releases the file mapping of a Table made by [Open]. The Table must not
+// be used afterwards. Close on a Table from [Parse] does nothing.
+func (t *Table) Close() error {
+	if t.close == nil {
+		return nil
+	}
+	err := t.close()
+	t.close = nil
+	t.data = nil
+	return err
+}
+
+// Module returns the MODULE record, and false if the file has none.
+func (t *Table) Module() (Module, bool) { return t.module, t.hasModule }
+
+// CodeID returns the INFO CODE_ID record, and false if the file has none.
+func (t *Table) CodeID() (CodeID, bool) { return t.codeID, t.hasCodeID }
+
+// Infos returns the INFO records other than CODE_ID, in file order.
+func (t *Table) Infos() []Info { return t.infos }
+
+// Errors returns the first 100 malformed lines of the file.
+func (t *Table) Errors() []*SyntaxError { return t.errs }
+
+// NumErrors returns how many lines of the file are malformed.
+func (t *Table) NumErrors() int { return t.numErrs }
+
+// Corrupt reports whether Breakpad would mark this symbol file corrupt: some
+// line other than an INLINE or INLINE_ORIGIN record is malformed, or the file
+// lacks a MODULE record.
+func (t *Table) Corrupt() bool { return t.numCorrupt > 0 }
+
+func (t *Table) fail(line int, msg string, counts bool) {
+	t.numErrs++
+	if counts {
+		t.numCorrupt++
+	}
+	if len(t.errs) < maxErrors {
+		t.errs = append(t.errs, &SyntaxError{Line: line, Msg: msg})
+	}
+}
+
+// lineAt returns the line starting at offset off, without its line end.
+func (t *Table) lineAt(off uint32) []byte {
+	b := t.data[off:]
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	if len(b) > 0 && b[len(b)-1] == '\r' {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// str returns a copy of n bytes of the file at off.
+func (t *Table) str(off, n uint32) string { return string(t.data[off : off+n]) }
+
+// parse is the streaming pass over t.data.
+func (t *Table) parse() {
+	data := t.data
+	var (
+		lineNo  int
+		curFunc = -1 // index in t.funcs of the FUNC owning line records; -2: a FUNC not stored; -1: none
+		curCFI  = -1 // index in t.cfi of the last STACK CFI INIT
+		inl     Inline
+		winAll  [2][]span
+	)
+	for off := 0; off < len(data); {
+		lineNo++
+		start := off
+		end := len(data)
+		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
+			end = off + i
+			off = end + 1
+		} else {
+			off = end
+		}
+		b := data[start:end]
+		if len(b) > 0 && b[len(b)-1] == '\r' {
+			b = b[:len(b)-1]
+			end--
+		}
+		if len(b) == 0 {
+			continue
+		}
+		switch b[0] {
+		case 'F':
+			if hasPrefix(b, "FUNC ") {
+				f, msg := parseFuncLine(b)
+				if msg != "" {
+					t.fail(lineNo, msg, true)
+					curFunc = -1
+					continue
+				}
+				s, ok := makeSpan(f.addr, f.size, uint32(start), uint32(end))
+				if !ok {
+					curFunc = -2
+					continue
+				}
+				curFunc = len(t.funcs)
+				t.funcs = append(t.funcs, s)
+				continue
+			}
+			if hasPrefix(b, "FILE ") {
+				num, name, msg := parseFileLine(b)
+				if msg != "" {
+					t.fail(lineNo, msg, true)
+					continue
+				}
+				t.files = append(t.files, named{id: num, off: uint32(start + name), n: uint32(len(b) - name)})
+				continue
+			}
+		case 'S':
+			if hasPrefix(b, "STACK ") {
+				ws, we := word(b, len("STACK "))
+				switch string(b[ws:we]) {
+				case "CFI":
+					kind, c, msg := parseStackCFI(b, we)
+					switch {
+					case msg != "":
+						t.fail(lineNo, msg, true)
+					case kind == stackCFIInit:
+						curCFI = -1
+						if s, ok := makeSpan(c.addr, c.size, uint32(start), uint32(end)); ok {
+							curCFI = len(t.cfi)
+							t.cfi = append(t.cfi, s)
+						}
+					case curCFI >= 0:
+						t.cfi[curCFI].aux = uint32(end)
+					}
+				case "WIN":
+					w, _, msg := parseStackWin(b, we)
+					if msg != "" {
+						t.fail(lineNo, msg, true)
+						continue
+					}
+					k := -1
+					switch w.Type {
+					case WinFrameData:
+						k = 0
+					case WinFPO:
+						k = 1
+					}
+					if s, ok := makeSpan(uint64(w.RVA), uint64(w.CodeSize), uint32(start), 0); ok && k >= 0 {
+						winAll[k] = append(winAll[k], s)
+					}
+				default:
+					t.fail(lineNo, "STACK: unknown kind", true)
+				}
+				continue
+			}
+		case 'P':
+			if hasPrefix(b, "PUBLIC ") {
+				curFunc = -1 // PUBLIC records end a function's line records
+				p, msg := parsePublicLine(b)
+				if msg != "" {
+					t.fail(lineNo, msg, true)
+					continue
+				}
+				// Breakpad ignores PUBLIC records at address 0 (seen in ntdll).
+				if p.addr != 0 {
+					t.publics = append(t.publics, public{addr: p.addr, off: uint32(start)})
+				}
+				continue
+			}
+		case 'M':
+			if hasPrefix(b, "MODULE ") {
+				if !t.hasModule {
+					m, ok := parseModuleLine(b)
+					if !ok {
+						t.fail(lineNo, "MODULE: malformed", true)
+						continue
+					}
+					t.module, t.hasModule = m, true
+				}
+				continue
+			}
+		case 'I':
+			if hasPrefix(b, "INFO ") {
+				t.parseInfo(b)
+				continue
+			}
+			if hasPrefix(b, "INLINE ") {
+				if curFunc == -1 {
+					t.fail(lineNo, "INLINE: no FUNC before it", false)
+					continue
+				}
+				inl.Ranges = inl.Ranges[:0]
+				if msg := parseInlineLine(b, &inl); msg != "" {
+					t.fail(lineNo, msg, false)
+					continue
+				}
+				if curFunc >= 0 {
+					t.funcs[curFunc].aux = uint32(end)
+				}
+				continue
+			}
+			if hasPrefix(b, "INLINE_ORIGIN ") {
+				o, msg := parseInlineOriginLine(b)
+				if msg != "" {
+					t.fail(lineNo, msg, false)
+					continue
+				}
+				t.origins = append(t.origins, named{id: o.id, off: uint32(start + o.name), n: uint32(len(b) - o.name)})
+				continue
+			}
+		}
+		// Anything else is a line record of the current function.
+		if curFunc == -1 {
+			t.fail(lineNo, "line record: no FUNC before it", true)
+			continue
+		}
+		if _, msg := parseLineRecord(b); msg != "" {
+			t.fail(lineNo, msg, true)
+			continue
+		}
+		if curFunc >= 0 {
+			t.funcs[curFunc].aux = uint32(end)
+		}
+	}
+	if !t.hasModule {
+		t.fail(1, "MODULE: missing", true)
+	}
+	t.funcs = exclusiveRanges(t.funcs)
+	t.cfi = exclusiveRanges(t.cfi)
+	for k := range winAll {
+		t.win[k] = nestedRanges(winAll[k], false)
+	}
+	t.files = sortNamed(t.files)
+	t.origins = sortNamed(t.origins)
+	if !slices.IsSortedFunc(t.publics, comparePublic) {
+		slices.SortStableFunc(t.publics, comparePublic)
+	}
+	// Breakpad's AddressMap keeps the first PUBLIC at an address.
+	t.publics = slices.CompactFunc(t.publics, func(a, b public) bool { return a.addr == b.addr })
+}
+
+func comparePublic(a, b public) int { return cmp.Compare(a.addr, b.addr) }
+
+// sortNamed sorts numbered names by number, keeping the first of duplicates.
+func sortNamed(s []named) []named {
+	f := func(a, b named) int { return cmp.Compare(a.id, b.id) }
+	if !slices.IsSortedFunc(s, f) {
+		slices.SortStableFunc(s, f)
+	}
+	return slices.CompactFunc(s, func(a, b named) bool { return a.id == b.id })
+}
+
+func findNamed(s []named, id uint32) (named, bool) {
+	i, ok := slices.BinarySearchFunc(s, id, func(e named, id uint32) int { return cmp.Compare(e.id, id) })
+	if !ok {
+		return named{}, false
+	}
+	return s[i], true
+}
+
+func parseModuleLine(b []byte) (Module, bool) {
+	i := len("MODULE ")
+	var f [3][2]int
+	for k := range f {
+		s, e := word(b, i)
+		if s == e {
+			return Module{}, false
+		}
+		f[k] = [2]int{s, e}
+		i = e
+	}
+	name, ok := restField(b, i)
+	if !ok {
+		return Module{}, false
+	}
+	return Module{
+		OS:   string(b[f[0][0]:f[0][1]]),
+		Arch: string(b[f[1][0]:f[1][1]]),
+		ID:   string(b[f[2][0]:f[2][1]]),
+		Name: string(b[name:]),
+	}, true
+}
+
+func (t *Table) parseInfo(b []byte) {
+	ks, ke := word(b, len("INFO "))
+	key := string(b[ks:ke])
+	if key == "CODE_ID" {
+		if t.hasCodeID {
+			return
+		}
+		is, ie := word(b, ke)
+		c := CodeID{ID: string(b[is:ie])}
+		if r, ok := restField(b, ie); ok {
+			c.File = string(b[r:])
+		}
+		t.codeID, t.hasCodeID = c, true
+		return
+	}
+	in := Info{Key: key}
+	if r, ok := restField(b, ke); ok {
+		in.Value = string(b[r:])
+	}
+	t.infos = append(t.infos, in)
+}
