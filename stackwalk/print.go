@@ -220,7 +220,7 @@ func printModules(b *bufio.Writer, p *ProcessState) {
 	if hasMain {
 		main = p.Modules[p.MainModule].Base
 	}
-	for _, m := range p.Modules {
+	for _, m := range p.ModulesByAddress() {
 		version := m.Version
 		if version == "" {
 			version = "???"
@@ -266,7 +266,7 @@ func PrintMachineReadable(w io.Writer, p *ProcessState) error {
 	if hasMain {
 		main = p.Modules[p.MainModule].Base
 	}
-	for _, m := range p.Modules {
+	for _, m := range p.ModulesByAddress() {
 		isMain := 0
 		if hasMain && m.Base == main {
 			isMain = 1

@@ -100,7 +100,7 @@ func Process(f *minidump.File, opt Options) (*ProcessState, error) {
 			cs.Memory = &region{base: t.Stack.StartOfMemoryRange, data: stack}
 		}
 		if ctx != nil {
-			cpu, rawCtx := unwinderFor(ctx, p.Modules)
+			cpu, rawCtx := unwinderFor(ctx, mods)
 			if cpu != nil {
 				env := &walkEnv{syms: syms, windows: windows, eval: evaluators.get(cpu)}
 				if cs.Memory != nil && !(ctx.CPU.PointerSize() == 4 && cs.Memory.(*region).end() > 1<<32) {
@@ -121,16 +121,18 @@ func Process(f *minidump.File, opt Options) (*ProcessState, error) {
 }
 
 // unwinderFor picks the unwinder for a context's CPU.
-func unwinderFor(c *minidump.Context, mods []*Module) (unwind.CPU, any) {
+func unwinderFor(c *minidump.Context, mods *moduleMap) (unwind.CPU, any) {
 	switch {
 	case c.AMD64 != nil:
 		return amd64.Unwinder{}, c.AMD64
 	case c.X86 != nil:
 		return x86.Unwinder{}, c.X86
 	case c.ARM64 != nil:
+		// Pointer-authentication bits are masked off with a mask covering
+		// the highest module, as Breakpad guesses the address range.
 		var end uint64
-		if len(mods) > 0 {
-			end = mods[len(mods)-1].End()
+		if n := len(mods.sorted); n > 0 {
+			end = mods.sorted[n-1].End()
 		}
 		return arm64.NewUnwinder(end), c.ARM64
 	}

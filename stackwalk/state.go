@@ -53,6 +53,12 @@ func (p *ProcessState) Uptime() (uint32, bool) {
 	return 0, false
 }
 
+// ModulesByAddress returns the modules Breakpad lists: sorted by base
+// address, leaving out any that overlap one earlier in the dump.
+func (p *ProcessState) ModulesByAddress() []*Module {
+	return newModuleMap(p.Modules).sorted
+}
+
 // SystemInfo describes the machine the dump came from.
 type SystemInfo struct {
 	// OS is Breakpad's long name ("Windows NT", "Linux", "Mac OS X") and
@@ -133,11 +139,11 @@ type StackFrame struct {
 	cpu unwind.CPU
 }
 
-// ReturnAddress is the address printed for the frame: the program counter of
-// physical frames (for callers, the return address itself), Instruction for
-// inline frames.
+// ReturnAddress is the address printed for the frame, as Breakpad chooses
+// it: on x86 and amd64 the program counter of physical frames (for callers,
+// the return address itself); Instruction for arm64 and inline frames.
 func (f *StackFrame) ReturnAddress() uint64 {
-	if f.Trust == unwind.TrustInline || f.cpu == nil {
+	if f.Trust == unwind.TrustInline || f.cpu == nil || !f.cpu.ReportsPC() {
 		return f.Instruction
 	}
 	return f.Context.Regs[f.cpu.PC()]

@@ -60,6 +60,9 @@ func (Unwinder) SP() int { return RSP }
 // WordSize implements unwind.CPU.
 func (Unwinder) WordSize() int { return 8 }
 
+// ReportsPC implements unwind.CPU.
+func (Unwinder) ReportsPC() bool { return true }
+
 // InstructionAdjust implements unwind.CPU.
 func (Unwinder) InstructionAdjust() uint64 { return 1 }
 

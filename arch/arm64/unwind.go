@@ -82,6 +82,9 @@ func (*Unwinder) SP() int { return RegSP }
 // WordSize implements unwind.CPU.
 func (*Unwinder) WordSize() int { return 8 }
 
+// ReportsPC implements unwind.CPU.
+func (*Unwinder) ReportsPC() bool { return false }
+
 // InstructionAdjust implements unwind.CPU: instructions are 4 bytes.
 func (*Unwinder) InstructionAdjust() uint64 { return 4 }
 

@@ -233,6 +233,10 @@ type CPU interface {
 	// InstructionAdjust is what to subtract from a return address to land
 	// inside the call instruction.
 	InstructionAdjust() uint64
+	// ReportsPC reports whether a frame's printed address is its program
+	// counter (x86, amd64) rather than the adjusted instruction address
+	// (arm64), as Breakpad's StackFrame*::ReturnAddress differ.
+	ReportsPC() bool
 	// ContextFrame returns the first frame from a thread's raw context.
 	ContextFrame(raw any, env Env) (*Frame, error)
 	// Caller finds the caller of frames[len(frames)-1], or nil when the walk

@@ -73,6 +73,9 @@ func (Unwinder) SP() int { return ESP }
 // WordSize implements unwind.CPU.
 func (Unwinder) WordSize() int { return 4 }
 
+// ReportsPC implements unwind.CPU.
+func (Unwinder) ReportsPC() bool { return true }
+
 // InstructionAdjust implements unwind.CPU.
 func (Unwinder) InstructionAdjust() uint64 { return 1 }
 
