@@ -178,7 +178,8 @@ func (e *Evaluator) compileRules(text string) ([]lineRule, error) {
 // by those of its delta records up to the address, in order; a later rule
 // for a register replaces an earlier one. The result is cached by the
 // sequence of texts. It is an error, as in Breakpad, for any text to be
-// malformed or for the rules in force to lack .cfa or .ra.
+// malformed (ErrSyntax). Rules in force that cannot unwind, such as a set
+// without .ra, compile; RuleSet.Err says why they are unusable.
 func (e *Evaluator) RuleSet(texts ...string) (*RuleSet, error) {
 	var buf [512]byte
 	key := buf[:0]
@@ -226,12 +227,7 @@ func (e *Evaluator) ruleSet(texts []string) (*RuleSet, error) {
 			}
 		}
 	}
-	switch {
-	case !rs.hasCFA:
-		return nil, ErrNoCFA
-	case !rs.hasRA:
-		return nil, ErrNoRA
-	}
+	rs.err = rs.check()
 	rs.regs = make([]regRule, 0, len(regs))
 	for r, p := range regs {
 		rs.regs = append(rs.regs, regRule{reg: r, name: e.names[r], prog: p})
@@ -246,7 +242,39 @@ type RuleSet struct {
 	cfa, ra       *Program // nil for .undef
 	hasCFA, hasRA bool
 	regs          []regRule // by register index
+	err           error     // why no frame can be unwound, or nil
 }
+
+// check finds what makes every FindCallerRegs fail: a missing .cfa or
+// .ra rule, as Breakpad requires both, or a .cfa or .ra rule that fails
+// whatever the frame. A register rule that always fails just never
+// recovers its register.
+func (rs *RuleSet) check() error {
+	switch {
+	case !rs.hasCFA:
+		return ErrNoCFA
+	case !rs.hasRA:
+		return ErrNoRA
+	}
+	if rs.cfa != nil {
+		if err := rs.cfa.CheckValue(); err != nil {
+			return fmt.Errorf(".cfa: %w", err)
+		}
+	}
+	if rs.ra != nil {
+		if err := rs.ra.CheckValue(); err != nil {
+			return fmt.Errorf(".ra: %w", err)
+		}
+	}
+	return nil
+}
+
+// Err reports why the rule set cannot unwind any frame, or nil when it
+// may: the rules lack .cfa (ErrNoCFA) or .ra (ErrNoRA), as the STACK CFI
+// INIT records of signal trampolines and of _start do, or the .cfa or .ra
+// rule fails whatever the registers (see Program.CheckValue).
+// FindCallerRegs returns this error without evaluating anything.
+func (rs *RuleSet) Err() error { return rs.err }
 
 type regRule struct {
 	reg  int
@@ -266,6 +294,9 @@ type regRule struct {
 // may not be callee.
 func (rs *RuleSet) FindCallerRegs(callee *Registers, mem Memory, caller *Registers) (cfa, ra uint64, err error) {
 	caller.Valid = 0
+	if rs.err != nil {
+		return 0, 0, fmt.Errorf("cfi: %w", rs.err)
+	}
 	if rs.cfa == nil {
 		return 0, 0, fmt.Errorf("cfi: .cfa: %w", ErrUndefined)
 	}

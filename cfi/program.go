@@ -99,6 +99,11 @@ type Program struct {
 	size     int    // address size in bytes
 	mask     uint64 // all ones of the address size
 	regNames uint64 // bits of names bound to registers
+
+	// What every evaluation meets whatever the names' values: the
+	// first error, else the number of entries left on the stack.
+	staticErr error
+	final     int
 }
 
 // String returns the program's source text.
@@ -144,7 +149,80 @@ func compileTokens(text string, toks []token, size int, mask uint64, index map[s
 		p.depth = max(p.depth, depth)
 		p.code = append(p.code, in)
 	}
+	p.analyze()
 	return p, nil
+}
+
+// analyze runs the program over the kinds of stack entries (a value or a
+// name) rather than their values, finding the errors that do not depend on
+// the names' values: stack underflow and assignment to what cannot be
+// assigned.
+func (p *Program) analyze() {
+	stack := make([]int64, 0, p.depth) // -1 for a value, else a name index
+	fail := func(pc int, err error) { p.staticErr = p.errAt(pc, err) }
+	for pc, in := range p.code {
+		switch in.op {
+		case opLiteral:
+			stack = append(stack, -1)
+		case opName:
+			stack = append(stack, int64(in.arg))
+		case opDeref:
+			if len(stack) < 1 {
+				fail(pc, ErrStackUnderflow)
+				return
+			}
+			stack[len(stack)-1] = -1
+		case opAssign:
+			if len(stack) < 2 {
+				fail(pc, ErrStackUnderflow)
+				return
+			}
+			target := stack[len(stack)-2]
+			stack = stack[:len(stack)-2]
+			if target < 0 {
+				fail(pc, fmt.Errorf("%w: a value", ErrNotAssignable))
+				return
+			}
+			if !p.names[target].assignable {
+				fail(pc, fmt.Errorf("%w: %s", ErrNotAssignable, p.names[target].text))
+				return
+			}
+		default:
+			if len(stack) < 2 {
+				fail(pc, ErrStackUnderflow)
+				return
+			}
+			stack = stack[:len(stack)-1]
+			stack[len(stack)-1] = -1
+		}
+	}
+	p.final = len(stack)
+}
+
+// Check reports the errors that every Run of the program meets, whatever
+// the registers and memory: an operator without operands, an assignment to
+// a value or to a name without '$', or values left on the stack. A
+// program that passes may still fail at run time on an unbound name, a
+// failed memory read or a division by zero.
+func (p *Program) Check() error {
+	if p.staticErr != nil {
+		return p.staticErr
+	}
+	if p.final != 0 {
+		return fmt.Errorf("%q: %w: %d values left on the stack", p.text, ErrIncomplete, p.final)
+	}
+	return nil
+}
+
+// CheckValue is Check for Value: the expression must leave one value.
+func (p *Program) CheckValue() error {
+	if p.staticErr != nil {
+		return p.staticErr
+	}
+	if p.final != 1 {
+		return fmt.Errorf("%q: %w: %d values on the stack, want 1", p.text, ErrIncomplete, p.final)
+	}
+	return nil
 }
 
 func (p *Program) nameIndex(s string, index map[string]int) (int, error) {

@@ -32,17 +32,29 @@ func callerOf(t *testing.T, ev *Evaluator, rs *RuleSet, callee map[string]uint64
 
 func TestRuleSetNeedsCFAAndRA(t *testing.T) {
 	ev := mustEvaluator(t, 8)
-	if _, err := ev.RuleSet(".ra: 0"); !errors.Is(err, ErrNoCFA) {
-		t.Errorf("no .cfa: err = %v", err)
-	}
-	if _, err := ev.RuleSet(".cfa: 0"); !errors.Is(err, ErrNoRA) {
-		t.Errorf("no .ra: err = %v", err)
-	}
-	if _, err := ev.RuleSet(".cfa: 0", ".ra: 0"); err != nil {
-		t.Errorf(".cfa and .ra from two texts: %v", err)
-	}
-	if _, err := ev.RuleSet(); !errors.Is(err, ErrNoCFA) {
-		t.Errorf("no texts: err = %v", err)
+	for _, c := range []struct {
+		texts []string
+		err   error
+	}{
+		{[]string{".ra: 0"}, ErrNoCFA},
+		{[]string{".cfa: 0"}, ErrNoRA},
+		{[]string{".ra: $rip"}, ErrNoCFA},
+		{nil, ErrNoCFA},
+		{[]string{".cfa: 0", ".ra: 0"}, nil},
+	} {
+		rs, err := ev.RuleSet(c.texts...)
+		if err != nil {
+			t.Fatalf("RuleSet(%q): %v", c.texts, err)
+		}
+		if err := rs.Err(); !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {
+			t.Errorf("RuleSet(%q).Err() = %v, want %v", c.texts, err, c.err)
+		}
+		var in, out Registers
+		out.Valid = 1
+		_, _, err = rs.FindCallerRegs(&in, nil, &out)
+		if !errors.Is(err, c.err) || (c.err == nil) != (err == nil) || out.Valid != 0 {
+			t.Errorf("RuleSet(%q).FindCallerRegs: %v, caller valid %b; want %v", c.texts, err, out.Valid, c.err)
+		}
 	}
 }
 
@@ -207,8 +219,10 @@ func TestRuleSetSyntax(t *testing.T) {
 	}
 	for _, c := range []struct{ text, want string }{
 		{".cfa: spleen .ra: notoriety nemo: mellifluous", ".cfa: spleen .ra: notoriety nemo: mellifluous"},
-		{".cfa: cfa expression .ra: ra expression galba: praetorian otho: vitellius",
-			".cfa: cfa expression .ra: ra expression galba: praetorian otho: vitellius"},
+		{".cfa: cfa_expression .ra: ra_expression galba: praetorian otho: vitellius",
+			".cfa: cfa_expression .ra: ra_expression galba: praetorian otho: vitellius"},
+		// A register rule that always fails stays; it just never recovers.
+		{".cfa: 1 .ra: 2 galba: 1 2 otho: +", ".cfa: 1 .ra: 2 galba: 1 2 otho: +"},
 		{" .cfa: 1 .ra: 2 r1:\tr1\nexpression \tr2:\t\rr2\r\n expression  \n",
 			".cfa: 1 .ra: 2 r1: r1 expression r2: r2 expression"},
 		// Words with a colon inside are not names.
@@ -319,5 +333,60 @@ func TestRuleSetCache(t *testing.T) {
 		t.Fatal("bad text compiled")
 	} else if _, err2 := ev.RuleSet("x"); err2 == nil || err2.Error() != err1.Error() {
 		t.Errorf("cached error %v, then %v", err1, err2)
+	}
+}
+
+// .cfa and .ra rules that fail whatever the frame make the rule set
+// unusable, which Err says at once.
+func TestRuleSetStaticErrors(t *testing.T) {
+	ev := mustEvaluator(t, 8, "$rsp")
+	for _, c := range []struct {
+		text string
+		err  error
+	}{
+		{".cfa: cfa expression .ra: 0", ErrIncomplete},
+		{".cfa: 0 .ra: ra expression", ErrIncomplete},
+		{".cfa: $rsp + .ra: 0", ErrStackUnderflow},
+		{".cfa: 0 .ra: ^", ErrStackUnderflow},
+		{".cfa: 0 .ra: 1 2 = 3", ErrNotAssignable},
+		{".cfa: $rsp 8 = .ra: 0", ErrIncomplete},
+	} {
+		rs, err := ev.RuleSet(c.text)
+		if err != nil {
+			t.Fatalf("RuleSet(%q): %v", c.text, err)
+		}
+		if err := rs.Err(); !errors.Is(err, c.err) {
+			t.Errorf("RuleSet(%q).Err() = %v, want %v", c.text, err, c.err)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	ev := mustEvaluator(t, 4, "$eip", "$esp")
+	for _, c := range []struct {
+		text         string
+		check, value error
+	}{
+		{"$eip $esp ^ =", nil, ErrIncomplete},
+		{"$esp 4 +", ErrIncomplete, nil},
+		{"$T0 $esp = $T0", ErrIncomplete, nil},
+		{"", nil, ErrIncomplete},
+		{"$eip ^ ^ =", ErrStackUnderflow, ErrStackUnderflow},
+		{"+", ErrStackUnderflow, ErrStackUnderflow},
+		{"1 2 =", ErrNotAssignable, ErrNotAssignable},
+		{"eip 2 =", ErrNotAssignable, ErrNotAssignable},
+		{"$eip $nobody =", nil, ErrIncomplete}, // unbound only at run time
+		{"$eip 1 0 / =", nil, ErrIncomplete},   // division by zero only at run time
+	} {
+		p, err := ev.Program(c.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Check(); !errors.Is(err, c.check) || (c.check == nil) != (err == nil) {
+			t.Errorf("Check(%q) = %v, want %v", c.text, err, c.check)
+		}
+		if err := p.CheckValue(); !errors.Is(err, c.value) || (c.value == nil) != (err == nil) {
+			t.Errorf("CheckValue(%q) = %v, want %v", c.text, err, c.value)
+		}
 	}
 }

@@ -1,0 +1,114 @@
+package cfi
+
+import (
+	"strconv"
+	"testing"
+)
+
+var amd64Names = []string{"$rax", "$rdx", "$rcx", "$rbx", "$rsi", "$rdi", "$rbp", "$rsp",
+	"$r8", "$r9", "$r10", "$r11", "$r12", "$r13", "$r14", "$r15", "$rip"}
+
+var x86Names = []string{"$eax", "$ecx", "$edx", "$ebx", "$esp", "$ebp", "$esi", "$edi", "$eip",
+	".cbCalleeParams", ".cbSavedRegs", ".cbLocals", ".cbParams", ".raSearchStart", ".raSearch"}
+
+// A typical amd64 frame: INIT rules plus two deltas, as symfile hands them
+// over, with $rbx and $rbp saved.
+const (
+	benchInit   = ".cfa: $rsp 8 + .ra: .cfa -8 + ^"
+	benchDelta1 = ".cfa: $rsp 16 + $rbp: .cfa -16 + ^"
+	benchDelta2 = ".cfa: $rsp 24 + $rbx: .cfa -24 + ^"
+)
+
+func benchFrame(b *testing.B) (*Evaluator, Registers, Memory) {
+	ev := mustEvaluator(b, 8, amd64Names...)
+	var regs Registers
+	for i := range amd64Names {
+		regs.Set(i, uint64(0x1000*i))
+	}
+	rsp, _ := ev.Index("$rsp")
+	regs.Set(rsp, 0x7fff0000)
+	return ev, regs, newStack(0x7fff0000, 8, 0x1111, 0x2222, 0x3333, 0x4444)
+}
+
+// BenchmarkFindCallerRegs is the hot path of one CFI frame with a warm
+// cache: look the rule set up by its texts and evaluate it.
+func BenchmarkFindCallerRegs(b *testing.B) {
+	ev, callee, mem := benchFrame(b)
+	var caller Registers
+	b.ReportAllocs()
+	for b.Loop() {
+		rs, err := ev.RuleSet(benchInit, benchDelta1, benchDelta2)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := rs.FindCallerRegs(&callee, mem, &caller); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFindCallerRegsEvalOnly is the evaluation alone.
+func BenchmarkFindCallerRegsEvalOnly(b *testing.B) {
+	ev, callee, mem := benchFrame(b)
+	rs, err := ev.RuleSet(benchInit, benchDelta1, benchDelta2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var caller Registers
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := rs.FindCallerRegs(&callee, mem, &caller); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+const benchWin = "$T0 $ebp = $eip $T0 4 + ^ = $ebp $T0 ^ = $esp $T0 8 + = $L $T0 .cbSavedRegs - = $P $T0 8 + .cbParams + = $ebx $T0 28 - ^ ="
+
+// BenchmarkProgramRun is one STACK WIN frame with a warm cache.
+func BenchmarkProgramRun(b *testing.B) {
+	ev := mustEvaluator(b, 4, x86Names...)
+	var callee Registers
+	set(b, ev, &callee, map[string]uint64{"$ebp": 0x1020, "$esp": 0x1000, ".cbSavedRegs": 4, ".cbParams": 8})
+	mem := newStack(0x1000, 4, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := ev.Program(benchWin)
+		if err != nil {
+			b.Fatal(err)
+		}
+		regs := callee
+		if _, err := p.Run(&regs, mem); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCompileRuleSet compiles a distinct STACK CFI INIT rule text per
+// iteration (a cold cache): the cost per distinct rule text.
+func BenchmarkCompileRuleSet(b *testing.B) {
+	ev := mustEvaluator(b, 8, amd64Names...)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		n := strconv.Itoa(i)
+		i++
+		if _, err := ev.RuleSet(".cfa: $rsp " + n + " + .ra: .cfa -8 + ^ $rbp: .cfa -" + n + " + ^"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCompileProgram compiles a distinct STACK WIN program per
+// iteration.
+func BenchmarkCompileProgram(b *testing.B) {
+	ev := mustEvaluator(b, 4, x86Names...)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := ev.Program(benchWin + " $T1 " + strconv.Itoa(i) + " ="); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
