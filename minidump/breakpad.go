@@ -22,7 +22,7 @@ func (f *File) BreakpadInfo() (*BreakpadInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("breakpad info: %w", err)
 	}
-	if len(b) < breakpadInfoSize {
+	if len(b) != breakpadInfoSize {
 		return nil, fmt.Errorf("breakpad info: %d bytes, want %d", len(b), breakpadInfoSize)
 	}
 	return &BreakpadInfo{le32(b), le32(b[4:]), le32(b[8:])}, nil
@@ -53,7 +53,7 @@ func (f *File) AssertionInfo() (*AssertionInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("assertion info: %w", err)
 	}
-	if len(b) < assertionInfoSize {
+	if len(b) != assertionInfoSize {
 		return nil, fmt.Errorf("assertion info: %d bytes, want %d", len(b), assertionInfoSize)
 	}
 	a := new(AssertionInfo)

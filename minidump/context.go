@@ -72,19 +72,28 @@ func (c *Context) StackPointer() uint64 {
 // CPU bits of the 32-bit context flags (MD_CONTEXT_CPU_MASK).
 const contextCPUMask = 0xffffff00
 
-// DecodeContext decodes a raw CPU context. The CPU is found the way Breakpad
-// finds it: an amd64 context by its size (its flags are not at offset 0), the
-// old arm64 layout by its size and 64-bit flags, others by the CPU bits of the
-// flags; when those are absent, fallback (the system info's CPU) decides.
+// DecodeContext decodes a raw CPU context, recognizing its CPU as Breakpad
+// does: an amd64 context by its size (its flags are not at offset 0; a larger
+// context is an amd64 one with XSAVE state when the dump's CPU is amd64), the
+// old arm64 layout by its size, the others by the CPU bits of their flags,
+// and when those are zero, by fallback (the system info's CPU). Sizes must be
+// exact, except that x86 and amd64 contexts may carry trailing XSAVE state.
 func DecodeContext(b []byte, fallback arch.CPU) (*Context, error) {
-	if len(b) >= amd64.ContextSize && len(b) >= 52 && le32(b[48:])&contextCPUMask == amd64.ContextAMD64 {
+	switch {
+	case len(b) == amd64.ContextSize || (fallback == arch.AMD64 && len(b) > amd64.ContextSize):
+		if flags := le32(b[48:]); flags&contextCPUMask != amd64.ContextAMD64 {
+			return nil, fmt.Errorf("context: %d bytes (amd64 size) but flags %#x are not amd64's", len(b), flags)
+		}
 		c, err := amd64.DecodeContext(b)
 		if err != nil {
 			return nil, err
 		}
 		return &Context{CPU: arch.AMD64, AMD64: c}, nil
-	}
-	if len(b) == arm64.OldContextSize && le64(b)&arm64.ContextARM64Old != 0 {
+	case len(b) == arm64.OldContextSize:
+		flags := le64(b)
+		if cpu := uint32(flags) & contextCPUMask; cpu != arm64.ContextARM64Old && !(cpu == 0 && fallback == arch.ARM64) {
+			return nil, fmt.Errorf("context: %d bytes (old arm64 size) but flags %#x are not old arm64's", len(b), flags)
+		}
 		old, err := arm64.DecodeOldContext(b)
 		if err != nil {
 			return nil, err
@@ -106,41 +115,49 @@ func DecodeContext(b []byte, fallback arch.CPU) (*Context, error) {
 	case arm64.ContextARM64:
 		cpu = arch.ARM64
 	case 0:
-		if flags&arm.ContextARMOld != 0 && len(b) == arm.ContextSize {
-			cpu = arch.ARM
+		if flags&arm.ContextARMOld != 0 {
+			cpu = arch.ARM // the old ARM flag, which collides with CONTEXT_XSTATE
 		} else {
 			cpu = fallback
 		}
 	default:
 		return nil, fmt.Errorf("context: flags %#x name no known CPU", flags)
 	}
+	want := 0
 	switch cpu {
 	case arch.X86:
-		c, err := x86.DecodeContext(b)
-		if err != nil {
-			return nil, err
+		if len(b) >= x86.ContextSize { // trailing XSAVE state is allowed
+			c, err := x86.DecodeContext(b)
+			if err != nil {
+				return nil, err
+			}
+			return &Context{CPU: cpu, X86: c}, nil
 		}
-		return &Context{CPU: cpu, X86: c}, nil
-	case arch.AMD64:
-		c, err := amd64.DecodeContext(b)
-		if err != nil {
-			return nil, err
-		}
-		return &Context{CPU: cpu, AMD64: c}, nil
+		want = x86.ContextSize
 	case arch.ARM:
-		c, err := arm.DecodeContext(b)
-		if err != nil {
-			return nil, err
+		if len(b) == arm.ContextSize {
+			c, err := arm.DecodeContext(b)
+			if err != nil {
+				return nil, err
+			}
+			return &Context{CPU: cpu, ARM: c}, nil
 		}
-		return &Context{CPU: cpu, ARM: c}, nil
+		want = arm.ContextSize
 	case arch.ARM64:
-		c, err := arm64.DecodeContext(b)
-		if err != nil {
-			return nil, err
+		if len(b) == arm64.ContextSize {
+			c, err := arm64.DecodeContext(b)
+			if err != nil {
+				return nil, err
+			}
+			return &Context{CPU: cpu, ARM64: c}, nil
 		}
-		return &Context{CPU: cpu, ARM64: c}, nil
+		want = arm64.ContextSize
+	case arch.AMD64:
+		want = amd64.ContextSize
+	default:
+		return nil, fmt.Errorf("context: unsupported CPU %s (flags %#x, %d bytes)", cpu, flags, len(b))
 	}
-	return nil, fmt.Errorf("context: unsupported CPU %s (flags %#x, %d bytes)", cpu, flags, len(b))
+	return nil, fmt.Errorf("context: %s context of %d bytes, want %d", cpu, len(b), want)
 }
 
 // Encode returns the raw bytes of the context in its own layout.
@@ -167,9 +184,35 @@ func (f *File) context(l LocationDescriptor) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("context: %w", err)
 	}
+	si, sysErr := f.SystemInfo()
 	fallback := arch.Unknown
-	if si, err := f.SystemInfo(); err == nil {
+	if sysErr == nil {
 		fallback = si.CPU()
 	}
-	return DecodeContext(b, fallback)
+	c, err := DecodeContext(b, fallback)
+	if err != nil {
+		return nil, err
+	}
+	if sysErr == nil && !contextMatchesSystem(c, si.ProcessorArchitecture) {
+		return nil, fmt.Errorf("context: %s context in a dump of CPU %s", c.CPU, si.CPUName())
+	}
+	return c, nil
+}
+
+// contextMatchesSystem reports whether a context fits the system info's
+// processor architecture, as Breakpad checks it.
+func contextMatchesSystem(c *Context, a ProcessorArchitecture) bool {
+	switch {
+	case c.X86 != nil:
+		return a == ArchX86 || a == ArchX86Win64 || a == ArchAMD64
+	case c.AMD64 != nil:
+		return a == ArchAMD64
+	case c.ARM != nil:
+		return a == ArchARM
+	case c.ARM64Old != nil:
+		return a == ArchARM64Old || a == ArchARM64
+	case c.ARM64 != nil:
+		return a == ArchARM64 || a == ArchARM64Old
+	}
+	return false
 }

@@ -39,7 +39,7 @@ func (f *File) Exception() (*Exception, error) {
 	if err != nil {
 		return nil, fmt.Errorf("exception: %w", err)
 	}
-	if len(b) < exceptionStreamSize {
+	if len(b) != exceptionStreamSize {
 		return nil, fmt.Errorf("exception: %d bytes, want %d", len(b), exceptionStreamSize)
 	}
 	e := &Exception{ThreadID: le32(b)}

@@ -3,7 +3,6 @@ package minidump
 import (
 	"encoding/binary"
 	"fmt"
-	"unicode/utf16"
 )
 
 // Sizes of the successive versions of MiscInfo (MD_MISCINFO*_SIZE).
@@ -113,20 +112,19 @@ func (f *File) MiscInfo() (*MiscInfo, error) {
 	if _, err := binary.Decode(full[:], binary.LittleEndian, m); err != nil {
 		return nil, fmt.Errorf("misc info: %w", err)
 	}
-	if m.SizeOfInfo != uint32(min(len(b), MiscInfo5Size)) && int(m.SizeOfInfo) != len(b) {
+	if uint64(m.SizeOfInfo) != uint64(len(b)) {
 		return nil, fmt.Errorf("misc info: size_of_info %d, stream has %d bytes", m.SizeOfInfo, len(b))
 	}
 	return m, nil
 }
 
-// UTF16String decodes a NUL-terminated UTF-16 buffer such as
-// TimeZoneInformation.StandardName or MiscInfo.BuildString.
+// UTF16String decodes a fixed-size, NUL-terminated UTF-16 buffer such as
+// TimeZoneInformation.StandardName or MiscInfo.BuildString, as Breakpad
+// does ("" when the text has unpaired surrogates).
 func UTF16String(u []uint16) string {
+	b := make([]byte, 2*len(u))
 	for i, c := range u {
-		if c == 0 {
-			u = u[:i]
-			break
-		}
+		b[2*i], b[2*i+1] = byte(c), byte(c>>8)
 	}
-	return string(utf16.Decode(u))
+	return utf16String(b)
 }

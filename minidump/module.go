@@ -3,7 +3,6 @@ package minidump
 import (
 	"bytes"
 	"fmt"
-	"strings"
 )
 
 // CodeView record signatures (the first four bytes of a module's CvRecord).
@@ -15,8 +14,8 @@ const (
 
 // Minimum sizes of CodeView and misc records (Breakpad's *_minsize).
 const (
-	cvPDB70MinSize = 24
-	cvPDB20MinSize = 16
+	cvPDB70MinSize = 25 // including at least the NUL of the file name
+	cvPDB20MinSize = 17
 	cvELFMinSize   = 4
 	miscMinSize    = 12
 	// Breakpad reads at most this many bytes of a CodeView or misc record.
@@ -78,6 +77,10 @@ type Module struct {
 	platformKnown bool
 }
 
+// hasDebugInfo reports whether the debug records the module announces could
+// all be read; without that, Breakpad gives no code or debug identity.
+func (m *Module) hasDebugInfo() bool { return m.CodeViewErr == nil && m.MiscErr == nil }
+
 // CodeViewPDB70 is a PDB 7.0 CodeView record (MDCVInfoPDB70, "RSDS").
 type CodeViewPDB70 struct {
 	Signature   GUID
@@ -130,6 +133,10 @@ func (f *File) moduleList(t StreamType, name string) ([]Module, error) {
 		m := &mods[i]
 		m.RawModule = decodeRawModule(b[off+i*moduleSize:])
 		m.platform, m.platformKnown = platform, known
+		if m.SizeOfImage == 0 || uint64(m.SizeOfImage) > ^uint64(0)-m.BaseOfImage {
+			// Breakpad rejects the whole list for one such module.
+			return nil, fmt.Errorf("%s: module %d: bad range %#x+%#x", name, i, m.BaseOfImage, m.SizeOfImage)
+		}
 		if m.Name, err = f.String(m.ModuleNameRva); err != nil {
 			return nil, fmt.Errorf("%s: module %d: name: %w", name, i, err)
 		}
@@ -171,12 +178,12 @@ func (f *File) cvRecord(l LocationDescriptor) ([]byte, error) {
 	if l.DataSize > maxCVBytes {
 		return nil, fmt.Errorf("%d bytes exceeds %d", l.DataSize, maxCVBytes)
 	}
-	if l.DataSize < 4 {
-		return nil, fmt.Errorf("%d bytes, too short for a signature", l.DataSize)
-	}
 	b, err := f.location(l)
 	if err != nil {
 		return nil, err
+	}
+	if len(b) <= 4 {
+		return b, nil // too short for a signature: an unknown record, as Breakpad keeps it
 	}
 	switch sig := le32(b); sig {
 	case CVSignaturePDB70, CVSignaturePDB20:
@@ -215,9 +222,10 @@ func (f *File) miscRecord(l LocationDescriptor) ([]byte, error) {
 	return b, nil
 }
 
-// CVSignature returns the signature of the CodeView record, 0 without one.
+// CVSignature returns the signature of the CodeView record, 0 without one
+// (or when the record is too short to have one).
 func (m *Module) CVSignature() uint32 {
-	if len(m.CodeView) < 4 {
+	if len(m.CodeView) <= 4 {
 		return 0
 	}
 	return le32(m.CodeView)
@@ -270,7 +278,7 @@ func (m *Module) CodeFile() string { return m.Name }
 // lower-case hex; "id" for other known systems and for ELF modules without a
 // build id; "" when the system is unknown or the dump has no system info.
 func (m *Module) CodeIdentifier() string {
-	if !m.platformKnown {
+	if !m.platformKnown || !m.hasDebugInfo() {
 		return ""
 	}
 	switch m.platform {
@@ -291,6 +299,9 @@ func (m *Module) CodeIdentifier() string {
 // debug_file(): the PDB name of an RSDS or NB10 record, the code file for a
 // BpEL record, else the misc record's data.
 func (m *Module) DebugFile() string {
+	if !m.hasDebugInfo() {
+		return ""
+	}
 	var file string
 	if r, ok := m.PDB70(); ok {
 		file = r.PDBFileName
@@ -303,8 +314,8 @@ func (m *Module) DebugFile() string {
 		if misc, ok := m.DebugMisc(); ok {
 			if !misc.Unicode {
 				file = string(misc.Data)
-			} else {
-				file = strings.TrimRight(utf16String(misc.Data), "\x00")
+			} else if len(misc.Data)%2 == 0 {
+				file, _ = decodeUTF16(misc.Data) // "" when invalid, as in Breakpad
 			}
 		}
 	}
@@ -316,6 +327,9 @@ func (m *Module) DebugFile() string {
 // signature and age for NB10, and for BpEL the first 16 bytes of the build id
 // read as a little-endian GUID followed by age 0. "" without a usable record.
 func (m *Module) DebugIdentifier() string {
+	if !m.hasDebugInfo() {
+		return ""
+	}
 	if r, ok := m.PDB70(); ok {
 		return guidAge(r.Signature, r.Age)
 	}

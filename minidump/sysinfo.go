@@ -109,7 +109,7 @@ func (f *File) readSystemInfo() (*SystemInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("system info: %w", err)
 	}
-	if len(b) < systemInfoSize {
+	if len(b) != systemInfoSize {
 		return nil, fmt.Errorf("system info: %d bytes, want %d", len(b), systemInfoSize)
 	}
 	s := &SystemInfo{
@@ -168,7 +168,7 @@ func (s *SystemInfo) CPU() arch.CPU {
 }
 
 // CPUName returns the architecture's name as minidump_dump prints it
-// ("x86", "x86-64", "arm64", ...; "unknown").
+// ("x86", "x86-64", "arm64", ...; "" when unknown).
 func (s *SystemInfo) CPUName() string {
 	switch s.ProcessorArchitecture {
 	case ArchX86, ArchX86Win64:
@@ -194,12 +194,12 @@ func (s *SystemInfo) CPUName() string {
 	case ArchRISCV64:
 		return "riscv64"
 	}
-	return "unknown"
+	return ""
 }
 
 // OSName returns the short system name minidump_dump prints ("windows",
 // "mac", "ios", "linux", "solaris", "android", "ps3", "nacl", "fuchsia";
-// "unknown").
+// "" when unknown).
 func (s *SystemInfo) OSName() string {
 	switch s.PlatformID {
 	case PlatformWin32NT, PlatformWin32Windows:
@@ -221,7 +221,7 @@ func (s *SystemInfo) OSName() string {
 	case PlatformFuchsia:
 		return "fuchsia"
 	}
-	return "unknown"
+	return ""
 }
 
 // CPUVendor returns the x86 CPUID vendor string ("GenuineIntel") for x86 and

@@ -1,0 +1,45 @@
+package minidump
+
+import "fmt"
+
+// ThreadName is one entry of the thread name list (MDRawThreadName).
+type ThreadName struct {
+	ThreadID      uint32
+	ThreadNameRva uint64
+	// Name is the string at ThreadNameRva; NameErr says why it is empty
+	// when it could not be read.
+	Name    string
+	NameErr error
+}
+
+const threadNameSize = 12
+
+// ThreadNames decodes the thread name list stream.
+func (f *File) ThreadNames() ([]ThreadName, error) {
+	b, err := f.Stream(ThreadNamesStream)
+	if err != nil {
+		return nil, fmt.Errorf("thread name list: %w", err)
+	}
+	if len(b) < 4 {
+		return nil, fmt.Errorf("thread name list: %d bytes, too short for the count", len(b))
+	}
+	n := le32(b)
+	off, err := listCount("thread name list", b, 4, uint64(n), threadNameSize)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]ThreadName, n)
+	for i := range names {
+		e := b[off+i*threadNameSize:]
+		t := &names[i]
+		t.ThreadID, t.ThreadNameRva = le32(e), le64(e[4:])
+		if t.ThreadNameRva > 0xffffffff {
+			t.NameErr = fmt.Errorf("thread name list: entry %d: name offset %#x past 4 GiB", i, t.ThreadNameRva)
+			continue
+		}
+		if t.Name, t.NameErr = f.String(uint32(t.ThreadNameRva)); t.NameErr != nil {
+			t.NameErr = fmt.Errorf("thread name list: entry %d: %w", i, t.NameErr)
+		}
+	}
+	return names, nil
+}
