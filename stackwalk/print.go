@@ -220,6 +220,18 @@ func printModules(b *bufio.Writer, p *ProcessState) {
 	if hasMain {
 		main = p.Modules[p.MainModule].Base
 	}
+	// Breakpad matches flagged modules by debug file and identifier, so a
+	// flag spreads to every module sharing them (such as empty ones).
+	type ident struct{ file, id string }
+	missing, corrupt := map[ident]bool{}, map[ident]bool{}
+	for _, m := range p.Modules {
+		if m.MissingSymbols {
+			missing[ident{m.DebugFile, m.DebugID}] = true
+		}
+		if m.CorruptSymbols {
+			corrupt[ident{m.DebugFile, m.DebugID}] = true
+		}
+	}
 	for _, m := range p.ModulesByAddress() {
 		version := m.Version
 		if version == "" {
@@ -230,9 +242,9 @@ func printModules(b *bufio.Writer, p *ProcessState) {
 			mark = "  (main)"
 		}
 		issue := ""
-		if m.MissingSymbols {
+		if id := (ident{m.DebugFile, m.DebugID}); missing[id] {
 			issue = fmt.Sprintf("  (WARNING: No symbols, %s, %s)", baseName(m.DebugFile), m.DebugID)
-		} else if m.CorruptSymbols {
+		} else if corrupt[id] {
 			issue = fmt.Sprintf("  (WARNING: Corrupt symbols, %s, %s)", baseName(m.DebugFile), m.DebugID)
 		}
 		fmt.Fprintf(b, "0x%08x - 0x%08x  %s  %s%s%s\n", m.Base, m.Base+m.Size-1, baseName(m.CodeFile), version, mark, issue)

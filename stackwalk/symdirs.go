@@ -1,9 +1,6 @@
 package stackwalk
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/gobreakpad/gobreakpad/arch/unwind"
@@ -12,12 +9,12 @@ import (
 )
 
 // SymbolDirs is a SymbolSource over Breakpad symbol directories, laid out as
-// Breakpad's SimpleSymbolSupplier expects:
+// Breakpad's SimpleSymbolSupplier expects (see symfile.Store):
 // ROOT/DEBUG_FILE/DEBUG_ID/DEBUG_FILE.sym, with a ".pdb" suffix of the debug
 // file replaced by ".sym". Roots are searched in order. Each symbol file is
-// loaded once and shared by the modules naming it.
+// memory-mapped and indexed once, and shared by the modules naming it.
 type SymbolDirs struct {
-	Roots []string
+	store *symfile.Store
 
 	mu     sync.Mutex
 	loaded map[string]*TableSymbols
@@ -25,56 +22,43 @@ type SymbolDirs struct {
 
 // NewSymbolDirs returns a SymbolSource searching roots in order.
 func NewSymbolDirs(roots ...string) *SymbolDirs {
-	return &SymbolDirs{Roots: roots, loaded: map[string]*TableSymbols{}}
-}
-
-// SymbolPath returns the file name of a module's symbols under root, or ""
-// when the module lacks a debug file name or identifier.
-func SymbolPath(root string, m *Module) string {
-	name := baseName(m.DebugFile)
-	if name == "" || m.DebugID == "" {
-		return ""
-	}
-	file := name
-	if len(name) > 4 && strings.EqualFold(name[len(name)-4:], ".pdb") {
-		file = name[:len(name)-4]
-	}
-	return filepath.Join(root, name, m.DebugID, file+".sym")
+	return &SymbolDirs{store: symfile.NewStore(roots...), loaded: map[string]*TableSymbols{}}
 }
 
 // Load implements SymbolSource: the first existing symbol file among the
 // roots, or (nil, nil) when there is none.
 func (d *SymbolDirs) Load(m *Module) (ModuleSymbols, error) {
-	for _, root := range d.Roots {
-		p := SymbolPath(root, m)
-		if p == "" {
-			return nil, nil
-		}
-		st, err := os.Stat(p)
-		if err != nil || !st.Mode().IsRegular() {
-			continue
-		}
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		if d.loaded == nil {
-			d.loaded = map[string]*TableSymbols{}
-		}
-		if s, ok := d.loaded[p]; ok {
-			return s, nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		t, err := symfile.Parse(data)
-		if err != nil {
-			return nil, err
-		}
-		s := &TableSymbols{Table: t}
-		d.loaded[p] = s
+	p, err := d.store.Find(m.DebugFile, m.DebugID)
+	if err != nil {
+		return nil, nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s, ok := d.loaded[p]; ok {
 		return s, nil
 	}
-	return nil, nil
+	t, err := symfile.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	s := &TableSymbols{Table: t}
+	d.loaded[p] = s
+	return s, nil
+}
+
+// Close releases the symbol files' mappings. The symbols loaded through d
+// must not be used afterwards.
+func (d *SymbolDirs) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var first error
+	for p, s := range d.loaded {
+		if err := s.Table.Close(); err != nil && first == nil {
+			first = err
+		}
+		delete(d.loaded, p)
+	}
+	return first
 }
 
 // TableSymbols adapts a parsed symbol file to ModuleSymbols.

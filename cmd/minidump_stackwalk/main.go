@@ -60,7 +60,9 @@ func run(stdout io.Writer, dumpPath string, symPaths []string, machine, contents
 	var opt stackwalk.Options
 	var syms stackwalk.SymbolSource
 	if len(symPaths) > 0 {
-		syms = stackwalk.NewSymbolDirs(symPaths...)
+		dirs := stackwalk.NewSymbolDirs(symPaths...)
+		defer dirs.Close()
+		syms = dirs
 		opt.Symbols = syms
 	}
 	p, err := stackwalk.Process(f, opt)
