@@ -1,0 +1,591 @@
+package jsonout
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gobreakpad/gobreakpad/arch/unwind"
+	"github.com/gobreakpad/gobreakpad/minidump"
+	"github.com/gobreakpad/gobreakpad/stackwalk"
+	"github.com/gobreakpad/gobreakpad/stackwalk/crashreason"
+)
+
+// raw is what the minidump tells beyond the ProcessState.
+type raw struct {
+	platform, cpu uint32
+	haveSys       bool
+	sys           *minidump.SystemInfo
+	exc           *minidump.Exception
+	threads       []minidump.Thread
+	haveThreads   bool
+	// names maps thread IDs to the names of the thread name list.
+	names map[uint32]string
+}
+
+// unknownID stands for a missing system info stream: no platform or CPU has it.
+const unknownID = 0xffffffff
+
+func readRaw(st *stackwalk.ProcessState, dump *minidump.File) raw {
+	r := raw{platform: platformFromName(st.System.OSShort), cpu: cpuFromName(st.System.CPU)}
+	if dump == nil {
+		return r
+	}
+	if sys, err := dump.SystemInfo(); err == nil {
+		r.sys, r.haveSys = sys, true
+		r.platform, r.cpu = uint32(sys.PlatformID), uint32(sys.ProcessorArchitecture)
+	}
+	if exc, err := dump.Exception(); err == nil {
+		r.exc = exc
+	}
+	if ts, err := dump.ThreadList(); err == nil {
+		r.threads, r.haveThreads = ts, true
+	}
+	if names, err := dump.ThreadNames(); err == nil {
+		r.names = map[uint32]string{}
+		for _, n := range names {
+			if n.NameErr == nil {
+				r.names[n.ThreadID] = n.Name // a later entry wins, as in rust-minidump
+			}
+		}
+	}
+	return r
+}
+
+func build(st *stackwalk.ProcessState, dump *minidump.File) *document {
+	r := readRaw(st, dump)
+	f := formatter{bits32: crashreason.RustPointerBits(r.cpu) == 32}
+	if r.cpu == unknownID {
+		f.bits32 = crashreason.RustPointerBits(cpuFromName(st.System.CPU)) == 32
+	}
+
+	doc := &document{
+		Status:          "OK",
+		MainModule:      0,
+		Modules:         []module{},
+		UnloadedModules: []unloadedModule{},
+		Threads:         []thread{},
+	}
+	doc.SystemInfo = f.systemInfo(st, r)
+
+	mac := r.platform == crashreason.PlatformMacOSX || r.platform == crashreason.PlatformIOS
+	for _, m := range st.Modules {
+		doc.Modules = append(doc.Modules, f.module(m, mac))
+	}
+	for _, m := range st.UnloadedModules {
+		doc.UnloadedModules = append(doc.UnloadedModules, unloadedModule{
+			BaseAddr: f.addr(m.Base),
+			CodeID:   strings.ToLower(m.CodeID),
+			EndAddr:  f.addr(m.Base + m.Size),
+			Filename: m.CodeFile,
+		})
+	}
+
+	// Threads: rust-minidump lists every thread of the dump, the one that
+	// wrote it included (with no frames), where Breakpad leaves that one out.
+	crashing := -1
+	if r.haveThreads {
+		used := make([]bool, len(st.Threads))
+		for i, t := range r.threads {
+			var cs *stackwalk.CallStack
+			for j, s := range st.Threads {
+				if !used[j] && s.ThreadID == t.ThreadID {
+					cs, used[j] = s, true
+					if j == st.RequestingThread {
+						crashing = i
+					}
+					break
+				}
+			}
+			if cs == nil {
+				doc.Threads = append(doc.Threads, thread{ThreadID: t.ThreadID, Frames: []frame{}})
+				continue
+			}
+			doc.Threads = append(doc.Threads, f.thread(cs, st))
+		}
+	} else {
+		for _, cs := range st.Threads {
+			doc.Threads = append(doc.Threads, f.thread(cs, st))
+		}
+		if st.RequestingThread >= 0 && st.RequestingThread < len(st.Threads) {
+			crashing = st.RequestingThread
+		}
+	}
+	doc.ThreadCount = len(doc.Threads)
+	// A thread listed in the thread name list has a name, even an empty one.
+	for i := range doc.Threads {
+		if name, ok := r.names[doc.Threads[i].ThreadID]; ok {
+			doc.Threads[i].ThreadName = &name
+		}
+	}
+
+	doc.CrashInfo = f.crashInfo(st, r)
+	if crashing >= 0 {
+		doc.CrashInfo.CrashingThread = &crashing
+		if len(doc.Threads[crashing].Frames) > 0 {
+			ct := doc.Threads[crashing]
+			ct.Frames = append([]frame(nil), ct.Frames...)
+			ct.Frames[0].Registers = f.registers(firstPhysical(st.Threads[st.RequestingThread]))
+			ct.ThreadsIndex = &crashing
+			doc.CrashingThread = &ct
+		}
+	}
+
+	if up, ok := st.Uptime(); ok {
+		doc.ProcessUptime = &up
+	}
+	if dump != nil {
+		doc.PID = processID(dump)
+		doc.LSBRelease = lsb(dump)
+		if maps, err := dump.LinuxMaps(); err == nil {
+			n := len(maps)
+			doc.LinuxMemoryMapCount = &n
+		}
+	}
+	return doc
+}
+
+// formatter prints addresses at the dump's pointer width, as rust-minidump
+// does: 0x%08x for 32-bit CPUs, 0x%016x otherwise.
+type formatter struct {
+	bits32 bool
+}
+
+func (f formatter) addr(v uint64) string {
+	if f.bits32 {
+		return fmt.Sprintf("0x%08x", v)
+	}
+	return fmt.Sprintf("0x%016x", v)
+}
+
+func (f formatter) addrp(v uint64) *string {
+	s := f.addr(v)
+	return &s
+}
+
+func strp(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func (f formatter) crashInfo(st *stackwalk.ProcessState, r raw) crashInfo {
+	var ci crashInfo
+	if st.Assertion != "" {
+		ci.Assertion = strp(st.Assertion)
+	}
+	if !st.Crashed {
+		return ci
+	}
+	ci.CrashInconsistencies = []string{}
+	code, flags, params := st.ExceptionCode, st.ExceptionFlags, st.CrashParameters
+	addr := st.CrashAddress
+	if r.exc != nil {
+		rec := &r.exc.ExceptionRecord
+		code, flags, params = rec.ExceptionCode, rec.ExceptionFlags, rec.Parameters()
+		addr = crashreason.RustAddress(r.platform, r.cpu, code, rec.ExceptionAddress, params)
+	}
+	typ := crashreason.RustType(r.platform, r.cpu, code, flags, params)
+	ci.Type = &typ
+	ci.Address = f.addrp(addr)
+	return ci
+}
+
+func (f formatter) systemInfo(st *stackwalk.ProcessState, r raw) systemInfo {
+	si := systemInfo{
+		CPUArch:  st.System.CPU,
+		CPUCount: st.System.CPUCount,
+		CPUInfo:  strp(st.System.CPUInfo),
+		OS:       st.System.OS,
+	}
+	if n := rustCPUName(r.cpu); n != "" {
+		si.CPUArch = n
+	}
+	if n := rustOSName(r.platform); n != "" {
+		si.OS = n
+	}
+	var version, csd string
+	switch {
+	case r.haveSys:
+		version = fmt.Sprintf("%d.%d.%d", r.sys.MajorVersion, r.sys.MinorVersion, r.sys.BuildNumber)
+		csd = r.sys.CSDVersion
+	case st.System.OSVersion != "":
+		version, csd, _ = strings.Cut(st.System.OSVersion, " ")
+	default:
+		return si
+	}
+	v := osVersion(r.platform, version, csd)
+	si.OSVer = &v
+	return si
+}
+
+// osVersion formats the OS version as rust-minidump does: "major.minor.build"
+// and the CSD version; for Linux dumps with no version numbers, the kernel
+// release and build from the `uname -srvmo` text Breakpad stores.
+func osVersion(platform uint32, version, csd string) string {
+	build := strings.TrimSpace(csd)
+	if platform == crashreason.PlatformLinux && version == "0.0.0" {
+		parts := strings.Split(csd, " ")
+		if len(parts) > 1 && parts[1] != "0.0.0" {
+			version = parts[1]
+			rest := parts[2:]
+			if len(rest) > 0 {
+				last := rest[len(rest)-1]
+				rest = rest[:len(rest)-1]
+				if last == "Linux/GNU" && len(rest) > 0 {
+					rest = rest[:len(rest)-1]
+				}
+			}
+			return version + " " + strings.Join(rest, " ")
+		}
+	}
+	if build == "" {
+		return version
+	}
+	return version + " " + build
+}
+
+// module converts a loaded module. Breakpad names every Mach-O module's code
+// identifier "id"; rust-minidump gives the image's UUID, which is the debug
+// identifier without its age.
+func (f formatter) module(m *stackwalk.Module, mac bool) module {
+	codeID := strings.ToLower(m.CodeID)
+	if mac && (codeID == "id" || codeID == "") && len(m.DebugID) >= 32 {
+		codeID = strings.ToLower(m.DebugID[:32])
+	}
+	return module{
+		BaseAddr:       f.addr(m.Base),
+		CodeID:         codeID,
+		CorruptSymbols: m.CorruptSymbols,
+		DebugFile:      basename(m.DebugFile),
+		DebugID:        m.DebugID,
+		EndAddr:        f.addr(m.Base + m.Size),
+		Filename:       basename(m.CodeFile),
+		LoadedSymbols:  m.SymbolsLoaded,
+		MissingSymbols: m.MissingSymbols,
+		Version:        strp(m.Version),
+	}
+}
+
+// basename strips a path of either OS's separators, as rust-minidump's does.
+func basename(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// thread converts a call stack. rust-minidump numbers physical frames only;
+// the inline frames Breakpad lists before a physical frame become its inlines,
+// innermost first.
+func (f formatter) thread(cs *stackwalk.CallStack, st *stackwalk.ProcessState) thread {
+	t := thread{ThreadID: cs.ThreadID, ThreadName: strp(cs.ThreadName), Frames: []frame{}}
+	var pending []inline
+	for _, sf := range cs.Frames {
+		if sf.Trust == unwind.TrustInline {
+			pending = append(pending, inline{
+				File:     strp(sf.SourceFile),
+				Function: strp(sf.Function),
+				Line:     line(sf),
+			})
+			continue
+		}
+		fr := frame{
+			Frame:          len(t.Frames),
+			Offset:         f.addr(sf.Instruction),
+			Trust:          trustName(sf.Trust),
+			File:           strp(sf.SourceFile),
+			Function:       strp(sf.Function),
+			Line:           line(sf),
+			MissingSymbols: sf.Function == "",
+			Inlines:        pending,
+		}
+		pending = nil
+		if sf.Function != "" {
+			fr.FunctionOffset = f.addrp(sf.Instruction - sf.FunctionBase)
+		}
+		if sf.Module != nil {
+			fr.Module = strp(basename(sf.Module.CodeFile))
+			fr.ModuleOffset = f.addrp(sf.Instruction - sf.Module.Base)
+		} else {
+			fr.UnloadedModules = f.unloadedHits(sf.Instruction, st.UnloadedModules)
+		}
+		t.Frames = append(t.Frames, fr)
+	}
+	t.FrameCount = len(t.Frames)
+	return t
+}
+
+func line(sf *stackwalk.StackFrame) *int {
+	if sf.SourceFile == "" {
+		return nil
+	}
+	n := sf.SourceLine
+	return &n
+}
+
+// unloadedHits lists, by module name, the offsets of addr into every
+// unloaded module range that covers it (names and offsets sorted, offsets
+// without repeats).
+func (f formatter) unloadedHits(addr uint64, mods []*stackwalk.Module) []unloadedHits {
+	byName := map[string][]uint64{}
+	for _, m := range mods {
+		if addr >= m.Base && addr-m.Base < m.Size {
+			name := basename(m.CodeFile)
+			byName[name] = append(byName[name], addr-m.Base)
+		}
+	}
+	if len(byName) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]unloadedHits, 0, len(names))
+	for _, n := range names {
+		offs := byName[n]
+		sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
+		h := unloadedHits{Module: n}
+		for i, o := range offs {
+			if i > 0 && o == offs[i-1] {
+				continue
+			}
+			h.Offsets = append(h.Offsets, f.addr(o))
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// trustName maps Breakpad's frame trust to rust-minidump's names. A frame
+// recovered from the link register of a leaf function is what rust-minidump's
+// frame-pointer fallback finds there, so it is reported as "frame_pointer".
+func trustName(t unwind.Trust) string {
+	switch t {
+	case unwind.TrustScan:
+		return "scan"
+	case unwind.TrustCFIScan:
+		return "cfi_scan"
+	case unwind.TrustFP, unwind.TrustLeaf:
+		return "frame_pointer"
+	case unwind.TrustCFI:
+		return "cfi"
+	case unwind.TrustPrewalked:
+		return "prewalked"
+	case unwind.TrustContext:
+		return "context"
+	}
+	return "none"
+}
+
+func firstPhysical(cs *stackwalk.CallStack) *stackwalk.StackFrame {
+	for _, sf := range cs.Frames {
+		if sf.Trust != unwind.TrustInline {
+			return sf
+		}
+	}
+	return nil
+}
+
+// registers returns a frame's registers under rust-minidump's names, at the
+// frame's register width.
+func (f formatter) registers(sf *stackwalk.StackFrame) registerMap {
+	if sf == nil {
+		return nil
+	}
+	regs := sf.Registers()
+	if len(regs) == 0 {
+		return nil
+	}
+	out := registerMap{}
+	for _, r := range regs {
+		name := r.Name
+		if name == "efl" {
+			name = "eflags"
+		}
+		if sf.WordSize() == 4 {
+			out[name] = fmt.Sprintf("0x%08x", r.Value)
+		} else {
+			out[name] = fmt.Sprintf("0x%016x", r.Value)
+		}
+	}
+	return out
+}
+
+// rustCPUName is rust-minidump's name of a CPU architecture, "" for ones it
+// does not know.
+func rustCPUName(cpu uint32) string {
+	switch cpu {
+	case crashreason.CPUX86, crashreason.CPUX86Win64:
+		return "x86"
+	case crashreason.CPUAMD64:
+		return "amd64"
+	case crashreason.CPUPPC:
+		return "ppc"
+	case crashreason.CPUPPC64:
+		return "ppc64"
+	case crashreason.CPUSPARC:
+		return "sparc"
+	case crashreason.CPUARM:
+		return "arm"
+	case crashreason.CPUARM64, crashreason.CPUARM64Old:
+		return "arm64"
+	case crashreason.CPUMIPS:
+		return "mips"
+	case crashreason.CPUMIPS64:
+		return "mips64"
+	}
+	return ""
+}
+
+// rustOSName is rust-minidump's long name of a platform. Unknown platforms
+// print as "0x" followed by Rust's {:#08x} of the number (sic).
+func rustOSName(platform uint32) string {
+	switch platform {
+	case crashreason.PlatformWin32NT, crashreason.PlatformWin32Windows:
+		return "Windows NT"
+	case crashreason.PlatformMacOSX:
+		return "Mac OS X"
+	case crashreason.PlatformIOS:
+		return "iOS"
+	case crashreason.PlatformLinux:
+		return "Linux"
+	case crashreason.PlatformSolaris:
+		return "Solaris"
+	case crashreason.PlatformAndroid:
+		return "Android"
+	case crashreason.PlatformPS3:
+		return "PS3"
+	case crashreason.PlatformNaCl:
+		return "NaCl"
+	case unknownID:
+		return ""
+	}
+	digits := strconv.FormatUint(uint64(platform), 16)
+	if len(digits) < 6 {
+		digits = strings.Repeat("0", 6-len(digits)) + digits
+	}
+	return "0x0x" + digits
+}
+
+// platformFromName recovers the platform from Breakpad's short OS name, for
+// a ProcessState given without its minidump.
+func platformFromName(os string) uint32 {
+	switch os {
+	case "windows":
+		return crashreason.PlatformWin32NT
+	case "mac":
+		return crashreason.PlatformMacOSX
+	case "ios":
+		return crashreason.PlatformIOS
+	case "linux":
+		return crashreason.PlatformLinux
+	case "solaris":
+		return crashreason.PlatformSolaris
+	case "android":
+		return crashreason.PlatformAndroid
+	case "ps3":
+		return crashreason.PlatformPS3
+	case "nacl":
+		return crashreason.PlatformNaCl
+	case "fuchsia":
+		return crashreason.PlatformFuchsia
+	}
+	return unknownID
+}
+
+// cpuFromName recovers the architecture from Breakpad's CPU name.
+func cpuFromName(cpu string) uint32 {
+	switch cpu {
+	case "x86":
+		return crashreason.CPUX86
+	case "amd64":
+		return crashreason.CPUAMD64
+	case "ppc":
+		return crashreason.CPUPPC
+	case "ppc64":
+		return crashreason.CPUPPC64
+	case "sparc":
+		return crashreason.CPUSPARC
+	case "arm":
+		return crashreason.CPUARM
+	case "arm64":
+		return crashreason.CPUARM64
+	case "mips":
+		return crashreason.CPUMIPS
+	case "mips64":
+		return crashreason.CPUMIPS64
+	}
+	return unknownID
+}
+
+// processID reads the pid from the misc info stream, or else from a Linux
+// dump's /proc/PID/status.
+func processID(dump *minidump.File) *uint32 {
+	const miscInfoProcessID = 0x1 // MD_MISCINFO_FLAGS1_PROCESS_ID
+	if mi, err := dump.MiscInfo(); err == nil && mi.Flags1&miscInfoProcessID != 0 {
+		pid := mi.ProcessID
+		return &pid
+	}
+	b, err := dump.LinuxStream(minidump.LinuxProcStatus)
+	if err != nil {
+		return nil
+	}
+	return parsePID(b)
+}
+
+// parsePID finds the "Pid:" line of /proc/PID/status text.
+func parsePID(b []byte) *uint32 {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok || k != "Pid" {
+			continue
+		}
+		if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32); err == nil {
+			pid := uint32(n)
+			return &pid
+		}
+		return nil
+	}
+	return nil
+}
+
+// lsb reads /etc/lsb-release (or os-release) from a Linux dump.
+func lsb(dump *minidump.File) *lsbRelease {
+	b, err := dump.LinuxStream(minidump.LinuxLSBRelease)
+	if err != nil {
+		return nil
+	}
+	return parseLSB(b)
+}
+
+// parseLSB reads KEY=value lines of lsb-release or os-release text.
+func parseLSB(b []byte) *lsbRelease {
+	var l lsbRelease
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), "=")
+		if !ok {
+			continue
+		}
+		v = strings.Trim(strings.TrimSpace(v), `"`)
+		switch strings.TrimSpace(k) {
+		case "DISTRIB_ID", "ID":
+			l.ID = v
+		case "DISTRIB_RELEASE", "VERSION_ID":
+			l.Release = v
+		case "DISTRIB_CODENAME", "VERSION_CODENAME":
+			l.Codename = v
+		case "DISTRIB_DESCRIPTION", "PRETTY_NAME":
+			l.Description = v
+		}
+	}
+	return &l
+}

@@ -1,0 +1,181 @@
+// Package jsonout writes a walked process in rust-minidump's JSON schema, the
+// output of `minidump-stackwalk --json` (Mozilla's Socorro schema; see
+// docs/json.md for the fields and how each is filled).
+//
+// Use:
+//
+//	st, err := stackwalk.Process(dump, opts)
+//	...
+//	err = jsonout.Write(os.Stdout, st, dump, pretty)
+//
+// The ProcessState carries what Breakpad's output needs; the minidump itself
+// (optional, may be nil) supplies the rest of what rust-minidump prints: the
+// raw system info and exception record for crash_info.type, the process id,
+// the full thread list (Breakpad drops the thread that wrote the dump,
+// rust-minidump lists it with no frames), /etc/lsb-release and the count of
+// /proc/PID/maps lines of Linux dumps.
+//
+// Keys come out sorted, as serde_json prints rust-minidump's maps. Pretty
+// output indents by two spaces as serde_json's pretty printer does; both forms
+// end with a newline.
+//
+// Not produced (always null): rust-minidump's instruction analysis
+// (crash_info.instruction, memory_accesses, possible_bit_flips,
+// adjusted_address, instruction_pointer_update), Windows last_error_value,
+// handles, proc_limits, soft_errors, mac_crash_info, mac_boot_args, certificate
+// subjects and symbol URLs.
+package jsonout
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/gobreakpad/gobreakpad/minidump"
+	"github.com/gobreakpad/gobreakpad/stackwalk"
+)
+
+// Write writes st as rust-minidump's JSON to w, indented when pretty is set.
+// dump is the minidump st was walked from, or nil.
+func Write(w io.Writer, st *stackwalk.ProcessState, dump *minidump.File, pretty bool) error {
+	if st == nil {
+		return fmt.Errorf("json: no process state")
+	}
+	doc := build(st, dump)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// serde_json does not escape <, > and & the way encoding/json does by
+	// default.
+	enc.SetEscapeHTML(false)
+	if pretty {
+		enc.SetIndent("", "  ")
+	}
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("json: %w", err)
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("json: %w", err)
+	}
+	return nil
+}
+
+// The document's types mirror rust-minidump's keys; fields are declared in
+// sorted key order so encoding/json emits them as serde_json does. A nil
+// pointer or slice prints as null.
+
+type document struct {
+	CrashInfo               crashInfo        `json:"crash_info"`
+	CrashingThread          *thread          `json:"crashing_thread,omitempty"`
+	Handles                 any              `json:"handles"`
+	LinuxMemoryMapCount     *int             `json:"linux_memory_map_count"`
+	LSBRelease              *lsbRelease      `json:"lsb_release"`
+	MacBootArgs             *string          `json:"mac_boot_args"`
+	MacCrashInfo            any              `json:"mac_crash_info"`
+	MainModule              int              `json:"main_module"`
+	Modules                 []module         `json:"modules"`
+	ModulesContainsCertInfo bool             `json:"modules_contains_cert_info"`
+	PID                     *uint32          `json:"pid"`
+	ProcLimits              any              `json:"proc_limits"`
+	ProcessUptime           *uint32          `json:"process_uptime"`
+	SoftErrors              any              `json:"soft_errors"`
+	Status                  string           `json:"status"`
+	SystemInfo              systemInfo       `json:"system_info"`
+	ThreadCount             int              `json:"thread_count"`
+	Threads                 []thread         `json:"threads"`
+	UnloadedModules         []unloadedModule `json:"unloaded_modules"`
+}
+
+type crashInfo struct {
+	Address                  *string  `json:"address"`
+	AdjustedAddress          any      `json:"adjusted_address"`
+	Assertion                *string  `json:"assertion"`
+	CrashInconsistencies     []string `json:"crash_inconsistencies"`
+	CrashingThread           *int     `json:"crashing_thread"`
+	Instruction              *string  `json:"instruction"`
+	InstructionPointerUpdate any      `json:"instruction_pointer_update"`
+	MemoryAccesses           any      `json:"memory_accesses"`
+	PossibleBitFlips         any      `json:"possible_bit_flips"`
+	Type                     *string  `json:"type"`
+}
+
+type lsbRelease struct {
+	Codename    string `json:"codename"`
+	Description string `json:"description"`
+	ID          string `json:"id"`
+	Release     string `json:"release"`
+}
+
+type module struct {
+	BaseAddr       string  `json:"base_addr"`
+	CertSubject    *string `json:"cert_subject"`
+	CodeID         string  `json:"code_id"`
+	CorruptSymbols bool    `json:"corrupt_symbols"`
+	DebugFile      string  `json:"debug_file"`
+	DebugID        string  `json:"debug_id"`
+	EndAddr        string  `json:"end_addr"`
+	Filename       string  `json:"filename"`
+	LoadedSymbols  bool    `json:"loaded_symbols"`
+	MissingSymbols bool    `json:"missing_symbols"`
+	SymbolURL      *string `json:"symbol_url"`
+	Version        *string `json:"version"`
+}
+
+type unloadedModule struct {
+	BaseAddr    string  `json:"base_addr"`
+	CertSubject *string `json:"cert_subject"`
+	CodeID      string  `json:"code_id"`
+	EndAddr     string  `json:"end_addr"`
+	Filename    string  `json:"filename"`
+}
+
+type systemInfo struct {
+	CPUArch             string  `json:"cpu_arch"`
+	CPUCount            int     `json:"cpu_count"`
+	CPUInfo             *string `json:"cpu_info"`
+	CPUMicrocodeVersion *string `json:"cpu_microcode_version"`
+	OS                  string  `json:"os"`
+	OSVer               *string `json:"os_ver"`
+}
+
+type thread struct {
+	FrameCount     int     `json:"frame_count"`
+	Frames         []frame `json:"frames"`
+	LastErrorValue *string `json:"last_error_value"`
+	ThreadID       uint32  `json:"thread_id"`
+	ThreadName     *string `json:"thread_name"`
+	// ThreadsIndex is set on the top-level crashing_thread copy only.
+	ThreadsIndex *int `json:"threads_index,omitempty"`
+}
+
+type frame struct {
+	File            *string        `json:"file"`
+	Frame           int            `json:"frame"`
+	Function        *string        `json:"function"`
+	FunctionOffset  *string        `json:"function_offset"`
+	Inlines         []inline       `json:"inlines"`
+	Line            *int           `json:"line"`
+	MissingSymbols  bool           `json:"missing_symbols"`
+	Module          *string        `json:"module"`
+	ModuleOffset    *string        `json:"module_offset"`
+	Offset          string         `json:"offset"`
+	Registers       registerMap    `json:"registers,omitempty"`
+	Trust           string         `json:"trust"`
+	UnloadedModules []unloadedHits `json:"unloaded_modules"`
+}
+
+// registerMap prints its keys sorted, as encoding/json does for every map.
+type registerMap map[string]string
+
+type inline struct {
+	File     *string `json:"file"`
+	Function *string `json:"function"`
+	Line     *int    `json:"line"`
+}
+
+// unloadedHits names an unloaded module that covered a frame's address, with
+// the offsets into each of its load ranges that did.
+type unloadedHits struct {
+	Module  string   `json:"module"`
+	Offsets []string `json:"offsets"`
+}
