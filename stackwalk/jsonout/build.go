@@ -3,6 +3,7 @@ package jsonout
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -140,6 +141,7 @@ func build(st *stackwalk.ProcessState, dump *minidump.File) *document {
 	if dump != nil {
 		doc.PID = processID(dump)
 		doc.LSBRelease = lsb(dump)
+		doc.SoftErrors = softErrors(dump)
 		if maps, err := dump.LinuxMaps(); err == nil {
 			n := len(maps)
 			doc.LinuxMemoryMapCount = &n
@@ -538,6 +540,27 @@ func processID(dump *minidump.File) *uint32 {
 		return nil
 	}
 	return parsePID(b)
+}
+
+// softErrors returns the JSON of Mozilla's soft-errors stream (problems the
+// dump writer met), re-encoded with sorted keys as rust-minidump embeds it;
+// nil when absent or not JSON.
+func softErrors(dump *minidump.File) any {
+	b, err := dump.Stream(minidump.MozSoftErrors)
+	if err != nil {
+		return nil
+	}
+	return parseJSON(b)
+}
+
+func parseJSON(b []byte) any {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil || d.More() {
+		return nil
+	}
+	return v
 }
 
 // parsePID finds the "Pid:" line of /proc/PID/status text.

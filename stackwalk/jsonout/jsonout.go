@@ -12,8 +12,8 @@
 // (optional, may be nil) supplies the rest of what rust-minidump prints: the
 // raw system info and exception record for crash_info.type, the process id,
 // the full thread list (Breakpad drops the thread that wrote the dump,
-// rust-minidump lists it with no frames), /etc/lsb-release and the count of
-// /proc/PID/maps lines of Linux dumps.
+// rust-minidump lists it with no frames), thread names, /etc/lsb-release, the
+// count of /proc/PID/maps lines of Linux dumps and Mozilla's soft-errors stream.
 //
 // Keys come out sorted, as serde_json prints rust-minidump's maps. Pretty
 // output indents by two spaces as serde_json's pretty printer does; both forms
@@ -22,8 +22,8 @@
 // Not produced (always null): rust-minidump's instruction analysis
 // (crash_info.instruction, memory_accesses, possible_bit_flips,
 // adjusted_address, instruction_pointer_update), Windows last_error_value,
-// handles, proc_limits, soft_errors, mac_crash_info, mac_boot_args, certificate
-// subjects and symbol URLs.
+// handles, proc_limits, mac_crash_info, mac_boot_args, cpu_microcode_version,
+// certificate subjects and symbol URLs.
 package jsonout
 
 import (

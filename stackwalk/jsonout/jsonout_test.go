@@ -23,7 +23,6 @@ var unsupported = []string{
 	"crash_info.instruction",
 	"crash_info.memory_accesses",
 	"crash_info.possible_bit_flips",
-	"soft_errors",
 }
 
 // walk processes a corpus dump with optional symbol directories.
@@ -360,9 +359,11 @@ func TestParseLinuxText(t *testing.T) {
 func FuzzParseLinuxText(f *testing.F) {
 	f.Add([]byte("DISTRIB_ID=Ubuntu\nPid:\t12\n"))
 	f.Add([]byte("ID=\"debian\"\nVERSION_ID=\"12\"\n"))
+	f.Add([]byte(`[{"InitErrors":[{"StopProcessFailed":{"Stop":"EPERM"}}]},1.5e3]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		parseLSB(b)
 		parsePID(b)
+		parseJSON(b)
 		s := string(b)
 		osVersion(0x8201, "0.0.0", s)
 	})
@@ -390,4 +391,77 @@ func BenchmarkWrite(b *testing.B) {
 		}
 	}
 	b.SetBytes(int64(buf.Len()))
+}
+
+// TestCorpus writes every stackwalk case's dump (walked without symbols) and
+// checks the document's invariants: valid JSON, one entry per thread of the
+// dump, physical frames numbered from zero, a crash type for every crash.
+func TestCorpus(t *testing.T) {
+	dir := corpus.Dir(t)
+	cases, err := os.ReadFile(dir + "/cases.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(cases)), "\n") {
+		fields := strings.Split(line, "\t")
+		if len(fields) < 2 {
+			continue
+		}
+		name, dumpRel := fields[0], fields[1]
+		t.Run(name, func(t *testing.T) {
+			f, err := minidump.Open(dir + "/" + dumpRel)
+			if err != nil {
+				t.Skipf("not a readable minidump: %v", err)
+			}
+			defer f.Close()
+			st, err := stackwalk.Process(f, stackwalk.Options{})
+			if err != nil {
+				t.Skipf("stackwalk: %v", err)
+			}
+			var buf bytes.Buffer
+			if err := Write(&buf, st, f, false); err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				CrashInfo struct {
+					Type           *string
+					CrashingThread *int `json:"crashing_thread"`
+				} `json:"crash_info"`
+				ThreadCount int `json:"thread_count"`
+				Threads     []struct {
+					FrameCount int `json:"frame_count"`
+					Frames     []struct{ Frame int }
+				}
+			}
+			if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+				t.Fatalf("invalid JSON: %v", err)
+			}
+			if doc.ThreadCount != len(doc.Threads) {
+				t.Errorf("thread_count %d, %d threads", doc.ThreadCount, len(doc.Threads))
+			}
+			if ts, err := f.ThreadList(); err == nil && len(ts) != len(doc.Threads) {
+				t.Errorf("%d threads, the dump has %d", len(doc.Threads), len(ts))
+			}
+			for i, th := range doc.Threads {
+				if th.FrameCount != len(th.Frames) {
+					t.Errorf("thread %d: frame_count %d, %d frames", i, th.FrameCount, len(th.Frames))
+				}
+				for j, fr := range th.Frames {
+					if fr.Frame != j {
+						t.Errorf("thread %d: frame %d numbered %d", i, j, fr.Frame)
+						break
+					}
+				}
+			}
+			if st.Crashed && (doc.CrashInfo.Type == nil || *doc.CrashInfo.Type == "") {
+				t.Error("crash without a type")
+			}
+			if c := doc.CrashInfo.CrashingThread; c != nil && (*c < 0 || *c >= len(doc.Threads)) {
+				t.Errorf("crashing_thread %d out of range", *c)
+			}
+			n++
+		})
+	}
+	t.Logf("%d corpus dumps written", n)
 }
