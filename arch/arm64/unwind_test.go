@@ -1,0 +1,119 @@
+package arm64_test
+
+import (
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/arch/arm64"
+	"github.com/gobreakpad/gobreakpad/arch/unwind"
+	"github.com/gobreakpad/gobreakpad/arch/unwind/unwindtest"
+)
+
+const (
+	stackBase = 0x7fff0000
+	modBase   = 0x400000
+	modSize   = 0x10000
+	pacBits   = 0x002a000000000000 // pointer-authentication code in the high bits
+)
+
+func newEnv(u *arm64.Unwinder) *unwindtest.Env {
+	env := unwindtest.New(u, stackBase)
+	env.Modules = []unwindtest.Module{{Base: modBase, Size: modSize, HasSymbols: true,
+		Funcs: [][2]uint64{{0x401000, 0x401100}, {0x402000, 0x402100}, {0x403000, 0x403100}}}}
+	return env
+}
+
+func contextFrame(t *testing.T, u *arm64.Unwinder, env *unwindtest.Env, pc, sp, fp, lr uint64) *unwind.Frame {
+	t.Helper()
+	c := &arm64.Context{}
+	c.Iregs[arm64.RegPC], c.Iregs[arm64.RegSP], c.Iregs[arm64.RegFP], c.Iregs[arm64.RegLR] = pc, sp, fp, lr
+	c.Iregs[19] = 0x1919
+	f, err := u.ContextFrame(c, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func check(t *testing.T, f *unwind.Frame, trust unwind.Trust, pc, sp uint64) {
+	t.Helper()
+	if f.Trust != trust || f.Regs[arm64.RegPC] != pc || f.Regs[arm64.RegSP] != sp {
+		t.Errorf("frame: trust %v pc %#x sp %#x; want %v %#x %#x", f.Trust, f.Regs[arm64.RegPC], f.Regs[arm64.RegSP], trust, pc, sp)
+	}
+}
+
+func TestCFI(t *testing.T) {
+	u := arm64.NewUnwinder(modBase + modSize)
+	env := newEnv(u)
+	env.CFIs = []unwindtest.CFIRange{{Start: 0x401000, Size: 0x100,
+		Init: ".cfa: sp 0 + .ra: x30", Deltas: map[uint64]string{0x401008: ".cfa: sp 16 + x29: .cfa -16 + ^ .ra: .cfa -8 + ^"}}}
+	sp := env.Push(stackBase+0x40, 0x402050|pacBits, 0)
+	frames := unwindtest.Walk(u, env, contextFrame(t, u, env, 0x401010, sp, sp, 0), 2)
+	if len(frames) != 2 {
+		t.Fatalf("got %d frames", len(frames))
+	}
+	f := frames[1]
+	check(t, f, unwind.TrustCFI, 0x402050, sp+16)
+	if f.Regs[arm64.RegFP] != stackBase+0x40 || !f.Has(arm64.RegFP) {
+		t.Errorf("fp = %#x", f.Regs[arm64.RegFP])
+	}
+	if f.Regs[19] != 0x1919 || !f.Has(19) {
+		t.Errorf("callee-saved x19 not carried")
+	}
+	if f.Has(0) {
+		t.Errorf("x0 must not be valid in the caller")
+	}
+}
+
+func TestLeafInLR(t *testing.T) {
+	u := arm64.NewUnwinder(modBase + modSize)
+	env := newEnv(u)
+	// A leaf function: its CFI says the return address is still in lr and
+	// the stack pointer did not move; the first unwind allows equal sp.
+	env.CFIs = []unwindtest.CFIRange{{Start: 0x401000, Size: 0x100, Init: ".cfa: sp 0 + .ra: x30"}}
+	sp := env.Push(0, 0)
+	frames := unwindtest.Walk(u, env, contextFrame(t, u, env, 0x401010, sp, 0, 0x402050|pacBits), 2)
+	if len(frames) != 2 {
+		t.Fatalf("got %d frames", len(frames))
+	}
+	check(t, frames[1], unwind.TrustCFI, 0x402050, sp)
+}
+
+func TestFramePointerAndPAC(t *testing.T) {
+	u := arm64.NewUnwinder(modBase + modSize)
+	env := newEnv(u)
+	sp := env.Push(0, 0)
+	fp0 := env.Push(stackBase+0x20, 0x403050|pacBits)
+	env.Push(0, 0)
+	env.Push(0, 0x10)
+	frames := unwindtest.Walk(u, env, contextFrame(t, u, env, 0x401010, sp, fp0, 0x402050|pacBits), 10)
+	if len(frames) != 3 {
+		t.Fatalf("got %d frames, want 3", len(frames))
+	}
+	// The context frame's lr is stripped, and so is the saved lr.
+	check(t, frames[1], unwind.TrustFP, 0x402050, fp0+16)
+	if frames[1].Regs[arm64.RegLR] != 0x403050 {
+		t.Errorf("caller lr = %#x, want the stripped 0x403050", frames[1].Regs[arm64.RegLR])
+	}
+	check(t, frames[2], unwind.TrustFP, 0x403050, stackBase+0x30)
+}
+
+func TestScan(t *testing.T) {
+	u := arm64.NewUnwinder(modBase + modSize)
+	env := newEnv(u)
+	// No CFI and a frame pointer outside the stack: scan.
+	sp := env.Push(0x401500, 0x403010, 0)
+	frames := unwindtest.Walk(u, env, contextFrame(t, u, env, 0x401010, sp, 0x10, 0), 2)
+	if len(frames) != 2 {
+		t.Fatalf("got %d frames", len(frames))
+	}
+	check(t, frames[1], unwind.TrustScan, 0x403010, sp+16)
+}
+
+func TestNoMaskKeepsPointer(t *testing.T) {
+	u := arm64.NewUnwinder(0)
+	env := newEnv(u)
+	f := contextFrame(t, u, env, 0x401010, stackBase, 0, 0x402050|pacBits)
+	if f.Regs[arm64.RegLR] != 0x402050|pacBits {
+		t.Errorf("lr = %#x: without modules nothing is stripped", f.Regs[arm64.RegLR])
+	}
+}

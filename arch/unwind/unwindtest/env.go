@@ -1,0 +1,154 @@
+// Package unwindtest provides a hand-built unwind.Env for frame-by-frame
+// tests of the per-CPU unwinders: a stack laid out word by word, modules
+// with known functions, and STACK CFI / STACK WIN records given as text.
+package unwindtest
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/gobreakpad/gobreakpad/arch/unwind"
+	"github.com/gobreakpad/gobreakpad/cfi"
+)
+
+// Module is a code range; when HasSymbols is set, only addresses inside
+// Funcs count as plausible return addresses.
+type Module struct {
+	Base, Size uint64
+	HasSymbols bool
+	Funcs      [][2]uint64 // [start, end) ranges
+}
+
+// CFIRange is a STACK CFI INIT record with its deltas.
+type CFIRange struct {
+	Start, Size uint64
+	Init        string
+	Deltas      map[uint64]string
+}
+
+// Env is a test unwind.Env.
+type Env struct {
+	StackBase uint64
+	Stack     []byte
+	WordSize  int
+	Modules   []Module
+	CFIs      []CFIRange
+	Wins      map[uint64]*unwind.WinInfo // by exact instruction address
+	IsWindows bool
+	Eval      *cfi.Evaluator
+}
+
+// New returns an Env with an empty stack at base, for a CPU's rule names.
+func New(cpu unwind.CPU, base uint64) *Env {
+	ev, err := cfi.NewEvaluator(cpu.WordSize(), cpu.CFINames())
+	if err != nil {
+		panic(err)
+	}
+	return &Env{StackBase: base, WordSize: cpu.WordSize(), Eval: ev, Wins: map[uint64]*unwind.WinInfo{}}
+}
+
+// Push appends words to the stack, lowest address first, and returns the
+// address of the first.
+func (e *Env) Push(words ...uint64) uint64 {
+	addr := e.StackBase + uint64(len(e.Stack))
+	for _, w := range words {
+		if e.WordSize == 4 {
+			e.Stack = binary.LittleEndian.AppendUint32(e.Stack, uint32(w))
+		} else {
+			e.Stack = binary.LittleEndian.AppendUint64(e.Stack, w)
+		}
+	}
+	return addr
+}
+
+// Addr returns the address of stack word i.
+func (e *Env) Addr(i int) uint64 { return e.StackBase + uint64(i*e.WordSize) }
+
+// ReadMemory implements unwind.Memory over the stack only.
+func (e *Env) ReadMemory(addr uint64, n int) ([]byte, error) {
+	if addr < e.StackBase || addr-e.StackBase > uint64(len(e.Stack)) || uint64(len(e.Stack))-(addr-e.StackBase) < uint64(n) {
+		return nil, fmt.Errorf("%d bytes at %#x outside the stack", n, addr)
+	}
+	off := addr - e.StackBase
+	return e.Stack[off : off+uint64(n)], nil
+}
+
+func (e *Env) module(addr uint64) *Module {
+	for i := range e.Modules {
+		m := &e.Modules[i]
+		if addr >= m.Base && addr-m.Base < m.Size {
+			return m
+		}
+	}
+	return nil
+}
+
+// CFI implements unwind.Env.
+func (e *Env) CFI(addr uint64) *cfi.RuleSet {
+	for _, c := range e.CFIs {
+		if addr < c.Start || addr-c.Start >= c.Size {
+			continue
+		}
+		texts := []string{c.Init}
+		var keys []uint64
+		for a := range c.Deltas {
+			if a <= addr {
+				keys = append(keys, a)
+			}
+		}
+		sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+		for _, k := range keys {
+			texts = append(texts, c.Deltas[k])
+		}
+		rs, err := e.Eval.RuleSet(texts...)
+		if err != nil {
+			return nil
+		}
+		return rs
+	}
+	return nil
+}
+
+// Win implements unwind.Env.
+func (e *Env) Win(addr uint64) *unwind.WinInfo { return e.Wins[addr] }
+
+// InModule implements unwind.Env.
+func (e *Env) InModule(addr uint64) bool { return e.module(addr) != nil }
+
+// SeemsValid implements unwind.Env.
+func (e *Env) SeemsValid(addr uint64) bool {
+	m := e.module(addr)
+	if m == nil {
+		return false
+	}
+	if !m.HasSymbols {
+		return true
+	}
+	for _, f := range m.Funcs {
+		if addr >= f[0] && addr < f[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// Windows implements unwind.Env.
+func (e *Env) Windows() bool { return e.IsWindows }
+
+// Evaluator implements unwind.Env.
+func (e *Env) Evaluator() *cfi.Evaluator { return e.Eval }
+
+// Walk unwinds from first until the unwinder stops or max frames, returning
+// every physical frame.
+func Walk(cpu unwind.CPU, env unwind.Env, first *unwind.Frame, max int) []*unwind.Frame {
+	frames := []*unwind.Frame{first}
+	for len(frames) < max {
+		f := cpu.Caller(env, frames, true)
+		if f == nil {
+			break
+		}
+		frames = append(frames, f)
+	}
+	return frames
+}
