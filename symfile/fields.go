@@ -121,3 +121,66 @@ func multipleFlag(b []byte, i int) (bool, int) {
 	}
 	return false, i
 }
+
+// hexVal maps a byte to its hex digit value, or 0xff.
+var hexVal = func() (t [256]uint8) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = uint8(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = uint8(c - 'a' + 10)
+		t[c-'a'+'A'] = uint8(c - 'a' + 10)
+	}
+	return t
+}()
+
+// lineRecordAt is the fast path of the indexing pass for the commonest
+// record, checking a well-formed line record "address size line filenum"
+// that starts at d[i] and reaching its line end without a separate search.
+// It returns the end of the line's content and the start of the next line.
+// When it reports false the caller takes the general path, which also
+// produces the error message.
+func lineRecordAt(d []byte, i int) (end, next int, ok bool) {
+	n := len(d)
+	// Two hex fields, each followed by one space (the form every writer uses).
+	for f := 0; f < 2; f++ {
+		start := i
+		var v uint64
+		for i < n && hexVal[d[i]] != 0xff {
+			v = v<<4 | uint64(hexVal[d[i]])
+			i++
+		}
+		if i == start || i-start > 15 || i >= n || d[i] != ' ' {
+			return 0, 0, false
+		}
+		i++
+	}
+	// Two decimal fields, at most 9 digits (within int32).
+	for f := 0; f < 2; f++ {
+		start := i
+		for i < n && d[i]-'0' <= 9 {
+			i++
+		}
+		if i == start || i-start > 9 {
+			return 0, 0, false
+		}
+		if f == 0 {
+			if i >= n || d[i] != ' ' {
+				return 0, 0, false
+			}
+			i++
+		}
+	}
+	switch {
+	case i == n:
+		return n, n, true
+	case d[i] == '\n':
+		return i, i + 1, true
+	case d[i] == '\r' && i+1 < n && d[i+1] == '\n':
+		return i, i + 2, true
+	}
+	return 0, 0, false
+}

@@ -17,7 +17,7 @@ func mapFile(f *os.File, size int64) ([]byte, func() error, error) {
 	if size != int64(int(size)) {
 		return nil, nil, fmt.Errorf("file of %d bytes is too large to map", size)
 	}
-	b, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	b, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, mmapFlags)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -152,6 +152,15 @@ func (t *Table) parse() {
 	for off := 0; off < len(data); {
 		lineNo++
 		start := off
+		if curFunc != -1 && hexVal[data[off]] != 0xff {
+			if end, next, ok := lineRecordAt(data, off); ok {
+				if curFunc >= 0 {
+					t.funcs[curFunc].aux = uint32(end)
+				}
+				off = next
+				continue
+			}
+		}
 		end := len(data)
 		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
 			end = off + i

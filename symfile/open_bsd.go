@@ -1,0 +1,7 @@
+//go:build unix && !linux
+
+package symfile
+
+import "syscall"
+
+const mmapFlags = syscall.MAP_SHARED
