@@ -1,0 +1,171 @@
+package capture
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/arch/arm64"
+	"github.com/gobreakpad/gobreakpad/arch/x86"
+)
+
+// Linux user_regs_struct word indices of x86-64 (also the order of
+// NT_PRSTATUS's pr_reg and of PTRACE_GETREGS).
+const (
+	amd64R15 = iota
+	amd64R14
+	amd64R13
+	amd64R12
+	amd64Rbp
+	amd64Rbx
+	amd64R11
+	amd64R10
+	amd64R9
+	amd64R8
+	amd64Rax
+	amd64Rcx
+	amd64Rdx
+	amd64Rsi
+	amd64Rdi
+	amd64OrigRax
+	amd64Rip
+	amd64Cs
+	amd64Eflags
+	amd64Rsp
+	amd64Ss
+	amd64FsBase
+	amd64GsBase
+	amd64Ds
+	amd64Es
+	amd64Fs
+	amd64Gs
+	amd64NumRegs
+)
+
+// Linux user_regs_struct word indices of i386.
+const (
+	i386Ebx = iota
+	i386Ecx
+	i386Edx
+	i386Esi
+	i386Edi
+	i386Ebp
+	i386Eax
+	i386Ds
+	i386Es
+	i386Fs
+	i386Gs
+	i386OrigEax
+	i386Eip
+	i386Cs
+	i386Eflags
+	i386Esp
+	i386Ss
+	i386NumRegs
+)
+
+// Sizes of the floating-point register notes.
+const (
+	fxsaveSize       = 512 // fxsave area: x86-64 NT_PRFPREG, i386 NT_PRXFPREG, PTRACE_GETFPREGS on x86-64
+	fsaveSize        = 108 // i386 NT_PRFPREG (user_i387_struct)
+	arm64FPSIMDSize  = 32*16 + 8
+	arm64NumRegs     = 34 // x0-x30, sp, pc, pstate
+	arm64RegPstate   = 33
+	arm64FPSIMDRegsN = 32
+)
+
+// amd64Context converts x86-64 user_regs_struct words and an optional fxsave
+// area into a minidump context.
+func amd64Context(r []uint64, fxsave []byte) (*amd64.Context, error) {
+	if len(r) < amd64NumRegs {
+		return nil, fmt.Errorf("amd64 registers: %d words, want %d", len(r), amd64NumRegs)
+	}
+	c := &amd64.Context{
+		ContextFlags: amd64.ContextFull | amd64.ContextSegments,
+		Cs:           uint16(r[amd64Cs]), Ds: uint16(r[amd64Ds]), Es: uint16(r[amd64Es]),
+		Fs: uint16(r[amd64Fs]), Gs: uint16(r[amd64Gs]), Ss: uint16(r[amd64Ss]),
+		EFlags: uint32(r[amd64Eflags]),
+		Rax:    r[amd64Rax], Rcx: r[amd64Rcx], Rdx: r[amd64Rdx], Rbx: r[amd64Rbx],
+		Rsp: r[amd64Rsp], Rbp: r[amd64Rbp], Rsi: r[amd64Rsi], Rdi: r[amd64Rdi],
+		R8: r[amd64R8], R9: r[amd64R9], R10: r[amd64R10], R11: r[amd64R11],
+		R12: r[amd64R12], R13: r[amd64R13], R14: r[amd64R14], R15: r[amd64R15],
+		Rip: r[amd64Rip],
+	}
+	if len(fxsave) >= fxsaveSize {
+		if _, err := binary.Decode(fxsave[:fxsaveSize], binary.LittleEndian, &c.FltSave); err != nil {
+			return nil, fmt.Errorf("amd64 fxsave area: %w", err)
+		}
+		c.MxCsr = c.FltSave.MxCsr
+	} else {
+		c.ContextFlags &^= amd64.ContextFloatingPoint &^ amd64.ContextAMD64
+	}
+	return c, nil
+}
+
+// x86Context converts i386 user_regs_struct words, an optional fsave area
+// and an optional fxsave area into a minidump context.
+func x86Context(r []uint64, fsave, fxsave []byte) (*x86.Context, error) {
+	if len(r) < i386NumRegs {
+		return nil, fmt.Errorf("x86 registers: %d words, want %d", len(r), i386NumRegs)
+	}
+	w := func(i int) uint32 { return uint32(r[i]) }
+	c := &x86.Context{
+		ContextFlags: x86.ContextFull,
+		Gs:           w(i386Gs) & 0xffff, Fs: w(i386Fs) & 0xffff, Es: w(i386Es) & 0xffff, Ds: w(i386Ds) & 0xffff,
+		Edi: w(i386Edi), Esi: w(i386Esi), Ebx: w(i386Ebx), Edx: w(i386Edx), Ecx: w(i386Ecx), Eax: w(i386Eax),
+		Ebp: w(i386Ebp), Eip: w(i386Eip), Cs: w(i386Cs) & 0xffff, EFlags: w(i386Eflags), Esp: w(i386Esp), Ss: w(i386Ss) & 0xffff,
+	}
+	if len(fsave) >= fsaveSize {
+		fs := &c.FloatSave
+		le := binary.LittleEndian
+		fs.ControlWord, fs.StatusWord, fs.TagWord = le.Uint32(fsave), le.Uint32(fsave[4:]), le.Uint32(fsave[8:])
+		fs.ErrorOffset, fs.ErrorSelector = le.Uint32(fsave[12:]), le.Uint32(fsave[16:])
+		fs.DataOffset, fs.DataSelector = le.Uint32(fsave[20:]), le.Uint32(fsave[24:])
+		copy(fs.RegisterArea[:], fsave[28:108])
+		c.ContextFlags |= x86.ContextFloatingPoint
+	}
+	if len(fxsave) >= fxsaveSize {
+		copy(c.ExtendedRegisters[:], fxsave)
+		c.ContextFlags |= x86.ContextExtendedRegisters
+	}
+	return c, nil
+}
+
+// x86FromAMD64Regs rearranges the x86-64 user_regs_struct a 64-bit tracer
+// reads from a 32-bit process into i386 order.
+func x86FromAMD64Regs(r []uint64) []uint64 {
+	out := make([]uint64, i386NumRegs)
+	for i386, a := range [i386NumRegs]int{
+		i386Ebx: amd64Rbx, i386Ecx: amd64Rcx, i386Edx: amd64Rdx, i386Esi: amd64Rsi, i386Edi: amd64Rdi,
+		i386Ebp: amd64Rbp, i386Eax: amd64Rax, i386Ds: amd64Ds, i386Es: amd64Es, i386Fs: amd64Fs,
+		i386Gs: amd64Gs, i386OrigEax: amd64OrigRax, i386Eip: amd64Rip, i386Cs: amd64Cs,
+		i386Eflags: amd64Eflags, i386Esp: amd64Rsp, i386Ss: amd64Ss,
+	} {
+		out[i386] = r[a] & 0xffffffff
+	}
+	return out
+}
+
+// arm64Context converts AArch64 user_pt_regs words (x0-x30, sp, pc, pstate)
+// and an optional user_fpsimd_state into a minidump context.
+func arm64Context(r []uint64, fpsimd []byte) (*arm64.Context, error) {
+	if len(r) < arm64NumRegs {
+		return nil, fmt.Errorf("arm64 registers: %d words, want %d", len(r), arm64NumRegs)
+	}
+	c := &arm64.Context{
+		ContextFlags: arm64.ContextControl | arm64.ContextInteger,
+		Cpsr:         uint32(r[arm64RegPstate]),
+	}
+	copy(c.Iregs[:], r[:33]) // x0-x30, sp, pc: the same order as Iregs
+	if len(fpsimd) >= arm64FPSIMDSize {
+		le := binary.LittleEndian
+		for i := range arm64FPSIMDRegsN {
+			c.FloatSave.Regs[i].Low = le.Uint64(fpsimd[16*i:])
+			c.FloatSave.Regs[i].High = le.Uint64(fpsimd[16*i+8:])
+		}
+		c.FloatSave.Fpsr = le.Uint32(fpsimd[512:])
+		c.FloatSave.Fpcr = le.Uint32(fpsimd[516:])
+		c.ContextFlags |= arm64.ContextFloatingPoint
+	}
+	return c, nil
+}

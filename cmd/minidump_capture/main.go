@@ -1,0 +1,88 @@
+// Command minidump_capture runs a program and writes a minidump when it
+// crashes, without linking a crash reporter into it:
+//
+//	minidump_capture [-o DIR] -- PROGRAM [ARGS ...]
+//
+// The program runs under ptrace. When one of its processes receives a fatal
+// signal it does not handle (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
+// SIGTRAP, SIGSYS), a minidump of all its threads is written to
+// DIR/PROGRAM.PID.dmp (DIR defaults to the current directory) and the
+// signal is then delivered, so the program dies as it would have. This
+// command exits with the program's status: the same exit code, or death by
+// the same signal. Signals the program handles pass through untouched; a
+// program that does not crash leaves no dump.
+//
+// Captures of x86-64 programs and of 32-bit x86 programs on x86-64 hosts are
+// supported. What could not be captured (unreadable memory, threads that
+// would not stop) is listed on standard error; the dump is still written.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/gobreakpad/gobreakpad/capture"
+)
+
+func main() {
+	var status syscall.WaitStatus
+	cmd := newCommand(os.Stderr, &status)
+	if err := cmd.Run(context.Background(), os.Args); err != nil {
+		fmt.Fprintf(os.Stderr, "minidump_capture: %v\n", err)
+		if status == 0 {
+			os.Exit(1)
+		}
+	}
+	exitLike(status)
+}
+
+func newCommand(stderr io.Writer, status *syscall.WaitStatus) *cli.Command {
+	return &cli.Command{
+		Name:            "minidump_capture",
+		Usage:           "run a program and write a minidump when it crashes",
+		ArgsUsage:       "-- PROGRAM [ARGS ...]",
+		HideHelpCommand: true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "o", Value: ".", Usage: "write minidumps into `DIR`"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			argv := cmd.Args().Slice()
+			if len(argv) == 0 {
+				return fmt.Errorf("missing program to run")
+			}
+			ws, err := capture.Run(argv, capture.RunOptions{
+				Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+				OnCrash: func(p *capture.Process) error { return writeDump(stderr, cmd.String("o"), argv[0], p) },
+			})
+			*status = ws
+			return err
+		},
+	}
+}
+
+// writeDump writes p to DIR/PROGRAM.PID.dmp and reports it.
+func writeDump(stderr io.Writer, dir, program string, p *capture.Process) error {
+	name := filepath.Join(dir, fmt.Sprintf("%s.%d.dmp", filepath.Base(program), p.PID))
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := p.WriteMinidump(f); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(stderr, "minidump_capture: note: %s\n", n)
+	}
+	fmt.Fprintf(stderr, "minidump_capture: %s: signal %d in thread %d of process %d\n", name, p.Crash.Signal, p.Crash.ThreadID, p.PID)
+	return nil
+}
