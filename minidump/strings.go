@@ -90,3 +90,8 @@ func utf16String(b []byte) string {
 	}
 	return s
 }
+
+// UTF16Buffer decodes a little-endian UTF-16 byte buffer up to its first
+// NUL unit, as Breakpad converts fixed-size UTF-16 fields ("" when the text
+// has unpaired surrogates).
+func UTF16Buffer(b []byte) string { return utf16String(b) }

@@ -127,11 +127,9 @@ func (f *File) readSystemInfo() (*SystemInfo, error) {
 		Reserved2:             le16(b[30:]),
 	}
 	copy(s.CPUInfo[:], b[32:56])
-	if s.CSDVersionRva != 0 {
-		s.CSDVersion, s.CSDVersionErr = f.String(s.CSDVersionRva)
-		if s.CSDVersionErr != nil {
-			s.CSDVersionErr = fmt.Errorf("system info: CSD version: %w", s.CSDVersionErr)
-		}
+	s.CSDVersion, s.CSDVersionErr = f.String(s.CSDVersionRva)
+	if s.CSDVersionErr != nil {
+		s.CSDVersionErr = fmt.Errorf("system info: CSD version: %w", s.CSDVersionErr)
 	}
 	return s, nil
 }

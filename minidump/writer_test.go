@@ -157,7 +157,7 @@ func TestContextsRoundTrip(t *testing.T) {
 		{arch.X86, synth.X86(x), 0x1000, 0x2000, x86.ContextFull, minidump.ArchX86, false},
 		{arch.ARM, synth.ARM(a), 0x8000, 0x9000, arm.ContextFull, minidump.ArchARM, false},
 		{arch.ARM64, synth.ARM64(a64), 0x5555, 0x7ffc, arm64.ContextFull, minidump.ArchARM64, false},
-		{arch.ARM64, &minidump.Context{CPU: arch.ARM64, ARM64Old: old}, 0x1234, 0x4321, arm64.ContextARM64 | 0x3, minidump.ArchARM64Old, true},
+		{arch.ARM64, &minidump.Context{CPU: arch.ARM64, ARM64Old: old}, 0x1234, 0x4321, arm64.ContextARM64 | 0x3, minidump.ArchARM64Old, true}, // old integer flag 0x2 becomes integer|control
 	}
 	for _, c := range cases {
 		b := synth.New(c.cpu, minidump.PlatformLinux)

@@ -115,11 +115,19 @@ func (c *OldContext) Encode() []byte {
 	return b
 }
 
-// Upgrade returns the old-layout context converted to a Context: the same
-// registers, with the CPU bit of the flags changed to ContextARM64.
+// Upgrade returns the old-layout context converted to a Context as Breakpad
+// converts it: the same registers; the old integer flag (0x2) becomes
+// integer and control, the old floating-point flag (0x4) floating point.
 func (c *OldContext) Upgrade() *Context {
+	flags := uint32(ContextARM64)
+	if c.ContextFlags&0x2 != 0 {
+		flags |= ContextInteger | ContextControl
+	}
+	if c.ContextFlags&0x4 != 0 {
+		flags |= ContextFloatingPoint
+	}
 	n := &Context{
-		ContextFlags: uint32(c.ContextFlags&^ContextARM64Old) | ContextARM64,
+		ContextFlags: flags,
 		Cpsr:         c.Cpsr,
 		Iregs:        c.Iregs,
 	}

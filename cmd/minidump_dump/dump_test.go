@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/arch"
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/minidump"
+	"github.com/gobreakpad/gobreakpad/minidump/synth"
+)
+
+// dumpPath runs the printer on a file and returns its output and status.
+func dumpPath(t *testing.T, path string, hexdump bool) (string, bool) {
+	t.Helper()
+	var out bytes.Buffer
+	w := bufio.NewWriter(&out)
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	ok := dumpFile(w, devnull, path, hexdump)
+	w.Flush()
+	return out.String(), ok
+}
+
+// The generated cases' dump.txt were made before the paths inside the dumps
+// were rewritten from /tmp/oracle-work to /srv/crash-tests (same length);
+// the rewrite reached the text of dump.txt but not its hex dumps of memory.
+// Undo it in our hex output so the rest is compared byte for byte.
+var (
+	rewrittenHex = hex.EncodeToString([]byte("/srv/crash-tests"))
+	originalHex  = hex.EncodeToString([]byte("/tmp/oracle-work"))
+)
+
+func TestCorpusMatchesBreakpad(t *testing.T) {
+	root := corpus.Dir(t)
+	type tc struct{ name, dump, want string }
+	var cases []tc
+	tsv, err := os.ReadFile(filepath.Join(root, "cases.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(tsv)), "\n") {
+		f := strings.Split(line, "\t")
+		want := filepath.Join(root, "breakpad", "expected", f[0]+".dump.txt")
+		if _, err := os.Stat(want); err == nil {
+			cases = append(cases, tc{f[0], filepath.Join(root, f[1]), want})
+		}
+	}
+	gen, _ := filepath.Glob(filepath.Join(root, "generated", "*", "dump.txt"))
+	for _, want := range gen {
+		dir := filepath.Dir(want)
+		cases = append(cases, tc{"generated/" + filepath.Base(dir), filepath.Join(dir, "crash.dmp"), want})
+	}
+	if len(cases) == 0 {
+		t.Skip("no expected minidump_dump outputs in the corpus")
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want, err := os.ReadFile(c.want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := dumpPath(t, c.dump, false)
+			if strings.HasPrefix(c.name, "generated/") {
+				got = strings.ReplaceAll(got, rewrittenHex, originalHex)
+			}
+			if got == string(want) {
+				return
+			}
+			gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+			for i := 0; i < len(gl) || i < len(wl); i++ {
+				var g, w string
+				if i < len(gl) {
+					g = gl[i]
+				}
+				if i < len(wl) {
+					w = wl[i]
+				}
+				if g != w {
+					t.Fatalf("line %d differs (%d vs %d lines)\n got: %.200s\nwant: %.200s", i+1, len(gl), len(wl), g, w)
+				}
+			}
+		})
+	}
+}
+
+func writeDump(t *testing.T, b *synth.Builder) string {
+	t.Helper()
+	data, err := b.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "x.dmp")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestSyntheticDump(t *testing.T) {
+	b := synth.New(arch.AMD64, minidump.PlatformLinux)
+	stack := synth.NewStack(0x7fff0000, 8)
+	stack.Ptr(0x401234)
+	ctx := &amd64.Context{ContextFlags: amd64.ContextFull, Rip: 0x401000, Rsp: 0x7fff0000}
+	b.AddThread(7, synth.AMD64(ctx), stack)
+	b.AddELFModule("/bin/app", 0x400000, 0x1000, []byte{1, 2, 3, 4})
+	b.AddStream(minidump.LinuxCmdLine, []byte("app\x00-v\x00"))
+	out, ok := dumpPath(t, writeDump(t, b), false)
+	if ok {
+		t.Error("dump without misc info and memory info list succeeded; Breakpad exits 1")
+	}
+	for _, want := range []string{
+		"  thread_id                   = 0x7\n",
+		"  rip           = 0x401000\n",
+		"Stack\n0x3412400000000000\n",
+		"  (code_identifier)               = \"01020304\"\n",
+		"  (debug_identifier)              = \"040302010000000000000000000000000\"\n",
+		"Stream MD_LINUX_CMD_LINE:\napp\\0\n-v\\0\n\n\n",
+		"  processor_architecture                     = 0x9 (x86-64)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+
+	b.SetMiscInfo(minidump.MiscInfo{SizeOfInfo: minidump.MiscInfoSize, Flags1: minidump.MiscInfoProcessID, ProcessID: 42})
+	p := writeDump(t, b)
+	out, _ = dumpPath(t, p, true)
+	if !strings.Contains(out, "  process_id                   = 42\n  process_create_time          = (invalid)\n") {
+		t.Errorf("misc info not printed:\n%s", out)
+	}
+	// Eight bytes, the gap after them, eight missing bytes, the gap after those.
+	if !strings.Contains(out, "00000000  34 12 40 00 00 00 00 00"+strings.Repeat(" ", 27)+"|4.@.....        |\n") {
+		t.Errorf("hexdump mode output wrong:\n%s", out)
+	}
+}
+
+func TestBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{
+		"empty":     nil,
+		"not-mdmp":  []byte("ELF\x7fxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+		"truncated": []byte("MDMP\x93\xa7\x00\x00\x05\x00\x00\x00\x20\x00\x00\x00"),
+	} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, data, 0o644)
+		out, ok := dumpPath(t, p, false)
+		if ok || out != "" {
+			t.Errorf("%s: ok=%v output %q; want failure and no output", name, ok, out)
+		}
+	}
+	if _, ok := dumpPath(t, filepath.Join(dir, "missing"), false); ok {
+		t.Error("missing file succeeded")
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	if got := run([]string{"minidump_dump"}); got != 1 {
+		t.Errorf("no arguments: status %d, want 1", got)
+	}
+}
