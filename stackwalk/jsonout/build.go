@@ -142,6 +142,9 @@ func build(st *stackwalk.ProcessState, dump *minidump.File) *document {
 		doc.PID = processID(dump)
 		doc.LSBRelease = lsb(dump)
 		doc.SoftErrors = softErrors(dump)
+		if b, err := dump.LinuxStream(minidump.LinuxCPUInfo); err == nil {
+			doc.SystemInfo.CPUMicrocodeVersion = parseMicrocode(b)
+		}
 		if maps, err := dump.LinuxMaps(); err == nil {
 			n := len(maps)
 			doc.LinuxMemoryMapCount = &n
@@ -561,6 +564,25 @@ func parseJSON(b []byte) any {
 		return nil
 	}
 	return v
+}
+
+// parseMicrocode reads the first "microcode" field of /proc/cpuinfo text, a
+// hex number, and prints it as "0x%x".
+func parseMicrocode(b []byte) *string {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok || strings.TrimSpace(k) != "microcode" {
+			continue
+		}
+		n, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(v), "0x"), 16, 64)
+		if err != nil {
+			return nil
+		}
+		s := fmt.Sprintf("0x%x", n)
+		return &s
+	}
+	return nil
 }
 
 // parsePID finds the "Pid:" line of /proc/PID/status text.

@@ -22,8 +22,8 @@
 // Not produced (always null): rust-minidump's instruction analysis
 // (crash_info.instruction, memory_accesses, possible_bit_flips,
 // adjusted_address, instruction_pointer_update), Windows last_error_value,
-// handles, proc_limits, mac_crash_info, mac_boot_args, cpu_microcode_version,
-// certificate subjects and symbol URLs.
+// handles, proc_limits, mac_crash_info, mac_boot_args, certificate subjects and
+// symbol URLs.
 package jsonout
 
 import (

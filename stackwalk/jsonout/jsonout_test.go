@@ -351,6 +351,12 @@ func TestParseLinuxText(t *testing.T) {
 	if p := parsePID([]byte("Name:\tcrash\nState:\tR\nPid:\t1304\nPPid:\t1\n")); p == nil || *p != 1304 {
 		t.Errorf("pid = %v", p)
 	}
+	if m := parseMicrocode([]byte("processor\t: 0\nmicrocode\t: 0x1000065\nmicrocode\t: 0x7\n")); m == nil || *m != "0x1000065" {
+		t.Errorf("microcode = %v", m)
+	}
+	if m := parseMicrocode([]byte("model name\t: x\n")); m != nil {
+		t.Errorf("microcode without a field = %v", *m)
+	}
 	if p := parsePID([]byte("Pid:\tx\n")); p != nil {
 		t.Errorf("pid of garbage = %v", *p)
 	}
@@ -364,6 +370,7 @@ func FuzzParseLinuxText(f *testing.F) {
 		parseLSB(b)
 		parsePID(b)
 		parseJSON(b)
+		parseMicrocode(b)
 		s := string(b)
 		osVersion(0x8201, "0.0.0", s)
 	})
