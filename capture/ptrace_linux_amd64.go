@@ -161,7 +161,9 @@ func getSiginfo(tid int) (siginfo, error) {
 	if _, _, e := syscall.Syscall6(syscall.SYS_PTRACE, ptraceGetSiginfo, uintptr(tid), 0, uintptr(unsafe.Pointer(&buf[0])), 0, 0); e != 0 {
 		return siginfo{}, e
 	}
-	le := func(o int) uint32 { return uint32(buf[o]) | uint32(buf[o+1])<<8 | uint32(buf[o+2])<<16 | uint32(buf[o+3])<<24 }
+	le := func(o int) uint32 {
+		return uint32(buf[o]) | uint32(buf[o+1])<<8 | uint32(buf[o+2])<<16 | uint32(buf[o+3])<<24
+	}
 	return siginfo{int32(le(0)), int32(le(4)), int32(le(8)), uint64(le(16)) | uint64(le(20))<<32}, nil
 }
 
