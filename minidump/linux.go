@@ -106,3 +106,209 @@ func parseMapsLine(line []byte) (MapsEntry, error) {
 	e.Path = string(bytes.TrimRight(bytes.TrimLeft(line, " \t"), "\r"))
 	return e, nil
 }
+
+// KeyValue is one "key: value" or "KEY=value" line of a Linux text stream.
+type KeyValue struct {
+	Key, Value string
+}
+
+// LinuxCmdLine returns the process's arguments from the LinuxCmdLine stream.
+func (f *File) LinuxCmdLine() ([]string, error) {
+	b, err := f.Stream(LinuxCmdLine)
+	if err != nil {
+		return nil, fmt.Errorf("linux cmdline: %w", err)
+	}
+	return splitNUL(b), nil
+}
+
+// LinuxEnviron returns the process's environment ("KEY=value" strings) from
+// the LinuxEnviron stream.
+func (f *File) LinuxEnviron() ([]string, error) {
+	b, err := f.Stream(LinuxEnviron)
+	if err != nil {
+		return nil, fmt.Errorf("linux environ: %w", err)
+	}
+	return splitNUL(b), nil
+}
+
+func splitNUL(b []byte) []string {
+	b = bytes.TrimRight(b, "\x00")
+	if len(b) == 0 {
+		return nil
+	}
+	parts := bytes.Split(b, []byte{0})
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = string(p)
+	}
+	return out
+}
+
+// LinuxProcStatus parses the LinuxProcStatus stream ("Name:\tvalue" lines).
+func (f *File) LinuxProcStatus() ([]KeyValue, error) {
+	b, err := f.Stream(LinuxProcStatus)
+	if err != nil {
+		return nil, fmt.Errorf("linux proc status: %w", err)
+	}
+	return parseKeyValues(b, ':'), nil
+}
+
+// LinuxLSBRelease parses the LinuxLSBRelease stream (KEY=value lines, with
+// surrounding double quotes removed from values).
+func (f *File) LinuxLSBRelease() ([]KeyValue, error) {
+	b, err := f.Stream(LinuxLSBRelease)
+	if err != nil {
+		return nil, fmt.Errorf("linux lsb-release: %w", err)
+	}
+	kv := parseKeyValues(b, '=')
+	for i := range kv {
+		v := kv[i].Value
+		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+			kv[i].Value = v[1 : len(v)-1]
+		}
+	}
+	return kv, nil
+}
+
+// LinuxCPUInfo parses the LinuxCPUInfo stream (/proc/cpuinfo) into one list
+// of "key: value" pairs per processor block.
+func (f *File) LinuxCPUInfo() ([][]KeyValue, error) {
+	b, err := f.Stream(LinuxCPUInfo)
+	if err != nil {
+		return nil, fmt.Errorf("linux cpuinfo: %w", err)
+	}
+	var blocks [][]KeyValue
+	for _, blk := range bytes.Split(b, []byte("\n\n")) {
+		if kv := parseKeyValues(blk, ':'); len(kv) > 0 {
+			blocks = append(blocks, kv)
+		}
+	}
+	return blocks, nil
+}
+
+// parseKeyValues splits lines at the first sep, trimming spaces and tabs;
+// lines without sep are skipped.
+func parseKeyValues(b []byte, sep byte) []KeyValue {
+	var out []KeyValue
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		i := bytes.IndexByte(line, sep)
+		if i < 0 {
+			continue
+		}
+		out = append(out, KeyValue{
+			Key:   string(bytes.TrimSpace(line[:i])),
+			Value: string(bytes.TrimSpace(line[i+1:])),
+		})
+	}
+	return out
+}
+
+// AuxvEntry is one entry of the auxiliary vector.
+type AuxvEntry struct {
+	Type, Value uint64
+}
+
+// LinuxAuxv decodes the LinuxAuxv stream: pairs of pointer-sized words,
+// pointer size taken from the system info's CPU (8 when unknown). It stops
+// at the AT_NULL entry.
+func (f *File) LinuxAuxv() ([]AuxvEntry, error) {
+	b, err := f.Stream(LinuxAuxv)
+	if err != nil {
+		return nil, fmt.Errorf("linux auxv: %w", err)
+	}
+	ps := f.pointerSize()
+	var out []AuxvEntry
+	for ; len(b) >= 2*ps; b = b[2*ps:] {
+		var e AuxvEntry
+		if ps == 4 {
+			e = AuxvEntry{uint64(le32(b)), uint64(le32(b[4:]))}
+		} else {
+			e = AuxvEntry{le64(b), le64(b[8:])}
+		}
+		if e.Type == 0 {
+			break
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// pointerSize returns the dump's pointer size from its system info, 8 when
+// unknown.
+func (f *File) pointerSize() int {
+	if si, err := f.SystemInfo(); err == nil {
+		if n := si.CPU().PointerSize(); n != 0 {
+			return n
+		}
+	}
+	return 8
+}
+
+// DSODebug is the LinuxDSODebug stream (MDRawDebug32/64): the dynamic
+// linker's r_debug and its list of loaded objects.
+type DSODebug struct {
+	Version  uint32
+	MapRva   uint32
+	DSOCount uint32
+	Brk      uint64
+	LDBase   uint64
+	Dynamic  uint64
+	LinkMaps []LinkMap
+}
+
+// LinkMap is one loaded object of DSODebug (MDRawLinkMap32/64).
+type LinkMap struct {
+	Addr    uint64
+	NameRva uint32
+	LD      uint64
+	Name    string
+}
+
+// LinuxDSODebug decodes the LinuxDSODebug stream; its layout follows the
+// dump's pointer size.
+func (f *File) LinuxDSODebug() (*DSODebug, error) {
+	b, err := f.Stream(LinuxDSODebug)
+	if err != nil {
+		return nil, fmt.Errorf("linux dso debug: %w", err)
+	}
+	ps := f.pointerSize()
+	debugSize, mapSize := 40, 24
+	if ps == 4 {
+		debugSize, mapSize = 24, 12
+	}
+	if len(b) < debugSize {
+		return nil, fmt.Errorf("linux dso debug: %d bytes, want at least %d", len(b), debugSize)
+	}
+	d := &DSODebug{Version: le32(b), MapRva: le32(b[4:]), DSOCount: le32(b[8:])}
+	if ps == 4 {
+		d.Brk, d.LDBase, d.Dynamic = uint64(le32(b[12:])), uint64(le32(b[16:])), uint64(le32(b[20:]))
+	} else {
+		d.Brk, d.LDBase, d.Dynamic = le64(b[16:]), le64(b[24:]), le64(b[32:])
+	}
+	maps, err := f.bytes(uint64(d.MapRva), uint64(d.DSOCount)*uint64(mapSize))
+	if err != nil {
+		return nil, fmt.Errorf("linux dso debug: %d link maps: %w", d.DSOCount, err)
+	}
+	d.LinkMaps = make([]LinkMap, d.DSOCount)
+	for i := range d.LinkMaps {
+		e := maps[i*mapSize:]
+		m := &d.LinkMaps[i]
+		if ps == 4 {
+			m.Addr, m.NameRva, m.LD = uint64(le32(e)), le32(e[4:]), uint64(le32(e[8:]))
+		} else {
+			m.Addr, m.NameRva, m.LD = le64(e), le32(e[8:]), le64(e[16:])
+		}
+		if m.NameRva != 0 {
+			if m.Name, err = f.String(m.NameRva); err != nil {
+				return nil, fmt.Errorf("linux dso debug: link map %d: name: %w", i, err)
+			}
+		}
+	}
+	return d, nil
+}
