@@ -89,6 +89,10 @@ const (
 	errNoStack = walkError("no stack memory")
 )
 
+// entryPoint is the ELF entry point's symbol, the outermost frame of a
+// program's main thread.
+const entryPoint = "_start"
+
 // walkThread unwinds one thread from its raw CPU context. Without stack
 // memory only the context frame is produced.
 func walkThread(cpu unwind.CPU, raw any, env *walkEnv) ([]*StackFrame, error) {
@@ -99,6 +103,7 @@ func walkThread(cpu unwind.CPU, raw any, env *walkEnv) ([]*StackFrame, error) {
 	var out []*StackFrame
 	physical := []*unwind.Frame{first}
 	scanned := 0
+	pastEntry := false
 	for f := first; f != nil; {
 		sf := &StackFrame{Trust: f.Trust, Context: f.Context, cpu: cpu}
 		sf.Instruction = f.Regs[cpu.PC()]
@@ -106,6 +111,9 @@ func walkThread(cpu unwind.CPU, raw any, env *walkEnv) ([]*StackFrame, error) {
 			sf.Instruction -= cpu.InstructionAdjust()
 		}
 		inlines := env.syms.fill(sf, true)
+		if sf.Function == entryPoint {
+			pastEntry = true
+		}
 		switch f.Trust {
 		case unwind.TrustNone, unwind.TrustScan, unwind.TrustCFIScan:
 			scanned++
@@ -115,7 +123,9 @@ func walkThread(cpu unwind.CPU, raw any, env *walkEnv) ([]*StackFrame, error) {
 		if len(out) >= MaxFrames || env.stack == nil {
 			break
 		}
-		next := cpu.Caller(env, physical, scanned < MaxScannedFrames)
+		// Nothing calls the program's entry point: what a scan finds
+		// beyond it is stale data (Breakpad reports it; gdb does not).
+		next := cpu.Caller(env, physical, scanned < MaxScannedFrames && !pastEntry)
 		if next != nil {
 			physical = append(physical, next)
 		}

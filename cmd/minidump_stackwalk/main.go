@@ -1,11 +1,13 @@
 // Command minidump_stackwalk prints the stack traces of a minidump, as
 // Google Breakpad's tool of the same name does:
 //
-//	minidump_stackwalk [-m] [-s] [-c] [-b] DUMP [SYMBOL_PATH ...]
+//	minidump_stackwalk [-m] [-s] [-c] [-b] [--json [--pretty]] DUMP [SYMBOL_PATH ...]
 //
 // -m prints the pipe-delimited machine-readable form, -s adds stack
 // contents, -c prints only the crashed (or dump-requesting) thread and -b
-// only that thread's frames. Each SYMBOL_PATH is a Breakpad symbol
+// only that thread's frames. --json prints rust-minidump's JSON report
+// instead (--pretty indents it). Options may come before or after the
+// positional arguments, and short ones may be combined (-ms). Each SYMBOL_PATH is a Breakpad symbol
 // directory (SYMBOL_PATH/DEBUG_FILE/DEBUG_ID/DEBUG_FILE.sym).
 package main
 
@@ -19,6 +21,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
+	"github.com/gobreakpad/gobreakpad/stackwalk/jsonout"
 )
 
 func main() {
@@ -40,18 +43,32 @@ func newCommand(stdout io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "s", Usage: "output stack contents"},
 			&cli.BoolFlag{Name: "c", Usage: "output the thread that caused the crash or dump only"},
 			&cli.BoolFlag{Name: "b", Usage: "brief: the frames of the thread that caused the crash or dump"},
+			&cli.BoolFlag{Name: "json", Usage: "output rust-minidump's JSON report"},
+			&cli.BoolFlag{Name: "pretty", Usage: "indent the JSON report (implies --json)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			args := cmd.Args().Slice()
 			if len(args) == 0 {
 				return fmt.Errorf("missing minidump file")
 			}
-			return run(stdout, args[0], args[1:], cmd.Bool("m"), cmd.Bool("s"), cmd.Bool("c"), cmd.Bool("b"))
+			return run(stdout, args[0], args[1:], options{
+				machine:        cmd.Bool("m"),
+				contents:       cmd.Bool("s"),
+				onlyRequesting: cmd.Bool("c"),
+				brief:          cmd.Bool("b"),
+				json:           cmd.Bool("json") || cmd.Bool("pretty"),
+				pretty:         cmd.Bool("pretty"),
+			})
 		},
 	}
 }
 
-func run(stdout io.Writer, dumpPath string, symPaths []string, machine, contents, onlyRequesting, brief bool) error {
+// options are the output choices of the command line.
+type options struct {
+	machine, contents, onlyRequesting, brief, json, pretty bool
+}
+
+func run(stdout io.Writer, dumpPath string, symPaths []string, o options) error {
 	f, err := minidump.Open(dumpPath)
 	if err != nil {
 		return err
@@ -70,14 +87,16 @@ func run(stdout io.Writer, dumpPath string, symPaths []string, machine, contents
 		return err
 	}
 	switch {
-	case machine:
+	case o.json:
+		return jsonout.Write(stdout, p, f, o.pretty)
+	case o.machine:
 		return stackwalk.PrintMachineReadable(stdout, p)
-	case brief:
+	case o.brief:
 		return stackwalk.PrintBrief(stdout, p)
 	}
 	return stackwalk.Print(stdout, p, stackwalk.PrintOptions{
-		StackContents:        contents,
-		RequestingThreadOnly: onlyRequesting,
+		StackContents:        o.contents,
+		RequestingThreadOnly: o.onlyRequesting,
 		Symbols:              syms,
 	})
 }
