@@ -144,3 +144,17 @@ func BenchmarkCFIRules200MB(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkLookupHot200MB measures Lookup over a working set of 256
+// addresses, as a stack walk meets them: the memory they touch stays cached.
+func BenchmarkLookupHot200MB(b *testing.B) {
+	t, info := openGenerated(b)
+	addrs := randomAddrs(info, 256)
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		t.Lookup(addrs[i&(len(addrs)-1)])
+		i++
+	}
+}

@@ -143,7 +143,7 @@ var hexVal = func() (t [256]uint8) {
 // It returns the end of the line's content and the start of the next line.
 // When it reports false the caller takes the general path, which also
 // produces the error message.
-func lineRecordAt(d []byte, i int) (end, next int, ok bool) {
+func lineRecordAt(d []byte, i int) (addr, size uint64, end, next int, ok bool) {
 	n := len(d)
 	// Two hex fields, each followed by one space (the form every writer uses).
 	for f := 0; f < 2; f++ {
@@ -154,9 +154,14 @@ func lineRecordAt(d []byte, i int) (end, next int, ok bool) {
 			i++
 		}
 		if i == start || i-start > 15 || i >= n || d[i] != ' ' {
-			return 0, 0, false
+			return 0, 0, 0, 0, false
 		}
 		i++
+		if f == 0 {
+			addr = v
+		} else {
+			size = v
+		}
 	}
 	// Two decimal fields, at most 9 digits (within int32).
 	for f := 0; f < 2; f++ {
@@ -165,22 +170,22 @@ func lineRecordAt(d []byte, i int) (end, next int, ok bool) {
 			i++
 		}
 		if i == start || i-start > 9 {
-			return 0, 0, false
+			return 0, 0, 0, 0, false
 		}
 		if f == 0 {
 			if i >= n || d[i] != ' ' {
-				return 0, 0, false
+				return 0, 0, 0, 0, false
 			}
 			i++
 		}
 	}
 	switch {
 	case i == n:
-		return n, n, true
+		return addr, size, n, n, true
 	case d[i] == '\n':
-		return i, i + 1, true
+		return addr, size, i, i + 1, true
 	case d[i] == '\r' && i+1 < n && d[i+1] == '\n':
-		return i, i + 2, true
+		return addr, size, i, i + 2, true
 	}
-	return 0, 0, false
+	return 0, 0, 0, 0, false
 }

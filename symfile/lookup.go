@@ -1,6 +1,7 @@
 package symfile
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
 )
@@ -82,25 +83,51 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 			ParamSize: f.param,
 			Multiple:  f.multiple,
 		}
-		d := t.detail(fi)
-		if li := findExclusive(d.lines, addr); li >= 0 {
-			l := d.lineInfo[d.lines[li].aux]
-			sym.HasLine = true
-			sym.Line = l.line
-			sym.LineAddress = d.lines[li].start
-			sym.File = t.fileName(l.file)
+		bd := t.funcBody[t.funcs[fi].aux]
+		inlineEnd := bd.end
+		if bd.lines != 0 {
+			inlineEnd = bd.lines
 		}
-		for ii := d.inlines.innermost(addr); ii >= 0; ii = int(d.inlines.parent[ii]) {
-			r := d.inlines.s[ii]
-			in := d.inlineInfo[r.aux]
-			c := InlinedCall{Name: "<name omitted>", Address: r.start, CallLine: int64(in.CallLine)}
-			if o, ok := findNamed(t.origins, in.Origin); ok {
-				c.Name = t.str(o.off, o.n)
+		bodyStart := t.funcs[fi].off + uint32(len(line))
+		var d *funcDetail
+		if !bd.ordered || inlineEnd-bodyStart >= detailCacheMin {
+			d = t.detail(fi)
+		}
+		var l Line
+		var found bool
+		if bd.ordered && bd.lines != 0 {
+			l, found = t.searchLines(bd, addr)
+		} else if li := findExclusive(d.lines, addr); li >= 0 {
+			info := d.lineInfo[d.lines[li].aux]
+			l = Line{Address: d.lines[li].start, Line: info.line, File: info.file}
+			found = true
+		}
+		if found {
+			sym.HasLine = true
+			sym.Line = l.Line
+			sym.LineAddress = l.Address
+			sym.File = t.fileName(l.File)
+		}
+		var inl *nested
+		var inlInfo []Inline
+		if d != nil {
+			inl, inlInfo = &d.inlines, d.inlineInfo
+		} else if bodyStart < inlineEnd {
+			inl, inlInfo = t.inlinesAt(bodyStart, inlineEnd, addr)
+		}
+		if inl != nil {
+			for ii := inl.innermost(addr); ii >= 0; ii = int(inl.parent[ii]) {
+				r := inl.s[ii]
+				in := inlInfo[r.aux]
+				c := InlinedCall{Name: "<name omitted>", Address: r.start, CallLine: int64(in.CallLine)}
+				if o, ok := findNamed(t.origins, in.Origin); ok {
+					c.Name = t.str(o.off, o.n)
+				}
+				if in.HasCallFile && in.CallFile >= 0 {
+					c.CallFile = t.fileName(uint32(in.CallFile))
+				}
+				sym.Inlines = append(sym.Inlines, c)
 			}
-			if in.HasCallFile && in.CallFile >= 0 {
-				c.CallFile = t.fileName(uint32(in.CallFile))
-			}
-			sym.Inlines = append(sym.Inlines, c)
 		}
 		return sym, true
 	}
@@ -164,7 +191,7 @@ func (t *Table) detail(fi int) *funcDetail {
 	}
 	f := t.funcs[fi]
 	head := uint32(len(t.lineAt(f.off)))
-	bodyStart, bodyEnd := f.off+head, f.aux
+	bodyStart, bodyEnd := f.off+head, t.funcBody[f.aux].end
 	d := &funcDetail{}
 	var inlineSpans []span
 	for off := bodyStart; off < bodyEnd; {
@@ -210,6 +237,91 @@ func (t *Table) detail(fi int) *funcDetail {
 		t.details.Store(fi, d)
 	}
 	return d
+}
+
+// searchLines finds the line record covering addr in the ordered line
+// records of a function by binary search over the text, then a short scan.
+func (t *Table) searchLines(bd body, addr uint64) (Line, bool) {
+	d := t.data[:bd.end]
+	lo, hi := int(bd.lines), int(bd.end)
+	// Invariant: the line at lo is the first one or starts at or below addr;
+	// every line starting at or after hi starts above addr.
+	for hi-lo > 256 {
+		mid := lo + (hi-lo)/2
+		nl := bytes.IndexByte(d[mid:hi], '\n')
+		if nl < 0 {
+			break
+		}
+		m := mid + nl + 1
+		if m >= hi {
+			hi = mid
+			continue
+		}
+		a, _, _ := hexField(d, m)
+		if a <= addr {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	for off := lo; off < len(d); {
+		b := d[off:]
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[:i]
+		}
+		next := off + len(b) + 1
+		if len(b) > 0 && b[len(b)-1] == '\r' {
+			b = b[:len(b)-1]
+		}
+		l, msg := parseLineRecord(b)
+		if msg != "" || l.Address > addr {
+			break
+		}
+		if addr-l.Address < l.Size {
+			return l, true
+		}
+		off = next
+	}
+	return Line{}, false
+}
+
+// inlinesAt decodes the INLINE records in [start, end) into the nested
+// ranges Breakpad would keep, or returns nil when none covers addr.
+func (t *Table) inlinesAt(start, end uint32, addr uint64) (*nested, []Inline) {
+	var spans []span
+	var infos []Inline
+	hit := false
+	for off := start; off < end; {
+		b := t.lineAt(off)
+		lineOff := off
+		off += uint32(len(b)) + 1
+		if off < uint32(len(t.data)) && t.data[off-1] == '\r' {
+			off++
+		}
+		if !hasPrefix(b, "INLINE ") {
+			continue
+		}
+		in := Inline{}
+		if parseInlineLine(b, &in) != "" {
+			continue
+		}
+		if n := len(infos); (n == 0 && in.Depth > 1) || (n > 0 && in.Depth > infos[n-1].Depth+1) {
+			continue
+		}
+		k := uint32(len(infos))
+		infos = append(infos, in)
+		for _, r := range in.Ranges {
+			if s, ok := makeSpan(r.Address, r.Size, lineOff, k); ok {
+				spans = append(spans, s)
+				hit = hit || s.contains(addr)
+			}
+		}
+	}
+	if !hit {
+		return nil, nil
+	}
+	n := nestedRanges(spans, true)
+	return &n, infos
 }
 
 // isChildRecord reports whether line b is a line or INLINE record: one that

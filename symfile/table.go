@@ -31,10 +31,11 @@ type Table struct {
 	files   []named // FILE records by number; first record wins, as in Breakpad
 	origins []named // INLINE_ORIGIN records by id; first record wins
 
-	funcs   []span // FUNC records; aux: end offset of the last line or INLINE record of the function
-	publics []public
-	cfi     []span    // STACK CFI INIT records; aux: end offset of the last delta record after it
-	win     [2]nested // STACK WIN FrameData (0) and FPO (1) records
+	funcs    []span // FUNC records; aux: index in funcBody
+	funcBody []body
+	publics  []public
+	cfi      []span    // STACK CFI INIT records; aux: end offset of the last delta record after it
+	win      [2]nested // STACK WIN FrameData (0) and FPO (1) records
 
 	errs       []*SyntaxError
 	numErrs    int
@@ -47,6 +48,46 @@ type Table struct {
 type named struct {
 	id     uint32
 	off, n uint32 // the name's bytes in the file
+}
+
+// body locates the line and INLINE records of a FUNC record: they lie
+// between the FUNC line and end; the line records start at lines (0 if none).
+// When ordered is set, everything from lines to end is line records, one per
+// line, at increasing, non-overlapping, non-empty ranges: lookups can then
+// binary-search the text.
+type body struct {
+	end, lines uint32
+	ordered    bool
+}
+
+// bodyTracker follows the records of the current function during the pass.
+// b points at the last element of Table.funcBody, which only grows when a new
+// FUNC replaces the tracker.
+type bodyTracker struct {
+	b        *body
+	next     int    // offset of the line after the function's last record
+	lastAddr uint64 // last address of the previous line record
+}
+
+func (bt *bodyTracker) line(start, end, next int, addr, size uint64) {
+	b := bt.b
+	if b.lines == 0 {
+		b.lines = uint32(start)
+	} else if start != bt.next || addr <= bt.lastAddr {
+		b.ordered = false
+	}
+	if size == 0 || addr+size-1 < addr {
+		b.ordered = false
+	}
+	bt.lastAddr = addr + size - 1
+	b.end, bt.next = uint32(end), next
+}
+
+func (bt *bodyTracker) inline(end, next int) {
+	if bt.b.lines != 0 {
+		bt.b.ordered = false // an INLINE record after line records
+	}
+	bt.b.end, bt.next = uint32(end), next
 }
 
 // public is a PUBLIC record: its address and the offset of its line.
@@ -148,14 +189,15 @@ func (t *Table) parse() {
 		curCFI  = -1 // index in t.cfi of the last STACK CFI INIT
 		inl     Inline
 		winAll  [2][]span
+		bt      bodyTracker
 	)
 	for off := 0; off < len(data); {
 		lineNo++
 		start := off
 		if curFunc != -1 && hexVal[data[off]] != 0xff {
-			if end, next, ok := lineRecordAt(data, off); ok {
+			if addr, size, end, next, ok := lineRecordAt(data, off); ok {
 				if curFunc >= 0 {
-					t.funcs[curFunc].aux = uint32(end)
+					bt.line(start, end, next, addr, size)
 				}
 				off = next
 				continue
@@ -191,7 +233,10 @@ func (t *Table) parse() {
 					continue
 				}
 				curFunc = len(t.funcs)
+				s.aux = uint32(len(t.funcBody))
 				t.funcs = append(t.funcs, s)
+				t.funcBody = append(t.funcBody, body{end: uint32(end), ordered: true})
+				bt = bodyTracker{b: &t.funcBody[len(t.funcBody)-1]}
 				continue
 			}
 			if hasPrefix(b, "FILE ") {
@@ -284,7 +329,7 @@ func (t *Table) parse() {
 					continue
 				}
 				if curFunc >= 0 {
-					t.funcs[curFunc].aux = uint32(end)
+					bt.inline(end, off)
 				}
 				continue
 			}
@@ -303,12 +348,13 @@ func (t *Table) parse() {
 			t.fail(lineNo, "line record: no FUNC before it", true)
 			continue
 		}
-		if _, msg := parseLineRecord(b); msg != "" {
+		l, msg := parseLineRecord(b)
+		if msg != "" {
 			t.fail(lineNo, msg, true)
 			continue
 		}
 		if curFunc >= 0 {
-			t.funcs[curFunc].aux = uint32(end)
+			bt.line(start, end, off, l.Address, l.Size)
 		}
 	}
 	if !t.hasModule {
