@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -25,6 +26,9 @@ type CoreOptions struct {
 	// none) and supplies the code bytes around program counters, which cores
 	// normally leave out.
 	Executable string
+	// HostInfo records this machine's /proc/cpuinfo, release file and uname
+	// as the crashed machine's: set it when the core was made here.
+	HostInfo bool
 }
 
 // FromCore converts an opened ELF core file into a Process. The thread that
@@ -119,6 +123,9 @@ func FromCore(core *elfcore.File, opt CoreOptions) (*Process, error) {
 	p.ProcMaps = []byte(maps.String())
 	p.collectMemory(mem)
 	p.collectModules(mem, openFile)
+	if opt.HostInfo {
+		p.addHostInfo()
+	}
 	return p, nil
 }
 
@@ -167,6 +174,11 @@ func exeMapsPath(exe *exeImage) string {
 // loadExecutable opens the program and finds its load bias from the core's
 // AT_ENTRY auxv entry.
 func loadExecutable(path string, core *elfcore.File) (*exeImage, error) {
+	// Modules are named by absolute paths, as in /proc/PID/maps.
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,87 @@
+// Command core2md converts a Linux ELF core file into a minidump:
+//
+//	core2md [-o OUT] [--no-host-info] CORE [EXECUTABLE]
+//
+// Cores of x86-64, 32-bit x86 and AArch64 processes are understood, whether
+// the kernel or qemu-user wrote them. EXECUTABLE is the crashed program: it
+// identifies the program's module when the core does not name its files
+// (qemu-user's cores) and supplies the code around the program counters.
+// The minidump goes to OUT, by default CORE.dmp. Unless --no-host-info is
+// given, this machine's /proc/cpuinfo, release file and kernel version are
+// recorded as the crashed machine's. What could not be converted is listed on
+// standard error; the dump is still written.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/gobreakpad/gobreakpad/capture"
+	"github.com/gobreakpad/gobreakpad/capture/elfcore"
+)
+
+func main() {
+	if err := newCommand(os.Stderr).Run(context.Background(), os.Args); err != nil {
+		fmt.Fprintf(os.Stderr, "core2md: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func newCommand(stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:            "core2md",
+		Usage:           "convert an ELF core file into a minidump",
+		ArgsUsage:       "CORE [EXECUTABLE]",
+		HideHelpCommand: true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "o", Usage: "write the minidump to `FILE` (default CORE.dmp)"},
+			&cli.BoolFlag{Name: "no-host-info", Usage: "do not record this machine's CPU and OS information"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			args := cmd.Args().Slice()
+			if len(args) < 1 || len(args) > 2 {
+				return fmt.Errorf("want CORE [EXECUTABLE], have %d arguments", len(args))
+			}
+			out := cmd.String("o")
+			if out == "" {
+				out = args[0] + ".dmp"
+			}
+			opt := capture.CoreOptions{HostInfo: !cmd.Bool("no-host-info")}
+			if len(args) == 2 {
+				opt.Executable = args[1]
+			}
+			return convert(stderr, args[0], out, opt)
+		},
+	}
+}
+
+func convert(stderr io.Writer, corePath, out string, opt capture.CoreOptions) error {
+	core, err := elfcore.Open(corePath)
+	if err != nil {
+		return err
+	}
+	defer core.Close()
+	p, err := capture.FromCore(core, opt)
+	if err != nil {
+		return fmt.Errorf("%s: %w", corePath, err)
+	}
+	if st, err := os.Stat(corePath); err == nil {
+		p.Time = st.ModTime() // the core was written when the process died
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(stderr, "core2md: note: %s\n", n)
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	if err := p.WriteMinidump(f); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", out, err)
+	}
+	return f.Close()
+}
