@@ -327,7 +327,8 @@ func (d *dumper) readDWARF() []*funcRec {
 		d.warn("%s: DWARF: %v (no FUNC records)", d.path, err)
 		return nil
 	}
-	src := &dwarfSource{data: data}
+	src := &dwarfSource{data: data, order: d.debug.ByteOrder, line: sectionData(d.debug, ".debug_line"),
+		lineStr: sectionData(d.debug, ".debug_line_str"), str: sectionData(d.debug, ".debug_str")}
 	if alt, str := d.openAlt(); alt != nil {
 		src.alt, src.altStr = alt, str
 	}

@@ -2,6 +2,7 @@ package dumpsyms
 
 import (
 	"debug/dwarf"
+	"encoding/binary"
 	"errors"
 	"io"
 	"slices"
@@ -22,7 +23,11 @@ const attrMIPSLinkageName dwarf.Attr = 0x2007
 // dwarfSource is one file's DWARF data, with the alternate (dwz -m) file its
 // DW_FORM_GNU_ref_alt and DW_FORM_GNU_strp_alt forms point into.
 type dwarfSource struct {
-	data   *dwarf.Data
+	data *dwarf.Data
+	// Raw sections for the line table headers (see lineFileNames).
+	line, lineStr, str []byte
+	order              binary.ByteOrder
+
 	altStr []byte       // .debug_str of the alternate file
 	alt    *dwarfSource // the alternate file's DWARF, indexed for names
 }
@@ -403,13 +408,24 @@ func (dr *dwarfReader) readLines(src *dwarfSource, e *dwarf.Entry, cu *unitState
 		return
 	}
 	lfiles := lr.Files()
+	var raw []string
+	if off, ok := e.Val(dwarf.AttrStmtList).(int64); ok && src.line != nil {
+		compDir, _ := e.Val(dwarf.AttrCompDir).(string)
+		raw, err = lineFileNames(src.line, uint64(off), src.order, compDir, src.lineStr, src.str)
+		if err != nil {
+			dr.warn("DWARF: unit at %#x: line table header: %v", e.Offset, err)
+		}
+	}
 	cu.fileNames = make([]int32, len(lfiles))
 	for i, f := range lfiles {
-		if f == nil {
+		switch {
+		case f == nil:
 			cu.fileNames[i] = -1
-			continue
+		case len(raw) == len(lfiles):
+			cu.fileNames[i] = dr.files.id(raw[i])
+		default:
+			cu.fileNames[i] = dr.files.id(f.Name)
 		}
-		cu.fileNames[i] = dr.files.id(f.Name)
 	}
 	fileIndex := make(map[*dwarf.LineFile]int32, len(lfiles))
 	for i, f := range lfiles {
