@@ -95,8 +95,10 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 		}
 		var l Line
 		var found bool
-		if bd.ordered && bd.lines != 0 {
-			l, found = t.searchLines(bd, addr)
+		if d == nil {
+			if bd.lines != 0 {
+				l, found = t.searchLines(bd, addr)
+			}
 		} else if li := findExclusive(d.lines, addr); li >= 0 {
 			info := d.lineInfo[d.lines[li].aux]
 			l = Line{Address: d.lines[li].start, Line: info.line, File: info.file}
