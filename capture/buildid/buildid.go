@@ -194,14 +194,15 @@ func findNote(b []byte, bo binary.ByteOrder) []byte {
 		b = b[12:]
 		nameEnd := align4(namesz)
 		descEnd := nameEnd + align4(descsz)
-		if nameEnd > uint64(len(b)) || descEnd > uint64(len(b)) || nameEnd+descsz > uint64(len(b)) {
+		// The last note's padding may be missing from the segment.
+		if nameEnd > uint64(len(b)) || descsz > uint64(len(b))-nameEnd {
 			return nil
 		}
 		name := b[:namesz]
 		if typ == ntGNUBuildID && bytes.Equal(bytes.TrimRight(name, "\x00"), []byte("GNU")) && descsz > 0 {
 			return bytes.Clone(b[nameEnd : nameEnd+descsz])
 		}
-		b = b[descEnd:]
+		b = b[min(descEnd, uint64(len(b))):]
 	}
 	return nil
 }

@@ -1,0 +1,223 @@
+package capture
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/capture/procfs"
+)
+
+// fakeMemory is process memory made of pages, some of them unreadable.
+type fakeMemory struct {
+	pages map[uint64][]byte // page address -> contents
+}
+
+func (m *fakeMemory) ReadMemory(addr uint64, n int) ([]byte, error) {
+	out := make([]byte, 0, n)
+	for a := addr; a < addr+uint64(n); {
+		page, ok := m.pages[a&^(pageSize-1)]
+		if !ok {
+			return nil, fmt.Errorf("page %#x unmapped", a&^(pageSize-1))
+		}
+		k := min(uint64(n)-(a-addr), pageSize-a%pageSize)
+		out = append(out, page[a%pageSize:a%pageSize+k]...)
+		a += k
+	}
+	return out, nil
+}
+
+func (m *fakeMemory) fill(start, end uint64, b byte) {
+	for a := start; a < end; a += pageSize {
+		p := make([]byte, pageSize)
+		for i := range p {
+			p[i] = b
+		}
+		m.pages[a] = p
+	}
+}
+
+func TestMergeSpans(t *testing.T) {
+	got := mergeSpans([]span{{30, 40}, {0, 10}, {10, 15}, {35, 50}, {60, 60}, {5, 7}})
+	want := []span{{0, 15}, {30, 50}}
+	if !slices.Equal(got, want) {
+		t.Errorf("mergeSpans = %v, want %v", got, want)
+	}
+}
+
+func TestSubtract(t *testing.T) {
+	data := []byte("0123456789")
+	got := subtract([]Region{{100, data}}, []span{{102, 104}, {108, 200}, {0, 101}})
+	want := []Region{{101, []byte("1")}, {104, []byte("4567")}}
+	if len(got) != len(want) {
+		t.Fatalf("subtract = %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i].Addr != want[i].Addr || string(got[i].Data) != string(want[i].Data) {
+			t.Errorf("region %d = %#x %q, want %#x %q", i, got[i].Addr, got[i].Data, want[i].Addr, want[i].Data)
+		}
+	}
+}
+
+// TestCollectMemorySkipsUnreadable: a stack whose mapping has a hole, a
+// thread whose stack pointer is nowhere, and a fault address in unmapped
+// memory give notes and a partial capture, not a failure.
+func TestCollectMemorySkipsUnreadable(t *testing.T) {
+	mem := &fakeMemory{pages: map[uint64][]byte{}}
+	mem.fill(0x10000, 0x14000, 's') // stack mapping 0x10000-0x18000; its top half is unreadable
+	mem.fill(0x40000, 0x41000, 'c') // code
+	maps, err := procfs.ParseMaps([]byte("00010000-00018000 rw-p 00000000 00:00 0 [stack]\n00040000-00041000 r-xp 00000000 08:01 7 /bin/prog\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Process{
+		Maps: maps,
+		Threads: []Thread{
+			{ID: 1, SP: 0x13f00, PC: 0x40010},
+			{ID: 2, SP: 0x90000, PC: 0x40800},
+		},
+		Crash: &Crash{ThreadID: 1, Signal: 11, Address: 0x77777},
+	}
+	p.collectMemory(mem)
+	// The stack from sp-128 to the end of the readable part, and the code
+	// windows around both PCs.
+	if len(p.Memory) != 3 {
+		t.Fatalf("memory regions %d, want 3", len(p.Memory))
+	}
+	if r := p.Memory[0]; r.Addr != 0x13f00-redZone || r.End() != 0x14000 {
+		t.Errorf("stack region %#x-%#x, want %#x-%#x", r.Addr, r.End(), 0x13f00-redZone, 0x14000)
+	}
+	if r := p.Memory[1]; r.Addr != 0x40000 || r.End() != 0x40010+window {
+		t.Errorf("code region %#x-%#x", r.Addr, r.End())
+	}
+	if r := p.Memory[2]; r.Addr != 0x40800-window || r.End() != 0x40800+window {
+		t.Errorf("code region %#x-%#x", r.Addr, r.End())
+	}
+	if s := p.Threads[0].Stack; s.Addr != 0x13f00-redZone || len(s.Data) != 0x180 {
+		t.Errorf("thread 1 stack %#x+%#x", s.Addr, len(s.Data))
+	}
+	if len(p.Threads[1].Stack.Data) != 0 {
+		t.Errorf("thread 2 got a stack")
+	}
+	notes := strings.Join(p.Notes, "\n")
+	for _, want := range []string{"memory 0x14000-0x18000 unreadable", "thread 2: stack pointer 0x90000 is in no readable mapping"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}
+
+// elfImage returns the first page of a 64-bit ELF image whose PT_NOTE
+// holds a GNU build ID.
+func elfImage(id []byte) []byte {
+	b := make([]byte, pageSize)
+	le := binary.LittleEndian
+	copy(b, "\x7fELF\x02\x01\x01")
+	le.PutUint64(b[32:], 64) // e_phoff
+	le.PutUint16(b[54:], 56) // e_phentsize
+	le.PutUint16(b[56:], 2)  // e_phnum
+	ph := b[64:]
+	le.PutUint32(ph, 1) // PT_LOAD at 0
+	le.PutUint64(ph[32:], pageSize)
+	ph = b[120:]
+	le.PutUint32(ph, 4)          // PT_NOTE
+	le.PutUint64(ph[16:], 0x200) // p_vaddr
+	le.PutUint64(ph[32:], uint64(16+len(id)))
+	n := b[0x200:]
+	le.PutUint32(n, 4)
+	le.PutUint32(n[4:], uint32(len(id)))
+	le.PutUint32(n[8:], 3)
+	copy(n[12:], "GNU\x00")
+	copy(n[16:], id)
+	return b
+}
+
+func TestCollectModules(t *testing.T) {
+	mem := &fakeMemory{pages: map[uint64][]byte{}}
+	mem.pages[0x400000] = elfImage([]byte{1, 2, 3, 4})
+	mem.pages[0x700000] = elfImage([]byte{9, 9})
+	maps, err := procfs.ParseMaps([]byte(`00400000-00401000 r--p 00000000 08:01 7 /bin/prog
+00401000-00403000 r-xp 00001000 08:01 7 /bin/prog
+00403000-00404000 rw-p 00000000 00:00 0
+00404000-00405000 rw-p 00003000 08:01 7 /bin/prog
+00500000-00600000 r--p 00000000 08:01 8 /usr/lib/locale/locale-archive
+00600000-00601000 r-xp 00000000 08:01 9 /lib/gone.so
+00700000-00702000 r-xp 00000000 00:00 0 [vdso]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Process{Maps: maps}
+	p.collectModules(mem, func(path string) (io.ReaderAt, io.Closer, error) {
+		return nil, nil, errors.New("no such file")
+	})
+	want := []Module{
+		{Base: 0x400000, Size: 0x5000, Path: "/bin/prog", BuildID: []byte{1, 2, 3, 4}},
+		{Base: 0x600000, Size: 0x1000, Path: "/lib/gone.so"},
+		{Base: 0x700000, Size: 0x2000, Path: "linux-gate.so", BuildID: []byte{9, 9}},
+	}
+	if len(p.Modules) != len(want) {
+		t.Fatalf("modules %+v, want %+v", p.Modules, want)
+	}
+	for i, m := range p.Modules {
+		if m.Base != want[i].Base || m.Size != want[i].Size || m.Path != want[i].Path || string(m.BuildID) != string(want[i].BuildID) {
+			t.Errorf("module %d = %+v, want %+v", i, m, want[i])
+		}
+	}
+	if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "/lib/gone.so: no identifier") {
+		t.Errorf("notes %q", p.Notes)
+	}
+}
+
+func TestAMD64Context(t *testing.T) {
+	r := make([]uint64, amd64NumRegs)
+	for i := range r {
+		r[i] = uint64(0x1000 + i)
+	}
+	fx := make([]byte, fxsaveSize)
+	binary.LittleEndian.PutUint32(fx[24:], 0x1f80) // mxcsr
+	c, err := amd64Context(r, fx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Rip != 0x1000+amd64Rip || c.Rsp != 0x1000+amd64Rsp || c.R15 != 0x1000 || c.Rax != 0x1000+amd64Rax || c.MxCsr != 0x1f80 {
+		t.Errorf("context %+v", c)
+	}
+	if c.ContextFlags&amd64.ContextFloatingPoint != amd64.ContextFloatingPoint {
+		t.Errorf("flags %#x lack floating point", c.ContextFlags)
+	}
+	c, _ = amd64Context(r, nil)
+	if c.ContextFlags&0x08 != 0 {
+		t.Errorf("flags %#x claim floating point without it", c.ContextFlags)
+	}
+	if _, err := amd64Context(r[:5], nil); err == nil {
+		t.Error("short register set accepted")
+	}
+	x := x86FromAMD64Regs(r)
+	xc, err := x86Context(x, nil, fx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if xc.Eip != 0x1000+amd64Rip || xc.Esp != 0x1000+amd64Rsp || xc.Ebx != 0x1000+amd64Rbx || xc.ExtendedRegisters[24] != 0x80 {
+		t.Errorf("x86 context %+v", xc)
+	}
+}
+
+func TestARM64Context(t *testing.T) {
+	r := make([]uint64, arm64NumRegs)
+	for i := range r {
+		r[i] = uint64(i)
+	}
+	c, err := arm64Context(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Iregs[29] != 29 || c.Iregs[31] != 31 || c.Iregs[32] != 32 || c.Cpsr != 33 {
+		t.Errorf("context %+v", c)
+	}
+}

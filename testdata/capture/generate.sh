@@ -1,0 +1,77 @@
+#!/bin/sh
+# Regenerates the captured test cases in this folder from crasher.c:
+#
+#   x64-segv       a live capture by minidump_capture of crasher segv (x86-64)
+#   x64-threads    a live capture of crasher threads: the crash is in a worker thread
+#   x64-core-abort a kernel core of crasher abort, converted by core2md
+#   x86-core-segv  a qemu-i386 core of crasher segv (32-bit x86), converted by core2md
+#   arm64-core-segv a qemu-aarch64 core of crasher segv, converted by core2md
+#
+# Each case holds crash.dmp, the program's Breakpad symbols (symbols/), and
+# info.txt: the facts the tests check (signal, code, thread count, CPU, exit
+# status, and the true call chain of the crashing thread, innermost first).
+# Needs gcc, gcc-multilib, gcc-12-aarch64-linux-gnu (with libc6-dev-arm64-cross)
+# and qemu-user; run from anywhere, with Go on PATH.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$root"
+go build -o "$work/minidump_capture" ./cmd/minidump_capture
+go build -o "$work/core2md" ./cmd/core2md
+go build -o "$work/dump_syms" ./cmd/dump_syms
+cd "$work"
+gcc -O1 -g -pthread -o crasher-x64 "$here/crasher.c"
+gcc -m32 -O1 -g -pthread -o crasher-x86 "$here/crasher.c"
+aarch64-linux-gnu-gcc-12 -O1 -g -pthread -o crasher-arm64 "$here/crasher.c"
+# A clean environment: the dumps keep the program's environ.
+run() { env -i PATH=/usr/bin:/bin "$@"; }
+
+syms() { # CASE BINARY
+	mkdir -p "$here/$1/symbols"
+	./dump_syms "$2" >"$2.sym"
+	id=$(head -1 "$2.sym" | cut -d' ' -f4)
+	name=$(head -1 "$2.sym" | cut -d' ' -f5)
+	rm -rf "$here/$1/symbols"
+	mkdir -p "$here/$1/symbols/$name/$id"
+	cp "$2.sym" "$here/$1/symbols/$name/$id/$name.sym"
+}
+info() { # CASE SIGNAL CODE THREADS CPU STATUS CHAIN...
+	c=$1 sig=$2 code=$3 threads=$4 cpu=$5 status=$6
+	shift 6
+	printf 'signal=%s\ncode=%s\nthreads=%s\ncpu=%s\nexit_status=%s\nchain=%s\n' "$sig" "$code" "$threads" "$cpu" "$status" "$*" >"$here/$c/info.txt"
+}
+capture() { # CASE MODE
+	rm -rf "$here/$1" out && mkdir -p "$here/$1" out
+	status=0
+	run ./minidump_capture -o out -- ./crasher-x64 "$2" 2>/dev/null || status=$?
+	mv out/*.dmp "$here/$1/crash.dmp"
+	syms "$1" crasher-x64
+	echo "$status"
+}
+st=$(capture x64-segv segv)
+info x64-segv 11 1 1 amd64 "$st" crash_here level3 level2 level1 main
+st=$(capture x64-threads threads)
+info x64-threads 11 1 5 amd64 "$st" crash_here level3 level2 level1 crasher_thread
+
+qemucore() { # CASE QEMU BINARY
+	rm -rf "$here/$1" qemu_*.core && mkdir -p "$here/$1"
+	(ulimit -c unlimited; run "$2" -L "$3" "./$4" segv) 2>/dev/null || true
+	rm -f core
+	./core2md --no-host-info -o "$here/$1/crash.dmp" qemu_*.core "$4"
+	syms "$1" "$4"
+}
+qemucore x86-core-segv qemu-i386 / crasher-x86
+info x86-core-segv 11 0 1 x86 139 crash_here level3 level2 level1 main
+qemucore arm64-core-segv qemu-aarch64 /usr/aarch64-linux-gnu crasher-arm64
+info arm64-core-segv 11 0 1 arm64 139 crash_here level3 level2 level1 main
+
+# The kernel writes "core" here when core_pattern is "core" (the default).
+rm -rf "$here/x64-core-abort" core core.* && mkdir -p "$here/x64-core-abort"
+(ulimit -c unlimited; run ./crasher-x64 abort) 2>/dev/null || true
+corefile=$(ls core core.* 2>/dev/null | head -1)
+./core2md --no-host-info -o "$here/x64-core-abort/crash.dmp" "$corefile" crasher-x64
+syms x64-core-abort crasher-x64
+# abort() raises SIGABRT with tgkill: si_code SI_TKILL (-6).
+info x64-core-abort 6 -6 1 amd64 134 crash_here level3 level2 level1 main
