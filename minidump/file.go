@@ -37,9 +37,13 @@ type File struct {
 	memErr  error
 }
 
+// smallFile is the size up to which Open reads a file instead of mapping it.
+const smallFile = 1 << 20
+
 // Open memory-maps the named file (falling back to reads where mapping is not
 // available) and reads its header and stream directory. Stream data is only
 // read when asked for, so large full-memory dumps cost address space, not RAM.
+// Files of at most 1 MiB are simply read into memory, which is cheaper.
 func Open(name string) (*File, error) {
 	fh, err := os.Open(name)
 	if err != nil {
@@ -51,6 +55,20 @@ func Open(name string) (*File, error) {
 		return nil, err
 	}
 	size := st.Size()
+	if size > 0 && size <= smallFile {
+		// Mapping and unmapping cost more than reading a small file.
+		data := make([]byte, size)
+		_, err := io.ReadFull(fh, data)
+		fh.Close()
+		if err != nil {
+			return nil, fmt.Errorf("minidump %s: %w", name, err)
+		}
+		f, err := newFile(nil, uint64(size), data)
+		if err != nil {
+			return nil, fmt.Errorf("minidump %s: %w", name, err)
+		}
+		return f, nil
+	}
 	data, unmap, err := mmapFile(fh, size)
 	if err != nil || data == nil {
 		// Not mappable (empty file, special file, platform): read through the descriptor.

@@ -152,13 +152,17 @@ func (m *Memory) Region(addr uint64) (MemoryRegion, bool) {
 // find returns the index of a region holding addr, or -1. Among overlapping
 // regions it prefers the one starting last.
 func (m *Memory) find(addr uint64) int {
-	// First region starting after addr; candidates are before it.
-	i, _ := slices.BinarySearchFunc(m.regions, addr, func(r MemoryRegion, a uint64) int {
-		if r.Start <= a {
-			return -1
+	// i = index of the first region starting after addr; candidates are before it.
+	lo, hi := 0, len(m.regions)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if m.regions[mid].Start <= addr {
+			lo = mid + 1
+		} else {
+			hi = mid
 		}
-		return 1
-	})
+	}
+	i := lo
 	for j := i - 1; j >= 0 && j >= i-4; j-- { // a few steps back cover overlaps
 		if r := m.regions[j]; addr-r.Start < r.Size {
 			return j

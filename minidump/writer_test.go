@@ -3,6 +3,8 @@ package minidump_test
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/arch"
@@ -319,5 +321,46 @@ func TestMemoryInfoList(t *testing.T) {
 	l, err := f.MemoryInfoList()
 	if err != nil || len(l.Entries) != 1 || !l.Entries[0].Executable() || l.Entries[0].RegionSize != 0x1000 {
 		t.Errorf("memory info list = %+v, %v", l, err)
+	}
+}
+
+func TestOpenMappedAndRead(t *testing.T) {
+	big := bytes.Repeat([]byte{0xab}, 3<<20) // past the size Open reads whole: mapped
+	for _, size := range []int{100, len(big)} {
+		w := minidump.NewWriter()
+		w.AddMemory(0x10000, big[:size])
+		data, err := w.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "m.dmp")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := minidump.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := f.Memory()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := m.ReadMemory(0x10000+uint64(size)-4, 4); err != nil || !bytes.Equal(b, big[:4]) {
+			t.Errorf("size %d: read %x, %v", size, b, err)
+		}
+		if f.Size() != int64(len(data)) {
+			t.Errorf("Size = %d, want %d", f.Size(), len(data))
+		}
+		if err := f.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	}
+	empty := filepath.Join(t.TempDir(), "empty.dmp")
+	os.WriteFile(empty, nil, 0o644)
+	if _, err := minidump.Open(empty); err == nil {
+		t.Error("empty file opened")
+	}
+	if _, err := minidump.Open(filepath.Join(t.TempDir(), "none")); err == nil {
+		t.Error("missing file opened")
 	}
 }
