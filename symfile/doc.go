@@ -16,4 +16,60 @@
 //	w.WriteFunc(symfile.Func{Address: 0x1000, Size: 0x20, Name: "foo"})
 //	w.WriteLine(symfile.Line{Address: 0x1000, Size: 0x20, Line: 12, File: 0})
 //	err := w.Flush()
+//
+// # Reading and looking up
+//
+// [Open] memory-maps a file and [Parse] indexes bytes already in memory; both
+// return a [Table] after one streaming pass. The Table answers, for a
+// module-relative address, in O(log n):
+//
+//   - [Table.Lookup]: the [Symbol] there, as Breakpad's SourceLineResolver
+//     finds it: the FUNC covering the address with the line record covering it
+//     and the chain of inlined calls (innermost first), or else the nearest
+//     PUBLIC at or below the address, provided it lies above the start of the
+//     nearest FUNC below the address. [Symbol.Frames] turns this into the
+//     frames Breakpad prints, with the source positions moved along the
+//     inline chain as Breakpad does.
+//   - [Table.CFIRules]: the STACK CFI INIT record covering the address and the
+//     delta records to apply up to and including it, as text ([CFIRules]).
+//   - [Table.StackWin]: the STACK WIN record for the address, FrameData (type 4)
+//     preferred over FPO (type 0), innermost range first, as Breakpad does.
+//
+// [Table.Module] and [Table.CodeID] give the MODULE and INFO CODE_ID records.
+// Lookups are safe for concurrent use and return strings that stay valid
+// after [Table.Close].
+//
+// Breakpad's behaviour is kept for overlapping records: of overlapping FUNC,
+// line or STACK CFI INIT records the first in the file wins; of PUBLIC records
+// at one address the first wins, and PUBLIC records at address 0 are ignored;
+// STACK WIN and INLINE ranges may nest, and one that partly overlaps an
+// earlier one is dropped (equal INLINE ranges nest, the later inside).
+//
+// Malformed lines are skipped, and the rest of the file loads, as in Breakpad.
+// [Table.Errors] reports them with their line numbers and [Table.Corrupt] says
+// whether Breakpad would call the file corrupt (INLINE and INLINE_ORIGIN errors
+// do not count, as in Breakpad). Accepted text forms: LF or CRLF line ends, a
+// missing final newline, blank lines, hex in either case with an optional 0x,
+// runs of spaces between numeric fields, names with spaces (the last field
+// runs to the line end).
+//
+// # Symbol stores
+//
+// A [Store] finds the file for a module in the Breakpad layout
+// ROOT/<debug file>/<debug id>/<debug file minus .pdb>.sym over several roots
+// and reports [Found], [NotFound] or [Corrupt] apart. Names taken from a dump
+// are reduced to their base name and refused when they could leave the root
+// ([ErrBadName]).
+//
+// # Speed and memory
+//
+// The pass touches each byte once; the commonest record, the line record, is
+// checked in place without searching for its line end first. Names, rules and
+// line records are not copied: the index holds sorted arrays of small structs
+// referring into the file by offset. Line records are found by binary search
+// in the file text itself when a function's records are in address order
+// without overlap (as every dump_syms writes them), and otherwise decoded on
+// first use (and kept, for large functions). INLINE records and STACK CFI
+// deltas are decoded at lookup time. On a 200 MB synthetic file the index
+// takes about 36 MB of heap. Files must be smaller than 4 GiB.
 package symfile

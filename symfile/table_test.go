@@ -345,3 +345,5 @@ func TestStore(t *testing.T) {
 		t.Errorf("RelPath = %q, %v", rel, err)
 	}
 }
+
+func filepathIsLocal(p string) bool { return filepath.IsLocal(p) }

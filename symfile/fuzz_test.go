@@ -1,0 +1,93 @@
+package symfile
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzParse feeds arbitrary bytes to Parse and checks that it neither panics
+// nor reports errors without line numbers inside the file.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(sample))
+	f.Add([]byte("MODULE a b c d\r\nFUNC 0 10 0 f\r\n0 10 1 0"))
+	f.Add([]byte("FUNC m 1 2 3 x\nINLINE 0 1 2 3 4 5\nINLINE_ORIGIN 1 -1 y\nSTACK CFI 5 r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tab, err := Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bytes.Count(data, []byte("\n")) + 1
+		for _, e := range tab.Errors() {
+			if e.Line < 1 || e.Line > lines {
+				t.Fatalf("error at line %d of %d: %v", e.Line, lines, e)
+			}
+		}
+		if tab.NumErrors() < len(tab.Errors()) || (tab.NumErrors() > 0) != (len(tab.Errors()) > 0) {
+			t.Fatalf("NumErrors %d with %d errors kept", tab.NumErrors(), len(tab.Errors()))
+		}
+	})
+}
+
+// FuzzLookup parses arbitrary bytes and runs every lookup at addresses near
+// the records' own, checking the answers' basic consistency.
+func FuzzLookup(f *testing.F) {
+	f.Add([]byte(sample), uint64(0x100d))
+	f.Add([]byte("MODULE a b c d\nFUNC 10 10 0 f\n18 8 1 0\n10 8 2 0\nINLINE 0 1 0 10 4 11 2\nINLINE 1 1 0 11 1\n"), uint64(0x11))
+	f.Add([]byte("STACK WIN 4 10 10 0 0 0 0 0 0 1 a\nSTACK WIN 4 12 2 0 0 0 0 0 0 1 b\nSTACK WIN 0 0 100 0 0 0 0 0 0 0 1\n"), uint64(0x13))
+	f.Fuzz(func(t *testing.T, data []byte, addr uint64) {
+		tab, err := Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range []uint64{addr, addr - 1, addr + 1, 0, ^uint64(0)} {
+			if sym, ok := tab.Lookup(a); ok {
+				if !sym.Public && (a < sym.Address || a-sym.Address >= sym.Size) {
+					t.Fatalf("Lookup(%#x) returned FUNC %#x+%#x not covering it", a, sym.Address, sym.Size)
+				}
+				if sym.Public && sym.Address > a {
+					t.Fatalf("Lookup(%#x) returned PUBLIC above it at %#x", a, sym.Address)
+				}
+				if sym.HasLine && a < sym.LineAddress {
+					t.Fatalf("Lookup(%#x) returned line starting above it at %#x", a, sym.LineAddress)
+				}
+				for _, in := range sym.Inlines {
+					if in.Address > a {
+						t.Fatalf("Lookup(%#x) returned inline range starting above it at %#x", a, in.Address)
+					}
+				}
+				sym.Frames()
+			}
+			if r, ok := tab.CFIRules(a); ok {
+				if a < r.Address || a-r.Address >= r.Size {
+					t.Fatalf("CFIRules(%#x) returned INIT %#x+%#x not covering it", a, r.Address, r.Size)
+				}
+				for i, d := range r.Deltas {
+					if d.Address < r.Address || d.Address > a || (i > 0 && d.Address <= r.Deltas[i-1].Address) {
+						t.Fatalf("CFIRules(%#x): bad delta order or range: %+v", a, r.Deltas)
+					}
+				}
+			}
+			if w, ok := tab.StackWin(a); ok {
+				if a < uint64(w.RVA) || a-uint64(w.RVA) >= uint64(w.CodeSize) {
+					t.Fatalf("StackWin(%#x) returned %#x+%#x not covering it", a, w.RVA, w.CodeSize)
+				}
+			}
+		}
+	})
+}
+
+// FuzzRelPath checks that no debug file name or identifier yields a path
+// leaving the symbol root.
+func FuzzRelPath(f *testing.F) {
+	f.Add("../../etc/passwd", "ID")
+	f.Add(`c:\x\y.pdb`, "..")
+	f.Fuzz(func(t *testing.T, file, id string) {
+		rel, err := RelPath(file, id)
+		if err != nil {
+			return
+		}
+		if !filepathIsLocal(rel) {
+			t.Fatalf("RelPath(%q, %q) = %q escapes the root", file, id, rel)
+		}
+	})
+}
