@@ -332,7 +332,10 @@ func (d *dumper) readDWARF() []*funcRec {
 	if alt, str := d.openAlt(); alt != nil {
 		src.alt, src.altStr = alt, str
 	}
-	dr := &dwarfReader{warn: d.warn, inlines: d.opts.Inlines, blockInlines: true, files: &d.files}
+	split := &splitLoader{binDir: filepath.Dir(d.path), debugDirs: d.opts.DebugDirs,
+		debugAddr: sectionData(d.debug, ".debug_addr"), warn: d.warn}
+	defer split.close()
+	dr := &dwarfReader{warn: d.warn, inlines: d.opts.Inlines, blockInlines: true, files: &d.files, split: split}
 	dr.read(src)
 	return dr.funcs
 }

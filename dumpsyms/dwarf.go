@@ -104,7 +104,7 @@ type dwarfReader struct {
 	files        *fileTable
 	funcs        []*funcRec
 	indexes      []*dieIndex
-	unitErrs     int
+	split        *splitLoader // nil: skeleton units are not followed
 }
 
 // fileTable numbers the source file names of the module.
@@ -132,7 +132,7 @@ func newIndex(src *dwarfSource) *dieIndex {
 // indexNames records the naming DIEs of a source without collecting
 // functions: used for dwz alternate files.
 func (dr *dwarfReader) indexNames(src *dwarfSource, ix *dieIndex) {
-	dr.walk(src, ix, false)
+	dr.walk(src, ix, false, nil)
 }
 
 // read walks src, collecting functions and their lines and inlines.
@@ -143,7 +143,7 @@ func (dr *dwarfReader) read(src *dwarfSource) {
 		dr.indexNames(src.alt, ix.alt)
 	}
 	dr.indexes = append(dr.indexes, ix)
-	dr.walk(src, ix, true)
+	dr.walk(src, ix, true, nil)
 }
 
 type frameKind uint8
@@ -166,16 +166,19 @@ type frame struct {
 type unitState struct {
 	lang      int64
 	fileNames []int32 // line table file number -> module file index
+	callFiles []int32 // the same for DW_AT_call_file when it differs (split units)
 	funcs     []*funcRec
 	lines     []lineRec
 }
 
-func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool) {
+// walk reads the DIE trees of src. With split set, src is the .dwo file of
+// a skeleton unit whose state (lines, functions) is split.
+func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split *unitState) {
 	r := src.data.Reader()
 	var stack []frame
 	var cu *unitState
 	finish := func() {
-		if cu != nil && collect {
+		if cu != nil && collect && split == nil {
 			assignLines(cu)
 			dr.funcs = append(dr.funcs, cu.funcs...)
 		}
@@ -204,12 +207,22 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool) {
 		case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagSkeletonUnit:
 			finish()
 			stack = stack[:0]
-			cu = &unitState{}
+			if split != nil {
+				cu = split
+				dr.splitCallFiles(src, e, cu)
+			} else {
+				cu = &unitState{}
+			}
 			if l, ok := e.Val(dwarf.AttrLanguage).(int64); ok {
 				cu.lang = l
 			}
-			if collect && e.Tag != dwarf.TagPartialUnit {
+			if collect && split == nil && e.Tag != dwarf.TagPartialUnit {
 				dr.readLines(src, e, cu)
+				if dr.split != nil && (e.Tag == dwarf.TagSkeletonUnit || e.AttrField(dwarf.AttrDwoName) != nil || e.AttrField(attrGNUDwoName) != nil) {
+					if dwo := dr.split.open(e); dwo != nil {
+						dr.walk(dwo, newIndex(dwo), true, cu)
+					}
+				}
 			}
 			if e.Children {
 				stack = append(stack, frame{kind: frameScope})
@@ -388,10 +401,33 @@ func (dr *dwarfReader) inline(src *dwarfSource, ix *dieIndex, e *dwarf.Entry, de
 	if v, ok := e.Val(dwarf.AttrCallLine).(int64); ok && v >= 0 && v <= 1<<31 {
 		in.callLine = uint32(v)
 	}
-	if v, ok := e.Val(dwarf.AttrCallFile).(int64); ok && v >= 0 && v < int64(len(cu.fileNames)) {
-		in.callFile = cu.fileNames[v]
+	files := cu.fileNames
+	if cu.callFiles != nil {
+		files = cu.callFiles
+	}
+	if v, ok := e.Val(dwarf.AttrCallFile).(int64); ok && v >= 0 && v < int64(len(files)) {
+		in.callFile = files[v]
 	}
 	return in
+}
+
+// splitCallFiles numbers the files of a split unit's .debug_line.dwo
+// header, which DW_AT_call_file in the .dwo refers to.
+func (dr *dwarfReader) splitCallFiles(src *dwarfSource, e *dwarf.Entry, cu *unitState) {
+	off, ok := e.Val(dwarf.AttrStmtList).(int64)
+	if !ok || src.line == nil {
+		return
+	}
+	compDir, _ := e.Val(dwarf.AttrCompDir).(string)
+	raw, err := lineFileNames(src.line, uint64(off), src.order, compDir, nil, src.str)
+	if err != nil {
+		dr.warn("split DWARF: unit at %#x: line table header: %v", e.Offset, err)
+		return
+	}
+	cu.callFiles = make([]int32, len(raw))
+	for i, n := range raw {
+		cu.callFiles[i] = dr.files.id(n)
+	}
 }
 
 // readLines reads the unit's line table into cu.lines, the way Breakpad's
