@@ -51,16 +51,22 @@ type Frame struct {
 // innermost first: each inlined call shows the source position inside it
 // (the line record for the innermost, the call site of the next inner inlined
 // call for the others), and the real function shows the call site of the
-// outermost inlined call, or the line record when nothing is inlined.
+// outermost inlined call, or the line record when nothing is inlined. As in
+// Breakpad, a call site without a known file (old INLINE form, file -1 or an
+// unknown FILE number) takes the line record's file.
 func (s *Symbol) Frames() []Frame {
 	out := make([]Frame, 0, len(s.Inlines)+1)
 	file, line := "", int64(0)
 	if s.HasLine {
 		file, line = s.File, s.Line
 	}
+	lineFile := file
 	for _, in := range s.Inlines {
 		out = append(out, Frame{Name: in.Name, Address: in.Address, File: file, Line: line, Inline: true})
 		file, line = in.CallFile, in.CallLine
+		if file == "" {
+			file = lineFile
+		}
 	}
 	return append(out, Frame{Name: s.Name, Address: s.Address, File: file, Line: line})
 }

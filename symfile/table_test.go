@@ -112,6 +112,12 @@ func TestTableSample(t *testing.T) {
 	if !reflect.DeepEqual(frames, wantFrames) {
 		t.Errorf("Frames = %+v\nwant %+v", frames, wantFrames)
 	}
+	// An old-form INLINE (no call-site file) shows the line record's file.
+	old := Symbol{Name: "f", HasLine: true, File: "a.c", Line: 3, Inlines: []InlinedCall{{Name: "g", CallLine: 9}}}
+	wantOld := []Frame{{Name: "g", File: "a.c", Line: 3, Inline: true}, {Name: "f", File: "a.c", Line: 9}}
+	if got := old.Frames(); !reflect.DeepEqual(got, wantOld) {
+		t.Errorf("old-form Frames = %+v\nwant %+v", got, wantOld)
+	}
 
 	cfiTests := []struct {
 		addr   uint64
