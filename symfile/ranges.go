@@ -33,6 +33,13 @@ func byStartThenOrder(a, b span) int {
 	return cmp.Compare(a.off, b.off)
 }
 
+// maxReplay bounds the size of a cluster of conflicting ranges that is
+// resolved by replaying Breakpad's stores in file order, which costs time
+// quadratic in the cluster's size. Real files have clusters of a few ranges;
+// larger ones (only seen in crafted input) are resolved greedily in address
+// order instead, keeping the index build O(n log n).
+const maxReplay = 1024
+
 // exclusiveRanges turns spans given in any order into the sorted,
 // non-overlapping set Breakpad's RangeMap keeps when the records are stored in
 // file order: a range overlapping one stored earlier is dropped. The common
@@ -63,6 +70,19 @@ func exclusiveRanges(s []span) []span {
 		}
 		if j == i+1 {
 			out = append(out, s[i])
+			i = j
+			continue
+		}
+		if j-i > maxReplay {
+			// Pathological input: keep ranges greedily in address order.
+			last := s[i].last
+			out = append(out, s[i])
+			for _, c := range s[i+1 : j] {
+				if c.start > last {
+					out = append(out, c)
+					last = c.last
+				}
+			}
 			i = j
 			continue
 		}
@@ -146,6 +166,26 @@ func nestedRanges(s []span, allowEqual bool) nested {
 		for j < len(s) && s[j].start <= maxLast {
 			maxLast = max(maxLast, s[j].last)
 			j++
+		}
+		if j-i > maxReplay {
+			// Pathological input: keep properly nested ranges greedily in
+			// address order.
+			var stack []span
+			for _, c := range s[i:j] {
+				for len(stack) > 0 && stack[len(stack)-1].last < c.start {
+					stack = stack[:len(stack)-1]
+				}
+				if len(stack) > 0 {
+					top := stack[len(stack)-1]
+					if c.last > top.last || (!allowEqual && top.start == c.start && top.last == c.last) {
+						continue
+					}
+				}
+				stack = append(stack, c)
+				out = append(out, c)
+			}
+			i = j
+			continue
 		}
 		cluster := slices.Clone(s[i:j])
 		slices.SortFunc(cluster, func(a, b span) int { return cmp.Compare(a.off, b.off) })
