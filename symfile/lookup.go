@@ -362,8 +362,10 @@ type CFIRules struct {
 
 // CFIRules returns the CFI rules in force at module-relative address addr, as
 // Breakpad's FindCFIFrameInfo gathers them: the INIT record whose range covers
-// addr, and the delta records following it whose addresses lie between the
-// INIT address and addr (for a repeated address, the last record wins). It
+// addr, and the delta records whose addresses lie between the INIT address
+// and addr (for a repeated address, the last record wins). Unlike Breakpad,
+// which gathers deltas from the whole file, only the STACK CFI lines directly
+// after the INIT record count: every writer puts them there. It
 // returns false when no INIT record covers addr.
 func (t *Table) CFIRules(addr uint64) (CFIRules, bool) {
 	ci := findExclusive(t.cfi, addr)

@@ -34,7 +34,7 @@ type Table struct {
 	funcs    []span // FUNC records; aux: index in funcBody
 	funcBody []body
 	publics  []public
-	cfi      []span    // STACK CFI INIT records; aux: end offset of the last delta record after it
+	cfi      []span    // STACK CFI INIT records; aux: end offset of the block of delta records directly after it
 	win      [2]nested // STACK WIN FrameData (0) and FPO (1) records
 
 	errs       []*SyntaxError
@@ -186,7 +186,8 @@ func (t *Table) parse() {
 	var (
 		lineNo  int
 		curFunc = -1 // index in t.funcs of the FUNC owning line records; -2: a FUNC not stored; -1: none
-		curCFI  = -1 // index in t.cfi of the last STACK CFI INIT
+		curCFI  = -1 // index in t.cfi of the STACK CFI INIT whose delta records may follow
+		cfiLine int  // line number of the last STACK CFI record
 		inl     Inline
 		winAll  [2][]span
 		bt      bodyTracker
@@ -257,14 +258,20 @@ func (t *Table) parse() {
 					switch {
 					case msg != "":
 						t.fail(lineNo, msg, true)
+						if cfiLine == lineNo-1 {
+							cfiLine = lineNo // a malformed delta does not end the block
+						}
 					case kind == stackCFIInit:
 						curCFI = -1
 						if s, ok := makeSpan(c.addr, c.size, uint32(start), uint32(end)); ok {
 							curCFI = len(t.cfi)
 							t.cfi = append(t.cfi, s)
 						}
-					case curCFI >= 0:
+						cfiLine = lineNo
+					case curCFI >= 0 && cfiLine == lineNo-1:
+						// A delta belongs to the INIT record it directly follows.
 						t.cfi[curCFI].aux = uint32(end)
+						cfiLine = lineNo
 					}
 				case "WIN":
 					w, _, msg := parseStackWin(b, we)
