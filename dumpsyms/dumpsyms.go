@@ -143,6 +143,8 @@ type dumper struct {
 	out   *Symbols
 	files fileTable
 	close []io.Closer
+	// externs indexes out.Publics by module-relative address.
+	externs map[uint64]int
 }
 
 func (d *dumper) warn(format string, args ...any) {
@@ -186,9 +188,14 @@ func (d *dumper) run() (*Symbols, error) {
 			return nil, fmt.Errorf("%s: no build ID and %w", d.path, err)
 		}
 	}
+	// Breakpad names a shared object by its DT_SONAME.
 	name := d.opts.Name
 	if name == "" {
-		name = filepath.Base(d.path)
+		if so, err := d.bin.DynString(elf.DT_SONAME); err == nil && len(so) > 0 && so[0] != "" {
+			name = so[0]
+		} else {
+			name = filepath.Base(d.path)
+		}
 	}
 	osName := d.opts.OS
 	if osName == "" {
@@ -212,8 +219,9 @@ func (d *dumper) run() (*Symbols, error) {
 		funcs = d.readDWARF()
 	}
 	d.progress("reading symbol tables")
+	d.readExterns()
 	d.buildFunctions(funcs)
-	d.readPublics()
+	d.finishPublics()
 	if !d.opts.NoCFI {
 		d.progress("reading call frame information")
 		d.readCFI()
@@ -392,10 +400,7 @@ func (d *dumper) buildFunctions(funcs []*funcRec) {
 	var out []Function
 	var originNames []string
 	for i, fn := range funcs {
-		if i > 0 && fn.ranges[0].lo == funcs[i-1].ranges[0].lo {
-			if d.opts.Multiple && len(out) > 0 {
-				out[len(out)-1].Multiple = true
-			}
+		if i > 0 && fn.ranges[0].lo == funcs[i-1].ranges[0].lo || !d.inModule(fn.ranges[0].lo) {
 			continue
 		}
 		name := qualifiedName(nil, fn.node)
@@ -403,6 +408,16 @@ func (d *dumper) buildFunctions(funcs []*funcRec) {
 			name = "<name omitted>"
 		}
 		f := Function{Name: name}
+		// A FUNC replaces the PUBLIC at its address; with -m it is marked
+		// when that symbol had another name or several symbols.
+		if j, ok := d.externs[fn.ranges[0].lo-d.load]; ok {
+			ext := &d.out.Publics[j]
+			if d.opts.Multiple && ext.Name != "" {
+				mismatch := ext.Name != name && name != "<name omitted>" && !strings.Contains(ext.Name, name)
+				f.Multiple = mismatch || ext.Multiple
+			}
+			ext.Name = "" // removed by finishPublics
+		}
 		for _, r := range fn.ranges {
 			f.Ranges = append(f.Ranges, symfile.Range{Address: r.lo - d.load, Size: r.hi - r.lo})
 		}
@@ -483,27 +498,23 @@ func cmpU64(a, b uint64) int {
 	return 0
 }
 
-// readPublics adds PUBLIC records for the function symbols of the symbol
-// table that no FUNC record starts at: .symtab of the debug file or of the
-// binary, else .dynsym, and the symbols of .gnu_debugdata.
-func (d *dumper) readPublics() {
+// readExterns reads the function symbols that become PUBLIC records unless
+// a FUNC starts at their address, in Breakpad's order of precedence (the
+// first symbol at an address names it): the binary's .symtab (or its
+// .dynsym when it has none), then the debug file's .symtab, then the
+// symbols of .gnu_debugdata.
+func (d *dumper) readExterns() {
 	var syms []elf.Symbol
-	var err error
-	src := ""
-	for _, f := range []*elf.File{d.debug, d.bin} {
-		if f == nil {
-			continue
-		}
-		if s, e := f.Symbols(); e == nil && len(s) > 0 {
-			syms, src = s, ".symtab"
-			break
-		}
+	if s, err := d.bin.Symbols(); err == nil && len(s) > 0 {
+		syms = s
+	} else if s, err := d.bin.DynamicSymbols(); err == nil {
+		syms = s
+	} else if !errors.Is(err, elf.ErrNoSymbols) {
+		d.warn("%s: .dynsym: %v", d.path, err)
 	}
-	if syms == nil {
-		syms, err = d.bin.DynamicSymbols()
-		src = ".dynsym"
-		if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
-			d.warn("%s: .dynsym: %v", d.path, err)
+	if d.debug != nil && d.debug != d.bin {
+		if s, err := d.debug.Symbols(); err == nil {
+			syms = append(syms, s...)
 		}
 	}
 	if mini := d.miniDebugInfo(); mini != nil {
@@ -514,43 +525,56 @@ func (d *dumper) readPublics() {
 			syms = append(syms, ms...)
 		}
 	}
-	funcStarts := make(map[uint64]bool, len(d.out.Funcs))
-	for _, f := range d.out.Funcs {
-		for _, r := range f.Ranges {
-			funcStarts[r.Address] = true
-		}
-	}
-	seen := map[uint64]int{}
+	d.externs = make(map[uint64]int)
 	for _, s := range syms {
-		t := elf.ST_TYPE(s.Info)
-		if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Section == elf.SHN_UNDEF || s.Name == "" {
 			continue
 		}
-		if s.Section == elf.SHN_UNDEF || s.Value == 0 || s.Name == "" {
+		if !d.inModule(s.Value) {
 			continue
 		}
 		addr := s.Value - d.load
-		if funcStarts[addr] {
-			continue
-		}
-		if i, ok := seen[addr]; ok {
-			if d.opts.Multiple && d.out.Publics[i].Name != publicName(s.Name) {
+		if i, ok := d.externs[addr]; ok {
+			if d.opts.Multiple {
 				d.out.Publics[i].Multiple = true
 			}
 			continue
 		}
-		seen[addr] = len(d.out.Publics)
+		d.externs[addr] = len(d.out.Publics)
 		d.out.Publics = append(d.out.Publics, symfile.Public{Address: addr, Name: publicName(s.Name)})
 	}
-	slices.SortStableFunc(d.out.Publics, func(a, b symfile.Public) int { return cmpU64(a.Address, b.Address) })
-	_ = src
 }
 
-// publicName demangles a C++ symbol name and strips a symbol version.
-func publicName(name string) string {
-	if i := strings.IndexByte(name, '@'); i > 0 {
-		name = name[:i]
+// finishPublics drops the PUBLIC records a FUNC replaced and sorts the rest.
+func (d *dumper) finishPublics() {
+	out := d.out.Publics[:0]
+	for _, p := range d.out.Publics {
+		if p.Name != "" {
+			out = append(out, p)
+		}
 	}
+	slices.SortStableFunc(out, func(a, b symfile.Public) int { return cmpU64(a.Address, b.Address) })
+	d.out.Publics = out
+}
+
+// inModule reports whether a (not yet module-relative) address is inside a
+// loadable segment, as Breakpad requires of every record.
+func (d *dumper) inModule(addr uint64) bool {
+	loads := false
+	for _, p := range d.bin.Progs {
+		if p.Type != elf.PT_LOAD {
+			continue
+		}
+		loads = true
+		if addr >= p.Vaddr && addr-p.Vaddr < p.Memsz {
+			return true
+		}
+	}
+	return !loads
+}
+
+// publicName demangles a C++ symbol name.
+func publicName(name string) string {
 	if strings.HasPrefix(name, "_Z") {
 		if s, err := demangle.ToString(name); err == nil {
 			return s
@@ -630,7 +654,7 @@ func (d *dumper) readCFI() {
 		cs := &dwarfcfi.Section{Kind: s.kind, Data: data, Addr: sec.Addr, ByteOrder: s.f.ByteOrder,
 			AddrSize: addrSize, TextAddr: textAddr, DataAddr: gotAddr}
 		err = cs.Entries(func(f *dwarfcfi.FDE) error {
-			if f.Begin < d.load || f.Length == 0 && f.Begin == 0 {
+			if !d.inModule(f.Begin) {
 				return nil
 			}
 			e, err := conv.convertFDE(cs, f, d.load)

@@ -359,7 +359,10 @@ func (dr *dwarfReader) newNode(src *dwarfSource, ix *dieIndex, e *dwarf.Entry, p
 	return n
 }
 
-func (dr *dwarfReader) ranges(src *dwarfSource, e *dwarf.Entry) []addrRange {
+// ranges returns the DIE's address ranges, or nil when they cover no byte.
+// keepEmpty keeps an empty DW_AT_low_pc/DW_AT_high_pc range, as Breakpad
+// does for inlined subroutines.
+func (dr *dwarfReader) ranges(src *dwarfSource, e *dwarf.Entry, keepEmpty bool) []addrRange {
 	rs, err := src.data.Ranges(e)
 	if err != nil {
 		dr.warn("DWARF: DIE at %#x: ranges: %v", e.Offset, err)
@@ -374,7 +377,7 @@ func (dr *dwarfReader) ranges(src *dwarfSource, e *dwarf.Entry) []addrRange {
 			nonEmpty = nonEmpty || r[1] > r[0]
 		}
 	}
-	if !nonEmpty {
+	if !nonEmpty && !(keepEmpty && len(out) == 1 && e.AttrField(dwarf.AttrRanges) == nil && out[0].lo != 0) {
 		return nil
 	}
 	return out
@@ -384,7 +387,7 @@ func (dr *dwarfReader) function(src *dwarfSource, e *dwarf.Entry, n *node) *func
 	if e.AttrField(dwarf.AttrLowpc) == nil && e.AttrField(dwarf.AttrRanges) == nil {
 		return nil
 	}
-	rs := dr.ranges(src, e)
+	rs := dr.ranges(src, e, false)
 	if len(rs) == 0 || rs[0].lo == 0 {
 		// A function at address zero is debug data the linker discarded.
 		return nil
@@ -393,7 +396,7 @@ func (dr *dwarfReader) function(src *dwarfSource, e *dwarf.Entry, n *node) *func
 }
 
 func (dr *dwarfReader) inline(src *dwarfSource, ix *dieIndex, e *dwarf.Entry, depth uint32, cu *unitState) *inlineRec {
-	rs := dr.ranges(src, e)
+	rs := dr.ranges(src, e, true)
 	if len(rs) == 0 {
 		return nil
 	}

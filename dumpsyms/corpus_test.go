@@ -1,0 +1,353 @@
+package dumpsyms
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/internal/corpus"
+)
+
+// symRecords reads a .sym text as a multiset of records the way
+// ../shared/tools/symdiff does: line and INLINE records name their file and
+// origin instead of numbering them, FILE and INLINE_ORIGIN records are
+// dropped, and line records are prefixed by their FUNC's address so that a
+// line is attributed to its function.
+type symRecords map[string]int
+
+func parseSym(text string, noInlines, noModule bool) symRecords {
+	lines := strings.Split(text, "\n")
+	files, origins := map[string]string{}, map[string]string{}
+	for _, l := range lines {
+		p := strings.SplitN(l, " ", 3)
+		if len(p) == 3 && p[0] == "FILE" {
+			files[p[1]] = p[2]
+		} else if len(p) == 3 && p[0] == "INLINE_ORIGIN" {
+			origins[p[1]] = p[2]
+		}
+	}
+	out := symRecords{}
+	for _, l := range lines {
+		if l == "" {
+			continue
+		}
+		p := strings.Split(l, " ")
+		switch p[0] {
+		case "FILE", "INLINE_ORIGIN":
+		case "MODULE", "INFO":
+			if !noModule {
+				out[l]++
+			}
+		case "INLINE":
+			if noInlines || len(p) < 7 {
+				continue
+			}
+			out[fmt.Sprintf("INLINE %s %s %s %s %s", p[1], p[2], files[p[3]], origins[p[4]], strings.Join(p[5:], " "))]++
+		case "FUNC", "PUBLIC", "STACK":
+			out[l]++
+		default:
+			if len(p) == 4 {
+				out[fmt.Sprintf("%s %s %s %s", p[0], p[1], p[2], files[p[3]])]++
+			} else {
+				out[l]++
+			}
+		}
+	}
+	return out
+}
+
+// diff returns the records of want missing from got and those of got not in
+// want.
+func (want symRecords) diff(got symRecords) (missing, extra []string) {
+	for r, n := range want {
+		for i := got[r]; i < n; i++ {
+			missing = append(missing, r)
+		}
+	}
+	for r, n := range got {
+		for i := want[r]; i < n; i++ {
+			extra = append(extra, r)
+		}
+	}
+	slices.Sort(missing)
+	slices.Sort(extra)
+	return missing, extra
+}
+
+func dumpText(t testing.TB, path string, dirs []string, inlines bool) string {
+	t.Helper()
+	s, err := Dump(path, Options{Inlines: inlines, DebugDirs: dirs})
+	if err != nil {
+		t.Fatalf("Dump(%s): %v", path, err)
+	}
+	var b bytes.Buffer
+	if err := s.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+type corpusRow struct {
+	name, input string
+	dirs        []string
+	target      string // x64-dw4, x64-dw5, x86, arm64 ("" for libc)
+	variant     string
+	file        string
+}
+
+func corpusRows(t *testing.T) (string, []corpusRow) {
+	root := corpus.Dir(t)
+	readme := corpus.File(t, "breakpad/expected-dump_syms/README.md")
+	data, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []corpusRow
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		l := sc.Text()
+		if !strings.HasPrefix(l, "| elf-") && !strings.HasPrefix(l, "| debian-") {
+			continue
+		}
+		cells := strings.Split(l, "|")
+		if len(cells) < 4 {
+			continue
+		}
+		r := corpusRow{name: strings.TrimSpace(cells[1])}
+		in := strings.Fields(cells[2])
+		if len(in) == 0 {
+			continue
+		}
+		r.input = filepath.Join(root, in[0])
+		if d := strings.TrimSpace(cells[3]); d != "" {
+			r.dirs = []string{filepath.Join(root, d)}
+		}
+		if p := strings.Split(in[0], "/"); len(p) == 4 && p[0] == "elf" {
+			r.target, r.variant, r.file = p[1], p[2], p[3]
+		}
+		rows = append(rows, r)
+	}
+	return root, rows
+}
+
+func readExpected(root, name string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(root, "breakpad/expected-dump_syms", name))
+	return string(b), err == nil
+}
+
+// funcBlocks maps each FUNC address of a .sym text to the records that
+// belong to it (the FUNC and its line and INLINE records, normalized).
+func funcAddrs(text string) map[string]bool {
+	m := map[string]bool{}
+	for _, l := range strings.Split(text, "\n") {
+		if p := strings.Fields(l); len(p) > 2 && p[0] == "FUNC" {
+			m[p[1]] = true
+		}
+	}
+	return m
+}
+
+// TestBreakpadCorpus runs Dump on every input of the shared corpus's
+// expected dump_syms outputs and compares the records with Breakpad's.
+// Where Breakpad gives no output or is wrong, the reference is another
+// build of the same code (see docs/dump_syms.md); every tolerated
+// difference is of a documented kind and is counted in the log.
+func TestBreakpadCorpus(t *testing.T) {
+	root, rows := corpusRows(t)
+	if len(rows) < 100 {
+		t.Fatalf("only %d rows in the expected outputs' README", len(rows))
+	}
+	for _, r := range rows {
+		for _, inl := range []bool{false, true} {
+			suffix := ".sym"
+			if inl {
+				suffix = ".inlines.sym"
+			}
+			t.Run(r.name+suffix, func(t *testing.T) {
+				if r.target == "x64-dw4" && r.variant == "split" {
+					t.Skip("GNU split DWARF 4 packed in .dwp is not read yet (debug/dwarf lacks DW_FORM_GNU_addr_index/str_index); see docs/dump_syms.md")
+				}
+				if r.variant == "split" && r.target == "" {
+					t.Skip()
+				}
+				wantText, ok := readExpected(root, r.name+suffix)
+				noModule := false
+				refFile := r.file
+				// Inputs Breakpad fails on, or reads without their split
+				// units: the full build of the same code is the reference.
+				if !ok || (r.variant == "split" && r.target != "x64-dw4") {
+					noModule = true
+					refTarget := r.target
+					if refTarget == "x64-dw5" {
+						refTarget = "x64-dw4" // the same addresses
+					}
+					wantText, ok = readExpected(root, "elf-"+refTarget+"-full-"+refFile+suffix)
+					if !ok {
+						t.Fatalf("no reference output for %s", r.name)
+					}
+				}
+				dw5 := r.target == "x64-dw5" || r.target == "x86" || r.target == "arm64"
+				// Breakpad loses the INLINE records of DWARF 5 units; they are
+				// checked in TestInlines instead, except where the reference
+				// is the DWARF 4 build.
+				noInlines := dw5 && !(r.target == "x64-dw5" && noModule)
+				if r.target == "x64-dw5" && !noModule && inl {
+					noInlines = true
+				}
+				gotText := dumpText(t, r.input, r.dirs, inl)
+				want := parseSym(wantText, noInlines, noModule)
+				got := parseSym(gotText, noInlines, noModule)
+				missing, extra := want.diff(got)
+				missing, extra = tolerate(t, r, wantText, gotText, missing, extra)
+				for _, m := range missing {
+					t.Errorf("missing: %s", m)
+				}
+				for _, e := range extra {
+					t.Errorf("unexpected: %s", e)
+				}
+			})
+		}
+	}
+}
+
+// tolerate removes the differences that are documented improvements over
+// Breakpad, logging how many of each kind were seen.
+func tolerate(t *testing.T, r corpusRow, wantText, gotText string, missing, extra []string) ([]string, []string) {
+	wantFuncs := funcAddrs(wantText)
+	gotFuncs := funcAddrs(gotText)
+	// Functions Breakpad drops (DWARF 5 DW_AT_ranges it cannot read): their
+	// FUNC, line and INLINE records are extra, their PUBLIC missing.
+	var extraFuncRanges [][2]uint64
+	for _, l := range strings.Split(gotText, "\n") {
+		p := strings.Fields(l)
+		if len(p) > 3 && p[0] == "FUNC" && !wantFuncs[p[1]] {
+			a, _ := strconv.ParseUint(p[1], 16, 64)
+			n, _ := strconv.ParseUint(p[2], 16, 64)
+			extraFuncRanges = append(extraFuncRanges, [2]uint64{a, a + n})
+		}
+	}
+	inExtraFunc := func(addr string) bool {
+		a, err := strconv.ParseUint(addr, 16, 64)
+		if err != nil {
+			return false
+		}
+		for _, fr := range extraFuncRanges {
+			if a >= fr[0] && a < fr[1] {
+				return true
+			}
+		}
+		return false
+	}
+	counts := map[string]int{}
+	// STACK CFI INIT records whose CFA rule is a DWARF expression Breakpad
+	// cannot translate: Breakpad's lacks the .cfa rule.
+	extraSet := map[string]bool{}
+	for _, e := range extra {
+		extraSet[e] = true
+	}
+	var m2, e2 []string
+	for _, m := range missing {
+		if strings.HasPrefix(m, "STACK CFI INIT ") {
+			p := strings.SplitN(m, " ", 6)
+			found := false
+			for e := range extraSet {
+				if strings.HasPrefix(e, strings.Join(p[:5], " ")+" .cfa: ") && cfaDerefs(e) {
+					rest := e[strings.Index(e, ".cfa: "):]
+					if j := strings.Index(rest, " .ra: "); j >= 0 && strings.Join(p[:5], " ")+" "+rest[j+1:] == m {
+						delete(extraSet, e)
+						found = true
+						break
+					}
+				}
+			}
+			if found {
+				counts["STACK CFI INIT with a CFA expression Breakpad cannot translate"]++
+				continue
+			}
+		}
+		p := strings.Fields(m)
+		if len(p) > 2 && p[0] == "PUBLIC" && gotFuncs[p[1]] {
+			counts["PUBLIC replaced by a FUNC Breakpad drops"]++
+			continue
+		}
+		m2 = append(m2, m)
+	}
+	var fullPublics map[string]bool
+	for _, e := range extra {
+		if !extraSet[e] {
+			continue
+		}
+		p := strings.Fields(e)
+		switch {
+		case p[0] == "INLINE" && r.target == "":
+			// libc is DWARF 5: Breakpad cannot read the range lists of
+			// inlined calls (dropping them and their children).
+			counts["INLINE Breakpad loses (DWARF 5 range lists, lexical blocks)"]++
+			continue
+		case len(p) > 3 && p[0] == "FUNC" && !wantFuncs[p[1]]:
+			counts["FUNC Breakpad drops"]++
+			continue
+		case len(p) == 4 && p[0] != "PUBLIC" && p[0] != "STACK" && p[0] != "INLINE" && inExtraFunc(p[0]):
+			counts["line of a FUNC Breakpad drops"]++
+			continue
+		case len(p) > 4 && p[0] == "INLINE" && inExtraFunc(p[len(p)-2]):
+			counts["INLINE of a FUNC Breakpad drops"]++
+			continue
+		case len(p) > 3 && p[0] == "STACK" && p[1] == "CFI" && p[2] != "INIT" && strings.Contains(e, ".cfa: ") && cfaDerefs(e):
+			counts["STACK CFI with a CFA expression Breakpad cannot translate"]++
+			continue
+		case len(p) > 3 && p[0] == "PUBLIC" && r.variant == "minidebuginfo":
+			if fullPublics == nil {
+				fullPublics = symbolsOf(t, r)
+			}
+			if fullPublics[p[1]+" "+strings.Join(p[3:], " ")] {
+				counts["PUBLIC from .gnu_debugdata"]++
+				continue
+			}
+		}
+		e2 = append(e2, e)
+	}
+	for k, n := range counts {
+		t.Logf("%d tolerated: %s", n, k)
+	}
+	return m2, e2
+}
+
+// cfaDerefs reports whether a STACK CFI record's .cfa rule reads memory.
+func cfaDerefs(rec string) bool {
+	i := strings.Index(rec, ".cfa: ")
+	rest := rec[i+len(".cfa: "):]
+	if j := strings.Index(rest, ": "); j >= 0 {
+		rest = rest[:j]
+	}
+	return strings.Contains(rest, "^")
+}
+
+// symbolsOf returns "address name" for the functions of the full build of
+// a minidebuginfo row, FUNC and PUBLIC alike, from our own dump of it.
+func symbolsOf(t *testing.T, r corpusRow) map[string]bool {
+	full := filepath.Join(filepath.Dir(filepath.Dir(r.input)), "full", r.file)
+	m := map[string]bool{}
+	for _, l := range strings.Split(dumpText(t, full, nil, false), "\n") {
+		p := strings.Fields(l)
+		switch {
+		case len(p) > 4 && p[0] == "FUNC":
+			m[p[1]+" "+strings.Join(p[4:], " ")] = true
+		case len(p) > 3 && p[0] == "PUBLIC":
+			m[p[1]+" "+strings.Join(p[3:], " ")] = true
+		}
+	}
+	// A FUNC name carries parameters; the symbol table's does not.
+	for k := range m {
+		if i := strings.IndexByte(k, '('); i > 0 {
+			m[k[:i]] = true
+		}
+	}
+	return m
+}
