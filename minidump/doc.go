@@ -14,23 +14,35 @@
 // stream never hides the others. A missing stream gives an error wrapping
 // ErrNoStream. Errors name the stream and the field or entry at fault.
 //
-//	ThreadList()      []Thread: ids, stack MemoryDescriptor, decoded *Context
-//	ModuleList()      []Module: raw MDRawModule fields, Name, CodeView and misc
-//	                  records; CodeFile, CodeIdentifier, DebugFile,
-//	                  DebugIdentifier and Version as Breakpad prints them
-//	MemoryList()      []MemoryDescriptor
-//	Memory64List()    *Memory64List
-//	Memory()          *Memory over both lists: ReadMemory(addr, n)
-//	Exception()       *Exception: thread id, ExceptionRecord, decoded *Context
-//	SystemInfo()      *SystemInfo: CPU (arch.CPU), CPUName, OSName, CSDVersion,
-//	                  CPUVendor
-//	MiscInfo()        *MiscInfo (all versions, see SizeOfInfo and Flags1)
-//	BreakpadInfo()    *BreakpadInfo: dump and requesting thread ids
-//	AssertionInfo()   *AssertionInfo
-//	MemoryInfoList()  *MemoryInfoList
-//	LinuxMaps()       []MapsEntry parsed from /proc/PID/maps
-//	LinuxStream(t)    raw bytes of the other Linux text streams
-//	Stream(t)         raw bytes of any stream
+//	ThreadList()          []Thread: ids, stack MemoryDescriptor, decoded *Context
+//	ThreadNames()         []ThreadName
+//	ThreadInfoList()      []ThreadInfo
+//	ModuleList()          []Module: raw MDRawModule fields, Name, CodeView and misc
+//	                      records; CodeFile, CodeIdentifier, DebugFile,
+//	                      DebugIdentifier and Version exactly as Breakpad prints them
+//	UnloadedModuleList()  []UnloadedModule
+//	MemoryList()          []MemoryDescriptor
+//	Memory64List()        *Memory64List
+//	Memory()              *Memory over both lists: ReadMemory(addr, n)
+//	Exception()           *Exception: thread id, ExceptionRecord, decoded *Context
+//	SystemInfo()          *SystemInfo: CPU (arch.CPU), CPUName, OSName, CSDVersion,
+//	                      CPUVendor, CPUFamily/Model/Stepping
+//	MiscInfo()            *MiscInfo (all versions, see SizeOfInfo and Flags1)
+//	BreakpadInfo()        *BreakpadInfo: dump and requesting thread ids
+//	AssertionInfo()       *AssertionInfo
+//	MemoryInfoList()      *MemoryInfoList
+//	HandleData()          []HandleDescriptor
+//	CrashpadInfo()        *CrashpadInfo: ids, simple annotations, per-module list and
+//	                      simple annotations and annotation objects
+//	LinuxMaps()           []MapsEntry parsed from /proc/PID/maps (ParseMaps for text)
+//	LinuxCmdLine(), LinuxEnviron(), LinuxProcStatus(), LinuxLSBRelease(),
+//	LinuxCPUInfo(), LinuxAuxv(), LinuxDSODebug()
+//	Stream(t)             raw bytes of any stream; Location(l) of any location
+//
+// Where Breakpad's reader rejects something (a context of the wrong size, a
+// string of more than 1024 units, a module of size 0, ...), this package
+// rejects it too, so that the tools built on it give Breakpad's answers; see
+// docs/minidump.md for the list.
 //
 // # Memory
 //
@@ -54,4 +66,11 @@
 // Every count is checked against the bytes its stream actually has before
 // anything is allocated, so no list allocates more than the file's size, and
 // every offset is checked against the file's size.
+//
+// # Writing
+//
+// Writer encodes minidumps (used by the capture package and by
+// minidump/synth, the builder for unit tests): thread, module, memory and
+// Memory64 lists, CodeView records, exception, system, misc and Breakpad
+// info, memory info, and raw streams.
 package minidump

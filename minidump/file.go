@@ -203,13 +203,11 @@ func (f *File) Stream(t StreamType) ([]byte, error) {
 	return b, nil
 }
 
-// ReadAt reads n bytes at file offset off. The slice may alias the mapped
+// Location returns the bytes a location descriptor points at (a CodeView
+// record, a memory descriptor's memory, ...). The slice may alias the mapped
 // file and must not be modified.
-func (f *File) ReadAt(off uint64, n int) ([]byte, error) {
-	if n < 0 {
-		return nil, fmt.Errorf("negative length %d", n)
-	}
-	return f.bytes(off, uint64(n))
+func (f *File) Location(l LocationDescriptor) ([]byte, error) {
+	return f.location(l)
 }
 
 // bytes returns n bytes at off, failing (before allocating anything) when the

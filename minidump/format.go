@@ -1,5 +1,7 @@
 package minidump
 
+import "fmt"
+
 // StreamType identifies a stream in the minidump directory (MDStreamType).
 type StreamType uint32
 
@@ -101,7 +103,7 @@ func (t StreamType) String() string {
 	if n := streamNames[t]; n != "" {
 		return n
 	}
-	return "stream type " + hex(uint64(t))
+	return fmt.Sprintf("stream type %#x", uint32(t))
 }
 
 // Signature and version of a minidump header (MD_HEADER_SIGNATURE, MD_HEADER_VERSION).
@@ -163,7 +165,7 @@ type GUID struct {
 // String formats the GUID as Breakpad's minidump_dump does:
 // 8-4-4-4-12 lower-case hex digits.
 func (g GUID) String() string {
-	return sprintf("%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+	return fmt.Sprintf("%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 		g.Data1, g.Data2, g.Data3, g.Data4[0], g.Data4[1], g.Data4[2], g.Data4[3],
 		g.Data4[4], g.Data4[5], g.Data4[6], g.Data4[7])
 }

@@ -238,8 +238,12 @@ func (s *SystemInfo) CPUVendor() string {
 	return string(b)
 }
 
-// CPUFamily, CPUModel and CPUStepping decode the x86 processor level and
-// revision the way Breakpad's stackwalker prints "family F model M stepping S".
-func (s *SystemInfo) CPUFamily() uint16   { return s.ProcessorLevel }
-func (s *SystemInfo) CPUModel() uint16    { return s.ProcessorRevision >> 8 }
+// CPUFamily returns the x86 family (the processor level), as in Breakpad's
+// "family F model M stepping S".
+func (s *SystemInfo) CPUFamily() uint16 { return s.ProcessorLevel }
+
+// CPUModel returns the x86 model (the high byte of the processor revision).
+func (s *SystemInfo) CPUModel() uint16 { return s.ProcessorRevision >> 8 }
+
+// CPUStepping returns the x86 stepping (the low byte of the processor revision).
 func (s *SystemInfo) CPUStepping() uint16 { return s.ProcessorRevision & 0xff }

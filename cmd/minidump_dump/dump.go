@@ -331,7 +331,7 @@ func (d *dumper) memory(l minidump.LocationDescriptor) {
 		d.printf("No memory\n")
 		return
 	}
-	b, err := d.f.ReadAt(uint64(l.Rva), int(l.DataSize))
+	b, err := d.f.Location(l)
 	if err != nil {
 		d.printf("No memory\n")
 		return
