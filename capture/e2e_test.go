@@ -318,13 +318,14 @@ func TestRun(t *testing.T) {
 	ptraceOK(t)
 	lo, hi := symbolRange(t, prog, "crash_here")
 	for _, c := range []struct {
-		mode    string
-		signal  syscall.Signal
-		code    int32 // expected si_code
-		inCrash bool  // the faulting pc is in crash_here
-		exit    int   // exit code when signal is 0
-		threads int
-		chain   []string
+		mode       string
+		signal     syscall.Signal
+		code       int32 // expected si_code
+		inCrash    bool  // the faulting pc is in crash_here
+		exit       int   // exit code when signal is 0
+		childCrash bool  // the program exits with code exit after a child it forked crashes
+		threads    int
+		chain      []string
 	}{
 		{mode: "segv", signal: syscall.SIGSEGV, code: 1, inCrash: true, threads: 1, chain: []string{"crash_here", "level3", "level2", "level1", "main"}},
 		{mode: "fpe", signal: syscall.SIGFPE, code: 1, inCrash: true, threads: 1},
@@ -335,6 +336,7 @@ func TestRun(t *testing.T) {
 		{mode: "fork", signal: syscall.SIGSEGV, code: 1, inCrash: true, threads: 1},
 		{mode: "exec", signal: syscall.SIGSEGV, code: 1, inCrash: true, threads: 1},
 		{mode: "handled", exit: 3},
+		{mode: "child", exit: 5, childCrash: true},
 		{mode: "exit", exit: 0},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
@@ -350,6 +352,15 @@ func TestRun(t *testing.T) {
 			}})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if c.childCrash {
+				if !ws.Exited() || ws.ExitStatus() != c.exit || len(procs) != 1 {
+					t.Fatalf("status %#x, %d dumps; want exit %d and the child's dump", uint32(ws), len(procs), c.exit)
+				}
+				if p := procs[0]; p.Crash.Signal != int32(syscall.SIGSEGV) || int(p.PID) == 0 || !strings.Contains(string(p.CmdLine), "child") {
+					t.Errorf("child capture: pid %d crash %+v", p.PID, p.Crash)
+				}
+				return
 			}
 			if c.signal == 0 {
 				if !ws.Exited() || ws.ExitStatus() != c.exit || len(procs) != 0 {

@@ -83,7 +83,7 @@ func Run(argv []string, opt RunOptions) (syscall.WaitStatus, error) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		return 0, fmt.Errorf("run: setting ptrace options: %w", err)
 	}
-	t := &tracer{opt: opt, fresh: make(map[int]bool)}
+	t := &tracer{opt: opt, announced: make(map[int]bool), started: map[int]bool{pid: true}}
 	if err := syscall.PtraceCont(pid, 0); err != nil {
 		return 0, fmt.Errorf("run: %w", err)
 	}
@@ -94,10 +94,14 @@ func Run(argv []string, opt RunOptions) (syscall.WaitStatus, error) {
 
 // tracer follows one traced program.
 type tracer struct {
-	opt   RunOptions
-	fresh map[int]bool // tasks announced by a clone/fork event whose first stop has not come yet
-	held  map[int]bool // tasks stopped for a capture, not to be resumed
-	errs  []error
+	opt RunOptions
+	// A new task (thread or process) starts in a SIGSTOP stop that is ours
+	// to swallow. It may be reported before or after the clone/fork event
+	// that announces it, so both orders are tracked.
+	announced map[int]bool // announced by an event, first stop not seen yet
+	started   map[int]bool // first stop seen
+	held      map[int]bool // tasks stopped for a capture, not to be resumed
+	errs      []error
 }
 
 // loop dispatches wait events until the program's first process ends.
@@ -113,6 +117,8 @@ func (t *tracer) loop(pid int) (syscall.WaitStatus, error) {
 			if tid == pid {
 				return ws, nil
 			}
+			delete(t.started, tid) // its id may be reused
+			delete(t.announced, tid)
 		case ws.Stopped():
 			t.stopped(tid, ws)
 		}
@@ -125,19 +131,21 @@ func (t *tracer) stopped(tid int, ws syscall.WaitStatus) {
 	if sig == syscall.SIGTRAP && ws.TrapCause() != 0 {
 		switch ws.TrapCause() {
 		case syscall.PTRACE_EVENT_CLONE, syscall.PTRACE_EVENT_FORK, syscall.PTRACE_EVENT_VFORK:
-			if msg, err := syscall.PtraceGetEventMsg(tid); err == nil {
-				t.fresh[int(msg)] = true
+			if msg, err := syscall.PtraceGetEventMsg(tid); err == nil && !t.started[int(msg)] {
+				t.announced[int(msg)] = true
 			}
 		}
 		syscall.PtraceCont(tid, 0)
 		return
 	}
-	if sig == syscall.SIGSTOP && t.fresh[tid] {
+	if sig == syscall.SIGSTOP && (t.announced[tid] || !t.started[tid]) {
 		// A new task's initial stop: not a signal to pass on.
-		delete(t.fresh, tid)
+		delete(t.announced, tid)
+		t.started[tid] = true
 		syscall.PtraceCont(tid, 0)
 		return
 	}
+	t.started[tid] = true
 	si, err := getSiginfo(tid)
 	if err != nil {
 		// No siginfo: a group-stop (or a task we have not seen announced).

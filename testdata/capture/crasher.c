@@ -7,6 +7,7 @@
  *   trap     execute a breakpoint instruction in crash_here
  *   threads  start worker threads that block, then crash the chain in a worker thread
  *   fork     fork a child that exits 0, wait for it, then segv
+ *   child    fork a child that segvs; the parent waits and exits with status 5
  *   exec     exec this program again with "segv"
  *   handled  catch SIGSEGV with a handler that exits with status 3, then segv
  *   exit N   exit with status N without crashing
@@ -81,6 +82,14 @@ int main(int argc, char **argv) {
 			_exit(0);
 		waitpid(pid, NULL, 0);
 		mode = "segv";
+	}
+	if (strcmp(mode, "child") == 0) {
+		mode = "segv";
+		pid_t pid = fork();
+		if (pid == 0)
+			level1(0);
+		waitpid(pid, NULL, 0);
+		return 5;
 	}
 	if (strcmp(mode, "exec") == 0) {
 		execl("/proc/self/exe", argv[0], "segv", (char *)NULL);
