@@ -79,6 +79,11 @@ func Print(w io.Writer, p *ProcessState, opt PrintOptions) error {
 	} else {
 		b.WriteString("Process uptime: not available\n")
 	}
+	var sym *symbolizer
+	if opt.StackContents {
+		sym = newSymbolizer(opt.Symbols, p.moduleMap())
+		sym.quiet = true
+	}
 	req := p.RequestingThread
 	if req >= 0 && req < len(p.Threads) {
 		status := "crashed"
@@ -86,7 +91,7 @@ func Print(w io.Writer, p *ProcessState, opt PrintOptions) error {
 			status = "requested dump, did not crash"
 		}
 		fmt.Fprintf(b, "\nThread %d (%s)\n", req, status)
-		printStack(b, p, p.Threads[req], opt)
+		printStack(b, p.Threads[req], sym)
 	}
 	if !opt.RequestingThreadOnly {
 		for i, t := range p.Threads {
@@ -94,7 +99,7 @@ func Print(w io.Writer, p *ProcessState, opt PrintOptions) error {
 				continue
 			}
 			fmt.Fprintf(b, "\nThread %d\n", i)
-			printStack(b, p, t, opt)
+			printStack(b, t, sym)
 		}
 	}
 	printModules(b, p)
@@ -119,7 +124,9 @@ func frameLocation(b *bufio.Writer, f *StackFrame) {
 	}
 }
 
-func printStack(b *bufio.Writer, p *ProcessState, t *CallStack, opt PrintOptions) {
+// printStack prints a thread's frames; with sym set, also the stack
+// contents between frames.
+func printStack(b *bufio.Writer, t *CallStack, sym *symbolizer) {
 	if len(t.Frames) == 0 {
 		b.WriteString(" <no frames>\n")
 	}
@@ -143,20 +150,29 @@ func printStack(b *bufio.Writer, p *ProcessState, t *CallStack, opt PrintOptions
 			col += len(cell)
 		}
 		fmt.Fprintf(b, "\n    Found by: %s\n", f.Trust)
-		if opt.StackContents && i+1 < len(t.Frames) {
-			printStackContents(b, p, f, t.Frames[i+1], t.Memory, opt.Symbols)
+		if sym != nil && i+1 < len(t.Frames) {
+			printStackContents(b, f, t.Frames[i+1], t.Memory, sym)
 		}
 	}
 }
 
 // printStackContents dumps the stack between a frame and its caller, then
 // the words in it that symbolize to functions.
-func printStackContents(b *bufio.Writer, p *ProcessState, f, caller *StackFrame, mem StackMemory, src SymbolSource) {
+func printStackContents(b *bufio.Writer, f, caller *StackFrame, mem StackMemory, sym *symbolizer) {
 	word := f.WordSize()
 	begin, ok1 := f.StackPointer()
 	end, ok2 := caller.StackPointer()
 	if word == 0 || !ok1 || !ok2 || begin == 0 || end == 0 || mem == nil {
 		return
+	}
+	// Rows wholly outside the thread's stack would print blank; leave them
+	// out so that a wild stack pointer cannot make the report huge.
+	if r, ok := mem.(interface{ Bounds() (lo, hi uint64) }); ok {
+		lo, hi := r.Bounds()
+		if begin < lo {
+			begin += (lo - begin) / 16 * 16
+		}
+		end = min(end, hi)
 	}
 	const indent = "    "
 	fmt.Fprintf(b, "\n%sStack contents:", indent)
@@ -185,7 +201,6 @@ func printStackContents(b *bufio.Writer, p *ProcessState, f, caller *StackFrame,
 		fmt.Fprintf(b, "  %s", text[:])
 	}
 	fmt.Fprintf(b, "\n%sPossible instruction pointers:\n", indent)
-	sym := newSymbolizer(src, newModuleMap(p.Modules))
 	for addr := begin; addr < end; addr += uint64(word) {
 		var v uint64
 		if raw, err := mem.ReadMemory(addr, word); err == nil && len(raw) == word {

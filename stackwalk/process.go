@@ -78,7 +78,7 @@ func Process(f *minidump.File, opt Options) (*ProcessState, error) {
 		p.ProcessCreateTime = mi.ProcessCreateTime
 	}
 
-	mods := newModuleMap(p.Modules)
+	mods := p.moduleMap()
 	syms := newSymbolizer(opt.Symbols, mods)
 	windows := p.System.OSShort == "windows"
 	evaluators := evaluatorCache{}
@@ -146,6 +146,9 @@ type region struct {
 }
 
 func (r *region) end() uint64 { return r.base + uint64(len(r.data)) }
+
+// Bounds returns the first address of the region and the one past its end.
+func (r *region) Bounds() (lo, hi uint64) { return r.base, r.end() }
 
 // ReadMemory returns n bytes at addr when they lie inside the region.
 func (r *region) ReadMemory(addr uint64, n int) ([]byte, error) {

@@ -42,6 +42,16 @@ type ProcessState struct {
 	MainModule int
 	// UnloadedModules are modules the process had unloaded.
 	UnloadedModules []*Module
+
+	mods *moduleMap // Modules indexed by address; built on first use
+}
+
+// moduleMap returns the modules indexed by address.
+func (p *ProcessState) moduleMap() *moduleMap {
+	if p.mods == nil || len(p.mods.all) != len(p.Modules) {
+		p.mods = newModuleMap(p.Modules)
+	}
+	return p.mods
 }
 
 // Uptime returns the process's age in seconds when the dump was written, and
@@ -56,7 +66,7 @@ func (p *ProcessState) Uptime() (uint32, bool) {
 // ModulesByAddress returns the modules Breakpad lists: sorted by base
 // address, leaving out any that overlap one earlier in the dump.
 func (p *ProcessState) ModulesByAddress() []*Module {
-	return newModuleMap(p.Modules).sorted
+	return p.moduleMap().sorted
 }
 
 // SystemInfo describes the machine the dump came from.

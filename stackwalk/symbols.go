@@ -67,6 +67,9 @@ type symbolizer struct {
 	source SymbolSource
 	mods   *moduleMap
 	state  map[*Module]*symbolState
+	// quiet leaves the modules' symbol flags alone (for lookups that are
+	// not frames of a walk, such as stack contents).
+	quiet bool
 }
 
 func newSymbolizer(source SymbolSource, mods *moduleMap) *symbolizer {
@@ -87,7 +90,9 @@ func (s *symbolizer) symbols(m *Module) *symbolState {
 			st.missing = true
 		} else {
 			st.syms = syms
-			m.SymbolsLoaded = true
+			if !s.quiet {
+				m.SymbolsLoaded = true
+			}
 		}
 	}
 	return st
@@ -107,10 +112,12 @@ func (s *symbolizer) fill(f *StackFrame, wantInlines bool) []*StackFrame {
 	}
 	st := s.symbols(m)
 	if st.missing {
-		m.MissingSymbols = true
+		if !s.quiet {
+			m.MissingSymbols = true
+		}
 		return nil
 	}
-	if st.syms.Corrupt() {
+	if st.syms.Corrupt() && !s.quiet {
 		m.CorruptSymbols = true
 	}
 	sym, ok := st.syms.Lookup(f.Instruction-m.Base, wantInlines)

@@ -22,6 +22,7 @@ const (
 // as Breakpad's range map does.
 type moduleMap struct {
 	sorted []*Module
+	all    []*Module
 }
 
 func newModuleMap(mods []*Module) *moduleMap {
@@ -41,7 +42,7 @@ func newModuleMap(mods []*Module) *moduleMap {
 		copy(sorted[i+1:], sorted[i:])
 		sorted[i] = m
 	}
-	return &moduleMap{sorted: sorted}
+	return &moduleMap{sorted: sorted, all: mods}
 }
 
 // at returns the module containing addr, or nil.

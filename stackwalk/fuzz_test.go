@@ -1,0 +1,97 @@
+package stackwalk_test
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/arch"
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/arch/arm64"
+	"github.com/gobreakpad/gobreakpad/arch/x86"
+	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/minidump"
+	"github.com/gobreakpad/gobreakpad/minidump/synth"
+	"github.com/gobreakpad/gobreakpad/stackwalk"
+)
+
+// FuzzProcess walks arbitrary bytes as a minidump and prints every report:
+// it must not panic, hang or allocate without bound.
+func FuzzProcess(f *testing.F) {
+	for _, b := range seedDumps(f) {
+		f.Add(b)
+	}
+	// Real dumps, when the shared corpus is present.
+	for _, rel := range []string{
+		"breakpad/processor/minidump2.dmp",
+		"generated/null_write-x64-O2/crash.dmp",
+		"generated/null_write-arm64-O2/crash.dmp",
+		"generated/null_write-x86-O2/crash.dmp",
+	} {
+		if b, err := os.ReadFile(filepath.Join(corpus.Path(), rel)); err == nil && len(b) < 1<<20 {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := minidump.NewFileBytes(data)
+		if err != nil {
+			return
+		}
+		p, err := stackwalk.Process(d, stackwalk.Options{})
+		if err != nil {
+			return
+		}
+		if err := stackwalk.Print(io.Discard, p, stackwalk.PrintOptions{StackContents: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := stackwalk.PrintMachineReadable(io.Discard, p); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// seedDumps builds one small dump per CPU with a stack that scans.
+func seedDumps(tb testing.TB) [][]byte {
+	var out [][]byte
+	add := func(b *synth.Builder) {
+		data, err := b.Bytes()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, data)
+	}
+	{
+		b := synth.New(arch.AMD64, minidump.PlatformLinux)
+		st := synth.NewStack(0x7fff0000, 8)
+		st.Ptr(0x401025)
+		st.U64(0x7fff0000)
+		ctx := &amd64.Context{ContextFlags: amd64.ContextFull, Rip: 0x401000, Rsp: 0x7fff0000, Rbp: 0x7fff0008}
+		b.AddThread(1, synth.AMD64(ctx), st)
+		b.AddELFModule("/bin/app", 0x400000, 0x10000, []byte("0123456789abcdef"))
+		b.SetException(1, 11, 0, synth.AMD64(ctx))
+		add(b)
+	}
+	{
+		b := synth.New(arch.X86, minidump.PlatformWin32NT)
+		st := synth.NewStack(0x120000, 4)
+		st.Ptr(0x401025)
+		st.U32(0x120000)
+		ctx := &x86.Context{ContextFlags: x86.ContextFull, Eip: 0x401000, Esp: 0x120000, Ebp: 0x120004}
+		b.AddThread(1, synth.X86(ctx), st)
+		b.AddPDBModule(`c:\app.exe`, 0x400000, 0x10000, minidump.GUID{Data1: 1}, 1, "app.pdb")
+		add(b)
+	}
+	{
+		b := synth.New(arch.ARM64, minidump.PlatformLinux)
+		st := synth.NewStack(0x7fff0000, 8)
+		st.U64(0x7fff0010)
+		st.Ptr(0x401025)
+		ctx := &arm64.Context{ContextFlags: arm64.ContextFull}
+		ctx.Iregs[arm64.RegPC], ctx.Iregs[arm64.RegSP], ctx.Iregs[arm64.RegFP] = 0x401000, 0x7fff0000, 0x7fff0000
+		b.AddThread(1, synth.ARM64(ctx), st)
+		b.AddELFModule("/bin/app", 0x400000, 0x10000, []byte("0123456789abcdef"))
+		add(b)
+	}
+	return out
+}
