@@ -4,6 +4,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gobreakpad/gobreakpad/arch"
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/arch/x86"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
 	"github.com/gobreakpad/gobreakpad/minidump"
 )
@@ -66,5 +69,20 @@ func BenchmarkOpenThreadsModules(b *testing.B) {
 			b.Fatal(err)
 		}
 		f.Close()
+	}
+}
+
+// BenchmarkDecodeContext decodes one amd64 and one x86 context.
+func BenchmarkDecodeContext(b *testing.B) {
+	a := (&amd64.Context{ContextFlags: amd64.ContextFull, Rip: 1}).Encode()
+	x := (&x86.Context{ContextFlags: x86.ContextFull, Eip: 1}).Encode()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := minidump.DecodeContext(a, arch.AMD64); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := minidump.DecodeContext(x, arch.X86); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

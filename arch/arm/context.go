@@ -50,12 +50,32 @@ func DecodeContext(b []byte) (*Context, error) {
 	if len(b) < ContextSize {
 		return nil, fmt.Errorf("arm context: %d bytes, want %d", len(b), ContextSize)
 	}
-	c := new(Context)
-	if _, err := binary.Decode(b[:ContextSize], binary.LittleEndian, c); err != nil {
-		return nil, fmt.Errorf("arm context: %w", err)
+	r := cursor{b: b[:ContextSize]}
+	c := &Context{ContextFlags: r.u32()}
+	for i := range c.Iregs {
+		c.Iregs[i] = r.u32()
+	}
+	c.Cpsr = r.u32()
+	c.FloatSave.Fpscr = r.u64()
+	for i := range c.FloatSave.Regs {
+		c.FloatSave.Regs[i] = r.u64()
+	}
+	for i := range c.FloatSave.Extra {
+		c.FloatSave.Extra[i] = r.u32()
 	}
 	return c, nil
 }
+
+// cursor reads little-endian fields in order; the caller checks the length.
+type cursor struct {
+	b   []byte
+	off int
+}
+
+func (c *cursor) u16() uint16      { v := binary.LittleEndian.Uint16(c.b[c.off:]); c.off += 2; return v }
+func (c *cursor) u32() uint32      { v := binary.LittleEndian.Uint32(c.b[c.off:]); c.off += 4; return v }
+func (c *cursor) u64() uint64      { v := binary.LittleEndian.Uint64(c.b[c.off:]); c.off += 8; return v }
+func (c *cursor) bytes(dst []byte) { c.off += copy(dst, c.b[c.off:]) }
 
 // Encode returns the little-endian encoding of c, ContextSize bytes long.
 func (c *Context) Encode() []byte {

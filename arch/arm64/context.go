@@ -78,9 +78,26 @@ func DecodeContext(b []byte) (*Context, error) {
 	if len(b) < ContextSize {
 		return nil, fmt.Errorf("arm64 context: %d bytes, want %d", len(b), ContextSize)
 	}
-	c := new(Context)
-	if _, err := binary.Decode(b[:ContextSize], binary.LittleEndian, c); err != nil {
-		return nil, fmt.Errorf("arm64 context: %w", err)
+	r := cursor{b: b[:ContextSize]}
+	c := &Context{ContextFlags: r.u32(), Cpsr: r.u32()}
+	for i := range c.Iregs {
+		c.Iregs[i] = r.u64()
+	}
+	for i := range c.FloatSave.Regs {
+		c.FloatSave.Regs[i] = r.u128()
+	}
+	c.FloatSave.Fpsr, c.FloatSave.Fpcr = r.u32(), r.u32()
+	for i := range c.Bcr {
+		c.Bcr[i] = r.u32()
+	}
+	for i := range c.Bvr {
+		c.Bvr[i] = r.u64()
+	}
+	for i := range c.Wcr {
+		c.Wcr[i] = r.u32()
+	}
+	for i := range c.Wvr {
+		c.Wvr[i] = r.u64()
 	}
 	return c, nil
 }
@@ -99,12 +116,30 @@ func DecodeOldContext(b []byte) (*OldContext, error) {
 	if len(b) < OldContextSize {
 		return nil, fmt.Errorf("arm64 old context: %d bytes, want %d", len(b), OldContextSize)
 	}
-	c := new(OldContext)
-	if _, err := binary.Decode(b[:OldContextSize], binary.LittleEndian, c); err != nil {
-		return nil, fmt.Errorf("arm64 old context: %w", err)
+	r := cursor{b: b[:OldContextSize]}
+	c := &OldContext{ContextFlags: r.u64()}
+	for i := range c.Iregs {
+		c.Iregs[i] = r.u64()
+	}
+	c.Cpsr = r.u32()
+	c.FloatSave.Fpsr, c.FloatSave.Fpcr = r.u32(), r.u32()
+	for i := range c.FloatSave.Regs {
+		c.FloatSave.Regs[i] = r.u128()
 	}
 	return c, nil
 }
+
+// cursor reads little-endian fields in order; the caller checks the length.
+type cursor struct {
+	b   []byte
+	off int
+}
+
+func (c *cursor) u16() uint16        { v := binary.LittleEndian.Uint16(c.b[c.off:]); c.off += 2; return v }
+func (c *cursor) u32() uint32        { v := binary.LittleEndian.Uint32(c.b[c.off:]); c.off += 4; return v }
+func (c *cursor) u64() uint64        { v := binary.LittleEndian.Uint64(c.b[c.off:]); c.off += 8; return v }
+func (c *cursor) bytes(dst []byte)   { c.off += copy(dst, c.b[c.off:]) }
+func (c *cursor) u128() arch.Uint128 { lo := c.u64(); return arch.Uint128{Low: lo, High: c.u64()} }
 
 // Encode returns the little-endian encoding of c, OldContextSize bytes long.
 func (c *OldContext) Encode() []byte {
