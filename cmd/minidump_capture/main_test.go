@@ -1,0 +1,114 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/minidump"
+)
+
+// The test binary doubles as the command: run with this variable set, it
+// runs main instead of the tests.
+const beCommand = "MINIDUMP_CAPTURE_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(beCommand) != "" {
+		os.Args = append([]string{"minidump_capture"}, os.Args[1:]...)
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// runCommand runs this command with args and returns its wait status and
+// standard error.
+func runCommand(t *testing.T, args ...string) (syscall.WaitStatus, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), beCommand+"=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.Sys().(syscall.WaitStatus), stderr.String()
+}
+
+func crasher(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not found: skipping")
+	}
+	out := filepath.Join(t.TempDir(), "crasher")
+	src := filepath.Join(corpus.Root(), "testdata", "capture", "crasher.c")
+	if b, err := exec.Command("gcc", "-O1", "-g", "-pthread", "-o", out, src).CombinedOutput(); err != nil {
+		t.Skipf("cannot compile crasher.c: %v\n%s", err, b)
+	}
+	return out
+}
+
+// TestExitStatus checks that the command ends as the program did and writes
+// a dump only for a crash.
+func TestExitStatus(t *testing.T) {
+	prog := crasher(t)
+	if ws, stderr := runCommand(t, "-o", t.TempDir(), "--", "/bin/true"); !ws.Exited() || ws.ExitStatus() != 0 {
+		t.Skipf("cannot trace programs here: status %#x: %s", uint32(ws), stderr)
+	}
+	for _, c := range []struct {
+		args   []string
+		signal syscall.Signal
+		exit   int
+		dumps  int
+	}{
+		{[]string{"segv"}, syscall.SIGSEGV, 0, 1},
+		{[]string{"abort"}, syscall.SIGABRT, 0, 1},
+		{[]string{"exit", "7"}, 0, 7, 0},
+		{[]string{"handled"}, 0, 3, 0},
+	} {
+		t.Run(c.args[0], func(t *testing.T) {
+			dir := t.TempDir()
+			ws, stderr := runCommand(t, append([]string{"-o", dir, "--", prog}, c.args...)...)
+			if c.signal != 0 && (!ws.Signaled() || ws.Signal() != c.signal) {
+				t.Errorf("status %#x, want death by %v; stderr:\n%s", uint32(ws), c.signal, stderr)
+			}
+			if c.signal == 0 && (!ws.Exited() || ws.ExitStatus() != c.exit) {
+				t.Errorf("status %#x, want exit %d; stderr:\n%s", uint32(ws), c.exit, stderr)
+			}
+			dumps, _ := filepath.Glob(filepath.Join(dir, "*.dmp"))
+			if len(dumps) != c.dumps {
+				t.Fatalf("%d dumps, want %d; stderr:\n%s", len(dumps), c.dumps, stderr)
+			}
+			for _, d := range dumps {
+				if !strings.HasPrefix(filepath.Base(d), "crasher.") || !strings.Contains(stderr, d) {
+					t.Errorf("dump %s not named after the program or not reported:\n%s", d, stderr)
+				}
+				f, err := minidump.Open(d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				exc, err := f.Exception()
+				f.Close()
+				if err != nil || exc.ExceptionRecord.ExceptionCode != uint32(c.signal) {
+					t.Errorf("exception %+v, %v; want signal %d", exc, err, c.signal)
+				}
+			}
+		})
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{}, {"--", "/nonexistent/program"}} {
+		ws, stderr := runCommand(t, args...)
+		if !ws.Exited() || ws.ExitStatus() != 1 || !strings.HasPrefix(stderr, "minidump_capture: ") {
+			t.Errorf("%q: status %#x, stderr %q; want exit 1 with a message", args, uint32(ws), stderr)
+		}
+	}
+}
