@@ -3,7 +3,7 @@ package cfi
 import (
 	"encoding/binary"
 	"fmt"
-	"sort"
+	"math/bits"
 	"strings"
 	"sync"
 )
@@ -205,7 +205,8 @@ func (e *Evaluator) RuleSet(texts ...string) (*RuleSet, error) {
 
 func (e *Evaluator) ruleSet(texts []string) (*RuleSet, error) {
 	rs := &RuleSet{}
-	regs := make(map[int]*Program)
+	var regs [MaxRegisters]*Program
+	var have uint64 // registers with a rule (a nil Program is .undef)
 	for i, t := range texts {
 		lrs, err := e.rules(t)
 		if err != nil {
@@ -223,16 +224,17 @@ func (e *Evaluator) ruleSet(texts []string) (*RuleSet, error) {
 				// then ignores them.
 				if r, ok := e.index[lr.name]; ok {
 					regs[r] = lr.prog
+					have |= 1 << r
 				}
 			}
 		}
 	}
 	rs.err = rs.check()
-	rs.regs = make([]regRule, 0, len(regs))
-	for r, p := range regs {
-		rs.regs = append(rs.regs, regRule{reg: r, name: e.names[r], prog: p})
+	rs.regs = make([]regRule, 0, bits.OnesCount64(have))
+	for ; have != 0; have &= have - 1 {
+		r := bits.TrailingZeros64(have)
+		rs.regs = append(rs.regs, regRule{reg: r, name: e.names[r], prog: regs[r]})
 	}
-	sort.Slice(rs.regs, func(i, j int) bool { return rs.regs[i].reg < rs.regs[j].reg })
 	return rs, nil
 }
 

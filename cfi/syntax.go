@@ -5,83 +5,40 @@ import (
 	"strings"
 
 	"github.com/alecthomas/participle/v2"
-	"github.com/alecthomas/participle/v2/lexer"
 )
 
-// The postfix language is tokenized on white space only, as Breakpad's
-// evaluator does (istringstream >> string): "8+" is one identifier, not a
-// number and an operator. The lexer rules below therefore classify whole
-// white-space separated words. Go's regexp has no look-ahead, so a word that
-// must end at white space consumes one trailing white-space character (or the
-// end of the text); that character is trimmed from the captured value.
-const (
-	space   = `[ \t\n\v\f\r]`
-	wordEnd = `(?:` + space + `|$)`
-)
-
-// wordRules are the tokens of a postfix expression, tried in order.
-var wordRules = []lexer.SimpleRule{
-	{Name: "Space", Pattern: space + `+`},
-	// A lone operator word.
-	{Name: "Op", Pattern: `[-+*/%@^=]` + wordEnd},
-	// "=" glued to the next word ("=$eip"), as MSVC 2010 writes in LTO
-	// mode; Breakpad splits it into "=" and the rest of the word.
-	{Name: "Glued", Pattern: `=[^ \t\n\v\f\r]+`},
-	// A decimal literal: Breakpad strips one leading '-' and then reads the
-	// rest with a C++ stream, which accepts one more sign.
-	{Name: "Number", Pattern: `-?[-+]?[0-9]+` + wordEnd},
-	// Anything else is an identifier: a register, a $-variable or a
-	// pseudo-value such as .cfa or .raSearch.
-	{Name: "Ident", Pattern: `[^ \t\n\v\f\r]+`},
-}
-
-// ruleSetRules are the tokens of a STACK CFI rule set: a word ending in ':'
-// names the register whose rule the following words give.
-var ruleSetRules = append([]lexer.SimpleRule{
-	{Name: "Space", Pattern: space + `+`},
-	{Name: "Name", Pattern: `[^ \t\n\v\f\r]*:` + wordEnd},
-}, wordRules[1:]...)
-
-// wordAST is one word of a postfix expression.
-type wordAST struct {
-	Op     string `parser:"@Op"`
-	Glued  string `parser:"| @Glued"`
-	Number string `parser:"| @Number"`
-	Ident  string `parser:"| @Ident"`
-}
+// The words of an expression are captured as strings; the lexer has
+// checked each is an Op, Glued, Number or Ident word, and tokens
+// classifies them again the same way (classifyWord).
 
 // exprAST is a postfix expression or STACK WIN program string.
 type exprAST struct {
-	Words []wordAST `parser:"@@*"`
+	Words []string `parser:"@(Op | Glued | Number | Ident)*"`
 }
 
 // ruleAST is one "REG: EXPR" rule of a STACK CFI rule set.
 type ruleAST struct {
-	Name  string    `parser:"@Name"`
-	Words []wordAST `parser:"@@*"`
+	Name  string   `parser:"@Name"`
+	Words []string `parser:"@(Op | Glued | Number | Ident)*"`
 }
 
 // ruleSetAST is the rule text of one STACK CFI line. Stray holds words that
 // precede the first register name, which make the rule set malformed.
 type ruleSetAST struct {
-	Stray []wordAST `parser:"@@*"`
+	Stray []string  `parser:"@(Op | Glued | Number | Ident)*"`
 	Rules []ruleAST `parser:"@@*"`
 }
 
 var (
-	exprParser = participle.MustBuild[exprAST](
-		participle.Lexer(lexer.MustSimple(wordRules)),
-		participle.Elide("Space"))
-	ruleSetParser = participle.MustBuild[ruleSetAST](
-		participle.Lexer(lexer.MustSimple(ruleSetRules)),
-		participle.Elide("Space"))
+	exprParser    = participle.MustBuild[exprAST](participle.Lexer(wordLexer{}))
+	ruleSetParser = participle.MustBuild[ruleSetAST](participle.Lexer(wordLexer{names: true}))
 )
 
 // token kinds of a classified word.
 const (
-	tokOp = iota
-	tokNumber
-	tokIdent
+	kindOp = iota
+	kindNumber
+	kindIdent
 )
 
 type token struct {
@@ -89,38 +46,31 @@ type token struct {
 	text string
 }
 
-func trimSpace(s string) string { return strings.TrimRight(s, " \t\n\v\f\r") }
-
 // tokens flattens parsed words into tokens, splitting a glued "=word" into
 // "=" and the word. Breakpad evaluates the rest of a glued word as one
 // token: "==$x" is "=" followed by the identifier "=$x".
-func tokens(words []wordAST) []token {
+func tokens(words []string) []token {
 	out := make([]token, 0, len(words)+2)
 	for _, w := range words {
-		switch {
-		case w.Op != "":
-			out = append(out, token{tokOp, trimSpace(w.Op)})
-		case w.Glued != "":
-			out = append(out, token{tokOp, "="}, classify(w.Glued[1:]))
-		case w.Number != "":
-			out = append(out, token{tokNumber, trimSpace(w.Number)})
-		default:
-			out = append(out, token{tokIdent, w.Ident})
+		if classifyWord(w) == tokGlued {
+			out = append(out, token{kindOp, "="}, tokenOf(w[1:]))
+		} else {
+			out = append(out, tokenOf(w))
 		}
 	}
 	return out
 }
 
-// classify classifies the rest of a glued word without the lexer, since
-// Breakpad does not split it any further.
-func classify(s string) token {
-	if len(s) == 1 && strings.ContainsRune("+-*/%@^=", rune(s[0])) {
-		return token{tokOp, s}
+// tokenOf classifies a word that is not split any further: a whole word
+// other than a glued "=word", or the rest of a glued word.
+func tokenOf(w string) token {
+	switch classifyWord(w) {
+	case tokOp:
+		return token{kindOp, w}
+	case tokNumber:
+		return token{kindNumber, w}
 	}
-	if _, ok := parseLiteral(s, ^uint64(0)); ok {
-		return token{tokNumber, s}
-	}
-	return token{tokIdent, s}
+	return token{kindIdent, w}
 }
 
 // parseLiteral reads a decimal literal as Breakpad does: an optional '-'
@@ -192,25 +142,15 @@ func parseRuleSet(text string) ([]parsedRule, error) {
 	}
 	rules := make([]parsedRule, len(ast.Rules))
 	for i, r := range ast.Rules {
-		name := strings.TrimSuffix(trimSpace(r.Name), ":")
-		if name == "" {
+		if r.Name == "" {
 			return nil, fmt.Errorf("%w: rule %d: empty register name", ErrSyntax, i)
 		}
 		if len(r.Words) == 0 {
-			return nil, fmt.Errorf("%w: rule %d (%s): empty expression", ErrSyntax, i, name)
+			return nil, fmt.Errorf("%w: rule %d (%s): empty expression", ErrSyntax, i, r.Name)
 		}
-		rules[i] = parsedRule{name: name, expr: tokens(r.Words), text: joinWords(r.Words)}
+		rules[i] = parsedRule{name: r.Name, expr: tokens(r.Words), text: joinWords(r.Words)}
 	}
 	return rules, nil
 }
 
-func joinWords(words []wordAST) string {
-	var b strings.Builder
-	for i, w := range words {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(trimSpace(w.Op + w.Glued + w.Number + w.Ident))
-	}
-	return b.String()
-}
+func joinWords(words []string) string { return strings.Join(words, " ") }
