@@ -128,3 +128,14 @@ func UTF16String(u []uint16) string {
 	}
 	return utf16String(b)
 }
+
+// ProcessUptime returns how long the process had run when the dump was
+// written (dumpTime, the header's TimeDateStamp, minus ProcessCreateTime),
+// as Breakpad's stackwalker prints "Process uptime". It is false when the
+// process times are not valid or the creation time is after dumpTime.
+func (m *MiscInfo) ProcessUptime(dumpTime uint32) (seconds uint32, ok bool) {
+	if m.Flags1&MiscInfoProcessTimes == 0 || m.ProcessCreateTime > dumpTime {
+		return 0, false
+	}
+	return dumpTime - m.ProcessCreateTime, true
+}

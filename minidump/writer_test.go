@@ -364,3 +364,17 @@ func TestOpenMappedAndRead(t *testing.T) {
 		t.Error("missing file opened")
 	}
 }
+
+func TestProcessUptime(t *testing.T) {
+	m := &minidump.MiscInfo{Flags1: minidump.MiscInfoProcessTimes, ProcessCreateTime: 100}
+	if s, ok := m.ProcessUptime(160); !ok || s != 60 {
+		t.Errorf("uptime = %d, %v", s, ok)
+	}
+	if _, ok := m.ProcessUptime(50); ok {
+		t.Error("uptime before creation")
+	}
+	m.Flags1 = minidump.MiscInfoProcessID
+	if _, ok := m.ProcessUptime(160); ok {
+		t.Error("uptime without valid process times")
+	}
+}
