@@ -223,7 +223,11 @@ func (f *File) bytes(off, n uint64) ([]byte, error) {
 	if n == 0 {
 		return b, nil
 	}
-	if _, err := f.r.ReadAt(b, int64(off)); err != nil && !(err == io.EOF) {
+	// ReadAt may report io.EOF along with a full read of the file's last bytes.
+	if got, err := f.r.ReadAt(b, int64(off)); uint64(got) != n {
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
 		return nil, fmt.Errorf("%d bytes at offset %#x: %w", n, off, err)
 	}
 	return b, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -319,5 +320,39 @@ func TestParseMaps(t *testing.T) {
 	}
 	if _, err := minidump.ParseMaps([]byte("2000-1000 r-xp 0 00:00 0\n")); err == nil {
 		t.Error("end before start accepted")
+	}
+}
+
+// holeReader fails reads that cover offset hole, delivering only the bytes
+// before it, like a file that changed under the reader.
+type holeReader struct {
+	data []byte
+	hole int64
+}
+
+func (r holeReader) ReadAt(p []byte, off int64) (int, error) {
+	if off <= r.hole && r.hole < off+int64(len(p)) {
+		return copy(p, r.data[off:r.hole]), io.EOF
+	}
+	return copy(p, r.data[off:]), nil
+}
+
+// A reader that delivers less than asked gives errors, not zero-filled data.
+func TestShortReaderAt(t *testing.T) {
+	w := minidump.NewWriter()
+	d := w.AddMemory(0x1000, []byte("tail bytes"))
+	data, err := w.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := minidump.NewFile(holeReader{data, int64(d.Memory.Rva) + 4}, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Location(d.Memory); !errors.Is(err, io.EOF) {
+		t.Errorf("short read: %v", err)
+	}
+	if b, err := f.Location(minidump.LocationDescriptor{DataSize: 4, Rva: d.Memory.Rva}); err != nil || string(b) != "tail" {
+		t.Errorf("read before the cut: %q %v", b, err)
 	}
 }
