@@ -73,9 +73,13 @@ func (w *Writer) Stream(t StreamType, b []byte) LocationDescriptor {
 	return l
 }
 
-// AddMemory saves size(data) bytes of the process's memory at address start
-// for the MemoryList stream and returns its descriptor.
+// AddMemory saves len(data) bytes of the process's memory at address start
+// for the MemoryList stream and returns its descriptor. Empty data is not
+// listed: Breakpad rejects a whole memory list holding an empty range.
 func (w *Writer) AddMemory(start uint64, data []byte) MemoryDescriptor {
+	if len(data) == 0 {
+		return MemoryDescriptor{StartOfMemoryRange: start}
+	}
 	d := MemoryDescriptor{start, w.Data(data)}
 	w.memory = append(w.memory, d)
 	return d
@@ -101,12 +105,7 @@ func (w *Writer) ThreadList(threads []ThreadData) {
 	b := binary.LittleEndian.AppendUint32(nil, uint32(len(threads)))
 	entries := make([]byte, 0, threadSize*len(threads))
 	for _, t := range threads {
-		var stack MemoryDescriptor
-		if t.Stack != nil {
-			stack = w.AddMemory(t.StackStart, t.Stack)
-		} else {
-			stack.StartOfMemoryRange = t.StackStart
-		}
+		stack := w.AddMemory(t.StackStart, t.Stack)
 		ctx := w.context(t.Context)
 		e := binary.LittleEndian.AppendUint32(nil, t.ThreadID)
 		e = binary.LittleEndian.AppendUint32(e, t.SuspendCount)

@@ -378,3 +378,22 @@ func TestProcessUptime(t *testing.T) {
 		t.Error("uptime without valid process times")
 	}
 }
+
+func TestWriterSkipsEmptyMemory(t *testing.T) {
+	w := minidump.NewWriter()
+	w.ThreadList([]minidump.ThreadData{{ThreadID: 1, StackStart: 0x1000, Stack: []byte{}}})
+	if d := w.AddMemory(0x2000, nil); d.Memory.DataSize != 0 || d.StartOfMemoryRange != 0x2000 {
+		t.Errorf("empty memory descriptor = %+v", d)
+	}
+	w.AddMemory(0x3000, []byte{1})
+	data, _ := w.Bytes()
+	f, _ := minidump.NewFileBytes(data)
+	list, err := f.MemoryList()
+	if err != nil || len(list) != 1 || list[0].StartOfMemoryRange != 0x3000 {
+		t.Errorf("memory list = %+v, %v", list, err)
+	}
+	th, _ := f.ThreadList()
+	if th[0].Stack.StartOfMemoryRange != 0x1000 || th[0].Stack.Memory.DataSize != 0 {
+		t.Errorf("empty stack descriptor = %+v", th[0].Stack)
+	}
+}
