@@ -397,3 +397,36 @@ func TestWriterSkipsEmptyMemory(t *testing.T) {
 		t.Errorf("empty stack descriptor = %+v", th[0].Stack)
 	}
 }
+
+func TestConcurrentUse(t *testing.T) {
+	b := synth.New(arch.AMD64, minidump.PlatformLinux)
+	s := synth.NewStack(0x7000, 8)
+	s.Ptr(42)
+	b.AddThread(1, synth.AMD64(&amd64.Context{ContextFlags: amd64.ContextFull}), s)
+	f, err := b.File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 8)
+	for range 8 {
+		go func() {
+			m, err := f.Memory()
+			if err == nil {
+				var v uint64
+				v, err = m.ReadUint64(0x7000)
+				if err == nil && v != 42 {
+					err = errors.New("wrong value")
+				}
+			}
+			if err == nil {
+				_, err = f.ThreadList()
+			}
+			done <- err
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
