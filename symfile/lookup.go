@@ -273,19 +273,28 @@ func (t *Table) searchLines(bd body, addr uint64) (Line, bool) {
 		}
 	}
 	for off := lo; off < len(d); {
-		b := d[off:]
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			b = b[:i]
+		a, size, end, next, ok := lineRecordAt(d, off)
+		if !ok {
+			// Not in the form the fast path knows: take the general one.
+			b := d[off:]
+			if i := bytes.IndexByte(b, '\n'); i >= 0 {
+				b = b[:i]
+			}
+			end, next = off+len(b), off+len(b)+1
+			if len(b) > 0 && b[len(b)-1] == '\r' {
+				b = b[:len(b)-1]
+			}
+			l, msg := parseLineRecord(b)
+			if msg != "" {
+				break
+			}
+			a, size = l.Address, l.Size
 		}
-		next := off + len(b) + 1
-		if len(b) > 0 && b[len(b)-1] == '\r' {
-			b = b[:len(b)-1]
-		}
-		l, msg := parseLineRecord(b)
-		if msg != "" || l.Address > addr {
+		if a > addr {
 			break
 		}
-		if addr-l.Address < l.Size {
+		if addr-a < size {
+			l, _ := parseLineRecord(d[off:end])
 			return l, true
 		}
 		off = next
@@ -296,20 +305,37 @@ func (t *Table) searchLines(bd body, addr uint64) (Line, bool) {
 // inlinesAt decodes the INLINE records in [start, end) into the nested
 // ranges Breakpad would keep, or returns nil when none covers addr.
 func (t *Table) inlinesAt(start, end uint32, addr uint64) (*nested, []Inline) {
-	var spans []span
-	var infos []Inline
+	// Most addresses are in no inlined call: find out without allocating.
+	var rangeBuf [8]Range
+	in := Inline{Ranges: rangeBuf[:0]}
 	hit := false
-	for off := start; off < end; {
+	for off := start; off < end && !hit; {
 		b := t.lineAt(off)
-		lineOff := off
-		off += uint32(len(b)) + 1
-		if off < uint32(len(t.data)) && t.data[off-1] == '\r' {
-			off++
-		}
+		off = t.nextLine(off, b)
 		if !hasPrefix(b, "INLINE ") {
 			continue
 		}
-		in := Inline{}
+		in.Ranges = in.Ranges[:0]
+		if parseInlineLine(b, &in) != "" {
+			continue
+		}
+		for _, r := range in.Ranges {
+			hit = hit || (addr >= r.Address && addr-r.Address < r.Size)
+		}
+	}
+	if !hit {
+		return nil, nil
+	}
+	var spans []span
+	var infos []Inline
+	for off := start; off < end; {
+		b := t.lineAt(off)
+		lineOff := off
+		off = t.nextLine(off, b)
+		if !hasPrefix(b, "INLINE ") {
+			continue
+		}
+		in.Ranges = in.Ranges[:0]
 		if parseInlineLine(b, &in) != "" {
 			continue
 		}
@@ -317,19 +343,27 @@ func (t *Table) inlinesAt(start, end uint32, addr uint64) (*nested, []Inline) {
 			continue
 		}
 		k := uint32(len(infos))
-		infos = append(infos, in)
 		for _, r := range in.Ranges {
 			if s, ok := makeSpan(r.Address, r.Size, lineOff, k); ok {
 				spans = append(spans, s)
-				hit = hit || s.contains(addr)
 			}
 		}
-	}
-	if !hit {
-		return nil, nil
+		kept := in
+		kept.Ranges = nil
+		infos = append(infos, kept)
 	}
 	n := nestedRanges(spans, true)
 	return &n, infos
+}
+
+// nextLine returns the offset of the line after the one at off, whose
+// content (without line end) is b.
+func (t *Table) nextLine(off uint32, b []byte) uint32 {
+	off += uint32(len(b)) + 1
+	if off < uint32(len(t.data)) && t.data[off-1] == '\r' {
+		off++
+	}
+	return off
 }
 
 // isChildRecord reports whether line b is a line or INLINE record: one that
@@ -375,7 +409,7 @@ func (t *Table) CFIRules(addr uint64) (CFIRules, bool) {
 	c := t.cfi[ci]
 	b := t.lineAt(c.off)
 	_, f, _ := parseStackCFI(b, len("STACK CFI"))
-	r := CFIRules{Address: c.start, Size: c.last - c.start + 1, Init: string(b[f.rules:])}
+	r := CFIRules{Address: c.start, Size: c.last - c.start + 1, Init: string(b[f.rules:]), Deltas: make([]CFI, 0, 4)}
 	sorted := true
 	for off := c.off + uint32(len(b)) + 1; off < c.aux; {
 		d := t.lineAt(off)

@@ -119,7 +119,7 @@ func Parse(data []byte) (*Table, error) {
 		return nil, fmt.Errorf("symbol file of %d bytes is too large (limit 4 GiB)", len(data))
 	}
 	t := &Table{data: data}
-	t.parse()
+	t.parse(parallelMin)
 	return t, nil
 }
 
@@ -180,189 +180,48 @@ func (t *Table) lineAt(off uint32) []byte {
 // str returns a copy of n bytes of the file at off.
 func (t *Table) str(off, n uint32) string { return string(t.data[off : off+n]) }
 
-// parse is the streaming pass over t.data.
-func (t *Table) parse() {
-	data := t.data
-	var (
-		lineNo  int
-		curFunc = -1 // index in t.funcs of the FUNC owning line records; -2: a FUNC not stored; -1: none
-		curCFI  = -1 // index in t.cfi of the STACK CFI INIT whose delta records may follow
-		cfiLine int  // line number of the last STACK CFI record
-		inl     Inline
-		winAll  [2][]span
-		bt      bodyTracker
-	)
-	for off := 0; off < len(data); {
-		lineNo++
-		start := off
-		if curFunc != -1 && hexVal[data[off]] != 0xff {
-			if addr, size, end, next, ok := lineRecordAt(data, off); ok {
-				if curFunc >= 0 {
-					bt.line(start, end, next, addr, size)
-				}
-				off = next
-				continue
-			}
+// parse indexes t.data: the streaming pass (see pass), in two chunks at once
+// for files of parallelMin bytes or more, then the sorted arrays.
+func (t *Table) parse(parallelMin int) {
+	var winAll [2][]span
+	lineBase := 0
+	for i, ps := range passes(t.data, parallelMin) {
+		if !t.hasModule && ps.hasModule {
+			t.module, t.hasModule = ps.module, true
 		}
-		end := len(data)
-		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
-			end = off + i
-			off = end + 1
+		if !t.hasCodeID && ps.hasCodeID {
+			t.codeID, t.hasCodeID = ps.codeID, true
+		}
+		if i == 0 {
+			// The first chunk's arrays become the table's without copying.
+			t.infos, t.files, t.origins = ps.infos, ps.files, ps.origins
+			t.funcs, t.funcBody, t.publics, t.cfi = ps.funcs, ps.funcBody, ps.publics, ps.cfi
+			winAll = ps.win
 		} else {
-			off = end
-		}
-		b := data[start:end]
-		if len(b) > 0 && b[len(b)-1] == '\r' {
-			b = b[:len(b)-1]
-			end--
-		}
-		if len(b) == 0 {
-			continue
-		}
-		switch b[0] {
-		case 'F':
-			if hasPrefix(b, "FUNC ") {
-				f, msg := parseFuncLine(b)
-				if msg != "" {
-					t.fail(lineNo, msg, true)
-					curFunc = -1
-					continue
-				}
-				s, ok := makeSpan(f.addr, f.size, uint32(start), uint32(end))
-				if !ok {
-					curFunc = -2
-					continue
-				}
-				curFunc = len(t.funcs)
-				s.aux = uint32(len(t.funcBody))
-				t.funcs = append(t.funcs, s)
-				t.funcBody = append(t.funcBody, body{end: uint32(end), ordered: true})
-				bt = bodyTracker{b: &t.funcBody[len(t.funcBody)-1]}
-				continue
+			t.infos = append(t.infos, ps.infos...)
+			t.files = append(t.files, ps.files...)
+			t.origins = append(t.origins, ps.origins...)
+			base := uint32(len(t.funcBody))
+			for _, f := range ps.funcs {
+				f.aux += base
+				t.funcs = append(t.funcs, f)
 			}
-			if hasPrefix(b, "FILE ") {
-				num, name, msg := parseFileLine(b)
-				if msg != "" {
-					t.fail(lineNo, msg, true)
-					continue
-				}
-				t.files = append(t.files, named{id: num, off: uint32(start + name), n: uint32(len(b) - name)})
-				continue
-			}
-		case 'S':
-			if hasPrefix(b, "STACK ") {
-				ws, we := word(b, len("STACK "))
-				switch string(b[ws:we]) {
-				case "CFI":
-					kind, c, msg := parseStackCFI(b, we)
-					switch {
-					case msg != "":
-						t.fail(lineNo, msg, true)
-						if cfiLine == lineNo-1 {
-							cfiLine = lineNo // a malformed delta does not end the block
-						}
-					case kind == stackCFIInit:
-						curCFI = -1
-						if s, ok := makeSpan(c.addr, c.size, uint32(start), uint32(end)); ok {
-							curCFI = len(t.cfi)
-							t.cfi = append(t.cfi, s)
-						}
-						cfiLine = lineNo
-					case curCFI >= 0 && cfiLine == lineNo-1:
-						// A delta belongs to the INIT record it directly follows.
-						t.cfi[curCFI].aux = uint32(end)
-						cfiLine = lineNo
-					}
-				case "WIN":
-					w, _, msg := parseStackWin(b, we)
-					if msg != "" {
-						t.fail(lineNo, msg, true)
-						continue
-					}
-					k := -1
-					switch w.Type {
-					case WinFrameData:
-						k = 0
-					case WinFPO:
-						k = 1
-					}
-					if s, ok := makeSpan(uint64(w.RVA), uint64(w.CodeSize), uint32(start), 0); ok && k >= 0 {
-						winAll[k] = append(winAll[k], s)
-					}
-				default:
-					t.fail(lineNo, "STACK: unknown kind", true)
-				}
-				continue
-			}
-		case 'P':
-			if hasPrefix(b, "PUBLIC ") {
-				curFunc = -1 // PUBLIC records end a function's line records
-				p, msg := parsePublicLine(b)
-				if msg != "" {
-					t.fail(lineNo, msg, true)
-					continue
-				}
-				// Breakpad ignores PUBLIC records at address 0 (seen in ntdll).
-				if p.addr != 0 {
-					t.publics = append(t.publics, public{addr: p.addr, off: uint32(start)})
-				}
-				continue
-			}
-		case 'M':
-			if hasPrefix(b, "MODULE ") {
-				if !t.hasModule {
-					m, ok := parseModuleLine(b)
-					if !ok {
-						t.fail(lineNo, "MODULE: malformed", true)
-						continue
-					}
-					t.module, t.hasModule = m, true
-				}
-				continue
-			}
-		case 'I':
-			if hasPrefix(b, "INFO ") {
-				t.parseInfo(b)
-				continue
-			}
-			if hasPrefix(b, "INLINE ") {
-				if curFunc == -1 {
-					t.fail(lineNo, "INLINE: no FUNC before it", false)
-					continue
-				}
-				inl.Ranges = inl.Ranges[:0]
-				if msg := parseInlineLine(b, &inl); msg != "" {
-					t.fail(lineNo, msg, false)
-					continue
-				}
-				if curFunc >= 0 {
-					bt.inline(end, off)
-				}
-				continue
-			}
-			if hasPrefix(b, "INLINE_ORIGIN ") {
-				o, msg := parseInlineOriginLine(b)
-				if msg != "" {
-					t.fail(lineNo, msg, false)
-					continue
-				}
-				t.origins = append(t.origins, named{id: o.id, off: uint32(start + o.name), n: uint32(len(b) - o.name)})
-				continue
+			t.funcBody = append(t.funcBody, ps.funcBody...)
+			t.publics = append(t.publics, ps.publics...)
+			t.cfi = append(t.cfi, ps.cfi...)
+			for k := range winAll {
+				winAll[k] = append(winAll[k], ps.win[k]...)
 			}
 		}
-		// Anything else is a line record of the current function.
-		if curFunc == -1 {
-			t.fail(lineNo, "line record: no FUNC before it", true)
-			continue
+		for _, e := range ps.errs {
+			if len(t.errs) < maxErrors {
+				e.Line += lineBase
+				t.errs = append(t.errs, e)
+			}
 		}
-		l, msg := parseLineRecord(b)
-		if msg != "" {
-			t.fail(lineNo, msg, true)
-			continue
-		}
-		if curFunc >= 0 {
-			bt.line(start, end, off, l.Address, l.Size)
-		}
+		t.numErrs += ps.numErrs
+		t.numCorrupt += ps.numCorrupt
+		lineBase += ps.lines
 	}
 	if !t.hasModule {
 		t.fail(1, "MODULE: missing", true)
@@ -423,11 +282,11 @@ func parseModuleLine(b []byte) (Module, bool) {
 	}, true
 }
 
-func (t *Table) parseInfo(b []byte) {
+func (ps *pass) parseInfo(b []byte) {
 	ks, ke := word(b, len("INFO "))
 	key := string(b[ks:ke])
 	if key == "CODE_ID" {
-		if t.hasCodeID {
+		if ps.hasCodeID {
 			return
 		}
 		is, ie := word(b, ke)
@@ -435,12 +294,12 @@ func (t *Table) parseInfo(b []byte) {
 		if r, ok := restField(b, ie); ok {
 			c.File = string(b[r:])
 		}
-		t.codeID, t.hasCodeID = c, true
+		ps.codeID, ps.hasCodeID = c, true
 		return
 	}
 	in := Info{Key: key}
 	if r, ok := restField(b, ke); ok {
 		in.Value = string(b[r:])
 	}
-	t.infos = append(t.infos, in)
+	ps.infos = append(ps.infos, in)
 }
