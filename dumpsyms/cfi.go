@@ -152,14 +152,18 @@ func (c *cfiConverter) rule(col int, r dwarfcfi.Rule) (string, bool) {
 	return "", false
 }
 
+// maxExprStack bounds the translation stack of a DWARF expression.
+const maxExprStack = 64
+
 // postfix translates a DWARF expression into Breakpad's postfix notation
-// when it uses only operations the notation has.
+// when it uses only operations the notation has. The translation keeps a
+// stack of postfix texts, one per DWARF stack entry, and yields the top's:
+// for register rules the CFA is pushed first (DW_CFA_expression semantics)
+// and appears in the result only if the expression uses it.
 func (c *cfiConverter) postfix(expr []byte, pushCFA bool) (string, error) {
-	var out []string
-	depth := 0
+	var stack []string
 	if pushCFA {
-		out = append(out, ".cfa")
-		depth = 1
+		stack = append(stack, ".cfa")
 	}
 	i := 0
 	uleb := func() (uint64, error) {
@@ -201,13 +205,32 @@ func (c *cfiConverter) postfix(expr []byte, pushCFA bool) (string, error) {
 			}
 		}
 	}
-	binop := func(tok string) error {
-		if depth < 2 {
-			return fmt.Errorf("stack underflow")
+	errUnderflow := fmt.Errorf("stack underflow")
+	push := func(s string) error {
+		if len(stack) >= maxExprStack {
+			return fmt.Errorf("stack deeper than %d", maxExprStack)
 		}
-		depth--
-		out = append(out, tok)
+		stack = append(stack, s)
 		return nil
+	}
+	pop := func() (string, error) {
+		if len(stack) == 0 {
+			return "", errUnderflow
+		}
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		return s, nil
+	}
+	binop := func(tok string) error {
+		b, err := pop()
+		if err != nil {
+			return err
+		}
+		a, err := pop()
+		if err != nil {
+			return err
+		}
+		return push(a + " " + b + " " + tok)
 	}
 	for i < len(expr) {
 		op := expr[i]
@@ -215,34 +238,29 @@ func (c *cfiConverter) postfix(expr []byte, pushCFA bool) (string, error) {
 		var err error
 		switch {
 		case op >= 0x30 && op <= 0x4f: // DW_OP_lit0..31
-			out = append(out, strconv.Itoa(int(op-0x30)))
-			depth++
+			err = push(strconv.Itoa(int(op - 0x30)))
 		case op >= 0x70 && op <= 0x8f: // DW_OP_breg0..31
 			var off int64
 			if off, err = sleb(); err == nil {
-				out = append(out, c.regName(int(op-0x70)), strconv.FormatInt(off, 10), "+")
-				depth++
+				err = push(c.regName(int(op-0x70)) + " " + strconv.FormatInt(off, 10) + " +")
 			}
 		case op == 0x92: // DW_OP_bregx
 			var reg uint64
 			var off int64
 			if reg, err = uleb(); err == nil {
 				if off, err = sleb(); err == nil {
-					out = append(out, c.regName(int(min(reg, 1<<16))), strconv.FormatInt(off, 10), "+")
-					depth++
+					err = push(c.regName(int(min(reg, 1<<16))) + " " + strconv.FormatInt(off, 10) + " +")
 				}
 			}
 		case op == 0x10: // DW_OP_constu
 			var v uint64
 			if v, err = uleb(); err == nil {
-				out = append(out, strconv.FormatUint(v, 10))
-				depth++
+				err = push(strconv.FormatUint(v, 10))
 			}
 		case op == 0x11: // DW_OP_consts
 			var v int64
 			if v, err = sleb(); err == nil {
-				out = append(out, strconv.FormatInt(v, 10))
-				depth++
+				err = push(strconv.FormatInt(v, 10))
 			}
 		case op >= 0x08 && op <= 0x0f: // DW_OP_const1u..const8s
 			n := 1 << ((op - 0x08) / 2)
@@ -256,24 +274,39 @@ func (c *cfiConverter) postfix(expr []byte, pushCFA bool) (string, error) {
 			i += n
 			if (op-0x08)%2 == 1 { // signed
 				shift := 64 - 8*uint(n)
-				out = append(out, strconv.FormatInt(int64(v<<shift)>>shift, 10))
+				err = push(strconv.FormatInt(int64(v<<shift)>>shift, 10))
 			} else {
-				out = append(out, strconv.FormatUint(v, 10))
+				err = push(strconv.FormatUint(v, 10))
 			}
-			depth++
 		case op == 0x23: // DW_OP_plus_uconst
 			var v uint64
-			if depth < 1 {
-				return "", fmt.Errorf("stack underflow")
-			}
 			if v, err = uleb(); err == nil {
-				out = append(out, strconv.FormatUint(v, 10), "+")
+				if err = push(strconv.FormatUint(v, 10)); err == nil {
+					err = binop("+")
+				}
 			}
 		case op == 0x06: // DW_OP_deref
-			if depth < 1 {
-				return "", fmt.Errorf("stack underflow")
+			var a string
+			if a, err = pop(); err == nil {
+				err = push(a + " ^")
 			}
-			out = append(out, "^")
+		case op == 0x12: // DW_OP_dup
+			if len(stack) == 0 {
+				return "", errUnderflow
+			}
+			err = push(stack[len(stack)-1])
+		case op == 0x13: // DW_OP_drop
+			_, err = pop()
+		case op == 0x14: // DW_OP_over
+			if len(stack) < 2 {
+				return "", errUnderflow
+			}
+			err = push(stack[len(stack)-2])
+		case op == 0x16: // DW_OP_swap
+			if len(stack) < 2 {
+				return "", errUnderflow
+			}
+			stack[len(stack)-1], stack[len(stack)-2] = stack[len(stack)-2], stack[len(stack)-1]
 		case op == 0x22: // DW_OP_plus
 			err = binop("+")
 		case op == 0x1c: // DW_OP_minus
@@ -286,11 +319,14 @@ func (c *cfiConverter) postfix(expr []byte, pushCFA bool) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if len(stack) > 0 && len(stack[len(stack)-1]) > 4096 {
+			return "", fmt.Errorf("expression too long")
+		}
 	}
-	if depth != 1 {
-		return "", fmt.Errorf("expression leaves %d values", depth)
+	if len(stack) == 0 {
+		return "", errUnderflow
 	}
-	return strings.Join(out, " "), nil
+	return stack[len(stack)-1], nil
 }
 
 func (c *cfiConverter) record(addr uint64, col int, r dwarfcfi.Rule) {
