@@ -27,6 +27,7 @@ const (
 	memoryInfoHdr   = 16
 	memoryDescSize  = 16
 	threadEntrySize = 48
+	threadNameSize  = 12
 )
 
 // dumper prints a minidump in Breakpad's minidump_dump format. Its checks
@@ -64,7 +65,7 @@ func (d *dumper) dump() bool {
 	} else {
 		d.printThreads(threads)
 	}
-	if names, err := f.ThreadNames(); err == nil && threadNamesOK(names) {
+	if names, err := d.threadNames(); err == nil {
 		d.printThreadNames(names)
 	}
 	if mods, err := d.moduleList(); err != nil {
@@ -175,7 +176,18 @@ func (d *dumper) threadList() ([]minidump.Thread, error) {
 			return nil, fmt.Errorf("thread list: %d threads exceeds %d", n, maxThreads)
 		}
 	}
-	return d.f.ThreadList()
+	threads, err := d.f.ThreadList()
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[uint32]bool, len(threads))
+	for i, t := range threads {
+		if seen[t.ThreadID] {
+			return nil, fmt.Errorf("thread list: thread %d repeats id %#x", i, t.ThreadID)
+		}
+		seen[t.ThreadID] = true
+	}
+	return threads, nil
 }
 
 func (d *dumper) printThreads(threads []minidump.Thread) {
@@ -368,15 +380,26 @@ func (d *dumper) memory(l minidump.LocationDescriptor) {
 	}
 }
 
-// threadNamesOK reports whether Breakpad would accept the thread name list:
-// every name must be readable.
-func threadNamesOK(names []minidump.ThreadName) bool {
+// threadNames reads the thread name list as Breakpad accepts it: no
+// padding after the count, at most 4096 names, every name readable.
+func (d *dumper) threadNames() ([]minidump.ThreadName, error) {
+	b, err := d.f.Stream(minidump.ThreadNamesStream)
+	if err != nil {
+		return nil, err
+	}
+	names, err := d.f.ThreadNames()
+	if err != nil {
+		return nil, err
+	}
+	if len(b) != 4+threadNameSize*len(names) || len(names) > maxThreads {
+		return nil, fmt.Errorf("thread name list: %d bytes for %d names", len(b), len(names))
+	}
 	for _, n := range names {
 		if n.NameErr != nil {
-			return false
+			return nil, n.NameErr
 		}
 	}
-	return true
+	return names, nil
 }
 
 func (d *dumper) printThreadNames(names []minidump.ThreadName) {

@@ -168,3 +168,17 @@ func TestRunUsage(t *testing.T) {
 		t.Errorf("no arguments: status %d, want 1", got)
 	}
 }
+
+func TestDuplicateThreadIDs(t *testing.T) {
+	b := synth.New(arch.AMD64, minidump.PlatformLinux)
+	ctx := synth.AMD64(&amd64.Context{ContextFlags: amd64.ContextFull})
+	b.AddThread(5, ctx, nil)
+	b.AddThread(5, ctx, nil)
+	out, ok := dumpPath(t, writeDump(t, b), false)
+	if ok || strings.Contains(out, "MinidumpThreadList") {
+		t.Errorf("a thread list repeating an id was printed (ok=%v)", ok)
+	}
+	if !strings.Contains(out, "MinidumpModuleList") {
+		t.Error("the other streams were not printed")
+	}
+}
