@@ -44,6 +44,19 @@ func Process(f *minidump.File, opt Options) (*ProcessState, error) {
 	if len(p.Modules) > 0 {
 		p.MainModule = 0
 	}
+	if ul, err := f.UnloadedModuleList(); err == nil {
+		for _, u := range ul {
+			p.UnloadedModules = append(p.UnloadedModules, &Module{
+				Base: u.BaseOfImage, Size: uint64(u.SizeOfImage), CodeFile: u.Name, Unloaded: true,
+			})
+		}
+	}
+	names := map[uint32]string{}
+	if tn, err := f.ThreadNames(); err == nil {
+		for _, n := range tn {
+			names[n.ThreadID] = n.Name
+		}
+	}
 
 	// Which thread crashed or asked for the dump, and which wrote it.
 	var dumpThread, reqThread uint32
@@ -95,7 +108,7 @@ func Process(f *minidump.File, opt Options) (*ProcessState, error) {
 				ctx = exc.Context
 			}
 		}
-		cs := &CallStack{ThreadID: t.ThreadID}
+		cs := &CallStack{ThreadID: t.ThreadID, ThreadName: names[t.ThreadID]}
 		if stack, err := f.StackMemory(t); err == nil && len(stack) > 0 {
 			cs.Memory = &region{base: t.Stack.StartOfMemoryRange, data: stack}
 		}
