@@ -64,7 +64,11 @@
 // # Speed and memory
 //
 // The pass touches each byte once; the commonest record, the line record, is
-// checked in place without searching for its line end first. Names, rules and
+// checked in place without searching for its line end first. Files of 4 MiB
+// or more are parsed as two halves at once when two CPUs are available, cut
+// at a FUNC, PUBLIC, STACK CFI INIT or STACK WIN line (the second half falls
+// back to a single pass if its first records belong to the function before
+// the cut). Names, rules and
 // line records are not copied: the index holds sorted arrays of small structs
 // referring into the file by offset. Line records are found by binary search
 // in the file text itself when a function's records are in address order
