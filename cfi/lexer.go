@@ -30,10 +30,15 @@ const (
 	// tokName is a word ending in ':' in STACK CFI rule text: the
 	// register whose rule the following words give.
 	tokName
+	// tokBlank is a word of STACK CFI rule text made only of \v and \f:
+	// Breakpad's rule parser keeps it as an expression, which the
+	// evaluator then finds empty.
+	tokBlank
 )
 
 var wordSymbols = map[string]lexer.TokenType{
 	"EOF": tokEOF, "Op": tokOp, "Glued": tokGlued, "Number": tokNumber, "Ident": tokIdent, "Name": tokName,
+	"Blank": tokBlank,
 }
 
 // wordLexer is a participle lexer.Definition over white-space separated
@@ -105,6 +110,9 @@ func (l *words) Next() (lexer.Token, error) {
 		}
 		// An expression word of rule text: the evaluator splits it
 		// again on the white space the rule parser keeps (\v, \f).
+		if strings.Trim(w, "\v\f") == "" {
+			return lexer.Token{Type: tokBlank, Value: w, Pos: l.at(start)}, nil
+		}
 		l.rest = w
 	}
 }

@@ -16,16 +16,17 @@ type exprAST struct {
 	Words []string `parser:"@(Op | Glued | Number | Ident)*"`
 }
 
-// ruleAST is one "REG: EXPR" rule of a STACK CFI rule set.
+// ruleAST is one "REG: EXPR" rule of a STACK CFI rule set. Its words may
+// include Blank ones, which count for the rule parser but hold no tokens.
 type ruleAST struct {
 	Name  string   `parser:"@Name"`
-	Words []string `parser:"@(Op | Glued | Number | Ident)*"`
+	Words []string `parser:"@(Op | Glued | Number | Ident | Blank)*"`
 }
 
 // ruleSetAST is the rule text of one STACK CFI line. Stray holds words that
 // precede the first register name, which make the rule set malformed.
 type ruleSetAST struct {
-	Stray []string  `parser:"@(Op | Glued | Number | Ident)*"`
+	Stray []string  `parser:"@(Op | Glued | Number | Ident | Blank)*"`
 	Rules []ruleAST `parser:"@@*"`
 }
 
@@ -52,6 +53,9 @@ type token struct {
 func tokens(words []string) []token {
 	out := make([]token, 0, len(words)+2)
 	for _, w := range words {
+		if strings.Trim(w, "\v\f") == "" {
+			continue // a Blank word of rule text
+		}
 		if classifyWord(w) == tokGlued {
 			out = append(out, token{kindOp, "="}, tokenOf(w[1:]))
 		} else {
