@@ -59,9 +59,6 @@ func readRaw(st *stackwalk.ProcessState, dump *minidump.File) raw {
 func build(st *stackwalk.ProcessState, dump *minidump.File) *document {
 	r := readRaw(st, dump)
 	f := formatter{bits32: crashreason.RustPointerBits(r.cpu) == 32}
-	if r.cpu == unknownID {
-		f.bits32 = crashreason.RustPointerBits(cpuFromName(st.System.CPU)) == 32
-	}
 
 	doc := &document{
 		Status:          "OK",
