@@ -24,6 +24,9 @@ const (
 	window     = 256       // bytes kept on either side of each program counter and the fault address
 	pageSize   = 4096
 	maxModules = 4096
+	// maxMemory bounds the memory one capture keeps, whatever a hostile
+	// core claims about its threads.
+	maxMemory = 64 << 20
 )
 
 // span is an address range [start, end) to capture.
@@ -70,7 +73,12 @@ func (p *Process) collectMemory(mem memoryReader) {
 			spans = append(spans, s)
 		}
 	}
+	total := uint64(0)
 	for _, s := range mergeSpans(spans) {
+		if total += s.end - s.start; total > maxMemory {
+			p.note("memory %#x-%#x left out: the capture already holds %d MiB", s.start, s.end, maxMemory>>20)
+			continue
+		}
 		p.Memory = append(p.Memory, p.readSpan(mem, s)...)
 	}
 	for i, s := range stacks {
@@ -115,6 +123,9 @@ func (p *Process) readSpan(mem memoryReader, s span) []Region {
 	var bad []span
 	for a := s.start; a < s.end; {
 		next := min((a+pageSize)&^(pageSize-1), s.end)
+		if next <= a { // the last page of the address space
+			next = s.end
+		}
 		b, err := mem.ReadMemory(a, int(next-a))
 		switch {
 		case err != nil:
@@ -153,7 +164,16 @@ func (p *Process) slice(s span) Region {
 // image does not hold it.
 type fileOpener func(path string) (io.ReaderAt, io.Closer, error)
 
+// openFile opens a regular file (never a device or pipe, which a hostile
+// core or mapping name could point at).
 func openFile(path string) (io.ReaderAt, io.Closer, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s is not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err

@@ -1,6 +1,8 @@
 package capture
 
 import (
+	"bytes"
+	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/capture/elfcore"
 	"github.com/gobreakpad/gobreakpad/capture/procfs"
 )
 
@@ -219,5 +222,130 @@ func TestARM64Context(t *testing.T) {
 	}
 	if c.Iregs[29] != 29 || c.Iregs[31] != 31 || c.Iregs[32] != 32 || c.Cpsr != 33 {
 		t.Errorf("context %+v", c)
+	}
+}
+
+// FuzzFromCore converts arbitrary core files: no panic, no endless loop, and
+// what converts can be written.
+func FuzzFromCore(f *testing.F) {
+	for _, seed := range fuzzCoreSeeds() {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := elfcore.NewFile(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		p, err := FromCore(c, CoreOptions{})
+		if err != nil {
+			return
+		}
+		if err := p.WriteMinidump(io.Discard); err != nil {
+			t.Fatalf("writing a converted core: %v", err)
+		}
+	})
+}
+
+// coreNote encodes one ELF note with owner "CORE".
+func coreNote(typ uint32, desc []byte) []byte {
+	le := binary.LittleEndian
+	b := le.AppendUint32(nil, 5)
+	b = le.AppendUint32(b, uint32(len(desc)))
+	b = le.AppendUint32(b, typ)
+	b = append(b, "CORE\x00\x00\x00\x00"...)
+	b = append(b, desc...)
+	for len(b)%4 != 0 {
+		b = append(b, 0)
+	}
+	return b
+}
+
+// fuzzCoreSeeds returns small synthetic cores of an x86-64 and an arm64
+// process: one thread whose stack and code segments are dumped, the code
+// segment holding an ELF image named by NT_FILE.
+func fuzzCoreSeeds() [][]byte {
+	le := binary.LittleEndian
+	const code, stack = 0x400000, 0x7ff000
+	var seeds [][]byte
+	for _, machine := range []elf.Machine{elf.EM_X86_64, elf.EM_AARCH64} {
+		var prstatus []byte
+		if machine == elf.EM_X86_64 {
+			prstatus = make([]byte, 336)
+			le.PutUint64(prstatus[112+amd64Rip*8:], code+0x100)
+			le.PutUint64(prstatus[112+amd64Rsp*8:], stack+0x800)
+		} else {
+			prstatus = make([]byte, 392)
+			le.PutUint64(prstatus[112+32*8:], code+0x100)
+			le.PutUint64(prstatus[112+31*8:], stack+0x800)
+		}
+		le.PutUint16(prstatus[12:], 11)
+		le.PutUint32(prstatus[32:], 1000)
+		sig := make([]byte, 128)
+		le.PutUint32(sig, 11)
+		le.PutUint32(sig[8:], 1)
+		var files []byte
+		for _, v := range []uint64{1, pageSize, code, code + pageSize, 0} {
+			files = le.AppendUint64(files, v)
+		}
+		files = append(files, "/nonexistent/prog\x00"...)
+		auxv := le.AppendUint64(le.AppendUint64(nil, 9), code+0x80)
+		notes := slices.Concat(coreNote(elfcore.NT_PRSTATUS, prstatus), coreNote(elfcore.NT_SIGINFO, sig),
+			coreNote(elfcore.NT_FILE, files), coreNote(elfcore.NT_AUXV, append(auxv, make([]byte, 16)...)))
+		segs := []struct {
+			vaddr uint64
+			flags elf.ProgFlag
+			data  []byte
+		}{
+			{code, elf.PF_R | elf.PF_X, elfImage([]byte{1, 2, 3, 4, 5, 6, 7, 8})},
+			{stack, elf.PF_R | elf.PF_W, bytes.Repeat([]byte{0xaa}, pageSize)},
+		}
+		const ehsize, phsize = 64, 56
+		off := uint64(ehsize + phsize*(1+len(segs)))
+		h := elf.Header64{Type: uint16(elf.ET_CORE), Machine: uint16(machine), Version: 1, Phoff: ehsize, Ehsize: ehsize, Phentsize: phsize, Phnum: uint16(1 + len(segs))}
+		copy(h.Ident[:], elf.ELFMAG)
+		h.Ident[elf.EI_CLASS], h.Ident[elf.EI_DATA], h.Ident[elf.EI_VERSION] = byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), 1
+		var b bytes.Buffer
+		binary.Write(&b, le, h)
+		binary.Write(&b, le, elf.Prog64{Type: uint32(elf.PT_NOTE), Off: off, Filesz: uint64(len(notes))})
+		off += uint64(len(notes))
+		for _, s := range segs {
+			binary.Write(&b, le, elf.Prog64{Type: uint32(elf.PT_LOAD), Flags: uint32(s.flags), Off: off, Vaddr: s.vaddr, Filesz: uint64(len(s.data)), Memsz: uint64(len(s.data))})
+			off += uint64(len(s.data))
+		}
+		b.Write(notes)
+		for _, s := range segs {
+			b.Write(s.data)
+		}
+		seeds = append(seeds, b.Bytes())
+	}
+	return seeds
+}
+
+// TestFromSyntheticCore checks the conversion of the fuzz seeds.
+func TestFromSyntheticCore(t *testing.T) {
+	for i, seed := range fuzzCoreSeeds() {
+		c, err := elfcore.NewFile(bytes.NewReader(seed))
+		if err != nil {
+			t.Fatalf("seed %d: %v", i, err)
+		}
+		p, err := FromCore(c, CoreOptions{})
+		if err != nil {
+			t.Fatalf("seed %d: %v", i, err)
+		}
+		if len(p.Threads) != 1 || p.Threads[0].PC != 0x400100 || p.Crash == nil || p.Crash.Signal != 11 || p.Crash.Code != 1 {
+			t.Errorf("seed %d: threads %+v crash %+v", i, p.Threads, p.Crash)
+		}
+		if len(p.Modules) != 1 || p.Modules[0].Path != "/nonexistent/prog" || len(p.Modules[0].BuildID) != 8 {
+			t.Errorf("seed %d: modules %+v", i, p.Modules)
+		}
+		if s := p.Threads[0].Stack; s.Addr != 0x7ff800-redZone || s.End() != 0x800000 {
+			t.Errorf("seed %d: stack %#x-%#x", i, s.Addr, s.End())
+		}
+		if !strings.Contains(string(p.ProcMaps), "00400000-00401000 r-xp 00000000 00:00 0 /nonexistent/prog") {
+			t.Errorf("seed %d: maps\n%s", i, p.ProcMaps)
+		}
+		if err := p.WriteMinidump(io.Discard); err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -234,6 +234,9 @@ func auxvValue(core *elfcore.File, typ uint64) (uint64, bool) {
 func coreMaps(core *elfcore.File, exe *exeImage) []procfs.Mapping {
 	maps := make([]procfs.Mapping, 0, len(core.Segments))
 	for _, s := range core.Segments {
+		if s.Vaddr+s.Memsz < s.Vaddr {
+			continue // wraps around the address space: not a real mapping
+		}
 		perms := []byte("---p")
 		if s.Flags&elf.PF_R != 0 {
 			perms[0] = 'r'
@@ -311,9 +314,10 @@ func (m *coreMemory) file(path string) *os.File {
 	if m.opened == nil {
 		m.opened = make(map[string]*os.File)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		f = nil
+	// Only regular files: a core may name devices and pipes.
+	var f *os.File
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		f, _ = os.Open(path)
 	}
 	m.opened[path] = f
 	return f

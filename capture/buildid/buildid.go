@@ -27,6 +27,10 @@ var ErrNotFound = errors.New("no GNU build ID note")
 // notes are a few dozen bytes.
 const maxNoteSize = 1 << 16
 
+// maxNoteTotal bounds the note bytes read from one image, however many
+// PT_NOTE segments it claims.
+const maxNoteTotal = 1 << 20
+
 // maxPhdrs bounds the program header table read from untrusted images.
 const maxPhdrs = 4096
 
@@ -52,10 +56,15 @@ func File(r io.ReaderAt) ([]byte, error) {
 // Note returns the GNU build ID note of an opened ELF file.
 func Note(f *elf.File) ([]byte, error) {
 	bo := f.ByteOrder
+	budget := uint64(maxNoteTotal)
 	for _, p := range f.Progs {
 		if p.Type != elf.PT_NOTE || p.Filesz == 0 || p.Filesz > maxNoteSize {
 			continue
 		}
+		if p.Filesz > budget {
+			break
+		}
+		budget -= p.Filesz
 		buf := make([]byte, p.Filesz)
 		if _, err := p.ReadAt(buf, 0); err != nil {
 			continue
@@ -65,9 +74,13 @@ func Note(f *elf.File) ([]byte, error) {
 		}
 	}
 	for _, s := range f.Sections {
-		if s.Type != elf.SHT_NOTE || s.Size == 0 || s.Size > maxNoteSize {
+		if s.Type != elf.SHT_NOTE || s.Size == 0 || s.Size > maxNoteSize || s.Flags&elf.SHF_COMPRESSED != 0 {
 			continue
 		}
+		if s.Size > budget {
+			break
+		}
+		budget -= s.Size
 		buf, err := s.Data()
 		if err != nil {
 			continue
@@ -143,7 +156,7 @@ func Loaded(mem io.ReaderAt) ([]byte, error) {
 	if is64 {
 		want = 56
 	}
-	if phentsize < want || phnum > maxPhdrs || phoff > 1<<32 {
+	if phentsize < want || phentsize > 2*want || phnum > maxPhdrs || phoff > 1<<32 {
 		return nil, fmt.Errorf("build id: implausible program headers (offset %#x, %d of size %d)", phoff, phnum, phentsize)
 	}
 	table := make([]byte, phnum*phentsize)
@@ -166,10 +179,15 @@ func Loaded(mem io.ReaderAt) ([]byte, error) {
 		}
 		segs = append(segs, s)
 	}
+	budget := uint64(maxNoteTotal)
 	for _, s := range segs {
 		if elf.ProgType(s.typ) != elf.PT_NOTE || s.size == 0 || s.size > maxNoteSize || s.vaddr < firstLoad {
 			continue
 		}
+		if s.size > budget {
+			break
+		}
+		budget -= s.size
 		buf := make([]byte, s.size)
 		off := s.vaddr - firstLoad
 		if off > 1<<40 {

@@ -146,6 +146,11 @@ func NewFile(r io.ReaderAt) (*File, error) {
 			if p.Filesz > maxNoteBytes {
 				return nil, fmt.Errorf("core: note segment %d: %d bytes is too large", i, p.Filesz)
 			}
+			// Check that the segment's end is in the file before allocating for it.
+			var last [1]byte
+			if _, err := p.ReadAt(last[:], int64(p.Filesz)-1); p.Filesz > 0 && err != nil {
+				return nil, fmt.Errorf("core: note segment %d: %w", i, err)
+			}
 			buf := make([]byte, p.Filesz)
 			if _, err := p.ReadAt(buf, 0); err != nil {
 				return nil, fmt.Errorf("core: note segment %d: %w", i, err)
