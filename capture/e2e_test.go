@@ -176,6 +176,12 @@ type dumpFacts struct {
 }
 
 func decode(t *testing.T, f *minidump.File, linuxStreams []minidump.StreamType) dumpFacts {
+	return decodeStack(t, f, linuxStreams, true)
+}
+
+// decodeStack is decode, checking the crashing thread's stack memory only
+// when wantStack is set.
+func decodeStack(t *testing.T, f *minidump.File, linuxStreams []minidump.StreamType, wantStack bool) dumpFacts {
 	t.Helper()
 	for _, st := range append([]minidump.StreamType{
 		minidump.ThreadListStream, minidump.ModuleListStream, minidump.MemoryListStream,
@@ -212,7 +218,7 @@ func decode(t *testing.T, f *minidump.File, linuxStreams []minidump.StreamType) 
 		t.Errorf("breakpad info %+v, %v; want requesting thread %d", bi, err, d.exc.ThreadID)
 	}
 	for _, th := range d.threads {
-		if th.ThreadID == d.exc.ThreadID {
+		if th.ThreadID == d.exc.ThreadID && wantStack {
 			if b, err := f.StackMemory(&th); err != nil || len(b) == 0 {
 				t.Errorf("crashing thread's stack: %d bytes, %v", len(b), err)
 			}
@@ -320,10 +326,11 @@ func TestRun(t *testing.T) {
 	for _, c := range []struct {
 		mode       string
 		signal     syscall.Signal
-		code       int32 // expected si_code
-		inCrash    bool  // the faulting pc is in crash_here
-		exit       int   // exit code when signal is 0
-		childCrash bool  // the program exits with code exit after a child it forked crashes
+		code       int32  // expected si_code
+		inCrash    bool   // the faulting pc is in crash_here
+		exit       int    // exit code when signal is 0
+		childCrash bool   // the program exits with code exit after a child it forked crashes
+		note       string // expected in the capture's notes
 		threads    int
 		chain      []string
 	}{
@@ -335,6 +342,7 @@ func TestRun(t *testing.T) {
 		{mode: "threads", signal: syscall.SIGSEGV, code: 1, inCrash: true, threads: 5, chain: []string{"crash_here", "level3", "level2", "level1", "crasher_thread"}},
 		{mode: "fork", signal: syscall.SIGSEGV, code: 1, inCrash: true, threads: 1},
 		{mode: "exec", signal: syscall.SIGSEGV, code: 1, inCrash: true, threads: 1},
+		{mode: "badsp", signal: syscall.SIGSEGV, code: 1, inCrash: true, threads: 1, note: "stack pointer 0x10 is in no readable mapping"},
 		{mode: "handled", exit: 3},
 		{mode: "child", exit: 5, childCrash: true},
 		{mode: "exit", exit: 0},
@@ -396,14 +404,15 @@ func TestRun(t *testing.T) {
 			if pc := p.Threads[0].PC; c.inCrash && (pc < base+lo || pc >= base+hi) {
 				t.Errorf("pc %#x is not in crash_here [%#x, %#x)", pc, base+lo, base+hi)
 			}
-			if len(p.Notes) != 0 {
-				t.Logf("notes: %q", p.Notes)
+			notes := strings.Join(p.Notes, "\n")
+			if c.note != "" && !strings.Contains(notes, c.note) {
+				t.Errorf("notes lack %q:\n%s", c.note, notes)
 			}
 			f, err := minidump.NewFileBytes(dumps[0])
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := decode(t, f, liveStreams)
+			d := decodeStack(t, f, liveStreams, c.note == "")
 			// The crashing thread's registers in the dump are those ptrace
 			// reported at the fault.
 			if d.exc.ThreadID != p.Crash.ThreadID || d.exc.Context.AMD64 == nil || !bytes.Equal(d.exc.Context.AMD64.Encode(), p.Threads[0].Context.Encode()) {

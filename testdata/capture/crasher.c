@@ -5,6 +5,7 @@
  *   fpe      divide by zero in crash_here
  *   ill      execute ud2 in crash_here (x86 only; elsewhere an invalid instruction word)
  *   trap     execute a breakpoint instruction in crash_here
+ *   badsp    point the stack pointer at unmapped memory, then write through a null pointer
  *   threads  start worker threads that block, then crash the chain in a worker thread
  *   fork     fork a child that exits 0, wait for it, then segv
  *   child    fork a child that segvs; the parent waits and exits with status 5
@@ -40,6 +41,14 @@ __attribute__((noinline)) void crash_here(int depth) {
 		__asm__ volatile("int3");
 #else
 		__asm__ volatile("brk #0");
+#endif
+	} else if (strcmp(mode, "badsp") == 0) {
+#if defined(__x86_64__)
+		__asm__ volatile("mov $0x10, %%rsp\n\tmovl $0, 0" ::: "memory");
+#elif defined(__i386__)
+		__asm__ volatile("mov $0x10, %%esp\n\tmovl $0, 0" ::: "memory");
+#else
+		__asm__ volatile("mov x9, #16\n\tmov sp, x9\n\tstr wzr, [x9]" ::: "x9", "memory");
 #endif
 	}
 	*(volatile int *)(long)zero = depth;
