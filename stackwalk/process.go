@@ -6,6 +6,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/arch/arm"
 	"github.com/gobreakpad/gobreakpad/arch/arm64"
 	"github.com/gobreakpad/gobreakpad/arch/unwind"
 	"github.com/gobreakpad/gobreakpad/arch/x86"
@@ -113,7 +114,7 @@ func Process(f *minidump.File, opt Options) (*ProcessState, error) {
 			cs.Memory = &region{base: t.Stack.StartOfMemoryRange, data: stack}
 		}
 		if ctx != nil {
-			cpu, rawCtx := unwinderFor(ctx, mods)
+			cpu, rawCtx := unwinderFor(ctx, mods, p.System.OSShort)
 			if cpu != nil {
 				env := &walkEnv{syms: syms, windows: windows, eval: evaluators.get(cpu)}
 				if cs.Memory != nil && !(ctx.CPU.PointerSize() == 4 && cs.Memory.(*region).end() > 1<<32) {
@@ -134,8 +135,10 @@ func Process(f *minidump.File, opt Options) (*ProcessState, error) {
 }
 
 // unwinderFor picks the unwinder for a context's CPU.
-func unwinderFor(c *minidump.Context, mods *moduleMap) (unwind.CPU, any) {
+func unwinderFor(c *minidump.Context, mods *moduleMap, os string) (unwind.CPU, any) {
 	switch {
+	case c.ARM != nil:
+		return arm.Unwinder{IOS: os == "ios"}, c.ARM
 	case c.AMD64 != nil:
 		return amd64.Unwinder{}, c.AMD64
 	case c.X86 != nil:
