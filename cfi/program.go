@@ -255,9 +255,21 @@ type entry struct {
 
 // machine is the state of one evaluation: the values of the program's names.
 type machine struct {
-	vals     [MaxNames]uint64
+	vals     []uint64
 	bound    uint64 // bits of names that have a value
 	assigned uint64 // bits of names assigned by the program
+}
+
+// smallNames is how many names a program's values can have without a heap
+// allocation; real programs have fewer.
+const smallNames = 16
+
+// newMachine returns a machine whose values live in small when they fit.
+func (p *Program) newMachine(small *[smallNames]uint64) machine {
+	if len(p.names) <= smallNames {
+		return machine{vals: small[:len(p.names)]}
+	}
+	return machine{vals: make([]uint64, len(p.names))}
 }
 
 // load binds the program's register names from regs and .cfa from cfa.
@@ -279,7 +291,7 @@ func (p *Program) load(m *machine, regs *Registers, cfa uint64, hasCFA bool) {
 // exec runs the program and returns how many entries remain on the stack
 // and the top one, unresolved.
 func (p *Program) exec(m *machine, mem Memory) (n int, top entry, err error) {
-	var small [16]entry
+	var small [8]entry
 	var stack []entry
 	if p.depth <= len(small) {
 		stack = small[:0]
@@ -409,7 +421,8 @@ func (p *Program) Value(regs *Registers, mem Memory) (uint64, error) {
 }
 
 func (p *Program) value(regs *Registers, cfa uint64, hasCFA bool, mem Memory) (uint64, error) {
-	var m machine
+	var small [smallNames]uint64
+	m := p.newMachine(&small)
 	p.load(&m, regs, cfa, hasCFA)
 	n, top, err := p.exec(&m, mem)
 	if err != nil {
@@ -438,7 +451,8 @@ func (p *Program) value(regs *Registers, cfa uint64, hasCFA bool, mem Memory) (u
 // On error, the assignments made before the failure are still stored and
 // reported, as Breakpad's x86 walker goes on with them.
 func (p *Program) Run(regs *Registers, mem Memory) (assigned uint64, err error) {
-	var m machine
+	var small [smallNames]uint64
+	m := p.newMachine(&small)
 	p.load(&m, regs, 0, false)
 	n, _, err := p.exec(&m, mem)
 	if err == nil && n != 0 {
