@@ -349,3 +349,23 @@ func TestFromSyntheticCore(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFromCore converts a small synthetic core and writes its minidump.
+func BenchmarkFromCore(b *testing.B) {
+	seed := fuzzCoreSeeds()[0]
+	b.SetBytes(int64(len(seed)))
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := elfcore.NewFile(bytes.NewReader(seed))
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := FromCore(c, CoreOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := p.WriteMinidump(io.Discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

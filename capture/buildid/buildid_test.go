@@ -150,3 +150,16 @@ func FuzzFile(f *testing.F) {
 		_, _ = File(bytesReader(data))
 	})
 }
+
+func BenchmarkLoaded(b *testing.B) {
+	data, err := os.ReadFile("/bin/true")
+	if err != nil {
+		b.Skip(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Loaded(bytesReader(data)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

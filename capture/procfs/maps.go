@@ -8,8 +8,8 @@ package procfs
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"strconv"
 )
 
 // Mapping is one line of /proc/PID/maps.
@@ -48,7 +48,11 @@ func ParseMaps(data []byte) ([]Mapping, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		m, err := parseMapsLine(line)
+		var prev *Mapping
+		if len(maps) > 0 {
+			prev = &maps[len(maps)-1]
+		}
+		m, err := parseMapsLine(line, prev)
 		if err != nil {
 			return maps, fmt.Errorf("maps: line %d: %w", n, err)
 		}
@@ -57,8 +61,10 @@ func ParseMaps(data []byte) ([]Mapping, error) {
 	return maps, nil
 }
 
-// parseMapsLine parses "start-end perms offset dev inode   path".
-func parseMapsLine(line []byte) (Mapping, error) {
+// parseMapsLine parses "start-end perms offset dev inode   path". Strings
+// equal to those of the previous line (a file's mappings come together) are
+// shared rather than allocated again.
+func parseMapsLine(line []byte, prev *Mapping) (Mapping, error) {
 	var m Mapping
 	var fields [5][]byte
 	rest := line
@@ -78,10 +84,10 @@ func parseMapsLine(line []byte) (Mapping, error) {
 		return m, fmt.Errorf("address range %q: no '-'", fields[0])
 	}
 	var err error
-	if m.Start, err = strconv.ParseUint(string(lo), 16, 64); err != nil {
+	if m.Start, err = parseUint(lo, 16); err != nil {
 		return m, fmt.Errorf("start address: %w", err)
 	}
-	if m.End, err = strconv.ParseUint(string(hi), 16, 64); err != nil {
+	if m.End, err = parseUint(hi, 16); err != nil {
 		return m, fmt.Errorf("end address: %w", err)
 	}
 	if m.End < m.Start {
@@ -90,16 +96,67 @@ func parseMapsLine(line []byte) (Mapping, error) {
 	if len(fields[1]) != 4 {
 		return m, fmt.Errorf("permissions %q: want 4 characters", fields[1])
 	}
-	m.Perms = string(fields[1])
-	if m.Offset, err = strconv.ParseUint(string(fields[2]), 16, 64); err != nil {
+	m.Perms = intern(fields[1])
+	if m.Offset, err = parseUint(fields[2], 16); err != nil {
 		return m, fmt.Errorf("offset: %w", err)
 	}
-	m.Dev = string(fields[3])
-	if m.Inode, err = strconv.ParseUint(string(fields[4]), 10, 64); err != nil {
+	if prev != nil && prev.Dev == string(fields[3]) {
+		m.Dev = prev.Dev
+	} else {
+		m.Dev = intern(fields[3])
+	}
+	if m.Inode, err = parseUint(fields[4], 10); err != nil {
 		return m, fmt.Errorf("inode: %w", err)
 	}
-	m.Path = string(bytes.TrimLeft(rest, " \t"))
+	if path := bytes.TrimLeft(rest, " \t"); prev != nil && prev.Path == string(path) {
+		m.Path = prev.Path
+	} else {
+		m.Path = string(path)
+	}
 	return m, nil
+}
+
+// common holds the strings most maps lines repeat, so that parsing does not
+// allocate them again for every line.
+var common = map[string]string{}
+
+func init() {
+	for _, s := range []string{"r--p", "r-xp", "rw-p", "---p", "rwxp", "r--s", "rw-s", "00:00"} {
+		common[s] = s
+	}
+}
+
+func intern(b []byte) string {
+	if s, ok := common[string(b)]; ok {
+		return s
+	}
+	return string(b)
+}
+
+// parseUint parses a hexadecimal or decimal number without allocating.
+func parseUint(b []byte, base uint64) (uint64, error) {
+	if len(b) == 0 {
+		return 0, errors.New("empty number")
+	}
+	var n uint64
+	for _, c := range b {
+		var d uint64
+		switch {
+		case c >= '0' && c <= '9':
+			d = uint64(c - '0')
+		case base == 16 && c >= 'a' && c <= 'f':
+			d = uint64(c-'a') + 10
+		case base == 16 && c >= 'A' && c <= 'F':
+			d = uint64(c-'A') + 10
+		default:
+			return 0, fmt.Errorf("invalid digit %q in %q", c, b)
+		}
+		if n > (^uint64(0)-d)/base {
+			return 0, fmt.Errorf("%q overflows 64 bits", b)
+		}
+		n = n*base + d
+	}
+	return n, nil
 }
 
 // Find returns the index of the mapping holding addr in maps sorted by

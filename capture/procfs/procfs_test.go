@@ -1,6 +1,7 @@
 package procfs
 
 import (
+	"fmt"
 	"os"
 	"testing"
 )
@@ -124,4 +125,45 @@ func FuzzParseSignalMasks(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _ = ParseSignalMasks(data)
 	})
+}
+
+// BenchmarkParseMaps parses a 400-line maps file, the size of a process
+// with a hundred shared libraries.
+func BenchmarkParseMaps(b *testing.B) {
+	var buf []byte
+	for i := range 100 {
+		for j, perms := range []string{"r--p", "r-xp", "r--p", "rw-p"} {
+			start := uint64(0x7f0000000000 + i*0x100000 + j*0x1000)
+			buf = fmt.Appendf(buf, "%x-%x %s %08x fd:01 %d                     /usr/lib/x86_64-linux-gnu/libexample%d.so.1\n", start, start+0x1000, perms, j*0x1000, 1000+i, i)
+		}
+	}
+	b.SetBytes(int64(len(buf)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseMaps(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestParseUint(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		base uint64
+		want uint64
+		ok   bool
+	}{
+		{"ffffffffffffffff", 16, ^uint64(0), true},
+		{"10000000000000000", 16, 0, false},
+		{"18446744073709551615", 10, ^uint64(0), true},
+		{"18446744073709551616", 10, 0, false},
+		{"7fA0", 16, 0x7fa0, true},
+		{"12a", 10, 0, false},
+		{"", 16, 0, false},
+	} {
+		got, err := parseUint([]byte(c.in), c.base)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("parseUint(%q, %d) = %d, %v", c.in, c.base, got, err)
+		}
+	}
 }
