@@ -166,7 +166,14 @@ func Dump(path string, opts Options) (*Symbols, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dump_syms: %w", err)
 	}
-	d := &dumper{opts: opts, path: path, bin: bin, close: []io.Closer{bin}}
+	defer bin.Close()
+	return dumpFile(bin, path, opts)
+}
+
+// dumpFile is Dump for an opened file; path names it and locates the files
+// found beside it.
+func dumpFile(bin *elf.File, path string, opts Options) (*Symbols, error) {
+	d := &dumper{opts: opts, path: path, bin: bin}
 	defer func() {
 		for _, c := range d.close {
 			c.Close()

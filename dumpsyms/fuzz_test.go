@@ -1,0 +1,66 @@
+package dumpsyms
+
+import (
+	"bytes"
+	"debug/dwarf"
+	"debug/elf"
+	"encoding/binary"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/internal/corpus"
+)
+
+// FuzzDWARF walks fuzzed DWARF sections (.debug_abbrev, .debug_info,
+// .debug_line, .debug_str) as the dumper does: names, ranges, lines with
+// Breakpad's file names, inlines.
+func FuzzDWARF(f *testing.F) {
+	// Seeds: the sections of a small real program, when the corpus is there.
+	for _, p := range []string{"elf/x64-dw4/full/inline_chain", "elf/x86/full/inline_chain"} {
+		if ef, err := elf.Open(filepath.Join(corpus.Path(), p)); err == nil {
+			f.Add(sectionData(ef, ".debug_abbrev"), sectionData(ef, ".debug_info"), sectionData(ef, ".debug_line"), sectionData(ef, ".debug_str"))
+			ef.Close()
+		}
+	}
+	f.Add([]byte{1, 0x11, 1, 0x03, 0x08, 0, 0, 0}, []byte{12, 0, 0, 0, 4, 0, 0, 0, 0, 0, 8, 1, 'a', 0, 0}, []byte{}, []byte{})
+	f.Fuzz(func(t *testing.T, abbrev, info, line, str []byte) {
+		d, err := dwarf.New(abbrev, nil, nil, info, line, nil, nil, str)
+		if err != nil {
+			return
+		}
+		files := &fileTable{index: map[string]int32{}}
+		dr := &dwarfReader{warn: func(string, ...any) {}, inlines: true, blockInlines: true, files: files}
+		dr.read(&dwarfSource{data: d, line: line, str: str, order: binary.LittleEndian})
+		for _, fn := range dr.funcs {
+			qualifiedName(nil, fn.node)
+			for _, in := range fn.inlines {
+				nameOf(in.origin)
+			}
+		}
+		lineFileNames(line, 0, binary.LittleEndian, ".", str, str)
+	})
+}
+
+// FuzzDump runs the whole dumper on a fuzzed ELF file.
+func FuzzDump(f *testing.F) {
+	for _, p := range []string{"elf/x64-dw4/full/deep_chain", "elf/arm64/stripped/inline_chain", "elf/x86/minidebuginfo/libshapes.so"} {
+		if b, err := os.ReadFile(filepath.Join(corpus.Path(), p)); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ef, err := elf.NewFile(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		s, err := dumpFile(ef, filepath.Join(t.TempDir(), "fuzzed"), Options{Inlines: true})
+		if err != nil {
+			return
+		}
+		if err := s.Write(io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
