@@ -359,3 +359,13 @@ func FuzzReason(f *testing.F) {
 		RustAddress(platform, cpu, code, addr, params)
 	})
 }
+
+func BenchmarkReason(b *testing.B) {
+	params := []uint64{1, 0x45}
+	b.ReportAllocs()
+	for b.Loop() {
+		Reason(PlatformWin32NT, CPUX86, 0xc0000005, 0, 0x40429e, params)
+		Reason(PlatformLinux, CPUAMD64, 11, 1, 0x45, nil)
+		RustType(PlatformMacOSX, CPUAMD64, 1, 1, nil)
+	}
+}
