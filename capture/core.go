@@ -69,29 +69,7 @@ func FromCore(core *elfcore.File, opt CoreOptions) (*Process, error) {
 			p.UserTime, p.SystemTime = ct.UserTime, ct.SystemTime
 		}
 	}
-	// The kernel writes the dumping thread first; qemu writes the crashing one first too.
-	crashed := core.Threads[0]
-	if crashed.Signal == 0 {
-		for _, ct := range core.Threads {
-			if ct.Signal != 0 {
-				crashed = ct
-				break
-			}
-		}
-	}
-	switch {
-	case core.Siginfo != nil:
-		p.Crash = &Crash{ThreadID: uint32(core.Threads[0].ID), Signal: core.Siginfo.Signo, Code: core.Siginfo.Code, Errno: core.Siginfo.Errno, Address: core.Siginfo.Addr}
-	case crashed.Signal != 0:
-		p.Crash = &Crash{ThreadID: uint32(crashed.ID), Signal: int32(crashed.Signal)}
-	}
-	if p.Crash != nil {
-		if i := slices.IndexFunc(p.Threads, func(t Thread) bool { return t.ID == p.Crash.ThreadID }); i > 0 {
-			t := p.Threads[i]
-			copy(p.Threads[1:i+1], p.Threads[:i])
-			p.Threads[0] = t
-		}
-	}
+	p.setCrash(core)
 	p.Auxv = core.Auxv
 
 	mem := &coreMemory{core: core}
@@ -107,26 +85,54 @@ func FromCore(core *elfcore.File, opt CoreOptions) (*Process, error) {
 	}
 	p.Maps = coreMaps(core, exe)
 	for _, m := range p.Maps {
-		if m.Path != "" && m.Path != exeMapsPath(exe) {
+		if m.Path != "" && (exe == nil || m.Path != exe.path) {
 			mem.files = append(mem.files, m)
 		}
 	}
 	defer mem.close()
-	var maps strings.Builder
-	for _, m := range p.Maps {
-		fmt.Fprintf(&maps, "%08x-%08x %s %08x %s %d", m.Start, m.End, m.Perms, m.Offset, m.Dev, m.Inode)
-		if m.Path != "" {
-			fmt.Fprintf(&maps, " %s", m.Path)
-		}
-		maps.WriteByte('\n')
-	}
-	p.ProcMaps = []byte(maps.String())
+	p.ProcMaps = formatMaps(p.Maps)
 	p.collectMemory(mem)
 	p.collectModules(mem, openFile)
 	if opt.HostInfo {
 		p.addHostInfo()
 	}
 	return p, nil
+}
+
+// setCrash finds the fatal signal, puts the thread that got it first, and
+// records it in p.Crash. NT_SIGINFO belongs to the first thread, the one the
+// kernel dumped from; without it (qemu-user's cores) the first thread with a
+// pending signal (pr_cursig) is taken, with no si_code or address.
+func (p *Process) setCrash(core *elfcore.File) {
+	switch {
+	case core.Siginfo != nil:
+		si := core.Siginfo
+		p.Crash = &Crash{ThreadID: uint32(core.Threads[0].ID), Signal: si.Signo, Code: si.Code, Errno: si.Errno, Address: si.Addr}
+	default:
+		i := slices.IndexFunc(core.Threads, func(t elfcore.Thread) bool { return t.Signal != 0 })
+		if i < 0 {
+			return
+		}
+		p.Crash = &Crash{ThreadID: uint32(core.Threads[i].ID), Signal: int32(core.Threads[i].Signal)}
+	}
+	if i := slices.IndexFunc(p.Threads, func(t Thread) bool { return t.ID == p.Crash.ThreadID }); i > 0 {
+		t := p.Threads[i]
+		copy(p.Threads[1:i+1], p.Threads[:i])
+		p.Threads[0] = t
+	}
+}
+
+// formatMaps writes mappings as /proc/PID/maps lines.
+func formatMaps(maps []procfs.Mapping) []byte {
+	var b strings.Builder
+	for _, m := range maps {
+		fmt.Fprintf(&b, "%08x-%08x %s %08x %s %d", m.Start, m.End, m.Perms, m.Offset, m.Dev, m.Inode)
+		if m.Path != "" {
+			fmt.Fprintf(&b, " %s", m.Path)
+		}
+		b.WriteByte('\n')
+	}
+	return []byte(b.String())
 }
 
 // coreThread converts a thread's core notes to a Thread.
@@ -162,13 +168,6 @@ type exeImage struct {
 	file  *os.File
 	bias  uint64 // load address minus link-time address
 	progs []*elf.Prog
-}
-
-func exeMapsPath(exe *exeImage) string {
-	if exe == nil {
-		return ""
-	}
-	return exe.path
 }
 
 // loadExecutable opens the program and finds its load bias from the core's
