@@ -45,6 +45,7 @@ type symStats struct {
 	files, cfiInit, cfiDelta, win, winPrograms int
 	regRulesFailing                            int
 	noCFA, noRA                                int
+	distinct                                   int
 }
 
 // TestCorpus compiles every STACK CFI and STACK WIN record of every .sym
@@ -54,14 +55,15 @@ type symStats struct {
 func TestCorpus(t *testing.T) {
 	root := corpus.Dir(t)
 	var st symStats
-	evs := map[string]*Evaluator{} // by architecture, sharing caches across files
+	evs := map[string]*Evaluator{}           // by architecture, sharing caches across files
+	seen := map[*Evaluator]map[string]bool{} // distinct texts checked against Breakpad's semantics
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".sym") {
 			return err
 		}
 		st.files++
 		rel, _ := filepath.Rel(root, path)
-		compileSymFile(t, rel, path, evs, &st)
+		compileSymFile(t, rel, path, evs, seen, &st)
 		return nil
 	})
 	if err != nil {
@@ -72,11 +74,12 @@ func TestCorpus(t *testing.T) {
 	}
 	t.Logf("%d .sym files: %d STACK CFI INIT and %d delta records, %d STACK WIN records (%d program strings) compiled",
 		st.files, st.cfiInit, st.cfiDelta, st.win, st.winPrograms)
+	t.Logf("%d distinct texts evaluated as Breakpad does", st.distinct)
 	t.Logf("unusable rule sets in force: %d without .cfa, %d without .ra; register rules that always fail: %d",
 		st.noCFA, st.noRA, st.regRulesFailing)
 }
 
-func compileSymFile(t *testing.T, rel, path string, evs map[string]*Evaluator, st *symStats) {
+func compileSymFile(t *testing.T, rel, path string, evs map[string]*Evaluator, seen map[*Evaluator]map[string]bool, st *symStats) {
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +99,7 @@ func compileSymFile(t *testing.T, rel, path string, evs map[string]*Evaluator, s
 			if ev = evs[f[2]]; ev == nil {
 				ev = cpuEvaluator(t, f[2])
 				evs[f[2]] = ev
+				seen[ev] = map[string]bool{}
 			}
 			continue
 		}
@@ -114,6 +118,7 @@ func compileSymFile(t *testing.T, rel, path string, evs map[string]*Evaluator, s
 				continue
 			}
 			texts = append(texts[:0], rules)
+			compareDistinct(t, ev, seen[ev], rules, st)
 		case strings.HasPrefix(s, "STACK CFI "):
 			st.cfiDelta++
 			rules, ok := afterFields(s, 3)
@@ -122,6 +127,7 @@ func compileSymFile(t *testing.T, rel, path string, evs map[string]*Evaluator, s
 				continue
 			}
 			texts = append(texts, rules)
+			compareDistinct(t, ev, seen[ev], rules, st)
 		case strings.HasPrefix(s, "STACK WIN "):
 			st.win++
 			f := strings.Fields(s)
@@ -134,6 +140,7 @@ func compileSymFile(t *testing.T, rel, path string, evs map[string]*Evaluator, s
 			}
 			st.winPrograms++
 			prog, _ := afterFields(s, 12)
+			compareDistinct(t, ev, seen[ev], prog, st)
 			p, err := ev.Program(prog)
 			if err == nil {
 				err = p.Check()
@@ -184,4 +191,35 @@ func afterFields(s string, n int) (string, bool) {
 		s = rest
 	}
 	return s, true
+}
+
+// compareDistinct checks a rule text or program string the first time the
+// test meets it: evaluated as a program, as a rule text alone and as a delta
+// after a usable INIT, on a frame whose registers all point into a stack
+// of known words, the results must be Breakpad's (refEvaluator).
+func compareDistinct(t *testing.T, ev *Evaluator, seen map[string]bool, text string, st *symStats) {
+	if seen[text] {
+		return
+	}
+	seen[text] = true
+	st.distinct++
+	const base = 0x10000
+	var regs Registers
+	for i := 0; i < ev.NumRegisters(); i++ {
+		regs.Set(i, base+0x100+8*uint64(i))
+	}
+	words := make([]uint64, 0x400/8)
+	for i := range words {
+		words[i] = base + 0x200 + uint64(i)*24
+	}
+	mem := newStack(base, ev.AddrSize(), words...)
+	checkProgram(t, ev, text, regs, mem)
+	checkRules(t, ev, regs, mem, text)
+	sp := "$sp"
+	for _, n := range []string{"$rsp", "$esp", "sp"} {
+		if _, ok := ev.Index(n); ok {
+			sp = n
+		}
+	}
+	checkRules(t, ev, regs, mem, ".cfa: "+sp+" 16 + .ra: .cfa -8 + ^", text)
 }

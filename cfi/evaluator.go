@@ -88,7 +88,7 @@ func (e *Evaluator) Index(name string) (int, bool) {
 	return i, ok
 }
 
-// Name returns the name of register i.
+// Name returns the name of register i, which must be in [0, NumRegisters()).
 func (e *Evaluator) Name(i int) string { return e.names[i] }
 
 // NumRegisters returns the number of register names.

@@ -25,9 +25,9 @@ func fuzzState(a, b uint64, valid uint8) (Registers, Memory) {
 	return regs, newStack(0x1000, 8, words...)
 }
 
-func regMap(regs *Registers, size int) map[string]uint64 {
+func regMap(names []string, regs *Registers, size int) map[string]uint64 {
 	m := map[string]uint64{}
-	for i, n := range fuzzNames {
+	for i, n := range names {
 		if v, ok := regs.Get(i); ok {
 			if size == 4 {
 				v &= 0xffffffff
@@ -67,14 +67,17 @@ func FuzzEval(f *testing.F) {
 			// with every input.
 			ev := mustEvaluator(t, size, fuzzNames...)
 			callee, mem := fuzzState(a, b, valid)
-			checkProgram(t, ev, size, text, callee, mem)
-			checkRules(t, ev, size, callee, mem, text)
-			checkRules(t, ev, size, callee, mem, ".cfa: $sp 8 + .ra: .cfa -8 + ^", text)
+			checkProgram(t, ev, text, callee, mem)
+			checkRules(t, ev, callee, mem, text)
+			checkRules(t, ev, callee, mem, ".cfa: $sp 8 + .ra: .cfa -8 + ^", text)
 		}
 	})
 }
 
-func checkProgram(t *testing.T, ev *Evaluator, size int, text string, callee Registers, mem Memory) {
+// checkProgram compiles text with ev and checks Run and Value on callee's
+// registers against refEvaluator.
+func checkProgram(t testing.TB, ev *Evaluator, text string, callee Registers, mem Memory) {
+	size, names := ev.size, ev.names
 	p, err := ev.Program(text)
 	if err != nil {
 		if !errors.Is(err, ErrTooComplex) {
@@ -85,7 +88,7 @@ func checkProgram(t *testing.T, ev *Evaluator, size int, text string, callee Reg
 	// Run against Breakpad's Evaluate.
 	regs := callee
 	assigned, err := p.Run(&regs, mem)
-	ref := &refEvaluator{size: size, dict: regMap(&callee, size), assigned: map[string]bool{}, mem: mem}
+	ref := &refEvaluator{size: size, dict: regMap(names, &callee, size), assigned: map[string]bool{}, mem: mem}
 	ok := ref.evaluate(text)
 	if ok != (err == nil) {
 		t.Fatalf("%d-byte Run(%q): err = %v, Breakpad ok = %v", size, text, err, ok)
@@ -93,7 +96,7 @@ func checkProgram(t *testing.T, ev *Evaluator, size int, text string, callee Reg
 	if err == nil && p.Check() != nil {
 		t.Fatalf("%d-byte Run(%q) succeeded but Check says %v", size, text, p.Check())
 	}
-	for i, n := range fuzzNames {
+	for i, n := range names {
 		want, wantOK := ref.dict[n]
 		got, gotOK := regs.Get(i)
 		if wantOK != gotOK || (gotOK && got != want && (size == 8 || assigned&(1<<i) != 0)) {
@@ -105,7 +108,7 @@ func checkProgram(t *testing.T, ev *Evaluator, size int, text string, callee Reg
 	}
 	// Value against Breakpad's EvaluateForValue.
 	v, err := p.Value(&callee, mem)
-	ref = &refEvaluator{size: size, dict: regMap(&callee, size), assigned: map[string]bool{}, mem: mem}
+	ref = &refEvaluator{size: size, dict: regMap(names, &callee, size), assigned: map[string]bool{}, mem: mem}
 	want, ok := ref.evaluateForValue(text)
 	if ok != (err == nil) || v != want {
 		t.Fatalf("%d-byte Value(%q) = %#x, %v; Breakpad %#x, %v", size, text, v, err, want, ok)
@@ -115,7 +118,10 @@ func checkProgram(t *testing.T, ev *Evaluator, size int, text string, callee Reg
 	}
 }
 
-func checkRules(t *testing.T, ev *Evaluator, size int, callee Registers, mem Memory, texts ...string) {
+// checkRules compiles texts as a STACK CFI rule set with ev and checks
+// FindCallerRegs on callee's registers against refFindCallerRegs.
+func checkRules(t testing.TB, ev *Evaluator, callee Registers, mem Memory, texts ...string) {
+	size, names := ev.size, ev.names
 	rs, err := ev.RuleSet(texts...)
 	rules := map[string]string{}
 	parsed := true
@@ -136,7 +142,7 @@ func checkRules(t *testing.T, ev *Evaluator, size int, callee Registers, mem Mem
 	}
 	var caller Registers
 	cfa, ra, err := rs.FindCallerRegs(&callee, mem, &caller)
-	want, ok := refFindCallerRegs(size, rules, regMap(&callee, size), mem)
+	want, ok := refFindCallerRegs(size, rules, regMap(names, &callee, size), mem)
 	if ok != (err == nil) {
 		t.Fatalf("%d-byte FindCallerRegs(%q): err = %v; Breakpad ok = %v", size, texts, err, ok)
 	}
@@ -149,7 +155,7 @@ func checkRules(t *testing.T, ev *Evaluator, size int, callee Registers, mem Mem
 	if cfa != want[".cfa"] || ra != want[".ra"] {
 		t.Fatalf("%d-byte FindCallerRegs(%q): cfa, ra = %#x, %#x; Breakpad %#x, %#x", size, texts, cfa, ra, want[".cfa"], want[".ra"])
 	}
-	for i, n := range fuzzNames {
+	for i, n := range names {
 		w, wok := want[n]
 		g, gok := caller.Get(i)
 		if wok != gok || g != w {
