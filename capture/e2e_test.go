@@ -217,6 +217,21 @@ func decodeStack(t *testing.T, f *minidump.File, linuxStreams []minidump.StreamT
 	if bi, err := f.BreakpadInfo(); err != nil || bi.RequestingThreadID != d.exc.ThreadID {
 		t.Errorf("breakpad info %+v, %v; want requesting thread %d", bi, err, d.exc.ThreadID)
 	}
+	for _, st := range linuxStreams {
+		if n, err := decodeLinux(f, st); err != nil || n == 0 {
+			t.Errorf("%v: %d entries, %v", st, n, err)
+		}
+	}
+	mem, err := f.Memory()
+	if err != nil {
+		t.Fatalf("memory: %v", err)
+	}
+	if _, err := mem.ReadMemory(d.exc.Context.InstructionPointer(), 1); err != nil {
+		t.Errorf("no memory at the crashing thread's pc: %v", err)
+	}
+	if _, err := mem.ReadMemory(d.exc.Context.StackPointer(), 8); wantStack && err != nil {
+		t.Errorf("no memory at the crashing thread's stack pointer: %v", err)
+	}
 	for _, th := range d.threads {
 		if th.ThreadID == d.exc.ThreadID && wantStack {
 			if b, err := f.StackMemory(&th); err != nil || len(b) == 0 {
@@ -225,6 +240,35 @@ func decodeStack(t *testing.T, f *minidump.File, linuxStreams []minidump.StreamT
 		}
 	}
 	return d
+}
+
+// decodeLinux decodes a Linux stream with the reader's decoder for it and
+// returns how many entries it holds.
+func decodeLinux(f *minidump.File, st minidump.StreamType) (int, error) {
+	switch st {
+	case minidump.LinuxCPUInfo:
+		v, err := f.LinuxCPUInfo()
+		return len(v), err
+	case minidump.LinuxProcStatus:
+		v, err := f.LinuxProcStatus()
+		return len(v), err
+	case minidump.LinuxLSBRelease:
+		v, err := f.LinuxLSBRelease()
+		return len(v), err
+	case minidump.LinuxCmdLine:
+		v, err := f.LinuxCmdLine()
+		return len(v), err
+	case minidump.LinuxEnviron:
+		v, err := f.LinuxEnviron()
+		return len(v), err
+	case minidump.LinuxAuxv:
+		v, err := f.LinuxAuxv()
+		return len(v), err
+	case minidump.LinuxMaps:
+		v, err := f.LinuxMaps()
+		return len(v), err
+	}
+	return 0, fmt.Errorf("no decoder for %v", st)
 }
 
 var liveStreams = []minidump.StreamType{
