@@ -45,6 +45,9 @@ type RunOptions struct {
 	// through. An error it returns is returned by Run once the program has
 	// ended; the program dies of its signal either way.
 	OnCrash func(*Process) error
+	// Started, when set, is called with the program's process id once it
+	// runs (to forward signals to it, for example).
+	Started func(pid int)
 }
 
 // Run starts argv[0] with arguments argv[1:] under ptrace, follows its
@@ -82,6 +85,9 @@ func Run(argv []string, opt RunOptions) (syscall.WaitStatus, error) {
 	if err := syscall.PtraceSetOptions(pid, opts); err != nil {
 		syscall.Kill(pid, syscall.SIGKILL)
 		return 0, fmt.Errorf("run: setting ptrace options: %w", err)
+	}
+	if opt.Started != nil {
+		opt.Started(pid)
 	}
 	t := &tracer{opt: opt, announced: make(map[int]bool), started: map[int]bool{pid: true}}
 	if err := syscall.PtraceCont(pid, 0); err != nil {

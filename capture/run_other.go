@@ -15,6 +15,7 @@ type RunOptions struct {
 	Stdout, Stderr io.Writer
 	Env            []string
 	OnCrash        func(*Process) error
+	Started        func(pid int)
 }
 
 // Run is implemented for linux/amd64 only (which also traces 32-bit x86

@@ -10,7 +10,9 @@
 // signal is then delivered, so the program dies as it would have. This
 // command exits with the program's status: the same exit code, or death by
 // the same signal. Signals the program handles pass through untouched; a
-// program that does not crash leaves no dump.
+// program that does not crash leaves no dump. SIGTERM and SIGHUP sent to
+// this command are passed on to the program; SIGINT and SIGQUIT (which the
+// terminal sends to both) do not end this command before the program.
 //
 // Captures of x86-64 programs and of 32-bit x86 programs on x86-64 hosts are
 // supported. What could not be captured (unreadable memory, threads that
@@ -22,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"syscall"
 
@@ -59,11 +62,28 @@ func newCommand(stderr io.Writer, status *syscall.WaitStatus) *cli.Command {
 			ws, err := capture.Run(argv, capture.RunOptions{
 				Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 				OnCrash: func(p *capture.Process) error { return writeDump(stderr, cmd.String("o"), argv[0], p) },
+				Started: forwardSignals,
 			})
 			*status = ws
 			return err
 		},
 	}
+}
+
+// forwardSignals passes SIGTERM and SIGHUP sent to this command on to the
+// program, and keeps SIGINT and SIGQUIT from ending this command: the
+// terminal sends those to the program as well, and this command must outlive
+// it to report its status.
+func forwardSignals(pid int) {
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		for sig := range ch {
+			if sig == syscall.SIGTERM || sig == syscall.SIGHUP {
+				syscall.Kill(pid, sig.(syscall.Signal))
+			}
+		}
+	}()
 }
 
 // writeDump writes p to DIR/PROGRAM.PID.dmp and reports it.

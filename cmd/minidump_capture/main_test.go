@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
 	"github.com/gobreakpad/gobreakpad/minidump"
@@ -110,5 +111,38 @@ func TestUsageErrors(t *testing.T) {
 		if !ws.Exited() || ws.ExitStatus() != 1 || !strings.HasPrefix(stderr, "minidump_capture: ") {
 			t.Errorf("%q: status %#x, stderr %q; want exit 1 with a message", args, uint32(ws), stderr)
 		}
+	}
+}
+
+// TestSignalForwarding: SIGINT to this command alone does not end it; a
+// SIGTERM is passed to the program, which dies of it, and so does the command.
+func TestSignalForwarding(t *testing.T) {
+	if _, err := os.Stat("/bin/sleep"); err != nil {
+		t.Skip("no /bin/sleep")
+	}
+	cmd := exec.Command(os.Args[0], "-o", t.TempDir(), "--", "/bin/sleep", "30")
+	cmd.Env = append(os.Environ(), beCommand+"=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-done:
+		t.Fatalf("SIGINT ended the command: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("SIGTERM did not end the program and the command")
+	}
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Errorf("status %#x, want death by SIGTERM", uint32(ws))
 	}
 }
