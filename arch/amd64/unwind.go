@@ -90,6 +90,16 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 	if f == nil && last.Trust == unwind.TrustContext && env.Windows() {
 		f = bySimulatedReturn(env, last)
 	}
+	if f == nil && last.Trust == unwind.TrustContext && last.Regs[RIP] < 1<<12 {
+		// Beyond Breakpad: a call through a null function pointer left its
+		// return address on top of the stack. Taking it keeps the
+		// calling function, which the frame-pointer chain would skip.
+		if loc, rip, ok := unwind.ScanForReturnAddress(env, last.Regs[RSP], 0, 8); ok {
+			f = &unwind.Frame{Context: last.Context, Trust: unwind.TrustScan}
+			f.Regs[RIP], f.Regs[RSP] = rip, loc+8
+			f.Valid = 1<<RIP | 1<<RSP | 1<<RBP
+		}
+	}
 	if f == nil && !env.Windows() {
 		f = byFramePointer(env, last)
 	}

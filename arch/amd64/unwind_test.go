@@ -125,3 +125,18 @@ func TestEndsWhenStackDoesNotGrow(t *testing.T) {
 		t.Fatalf("got %d frames, want 2", len(frames))
 	}
 }
+
+// TestCallThroughNull: the caller of a call through a null pointer is found
+// from the return address on top of the stack, not skipped by the rbp chain.
+func TestCallThroughNull(t *testing.T) {
+	env := newEnv()
+	sp := env.Push(0x402050) // pushed by the bad call
+	fp := env.Push(stackBase+0x18, 0x403050)
+	env.Push(0, 0x10)
+	frames := unwindtest.Walk(amd64.Unwinder{}, env, contextFrame(t, env, 0, sp, fp), 10)
+	if len(frames) != 3 {
+		t.Fatalf("got %d frames, want 3", len(frames))
+	}
+	check(t, frames[1], unwind.TrustScan, 0x402050, sp+8)
+	check(t, frames[2], unwind.TrustFP, 0x403050, fp+16)
+}

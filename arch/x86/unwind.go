@@ -116,6 +116,16 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 			}
 		}
 	}
+	if f == nil && last.Trust == unwind.TrustContext && last.Regs[EIP] < 1<<12 {
+		// Beyond Breakpad: a call through a null function pointer left its
+		// return address on top of the stack. Taking it keeps the
+		// calling function, which the ebp chain would skip.
+		if loc, ip, ok := scan(env, uint32(last.Regs[ESP]), 0); ok {
+			f = &unwind.Frame{Context: last.Context, Trust: unwind.TrustScan}
+			f.Regs[EIP], f.Regs[ESP] = uint64(ip), uint64(loc+4)
+			f.Valid = 1<<EIP | 1<<ESP | 1<<EBP
+		}
+	}
 	if f == nil {
 		f = byEBP(env, last, scanAllowed)
 	}

@@ -131,3 +131,19 @@ func TestCFI(t *testing.T) {
 		t.Errorf("callee-saved esi not carried")
 	}
 }
+
+// TestCallThroughNull: the caller of a call through a null pointer is found
+// from the return address on top of the stack, not skipped by the ebp chain.
+func TestCallThroughNull(t *testing.T) {
+	env := newEnv()
+	env.IsWindows = false
+	sp := env.Push(0x402050)
+	fp := env.Push(stackBase+0xc, 0x403050)
+	env.Push(0, 0x10)
+	frames := unwindtest.Walk(x86.Unwinder{}, env, contextFrame(t, env, 0, uint32(sp), uint32(fp)), 10)
+	if len(frames) != 3 {
+		t.Fatalf("got %d frames, want 3", len(frames))
+	}
+	check(t, frames[1], unwind.TrustScan, 0x402050, sp+4, fp)
+	check(t, frames[2], unwind.TrustFP, 0x403050, fp+8, stackBase+0xc)
+}
