@@ -390,3 +390,67 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// Breakpad's rule parser splits on " \t\r\n" only; its evaluator then
+// splits each expression on all C white space, \v and \f included.
+func TestRuleTextWhiteSpace(t *testing.T) {
+	ev := mustEvaluator(t, 8, "r1")
+	for _, c := range []struct {
+		text     string
+		cfa, ra  uint64
+		r1       uint64
+		r1OK     bool
+		err      error
+		unusable error
+	}{
+		{text: ".cfa: 1\v2 + .ra: 7", cfa: 3, ra: 7},
+		{text: ".cfa: 1\f\f2\v+ .ra: 7 r1: \v", cfa: 3, ra: 7}, // r1's expression is blank
+		{text: ".cfa: 1 .ra: 2 a\vb: 5", cfa: 1, ra: 2},        // a name with \v in it
+		{text: ".cfa: 1 .ra: 2 r1: 1\v\v1 +", cfa: 1, ra: 2, r1: 2, r1OK: true},
+		{text: ".cfa: \v .ra: 2", unusable: ErrIncomplete}, // blank .cfa
+		{text: ".cfa:\v1 .ra: 2", err: ErrSyntax},          // ".cfa:\v1" is one word, not a name
+		{text: "\v .cfa: 1 .ra: 2", err: ErrSyntax},        // a blank word before the first name
+	} {
+		rs, err := ev.RuleSet(c.text)
+		if c.err != nil {
+			if !errors.Is(err, c.err) {
+				t.Errorf("RuleSet(%q): err = %v, want %v", c.text, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("RuleSet(%q): %v", c.text, err)
+			continue
+		}
+		var in, out Registers
+		cfa, ra, err := rs.FindCallerRegs(&in, nil, &out)
+		if c.unusable != nil {
+			if !errors.Is(err, c.unusable) || !errors.Is(rs.Err(), c.unusable) {
+				t.Errorf("RuleSet(%q): err = %v, Err() = %v, want %v", c.text, err, rs.Err(), c.unusable)
+			}
+			continue
+		}
+		r1, ok := out.Get(0)
+		if err != nil || cfa != c.cfa || ra != c.ra || ok != c.r1OK || r1 != c.r1 {
+			t.Errorf("RuleSet(%q) = %d, %d, r1 %d %v, %v", c.text, cfa, ra, r1, ok, err)
+		}
+	}
+}
+
+func TestRegisters(t *testing.T) {
+	var r Registers
+	r.Set(3, 42)
+	r.Set(63, 7)
+	if v, ok := r.Get(3); !ok || v != 42 || !r.Has(3) || !r.Has(63) {
+		t.Errorf("Get(3) = %d, %v", v, ok)
+	}
+	r.Clear(3)
+	if _, ok := r.Get(3); ok || r.Has(3) {
+		t.Errorf("register 3 valid after Clear")
+	}
+	for _, i := range []int{-1, 64, 1000} {
+		if _, ok := r.Get(i); ok || r.Has(i) {
+			t.Errorf("Get(%d) valid", i)
+		}
+	}
+}
