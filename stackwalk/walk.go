@@ -18,29 +18,43 @@ const (
 )
 
 // moduleMap finds the module containing an address: modules sorted by base,
-// searched in O(log n). A module overlapping one already stored is left out,
-// as Breakpad's range map does.
+// searched in O(log n). Of modules that overlap, the one earlier in the dump
+// is kept, as Breakpad's range map keeps the first one stored.
 type moduleMap struct {
 	sorted []*Module
 	all    []*Module
 }
 
 func newModuleMap(mods []*Module) *moduleMap {
-	var sorted []*Module
-	for _, m := range mods {
+	type entry struct {
+		m     *Module
+		order int
+	}
+	es := make([]entry, 0, len(mods))
+	for i, m := range mods {
 		if m.Size == 0 || m.Base+m.Size < m.Base {
 			continue
 		}
-		i := sort.Search(len(sorted), func(i int) bool { return sorted[i].Base >= m.Base })
-		if i > 0 && sorted[i-1].End() > m.Base {
-			continue
+		es = append(es, entry{m, i})
+	}
+	sort.SliceStable(es, func(i, j int) bool { return es[i].m.Base < es[j].m.Base })
+	kept := es[:0]
+	for _, e := range es {
+		// Resolve overlaps with what is kept so far, earliest in the dump wins.
+		for len(kept) > 0 && kept[len(kept)-1].m.End() > e.m.Base {
+			if kept[len(kept)-1].order < e.order {
+				e.m = nil
+				break
+			}
+			kept = kept[:len(kept)-1]
 		}
-		if i < len(sorted) && sorted[i].Base < m.End() {
-			continue
+		if e.m != nil {
+			kept = append(kept, e)
 		}
-		sorted = append(sorted, nil)
-		copy(sorted[i+1:], sorted[i:])
-		sorted[i] = m
+	}
+	sorted := make([]*Module, len(kept))
+	for i, e := range kept {
+		sorted[i] = e.m
 	}
 	return &moduleMap{sorted: sorted, all: mods}
 }
