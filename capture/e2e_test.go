@@ -465,6 +465,10 @@ func TestRun(t *testing.T) {
 			if uint32(p.Crash.Signal) != d.exc.ExceptionRecord.ExceptionCode || uint32(p.Crash.Code) != d.exc.ExceptionRecord.ExceptionFlags {
 				t.Errorf("exception record %+v, crash %+v", d.exc.ExceptionRecord, p.Crash)
 			}
+			names, err := f.ThreadNames()
+			if err != nil || len(names) != len(p.Threads) || names[0].ThreadID != p.Crash.ThreadID || names[0].Name == "" {
+				t.Errorf("thread names %+v, %v", names, err)
+			}
 			if c.chain != nil {
 				path := filepath.Join(t.TempDir(), "crash.dmp")
 				if err := os.WriteFile(path, dumps[0], 0o644); err != nil {

@@ -31,6 +31,7 @@ type Context interface {
 // Thread is one thread of the captured process.
 type Thread struct {
 	ID      uint32
+	Name    string // the thread's name (/proc/PID/task/TID/comm); empty when unknown
 	Context Context
 	SP, PC  uint64 // stack pointer and program counter, from Context
 	Stack   Region // the captured stack, from SP (less the red zone) upward; empty when unreadable

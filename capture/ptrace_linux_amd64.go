@@ -312,6 +312,9 @@ func (p *Process) readLive(tgid int, tids []int) error {
 		if p.CPU == arch.Unknown {
 			p.CPU = cpu
 		}
+		if comm, err := os.ReadFile(fmt.Sprintf("%stask/%d/comm", dir, tid)); err == nil {
+			th.Name = strings.TrimSuffix(string(comm), "\n")
+		}
 		p.Threads = append(p.Threads, th)
 	}
 	if len(p.Threads) == 0 {

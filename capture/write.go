@@ -3,6 +3,7 @@ package capture
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"slices"
@@ -114,8 +115,28 @@ func (p *Process) WriteMinidump(w io.Writer) error {
 		bi.RequestingThreadID = p.Crash.ThreadID
 	}
 	mw.BreakpadInfo(bi)
+	p.writeThreadNames(mw)
 	_, err := mw.WriteTo(w)
 	return err
+}
+
+// writeThreadNames writes the thread name list (MINIDUMP_THREAD_NAME
+// entries: thread id and a 64-bit offset of the name string), which
+// rust-minidump shows; nothing when no thread has a name.
+func (p *Process) writeThreadNames(mw *minidump.Writer) {
+	var b []byte
+	n := 0
+	for _, t := range p.Threads {
+		if t.Name == "" {
+			continue
+		}
+		b = binary.LittleEndian.AppendUint32(b, t.ID)
+		b = binary.LittleEndian.AppendUint64(b, uint64(mw.String(t.Name)))
+		n++
+	}
+	if n > 0 {
+		mw.Stream(minidump.ThreadNamesStream, append(binary.LittleEndian.AppendUint32(nil, uint32(n)), b...))
+	}
 }
 
 // mdContext wraps a thread's context for the minidump writer.
