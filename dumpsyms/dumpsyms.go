@@ -40,6 +40,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gobreakpad/gobreakpad/capture/buildid"
 	"github.com/gobreakpad/gobreakpad/dumpsyms/dwarfcfi"
@@ -145,10 +146,13 @@ type dumper struct {
 	close []io.Closer
 	// externs indexes out.Publics by module-relative address.
 	externs map[uint64]int
+	warnMu  sync.Mutex // the CFI is read concurrently with the rest
 }
 
 func (d *dumper) warn(format string, args ...any) {
 	if d.opts.Warn != nil {
+		d.warnMu.Lock()
+		defer d.warnMu.Unlock()
 		d.opts.Warn(format, args...)
 	}
 }
@@ -220,6 +224,12 @@ func (d *dumper) run() (*Symbols, error) {
 	d.files.index = make(map[string]int32)
 
 	d.debug = d.findDebugFile()
+	// The call frame information is independent of the rest: read it on
+	// another core meanwhile.
+	var cfi sync.WaitGroup
+	if !d.opts.NoCFI {
+		cfi.Go(d.readCFI)
+	}
 	var funcs []*funcRec
 	if d.debug != nil {
 		d.progress("reading DWARF")
@@ -229,10 +239,8 @@ func (d *dumper) run() (*Symbols, error) {
 	d.readExterns()
 	d.buildFunctions(funcs)
 	d.finishPublics()
-	if !d.opts.NoCFI {
-		d.progress("reading call frame information")
-		d.readCFI()
-	}
+	d.progress("reading call frame information")
+	cfi.Wait()
 	return d.out, nil
 }
 

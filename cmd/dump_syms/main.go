@@ -11,7 +11,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -20,7 +22,16 @@ import (
 )
 
 func main() {
-	cmd := &cli.Command{
+	if err := newCommand(os.Stdout, os.Stderr).Run(context.Background(), os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// newCommand returns the command line, writing the symbol file to stdout
+// and messages to stderr.
+func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
+	return &cli.Command{
 		Name:                   "dump_syms",
 		Usage:                  "write the Breakpad symbol file of an ELF binary",
 		ArgsUsage:              "BINARY [DEBUG_DIR ...]",
@@ -36,11 +47,11 @@ func main() {
 			&cli.StringFlag{Name: "o", Usage: "operating system `OS` in the MODULE record", Value: "Linux"},
 			&cli.StringFlag{Name: "store", Usage: "write into symbol store `DIR` as NAME/ID/NAME.sym instead of stdout"},
 		},
-		Action: run,
-	}
-	if err := cmd.Run(context.Background(), os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		Writer:    stdout,
+		ErrWriter: stderr,
+		Action: func(ctx context.Context, c *cli.Command) error {
+			return run(c, stdout, stderr)
+		},
 	}
 }
 
@@ -49,10 +60,10 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func run(_ context.Context, c *cli.Command) error {
+func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 	args := c.Args().Slice()
 	if len(args) < 1 {
-		return cli.Exit("usage: dump_syms [-i] [-c] [-d] [-m] [-v] [-n NAME] [-o OS] [--store DIR] BINARY [DEBUG_DIR ...]", 1)
+		return errors.New("usage: dump_syms [-i] [-c] [-d] [-m] [-v] [-n NAME] [-o OS] [--store DIR] BINARY [DEBUG_DIR ...]")
 	}
 	opts := dumpsyms.Options{
 		HeaderOnly: c.Bool("i"),
@@ -65,20 +76,19 @@ func run(_ context.Context, c *cli.Command) error {
 	}
 	if c.Bool("v") {
 		opts.Warn = func(format string, a ...any) {
-			fmt.Fprintf(os.Stderr, "dump_syms: "+format+"\n", a...)
+			fmt.Fprintf(stderr, "dump_syms: "+format+"\n", a...)
 		}
 	}
-	if isTerminal(os.Stderr) {
+	if isTerminal(stderr) {
 		opts.Progress = func(stage string) {
-			fmt.Fprintf(os.Stderr, "\rdump_syms: %s...\033[K", stage)
+			fmt.Fprintf(stderr, "\rdump_syms: %s...\033[K", stage)
 		}
-		defer fmt.Fprint(os.Stderr, "\r\033[K")
+		defer fmt.Fprint(stderr, "\r\033[K")
 	}
 	syms, err := dumpsyms.Dump(args[0], opts)
 	if err != nil {
 		return err
 	}
-	out := os.Stdout
 	if store := c.String("store"); store != "" {
 		dir := filepath.Join(store, syms.Module.Name, syms.Module.ID)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -89,13 +99,12 @@ func run(_ context.Context, c *cli.Command) error {
 			return err
 		}
 		defer f.Close()
-		out = f
 		if err := syms.Write(f); err != nil {
 			return fmt.Errorf("writing %s: %w", f.Name(), err)
 		}
 		return f.Close()
 	}
-	if err := syms.Write(out); err != nil {
+	if err := syms.Write(stdout); err != nil {
 		return fmt.Errorf("writing symbols: %w", err)
 	}
 	return nil
