@@ -9,37 +9,32 @@ import (
 
 // The postfix language is tokenized on white space only, as Breakpad's
 // evaluator does (istringstream >> string): "8+" is one word, an
-// identifier, not a number and an operator. This lexer splits words and
-// classifies each whole word for the participle grammar; a regular
-// expression lexer cannot, lacking look-ahead, and is ten times slower.
+// identifier, not a number and an operator. This lexer splits words with
+// Breakpad's exact white-space rules and tells register names (in rule
+// text) from expression words for the participle grammar; a regular
+// expression lexer cannot tell whole words without look-ahead, and was
+// several times slower.
 
-// Token types of the word lexer.
+// Token types of the word lexer. Participle sees the structure (names and
+// words); tokens classifies each word (classifyWord).
 const (
 	tokEOF lexer.TokenType = lexer.EOF
-	// tokOp is a lone operator word: + - * / % @ ^ =.
-	tokOp lexer.TokenType = -2 - iota
-	// tokGlued is "=" glued to the next word ("=$eip"), as MSVC 2010
-	// writes in LTO mode; Breakpad splits it into "=" and the rest.
-	tokGlued
-	// tokNumber is a decimal literal: Breakpad strips one leading '-' and
-	// reads the rest with a C++ stream, which accepts one more sign.
-	tokNumber
-	// tokIdent is any other word: a register, a $-variable, a
-	// pseudo-value such as .cfa or .raSearch.
-	tokIdent
+	// tokWord is a word of an expression.
+	tokWord lexer.TokenType = -2 - iota
 	// tokName is a word ending in ':' in STACK CFI rule text: the
 	// register whose rule the following words give.
 	tokName
-	// tokBlank is a word of STACK CFI rule text made only of \v and \f:
-	// Breakpad's rule parser keeps it as an expression, which the
-	// evaluator then finds empty.
-	tokBlank
 )
 
-var wordSymbols = map[string]lexer.TokenType{
-	"EOF": tokEOF, "Op": tokOp, "Glued": tokGlued, "Number": tokNumber, "Ident": tokIdent, "Name": tokName,
-	"Blank": tokBlank,
-}
+var wordSymbols = map[string]lexer.TokenType{"EOF": tokEOF, "Word": tokWord, "Name": tokName}
+
+// Classes of postfix words.
+const (
+	wordOp     = iota // a lone operator: + - * / % @ ^ =
+	wordGlued         // "=" glued to the next word ("=$eip"), as MSVC 2010 writes in LTO mode
+	wordNumber        // a decimal literal: -?[-+]?[0-9]+
+	wordIdent         // a register, a $-variable, a pseudo-value such as .cfa
+)
 
 // wordLexer is a participle lexer.Definition over white-space separated
 // words. With names set it lexes STACK CFI rule text, which Breakpad's
@@ -103,15 +98,18 @@ func (l *words) Next() (lexer.Token, error) {
 		}
 		w := l.s[start:l.off]
 		if !l.names {
-			return lexer.Token{Type: classifyWord(w), Value: w, Pos: l.at(start)}, nil
+			return lexer.Token{Type: tokWord, Value: w, Pos: l.at(start)}, nil
 		}
 		if strings.HasSuffix(w, ":") {
 			return lexer.Token{Type: tokName, Value: w[:len(w)-1], Pos: l.at(start)}, nil
 		}
 		// An expression word of rule text: the evaluator splits it
 		// again on the white space the rule parser keeps (\v, \f).
+		// A word of only \v and \f still counts as an expression for
+		// the rule parser, though the evaluator finds no token in it;
+		// tokens skips it.
 		if strings.Trim(w, "\v\f") == "" {
-			return lexer.Token{Type: tokBlank, Value: w, Pos: l.at(start)}, nil
+			return lexer.Token{Type: tokWord, Value: w, Pos: l.at(start)}, nil
 		}
 		l.rest = w
 	}
@@ -126,7 +124,7 @@ func (l *words) postfixWord(s *string) lexer.Token {
 	}
 	w := t[:end]
 	*s = strings.TrimLeft(t[end:], "\v\f")
-	return lexer.Token{Type: classifyWord(w), Value: w, Pos: l.at(l.off)}
+	return lexer.Token{Type: tokWord, Value: w, Pos: l.at(l.off)}
 }
 
 func (l *words) at(off int) lexer.Position {
@@ -136,17 +134,19 @@ func (l *words) at(off int) lexer.Position {
 	return p
 }
 
-// classifyWord classifies one postfix word.
-func classifyWord(w string) lexer.TokenType {
+// classifyWord classifies one postfix word, as Breakpad does: Evaluate
+// splits a glued "=", EvaluateToken matches operators, and
+// PopValueOrIdentifier tells literals from identifiers.
+func classifyWord(w string) int {
 	switch {
 	case len(w) == 1 && strings.IndexByte("+-*/%@^=", w[0]) >= 0:
-		return tokOp
+		return wordOp
 	case len(w) > 1 && w[0] == '=':
-		return tokGlued
+		return wordGlued
 	case isNumber(w):
-		return tokNumber
+		return wordNumber
 	}
-	return tokIdent
+	return wordIdent
 }
 
 // isNumber reports whether w has the form of a decimal literal,

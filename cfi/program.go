@@ -120,9 +120,9 @@ func compileTokens(text string, toks []token, size int, mask uint64, index map[s
 	for _, t := range toks {
 		in := instr{}
 		switch t.kind {
-		case kindOp:
+		case wordOp:
 			in.op = opcodes[t.text]
-		case kindNumber:
+		case wordNumber:
 			if v, ok := parseLiteral(t.text, mask); ok {
 				in = instr{op: opLiteral, arg: v}
 				break
@@ -130,7 +130,7 @@ func compileTokens(text string, toks []token, size int, mask uint64, index map[s
 			// Too large for the address size: Breakpad takes it for
 			// an identifier (that nothing binds).
 			fallthrough
-		case kindIdent:
+		case wordIdent:
 			i, err := p.nameIndex(t.text, index)
 			if err != nil {
 				return nil, err

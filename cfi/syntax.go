@@ -7,26 +7,26 @@ import (
 	"github.com/alecthomas/participle/v2"
 )
 
-// The words of an expression are captured as strings; the lexer has
-// checked each is an Op, Glued, Number or Ident word, and tokens
-// classifies them again the same way (classifyWord).
+// The words of an expression are captured as strings, which tokens
+// classifies (classifyWord).
 
 // exprAST is a postfix expression or STACK WIN program string.
 type exprAST struct {
-	Words []string `parser:"@(Op | Glued | Number | Ident)*"`
+	Words []string `parser:"@Word*"`
 }
 
 // ruleAST is one "REG: EXPR" rule of a STACK CFI rule set. Its words may
-// include Blank ones, which count for the rule parser but hold no tokens.
+// include blank ones (only \v, \f), which count for the rule parser but
+// hold no tokens.
 type ruleAST struct {
 	Name  string   `parser:"@Name"`
-	Words []string `parser:"@(Op | Glued | Number | Ident | Blank)*"`
+	Words []string `parser:"@Word*"`
 }
 
 // ruleSetAST is the rule text of one STACK CFI line. Stray holds words that
 // precede the first register name, which make the rule set malformed.
 type ruleSetAST struct {
-	Stray []string  `parser:"@(Op | Glued | Number | Ident | Blank)*"`
+	Stray []string  `parser:"@Word*"`
 	Rules []ruleAST `parser:"@@*"`
 }
 
@@ -35,13 +35,8 @@ var (
 	ruleSetParser = participle.MustBuild[ruleSetAST](participle.Lexer(wordLexer{names: true}))
 )
 
-// token kinds of a classified word.
-const (
-	kindOp = iota
-	kindNumber
-	kindIdent
-)
-
+// token is a word as the evaluator sees it, with its class (wordOp,
+// wordNumber or wordIdent; a glued word becomes two tokens).
 type token struct {
 	kind int
 	text string
@@ -54,10 +49,10 @@ func tokens(words []string) []token {
 	out := make([]token, 0, len(words)+2)
 	for _, w := range words {
 		if strings.Trim(w, "\v\f") == "" {
-			continue // a Blank word of rule text
+			continue // a blank word of rule text
 		}
-		if classifyWord(w) == tokGlued {
-			out = append(out, token{kindOp, "="}, tokenOf(w[1:]))
+		if classifyWord(w) == wordGlued {
+			out = append(out, token{wordOp, "="}, tokenOf(w[1:]))
 		} else {
 			out = append(out, tokenOf(w))
 		}
@@ -68,13 +63,10 @@ func tokens(words []string) []token {
 // tokenOf classifies a word that is not split any further: a whole word
 // other than a glued "=word", or the rest of a glued word.
 func tokenOf(w string) token {
-	switch classifyWord(w) {
-	case tokOp:
-		return token{kindOp, w}
-	case tokNumber:
-		return token{kindNumber, w}
+	if k := classifyWord(w); k != wordGlued {
+		return token{k, w}
 	}
-	return token{kindIdent, w}
+	return token{wordIdent, w}
 }
 
 // parseLiteral reads a decimal literal as Breakpad does: an optional '-'
