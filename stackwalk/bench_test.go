@@ -13,6 +13,10 @@ import (
 // benchWalk measures a whole walk as the command does it: open the dump,
 // load symbols, walk every thread and print the -m report.
 func benchWalk(b *testing.B, dump string, syms ...string) {
+	benchWalkWorkers(b, 1, dump, syms...)
+}
+
+func benchWalkWorkers(b *testing.B, workers int, dump string, syms ...string) {
 	dir := corpus.Dir(b)
 	dump = filepath.Join(dir, dump)
 	for i := range syms {
@@ -25,7 +29,7 @@ func benchWalk(b *testing.B, dump string, syms ...string) {
 			b.Fatal(err)
 		}
 		dirs := stackwalk.NewSymbolDirs(syms...)
-		p, err := stackwalk.Process(f, stackwalk.Options{Symbols: dirs})
+		p, err := stackwalk.Process(f, stackwalk.Options{Symbols: dirs, Workers: workers})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -45,6 +49,11 @@ func BenchmarkWalkBigSymbols(b *testing.B) {
 // BenchmarkWalkThreads walks a multi-threaded x86-64 dump with CFI.
 func BenchmarkWalkThreads(b *testing.B) {
 	benchWalk(b, "generated/threads-x64-O2/crash.dmp", "generated/threads-x64-O2/symbols", "generated/syslib-symbols")
+}
+
+// BenchmarkWalkThreadsParallel walks the same dump's threads two at a time.
+func BenchmarkWalkThreadsParallel(b *testing.B) {
+	benchWalkWorkers(b, 2, "generated/threads-x64-O2/crash.dmp", "generated/threads-x64-O2/symbols", "generated/syslib-symbols")
 }
 
 // BenchmarkWalkWindowsX86 walks a Windows x86 dump with STACK WIN records.

@@ -235,3 +235,36 @@ func frameIsEntry(lines []string, t, n int) bool {
 	}
 	return false
 }
+
+// TestWorkers checks that walking threads concurrently gives the same
+// reports (run with -race to check the sharing).
+func TestWorkers(t *testing.T) {
+	for _, c := range loadCases(t) {
+		if !strings.Contains(c.name, "threads") && !strings.HasPrefix(c.name, "bp-minidump2") {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			report := func(workers int) string {
+				f, err := minidump.Open(c.dump)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				dirs := stackwalk.NewSymbolDirs(c.syms...)
+				defer dirs.Close()
+				p, err := stackwalk.Process(f, stackwalk.Options{Symbols: dirs, Workers: workers})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var b bytes.Buffer
+				if err := stackwalk.Print(&b, p, stackwalk.PrintOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				return b.String()
+			}
+			if one, four := report(1), report(4); one != four {
+				compare(t, "4 workers", []byte(four), []byte(one))
+			}
+		})
+	}
+}

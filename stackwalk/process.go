@@ -3,6 +3,7 @@ package stackwalk
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
@@ -18,8 +19,13 @@ import (
 // Options configures Process.
 type Options struct {
 	// Symbols finds modules' symbol files; nil walks without symbols (and
-	// reports no module as missing symbols, as Breakpad does).
+	// reports no module as missing symbols, as Breakpad does). It must be
+	// safe for concurrent use when Workers > 1 (SymbolDirs is).
 	Symbols SymbolSource
+	// Workers is how many threads are walked at once (each thread's walk,
+	// and the symbol files it loads, on its own goroutine); 0 or 1 walks
+	// them one after another. The result does not depend on it.
+	Workers int
 }
 
 // Process reads a minidump and walks every thread, as Breakpad's
@@ -97,6 +103,7 @@ func Process(f *minidump.File, opt Options) (*ProcessState, error) {
 	windows := p.System.OSShort == "windows"
 	evaluators := evaluatorCache{}
 	threads, thErr := f.ThreadList()
+	var jobs []func()
 	for i := range threads {
 		t := &threads[i]
 		if hasDumpThread && t.ThreadID == dumpThread {
@@ -110,28 +117,58 @@ func Process(f *minidump.File, opt Options) (*ProcessState, error) {
 			}
 		}
 		cs := &CallStack{ThreadID: t.ThreadID, ThreadName: names[t.ThreadID]}
+		p.Threads = append(p.Threads, cs)
 		if stack, err := f.StackMemory(t); err == nil && len(stack) > 0 {
 			cs.Memory = &region{base: t.Stack.StartOfMemoryRange, data: stack}
 		}
-		if ctx != nil {
-			cpu, rawCtx := unwinderFor(ctx, mods, p.System.OSShort)
-			if cpu != nil {
-				env := &walkEnv{syms: syms, windows: windows, eval: evaluators.get(cpu)}
-				if cs.Memory != nil && !(ctx.CPU.PointerSize() == 4 && cs.Memory.(*region).end() > 1<<32) {
-					env.stack = cs.Memory
-				}
-				frames, err := walkThread(cpu, rawCtx, env)
-				if err == nil {
-					cs.Frames = frames
-				}
-			}
+		if ctx == nil {
+			continue
 		}
-		p.Threads = append(p.Threads, cs)
+		cpu, rawCtx := unwinderFor(ctx, mods, p.System.OSShort)
+		if cpu == nil {
+			continue
+		}
+		env := &walkEnv{syms: syms, windows: windows, eval: evaluators.get(cpu)}
+		if cs.Memory != nil && !(ctx.CPU.PointerSize() == 4 && cs.Memory.(*region).end() > 1<<32) {
+			env.stack = cs.Memory
+		}
+		jobs = append(jobs, func() {
+			if frames, err := walkThread(cpu, rawCtx, env); err == nil {
+				cs.Frames = frames
+			}
+		})
 	}
+	runJobs(jobs, opt.Workers)
 	if sysErr != nil && thErr != nil && excErr != nil && len(p.Modules) == 0 {
 		return p, fmt.Errorf("process: nothing readable in the dump: %w", sysErr)
 	}
 	return p, nil
+}
+
+// runJobs runs the thread walks, on up to workers goroutines.
+func runJobs(jobs []func(), workers int) {
+	if workers <= 1 || len(jobs) <= 1 {
+		for _, j := range jobs {
+			j()
+		}
+		return
+	}
+	next := make(chan func())
+	var wg sync.WaitGroup
+	for range min(workers, len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				j()
+			}
+		}()
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
 }
 
 // unwinderFor picks the unwinder for a context's CPU.

@@ -1,6 +1,8 @@
 package stackwalk
 
 import (
+	"sync"
+
 	"github.com/gobreakpad/gobreakpad/arch/unwind"
 	"github.com/gobreakpad/gobreakpad/cfi"
 )
@@ -54,22 +56,25 @@ type InlineFrame struct {
 	Line     int
 }
 
-// symbolState is what is known about a module's symbols.
+// symbolState is what is known about a module's symbols, loaded once.
 type symbolState struct {
+	once    sync.Once
 	syms    ModuleSymbols
-	tried   bool
 	missing bool
 }
 
 // symbolizer resolves frames against the modules and their symbols, loading
-// each module's symbols once.
+// each module's symbols once. It is safe for concurrent use by the walks of
+// several threads.
 type symbolizer struct {
 	source SymbolSource
 	mods   *moduleMap
-	state  map[*Module]*symbolState
 	// quiet leaves the modules' symbol flags alone (for lookups that are
 	// not frames of a walk, such as stack contents).
 	quiet bool
+
+	mu    sync.Mutex // guards state and the modules' symbol flags
+	state map[*Module]*symbolState
 }
 
 func newSymbolizer(source SymbolSource, mods *moduleMap) *symbolizer {
@@ -78,24 +83,41 @@ func newSymbolizer(source SymbolSource, mods *moduleMap) *symbolizer {
 
 // symbols returns the module's symbols, loading them on first use.
 func (s *symbolizer) symbols(m *Module) *symbolState {
+	s.mu.Lock()
 	st := s.state[m]
 	if st == nil {
 		st = &symbolState{}
 		s.state[m] = st
 	}
-	if !st.tried && s.source != nil {
-		st.tried = true
+	s.mu.Unlock()
+	st.once.Do(func() {
+		if s.source == nil {
+			return
+		}
 		syms, err := s.source.Load(m)
 		if err != nil || syms == nil {
 			st.missing = true
-		} else {
-			st.syms = syms
-			if !s.quiet {
-				m.SymbolsLoaded = true
-			}
+			return
 		}
-	}
+		st.syms = syms
+		if !s.quiet {
+			s.mu.Lock()
+			m.SymbolsLoaded = true
+			s.mu.Unlock()
+		}
+	})
 	return st
+}
+
+// flag sets a module's missing or corrupt mark.
+func (s *symbolizer) flag(m *Module, missing, corrupt bool) {
+	if s.quiet {
+		return
+	}
+	s.mu.Lock()
+	m.MissingSymbols = m.MissingSymbols || missing
+	m.CorruptSymbols = m.CorruptSymbols || corrupt
+	s.mu.Unlock()
 }
 
 // fill sets the frame's module and symbol information and returns the frames
@@ -112,13 +134,11 @@ func (s *symbolizer) fill(f *StackFrame, wantInlines bool) []*StackFrame {
 	}
 	st := s.symbols(m)
 	if st.missing {
-		if !s.quiet {
-			m.MissingSymbols = true
-		}
+		s.flag(m, true, false)
 		return nil
 	}
-	if st.syms.Corrupt() && !s.quiet {
-		m.CorruptSymbols = true
+	if st.syms.Corrupt() {
+		s.flag(m, false, true)
 	}
 	sym, ok := st.syms.Lookup(f.Instruction-m.Base, wantInlines)
 	if !ok {

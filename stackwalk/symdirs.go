@@ -17,12 +17,20 @@ type SymbolDirs struct {
 	store *symfile.Store
 
 	mu     sync.Mutex
-	loaded map[string]*TableSymbols
+	loaded map[string]*loadedFile
+}
+
+// loadedFile is one symbol file, opened once however many modules and
+// goroutines ask for it.
+type loadedFile struct {
+	once sync.Once
+	syms *TableSymbols
+	err  error
 }
 
 // NewSymbolDirs returns a SymbolSource searching roots in order.
 func NewSymbolDirs(roots ...string) *SymbolDirs {
-	return &SymbolDirs{store: symfile.NewStore(roots...), loaded: map[string]*TableSymbols{}}
+	return &SymbolDirs{store: symfile.NewStore(roots...), loaded: map[string]*loadedFile{}}
 }
 
 // Load implements SymbolSource: the first existing symbol file among the
@@ -33,17 +41,25 @@ func (d *SymbolDirs) Load(m *Module) (ModuleSymbols, error) {
 		return nil, nil
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if s, ok := d.loaded[p]; ok {
-		return s, nil
+	lf := d.loaded[p]
+	if lf == nil {
+		lf = &loadedFile{}
+		d.loaded[p] = lf
 	}
-	t, err := symfile.Open(p)
-	if err != nil {
-		return nil, err
+	d.mu.Unlock()
+	// Different files load concurrently; each is opened once.
+	lf.once.Do(func() {
+		t, err := symfile.Open(p)
+		if err != nil {
+			lf.err = err
+			return
+		}
+		lf.syms = &TableSymbols{Table: t}
+	})
+	if lf.err != nil {
+		return nil, lf.err
 	}
-	s := &TableSymbols{Table: t}
-	d.loaded[p] = s
-	return s, nil
+	return lf.syms, nil
 }
 
 // Close releases the symbol files' mappings. The symbols loaded through d
@@ -52,9 +68,11 @@ func (d *SymbolDirs) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var first error
-	for p, s := range d.loaded {
-		if err := s.Table.Close(); err != nil && first == nil {
-			first = err
+	for p, lf := range d.loaded {
+		if lf.syms != nil {
+			if err := lf.syms.Table.Close(); err != nil && first == nil {
+				first = err
+			}
 		}
 		delete(d.loaded, p)
 	}

@@ -1,12 +1,13 @@
 // Command minidump_stackwalk prints the stack traces of a minidump, as
 // Google Breakpad's tool of the same name does:
 //
-//	minidump_stackwalk [-m] [-s] [-c] [-b] [--json [--pretty]] DUMP [SYMBOL_PATH ...]
+//	minidump_stackwalk [-m] [-s] [-c] [-t N] [-b] [--json [--pretty]] DUMP [SYMBOL_PATH ...]
 //
 // -m prints the pipe-delimited machine-readable form, -s adds stack
 // contents, -c prints only the crashed (or dump-requesting) thread and -b
 // only that thread's frames. --json prints rust-minidump's JSON report
-// instead (--pretty indents it). Options may come before or after the
+// instead (--pretty indents it). -t N walks up to N threads at once (by
+// default as many as the machine has CPUs); the output does not depend on it. Options may come before or after the
 // positional arguments, and short ones may be combined (-ms). Each SYMBOL_PATH is a Breakpad symbol
 // directory (SYMBOL_PATH/DEBUG_FILE/DEBUG_ID/DEBUG_FILE.sym).
 package main
@@ -16,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 
 	"github.com/urfave/cli/v3"
 
@@ -43,6 +45,7 @@ func newCommand(stdout io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "s", Usage: "output stack contents"},
 			&cli.BoolFlag{Name: "c", Usage: "output the thread that caused the crash or dump only"},
 			&cli.BoolFlag{Name: "b", Usage: "brief: the frames of the thread that caused the crash or dump"},
+			&cli.IntFlag{Name: "t", Value: runtime.GOMAXPROCS(0), Usage: "walk up to `N` threads at once (the output does not depend on it)"},
 			&cli.BoolFlag{Name: "json", Usage: "output rust-minidump's JSON report"},
 			&cli.BoolFlag{Name: "pretty", Usage: "indent the JSON report (implies --json)"},
 		},
@@ -58,6 +61,7 @@ func newCommand(stdout io.Writer) *cli.Command {
 				brief:          cmd.Bool("b"),
 				json:           cmd.Bool("json") || cmd.Bool("pretty"),
 				pretty:         cmd.Bool("pretty"),
+				workers:        cmd.Int("t"),
 			})
 		},
 	}
@@ -66,6 +70,7 @@ func newCommand(stdout io.Writer) *cli.Command {
 // options are the output choices of the command line.
 type options struct {
 	machine, contents, onlyRequesting, brief, json, pretty bool
+	workers                                                int
 }
 
 func run(stdout io.Writer, dumpPath string, symPaths []string, o options) error {
@@ -74,7 +79,7 @@ func run(stdout io.Writer, dumpPath string, symPaths []string, o options) error 
 		return err
 	}
 	defer f.Close()
-	var opt stackwalk.Options
+	opt := stackwalk.Options{Workers: o.workers}
 	var syms stackwalk.SymbolSource
 	if len(symPaths) > 0 {
 		dirs := stackwalk.NewSymbolDirs(symPaths...)
