@@ -380,3 +380,29 @@ func symbolsOf(t *testing.T, r corpusRow) map[string]bool {
 	}
 	return m
 }
+
+// TestMultipleMarker checks -m on libc, whose symbol tables hold many
+// aliases: some records get the "m" marker, and without the markers the
+// records are those written without -m.
+func TestMultipleMarker(t *testing.T) {
+	bin := corpus.File(t, "debian/libc/libc.so.6")
+	dir := corpus.File(t, "debian/libc/usr-lib-debug/.build-id/93")
+	plain := dumpText(t, bin, []string{dir}, false)
+	s, err := Dump(bin, Options{DebugDirs: []string{dir}, Multiple: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := s.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	marked := strings.Count(b.String(), "\nFUNC m ") + strings.Count(b.String(), "\nPUBLIC m ")
+	if marked == 0 {
+		t.Fatal("no FUNC m or PUBLIC m records")
+	}
+	unmarked := strings.NewReplacer("\nFUNC m ", "\nFUNC ", "\nPUBLIC m ", "\nPUBLIC ").Replace(b.String())
+	if unmarked != plain {
+		t.Error("-m changed more than the markers")
+	}
+	t.Logf("%d records marked", marked)
+}

@@ -280,24 +280,27 @@ func (d *dumper) findDebugFile() *elf.File {
 		if c == d.path {
 			continue
 		}
-		data, err := os.ReadFile(c)
+		f, err := elf.Open(c)
 		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				d.warn("%s: %v", c, err)
+			}
 			continue
 		}
-		if hasLink && filepath.Base(c) == link && crc32.ChecksumIEEE(data) != crc {
-			d.warn("%s: CRC does not match .gnu_debuglink of %s: skipped", c, d.path)
-			continue
-		}
-		f, err := elf.NewFile(bytes.NewReader(data))
-		if err != nil {
-			d.warn("%s: %v", c, err)
-			continue
+		if hasLink && filepath.Base(c) == link {
+			if sum, err := fileCRC(c); err != nil || sum != crc {
+				d.warn("%s: CRC does not match .gnu_debuglink of %s: skipped", c, d.path)
+				f.Close()
+				continue
+			}
 		}
 		if !hasDWARF(f) {
 			d.warn("%s: no DWARF in debug file", c)
+			f.Close()
 			continue
 		}
 		d.warn("%s: reading DWARF from %s", d.path, c)
+		d.close = append(d.close, f)
 		return f
 	}
 	if hasLink {
@@ -306,6 +309,21 @@ func (d *dumper) findDebugFile() *elf.File {
 		d.warn("%s: no DWARF debugging information", d.path)
 	}
 	return nil
+}
+
+// fileCRC returns the CRC-32 (IEEE) of a file's contents, which
+// .gnu_debuglink records, reading it in chunks.
+func fileCRC(path string) (uint32, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	h := crc32.NewIEEE()
+	if _, err := io.Copy(h, f); err != nil {
+		return 0, err
+	}
+	return h.Sum32(), nil
 }
 
 // debugLink returns the file name and CRC in .gnu_debuglink.
@@ -598,8 +616,9 @@ func publicName(name string) string {
 	return name
 }
 
-// maxMiniDebugInfo bounds the decompressed size of .gnu_debugdata.
-const maxMiniDebugInfo = 1 << 30
+// maxMiniDebugInfo bounds the decompressed size of .gnu_debugdata (real
+// ones are a few megabytes: function symbols only).
+const maxMiniDebugInfo = 256 << 20
 
 // miniDebugInfo opens the ELF file compressed with xz in .gnu_debugdata.
 func (d *dumper) miniDebugInfo() *elf.File {
