@@ -288,16 +288,28 @@ func fuzzCoreSeeds() [][]byte {
 			files = le.AppendUint64(files, v)
 		}
 		files = append(files, "/nonexistent/prog\x00"...)
-		auxv := le.AppendUint64(le.AppendUint64(nil, 9), code+0x80)
+		var auxv []byte
+		for _, v := range []uint64{atEntry, code + 0x80, atExecFn, stack + 0xc00, 0, 0} {
+			auxv = le.AppendUint64(auxv, v)
+		}
 		notes := slices.Concat(coreNote(elfcore.NT_PRSTATUS, prstatus), coreNote(elfcore.NT_SIGINFO, sig),
-			coreNote(elfcore.NT_FILE, files), coreNote(elfcore.NT_AUXV, append(auxv, make([]byte, 16)...)))
+			coreNote(elfcore.NT_FILE, files), coreNote(elfcore.NT_AUXV, auxv))
+		// The initial stack: argc, argv, envp and auxv at 0x900, strings at 0xc00.
+		stackPage := bytes.Repeat([]byte{0xaa}, pageSize)
+		var initial []byte
+		for _, v := range []uint64{1, stack + 0xc00, 0, stack + 0xc20, 0} {
+			initial = le.AppendUint64(initial, v)
+		}
+		copy(stackPage[0x900:], append(initial, auxv...))
+		copy(stackPage[0xc00:], "/nonexistent/prog\x00")
+		copy(stackPage[0xc20:], "HOME=/\x00")
 		segs := []struct {
 			vaddr uint64
 			flags elf.ProgFlag
 			data  []byte
 		}{
 			{code, elf.PF_R | elf.PF_X, elfImage([]byte{1, 2, 3, 4, 5, 6, 7, 8})},
-			{stack, elf.PF_R | elf.PF_W, bytes.Repeat([]byte{0xaa}, pageSize)},
+			{stack, elf.PF_R | elf.PF_W, stackPage},
 		}
 		const ehsize, phsize = 64, 56
 		off := uint64(ehsize + phsize*(1+len(segs)))
@@ -343,6 +355,9 @@ func TestFromSyntheticCore(t *testing.T) {
 		}
 		if !strings.Contains(string(p.ProcMaps), "00400000-00401000 r-xp 00000000 00:00 0 /nonexistent/prog") {
 			t.Errorf("seed %d: maps\n%s", i, p.ProcMaps)
+		}
+		if string(p.CmdLine) != "/nonexistent/prog\x00" || string(p.Environ) != "HOME=/\x00" {
+			t.Errorf("seed %d: arguments %q, environment %q", i, p.CmdLine, p.Environ)
 		}
 		if err := p.WriteMinidump(io.Discard); err != nil {
 			t.Error(err)

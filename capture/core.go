@@ -57,8 +57,9 @@ func FromCore(core *elfcore.File, opt CoreOptions) (*Process, error) {
 	p.PID = uint32(core.Threads[0].ID)
 	if core.Psinfo != nil {
 		p.PID = uint32(core.Psinfo.PID)
-		// NT_PRPSINFO keeps the first 80 bytes of the command line with the
-		// arguments joined by spaces; /proc/PID/cmdline separates them with NULs.
+		// Unless the stack gives the arguments (recoverArgs), NT_PRPSINFO's
+		// first 80 bytes of the command line, joined by spaces, stand in for
+		// /proc/PID/cmdline, whose arguments end in NULs.
 		if core.Psinfo.Args != "" {
 			p.CmdLine = []byte(strings.ReplaceAll(core.Psinfo.Args, " ", "\x00") + "\x00")
 		}
@@ -91,6 +92,9 @@ func FromCore(core *elfcore.File, opt CoreOptions) (*Process, error) {
 	}
 	defer mem.close()
 	p.ProcMaps = formatMaps(p.Maps)
+	if args, env := recoverArgs(core, mem, p.Maps); args != nil {
+		p.CmdLine, p.Environ = args, env
+	}
 	p.collectMemory(mem)
 	p.collectModules(mem, openFile)
 	if opt.HostInfo {

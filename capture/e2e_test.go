@@ -276,7 +276,7 @@ var liveStreams = []minidump.StreamType{
 	minidump.LinuxEnviron, minidump.LinuxAuxv, minidump.LinuxMaps,
 }
 
-var coreStreams = []minidump.StreamType{minidump.LinuxCmdLine, minidump.LinuxAuxv, minidump.LinuxMaps}
+var coreStreams = []minidump.StreamType{minidump.LinuxCmdLine, minidump.LinuxEnviron, minidump.LinuxAuxv, minidump.LinuxMaps}
 
 // TestTestdata checks the captured dumps kept in testdata/capture: every
 // stream decodes, the exception names the recorded signal, and, with our
@@ -555,6 +555,9 @@ func TestFromKernelCore(t *testing.T) {
 	if p.Crash == nil || p.Crash.Signal != int32(syscall.SIGSEGV) || p.Crash.Code != 1 || len(p.Threads) != 5 || p.Threads[0].ID != p.Crash.ThreadID {
 		t.Fatalf("crash %+v with %d threads", p.Crash, len(p.Threads))
 	}
+	if string(p.CmdLine) != prog+"\x00threads\x00" || !strings.Contains(string(p.Environ), "PATH=") {
+		t.Errorf("arguments %q, environment %q: not recovered from the stack", p.CmdLine, p.Environ)
+	}
 	path := filepath.Join(dir, "crash.dmp")
 	f, err := os.Create(path)
 	if err != nil {
@@ -597,6 +600,9 @@ func TestFromQemuCore(t *testing.T) {
 	}
 	if p.CPU != arch.ARM64 || p.Crash == nil || p.Crash.Signal != int32(syscall.SIGSEGV) {
 		t.Fatalf("cpu %v crash %+v", p.CPU, p.Crash)
+	}
+	if string(p.CmdLine) != prog+"\x00segv\x00" {
+		t.Errorf("arguments %q: not recovered from the stack", p.CmdLine)
 	}
 	if !slices.ContainsFunc(p.Modules, func(m capture.Module) bool { return m.Path == prog && len(m.BuildID) > 0 }) {
 		t.Errorf("executable not among the modules %+v", p.Modules)

@@ -22,9 +22,11 @@ go build -o "$work/minidump_capture" ./cmd/minidump_capture
 go build -o "$work/core2md" ./cmd/core2md
 go build -o "$work/dump_syms" ./cmd/dump_syms
 cd "$work"
-gcc -O1 -g -pthread -o crasher-x64 "$here/crasher.c"
-gcc -m32 -O1 -g -pthread -o crasher-x86 "$here/crasher.c"
-aarch64-linux-gnu-gcc-12 -O1 -g -pthread -o crasher-arm64 "$here/crasher.c"
+# Map the build folders away so that the build IDs do not change from run to run.
+cflags="-O1 -g -pthread -fdebug-prefix-map=$work=. -fdebug-prefix-map=$root=."
+gcc $cflags -o crasher-x64 "$here/crasher.c"
+gcc -m32 $cflags -o crasher-x86 "$here/crasher.c"
+aarch64-linux-gnu-gcc-12 $cflags -o crasher-arm64 "$here/crasher.c"
 # A clean environment: the dumps keep the program's environ.
 run() { env -i PATH=/usr/bin:/bin "$@"; }
 
