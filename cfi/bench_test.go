@@ -1,8 +1,12 @@
 package cfi
 
 import (
+	"os"
 	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/gobreakpad/gobreakpad/internal/corpus"
 )
 
 var amd64Names = []string{"$rax", "$rdx", "$rcx", "$rbx", "$rsi", "$rdi", "$rbp", "$rsp",
@@ -111,4 +115,43 @@ func BenchmarkCompileProgram(b *testing.B) {
 		}
 		i++
 	}
+}
+
+// BenchmarkCompileCorpusRules compiles, with a cold cache, every distinct
+// STACK CFI rule text of a real libc symbol file from the shared corpus,
+// and reports the cost per distinct text.
+func BenchmarkCompileCorpusRules(b *testing.B) {
+	path := corpus.File(b, "generated/syslib-symbols/libc.so.6/5701C1ED09CEA8E1E6937B4A7AB908F70/libc.so.6.sym")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var texts []string
+	for _, line := range strings.Split(string(data), "\n") {
+		n := 0
+		switch {
+		case strings.HasPrefix(line, "STACK CFI INIT "):
+			n = 5
+		case strings.HasPrefix(line, "STACK CFI "):
+			n = 3
+		default:
+			continue
+		}
+		if t, ok := afterFields(line, n); ok && !seen[t] {
+			seen[t] = true
+			texts = append(texts, t)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ev := mustEvaluator(b, 8, amd64Names...)
+		for _, t := range texts {
+			if _, err := ev.RuleSet(t); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(texts)), "µs/text")
+	b.ReportMetric(float64(len(texts)), "texts")
 }

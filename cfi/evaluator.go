@@ -12,8 +12,8 @@ import (
 // names its registers and pseudo-values have in rule text. It caches what
 // it compiles by text, so each distinct text is parsed once however many
 // frames use it. An Evaluator is safe for concurrent use; create one per
-// CPU and keep it for the life of the process (its caches only grow, by
-// the distinct rule texts of the symbol files walked).
+// CPU and keep it for the life of the process (each cache holds up to
+// CacheLimit entries).
 type Evaluator struct {
 	size  int
 	mask  uint64
@@ -21,10 +21,26 @@ type Evaluator struct {
 	index map[string]int
 
 	mu    sync.RWMutex
+	limit int                             // entries per cache before it is emptied
 	progs map[string]compiled[*Program]   // STACK WIN programs
 	exprs map[string]*Program             // STACK CFI rule expressions
 	lines map[string]compiled[[]lineRule] // STACK CFI rule texts
 	sets  map[string]compiled[*RuleSet]   // combined STACK CFI rule texts
+}
+
+// CacheLimit is how many entries each of an Evaluator's caches holds
+// before it is emptied and refilled with what is met next. Walks meet a few
+// dozen distinct texts; the limit only bounds the memory of a long-lived
+// process that walks dumps of ever new modules.
+const CacheLimit = 1 << 16
+
+// store adds an entry to a cache, emptying the cache first when it is full.
+// Compiled values stay valid after they leave the cache.
+func store[V any](m map[string]V, key string, v V, limit int) {
+	if len(m) >= limit {
+		clear(m)
+	}
+	m[key] = v
 }
 
 // compiled is a cached compilation result, errors included, so that bad
@@ -55,6 +71,7 @@ func NewEvaluator(addrSize int, names []string) (*Evaluator, error) {
 	}
 	e := &Evaluator{
 		size:  addrSize,
+		limit: CacheLimit,
 		mask:  ^uint64(0) >> (64 - 8*addrSize),
 		names: append([]string(nil), names...),
 		index: make(map[string]int, len(names)),
@@ -107,7 +124,7 @@ func (e *Evaluator) Program(text string) (*Program, error) {
 		c.v, c.err = nil, fmt.Errorf("cfi: STACK WIN program: %w", c.err)
 	}
 	e.mu.Lock()
-	e.progs[text] = c
+	store(e.progs, text, c, e.limit)
 	e.mu.Unlock()
 	return c.v, c.err
 }
@@ -140,7 +157,7 @@ func (e *Evaluator) rules(text string) ([]lineRule, error) {
 	}
 	c.v, c.err = e.compileRules(text)
 	e.mu.Lock()
-	e.lines[text] = c
+	store(e.lines, text, c, e.limit)
 	e.mu.Unlock()
 	return c.v, c.err
 }
@@ -163,7 +180,7 @@ func (e *Evaluator) compileRules(text string) ([]lineRule, error) {
 					return nil, fmt.Errorf("%q: rule %s: %w", text, r.name, err)
 				}
 				e.mu.Lock()
-				e.exprs[r.text] = p
+				store(e.exprs, r.text, p, e.limit)
 				e.mu.Unlock()
 			}
 			lr.prog = p
@@ -198,7 +215,7 @@ func (e *Evaluator) RuleSet(texts ...string) (*RuleSet, error) {
 		c.v, c.err = nil, fmt.Errorf("cfi: STACK CFI: %w", c.err)
 	}
 	e.mu.Lock()
-	e.sets[string(key)] = c
+	store(e.sets, string(key), c, e.limit)
 	e.mu.Unlock()
 	return c.v, c.err
 }

@@ -2,6 +2,7 @@ package cfi
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 )
 
@@ -451,6 +452,30 @@ func TestRegisters(t *testing.T) {
 	for _, i := range []int{-1, 64, 1000} {
 		if _, ok := r.Get(i); ok || r.Has(i) {
 			t.Errorf("Get(%d) valid", i)
+		}
+	}
+}
+
+// A full cache is emptied and refilled; what it compiled stays usable.
+func TestCacheLimit(t *testing.T) {
+	ev := mustEvaluator(t, 8, "$rsp")
+	ev.limit = 4
+	var sets []*RuleSet
+	for i := range 10 {
+		rs, err := ev.RuleSet(".cfa: $rsp " + strconv.Itoa(i) + " + .ra: .cfa")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets = append(sets, rs)
+	}
+	if len(ev.sets) > 4 || len(ev.lines) > 4 || len(ev.exprs) > 4 {
+		t.Errorf("caches hold %d, %d, %d entries, limit 4", len(ev.sets), len(ev.lines), len(ev.exprs))
+	}
+	var in, out Registers
+	in.Set(0, 100)
+	for i, rs := range sets {
+		if cfa, ra, err := rs.FindCallerRegs(&in, nil, &out); err != nil || cfa != uint64(100+i) || ra != cfa {
+			t.Errorf("set %d: %d, %d, %v", i, cfa, ra, err)
 		}
 	}
 }
