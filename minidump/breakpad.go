@@ -18,7 +18,7 @@ type BreakpadInfo struct {
 
 // BreakpadInfo decodes the Breakpad info stream.
 func (f *File) BreakpadInfo() (*BreakpadInfo, error) {
-	b, err := f.Stream(BreakpadInfoStream)
+	b, err := f.stream(BreakpadInfoStream)
 	if err != nil {
 		return nil, fmt.Errorf("breakpad info: %w", err)
 	}
@@ -49,7 +49,7 @@ const assertionInfoSize = 3*256 + 8
 
 // AssertionInfo decodes the assertion info stream.
 func (f *File) AssertionInfo() (*AssertionInfo, error) {
-	b, err := f.Stream(AssertionInfoStream)
+	b, err := f.stream(AssertionInfoStream)
 	if err != nil {
 		return nil, fmt.Errorf("assertion info: %w", err)
 	}

@@ -52,7 +52,7 @@ const (
 
 // CrashpadInfo decodes the Crashpad info stream and its annotations.
 func (f *File) CrashpadInfo() (*CrashpadInfo, error) {
-	b, err := f.Stream(CrashpadInfoStream)
+	b, err := f.stream(CrashpadInfoStream)
 	if err != nil {
 		return nil, fmt.Errorf("crashpad info: %w", err)
 	}

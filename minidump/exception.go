@@ -35,7 +35,7 @@ type Exception struct {
 
 // Exception decodes the exception stream.
 func (f *File) Exception() (*Exception, error) {
-	b, err := f.Stream(ExceptionStream)
+	b, err := f.stream(ExceptionStream)
 	if err != nil {
 		return nil, fmt.Errorf("exception: %w", err)
 	}

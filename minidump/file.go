@@ -191,16 +191,22 @@ func (f *File) StreamIndex(t StreamType) int {
 // Stream returns the raw bytes of the stream of type t. The slice may alias
 // the mapped file and must not be modified.
 func (f *File) Stream(t StreamType) ([]byte, error) {
-	i, ok := f.streams[t]
-	if !ok {
-		return nil, fmt.Errorf("%s: %w", t, ErrNoStream)
-	}
-	d := f.Directory[i]
-	b, err := f.bytes(uint64(d.Location.Rva), uint64(d.Location.DataSize))
+	b, err := f.stream(t)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t, err)
 	}
 	return b, nil
+}
+
+// stream is Stream for the accessors, which name the stream in their own
+// errors.
+func (f *File) stream(t StreamType) ([]byte, error) {
+	i, ok := f.streams[t]
+	if !ok {
+		return nil, ErrNoStream
+	}
+	d := f.Directory[i]
+	return f.bytes(uint64(d.Location.Rva), uint64(d.Location.DataSize))
 }
 
 // Location returns the bytes a location descriptor points at (a CodeView

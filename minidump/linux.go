@@ -27,7 +27,7 @@ func (e *MapsEntry) Executable() bool { return len(e.Perms) >= 3 && e.Perms[2] =
 
 // LinuxMaps parses the LinuxMaps stream.
 func (f *File) LinuxMaps() ([]MapsEntry, error) {
-	b, err := f.Stream(LinuxMaps)
+	b, err := f.stream(LinuxMaps)
 	if err != nil {
 		return nil, fmt.Errorf("linux maps: %w", err)
 	}
@@ -114,7 +114,7 @@ type KeyValue struct {
 
 // LinuxCmdLine returns the process's arguments from the LinuxCmdLine stream.
 func (f *File) LinuxCmdLine() ([]string, error) {
-	b, err := f.Stream(LinuxCmdLine)
+	b, err := f.stream(LinuxCmdLine)
 	if err != nil {
 		return nil, fmt.Errorf("linux cmdline: %w", err)
 	}
@@ -124,7 +124,7 @@ func (f *File) LinuxCmdLine() ([]string, error) {
 // LinuxEnviron returns the process's environment ("KEY=value" strings) from
 // the LinuxEnviron stream.
 func (f *File) LinuxEnviron() ([]string, error) {
-	b, err := f.Stream(LinuxEnviron)
+	b, err := f.stream(LinuxEnviron)
 	if err != nil {
 		return nil, fmt.Errorf("linux environ: %w", err)
 	}
@@ -146,7 +146,7 @@ func splitNUL(b []byte) []string {
 
 // LinuxProcStatus parses the LinuxProcStatus stream ("Name:\tvalue" lines).
 func (f *File) LinuxProcStatus() ([]KeyValue, error) {
-	b, err := f.Stream(LinuxProcStatus)
+	b, err := f.stream(LinuxProcStatus)
 	if err != nil {
 		return nil, fmt.Errorf("linux proc status: %w", err)
 	}
@@ -156,7 +156,7 @@ func (f *File) LinuxProcStatus() ([]KeyValue, error) {
 // LinuxLSBRelease parses the LinuxLSBRelease stream (KEY=value lines, with
 // surrounding double quotes removed from values).
 func (f *File) LinuxLSBRelease() ([]KeyValue, error) {
-	b, err := f.Stream(LinuxLSBRelease)
+	b, err := f.stream(LinuxLSBRelease)
 	if err != nil {
 		return nil, fmt.Errorf("linux lsb-release: %w", err)
 	}
@@ -173,7 +173,7 @@ func (f *File) LinuxLSBRelease() ([]KeyValue, error) {
 // LinuxCPUInfo parses the LinuxCPUInfo stream (/proc/cpuinfo) into one list
 // of "key: value" pairs per processor block.
 func (f *File) LinuxCPUInfo() ([][]KeyValue, error) {
-	b, err := f.Stream(LinuxCPUInfo)
+	b, err := f.stream(LinuxCPUInfo)
 	if err != nil {
 		return nil, fmt.Errorf("linux cpuinfo: %w", err)
 	}
@@ -218,7 +218,7 @@ type AuxvEntry struct {
 // pointer size taken from the system info's CPU (8 when unknown). It stops
 // at the AT_NULL entry.
 func (f *File) LinuxAuxv() ([]AuxvEntry, error) {
-	b, err := f.Stream(LinuxAuxv)
+	b, err := f.stream(LinuxAuxv)
 	if err != nil {
 		return nil, fmt.Errorf("linux auxv: %w", err)
 	}
@@ -273,7 +273,7 @@ type LinkMap struct {
 // LinuxDSODebug decodes the LinuxDSODebug stream; its layout follows the
 // dump's pointer size.
 func (f *File) LinuxDSODebug() (*DSODebug, error) {
-	b, err := f.Stream(LinuxDSODebug)
+	b, err := f.stream(LinuxDSODebug)
 	if err != nil {
 		return nil, fmt.Errorf("linux dso debug: %w", err)
 	}

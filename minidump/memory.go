@@ -21,7 +21,7 @@ type Memory64List struct {
 
 // MemoryList decodes the memory list stream.
 func (f *File) MemoryList() ([]MemoryDescriptor, error) {
-	b, err := f.Stream(MemoryListStream)
+	b, err := f.stream(MemoryListStream)
 	if err != nil {
 		return nil, fmt.Errorf("memory list: %w", err)
 	}
@@ -42,7 +42,7 @@ func (f *File) MemoryList() ([]MemoryDescriptor, error) {
 
 // Memory64List decodes the Memory64List stream.
 func (f *File) Memory64List() (*Memory64List, error) {
-	b, err := f.Stream(Memory64ListStream)
+	b, err := f.stream(Memory64ListStream)
 	if err != nil {
 		return nil, fmt.Errorf("memory64 list: %w", err)
 	}

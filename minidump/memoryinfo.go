@@ -53,7 +53,7 @@ const memoryInfoSize = 48
 // MemoryInfoList decodes the memory info list stream. Entries larger than
 // the known 48 bytes are accepted (the rest is skipped); smaller ones are not.
 func (f *File) MemoryInfoList() (*MemoryInfoList, error) {
-	b, err := f.Stream(MemoryInfoListStream)
+	b, err := f.stream(MemoryInfoListStream)
 	if err != nil {
 		return nil, fmt.Errorf("memory info list: %w", err)
 	}

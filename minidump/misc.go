@@ -1,9 +1,6 @@
 package minidump
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "fmt"
 
 // Sizes of the successive versions of MiscInfo (MD_MISCINFO*_SIZE).
 const (
@@ -92,7 +89,7 @@ type MiscInfo struct {
 // MiscInfo decodes the misc info stream. Its size must be one of the known
 // versions' sizes (a larger stream is read as the largest known version).
 func (f *File) MiscInfo() (*MiscInfo, error) {
-	b, err := f.Stream(MiscInfoStream)
+	b, err := f.stream(MiscInfoStream)
 	if err != nil {
 		return nil, fmt.Errorf("misc info: %w", err)
 	}
@@ -107,11 +104,8 @@ func (f *File) MiscInfo() (*MiscInfo, error) {
 		}
 	}
 	var full [MiscInfo5Size]byte
-	copy(full[:], b)
-	m := new(MiscInfo)
-	if _, err := binary.Decode(full[:], binary.LittleEndian, m); err != nil {
-		return nil, fmt.Errorf("misc info: %w", err)
-	}
+	copy(full[:], b) // fields past the stream's version read as zero
+	m := decodeMiscInfo(&full)
 	if uint64(m.SizeOfInfo) != uint64(len(b)) {
 		return nil, fmt.Errorf("misc info: size_of_info %d, stream has %d bytes", m.SizeOfInfo, len(b))
 	}
@@ -138,4 +132,45 @@ func (m *MiscInfo) ProcessUptime(dumpTime uint32) (seconds uint32, ok bool) {
 		return 0, false
 	}
 	return dumpTime - m.ProcessCreateTime, true
+}
+
+// decodeMiscInfo decodes the largest version of the structure.
+func decodeMiscInfo(b *[MiscInfo5Size]byte) *MiscInfo {
+	off := 0
+	u16 := func() uint16 { v := le16(b[off:]); off += 2; return v }
+	u32 := func() uint32 { v := le32(b[off:]); off += 4; return v }
+	u64 := func() uint64 { v := le64(b[off:]); off += 8; return v }
+	systemTime := func() SystemTime {
+		return SystemTime{u16(), u16(), u16(), u16(), u16(), u16(), u16(), u16()}
+	}
+	m := &MiscInfo{SizeOfInfo: u32(), Flags1: u32(), ProcessID: u32(), ProcessCreateTime: u32(),
+		ProcessUserTime: u32(), ProcessKernelTime: u32()}
+	m.ProcessorMaxMhz, m.ProcessorCurrentMhz, m.ProcessorMhzLimit = u32(), u32(), u32()
+	m.ProcessorMaxIdleState, m.ProcessorCurrentIdleState = u32(), u32()
+	m.ProcessIntegrityLevel, m.ProcessExecuteFlags, m.ProtectedProcess, m.TimeZoneID = u32(), u32(), u32(), u32()
+	tz := &m.TimeZone
+	tz.Bias = int32(u32())
+	for i := range tz.StandardName {
+		tz.StandardName[i] = u16()
+	}
+	tz.StandardDate = systemTime()
+	tz.StandardBias = int32(u32())
+	for i := range tz.DaylightName {
+		tz.DaylightName[i] = u16()
+	}
+	tz.DaylightDate = systemTime()
+	tz.DaylightBias = int32(u32())
+	for i := range m.BuildString {
+		m.BuildString[i] = u16()
+	}
+	for i := range m.DbgBldStr {
+		m.DbgBldStr[i] = u16()
+	}
+	x := &m.XStateData
+	x.SizeOfInfo, x.ContextSize, x.EnabledFeatures = u32(), u32(), u64()
+	for i := range x.Features {
+		x.Features[i] = XStateFeature{u32(), u32()}
+	}
+	m.ProcessCookie = u32()
+	return m
 }

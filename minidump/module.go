@@ -111,7 +111,7 @@ func (f *File) ModuleList() ([]Module, error) {
 }
 
 func (f *File) moduleList(t StreamType, name string) ([]Module, error) {
-	b, err := f.Stream(t)
+	b, err := f.stream(t)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

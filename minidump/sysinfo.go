@@ -105,7 +105,7 @@ func (f *File) SystemInfo() (*SystemInfo, error) {
 }
 
 func (f *File) readSystemInfo() (*SystemInfo, error) {
-	b, err := f.Stream(SystemInfoStream)
+	b, err := f.stream(SystemInfoStream)
 	if err != nil {
 		return nil, fmt.Errorf("system info: %w", err)
 	}

@@ -21,7 +21,7 @@ type Thread struct {
 // ThreadList decodes the thread list stream. A thread whose context cannot be
 // decoded is still returned, with ContextErr set.
 func (f *File) ThreadList() ([]Thread, error) {
-	b, err := f.Stream(ThreadListStream)
+	b, err := f.stream(ThreadListStream)
 	if err != nil {
 		return nil, fmt.Errorf("thread list: %w", err)
 	}

@@ -16,7 +16,7 @@ const threadNameSize = 12
 
 // ThreadNames decodes the thread name list stream.
 func (f *File) ThreadNames() ([]ThreadName, error) {
-	b, err := f.Stream(ThreadNamesStream)
+	b, err := f.stream(ThreadNamesStream)
 	if err != nil {
 		return nil, fmt.Errorf("thread name list: %w", err)
 	}

@@ -83,7 +83,7 @@ type HandleDescriptor struct {
 // HandleData decodes the handle data stream. Names whose offset is 0 are
 // empty.
 func (f *File) HandleData() ([]HandleDescriptor, error) {
-	b, err := f.Stream(HandleDataStream)
+	b, err := f.stream(HandleDataStream)
 	if err != nil {
 		return nil, fmt.Errorf("handle data: %w", err)
 	}
@@ -127,7 +127,7 @@ func (f *File) HandleData() ([]HandleDescriptor, error) {
 // size of entry, number of entries) and returns the entries' bytes, their
 // count and their size (at least min).
 func (f *File) headedList(t StreamType, name string, min int) ([]byte, int, int, error) {
-	b, err := f.Stream(t)
+	b, err := f.stream(t)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("%s: %w", name, err)
 	}

@@ -430,3 +430,33 @@ func TestConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+// Every field of the largest misc info version survives a write and a read.
+func TestMiscInfoAllFields(t *testing.T) {
+	m := minidump.MiscInfo{SizeOfInfo: minidump.MiscInfo5Size, Flags1: 0x3f7, ProcessID: 1, ProcessCreateTime: 2,
+		ProcessUserTime: 3, ProcessKernelTime: 4, ProcessorMaxMhz: 5, ProcessorCurrentMhz: 6, ProcessorMhzLimit: 7,
+		ProcessorMaxIdleState: 8, ProcessorCurrentIdleState: 9, ProcessIntegrityLevel: 10, ProcessExecuteFlags: 11,
+		ProtectedProcess: 12, TimeZoneID: 13, ProcessCookie: 14}
+	m.TimeZone.Bias = -60
+	m.TimeZone.StandardName[31] = 'S'
+	m.TimeZone.StandardDate = minidump.SystemTime{Year: 1, Month: 2, DayOfWeek: 3, Day: 4, Hour: 5, Minute: 6, Second: 7, Milliseconds: 8}
+	m.TimeZone.StandardBias = -1
+	m.TimeZone.DaylightName[0] = 'D'
+	m.TimeZone.DaylightDate.Milliseconds = 999
+	m.TimeZone.DaylightBias = -2
+	m.BuildString[259] = 'B'
+	m.DbgBldStr[39] = 'G'
+	m.XStateData = minidump.XStateConfigFeatureMscInfo{SizeOfInfo: 528, ContextSize: 0x5f0, EnabledFeatures: 1<<63 | 7}
+	m.XStateData.Features[63] = minidump.XStateFeature{Offset: 0x400, Size: 0x40}
+	w := minidump.NewWriter()
+	w.MiscInfo(&m)
+	data, _ := w.Bytes()
+	f, _ := minidump.NewFileBytes(data)
+	got, err := f.MiscInfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *got != m {
+		t.Errorf("misc info round trip:\n got %+v\nwant %+v", *got, m)
+	}
+}
