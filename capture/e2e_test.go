@@ -618,3 +618,59 @@ func TestFromQemuCore(t *testing.T) {
 	f.Close()
 	checkChain(t, crashingFrames(t, path, symbols(t, prog)), []string{"crash_here", "level3", "level2", "level1", "main"})
 }
+
+// TestCorpusPrograms captures crashes of the shared corpus's own crash
+// programs (built for Debian 12 x86-64, the binaries next to Breakpad's dumps
+// of them) and checks that our walk of our dump agrees with gdb's backtrace
+// of the same crash (truth.txt) from the crashing frame through main, or
+// through the thread's start function.
+func TestCorpusPrograms(t *testing.T) {
+	ptraceOK(t)
+	gen := filepath.Join(corpus.Dir(t), "generated")
+	for _, name := range []string{"deep_chain-x64-O0", "deep_chain-x64-O2", "threads-x64-O2"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(gen, name)
+			info := readInfo(t, corpus.File(t, filepath.Join("generated", name, "info.txt")))
+			prog := filepath.Join(dir, info["program"])
+			truth, err := os.ReadFile(filepath.Join(dir, "truth.txt"))
+			if err != nil {
+				t.Skip(err)
+			}
+			var chain []string
+			for line := range strings.Lines(string(truth)) {
+				f := strings.Split(strings.TrimSpace(line), "\t")
+				if len(f) < 2 || f[1] == "start_thread" {
+					break
+				}
+				chain = append(chain, f[1])
+				if f[1] == "main" {
+					break
+				}
+			}
+			var dumps [][]byte
+			ws, err := capture.Run([]string{prog}, capture.RunOptions{
+				Env: []string{"PATH=/usr/bin:/bin", "LD_LIBRARY_PATH=" + dir},
+				OnCrash: func(p *capture.Process) error {
+					var buf bytes.Buffer
+					err := p.WriteMinidump(&buf)
+					dumps = append(dumps, buf.Bytes())
+					return err
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ws.Exited() {
+				t.Skipf("%s exited with %d instead of crashing (a different system?)", prog, ws.ExitStatus())
+			}
+			if len(dumps) != 1 || strconv.Itoa(128+int(ws.Signal())) != info["exit_status"] {
+				t.Fatalf("%d dumps, death by %v; want one dump and exit status %s", len(dumps), ws.Signal(), info["exit_status"])
+			}
+			path := filepath.Join(t.TempDir(), "crash.dmp")
+			if err := os.WriteFile(path, dumps[0], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			checkChain(t, crashingFrames(t, path, filepath.Join(dir, "symbols"), filepath.Join(gen, "syslib-symbols")), chain)
+		})
+	}
+}
