@@ -124,12 +124,13 @@ func elfArch(f *elf.File) (string, error) {
 	return "", fmt.Errorf("unsupported ELF machine %v", f.Machine)
 }
 
-// loadAddress is the address the module's records are made relative to: the
-// first loadable segment's address (zero for position-independent files).
+// loadAddress is the address the module's records are made relative to, as
+// Breakpad chooses it: the first loadable segment's address (zero for
+// position-independent files).
 func loadAddress(f *elf.File) uint64 {
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
-			return p.Vaddr - p.Off
+			return p.Vaddr
 		}
 	}
 	return 0
