@@ -396,11 +396,9 @@ type CFIRules struct {
 
 // CFIRules returns the CFI rules in force at module-relative address addr, as
 // Breakpad's FindCFIFrameInfo gathers them: the INIT record whose range covers
-// addr, and the delta records whose addresses lie between the INIT address
-// and addr (for a repeated address, the last record wins). Unlike Breakpad,
-// which gathers deltas from the whole file, only the STACK CFI lines directly
-// after the INIT record count: every writer puts them there. It
-// returns false when no INIT record covers addr.
+// addr, and the delta records (from anywhere in the file) whose addresses lie
+// between the INIT address and addr; for a repeated address, the last record
+// in the file wins. It returns false when no INIT record covers addr.
 func (t *Table) CFIRules(addr uint64) (CFIRules, bool) {
 	ci := findExclusive(t.cfi, addr)
 	if ci < 0 {
@@ -409,37 +407,45 @@ func (t *Table) CFIRules(addr uint64) (CFIRules, bool) {
 	c := t.cfi[ci]
 	b := t.lineAt(c.off)
 	_, f, _ := parseStackCFI(b, len("STACK CFI"))
-	r := CFIRules{Address: c.start, Size: c.last - c.start + 1, Init: string(b[f.rules:]), Deltas: make([]CFI, 0, 4)}
+	r := CFIRules{Address: c.start, Size: c.last - c.start + 1, Init: string(b[f.rules:])}
+	type found struct {
+		CFI
+		off uint32
+	}
+	var buf [8]found
+	ds := buf[:0]
 	sorted := true
-	for off := c.off + uint32(len(b)) + 1; off < c.aux; {
-		d := t.lineAt(off)
-		off += uint32(len(d)) + 1
-		if off < uint32(len(t.data)) && t.data[off-1] == '\r' {
-			off++
+	add := func(a uint64, off uint32, rules []byte) {
+		if a < c.start || a > addr {
+			return
 		}
-		if !hasPrefix(d, "STACK CFI ") {
-			continue
-		}
-		kind, f, msg := parseStackCFI(d, len("STACK CFI"))
-		if msg != "" || kind != stackCFI || f.addr < c.start || f.addr > addr {
-			continue
-		}
-		if n := len(r.Deltas); n > 0 && r.Deltas[n-1].Address >= f.addr {
+		if n := len(ds); n > 0 && (ds[n-1].Address > a || (ds[n-1].Address == a && ds[n-1].off > off)) {
 			sorted = false
 		}
-		r.Deltas = append(r.Deltas, CFI{Address: f.addr, Rules: string(d[f.rules:])})
+		ds = append(ds, found{CFI{Address: a}, off})
+		ds[len(ds)-1].Rules = string(rules)
+	}
+	t.blockDeltas(c, add)
+	i, _ := slices.BinarySearchFunc(t.deltas, c.start, func(d delta, a uint64) int { return cmp.Compare(d.addr, a) })
+	for ; i < len(t.deltas) && t.deltas[i].addr <= addr; i++ {
+		d := t.lineAt(t.deltas[i].off)
+		_, f, _ := parseStackCFI(d, len("STACK CFI"))
+		add(t.deltas[i].addr, t.deltas[i].off, d[f.rules:])
 	}
 	if !sorted {
-		slices.SortStableFunc(r.Deltas, func(a, b CFI) int { return cmp.Compare(a.Address, b.Address) })
-		// Keep the last record for each address, as Breakpad's map assignment does.
-		out := r.Deltas[:0]
-		for i, d := range r.Deltas {
-			if i+1 < len(r.Deltas) && r.Deltas[i+1].Address == d.Address {
-				continue
+		slices.SortFunc(ds, func(a, b found) int {
+			if c := cmp.Compare(a.Address, b.Address); c != 0 {
+				return c
 			}
-			out = append(out, d)
+			return cmp.Compare(a.off, b.off)
+		})
+	}
+	for k, d := range ds {
+		// For a repeated address the last record in the file wins.
+		if k+1 < len(ds) && ds[k+1].Address == d.Address {
+			continue
 		}
-		r.Deltas = out
+		r.Deltas = append(r.Deltas, d.CFI)
 	}
 	return r, true
 }

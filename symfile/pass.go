@@ -3,6 +3,7 @@ package symfile
 import (
 	"bytes"
 	"runtime"
+	"slices"
 	"sync"
 )
 
@@ -27,7 +28,8 @@ type pass struct {
 	funcs     []span // aux: index in funcBody
 	funcBody  []body
 	publics   []public
-	cfi       []span
+	cfi       []span  // aux: end of the block of delta records directly after the INIT
+	deltas    []delta // delta records outside such blocks or outside their INIT's range
 	win       [2][]span
 
 	errs       []*SyntaxError
@@ -138,9 +140,16 @@ func (ps *pass) run() bool {
 						}
 						cfiLine = lineNo
 					case curCFI >= 0 && cfiLine == lineNo-1:
-						// A delta belongs to the INIT record it directly follows.
+						// A delta in the block after its INIT record. Those
+						// outside the INIT's range may apply to other INIT
+						// records, as Breakpad keeps all deltas in one map.
 						ps.cfi[curCFI].aux = uint32(end)
 						cfiLine = lineNo
+						if !ps.cfi[curCFI].contains(c.addr) {
+							ps.deltas = append(ps.deltas, delta{addr: c.addr, off: uint32(start)})
+						}
+					default:
+						ps.deltas = append(ps.deltas, delta{addr: c.addr, off: uint32(start)})
 					}
 				case "WIN":
 					w, _, msg := parseStackWin(b, we)
@@ -238,6 +247,9 @@ func (ps *pass) run() bool {
 		if curFunc >= 0 {
 			bt.line(start, end, off, l.Address, l.Size)
 		}
+	}
+	if !slices.IsSortedFunc(ps.deltas, compareDelta) {
+		slices.SortFunc(ps.deltas, compareDelta)
 	}
 	return true
 }

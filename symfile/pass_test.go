@@ -11,7 +11,7 @@ import (
 // tableState is what a Table holds after parsing, for comparing two parses.
 func tableState(t *Table) []any {
 	return []any{t.module, t.hasModule, t.codeID, t.hasCodeID, t.infos, t.files, t.origins,
-		t.funcs, t.funcBody, t.publics, t.cfi, t.win, t.errs, t.numErrs, t.numCorrupt}
+		t.funcs, t.funcBody, t.publics, t.cfi, t.deltas, t.win, t.errs, t.numErrs, t.numCorrupt}
 }
 
 func parseChunked(data []byte, parallelMin int) *Table {

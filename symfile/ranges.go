@@ -45,6 +45,12 @@ const maxReplay = 1024
 // file order: a range overlapping one stored earlier is dropped. The common
 // case (already sorted, no overlap) costs one pass and no allocation.
 func exclusiveRanges(s []span) []span {
+	kept, _ := exclusiveRangesDropped(s)
+	return kept
+}
+
+// exclusiveRangesDropped is exclusiveRanges also returning the dropped ranges.
+func exclusiveRangesDropped(s []span) (kept, dropped []span) {
 	if !slices.IsSortedFunc(s, byStartThenOrder) {
 		slices.SortFunc(s, byStartThenOrder)
 	}
@@ -56,7 +62,7 @@ func exclusiveRanges(s []span) []span {
 		}
 	}
 	if !overlap {
-		return s
+		return s, nil
 	}
 	// Resolve each cluster of transitively overlapping ranges on its own, by
 	// replaying its stores in file order.
@@ -81,6 +87,8 @@ func exclusiveRanges(s []span) []span {
 				if c.start > last {
 					out = append(out, c)
 					last = c.last
+				} else {
+					dropped = append(dropped, c)
 				}
 			}
 			i = j
@@ -92,6 +100,7 @@ func exclusiveRanges(s []span) []span {
 		for _, c := range cluster {
 			p, _ := slices.BinarySearchFunc(acc, c.start, func(e span, t uint64) int { return cmp.Compare(e.start, t) })
 			if (p > 0 && acc[p-1].last >= c.start) || (p < len(acc) && acc[p].start <= c.last) {
+				dropped = append(dropped, c)
 				continue
 			}
 			acc = slices.Insert(acc, p, c)
@@ -99,7 +108,7 @@ func exclusiveRanges(s []span) []span {
 		out = append(out, acc...)
 		i = j
 	}
-	return out
+	return out, dropped
 }
 
 // findExclusive returns the index of the range in sorted, non-overlapping s

@@ -34,8 +34,15 @@ type Table struct {
 	funcs    []span // FUNC records; aux: index in funcBody
 	funcBody []body
 	publics  []public
-	cfi      []span    // STACK CFI INIT records; aux: end offset of the block of delta records directly after it
-	win      [2]nested // STACK WIN FrameData (0) and FPO (1) records
+	// STACK CFI INIT records; aux: end of the block of delta records
+	// directly after the record.
+	cfi []span
+	// STACK CFI delta records that may apply outside their block: those
+	// outside their INIT's range, after a dropped INIT, or after no INIT;
+	// sorted by address, then file order. Breakpad keeps all deltas in one
+	// map by address, so these must be looked at too. Real files have few.
+	deltas []delta
+	win    [2]nested // STACK WIN FrameData (0) and FPO (1) records
 
 	errs       []*SyntaxError
 	numErrs    int
@@ -88,6 +95,67 @@ func (bt *bodyTracker) inline(end, next int) {
 		bt.b.ordered = false // an INLINE record after line records
 	}
 	bt.b.end, bt.next = uint32(end), next
+}
+
+// delta is a STACK CFI delta record: its address and the offset of its line.
+type delta struct {
+	addr uint64
+	off  uint32
+}
+
+func compareDelta(a, b delta) int {
+	if c := cmp.Compare(a.addr, b.addr); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.off, b.off)
+}
+
+// mergeDeltas merges two slices sorted by compareDelta.
+func mergeDeltas(a, b []delta) []delta {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]delta, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if compareDelta(a[0], b[0]) <= 0 {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	out = append(out, a...)
+	return append(out, b...)
+}
+
+// addDroppedDeltas adds to t.deltas the delta records in the blocks of
+// dropped INIT records that lie in their INIT's range (the others are there
+// already).
+func (t *Table) addDroppedDeltas(dropped []span) {
+	var extra []delta
+	for _, c := range dropped {
+		t.blockDeltas(c, func(addr uint64, off uint32, _ []byte) {
+			if c.contains(addr) {
+				extra = append(extra, delta{addr: addr, off: off})
+			}
+		})
+	}
+	slices.SortFunc(extra, compareDelta)
+	t.deltas = mergeDeltas(t.deltas, extra)
+}
+
+// blockDeltas calls f for each well-formed delta record in the block after
+// INIT record c, with its address, line offset and rules text.
+func (t *Table) blockDeltas(c span, f func(addr uint64, off uint32, rules []byte)) {
+	off := t.nextLine(c.off, t.lineAt(c.off))
+	for off < c.aux {
+		b := t.lineAt(off)
+		lineOff := off
+		off = t.nextLine(off, b)
+		kind, d, msg := parseStackCFI(b, len("STACK CFI"))
+		if msg == "" && kind == stackCFI && hasPrefix(b, "STACK CFI ") {
+			f(d.addr, lineOff, b[d.rules:])
+		}
+	}
 }
 
 // public is a PUBLIC record: its address and the offset of its line.
@@ -195,7 +263,7 @@ func (t *Table) parse(parallelMin int) {
 		if i == 0 {
 			// The first chunk's arrays become the table's without copying.
 			t.infos, t.files, t.origins = ps.infos, ps.files, ps.origins
-			t.funcs, t.funcBody, t.publics, t.cfi = ps.funcs, ps.funcBody, ps.publics, ps.cfi
+			t.funcs, t.funcBody, t.publics, t.cfi, t.deltas = ps.funcs, ps.funcBody, ps.publics, ps.cfi, ps.deltas
 			winAll = ps.win
 		} else {
 			t.infos = append(t.infos, ps.infos...)
@@ -209,6 +277,7 @@ func (t *Table) parse(parallelMin int) {
 			t.funcBody = append(t.funcBody, ps.funcBody...)
 			t.publics = append(t.publics, ps.publics...)
 			t.cfi = append(t.cfi, ps.cfi...)
+			t.deltas = mergeDeltas(t.deltas, ps.deltas)
 			for k := range winAll {
 				winAll[k] = append(winAll[k], ps.win[k]...)
 			}
@@ -227,7 +296,11 @@ func (t *Table) parse(parallelMin int) {
 		t.fail(1, "MODULE: missing", true)
 	}
 	t.funcs = exclusiveRanges(t.funcs)
-	t.cfi = exclusiveRanges(t.cfi)
+	var dropped []span
+	t.cfi, dropped = exclusiveRangesDropped(t.cfi)
+	if len(dropped) > 0 {
+		t.addDroppedDeltas(dropped)
+	}
 	for k := range winAll {
 		t.win[k] = nestedRanges(winAll[k], false)
 	}
