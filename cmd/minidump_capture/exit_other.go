@@ -1,0 +1,17 @@
+//go:build !linux
+
+package main
+
+import (
+	"os"
+	"syscall"
+)
+
+// exitLike exits with the program's exit code, or 128 plus the signal that
+// killed it, as a shell reports it.
+func exitLike(ws syscall.WaitStatus) {
+	if ws.Signaled() {
+		os.Exit(128 + int(ws.Signal()))
+	}
+	os.Exit(ws.ExitStatus())
+}
