@@ -68,8 +68,9 @@ func (f *File) CrashpadInfo() (*CrashpadInfo, error) {
 			c.AddressMask = le64(b[56:])
 		}
 	}
+	bud := f.newBudget() // one budget for all the strings this stream decodes
 	if simple.DataSize != 0 {
-		if c.SimpleAnnotations, err = f.stringDictionary(simple.Rva); err != nil {
+		if c.SimpleAnnotations, err = f.stringDictionary(simple.Rva, bud); err != nil {
 			return nil, fmt.Errorf("crashpad info: simple annotations: %w", err)
 		}
 	}
@@ -100,17 +101,17 @@ func (f *File) CrashpadInfo() (*CrashpadInfo, error) {
 		dict := LocationDescriptor{le32(mb[12:]), le32(mb[16:])}
 		objs := LocationDescriptor{le32(mb[20:]), le32(mb[24:])}
 		if list.DataSize != 0 {
-			if m.ListAnnotations, err = f.stringList(list.Rva); err != nil {
+			if m.ListAnnotations, err = f.stringList(list.Rva, bud); err != nil {
 				return nil, fmt.Errorf("crashpad info: module %d: list annotations: %w", i, err)
 			}
 		}
 		if dict.DataSize != 0 {
-			if m.SimpleAnnotations, err = f.stringDictionary(dict.Rva); err != nil {
+			if m.SimpleAnnotations, err = f.stringDictionary(dict.Rva, bud); err != nil {
 				return nil, fmt.Errorf("crashpad info: module %d: simple annotations: %w", i, err)
 			}
 		}
 		if objs.DataSize != 0 {
-			if m.AnnotationObjects, err = f.annotationObjects(objs.Rva); err != nil {
+			if m.AnnotationObjects, err = f.annotationObjects(objs.Rva, bud); err != nil {
 				return nil, fmt.Errorf("crashpad info: module %d: annotation objects: %w", i, err)
 			}
 		}
@@ -123,7 +124,7 @@ func guidAt(b []byte) GUID {
 }
 
 // utf8String reads a Crashpad string: a 32-bit byte length and UTF-8 bytes.
-func (f *File) utf8String(rva uint32) (string, error) {
+func (f *File) utf8String(rva uint32, bud *budget) (string, error) {
 	lb, err := f.bytes(uint64(rva), 4)
 	if err != nil {
 		return "", fmt.Errorf("string at %#x: %w", rva, err)
@@ -135,6 +136,9 @@ func (f *File) utf8String(rva uint32) (string, error) {
 	b, err := f.bytes(uint64(rva)+4, uint64(n))
 	if err != nil {
 		return "", fmt.Errorf("string at %#x: %w", rva, err)
+	}
+	if err := bud.take(len(b)); err != nil {
+		return "", err
 	}
 	return string(b), nil
 }
@@ -154,21 +158,21 @@ func (f *File) counted(rva uint32, size uint64) (uint32, []byte, error) {
 	return n, b, nil
 }
 
-func (f *File) stringList(rva uint32) ([]string, error) {
+func (f *File) stringList(rva uint32, bud *budget) ([]string, error) {
 	n, b, err := f.counted(rva, 4)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]string, n)
 	for i := range out {
-		if out[i], err = f.utf8String(le32(b[4*i:])); err != nil {
+		if out[i], err = f.utf8String(le32(b[4*i:]), bud); err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i, err)
 		}
 	}
 	return out, nil
 }
 
-func (f *File) stringDictionary(rva uint32) ([]Annotation, error) {
+func (f *File) stringDictionary(rva uint32, bud *budget) ([]Annotation, error) {
 	n, b, err := f.counted(rva, 8)
 	if err != nil {
 		return nil, err
@@ -176,11 +180,11 @@ func (f *File) stringDictionary(rva uint32) ([]Annotation, error) {
 	out := make([]Annotation, 0, n)
 	seen := make(map[string]bool, n)
 	for i := range int(n) {
-		k, err := f.utf8String(le32(b[8*i:]))
+		k, err := f.utf8String(le32(b[8*i:]), bud)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: key: %w", i, err)
 		}
-		v, err := f.utf8String(le32(b[8*i+4:]))
+		v, err := f.utf8String(le32(b[8*i+4:]), bud)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: value: %w", i, err)
 		}
@@ -202,7 +206,7 @@ func (f *File) stringDictionary(rva uint32) ([]Annotation, error) {
 	return out, nil
 }
 
-func (f *File) annotationObjects(rva uint32) ([]AnnotationObject, error) {
+func (f *File) annotationObjects(rva uint32, bud *budget) ([]AnnotationObject, error) {
 	n, b, err := f.counted(rva, crashpadAnnotationSize)
 	if err != nil {
 		return nil, err
@@ -211,7 +215,7 @@ func (f *File) annotationObjects(rva uint32) ([]AnnotationObject, error) {
 	for i := range out {
 		e := b[i*crashpadAnnotationSize:]
 		o := &out[i]
-		if o.Name, err = f.utf8String(le32(e)); err != nil {
+		if o.Name, err = f.utf8String(le32(e), bud); err != nil {
 			return nil, fmt.Errorf("entry %d: name: %w", i, err)
 		}
 		o.Type = le16(e[4:])
@@ -221,6 +225,9 @@ func (f *File) annotationObjects(rva uint32) ([]AnnotationObject, error) {
 			return nil, fmt.Errorf("entry %d: value: %w", i, err)
 		}
 		if o.Value, err = f.bytes(uint64(vrva)+4, uint64(le32(lb))); err != nil {
+			return nil, fmt.Errorf("entry %d: value: %w", i, err)
+		}
+		if err := bud.take(len(o.Value)); err != nil {
 			return nil, fmt.Errorf("entry %d: value: %w", i, err)
 		}
 	}

@@ -268,3 +268,23 @@ func listCount(name string, b []byte, hdr int, count uint64, entry int) (start i
 	}
 	return 0, fmt.Errorf("%s: count %d needs %d bytes, stream has %d", name, count, need, avail)
 }
+
+// budget bounds what one list decodes from data its entries may share (names,
+// contexts, records): entries pointing at the same bytes could otherwise make
+// a small file decode into much more memory than it holds. The budget is the
+// file's size, which a real dump, storing each entry's data separately, never
+// exceeds.
+type budget struct{ left uint64 }
+
+func (f *File) newBudget() *budget { return &budget{left: f.size} }
+
+// take charges n bytes; it fails once the list has decoded more than the file.
+func (b *budget) take(n int) error {
+	if uint64(n) > b.left {
+		return errBudget
+	}
+	b.left -= uint64(n)
+	return nil
+}
+
+var errBudget = errors.New("decoded data exceeds the file's size (entries share their data)")

@@ -356,3 +356,91 @@ func TestShortReaderAt(t *testing.T) {
 		t.Errorf("read before the cut: %q %v", b, err)
 	}
 }
+
+// Entries that all point at the same data must not decode into more memory
+// than the file holds.
+func TestHostileSharedData(t *testing.T) {
+	const n = 200
+	name := make([]uint16, 1024)
+	for i := range name {
+		name[i] = 'x'
+	}
+	str := le32s(2 * 1024)
+	for _, u := range name {
+		str = binary.LittleEndian.AppendUint16(str, u)
+	}
+	ctx := (&amd64.Context{ContextFlags: amd64.ContextFull}).Encode()
+
+	cases := []struct {
+		name  string
+		build func(w *minidump.Writer)
+		call  func(*minidump.File) error
+	}{
+		{"module names", func(w *minidump.Writer) {
+			rva := w.Data(str).Rva
+			b := le32s(n)
+			for range n {
+				e := make([]byte, 108)
+				binary.LittleEndian.PutUint32(e[8:], 0x1000) // size_of_image
+				binary.LittleEndian.PutUint32(e[20:], rva)
+				b = append(b, e...)
+			}
+			w.Stream(minidump.ModuleListStream, b)
+		}, func(f *minidump.File) error { _, err := f.ModuleList(); return err }},
+		{"thread contexts", func(w *minidump.Writer) {
+			l := w.Data(ctx)
+			b := le32s(n)
+			for i := range n {
+				e := make([]byte, 48)
+				binary.LittleEndian.PutUint32(e, uint32(i))
+				binary.LittleEndian.PutUint32(e[40:], l.DataSize)
+				binary.LittleEndian.PutUint32(e[44:], l.Rva)
+				b = append(b, e...)
+			}
+			w.Stream(minidump.ThreadListStream, b)
+		}, func(f *minidump.File) error { _, err := f.ThreadList(); return err }},
+		{"thread names", func(w *minidump.Writer) {
+			rva := w.Data(str).Rva
+			b := le32s(n)
+			for i := range n {
+				b = binary.LittleEndian.AppendUint32(b, uint32(i))
+				b = binary.LittleEndian.AppendUint64(b, uint64(rva))
+			}
+			w.Stream(minidump.ThreadNamesStream, b)
+		}, func(f *minidump.File) error { _, err := f.ThreadNames(); return err }},
+		{"crashpad list annotations", func(w *minidump.Writer) {
+			s := w.Data(append(le32s(1024), bytes.Repeat([]byte{'a'}, 1024)...)).Rva
+			list := le32s(n)
+			for range n {
+				list = binary.LittleEndian.AppendUint32(list, s)
+			}
+			lrva := w.Data(list).Rva
+			info := w.Data(append(le32s(1, uint32(len(list)), lrva), make([]byte, 16)...)).Rva
+			links := w.Data(le32s(1, 0, 28, info)).Rva
+			cp := append(make([]byte, 44), le32s(16, links)...)
+			w.Stream(minidump.CrashpadInfoStream, cp)
+		}, func(f *minidump.File) error { _, err := f.CrashpadInfo(); return err }},
+	}
+	for _, c := range cases {
+		w := minidump.NewWriter()
+		c.build(w)
+		data, err := w.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := minidump.NewFileBytes(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		err = c.call(f)
+		runtime.ReadMemStats(&after)
+		if err == nil || !strings.Contains(err.Error(), "exceeds the file's size") {
+			t.Errorf("%s: error %v, want the shared-data limit", c.name, err)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 2*uint64(len(data))+64<<10 {
+			t.Errorf("%s: allocated %d bytes for a %d-byte file", c.name, grew, len(data))
+		}
+	}
+}

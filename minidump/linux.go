@@ -296,6 +296,7 @@ func (f *File) LinuxDSODebug() (*DSODebug, error) {
 		return nil, fmt.Errorf("linux dso debug: %d link maps: %w", d.DSOCount, err)
 	}
 	d.LinkMaps = make([]LinkMap, d.DSOCount)
+	bud := f.newBudget()
 	for i := range d.LinkMaps {
 		e := maps[i*mapSize:]
 		m := &d.LinkMaps[i]
@@ -307,6 +308,9 @@ func (f *File) LinuxDSODebug() (*DSODebug, error) {
 		if m.NameRva != 0 {
 			if m.Name, err = f.String(m.NameRva); err != nil {
 				return nil, fmt.Errorf("linux dso debug: link map %d: name: %w", i, err)
+			}
+			if err := bud.take(len(m.Name)); err != nil {
+				return nil, fmt.Errorf("linux dso debug: link map %d: %w", i, err)
 			}
 		}
 	}

@@ -129,6 +129,7 @@ func (f *File) moduleList(t StreamType, name string) ([]Module, error) {
 		platform, known = si.PlatformID, true
 	}
 	mods := make([]Module, n)
+	bud := f.newBudget()
 	for i := range mods {
 		m := &mods[i]
 		m.RawModule = decodeRawModule(b[off+i*moduleSize:])
@@ -139,6 +140,9 @@ func (f *File) moduleList(t StreamType, name string) ([]Module, error) {
 		}
 		if m.Name, err = f.String(m.ModuleNameRva); err != nil {
 			return nil, fmt.Errorf("%s: module %d: name: %w", name, i, err)
+		}
+		if err := bud.take(len(m.Name) + int(m.CvRecord.DataSize) + int(m.MiscRecord.DataSize)); err != nil {
+			return nil, fmt.Errorf("%s: module %d: %w", name, i, err)
 		}
 		m.CodeView, m.CodeViewErr = f.cvRecord(m.CvRecord)
 		if m.CodeViewErr != nil {

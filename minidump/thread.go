@@ -34,6 +34,7 @@ func (f *File) ThreadList() ([]Thread, error) {
 		return nil, err
 	}
 	threads := make([]Thread, n)
+	bud := f.newBudget()
 	for i := range threads {
 		e := b[off+i*threadSize:]
 		t := &threads[i]
@@ -44,6 +45,9 @@ func (f *File) ThreadList() ([]Thread, error) {
 		t.Teb = le64(e[16:])
 		t.Stack = memoryDescriptor(e[24:])
 		t.ThreadContext = LocationDescriptor{le32(e[40:]), le32(e[44:])}
+		if err := bud.take(int(t.ThreadContext.DataSize)); err != nil {
+			return nil, fmt.Errorf("thread list: entry %d: contexts: %w", i, err)
+		}
 		t.Context, t.ContextErr = f.context(t.ThreadContext)
 		if t.ContextErr != nil {
 			t.ContextErr = fmt.Errorf("thread list: entry %d (thread %#x): %w", i, t.ThreadID, t.ContextErr)

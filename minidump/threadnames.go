@@ -29,6 +29,7 @@ func (f *File) ThreadNames() ([]ThreadName, error) {
 		return nil, err
 	}
 	names := make([]ThreadName, n)
+	bud := f.newBudget()
 	for i := range names {
 		e := b[off+i*threadNameSize:]
 		t := &names[i]
@@ -39,6 +40,9 @@ func (f *File) ThreadNames() ([]ThreadName, error) {
 		}
 		if t.Name, t.NameErr = f.String(uint32(t.ThreadNameRva)); t.NameErr != nil {
 			t.NameErr = fmt.Errorf("thread name list: entry %d: %w", i, t.NameErr)
+		}
+		if err := bud.take(len(t.Name)); err != nil {
+			return nil, fmt.Errorf("thread name list: entry %d: %w", i, err)
 		}
 	}
 	return names, nil

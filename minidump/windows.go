@@ -53,6 +53,7 @@ func (f *File) UnloadedModuleList() ([]UnloadedModule, error) {
 		return nil, err
 	}
 	out := make([]UnloadedModule, n)
+	bud := f.newBudget()
 	for i := range out {
 		e := b[i*size:]
 		m := &out[i]
@@ -60,6 +61,9 @@ func (f *File) UnloadedModuleList() ([]UnloadedModule, error) {
 			TimeDateStamp: le32(e[16:]), ModuleNameRva: le32(e[20:])}
 		if m.Name, err = f.String(m.ModuleNameRva); err != nil {
 			return nil, fmt.Errorf("unloaded module list: entry %d: name: %w", i, err)
+		}
+		if err := bud.take(len(m.Name)); err != nil {
+			return nil, fmt.Errorf("unloaded module list: entry %d: %w", i, err)
 		}
 	}
 	return out, nil
@@ -101,6 +105,7 @@ func (f *File) HandleData() ([]HandleDescriptor, error) {
 		return nil, fmt.Errorf("handle data: %d descriptors of %d bytes do not fit in %d bytes", n, size, len(b))
 	}
 	out := make([]HandleDescriptor, n)
+	bud := f.newBudget()
 	for i := range out {
 		e := b[uint64(hdr)+uint64(i)*uint64(size):]
 		h := &out[i]
@@ -118,6 +123,9 @@ func (f *File) HandleData() ([]HandleDescriptor, error) {
 			if h.ObjectName, err = f.String(h.ObjectNameRva); err != nil {
 				return nil, fmt.Errorf("handle data: descriptor %d: object name: %w", i, err)
 			}
+		}
+		if err := bud.take(len(h.TypeName) + len(h.ObjectName)); err != nil {
+			return nil, fmt.Errorf("handle data: descriptor %d: %w", i, err)
 		}
 	}
 	return out, nil
