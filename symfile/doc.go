@@ -31,7 +31,9 @@
 //     frames Breakpad prints, with the source positions moved along the
 //     inline chain as Breakpad does.
 //   - [Table.CFIRules]: the STACK CFI INIT record covering the address and the
-//     delta records to apply up to and including it, as text ([CFIRules]).
+//     delta records to apply up to and including it, as text ([CFIRules]),
+//     with Breakpad's rule that any delta record of the file between the INIT
+//     address and the address applies.
 //   - [Table.StackWin]: the STACK WIN record for the address, FrameData (type 4)
 //     preferred over FPO (type 0), innermost range first, as Breakpad does.
 //
@@ -74,6 +76,8 @@
 // in the file text itself when a function's records are in address order
 // without overlap (as every dump_syms writes them), and otherwise decoded on
 // first use (and kept, for large functions). INLINE records and STACK CFI
-// deltas are decoded at lookup time. On a 200 MB synthetic file the index
-// takes about 36 MB of heap. Files must be smaller than 4 GiB.
+// deltas are decoded at lookup time; only the few delta records that can
+// apply outside the block after their INIT record (Breakpad keeps all deltas
+// in one map by address) are indexed. On a 200 MB synthetic file the index
+// peaks at about 25 MB of heap. Files must be smaller than 4 GiB.
 package symfile

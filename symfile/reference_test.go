@@ -225,7 +225,7 @@ func (m *refModule) win(a uint64) (StackWin, bool) {
 func TestAgainstReference(t *testing.T) {
 	var files, probes int
 	for _, p := range corpusSymFiles(t) {
-		if st, err := os.Stat(p); err != nil || st.Size() > 2<<20 {
+		if st, err := os.Stat(p); err != nil || st.Size() > 1<<20 {
 			continue
 		}
 		data, err := os.ReadFile(p)
@@ -257,7 +257,7 @@ func TestAgainstReference(t *testing.T) {
 			}
 		}
 		// Probe a deterministic sample: the model is linear per lookup.
-		if step := len(addrs) / 1000; step > 1 {
+		if step := len(addrs) / 400; step > 1 {
 			for i := range len(addrs) / step {
 				addrs[i] = addrs[i*step]
 			}
