@@ -13,7 +13,8 @@ import (
 // Stream accessors wrap it, so test with errors.Is.
 var ErrNoStream = errors.New("stream not present")
 
-// File is an open minidump. Its methods are safe for concurrent use.
+// File is an open minidump. Its methods, except Close, are safe for
+// concurrent use.
 type File struct {
 	// Header is the file header.
 	Header Header
