@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
+	"sync"
 )
 
 // Open memory-maps the symbol file at path and indexes it with [Parse]. Call
-// [Table.Close] to release the mapping.
+// [Table.Close] to release the mapping (it is also released when the Table
+// is garbage-collected).
 func Open(path string) (*Table, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -33,6 +36,14 @@ func Open(path string) (*Table, error) {
 		unmap()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	t.close = unmap
+	// Unmap when the Table becomes unreachable without Close, once either way.
+	var once sync.Once
+	var err2 error
+	release := func() error {
+		once.Do(func() { err2 = unmap() })
+		return err2
+	}
+	t.close = release
+	runtime.AddCleanup(t, func(r func() error) { r() }, release)
 	return t, nil
 }
