@@ -384,3 +384,28 @@ func BenchmarkFromCore(b *testing.B) {
 		}
 	}
 }
+
+func TestFsaveFromFxsave(t *testing.T) {
+	fx := make([]byte, fxsaveSize)
+	le := binary.LittleEndian
+	le.PutUint16(fx[0:], 0x037f)     // fcw
+	le.PutUint16(fx[2:], 6<<11)      // fsw: top = 6
+	fx[4] = 1<<6 | 1<<7              // physical registers 6 and 7 in use: st0 and st1
+	le.PutUint16(fx[6:], 0x123)      // fop
+	le.PutUint32(fx[8:], 0x08049000) // fip
+	le.PutUint16(fx[12:], 0x23)      // fcs
+	le.PutUint64(fx[32:], 1<<63)     // st0 = 1.0: valid
+	le.PutUint16(fx[40:], 0x3fff)    //
+	le.PutUint64(fx[48:], 0)         // st1 = +0: zero
+	f := fsaveFromFxsave(fx)
+	if f.ControlWord&0xffff != 0x037f || f.StatusWord&0xffff != 6<<11 || f.ErrorOffset != 0x08049000 || f.ErrorSelector != 0x123<<16|0x23 {
+		t.Errorf("fsave %+v", f)
+	}
+	// Physical 6 (st0) valid = 00, physical 7 (st1) zero = 01, the rest empty.
+	if want := uint32(0xffff0000 | 0x0fff | 0<<12 | 1<<14); f.TagWord != want {
+		t.Errorf("tag word %#x, want %#x", f.TagWord, want)
+	}
+	if f.RegisterArea[7] != 0x80 || f.RegisterArea[9] != 0x3f {
+		t.Errorf("st0 bytes % x", f.RegisterArea[:10])
+	}
+}

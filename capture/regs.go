@@ -127,8 +127,57 @@ func x86Context(r []uint64, fsave, fxsave []byte) (*x86.Context, error) {
 	if len(fxsave) >= fxsaveSize {
 		copy(c.ExtendedRegisters[:], fxsave)
 		c.ContextFlags |= x86.ContextExtendedRegisters
+		if len(fsave) < fsaveSize {
+			c.FloatSave = fsaveFromFxsave(fxsave)
+			c.ContextFlags |= x86.ContextFloatingPoint
+		}
 	}
 	return c, nil
+}
+
+// fsaveFromFxsave derives the x87 fsave area from an fxsave area, as the
+// kernel does for i386 NT_PRFPREG (convert_from_fxsr): a 64-bit tracer reads
+// only the fxsave form of a 32-bit process's registers.
+func fsaveFromFxsave(fx []byte) x86.FloatingSaveArea {
+	le := binary.LittleEndian
+	fsw := le.Uint16(fx[2:])
+	f := x86.FloatingSaveArea{
+		ControlWord:   uint32(le.Uint16(fx[0:])) | 0xffff0000,
+		StatusWord:    uint32(fsw) | 0xffff0000,
+		ErrorOffset:   le.Uint32(fx[8:]),
+		ErrorSelector: uint32(le.Uint16(fx[12:])) | uint32(le.Uint16(fx[6:])&0x7ff)<<16, // fcs | fop<<16
+		DataOffset:    le.Uint32(fx[16:]),
+		DataSelector:  uint32(le.Uint16(fx[20:])),
+	}
+	// The abridged tag has one bit per physical register (1: in use); the
+	// full tag has two, classifying the value: 0 valid, 1 zero, 2 special, 3 empty.
+	abridged := fx[4]
+	top := int(fsw>>11) & 7
+	tag := uint32(0xffff0000)
+	for phys := range 8 {
+		st := fx[32+16*((phys-top)&7):] // fxsave keeps the registers in stack order
+		t := uint32(3)
+		if abridged&(1<<phys) != 0 {
+			exp := le.Uint16(st[8:]) & 0x7fff
+			mant := le.Uint64(st)
+			switch {
+			case exp == 0x7fff:
+				t = 2
+			case exp == 0 && mant == 0:
+				t = 1
+			case exp == 0 || mant>>63 == 0:
+				t = 2
+			default:
+				t = 0
+			}
+		}
+		tag |= t << (2 * phys)
+	}
+	f.TagWord = tag
+	for i := range 8 {
+		copy(f.RegisterArea[10*i:10*i+10], fx[32+16*i:])
+	}
+	return f
 }
 
 // x86FromAMD64Regs rearranges the x86-64 user_regs_struct a 64-bit tracer
