@@ -294,6 +294,17 @@ func (w *Writer) MemoryInfoList(entries []MemoryInfo) {
 	w.Stream(MemoryInfoListStream, b)
 }
 
+// ThreadNames writes the thread name list stream from the ThreadID and Name
+// of each entry (ThreadNameRva and NameErr are ignored).
+func (w *Writer) ThreadNames(names []ThreadName) {
+	b := binary.LittleEndian.AppendUint32(nil, uint32(len(names)))
+	for _, n := range names {
+		b = binary.LittleEndian.AppendUint32(b, n.ThreadID)
+		b = binary.LittleEndian.AppendUint64(b, uint64(w.String(n.Name)))
+	}
+	w.Stream(ThreadNamesStream, b)
+}
+
 // MemoryListHere puts the memory list stream at this point of the directory
 // (by default it comes last). Memory added later is still included.
 func (w *Writer) MemoryListHere() {

@@ -460,3 +460,14 @@ func TestMiscInfoAllFields(t *testing.T) {
 		t.Errorf("misc info round trip:\n got %+v\nwant %+v", *got, m)
 	}
 }
+
+func TestThreadNamesRoundTrip(t *testing.T) {
+	w := minidump.NewWriter()
+	w.ThreadNames([]minidump.ThreadName{{ThreadID: 7, Name: "main"}, {ThreadID: 8, Name: "wörker"}})
+	data, _ := w.Bytes()
+	f, _ := minidump.NewFileBytes(data)
+	names, err := f.ThreadNames()
+	if err != nil || len(names) != 2 || names[0].ThreadID != 7 || names[0].Name != "main" || names[1].Name != "wörker" || names[1].NameErr != nil {
+		t.Errorf("thread names = %+v, %v", names, err)
+	}
+}
