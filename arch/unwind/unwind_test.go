@@ -1,0 +1,90 @@
+package unwind_test
+
+import (
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/arch/unwind"
+	"github.com/gobreakpad/gobreakpad/arch/unwind/unwindtest"
+	"github.com/gobreakpad/gobreakpad/arch/x86"
+)
+
+func TestTrustStrings(t *testing.T) {
+	for trust, want := range map[unwind.Trust]string{
+		unwind.TrustContext: "given as instruction pointer in context",
+		unwind.TrustCFI:     "call frame info",
+		unwind.TrustCFIScan: "call frame info with scanning",
+		unwind.TrustFP:      "previous frame's frame pointer",
+		unwind.TrustScan:    "stack scanning",
+		unwind.TrustInline:  "inline record",
+		unwind.TrustLeaf:    "simulating a return from leaf function",
+		unwind.TrustNone:    "unknown",
+	} {
+		if got := trust.String(); got != want {
+			t.Errorf("%d: %q, want %q", trust, got, want)
+		}
+	}
+}
+
+func TestTerminateWalk(t *testing.T) {
+	for _, c := range []struct {
+		ip, sp, calleeSP uint64
+		first, want      bool
+	}{
+		{0x400000, 0x1010, 0x1000, false, false},
+		{0xfff, 0x1010, 0x1000, false, true},    // return address below 4 KiB
+		{0x400000, 0x1000, 0x1000, true, false}, // leaf: equal sp allowed once
+		{0x400000, 0x1000, 0x1000, false, true},
+		{0x400000, 0x0ff0, 0x1000, true, true}, // stack shrinks
+	} {
+		if got := unwind.TerminateWalk(c.ip, c.sp, c.calleeSP, c.first); got != c.want {
+			t.Errorf("TerminateWalk(%#x, %#x, %#x, %v) = %v", c.ip, c.sp, c.calleeSP, c.first, got)
+		}
+	}
+}
+
+func TestScanForReturnAddress(t *testing.T) {
+	env := unwindtest.New(amd64.Unwinder{}, 0x10000)
+	env.Modules = []unwindtest.Module{{Base: 0x400000, Size: 0x1000, HasSymbols: true, Funcs: [][2]uint64{{0x400100, 0x400200}}}}
+	// A value just past a function's end is accepted (tested one byte
+	// back); the function's start is not (one byte back is outside it).
+	env.Push(0x400100, 0x999, 0x400200, 0x400150)
+	loc, ip, ok := unwind.ScanForReturnAddress(env, 0x10000, 40, 8)
+	if !ok || loc != 0x10010 || ip != 0x400200 {
+		t.Errorf("found %#x at %#x (%v), want 0x400200 at 0x10010", ip, loc, ok)
+	}
+	// The bound is inclusive: words 0..n.
+	if _, _, ok := unwind.ScanForReturnAddress(env, 0x10000, 1, 8); ok {
+		t.Errorf("found an address beyond the second word")
+	}
+	if _, ip, ok := unwind.ScanForReturnAddress(env, 0x10000, 2, 8); !ok || ip != 0x400200 {
+		t.Errorf("did not find the third word with an inclusive bound of 2")
+	}
+	// Reads past the stack end the scan.
+	if _, _, ok := unwind.ScanForReturnAddress(env, 0x10020, 40, 8); ok {
+		t.Errorf("found an address outside the stack")
+	}
+	// 32-bit scans near the top of the address space do not wrap.
+	env32 := unwindtest.New(x86.Unwinder{}, 0xfffffff0)
+	env32.Push(0, 0, 0, 0)
+	if _, _, ok := unwind.ScanForReturnAddress(env32, 0xfffffff0, 40, 4); ok {
+		t.Errorf("found an address in an empty stack")
+	}
+}
+
+func TestReadWord(t *testing.T) {
+	env := unwindtest.New(amd64.Unwinder{}, 0x10000)
+	env.Push(0x1122334455667788)
+	if v, ok := unwind.ReadWord(env, 0x10000, 8); !ok || v != 0x1122334455667788 {
+		t.Errorf("64-bit read: %#x %v", v, ok)
+	}
+	if v, ok := unwind.ReadWord(env, 0x10000, 4); !ok || v != 0x55667788 {
+		t.Errorf("32-bit read: %#x %v", v, ok)
+	}
+	if _, ok := unwind.ReadWord(env, 0x10004, 8); ok {
+		t.Errorf("read past the end succeeded")
+	}
+	if _, ok := unwind.Read64(nil, 0); ok {
+		t.Errorf("read from no memory succeeded")
+	}
+}
