@@ -45,7 +45,8 @@
 // read only the thread's own stack memory, as Breakpad does. A walk ends at
 // a return address below 4096 or a stack pointer that does not grow (equal is
 // allowed once, for leaf functions whose return address is in a register);
-// MaxFrames and MaxScannedFrames bound the work on hostile dumps.
+// MaxFrames, MaxTotalFrames and MaxScannedFrames bound the work on hostile
+// dumps.
 //
 // Module lookups are binary searches over the modules sorted by base
 // address; symbol files are memory-mapped and indexed once per process

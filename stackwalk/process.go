@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
@@ -104,6 +105,8 @@ func Process(f *minidump.File, opt Options) (*ProcessState, error) {
 	evaluators := evaluatorCache{}
 	threads, thErr := f.ThreadList()
 	var jobs []func()
+	var budget atomic.Int64
+	budget.Store(MaxTotalFrames)
 	for i := range threads {
 		t := &threads[i]
 		if hasDumpThread && t.ThreadID == dumpThread {
@@ -133,7 +136,7 @@ func Process(f *minidump.File, opt Options) (*ProcessState, error) {
 			env.stack = cs.Memory
 		}
 		jobs = append(jobs, func() {
-			if frames, err := walkThread(cpu, rawCtx, env); err == nil {
+			if frames, err := walkThread(cpu, rawCtx, env, &budget); err == nil {
 				cs.Frames = frames
 			}
 		})

@@ -2,6 +2,7 @@ package stackwalk
 
 import (
 	"sort"
+	"sync/atomic"
 
 	"github.com/gobreakpad/gobreakpad/arch/unwind"
 	"github.com/gobreakpad/gobreakpad/cfi"
@@ -12,6 +13,9 @@ import (
 const (
 	// MaxFrames caps the frames of one thread (inline frames included).
 	MaxFrames = 1 << 16
+	// MaxTotalFrames caps the frames of all threads together, so that a
+	// hostile dump cannot make the walk allocate much more than its size.
+	MaxTotalFrames = 1 << 18
 	// MaxScannedFrames is how many frames may be found by scanning before
 	// scanning is refused (Breakpad's max_frames_scanned_).
 	MaxScannedFrames = 1 << 14
@@ -110,7 +114,7 @@ const entryPoint = "_start"
 
 // walkThread unwinds one thread from its raw CPU context. Without stack
 // memory only the context frame is produced.
-func walkThread(cpu unwind.CPU, raw any, env *walkEnv) ([]*StackFrame, error) {
+func walkThread(cpu unwind.CPU, raw any, env *walkEnv, budget *atomic.Int64) ([]*StackFrame, error) {
 	first, err := cpu.ContextFrame(raw, env)
 	if err != nil {
 		return nil, err
@@ -135,7 +139,7 @@ func walkThread(cpu unwind.CPU, raw any, env *walkEnv) ([]*StackFrame, error) {
 		}
 		out = append(out, inlines...)
 		out = append(out, sf)
-		if len(out) >= MaxFrames || env.stack == nil {
+		if len(out) >= MaxFrames || env.stack == nil || budget.Add(-int64(1+len(inlines))) <= 0 {
 			break
 		}
 		// Nothing calls the program's entry point: what a scan finds
