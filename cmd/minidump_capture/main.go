@@ -6,7 +6,8 @@
 // The program runs under ptrace. When one of its processes receives a fatal
 // signal it does not handle (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
 // SIGTRAP, SIGSYS), a minidump of all its threads is written to
-// DIR/PROGRAM.PID.dmp (DIR defaults to the current directory) and the
+// DIR/NAME.PID.dmp, NAME being the base name of the crashed process's argv[0]
+// (DIR defaults to the current directory), and the
 // signal is then delivered, so the program dies as it would have. This
 // command exits with the program's status: the same exit code, or death by
 // the same signal. Signals the program handles pass through untouched; a
@@ -26,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v3"
@@ -86,8 +88,13 @@ func forwardSignals(pid int) {
 	}()
 }
 
-// writeDump writes p to DIR/PROGRAM.PID.dmp and reports it.
+// writeDump writes p to DIR/PROGRAM.PID.dmp and reports it. PROGRAM is the
+// crashed process's own argv[0] (it may have exec'd another program), else
+// the program this command started.
 func writeDump(stderr io.Writer, dir, program string, p *capture.Process) error {
+	if arg0, _, _ := strings.Cut(string(p.CmdLine), "\x00"); arg0 != "" {
+		program = arg0
+	}
 	name := filepath.Join(dir, fmt.Sprintf("%s.%d.dmp", filepath.Base(program), p.PID))
 	f, err := os.Create(name)
 	if err != nil {
