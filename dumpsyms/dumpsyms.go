@@ -437,7 +437,7 @@ func (d *dumper) buildFunctions(funcs []*funcRec) {
 		if i > 0 && fn.ranges[0].lo == funcs[i-1].ranges[0].lo || !d.inModule(fn.ranges[0].lo) {
 			continue
 		}
-		name := qualifiedName(nil, fn.node)
+		name := qualifiedName(fn.node)
 		if name == "" {
 			name = "<name omitted>"
 		}

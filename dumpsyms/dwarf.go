@@ -61,13 +61,6 @@ type dieIndex struct {
 	alt   *dieIndex
 }
 
-func (ix *dieIndex) lookup(r *nodeRef) *node {
-	if r == nil || r.src == nil {
-		return nil
-	}
-	return r.src.nodes[r.off]
-}
-
 // inlineRec is a DW_TAG_inlined_subroutine with a non-empty range.
 type inlineRec struct {
 	origin   *nodeRef
@@ -103,7 +96,6 @@ type dwarfReader struct {
 	blockInlines bool
 	files        *fileTable
 	funcs        []*funcRec
-	indexes      []*dieIndex
 	split        *splitLoader // nil: skeleton units are not followed
 }
 
@@ -125,7 +117,7 @@ func (t *fileTable) id(name string) int32 {
 	return i
 }
 
-func newIndex(src *dwarfSource) *dieIndex {
+func newIndex() *dieIndex {
 	return &dieIndex{nodes: make(map[dwarf.Offset]*node)}
 }
 
@@ -137,12 +129,11 @@ func (dr *dwarfReader) indexNames(src *dwarfSource, ix *dieIndex) {
 
 // read walks src, collecting functions and their lines and inlines.
 func (dr *dwarfReader) read(src *dwarfSource) {
-	ix := newIndex(src)
+	ix := newIndex()
 	if src.alt != nil {
-		ix.alt = newIndex(src.alt)
+		ix.alt = newIndex()
 		dr.indexNames(src.alt, ix.alt)
 	}
-	dr.indexes = append(dr.indexes, ix)
 	dr.walk(src, ix, true, nil)
 }
 
@@ -220,7 +211,7 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 				dr.readLines(src, e, cu)
 				if dr.split != nil && (e.Tag == dwarf.TagSkeletonUnit || e.AttrField(dwarf.AttrDwoName) != nil || e.AttrField(attrGNUDwoName) != nil) {
 					if dwo := dr.split.open(e); dwo != nil {
-						dr.walk(dwo, newIndex(dwo), true, cu)
+						dr.walk(dwo, newIndex(), true, cu)
 					}
 				}
 			}
@@ -571,7 +562,7 @@ func demangled(linkage string, lang int64) string {
 // specification's name, else the enclosing scopes' names joined with "::"
 // and the DIE's own name; for a DIE that has none of these, its abstract
 // origin's name.
-func qualifiedName(ix *dieIndex, n *node) string {
+func qualifiedName(n *node) string {
 	if n == nil {
 		return ""
 	}
@@ -585,9 +576,9 @@ func qualifiedName(ix *dieIndex, n *node) string {
 	q := demangled(n.linkage, n.lang)
 	if q == "" && n.spec != nil {
 		if s := n.spec.src.nodes[n.spec.off]; s != nil {
-			q = qualifiedName(n.spec.src, s)
+			q = qualifiedName(s)
 			if q != "" && n.name != "" && s.name != n.name {
-				q = joinName(enclosingName(n.spec.src, s), n.name)
+				q = joinName(enclosingName(s), n.name)
 			}
 		}
 	}
@@ -597,23 +588,23 @@ func qualifiedName(ix *dieIndex, n *node) string {
 			unq = n.linkage
 		}
 		if unq != "" {
-			q = joinName(enclosingName(ix, n), unq)
+			q = joinName(enclosingName(n), unq)
 		}
 	}
 	if q == "" && n.origin != nil {
 		if o := n.origin.src.nodes[n.origin.off]; o != nil {
-			q = qualifiedName(n.origin.src, o)
+			q = qualifiedName(o)
 		}
 	}
 	n.qualified, n.resolved, n.resolving = q, true, false
 	return q
 }
 
-func enclosingName(ix *dieIndex, n *node) string {
+func enclosingName(n *node) string {
 	if n.parent == nil {
 		return ""
 	}
-	return qualifiedName(ix, n.parent)
+	return qualifiedName(n.parent)
 }
 
 func joinName(enclosing, name string) string {
@@ -632,5 +623,5 @@ func nameOf(r *nodeRef) string {
 	if n == nil {
 		return ""
 	}
-	return qualifiedName(r.src, n)
+	return qualifiedName(n)
 }

@@ -34,7 +34,7 @@ func FuzzDWARF(f *testing.F) {
 		dr := &dwarfReader{warn: func(string, ...any) {}, inlines: true, blockInlines: true, files: files}
 		dr.read(&dwarfSource{data: d, line: line, str: str, order: binary.LittleEndian})
 		for _, fn := range dr.funcs {
-			qualifiedName(nil, fn.node)
+			qualifiedName(fn.node)
 			for _, in := range fn.inlines {
 				nameOf(in.origin)
 			}
