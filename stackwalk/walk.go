@@ -81,6 +81,8 @@ type walkEnv struct {
 	eval    *cfi.Evaluator
 }
 
+// ReadMemory reads the thread's stack; the other methods answer from the
+// symbolizer, implementing unwind.Env.
 func (e *walkEnv) ReadMemory(addr uint64, n int) ([]byte, error) {
 	if e.stack == nil {
 		return nil, errNoStack

@@ -247,6 +247,7 @@ type CPU interface {
 // ErrContextType is returned by ContextFrame for a context of another CPU.
 type ErrContextType struct{ Got any }
 
+// Error implements error.
 func (e ErrContextType) Error() string { return fmt.Sprintf("unexpected context type %T", e.Got) }
 
 // CallerByCFI evaluates rules over callee and returns the caller frame, as
