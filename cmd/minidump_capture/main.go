@@ -64,7 +64,7 @@ func newCommand(stderr io.Writer, status *syscall.WaitStatus) *cli.Command {
 			ws, err := capture.Run(argv, capture.RunOptions{
 				Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 				OnCrash: func(p *capture.Process) error { return writeDump(stderr, cmd.String("o"), argv[0], p) },
-				Started: forwardSignals,
+				Started: forwardSignals(),
 			})
 			*status = ws
 			return err
@@ -75,17 +75,20 @@ func newCommand(stderr io.Writer, status *syscall.WaitStatus) *cli.Command {
 // forwardSignals passes SIGTERM and SIGHUP sent to this command on to the
 // program, and keeps SIGINT and SIGQUIT from ending this command: the
 // terminal sends those to the program as well, and this command must outlive
-// it to report its status.
-func forwardSignals(pid int) {
+// it to report its status. The handlers are installed at once; the returned
+// function starts forwarding to the program's pid.
+func forwardSignals() func(pid int) {
 	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
-	go func() {
-		for sig := range ch {
-			if sig == syscall.SIGTERM || sig == syscall.SIGHUP {
-				syscall.Kill(pid, sig.(syscall.Signal))
+	return func(pid int) {
+		go func() {
+			for sig := range ch {
+				if sig == syscall.SIGTERM || sig == syscall.SIGHUP {
+					syscall.Kill(pid, sig.(syscall.Signal))
+				}
 			}
-		}
-	}()
+		}()
+	}
 }
 
 // writeDump writes p to DIR/PROGRAM.PID.dmp and reports it. PROGRAM is the

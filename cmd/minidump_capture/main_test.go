@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"os"
 	"os/exec"
@@ -120,14 +121,21 @@ func TestSignalForwarding(t *testing.T) {
 	if _, err := os.Stat("/bin/sleep"); err != nil {
 		t.Skip("no /bin/sleep")
 	}
-	cmd := exec.Command(os.Args[0], "-o", t.TempDir(), "--", "/bin/sleep", "30")
+	cmd := exec.Command(os.Args[0], "-o", t.TempDir(), "--", "/bin/sh", "-c", "echo ready; exec /bin/sleep 30")
 	cmd.Env = append(os.Environ(), beCommand+"=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// Once the program prints, the command has its handlers in place.
+	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+		t.Fatalf("the program did not start: %v", err)
+	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	time.Sleep(500 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case err := <-done:
