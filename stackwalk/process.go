@@ -102,7 +102,6 @@ func Process(f *minidump.File, opt Options) (*ProcessState, error) {
 	mods := p.moduleMap()
 	syms := newSymbolizer(opt.Symbols, mods)
 	windows := p.System.OSShort == "windows"
-	evaluators := evaluatorCache{}
 	threads, thErr := f.ThreadList()
 	var jobs []func()
 	var budget atomic.Int64
@@ -131,7 +130,7 @@ func Process(f *minidump.File, opt Options) (*ProcessState, error) {
 		if cpu == nil {
 			continue
 		}
-		env := &walkEnv{syms: syms, windows: windows, eval: evaluators.get(cpu)}
+		env := &walkEnv{syms: syms, windows: windows, eval: evaluatorFor(cpu)}
 		if cs.Memory != nil && !(ctx.CPU.PointerSize() == 4 && cs.Memory.(*region).end() > 1<<32) {
 			env.stack = cs.Memory
 		}
@@ -294,21 +293,22 @@ func assertionText(a *minidump.AssertionInfo) string {
 	return b.String()
 }
 
-// evaluatorCache holds one rule compiler per CPU: compiled rules are cached
-// by their text inside it.
-type evaluatorCache map[string]*cfi.Evaluator
+// evaluators holds one rule compiler per CPU for the life of the process:
+// compiled rules are cached by their text inside it, so repeated walks
+// parse nothing (cfi.Evaluator is safe for concurrent use).
+var evaluators sync.Map // address size and rule names of a CPU -> *cfi.Evaluator
 
-func (c evaluatorCache) get(cpu unwind.CPU) *cfi.Evaluator {
-	key := cpu.Names()[cpu.PC()]
-	if ev, ok := c[key]; ok {
-		return ev
+func evaluatorFor(cpu unwind.CPU) *cfi.Evaluator {
+	key := fmt.Sprint(cpu.WordSize(), cpu.CFINames())
+	if ev, ok := evaluators.Load(key); ok {
+		return ev.(*cfi.Evaluator)
 	}
 	ev, err := cfi.NewEvaluator(cpu.WordSize(), cpu.CFINames())
 	if err != nil {
-		// The CPUs' name lists are fixed and valid; a failure here is a
-		// programming error that leaves the walk without CFI.
-		ev = nil
+		// The CPUs' name lists are fixed and valid; a failure here would
+		// leave the walk without CFI rather than stop it.
+		return nil
 	}
-	c[key] = ev
-	return ev
+	actual, _ := evaluators.LoadOrStore(key, ev)
+	return actual.(*cfi.Evaluator)
 }
