@@ -129,9 +129,6 @@ func (ps *pass) run() bool {
 					switch {
 					case msg != "":
 						ps.fail(lineNo, msg, true)
-						if cfiLine == lineNo-1 {
-							cfiLine = lineNo // a malformed delta does not end the block
-						}
 					case kind == stackCFIInit:
 						curCFI = -1
 						if s, ok := makeSpan(c.addr, c.size, uint32(start), uint32(end)); ok {
