@@ -64,13 +64,13 @@ type Crash struct {
 
 // Process is everything a minidump records about one process.
 type Process struct {
-	CPU     arch.CPU
+	CPU     arch.CPU // AMD64, X86 or ARM64
 	PID     uint32
-	Threads []Thread // the crashing thread first
-	Crash   *Crash   // nil when the process did not crash
-	Modules []Module // sorted by Base
-	Memory  []Region // sorted by address and disjoint; includes the stacks
-	Maps    []procfs.Mapping
+	Threads []Thread         // the crashing thread first
+	Crash   *Crash           // nil when the process did not crash
+	Modules []Module         // sorted by Base
+	Memory  []Region         // sorted by address and disjoint; includes the stacks
+	Maps    []procfs.Mapping // the process's mappings, sorted by address
 
 	// The raw Linux files, as their minidump streams hold them; nil when unknown.
 	ProcMaps, ProcStatus, CmdLine, Environ, Auxv, CPUInfo, LSBRelease []byte

@@ -36,6 +36,8 @@ var fatalSignals = map[syscall.Signal]bool{
 
 // RunOptions configure [Run].
 type RunOptions struct {
+	// Stdin, Stdout and Stderr are the program's, as in os/exec.Cmd: nil
+	// means the null device.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Env is the program's environment; nil means this process's.

@@ -84,15 +84,15 @@ type Segment struct {
 
 // File is an opened core file.
 type File struct {
-	Class     elf.Class
-	Machine   elf.Machine
-	ByteOrder binary.ByteOrder
-	Threads   []Thread // in note order: the kernel puts the dumping thread first
-	Psinfo    *Psinfo
-	Siginfo   *Siginfo
-	Auxv      []byte
-	Files     []MappedFile
-	Segments  []Segment // sorted by Vaddr
+	Class     elf.Class        // ELFCLASS32 or ELFCLASS64: the word size of the notes
+	Machine   elf.Machine      // EM_X86_64, EM_386 or EM_AARCH64
+	ByteOrder binary.ByteOrder // of the core and of the dumped process
+	Threads   []Thread         // in note order: the kernel puts the dumping thread first
+	Psinfo    *Psinfo          // nil without an NT_PRPSINFO note
+	Siginfo   *Siginfo         // nil without an NT_SIGINFO note (qemu-user writes none)
+	Auxv      []byte           // the raw NT_AUXV note: (type, value) word pairs; nil without one
+	Files     []MappedFile     // NT_FILE's entries; nil without one
+	Segments  []Segment        // sorted by Vaddr
 
 	closer io.Closer
 }
