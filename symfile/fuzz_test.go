@@ -35,7 +35,8 @@ func FuzzParse(f *testing.F) {
 }
 
 // FuzzLookup parses arbitrary bytes and runs every lookup at addresses near
-// the records' own, checking the answers' basic consistency.
+// the given one, checking the answers' consistency and comparing them with
+// the literal model of Breakpad's resolver in reference_test.go.
 func FuzzLookup(f *testing.F) {
 	f.Add([]byte(sample), uint64(0x100d))
 	f.Add([]byte("MODULE a b c d\nFUNC 10 10 0 f\n18 8 1 0\n10 8 2 0\nINLINE 0 1 0 10 4 11 2\nINLINE 1 1 0 11 1\n"), uint64(0x11))
@@ -45,7 +46,21 @@ func FuzzLookup(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		ref := loadRef(data)
 		for _, a := range []uint64{addr, addr - 1, addr + 1, 0, ^uint64(0)} {
+			got, ok := tab.Lookup(a)
+			got.Inlines = nil
+			if want, wok := ref.lookup(a); ok != wok || !reflect.DeepEqual(got, want) {
+				t.Fatalf("Lookup(%#x) = %+v, %v; Breakpad model: %+v, %v", a, got, ok, want, wok)
+			}
+			gc, ok := tab.CFIRules(a)
+			if wc, wok := ref.cfi(a); ok != wok || !reflect.DeepEqual(gc, wc) {
+				t.Fatalf("CFIRules(%#x) = %+v, %v; Breakpad model: %+v, %v", a, gc, ok, wc, wok)
+			}
+			gw, ok := tab.StackWin(a)
+			if ww, wok := ref.win(a); ok != wok || gw != ww {
+				t.Fatalf("StackWin(%#x) = %+v, %v; Breakpad model: %+v, %v", a, gw, ok, ww, wok)
+			}
 			if sym, ok := tab.Lookup(a); ok {
 				if !sym.Public && (a < sym.Address || a-sym.Address >= sym.Size) {
 					t.Fatalf("Lookup(%#x) returned FUNC %#x+%#x not covering it", a, sym.Address, sym.Size)
