@@ -69,7 +69,16 @@ func TestCorpusMatchesBreakpad(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, _ := dumpPath(t, c.dump, false)
+			got, ok := dumpPath(t, c.dump, false)
+			if wantOK := breakpadStatus(string(want)); ok != wantOK {
+				t.Errorf("success = %v, Breakpad's = %v", ok, wantOK)
+			}
+			if log, err := os.ReadFile(filepath.Join(filepath.Dir(c.want), "dump.log")); err == nil {
+				// Breakpad logs an ERROR from minidump_dump.cc exactly when it counts a failure.
+				if logOK := !strings.Contains(string(log), "minidump_dump.cc") || !strings.Contains(string(log), ": ERROR: "); ok != logOK {
+					t.Errorf("success = %v, Breakpad's log says %v", ok, logOK)
+				}
+			}
 			if strings.HasPrefix(c.name, "generated/") {
 				got = strings.ReplaceAll(got, rewrittenHex, originalHex)
 			}
@@ -91,6 +100,20 @@ func TestCorpusMatchesBreakpad(t *testing.T) {
 			}
 		})
 	}
+}
+
+// breakpadStatus infers Breakpad's exit status from its output: it fails
+// exactly when the dump cannot be read (no output) or one of the streams it
+// requires is not printed. (A raw Linux stream that cannot be read also
+// fails; no reference dump has one.)
+func breakpadStatus(out string) bool {
+	for _, h := range []string{"MDRawHeader\n", "\nMinidumpThreadList\n", "\nMinidumpModuleList\n",
+		"\nMinidumpMemoryList\n", "\nMDRawSystemInfo\n", "\nMDRawMiscInfo\n", "\nMinidumpMemoryInfoList\n"} {
+		if !strings.Contains(out, h) {
+			return false
+		}
+	}
+	return true
 }
 
 func writeDump(t *testing.T, b *synth.Builder) string {
