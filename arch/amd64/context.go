@@ -1,5 +1,6 @@
 // Package amd64 holds the x86-64 CPU context as minidumps store it
-// (Breakpad's MDRawContextAMD64, Windows' CONTEXT for x64).
+// (Breakpad's MDRawContextAMD64, Windows' CONTEXT for x64), and the x86-64
+// stack unwinder (unwind.go).
 package amd64
 
 import (

@@ -1,6 +1,7 @@
 // Package arm64 holds the AArch64 CPU contexts as minidumps store them:
 // Breakpad's MDRawContextARM64 (Context) and the layout written by older
-// Breakpad clients, MDRawContextARM64_Old (OldContext).
+// Breakpad clients, MDRawContextARM64_Old (OldContext); and the AArch64 stack
+// unwinder (unwind.go).
 package arm64
 
 import (

@@ -1,5 +1,6 @@
 // Package x86 holds the 32-bit x86 (i386) CPU context as minidumps store it
-// (Breakpad's MDRawContextX86, Windows' CONTEXT for x86).
+// (Breakpad's MDRawContextX86, Windows' CONTEXT for x86), and the x86 stack
+// unwinder (unwind.go).
 package x86
 
 import (
