@@ -27,11 +27,15 @@ func benchFrame(b *testing.B) (*Evaluator, Registers, Memory) {
 	ev := mustEvaluator(b, 8, amd64Names...)
 	var regs Registers
 	for i := range amd64Names {
-		regs.Set(i, uint64(0x1000*i))
+		regs.Set(i, 0x7fff0000+0x100*uint64(i)) // all pointing into the stack
 	}
 	rsp, _ := ev.Index("$rsp")
 	regs.Set(rsp, 0x7fff0000)
-	return ev, regs, newStack(0x7fff0000, 8, 0x1111, 0x2222, 0x3333, 0x4444)
+	words := make([]uint64, 1024) // 8 KiB of stack above $rsp
+	for i := range words {
+		words[i] = 0x7fff0000 + uint64(i)*16
+	}
+	return ev, regs, newStack(0x7fff0000, 8, words...)
 }
 
 // BenchmarkFindCallerRegs is the hot path of one CFI frame with a warm
@@ -117,11 +121,14 @@ func BenchmarkCompileProgram(b *testing.B) {
 	}
 }
 
+// libcSym is the symbol file of Debian 12's x86-64 libc in the corpus.
+const libcSym = "generated/syslib-symbols/libc.so.6/EC61AC938E5A39B16F9FBD350E3169A50/libc.so.6.sym"
+
 // BenchmarkCompileCorpusRules compiles, with a cold cache, every distinct
 // STACK CFI rule text of a real libc symbol file from the shared corpus,
 // and reports the cost per distinct text.
 func BenchmarkCompileCorpusRules(b *testing.B) {
-	path := corpus.File(b, "generated/syslib-symbols/libc.so.6/5701C1ED09CEA8E1E6937B4A7AB908F70/libc.so.6.sym")
+	path := corpus.File(b, libcSym)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)
@@ -154,4 +161,61 @@ func BenchmarkCompileCorpusRules(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(texts)), "µs/text")
 	b.ReportMetric(float64(len(texts)), "texts")
+}
+
+// corpusFrames returns the rule texts in force at the end of the first n
+// STACK CFI INIT records of a real libc symbol file: what a walk of n
+// frames through it would compile and evaluate.
+func corpusFrames(b *testing.B, n int) [][]string {
+	path := corpus.File(b, libcSym)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var frames [][]string
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "STACK CFI INIT ") {
+			if len(frames) == n {
+				break
+			}
+			t, _ := afterFields(line, 5)
+			frames = append(frames, []string{t})
+		} else if strings.HasPrefix(line, "STACK CFI ") && len(frames) > 0 {
+			t, _ := afterFields(line, 3)
+			frames[len(frames)-1] = append(frames[len(frames)-1], t)
+		}
+	}
+	if len(frames) < n {
+		b.Fatalf("only %d STACK CFI INIT records", len(frames))
+	}
+	return frames
+}
+
+// BenchmarkWalk30Cold is the CFI cost of a 30-frame walk through libc with
+// a cold cache: every frame's rule texts compiled, then evaluated.
+func BenchmarkWalk30Cold(b *testing.B) { benchmarkWalk(b, true) }
+
+// BenchmarkWalk30Warm is the same walk with a warm cache.
+func BenchmarkWalk30Warm(b *testing.B) { benchmarkWalk(b, false) }
+
+func benchmarkWalk(b *testing.B, cold bool) {
+	frames := corpusFrames(b, 30)
+	_, callee, mem := benchFrame(b)
+	var caller Registers
+	ev := mustEvaluator(b, 8, amd64Names...)
+	b.ReportAllocs()
+	for b.Loop() {
+		if cold {
+			ev = mustEvaluator(b, 8, amd64Names...)
+		}
+		for _, texts := range frames {
+			rs, err := ev.RuleSet(texts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, _, err := rs.FindCallerRegs(&callee, mem, &caller); err != nil && rs.Err() == nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }

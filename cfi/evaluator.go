@@ -319,20 +319,23 @@ func (rs *RuleSet) FindCallerRegs(callee *Registers, mem Memory, caller *Registe
 	if rs.cfa == nil {
 		return 0, 0, fmt.Errorf("cfi: .cfa: %w", ErrUndefined)
 	}
-	if cfa, err = rs.cfa.value(callee, 0, false, mem); err != nil {
-		return 0, 0, fmt.Errorf("cfi: .cfa: %w", err)
+	var f fault
+	cfa, ok := rs.cfa.value(callee, 0, false, mem, &f)
+	if !ok {
+		return 0, 0, fmt.Errorf("cfi: .cfa: %w", rs.cfa.error(f))
 	}
 	if rs.ra == nil {
 		return 0, 0, fmt.Errorf("cfi: .ra: %w", ErrUndefined)
 	}
-	if ra, err = rs.ra.value(callee, cfa, true, mem); err != nil {
-		return 0, 0, fmt.Errorf("cfi: .ra: %w", err)
+	ra, ok = rs.ra.value(callee, cfa, true, mem, &f)
+	if !ok {
+		return 0, 0, fmt.Errorf("cfi: .ra: %w", rs.ra.error(f))
 	}
 	for _, r := range rs.regs {
 		if r.prog == nil {
 			continue
 		}
-		if v, err := r.prog.value(callee, cfa, true, mem); err == nil {
+		if v, ok := r.prog.value(callee, cfa, true, mem, &f); ok {
 			caller.Values[r.reg] = v
 			caller.Valid |= 1 << r.reg
 		}

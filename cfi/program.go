@@ -288,9 +288,38 @@ func (p *Program) load(m *machine, regs *Registers, cfa uint64, hasCFA bool) {
 	}
 }
 
+// fault describes a failed evaluation cheaply, as a value: most faults
+// are discarded (a register rule that fails only leaves its register
+// unrecovered), so the error text is built only when an error is returned.
+type fault struct {
+	err   error  // the sentinel (ErrUnbound, ...); nil when there is no fault
+	pc    int    // the failing token, or len(code) for the end of the program
+	name  int32  // the name involved, or -1
+	val   uint64 // the address of ErrMemory, the value of ErrNotAssignable, the count of ErrIncomplete
+	cause error  // the memory's own error
+}
+
+// error turns a fault into the error returned to callers.
+func (p *Program) error(f fault) error {
+	var detail string
+	switch {
+	case f.err == ErrIncomplete:
+		detail = fmt.Sprintf(": %d values on the stack", f.val)
+	case f.err == ErrMemory && f.cause != nil:
+		return fmt.Errorf("%q: token %d: %w: %#x: %w", p.text, f.pc, f.err, f.val, f.cause)
+	case f.err == ErrMemory:
+		detail = fmt.Sprintf(": %#x", f.val)
+	case f.name >= 0:
+		detail = ": " + p.names[f.name].text
+	case f.err == ErrNotAssignable:
+		detail = fmt.Sprintf(": value %#x", f.val)
+	}
+	return fmt.Errorf("%q: token %d: %w%s", p.text, f.pc, f.err, detail)
+}
+
 // exec runs the program and returns how many entries remain on the stack
-// and the top one, unresolved.
-func (p *Program) exec(m *machine, mem Memory) (n int, top entry, err error) {
+// and the top one, unresolved. On failure it sets *f and returns -1.
+func (p *Program) exec(m *machine, mem Memory, f *fault) (n int, top entry) {
 	var small [8]entry
 	var stack []entry
 	if p.depth <= len(small) {
@@ -298,16 +327,22 @@ func (p *Program) exec(m *machine, mem Memory) (n int, top entry, err error) {
 	} else {
 		stack = make([]entry, 0, p.depth)
 	}
-	pop := func() (uint64, error) {
+	// pop pops a value, resolving a name; unbound is the index of a name
+	// without a value, else -1.
+	pop := func() (v uint64, unbound int32) {
 		e := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if e.name < 0 {
-			return e.v, nil
+			return e.v, -1
 		}
 		if m.bound&(1<<e.name) == 0 {
-			return 0, fmt.Errorf("%w: %s", ErrUnbound, p.names[e.name].text)
+			return 0, e.name
 		}
-		return m.vals[e.name], nil
+		return m.vals[e.name], -1
+	}
+	fail := func(pc int, err error, name int32, val uint64) (int, entry) {
+		*f = fault{err: err, pc: pc, name: name, val: val}
+		return -1, entry{}
 	}
 	for pc, in := range p.code {
 		switch in.op {
@@ -317,47 +352,48 @@ func (p *Program) exec(m *machine, mem Memory) (n int, top entry, err error) {
 			stack = append(stack, entry{name: int32(in.arg)})
 		case opDeref:
 			if len(stack) < 1 {
-				return 0, entry{}, p.errAt(pc, ErrStackUnderflow)
+				return fail(pc, ErrStackUnderflow, -1, 0)
 			}
-			addr, err := pop()
-			if err != nil {
-				return 0, entry{}, p.errAt(pc, err)
+			addr, u := pop()
+			if u >= 0 {
+				return fail(pc, ErrUnbound, u, 0)
 			}
-			v, err := p.read(mem, addr)
-			if err != nil {
-				return 0, entry{}, p.errAt(pc, err)
+			v, cause, ok := p.read(mem, addr)
+			if !ok {
+				*f = fault{err: ErrMemory, pc: pc, name: -1, val: addr, cause: cause}
+				return -1, entry{}
 			}
 			stack = append(stack, entry{v: v, name: -1})
 		case opAssign:
 			if len(stack) < 2 {
-				return 0, entry{}, p.errAt(pc, ErrStackUnderflow)
+				return fail(pc, ErrStackUnderflow, -1, 0)
 			}
-			v, err := pop()
-			if err != nil {
-				return 0, entry{}, p.errAt(pc, err)
+			v, u := pop()
+			if u >= 0 {
+				return fail(pc, ErrUnbound, u, 0)
 			}
 			e := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			if e.name < 0 {
-				return 0, entry{}, p.errAt(pc, fmt.Errorf("%w: value %#x", ErrNotAssignable, e.v))
+				return fail(pc, ErrNotAssignable, -1, e.v)
 			}
 			if !p.names[e.name].assignable {
-				return 0, entry{}, p.errAt(pc, fmt.Errorf("%w: %s", ErrNotAssignable, p.names[e.name].text))
+				return fail(pc, ErrNotAssignable, e.name, 0)
 			}
 			m.vals[e.name] = v
 			m.bound |= 1 << e.name
 			m.assigned |= 1 << e.name
 		default: // binary operators
 			if len(stack) < 2 {
-				return 0, entry{}, p.errAt(pc, ErrStackUnderflow)
+				return fail(pc, ErrStackUnderflow, -1, 0)
 			}
-			b, err := pop()
-			if err != nil {
-				return 0, entry{}, p.errAt(pc, err)
+			b, u := pop()
+			if u >= 0 {
+				return fail(pc, ErrUnbound, u, 0)
 			}
-			a, err := pop()
-			if err != nil {
-				return 0, entry{}, p.errAt(pc, err)
+			a, u := pop()
+			if u >= 0 {
+				return fail(pc, ErrUnbound, u, 0)
 			}
 			var r uint64
 			switch in.op {
@@ -369,12 +405,12 @@ func (p *Program) exec(m *machine, mem Memory) (n int, top entry, err error) {
 				r = a * b
 			case opDiv:
 				if b == 0 {
-					return 0, entry{}, p.errAt(pc, ErrDivideByZero)
+					return fail(pc, ErrDivideByZero, -1, 0)
 				}
 				r = a / b
 			case opMod:
 				if b == 0 {
-					return 0, entry{}, p.errAt(pc, ErrDivideByZero)
+					return fail(pc, ErrDivideByZero, -1, 0)
 				}
 				r = a % b
 			case opAlign:
@@ -387,25 +423,24 @@ func (p *Program) exec(m *machine, mem Memory) (n int, top entry, err error) {
 	if len(stack) > 0 {
 		top = stack[len(stack)-1]
 	}
-	return len(stack), top, nil
+	return len(stack), top
 }
 
-// read dereferences addr: an unsigned little-endian word of the address size.
-func (p *Program) read(mem Memory, addr uint64) (uint64, error) {
+// read dereferences addr: an unsigned little-endian word of the address
+// size. ok is false when the memory cannot give it; cause is the memory's
+// error, if it gave one.
+func (p *Program) read(mem Memory, addr uint64) (v uint64, cause error, ok bool) {
 	if mem == nil {
-		return 0, fmt.Errorf("%w: %#x: no memory", ErrMemory, addr)
+		return 0, nil, false
 	}
 	b, err := mem.ReadMemory(addr, p.size)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %#x: %w", ErrMemory, addr, err)
-	}
-	if len(b) < p.size {
-		return 0, fmt.Errorf("%w: %#x: %d of %d bytes", ErrMemory, addr, len(b), p.size)
+	if err != nil || len(b) < p.size {
+		return 0, err, false
 	}
 	if p.size == 4 {
-		return uint64(binary.LittleEndian.Uint32(b)), nil
+		return uint64(binary.LittleEndian.Uint32(b)), nil, true
 	}
-	return binary.LittleEndian.Uint64(b), nil
+	return binary.LittleEndian.Uint64(b), nil, true
 }
 
 // errAt gives err the context of the program text and the failing token.
@@ -417,27 +452,33 @@ func (p *Program) errAt(pc int, err error) error {
 // value on the stack, as Breakpad's EvaluateForValue requires. Names bind
 // to the valid registers of regs; regs is not modified.
 func (p *Program) Value(regs *Registers, mem Memory) (uint64, error) {
-	return p.value(regs, 0, false, mem)
+	var f fault
+	v, ok := p.value(regs, 0, false, mem, &f)
+	if !ok {
+		return 0, p.error(f)
+	}
+	return v, nil
 }
 
-func (p *Program) value(regs *Registers, cfa uint64, hasCFA bool, mem Memory) (uint64, error) {
+// value is Value with .cfa bound when hasCFA; on failure it sets *f.
+func (p *Program) value(regs *Registers, cfa uint64, hasCFA bool, mem Memory, f *fault) (uint64, bool) {
 	var small [smallNames]uint64
 	m := p.newMachine(&small)
 	p.load(&m, regs, cfa, hasCFA)
-	n, top, err := p.exec(&m, mem)
-	if err != nil {
-		return 0, err
+	n, top := p.exec(&m, mem, f)
+	switch {
+	case n < 0:
+		return 0, false
+	case n != 1:
+		*f = fault{err: ErrIncomplete, pc: len(p.code), name: -1, val: uint64(n)}
+		return 0, false
+	case top.name < 0:
+		return top.v, true
+	case m.bound&(1<<top.name) == 0:
+		*f = fault{err: ErrUnbound, pc: len(p.code), name: top.name}
+		return 0, false
 	}
-	if n != 1 {
-		return 0, fmt.Errorf("%q: %w: %d values on the stack, want 1", p.text, ErrIncomplete, n)
-	}
-	if top.name < 0 {
-		return top.v, nil
-	}
-	if m.bound&(1<<top.name) == 0 {
-		return 0, fmt.Errorf("%q: %w: %s", p.text, ErrUnbound, p.names[top.name].text)
-	}
-	return m.vals[top.name], nil
+	return m.vals[top.name], true
 }
 
 // Run executes the program as a STACK WIN program string, as Breakpad's
@@ -454,9 +495,9 @@ func (p *Program) Run(regs *Registers, mem Memory) (assigned uint64, err error) 
 	var small [smallNames]uint64
 	m := p.newMachine(&small)
 	p.load(&m, regs, 0, false)
-	n, _, err := p.exec(&m, mem)
-	if err == nil && n != 0 {
-		err = fmt.Errorf("%q: %w: %d values left on the stack", p.text, ErrIncomplete, n)
+	var f fault
+	if n, _ := p.exec(&m, mem, &f); n > 0 {
+		f = fault{err: ErrIncomplete, pc: len(p.code), name: -1, val: uint64(n)}
 	}
 	for set := m.assigned & p.regNames; set != 0; set &= set - 1 {
 		i := bits.TrailingZeros64(set)
@@ -464,6 +505,9 @@ func (p *Program) Run(regs *Registers, mem Memory) (assigned uint64, err error) 
 		regs.Values[s] = m.vals[i]
 		regs.Valid |= 1 << s
 		assigned |= 1 << s
+	}
+	if f.err != nil {
+		err = p.error(f)
 	}
 	return assigned, err
 }
