@@ -1,5 +1,6 @@
 // Package arm holds the 32-bit ARM CPU context as minidumps store it
-// (Breakpad's MDRawContextARM, a Breakpad extension).
+// (Breakpad's MDRawContextARM, a Breakpad extension), and the ARM stack
+// unwinder (unwind.go).
 package arm
 
 import (
