@@ -1,7 +1,7 @@
 // Package cfi compiles and evaluates the unwinding rules of Breakpad symbol
 // files: the rule sets of STACK CFI records and the postfix program strings
-// of STACK WIN records, with Breakpad's semantics (processor/
-// postfix_evaluator-inl.h and processor/cfi_frame_info.cc).
+// of STACK WIN records, with Breakpad's semantics (its
+// processor/postfix_evaluator-inl.h and processor/cfi_frame_info.cc).
 //
 // # Use
 //
@@ -63,16 +63,20 @@
 // starts a rule. .cfa is evaluated first from the callee's registers, then
 // .ra and the register rules from the callee's registers and .cfa. A rule
 // whose expression is ".undef" marks the register unrecoverable. Malformed
-// rule text (words before the first name, an empty name or expression) and
-// rules in force without .cfa or .ra are errors of RuleSet.
+// rule text (words before the first name, an empty name or expression) is
+// an error of RuleSet (ErrSyntax). Rules in force that can never unwind (no
+// .cfa or no .ra, as for signal trampolines and _start, or a .cfa or .ra
+// expression that fails whatever the registers) compile, and RuleSet.Err
+// says why.
 //
 // # Cost
 //
 // Compilation uses the participle parser and happens once per distinct
-// text per Evaluator; errors are cached too. Evaluation allocates nothing on
-// success, keeps its operand stack and the program's names (at most
-// MaxNames) in fixed arrays, and is bounded by the program's length (at
-// most MaxTokens tokens).
+// text per Evaluator; errors are cached too. Evaluation allocates nothing:
+// the operand stack and the program's names (at most MaxNames) live in
+// fixed arrays, and a failure is formatted into an error only when it is
+// returned (a register rule that fails just leaves its register invalid).
+// Evaluation is bounded by the program's length (at most MaxTokens tokens).
 //
 // Beyond Breakpad, division by zero is an error instead of undefined
 // behavior, and .undef for .cfa or .ra is reported as ErrUndefined.
