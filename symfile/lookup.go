@@ -406,7 +406,7 @@ func (t *Table) CFIRules(addr uint64) (CFIRules, bool) {
 	}
 	c := t.cfi[ci]
 	b := t.lineAt(c.off)
-	_, f, _ := parseStackCFI(b, len("STACK CFI"))
+	_, f, _ := parseCFILine(b)
 	r := CFIRules{Address: c.start, Size: c.last - c.start + 1, Init: string(b[f.rules:])}
 	type found struct {
 		CFI
@@ -429,7 +429,7 @@ func (t *Table) CFIRules(addr uint64) (CFIRules, bool) {
 	i, _ := slices.BinarySearchFunc(t.deltas, c.start, func(d delta, a uint64) int { return cmp.Compare(d.addr, a) })
 	for ; i < len(t.deltas) && t.deltas[i].addr <= addr; i++ {
 		d := t.lineAt(t.deltas[i].off)
-		_, f, _ := parseStackCFI(d, len("STACK CFI"))
+		_, f, _ := parseCFILine(d)
 		add(t.deltas[i].addr, t.deltas[i].off, d[f.rules:])
 	}
 	if !sorted {

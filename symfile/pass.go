@@ -122,8 +122,8 @@ func (ps *pass) run() bool {
 			}
 		case 'S':
 			if hasPrefix(b, "STACK ") {
-				ws, we := word(b, len("STACK "))
-				switch string(b[ws:we]) {
+				sk, we := stackWord(b)
+				switch sk {
 				case "CFI":
 					kind, c, msg := parseStackCFI(b, we)
 					switch {

@@ -195,6 +195,28 @@ type cfiFields struct {
 	rules      int
 }
 
+// stackWord returns the word after "STACK " (Breakpad skips any spaces
+// before it) and the index just past it. b must start with "STACK ".
+func stackWord(b []byte) (string, int) {
+	s, e := word(b, len("STACK "))
+	return string(b[s:e]), e
+}
+
+// parseCFILine parses a line known to be a STACK CFI record.
+func parseCFILine(b []byte) (kind int, c cfiFields, msg string) {
+	_, e := stackWord(b)
+	return parseStackCFI(b, e)
+}
+
+// isCFILine reports whether b is a STACK CFI record.
+func isCFILine(b []byte) bool {
+	if !hasPrefix(b, "STACK ") {
+		return false
+	}
+	w, _ := stackWord(b)
+	return w == "CFI"
+}
+
 func parseStackCFI(b []byte, i int) (kind int, c cfiFields, msg string) {
 	var ok bool
 	s, e := word(b, i)

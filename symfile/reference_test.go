@@ -80,8 +80,8 @@ func loadRef(data []byte) *refModule {
 			if _, ok := m.publics[p.addr]; !ok {
 				m.publics[p.addr] = Public{Multiple: p.multiple, Address: p.addr, ParamSize: p.param, Name: s[p.name:]}
 			}
-		case hasPrefix(b, "STACK CFI "):
-			kind, c, msg := parseStackCFI(b, len("STACK CFI"))
+		case isCFILine(b):
+			kind, c, msg := parseCFILine(b)
 			if msg != "" {
 				continue
 			}
@@ -102,8 +102,9 @@ func loadRef(data []byte) *refModule {
 			if ok {
 				m.inits = append(m.inits, CFIInit{Address: c.addr, Size: c.size, Rules: s[c.rules:]})
 			}
-		case hasPrefix(b, "STACK WIN "):
-			w, prog, msg := parseStackWin(b, len("STACK WIN"))
+		case hasPrefix(b, "STACK ") && stackWordIs(b, "WIN"):
+			_, e := stackWord(b)
+			w, prog, msg := parseStackWin(b, e)
 			if msg != "" || !validRange(uint64(w.RVA), uint64(w.CodeSize)) {
 				continue
 			}
@@ -292,4 +293,9 @@ func TestAgainstReference(t *testing.T) {
 		files++
 	}
 	t.Logf("%d addresses in %d files agree with the reference model", probes, files)
+}
+
+func stackWordIs(b []byte, w string) bool {
+	got, _ := stackWord(b)
+	return got == w
 }

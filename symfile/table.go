@@ -151,8 +151,11 @@ func (t *Table) blockDeltas(c span, f func(addr uint64, off uint32, rules []byte
 		b := t.lineAt(off)
 		lineOff := off
 		off = t.nextLine(off, b)
-		kind, d, msg := parseStackCFI(b, len("STACK CFI"))
-		if msg == "" && kind == stackCFI && hasPrefix(b, "STACK CFI ") {
+		if !isCFILine(b) {
+			continue
+		}
+		kind, d, msg := parseCFILine(b)
+		if msg == "" && kind == stackCFI {
 			f(d.addr, lineOff, b[d.rules:])
 		}
 	}

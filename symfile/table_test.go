@@ -180,6 +180,8 @@ func TestTableTextForms(t *testing.T) {
 		"FUNC 1A2B 0x10  4 Class::Method(int)\r\n" +
 		"1A2B  8 12 3\r\n" +
 		"1A33 8 13 3\r\n" +
+		"STACK  CFI INIT 1A2B 10 .cfa: $esp 4 +\r\n" +
+		"STACK  CFI 1A2C .cfa: $esp 8 +\r\n" +
 		"PUBLIC 2AB0 0 _start"
 	tab := mustParse(t, text)
 	if tab.NumErrors() != 0 {
@@ -190,6 +192,9 @@ func TestTableTextForms(t *testing.T) {
 		HasLine: true, File: `c:\src\with space.cpp`, Line: 13, LineAddress: 0x1a33}
 	if !ok || !reflect.DeepEqual(sym, want) {
 		t.Errorf("Lookup = %+v, want %+v", sym, want)
+	}
+	if r, ok := tab.CFIRules(0x1a2c); !ok || r.Init != ".cfa: $esp 4 +" || len(r.Deltas) != 1 || r.Deltas[0].Rules != ".cfa: $esp 8 +" {
+		t.Errorf("CFIRules with two spaces after STACK = %+v, %v", r, ok)
 	}
 	if sym, ok := tab.Lookup(0x2ab5); !ok || sym.Name != "_start" {
 		t.Errorf("PUBLIC without final newline: %+v, %v", sym, ok)
