@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/arch/arm"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/minidump/synth"
@@ -204,4 +206,82 @@ func TestDuplicateThreadIDs(t *testing.T) {
 	if !strings.Contains(out, "MinidumpModuleList") {
 		t.Error("the other streams were not printed")
 	}
+}
+
+func TestARMContextFormat(t *testing.T) {
+	b := synth.New(arch.ARM, minidump.PlatformLinux)
+	c := &arm.Context{ContextFlags: arm.ContextFull, Cpsr: 0x10}
+	c.Iregs[arm.RegSP] = 0xbeef0000
+	c.Iregs[arm.RegPC] = 0x8000
+	c.FloatSave.Regs[31] = 0x1f
+	c.FloatSave.Extra[7] = 7
+	b.AddThread(1, synth.ARM(c), nil)
+	out, _ := dumpPath(t, writeDump(t, b), false)
+	for _, want := range []string{
+		"\nMDRawContextARM\n  context_flags        = 0x40000006\n  r0                   = 0x0\n",
+		"  sp                   = 0xbeef0000\n  lr                   = 0x0\n  pc                   = 0x8000\n  cpsr                 = 0x10\n",
+		"  float_save.regs[31]  = 0x1f\n",
+		"  float_save.extra[ 7] = 0x7\nNo stack\n", // no blank line after an ARM context, as in Breakpad
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+func TestCrashpadFormat(t *testing.T) {
+	w := minidump.NewWriter()
+	str := func(s string) uint32 { return w.Data(append(le32(uint32(len(s))), s...)).Rva }
+	dict := func(kv ...string) minidump.LocationDescriptor {
+		b := le32(uint32(len(kv) / 2))
+		for i := 0; i < len(kv); i += 2 {
+			b = append(b, le32(str(kv[i]), str(kv[i+1]))...)
+		}
+		return w.Data(b)
+	}
+	simple := dict("zeta", "last", "alpha", "first", "alpha", "duplicate")
+	val := w.Data(append(le32(3), 1, 2, 0xab)).Rva
+	sval := w.Data(append(le32(5), "ab\x00cd"...)).Rva
+	objs := w.Data(append(le32(2), append(le32(str("bytes"), 7, val), le32(str("text"), 1, sval)...)...))
+	list := w.Data(append(le32(1), le32(str("listed"))...))
+	mdict := dict("k", "v")
+	info := w.Data(le32(1, list.DataSize, list.Rva, mdict.DataSize, mdict.Rva, objs.DataSize, objs.Rva))
+	links := w.Data(le32(1, 3, 28, info.Rva))
+	cp := le32(1)
+	cp = append(cp, make([]byte, 32)...) // report and client ids
+	cp = append(cp, le32(simple.DataSize, simple.Rva, links.DataSize, links.Rva)...)
+	w.Stream(minidump.CrashpadInfoStream, cp)
+	data, err := w.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "c.dmp")
+	os.WriteFile(p, data, 0o644)
+	out, _ := dumpPath(t, p, false)
+	want := `MDRawCrashpadInfo
+  version = 1
+  report_id = 00000000-0000-0000-0000-000000000000
+  client_id = 00000000-0000-0000-0000-000000000000
+  simple_annotations["alpha"] = first
+  simple_annotations["zeta"] = last
+  module_list[0].minidump_module_list_index = 3
+  module_list[0].version = 1
+  module_list[0].list_annotations[0] = listed
+  module_list[0].simple_annotations["k"] = v
+  module_list[0].crashpad_annotations["bytes"] (type = 7) = 0102AB
+  module_list[0].crashpad_annotations["text"] (type = 1) = ab
+  address_mask = 0
+
+`
+	if !strings.Contains(out, want) {
+		t.Errorf("crashpad info printed as\n%s\nwant\n%s", out, want)
+	}
+}
+
+func le32(v ...uint32) []byte {
+	var b []byte
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, x)
+	}
+	return b
 }
