@@ -30,6 +30,7 @@ package dumpsyms
 
 import (
 	"bytes"
+	"debug/dwarf"
 	"debug/elf"
 	"encoding/hex"
 	"errors"
@@ -364,22 +365,67 @@ func sectionData(f *elf.File, name string) []byte {
 }
 
 func (d *dumper) readDWARF() []*funcRec {
-	data, err := d.debug.DWARF()
+	src, err := loadDWARF(d.debug)
 	if err != nil {
 		d.warn("%s: DWARF: %v (no FUNC records)", d.path, err)
 		return nil
 	}
-	src := &dwarfSource{data: data, order: d.debug.ByteOrder, line: sectionData(d.debug, ".debug_line"),
-		lineStr: sectionData(d.debug, ".debug_line_str"), str: sectionData(d.debug, ".debug_str")}
 	if alt, str := d.openAlt(); alt != nil {
 		src.alt, src.altStr = alt, str
 	}
 	split := &splitLoader{binDir: filepath.Dir(d.path), debugDirs: d.opts.DebugDirs,
-		debugAddr: sectionData(d.debug, ".debug_addr"), warn: d.warn}
+		debugAddr: src.addr, warn: d.warn}
 	defer split.close()
 	dr := &dwarfReader{warn: d.warn, inlines: d.opts.Inlines, blockInlines: true, files: &d.files, split: split}
 	dr.read(src)
 	return dr.funcs
+}
+
+// dwarfSections are the sections loadDWARF reads, in dwarf.New's order
+// then those added with AddSection.
+var dwarfSections = []string{"abbrev", "aranges", "frame", "info", "line", "pubnames", "ranges", "str",
+	"addr", "line_str", "str_offsets", "rnglists"}
+
+// loadDWARF reads f's DWARF sections, decompressing them concurrently, and
+// keeps the raw ones the line table headers and split units need. Object
+// files (which need relocations) and legacy .zdebug sections go through
+// debug/elf's own loader.
+func loadDWARF(f *elf.File) (*dwarfSource, error) {
+	src := &dwarfSource{order: f.ByteOrder}
+	legacy := f.Type == elf.ET_REL
+	for _, s := range f.Sections {
+		legacy = legacy || strings.HasPrefix(s.Name, ".zdebug_")
+	}
+	if legacy {
+		data, err := f.DWARF()
+		if err != nil {
+			return nil, err
+		}
+		src.data = data
+		src.line, src.lineStr, src.str = sectionData(f, ".debug_line"), sectionData(f, ".debug_line_str"), sectionData(f, ".debug_str")
+		src.addr = sectionData(f, ".debug_addr")
+		return src, nil
+	}
+	secs := make([][]byte, len(dwarfSections))
+	var wg sync.WaitGroup
+	for i, n := range dwarfSections {
+		wg.Go(func() { secs[i] = sectionData(f, ".debug_"+n) })
+	}
+	wg.Wait()
+	data, err := dwarf.New(secs[0], secs[1], secs[2], secs[3], secs[4], secs[5], secs[6], secs[7])
+	if err != nil {
+		return nil, err
+	}
+	for i := 8; i < len(dwarfSections); i++ {
+		if secs[i] != nil {
+			if err := data.AddSection(".debug_"+dwarfSections[i], secs[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	src.data = data
+	src.line, src.str, src.addr, src.lineStr = secs[4], secs[7], secs[8], secs[9]
+	return src, nil
 }
 
 // openAlt opens the dwz alternate file named by .gnu_debugaltlink, relative

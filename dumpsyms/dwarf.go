@@ -25,8 +25,8 @@ const attrMIPSLinkageName dwarf.Attr = 0x2007
 type dwarfSource struct {
 	data *dwarf.Data
 	// Raw sections for the line table headers (see lineFileNames).
-	line, lineStr, str []byte
-	order              binary.ByteOrder
+	line, lineStr, str, addr []byte
+	order                    binary.ByteOrder
 
 	altStr []byte       // .debug_str of the alternate file
 	alt    *dwarfSource // the alternate file's DWARF, indexed for names
@@ -520,7 +520,7 @@ func assignLines(cu *unitState) {
 		return 0
 	})
 	for _, fn := range cu.funcs {
-		for _, r := range fn.ranges {
+		for k, r := range fn.ranges {
 			// First line ending after r.lo.
 			i, _ := slices.BinarySearchFunc(lines, r.lo, func(l lineRec, a uint64) int {
 				if l.addr+uint64(l.size) <= a {
@@ -528,7 +528,17 @@ func assignLines(cu *unitState) {
 				}
 				return 1
 			})
-			for ; i < len(lines) && lines[i].addr < r.hi; i++ {
+			j := i
+			for j < len(lines) && lines[j].addr < r.hi {
+				j++
+			}
+			// The usual case, a function of one range whose lines lie inside
+			// it, shares the unit's array instead of copying it.
+			if k == 0 && len(fn.ranges) == 1 && j > i && lines[i].addr >= r.lo && lines[j-1].addr+uint64(lines[j-1].size) <= r.hi {
+				fn.lines = lines[i:j:j]
+				continue
+			}
+			for ; i < j; i++ {
 				l := lines[i]
 				lo, hi := max(l.addr, r.lo), min(l.addr+uint64(l.size), r.hi)
 				if hi > lo {
