@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -349,7 +350,10 @@ func (d *dumper) memory(l minidump.LocationDescriptor) {
 		return
 	}
 	if !d.hexdump {
-		d.printf("0x%x\n", b)
+		// Stream the hex: a region may be tens of megabytes.
+		d.printf("0x")
+		hex.NewEncoder(d.w).Write(b)
+		d.printf("\n")
 		return
 	}
 	for off := 0; off < len(b); off += hexdumpWidth {
