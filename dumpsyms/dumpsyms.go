@@ -373,8 +373,8 @@ func (d *dumper) readDWARF() []*funcRec {
 	if alt, str := d.openAlt(); alt != nil {
 		src.alt, src.altStr = alt, str
 	}
-	split := &splitLoader{binDir: filepath.Dir(d.path), debugDirs: d.opts.DebugDirs,
-		debugAddr: src.addr, warn: d.warn}
+	split := &splitLoader{binPath: d.path, binDir: filepath.Dir(d.path), debugDirs: d.opts.DebugDirs,
+		debugAddr: src.addr, debugRanges: sectionData(d.debug, ".debug_ranges"), order: d.debug.ByteOrder, warn: d.warn}
 	defer split.close()
 	dr := &dwarfReader{warn: d.warn, inlines: d.opts.Inlines, blockInlines: true, files: &d.files, split: split}
 	dr.read(src)

@@ -15,7 +15,8 @@ import (
 
 // FuzzDWARF walks fuzzed DWARF sections (.debug_abbrev, .debug_info,
 // .debug_line, .debug_str) as the dumper does: names, ranges, lines with
-// Breakpad's file names, inlines.
+// Breakpad's file names, inlines; and feeds the .dwp readers (unit index,
+// GNU form rewrite) the same bytes.
 func FuzzDWARF(f *testing.F) {
 	// Seeds: the sections of a small real program, when the corpus is there.
 	for _, p := range []string{"elf/x64-dw4/full/inline_chain", "elf/x86/full/inline_chain"} {
@@ -40,6 +41,11 @@ func FuzzDWARF(f *testing.F) {
 			}
 		}
 		lineFileNames(line, 0, binary.LittleEndian, ".", str, str)
+		// The .dwp pieces: a unit index and the abbreviation rewrite.
+		parseCUIndex(line, binary.LittleEndian)
+		if ab, err := rewriteGNUForms(abbrev); err == nil {
+			dwarf.New(ab, nil, nil, info, nil, nil, nil, str)
+		}
 	})
 }
 

@@ -3,6 +3,7 @@ package dumpsyms
 import (
 	"debug/dwarf"
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,19 +26,25 @@ const attrGNUDwoName dwarf.Attr = 0x2130
 
 // splitLoader finds and opens the .dwo file of a skeleton unit.
 type splitLoader struct {
-	binDir    string
-	debugDirs []string
-	debugAddr []byte // .debug_addr of the file holding the skeleton units
-	warn      func(format string, args ...any)
-	files     []*elf.File
+	binPath string
+	binDir  string
+	order   binary.ByteOrder
+	// debugRanges is the skeleton file's .debug_ranges (GNU split DWARF 4).
+	debugRanges []byte
+	dwp         *dwpFile
+	dwpTried    bool
+	debugDirs   []string
+	debugAddr   []byte // .debug_addr of the file holding the skeleton units
+	warn        func(format string, args ...any)
+	files       []*elf.File
 }
 
 // open returns the split unit's DWARF for the skeleton unit e, or nil.
 func (l *splitLoader) open(e *dwarf.Entry) *dwarfSource {
 	name, _ := e.Val(dwarf.AttrDwoName).(string)
 	if name == "" {
-		if n, ok := e.Val(attrGNUDwoName).(string); ok {
-			l.warn("split DWARF: %s: GNU split DWARF 4 (.dwp) units are not read", n)
+		if _, ok := e.Val(attrGNUDwoName).(string); ok {
+			return l.openDWP(e)
 		}
 		return nil
 	}
@@ -103,6 +110,45 @@ func (l *splitLoader) load(path string, skel *dwarf.Entry) (*dwarfSource, error)
 		}
 	}
 	return &dwarfSource{data: d, order: f.ByteOrder, line: sec(".debug_line.dwo"), str: sec(".debug_str.dwo")}, nil
+}
+
+// openDWP returns the GNU split unit of skeleton e from BINARY.dwp (beside
+// the binary or in a debug directory).
+func (l *splitLoader) openDWP(e *dwarf.Entry) *dwarfSource {
+	if !l.dwpTried {
+		l.dwpTried = true
+		name := filepath.Base(l.binPath) + ".dwp"
+		cands := []string{l.binPath + ".dwp"}
+		for _, d := range l.debugDirs {
+			cands = append(cands, filepath.Join(d, name))
+		}
+		for _, c := range cands {
+			f, err := elf.Open(c)
+			if err != nil {
+				continue
+			}
+			l.files = append(l.files, f)
+			p, err := openDWP(f)
+			if err != nil {
+				l.warn("split DWARF: %s: %v", c, err)
+				continue
+			}
+			l.dwp = p
+			break
+		}
+		if l.dwp == nil {
+			l.warn("split DWARF: package %s not found (looked in %v)", name, cands)
+		}
+	}
+	if l.dwp == nil {
+		return nil
+	}
+	src, err := l.loadDWPUnit(l.dwp, e)
+	if err != nil {
+		l.warn("split DWARF: %s.dwp: %v", filepath.Base(l.binPath), err)
+		return nil
+	}
+	return src
 }
 
 func (l *splitLoader) close() {
