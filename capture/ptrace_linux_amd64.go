@@ -327,7 +327,7 @@ func (p *Process) readLive(tgid int, tids []int) error {
 		return err
 	}
 	if p.Maps, err = procfs.ParseMaps(p.ProcMaps); err != nil {
-		return err
+		p.note("%smaps: %v; using the %d mappings before it", dir, err, len(p.Maps))
 	}
 	read := func(name string) []byte {
 		b, err := os.ReadFile(dir + name)
