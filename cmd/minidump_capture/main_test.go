@@ -154,3 +154,19 @@ func TestSignalForwarding(t *testing.T) {
 		t.Errorf("status %#x, want death by SIGTERM", uint32(ws))
 	}
 }
+
+// TestUnwritableDir: when the dump cannot be written the program still ends
+// as it would have, and the failure is reported.
+func TestUnwritableDir(t *testing.T) {
+	prog := crasher(t)
+	if ws, stderr := runCommand(t, "-o", t.TempDir(), "--", "/bin/true"); !ws.Exited() || ws.ExitStatus() != 0 {
+		t.Skipf("cannot trace programs here: status %#x: %s", uint32(ws), stderr)
+	}
+	ws, stderr := runCommand(t, "-o", filepath.Join(t.TempDir(), "missing"), "--", prog, "segv")
+	if !ws.Signaled() || ws.Signal() != syscall.SIGSEGV {
+		t.Errorf("status %#x, want death by SIGSEGV", uint32(ws))
+	}
+	if !strings.Contains(stderr, "minidump_capture: ") || !strings.Contains(stderr, "missing") {
+		t.Errorf("failure not reported: %q", stderr)
+	}
+}
