@@ -146,10 +146,16 @@ func (l *splitLoader) loadDWPUnit(p *dwpFile, skel *dwarf.Entry) (*dwarfSource, 
 	if !ok {
 		return nil, fmt.Errorf("unit %#x not in the package", uint64(id))
 	}
+	return l.loadGNUUnit(p, m, skel)
+}
+
+// loadGNUUnit reads the GNU split unit whose contributions to p's sections
+// m gives.
+func (l *splitLoader) loadGNUUnit(p *dwpFile, m map[uint32][2]uint32, skel *dwarf.Entry) (*dwarfSource, error) {
 	info := contribution(p.info, m, dwSectInfo)
 	abbrev := contribution(p.abbrev, m, dwSectAbbrev)
 	if info == nil || abbrev == nil {
-		return nil, fmt.Errorf("unit %#x: no .debug_info.dwo contribution", uint64(id))
+		return nil, errors.New("no .debug_info.dwo contribution")
 	}
 	abbrev, err := rewriteGNUForms(abbrev)
 	if err != nil {

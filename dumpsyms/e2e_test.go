@@ -23,9 +23,12 @@ func compile(t *testing.T, compiler, src string, flags ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), strings.TrimSuffix(src, filepath.Ext(src)))
+	dir := t.TempDir()
+	out := filepath.Join(dir, strings.TrimSuffix(src, filepath.Ext(src)))
 	args := append([]string{"-O2", "-g", "-o", out, abs}, flags...)
-	if b, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+	cmd := exec.Command(cc, args...)
+	cmd.Dir = dir // split DWARF: the .dwo files go beside the binary
+	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Skipf("%s %v failed (%v): %s", cc, args, err, b)
 	}
 	return out
@@ -232,5 +235,41 @@ func TestEndToEndCXX(t *testing.T) {
 		if !names[want] {
 			t.Errorf("no FUNC %q", want)
 		}
+	}
+}
+
+// TestEndToEndSplitDWARF checks split DWARF as gcc writes it without a
+// package: loose GNU DWARF 4 .dwo files (GNU index forms) and DWARF 5 ones.
+func TestEndToEndSplitDWARF(t *testing.T) {
+	for _, version := range []string{"-gdwarf-4", "-gdwarf-5"} {
+		t.Run(version, func(t *testing.T) {
+			bin := compile(t, "gcc", "prog.c", version, "-gsplit-dwarf")
+			if dwos, _ := filepath.Glob(filepath.Join(filepath.Dir(bin), "*.dwo")); len(dwos) == 0 {
+				t.Skip("gcc wrote no .dwo file")
+			}
+			s, err := Dump(bin, Options{Inlines: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := map[string]bool{}
+			inlines := 0
+			for _, f := range s.Funcs {
+				names[f.Name] = true
+				inlines += len(f.Inlines)
+			}
+			for _, want := range []string{"main", "parse", "fib"} {
+				if !names[want] {
+					t.Errorf("no FUNC %s (have %v)", want, names)
+				}
+			}
+			if inlines == 0 {
+				t.Error("no INLINE records from the split unit")
+			}
+			// The line records come from the skeleton's line table.
+			fn, line, _ := lookup(s, s.Funcs[0].Ranges[0].Address)
+			if fn == nil || line == nil || !strings.HasSuffix(line.file, "prog.c") {
+				t.Errorf("no line record at the first function's start: %+v", line)
+			}
+		})
 	}
 }

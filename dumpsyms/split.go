@@ -42,11 +42,16 @@ type splitLoader struct {
 // open returns the split unit's DWARF for the skeleton unit e, or nil.
 func (l *splitLoader) open(e *dwarf.Entry) *dwarfSource {
 	name, _ := e.Val(dwarf.AttrDwoName).(string)
+	gnu := false
 	if name == "" {
-		if _, ok := e.Val(attrGNUDwoName).(string); ok {
-			return l.openDWP(e)
+		n, ok := e.Val(attrGNUDwoName).(string)
+		if !ok {
+			return nil
 		}
-		return nil
+		if src := l.openDWP(e); src != nil {
+			return src
+		}
+		name, gnu = n, true
 	}
 	compDir, _ := e.Val(dwarf.AttrCompDir).(string)
 	var cands []string
@@ -65,7 +70,7 @@ func (l *splitLoader) open(e *dwarf.Entry) *dwarfSource {
 		if _, err := os.Stat(c); err != nil {
 			continue
 		}
-		src, err := l.load(c, e)
+		src, err := l.load(c, e, gnu)
 		if err != nil {
 			l.warn("split DWARF: %s: %v", c, err)
 			continue
@@ -76,7 +81,9 @@ func (l *splitLoader) open(e *dwarf.Entry) *dwarfSource {
 	return nil
 }
 
-func (l *splitLoader) load(path string, skel *dwarf.Entry) (*dwarfSource, error) {
+// load reads the .dwo file at path; gnu marks a GNU split DWARF 4 one,
+// whose index forms are rewritten and whose bases the skeleton gives.
+func (l *splitLoader) load(path string, skel *dwarf.Entry, gnu bool) (*dwarfSource, error) {
 	f, err := elf.Open(path)
 	if err != nil {
 		return nil, err
@@ -86,6 +93,17 @@ func (l *splitLoader) load(path string, skel *dwarf.Entry) (*dwarfSource, error)
 	info, abbrev := sec(".debug_info.dwo"), sec(".debug_abbrev.dwo")
 	if info == nil || abbrev == nil {
 		return nil, fmt.Errorf("no .debug_info.dwo")
+	}
+	if gnu {
+		m := map[uint32][2]uint32{
+			dwSectInfo:       {0, uint32(len(info))},
+			dwSectAbbrev:     {0, uint32(len(abbrev))},
+			dwSectLine:       {0, uint32(len(sec(".debug_line.dwo")))},
+			dwSectStrOffsets: {0, uint32(len(sec(".debug_str_offsets.dwo")))},
+		}
+		p := &dwpFile{abbrev: abbrev, info: info, line: sec(".debug_line.dwo"),
+			strOffsets: sec(".debug_str_offsets.dwo"), str: sec(".debug_str.dwo")}
+		return l.loadGNUUnit(p, m, skel)
 	}
 	d, err := dwarf.New(abbrev, nil, nil, info, nil, nil, nil, sec(".debug_str.dwo"))
 	if err != nil {
