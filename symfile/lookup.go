@@ -205,10 +205,7 @@ func (t *Table) detail(fi int) *funcDetail {
 	for off := bodyStart; off < bodyEnd; {
 		b := t.lineAt(off)
 		lineOff := off
-		off += uint32(len(b)) + 1
-		if off < uint32(len(t.data)) && t.data[off-1] == '\r' {
-			off++
-		}
+		off = t.nextLine(off)
 		if len(b) == 0 || !isChildRecord(b) {
 			continue
 		}
@@ -280,10 +277,9 @@ func (t *Table) searchLines(bd body, addr uint64) (Line, bool) {
 			if i := bytes.IndexByte(b, '\n'); i >= 0 {
 				b = b[:i]
 			}
-			end, next = off+len(b), off+len(b)+1
-			if len(b) > 0 && b[len(b)-1] == '\r' {
-				b = b[:len(b)-1]
-			}
+			next = off + len(b) + 1
+			b = trimCR(b)
+			end = off + len(b)
 			l, msg := parseLineRecord(b)
 			if msg != "" {
 				break
@@ -311,7 +307,7 @@ func (t *Table) inlinesAt(start, end uint32, addr uint64) (*nested, []Inline) {
 	hit := false
 	for off := start; off < end && !hit; {
 		b := t.lineAt(off)
-		off = t.nextLine(off, b)
+		off = t.nextLine(off)
 		if !hasPrefix(b, "INLINE ") {
 			continue
 		}
@@ -331,7 +327,7 @@ func (t *Table) inlinesAt(start, end uint32, addr uint64) (*nested, []Inline) {
 	for off := start; off < end; {
 		b := t.lineAt(off)
 		lineOff := off
-		off = t.nextLine(off, b)
+		off = t.nextLine(off)
 		if !hasPrefix(b, "INLINE ") {
 			continue
 		}
@@ -356,14 +352,13 @@ func (t *Table) inlinesAt(start, end uint32, addr uint64) (*nested, []Inline) {
 	return &n, infos
 }
 
-// nextLine returns the offset of the line after the one at off, whose
-// content (without line end) is b.
-func (t *Table) nextLine(off uint32, b []byte) uint32 {
-	off += uint32(len(b)) + 1
-	if off < uint32(len(t.data)) && t.data[off-1] == '\r' {
-		off++
+// nextLine returns the offset of the line after the one at off (or the
+// end of the file).
+func (t *Table) nextLine(off uint32) uint32 {
+	if i := bytes.IndexByte(t.data[off:], '\n'); i >= 0 {
+		return off + uint32(i) + 1
 	}
-	return off
+	return uint32(len(t.data))
 }
 
 // isChildRecord reports whether line b is a line or INLINE record: one that

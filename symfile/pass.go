@@ -83,7 +83,7 @@ func (ps *pass) run() bool {
 			off = end
 		}
 		b := data[start:end]
-		if len(b) > 0 && b[len(b)-1] == '\r' {
+		for len(b) > 0 && b[len(b)-1] == '\r' {
 			b = b[:len(b)-1]
 			end--
 		}

@@ -146,11 +146,11 @@ func (t *Table) addDroppedDeltas(dropped []span) {
 // blockDeltas calls f for each well-formed delta record in the block after
 // INIT record c, with its address, line offset and rules text.
 func (t *Table) blockDeltas(c span, f func(addr uint64, off uint32, rules []byte)) {
-	off := t.nextLine(c.off, t.lineAt(c.off))
+	off := t.nextLine(c.off)
 	for off < c.aux {
 		b := t.lineAt(off)
 		lineOff := off
-		off = t.nextLine(off, b)
+		off = t.nextLine(off)
 		if !isCFILine(b) {
 			continue
 		}
@@ -242,7 +242,13 @@ func (t *Table) lineAt(off uint32) []byte {
 	if i := bytes.IndexByte(b, '\n'); i >= 0 {
 		b = b[:i]
 	}
-	if len(b) > 0 && b[len(b)-1] == '\r' {
+	return trimCR(b)
+}
+
+// trimCR drops the carriage returns ending b: Breakpad splits lines at both
+// '\r' and '\n'.
+func trimCR(b []byte) []byte {
+	for len(b) > 0 && b[len(b)-1] == '\r' {
 		b = b[:len(b)-1]
 	}
 	return b
