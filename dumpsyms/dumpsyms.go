@@ -10,7 +10,7 @@
 //     C++ names (demangled linkage names, DW_AT_specification and
 //     DW_AT_abstract_origin chains), line records, and with Options.Inlines
 //     INLINE_ORIGIN and INLINE records;
-//   - PUBLIC records for symbol-table functions no FUNC covers, from .symtab
+//   - PUBLIC records for symbol-table functions no FUNC starts at, from .symtab
 //     (or .dynsym) and from the xz-compressed mini debug info in
 //     .gnu_debugdata;
 //   - STACK CFI records from .eh_frame and .debug_frame, interpreted by
@@ -20,8 +20,9 @@
 // file itself (SHF_COMPRESSED zlib or zstd sections are decompressed by
 // debug/elf), in the file named by .gnu_debuglink (checked against its CRC)
 // or by the build ID (.build-id/xx/rest.debug) in the given debug
-// directories or beside the binary, and in the dwz alternate file named by
-// .gnu_debugaltlink.
+// directories or beside the binary, in the dwz alternate file named by
+// .gnu_debugaltlink, and in split DWARF: DWARF 5 .dwo files and GNU DWARF 4
+// ones, loose or packed in BINARY.dwp.
 //
 // Damaged input gives warnings (Options.Warn) and the best records that can
 // still be made, never a panic. The differences from Breakpad's output are

@@ -154,9 +154,7 @@ func (l *splitLoader) openDWP(e *dwarf.Entry) *dwarfSource {
 			l.dwp = p
 			break
 		}
-		if l.dwp == nil {
-			l.warn("split DWARF: package %s not found (looked in %v)", name, cands)
-		}
+		// Without a package, open falls back to the loose .dwo file.
 	}
 	if l.dwp == nil {
 		return nil
