@@ -409,3 +409,41 @@ func TestFsaveFromFxsave(t *testing.T) {
 		t.Errorf("st0 bytes % x", f.RegisterArea[:10])
 	}
 }
+
+// TestReadDSODebugLoop: a link_map list that points back at itself ends
+// after one entry instead of looping.
+func TestReadDSODebugLoop(t *testing.T) {
+	le := binary.LittleEndian
+	page := make([]byte, pageSize)
+	put := func(off int, vals ...uint64) {
+		for i, v := range vals {
+			le.PutUint64(page[off+8*i:], v)
+		}
+	}
+	le.PutUint32(page[0x100:], ptPhdr) // program headers at 0x1100
+	put(0x100+16, 0x1100)
+	le.PutUint32(page[0x138:], ptDynamic)
+	put(0x138+16, 0x1200)
+	put(0x138+40, 32)
+	put(0x200, dtDebug, 0x1300, dtNull, 0)   // dynamic section
+	put(0x300, 1, 0x1400, 0x1234, 0, 0x7000) // r_debug
+	put(0x400, 0, 0x1500, 0x1200, 0x1400, 0) // link_map whose l_next is itself
+	copy(page[0x500:], "self\x00")
+	mem := &fakeMemory{pages: map[uint64][]byte{0x1000: page}}
+	var auxv []byte
+	for _, v := range []uint64{atPhdr, 0x1100, atPhent, 56, atPhnum, 2, 0, 0} {
+		auxv = le.AppendUint64(auxv, v)
+	}
+	d, err := readDSODebug(mem, auxv, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Version != 1 || d.Brk != 0x1234 || d.LDBase != 0x7000 || d.Dynamic != 0x1200 || len(d.LinkMaps) != 1 || d.LinkMaps[0].Name != "self" {
+		t.Errorf("dso debug %+v", d)
+	}
+	// Without DT_DEBUG set, an error and no state.
+	put(0x200, dtDebug, 0)
+	if d, err := readDSODebug(mem, auxv, 8); err == nil {
+		t.Errorf("unset DT_DEBUG gave %+v", d)
+	}
+}

@@ -96,6 +96,7 @@ func FromCore(core *elfcore.File, opt CoreOptions) (*Process, error) {
 		p.CmdLine, p.Environ = args, env
 	}
 	p.collectMemory(mem)
+	p.addDSODebug(mem)
 	p.collectModules(mem, openFile)
 	if opt.HostInfo {
 		p.addHostInfo()

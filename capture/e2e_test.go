@@ -267,16 +267,22 @@ func decodeLinux(f *minidump.File, st minidump.StreamType) (int, error) {
 	case minidump.LinuxMaps:
 		v, err := f.LinuxMaps()
 		return len(v), err
+	case minidump.LinuxDSODebug:
+		v, err := f.LinuxDSODebug()
+		if err != nil {
+			return 0, err
+		}
+		return len(v.LinkMaps), nil
 	}
 	return 0, fmt.Errorf("no decoder for %v", st)
 }
 
 var liveStreams = []minidump.StreamType{
 	minidump.LinuxCPUInfo, minidump.LinuxProcStatus, minidump.LinuxLSBRelease, minidump.LinuxCmdLine,
-	minidump.LinuxEnviron, minidump.LinuxAuxv, minidump.LinuxMaps,
+	minidump.LinuxEnviron, minidump.LinuxAuxv, minidump.LinuxMaps, minidump.LinuxDSODebug,
 }
 
-var coreStreams = []minidump.StreamType{minidump.LinuxCmdLine, minidump.LinuxEnviron, minidump.LinuxAuxv, minidump.LinuxMaps}
+var coreStreams = []minidump.StreamType{minidump.LinuxCmdLine, minidump.LinuxEnviron, minidump.LinuxAuxv, minidump.LinuxMaps, minidump.LinuxDSODebug}
 
 // TestTestdata checks the captured dumps kept in testdata/capture: every
 // stream decodes, the exception names the recorded signal, and, with our

@@ -72,6 +72,10 @@ type Process struct {
 	Memory  []Region         // sorted by address and disjoint; includes the stacks
 	Maps    []procfs.Mapping // the process's mappings, sorted by address
 
+	// DSODebug is the dynamic linker's state; nil for static programs or
+	// when it could not be read.
+	DSODebug *DSODebug
+
 	// The raw Linux files, as their minidump streams hold them; nil when unknown.
 	ProcMaps, ProcStatus, CmdLine, Environ, Auxv, CPUInfo, LSBRelease []byte
 

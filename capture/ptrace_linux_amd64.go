@@ -348,6 +348,7 @@ func (p *Process) readLive(tgid int, tids []int) error {
 	defer mem.Close()
 	lm := liveMemory{mem}
 	p.collectMemory(lm)
+	p.addDSODebug(lm)
 	p.collectModules(lm, func(path string) (io.ReaderAt, io.Closer, error) {
 		// The process's own view of the file, even when it was replaced or
 		// deleted on disk since it was mapped.

@@ -21,7 +21,8 @@ import (
 // WriteMinidump encodes p as a minidump and writes it to w. The streams come
 // in the order Breakpad's Linux client writes them: thread list, module
 // list, memory list, exception, system info, the Linux /proc files, then misc
-// info and Breakpad info. Streams whose source is unknown (nil) are left out.
+// info and Breakpad info (and the thread names, when known). Streams whose
+// source is unknown (nil) are left out.
 func (p *Process) WriteMinidump(w io.Writer) error {
 	mw := minidump.NewWriter()
 	if !p.Time.IsZero() {
@@ -95,6 +96,9 @@ func (p *Process) WriteMinidump(w io.Writer) error {
 		if s.data != nil {
 			mw.Stream(s.t, s.data)
 		}
+	}
+	if p.DSODebug != nil {
+		mw.Stream(minidump.LinuxDSODebug, encodeDSODebug(mw, p.DSODebug, p.CPU.PointerSize()))
 	}
 	misc := &minidump.MiscInfo{SizeOfInfo: minidump.MiscInfoSize, Flags1: minidump.MiscInfoProcessID, ProcessID: p.PID}
 	if !p.StartTime.IsZero() || p.UserTime != 0 || p.SystemTime != 0 {
