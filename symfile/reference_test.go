@@ -37,7 +37,7 @@ func loadRef(data []byte) *refModule {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
-		b := bytes.TrimSuffix(sc.Bytes(), []byte("\r"))
+		b := bytes.TrimRight(sc.Bytes(), "\r")
 		if len(b) == 0 {
 			continue
 		}
