@@ -305,6 +305,47 @@ func (w *Writer) ThreadNames(names []ThreadName) {
 	w.Stream(ThreadNamesStream, b)
 }
 
+// LinuxDSODebug writes the LinuxDSODebug stream (MDRawDebug32 when
+// pointerSize is 4, MDRawDebug64 otherwise) from d's Version, Brk, LDBase, Dynamic
+// and the Addr, Name and LD of each link map (MapRva, DSOCount and NameRva are
+// ignored). The names and the link map array are written before the stream;
+// an empty name is written as offset 0, an empty list as offset 0.
+func (w *Writer) LinuxDSODebug(d *DSODebug, pointerSize int) {
+	le := binary.LittleEndian
+	put := func(b []byte, v uint64) []byte {
+		if pointerSize == 4 {
+			return le.AppendUint32(b, uint32(v))
+		}
+		return le.AppendUint64(b, v)
+	}
+	var maps []byte
+	for _, m := range d.LinkMaps {
+		var name uint32
+		if m.Name != "" {
+			name = w.String(m.Name)
+		}
+		maps = put(maps, m.Addr)
+		maps = le.AppendUint32(maps, name)
+		if pointerSize != 4 {
+			maps = le.AppendUint32(maps, 0) // padding before l_ld
+		}
+		maps = put(maps, m.LD)
+	}
+	var rva uint32
+	if len(maps) > 0 {
+		rva = w.Data(maps).Rva
+	}
+	b := le.AppendUint32(nil, d.Version)
+	b = le.AppendUint32(b, rva)
+	b = le.AppendUint32(b, uint32(len(d.LinkMaps)))
+	if pointerSize != 4 {
+		b = le.AppendUint32(b, 0) // padding before brk
+	}
+	b = put(b, d.Brk)
+	b = put(b, d.LDBase)
+	w.Stream(LinuxDSODebug, put(b, d.Dynamic))
+}
+
 // MemoryListHere puts the memory list stream at this point of the directory
 // (by default it comes last). Memory added later is still included.
 func (w *Writer) MemoryListHere() {

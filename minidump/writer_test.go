@@ -471,3 +471,47 @@ func TestThreadNamesRoundTrip(t *testing.T) {
 		t.Errorf("thread names = %+v, %v", names, err)
 	}
 }
+
+func TestLinuxDSODebugRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		arch minidump.ProcessorArchitecture
+		ptr  int
+	}{{minidump.ArchX86, 4}, {minidump.ArchAMD64, 8}} {
+		w := minidump.NewWriter()
+		w.SystemInfo(&minidump.SystemInfo{ProcessorArchitecture: tc.arch, PlatformID: minidump.PlatformLinux})
+		want := minidump.DSODebug{Version: 1, Brk: 0x1000, LDBase: 0x2000, Dynamic: 0x3000, LinkMaps: []minidump.LinkMap{
+			{Addr: 0, LD: 0x3000},
+			{Addr: 0x7000, Name: "/lib/libc.so.6", LD: 0x7100},
+		}}
+		w.LinuxDSODebug(&want, tc.ptr)
+		data, err := w.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := minidump.NewFileBytes(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.LinuxDSODebug()
+		if err != nil {
+			t.Fatalf("%d-bit: %v", 8*tc.ptr, err)
+		}
+		if got.Version != want.Version || got.Brk != want.Brk || got.LDBase != want.LDBase || got.Dynamic != want.Dynamic ||
+			got.DSOCount != 2 || len(got.LinkMaps) != 2 {
+			t.Fatalf("%d-bit: dso debug = %+v, want %+v", 8*tc.ptr, got, want)
+		}
+		for i, m := range got.LinkMaps {
+			w := want.LinkMaps[i]
+			if m.Addr != w.Addr || m.Name != w.Name || m.LD != w.LD || (m.Name == "") != (m.NameRva == 0) {
+				t.Errorf("%d-bit: link map %d = %+v, want %+v", 8*tc.ptr, i, m, w)
+			}
+		}
+	}
+	w := minidump.NewWriter()
+	w.LinuxDSODebug(&minidump.DSODebug{Version: 1}, 8)
+	data, _ := w.Bytes()
+	f, _ := minidump.NewFileBytes(data)
+	if got, err := f.LinuxDSODebug(); err != nil || got.MapRva != 0 || len(got.LinkMaps) != 0 {
+		t.Errorf("empty dso debug = %+v, %v", got, err)
+	}
+}
