@@ -173,40 +173,12 @@ func (p *Process) addDSODebug(mem memoryReader) {
 	p.DSODebug = d
 }
 
-// encodeDSODebug writes the link map names and array, and returns the
-// MD_LINUX_DSO_DEBUG stream (MDRawDebug32 or MDRawDebug64 by word size).
-func encodeDSODebug(mw *minidump.Writer, d *DSODebug, word int) []byte {
-	le := binary.LittleEndian
-	put := func(b []byte, v uint64) []byte {
-		if word == 4 {
-			return le.AppendUint32(b, uint32(v))
-		}
-		return le.AppendUint64(b, v)
+// minidump converts d for minidump.Writer.LinuxDSODebug.
+func (d *DSODebug) minidump() *minidump.DSODebug {
+	md := &minidump.DSODebug{Version: uint32(d.Version), Brk: d.Brk, LDBase: d.LDBase, Dynamic: d.Dynamic,
+		LinkMaps: make([]minidump.LinkMap, len(d.LinkMaps))}
+	for i, m := range d.LinkMaps {
+		md.LinkMaps[i] = minidump.LinkMap{Addr: m.Addr, Name: m.Name, LD: m.LD}
 	}
-	var maps []byte
-	for _, m := range d.LinkMaps {
-		var name uint32
-		if m.Name != "" {
-			name = mw.String(m.Name)
-		}
-		maps = put(maps, m.Addr)
-		maps = le.AppendUint32(maps, name)
-		if word == 8 {
-			maps = le.AppendUint32(maps, 0) // padding before l_ld
-		}
-		maps = put(maps, m.LD)
-	}
-	var rva uint32
-	if len(maps) > 0 {
-		rva = mw.Data(maps).Rva
-	}
-	b := le.AppendUint32(nil, uint32(d.Version))
-	b = le.AppendUint32(b, rva)
-	b = le.AppendUint32(b, uint32(len(d.LinkMaps)))
-	if word == 8 {
-		b = le.AppendUint32(b, 0) // padding before brk
-	}
-	b = put(b, d.Brk)
-	b = put(b, d.LDBase)
-	return put(b, d.Dynamic)
+	return md
 }

@@ -3,7 +3,6 @@ package capture
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"slices"
@@ -98,7 +97,7 @@ func (p *Process) WriteMinidump(w io.Writer) error {
 		}
 	}
 	if p.DSODebug != nil {
-		mw.Stream(minidump.LinuxDSODebug, encodeDSODebug(mw, p.DSODebug, p.CPU.PointerSize()))
+		mw.LinuxDSODebug(p.DSODebug.minidump(), p.CPU.PointerSize())
 	}
 	misc := &minidump.MiscInfo{SizeOfInfo: minidump.MiscInfoSize, Flags1: minidump.MiscInfoProcessID, ProcessID: p.PID}
 	if !p.StartTime.IsZero() || p.UserTime != 0 || p.SystemTime != 0 {
@@ -124,22 +123,17 @@ func (p *Process) WriteMinidump(w io.Writer) error {
 	return err
 }
 
-// writeThreadNames writes the thread name list (MINIDUMP_THREAD_NAME
-// entries: thread id and a 64-bit offset of the name string), which
-// rust-minidump shows; nothing when no thread has a name.
+// writeThreadNames writes the thread name list, which rust-minidump shows;
+// nothing when no thread has a name.
 func (p *Process) writeThreadNames(mw *minidump.Writer) {
-	var b []byte
-	n := 0
+	var names []minidump.ThreadName
 	for _, t := range p.Threads {
-		if t.Name == "" {
-			continue
+		if t.Name != "" {
+			names = append(names, minidump.ThreadName{ThreadID: t.ID, Name: t.Name})
 		}
-		b = binary.LittleEndian.AppendUint32(b, t.ID)
-		b = binary.LittleEndian.AppendUint64(b, uint64(mw.String(t.Name)))
-		n++
 	}
-	if n > 0 {
-		mw.Stream(minidump.ThreadNamesStream, append(binary.LittleEndian.AppendUint32(nil, uint32(n)), b...))
+	if len(names) > 0 {
+		mw.ThreadNames(names)
 	}
 }
 
