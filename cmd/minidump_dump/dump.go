@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -61,56 +62,53 @@ func (d *dumper) dump() bool {
 	}
 	d.header()
 
-	if threads, err := d.threadList(); err != nil {
-		d.fail(err)
-	} else {
-		d.printThreads(threads)
-	}
-	if names, err := d.threadNames(); err == nil {
-		d.printThreadNames(names)
-	}
-	if mods, err := d.moduleList(); err != nil {
-		d.fail(err)
-	} else {
-		d.printModules(mods)
-	}
-	if regions, err := d.memoryList(); err != nil {
-		d.fail(err)
-	} else {
-		d.printMemoryList(regions)
-	}
-	if e, err := f.Exception(); err == nil {
-		d.printException(e)
-	}
-	if a, err := f.AssertionInfo(); err == nil {
-		d.printAssertion(a)
-	}
-	if si, err := f.SystemInfo(); err != nil {
-		d.fail(err)
-	} else {
-		d.printSystemInfo(si)
-	}
-	if mi, err := f.MiscInfo(); err != nil {
-		d.fail(err)
-	} else {
-		d.printMiscInfo(mi)
-	}
-	if bi, err := f.BreakpadInfo(); err == nil {
-		d.printBreakpadInfo(bi)
-	}
-	if l, err := d.memoryInfoList(); err != nil {
-		d.fail(err)
-	} else {
-		d.printMemoryInfoList(l)
-	}
-	if c, err := f.CrashpadInfo(); err == nil {
-		d.printCrashpadInfo(c)
-	}
+	show(d, d.threadList, d.printThreads)
+	showIf(d.threadNames, d.printThreadNames)
+	show(d, d.moduleList, d.printModules)
+	show(d, d.memoryList, d.printMemoryList)
+	showIf(f.Exception, d.printException)
+	showIf(f.AssertionInfo, d.printAssertion)
+	show(d, f.SystemInfo, d.printSystemInfo)
+	show(d, f.MiscInfo, d.printMiscInfo)
+	showIf(f.BreakpadInfo, d.printBreakpadInfo)
+	show(d, d.memoryInfoList, d.printMemoryInfoList)
+	showIf(f.CrashpadInfo, d.printCrashpadInfo)
 	for _, t := range []minidump.StreamType{minidump.LinuxCmdLine, minidump.LinuxEnviron,
 		minidump.LinuxLSBRelease, minidump.LinuxProcStatus, minidump.LinuxCPUInfo, minidump.LinuxMaps} {
 		d.rawStream(t)
 	}
 	return d.errors == 0
+}
+
+// show prints a stream that Breakpad requires, or counts why it cannot be
+// read.
+func show[T any](d *dumper, read func() (T, error), print func(T)) {
+	if v, err := read(); err != nil {
+		d.fail(err)
+	} else {
+		print(v)
+	}
+}
+
+// showIf prints an optional stream when it can be read.
+func showIf[T any](read func() (T, error), print func(T)) {
+	if v, err := read(); err == nil {
+		print(v)
+	}
+}
+
+// span is an inclusive address range [lo, hi].
+type span struct{ lo, hi uint64 }
+
+// firstOverlap sorts spans by start and returns the first two that overlap.
+func firstOverlap(spans []span) (a, b span, ok bool) {
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
+	for i := 1; i < len(spans); i++ {
+		if spans[i].lo <= spans[i-1].hi {
+			return spans[i-1], spans[i], true
+		}
+	}
+	return span{}, span{}, false
 }
 
 // utc formats a time_t as Breakpad's TimeTToUTCString.
@@ -435,7 +433,6 @@ func (d *dumper) moduleList() ([]minidump.Module, error) {
 	if linux {
 		return mods, nil
 	}
-	type span struct{ lo, hi uint64 }
 	var stored []span
 	for i := range mods {
 		m := &mods[i]
@@ -561,7 +558,6 @@ func (d *dumper) memoryList() ([]minidump.MemoryDescriptor, error) {
 	if len(list) > maxRegions {
 		return nil, fmt.Errorf("memory list: %d regions exceeds %d", len(list), maxRegions)
 	}
-	type span struct{ lo, hi uint64 }
 	spans := make([]span, 0, len(list))
 	for i, r := range list {
 		size := uint64(r.Memory.DataSize)
@@ -570,19 +566,8 @@ func (d *dumper) memoryList() ([]minidump.MemoryDescriptor, error) {
 		}
 		spans = append(spans, span{r.StartOfMemoryRange, r.StartOfMemoryRange + size - 1})
 	}
-	slices.SortFunc(spans, func(a, b span) int {
-		switch {
-		case a.lo < b.lo:
-			return -1
-		case a.lo > b.lo:
-			return 1
-		}
-		return 0
-	})
-	for i := 1; i < len(spans); i++ {
-		if spans[i].lo <= spans[i-1].hi {
-			return nil, fmt.Errorf("memory list: regions at %#x and %#x overlap", spans[i-1].lo, spans[i].lo)
-		}
+	if a, b, ok := firstOverlap(spans); ok {
+		return nil, fmt.Errorf("memory list: regions at %#x and %#x overlap", a.lo, b.lo)
 	}
 	return list, nil
 }
@@ -820,7 +805,6 @@ func (d *dumper) memoryInfoList() (*minidump.MemoryInfoList, error) {
 	if len(b) != memoryInfoHdr+memoryInfoSize*len(l.Entries) {
 		return nil, fmt.Errorf("memory info list: %d bytes for %d entries", len(b), len(l.Entries))
 	}
-	type span struct{ lo, hi uint64 }
 	spans := make([]span, 0, len(l.Entries))
 	for i, e := range l.Entries {
 		if e.RegionSize == 0 || e.RegionSize > ^uint64(0)-e.BaseAddress {
@@ -828,19 +812,8 @@ func (d *dumper) memoryInfoList() (*minidump.MemoryInfoList, error) {
 		}
 		spans = append(spans, span{e.BaseAddress, e.BaseAddress + e.RegionSize - 1})
 	}
-	slices.SortFunc(spans, func(a, b span) int {
-		switch {
-		case a.lo < b.lo:
-			return -1
-		case a.lo > b.lo:
-			return 1
-		}
-		return 0
-	})
-	for i := 1; i < len(spans); i++ {
-		if spans[i].lo <= spans[i-1].hi {
-			return nil, errors.New("memory info list: overlapping regions")
-		}
+	if _, _, ok := firstOverlap(spans); ok {
+		return nil, errors.New("memory info list: overlapping regions")
 	}
 	return l, nil
 }
