@@ -141,50 +141,47 @@ func macReason(cpu, code, flags uint32, raw string) string {
 	if !ok {
 		return raw
 	}
+	if n, ok := macKernNames[flags]; ok && code == macBadAccess {
+		return typ + " / " + n
+	}
 	arm := cpu == CPUARM || cpu == CPUARM64Old
 	x86 := cpu == CPUX86 || cpu == CPUAMD64
-	var t map[uint32]string
+	return macName(typ, macCodes(code, arm, cpu == CPUPPC, x86, nil), flags)
+}
+
+// macCodes returns the table naming the codes (flags) of a Mach exception
+// type on an ARM, PPC or x86 CPU, or nil. armArithmetic is the ARM table for
+// EXC_ARITHMETIC, which Breakpad lacks and rust-minidump has.
+func macCodes(code uint32, arm, ppc, x86 bool, armArithmetic map[uint32]string) map[uint32]string {
+	pick := func(armT, ppcT, x86T map[uint32]string) map[uint32]string {
+		switch {
+		case arm:
+			return armT
+		case ppc:
+			return ppcT
+		case x86:
+			return x86T
+		}
+		return nil
+	}
 	switch code {
 	case macBadAccess:
-		if n, ok := macKernNames[flags]; ok {
-			return typ + " / " + n
-		}
-		switch {
-		case arm:
-			t = macARMBadAccess
-		case cpu == CPUPPC:
-			t = macPPCBadAccess
-		case x86:
-			t = macX86BadAccess
-		}
+		return pick(macARMBadAccess, macPPCBadAccess, macX86BadAccess)
 	case macBadInstruction:
-		switch {
-		case arm:
-			t = macARMBadInstruction
-		case cpu == CPUPPC:
-			t = macPPCBadInstruction
-		case x86:
-			t = macX86BadInstruction
-		}
+		return pick(macARMBadInstruction, macPPCBadInstruction, macX86BadInstruction)
 	case macArithmetic:
-		switch {
-		case cpu == CPUPPC:
-			t = macPPCArithmetic
-		case x86:
-			t = macX86Arithmetic
-		}
+		return pick(armArithmetic, macPPCArithmetic, macX86Arithmetic)
 	case macSoftware:
-		t = macSoftwareCodes
+		return macSoftwareCodes
 	case macBreakpoint:
-		switch {
-		case arm:
-			t = macARMBreakpoint
-		case cpu == CPUPPC:
-			t = macPPCBreakpoint
-		case x86:
-			t = macX86Breakpoint
-		}
+		return pick(macARMBreakpoint, macPPCBreakpoint, macX86Breakpoint)
 	}
+	return nil
+}
+
+// macName formats a Mach exception type and its code: the code's name from
+// t, or the code in hex.
+func macName(typ string, t map[uint32]string, flags uint32) string {
 	if n, ok := t[flags]; ok {
 		return typ + " / " + n
 	}

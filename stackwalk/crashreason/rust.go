@@ -110,51 +110,10 @@ func rustMac(cpu, code, flags uint32, params []uint64) string {
 	if !ok {
 		return ""
 	}
-	arm := cpu == CPUARM64 || cpu == CPUARM64Old
-	x86 := cpu == CPUX86 || cpu == CPUAMD64 || cpu == CPUX86Win64
-	ppc := cpu == CPUPPC
-	var t map[uint32]string
 	switch code {
 	case macBadAccess:
 		if n, ok := rustMacKernNames[flags]; ok {
 			return typ + " / " + n
-		}
-		switch {
-		case arm:
-			t = macARMBadAccess
-		case ppc:
-			t = macPPCBadAccess
-		case x86:
-			t = macX86BadAccess
-		}
-	case macBadInstruction:
-		switch {
-		case arm:
-			t = macARMBadInstruction
-		case ppc:
-			t = macPPCBadInstruction
-		case x86:
-			t = macX86BadInstruction
-		}
-	case macArithmetic:
-		switch {
-		case arm:
-			t = rustMacARMArithmetic
-		case ppc:
-			t = macPPCArithmetic
-		case x86:
-			t = macX86Arithmetic
-		}
-	case macSoftware:
-		t = macSoftwareCodes
-	case macBreakpoint:
-		switch {
-		case arm:
-			t = macARMBreakpoint
-		case ppc:
-			t = macPPCBreakpoint
-		case x86:
-			t = macX86Breakpoint
 		}
 	case macResource:
 		if r, ok := rustMacResourceTypes[(flags>>29)&7]; ok {
@@ -165,10 +124,9 @@ func rustMac(cpu, code, flags uint32, params []uint64) string {
 			return rustExcGuard(g, rustArg(params, 1), rustArg(params, 2))
 		}
 	}
-	if n, ok := t[flags]; ok {
-		return typ + " / " + n
-	}
-	return typ + " / " + hex8(uint64(flags))
+	arm := cpu == CPUARM64 || cpu == CPUARM64Old
+	x86 := cpu == CPUX86 || cpu == CPUAMD64 || cpu == CPUX86Win64
+	return macName(typ, macCodes(code, arm, cpu == CPUPPC, x86, rustMacARMArithmetic), flags)
 }
 
 // rustExcResource decodes an EXC_RESOURCE code as xnu's exc_resource.h lays it
