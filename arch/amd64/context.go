@@ -4,7 +4,6 @@
 package amd64
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/gobreakpad/gobreakpad/arch"
@@ -84,55 +83,38 @@ func DecodeContext(b []byte) (*Context, error) {
 	if len(b) < ContextSize {
 		return nil, fmt.Errorf("amd64 context: %d bytes, want %d", len(b), ContextSize)
 	}
-	r := cursor{b: b[:ContextSize]}
-	c := &Context{P1Home: r.u64(), P2Home: r.u64(), P3Home: r.u64(), P4Home: r.u64(), P5Home: r.u64(), P6Home: r.u64()}
-	c.ContextFlags, c.MxCsr = r.u32(), r.u32()
-	c.Cs, c.Ds, c.Es, c.Fs, c.Gs, c.Ss = r.u16(), r.u16(), r.u16(), r.u16(), r.u16(), r.u16()
-	c.EFlags = r.u32()
-	c.Dr0, c.Dr1, c.Dr2, c.Dr3, c.Dr6, c.Dr7 = r.u64(), r.u64(), r.u64(), r.u64(), r.u64(), r.u64()
-	c.Rax, c.Rcx, c.Rdx, c.Rbx, c.Rsp, c.Rbp, c.Rsi, c.Rdi = r.u64(), r.u64(), r.u64(), r.u64(), r.u64(), r.u64(), r.u64(), r.u64()
-	c.R8, c.R9, c.R10, c.R11, c.R12, c.R13, c.R14, c.R15 = r.u64(), r.u64(), r.u64(), r.u64(), r.u64(), r.u64(), r.u64(), r.u64()
-	c.Rip = r.u64()
+	r := arch.NewLEReader(b[:ContextSize])
+	c := &Context{P1Home: r.U64(), P2Home: r.U64(), P3Home: r.U64(), P4Home: r.U64(), P5Home: r.U64(), P6Home: r.U64()}
+	c.ContextFlags, c.MxCsr = r.U32(), r.U32()
+	c.Cs, c.Ds, c.Es, c.Fs, c.Gs, c.Ss = r.U16(), r.U16(), r.U16(), r.U16(), r.U16(), r.U16()
+	c.EFlags = r.U32()
+	c.Dr0, c.Dr1, c.Dr2, c.Dr3, c.Dr6, c.Dr7 = r.U64(), r.U64(), r.U64(), r.U64(), r.U64(), r.U64()
+	c.Rax, c.Rcx, c.Rdx, c.Rbx, c.Rsp, c.Rbp, c.Rsi, c.Rdi = r.U64(), r.U64(), r.U64(), r.U64(), r.U64(), r.U64(), r.U64(), r.U64()
+	c.R8, c.R9, c.R10, c.R11, c.R12, c.R13, c.R14, c.R15 = r.U64(), r.U64(), r.U64(), r.U64(), r.U64(), r.U64(), r.U64(), r.U64()
+	c.Rip = r.U64()
 	f := &c.FltSave
-	f.ControlWord, f.StatusWord = r.u16(), r.u16()
-	f.TagWord, f.Reserved1 = r.b[r.off], r.b[r.off+1]
-	r.off += 2
-	f.ErrorOpcode, f.ErrorOffset, f.ErrorSelector, f.Reserved2 = r.u16(), r.u32(), r.u16(), r.u16()
-	f.DataOffset, f.DataSelector, f.Reserved3 = r.u32(), r.u16(), r.u16()
-	f.MxCsr, f.MxCsrMask = r.u32(), r.u32()
+	f.ControlWord, f.StatusWord = r.U16(), r.U16()
+	f.TagWord, f.Reserved1 = r.U8(), r.U8()
+	f.ErrorOpcode, f.ErrorOffset, f.ErrorSelector, f.Reserved2 = r.U16(), r.U32(), r.U16(), r.U16()
+	f.DataOffset, f.DataSelector, f.Reserved3 = r.U32(), r.U16(), r.U16()
+	f.MxCsr, f.MxCsrMask = r.U32(), r.U32()
 	for i := range f.FloatRegisters {
-		f.FloatRegisters[i] = r.u128()
+		f.FloatRegisters[i] = r.U128()
 	}
 	for i := range f.XmmRegisters {
-		f.XmmRegisters[i] = r.u128()
+		f.XmmRegisters[i] = r.U128()
 	}
-	r.bytes(f.Reserved4[:])
+	r.Bytes(f.Reserved4[:])
 	for i := range c.VectorRegister {
-		c.VectorRegister[i] = r.u128()
+		c.VectorRegister[i] = r.U128()
 	}
-	c.VectorControl, c.DebugControl = r.u64(), r.u64()
-	c.LastBranchToRip, c.LastBranchFromRip = r.u64(), r.u64()
-	c.LastExceptionToRip, c.LastExceptionFromRip = r.u64(), r.u64()
+	c.VectorControl, c.DebugControl = r.U64(), r.U64()
+	c.LastBranchToRip, c.LastBranchFromRip = r.U64(), r.U64()
+	c.LastExceptionToRip, c.LastExceptionFromRip = r.U64(), r.U64()
 	return c, nil
 }
 
-// cursor reads little-endian fields in order; the caller checks the length.
-type cursor struct {
-	b   []byte
-	off int
-}
-
-func (c *cursor) u16() uint16        { v := binary.LittleEndian.Uint16(c.b[c.off:]); c.off += 2; return v }
-func (c *cursor) u32() uint32        { v := binary.LittleEndian.Uint32(c.b[c.off:]); c.off += 4; return v }
-func (c *cursor) u64() uint64        { v := binary.LittleEndian.Uint64(c.b[c.off:]); c.off += 8; return v }
-func (c *cursor) bytes(dst []byte)   { c.off += copy(dst, c.b[c.off:]) }
-func (c *cursor) u128() arch.Uint128 { lo := c.u64(); return arch.Uint128{Low: lo, High: c.u64()} }
-
 // Encode returns the little-endian encoding of c, ContextSize bytes long.
 func (c *Context) Encode() []byte {
-	b := make([]byte, ContextSize)
-	if _, err := binary.Encode(b, binary.LittleEndian, c); err != nil {
-		panic("amd64: encoding a fixed-size context: " + err.Error()) // unreachable: the layout is fixed
-	}
-	return b
+	return arch.EncodeContext("amd64", ContextSize, c)
 }

@@ -4,8 +4,9 @@
 package arm
 
 import (
-	"encoding/binary"
 	"fmt"
+
+	"github.com/gobreakpad/gobreakpad/arch"
 )
 
 // Context flag bits. ContextARM identifies the CPU (ContextARMOld in dumps
@@ -51,38 +52,23 @@ func DecodeContext(b []byte) (*Context, error) {
 	if len(b) < ContextSize {
 		return nil, fmt.Errorf("arm context: %d bytes, want %d", len(b), ContextSize)
 	}
-	r := cursor{b: b[:ContextSize]}
-	c := &Context{ContextFlags: r.u32()}
+	r := arch.NewLEReader(b[:ContextSize])
+	c := &Context{ContextFlags: r.U32()}
 	for i := range c.Iregs {
-		c.Iregs[i] = r.u32()
+		c.Iregs[i] = r.U32()
 	}
-	c.Cpsr = r.u32()
-	c.FloatSave.Fpscr = r.u64()
+	c.Cpsr = r.U32()
+	c.FloatSave.Fpscr = r.U64()
 	for i := range c.FloatSave.Regs {
-		c.FloatSave.Regs[i] = r.u64()
+		c.FloatSave.Regs[i] = r.U64()
 	}
 	for i := range c.FloatSave.Extra {
-		c.FloatSave.Extra[i] = r.u32()
+		c.FloatSave.Extra[i] = r.U32()
 	}
 	return c, nil
 }
 
-// cursor reads little-endian fields in order; the caller checks the length.
-type cursor struct {
-	b   []byte
-	off int
-}
-
-func (c *cursor) u16() uint16      { v := binary.LittleEndian.Uint16(c.b[c.off:]); c.off += 2; return v }
-func (c *cursor) u32() uint32      { v := binary.LittleEndian.Uint32(c.b[c.off:]); c.off += 4; return v }
-func (c *cursor) u64() uint64      { v := binary.LittleEndian.Uint64(c.b[c.off:]); c.off += 8; return v }
-func (c *cursor) bytes(dst []byte) { c.off += copy(dst, c.b[c.off:]) }
-
 // Encode returns the little-endian encoding of c, ContextSize bytes long.
 func (c *Context) Encode() []byte {
-	b := make([]byte, ContextSize)
-	if _, err := binary.Encode(b, binary.LittleEndian, c); err != nil {
-		panic("arm: encoding a fixed-size context: " + err.Error()) // unreachable: the layout is fixed
-	}
-	return b
+	return arch.EncodeContext("arm", ContextSize, c)
 }

@@ -5,7 +5,6 @@
 package arm64
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/gobreakpad/gobreakpad/arch"
@@ -79,37 +78,33 @@ func DecodeContext(b []byte) (*Context, error) {
 	if len(b) < ContextSize {
 		return nil, fmt.Errorf("arm64 context: %d bytes, want %d", len(b), ContextSize)
 	}
-	r := cursor{b: b[:ContextSize]}
-	c := &Context{ContextFlags: r.u32(), Cpsr: r.u32()}
+	r := arch.NewLEReader(b[:ContextSize])
+	c := &Context{ContextFlags: r.U32(), Cpsr: r.U32()}
 	for i := range c.Iregs {
-		c.Iregs[i] = r.u64()
+		c.Iregs[i] = r.U64()
 	}
 	for i := range c.FloatSave.Regs {
-		c.FloatSave.Regs[i] = r.u128()
+		c.FloatSave.Regs[i] = r.U128()
 	}
-	c.FloatSave.Fpsr, c.FloatSave.Fpcr = r.u32(), r.u32()
+	c.FloatSave.Fpsr, c.FloatSave.Fpcr = r.U32(), r.U32()
 	for i := range c.Bcr {
-		c.Bcr[i] = r.u32()
+		c.Bcr[i] = r.U32()
 	}
 	for i := range c.Bvr {
-		c.Bvr[i] = r.u64()
+		c.Bvr[i] = r.U64()
 	}
 	for i := range c.Wcr {
-		c.Wcr[i] = r.u32()
+		c.Wcr[i] = r.U32()
 	}
 	for i := range c.Wvr {
-		c.Wvr[i] = r.u64()
+		c.Wvr[i] = r.U64()
 	}
 	return c, nil
 }
 
 // Encode returns the little-endian encoding of c, ContextSize bytes long.
 func (c *Context) Encode() []byte {
-	b := make([]byte, ContextSize)
-	if _, err := binary.Encode(b, binary.LittleEndian, c); err != nil {
-		panic("arm64: encoding a fixed-size context: " + err.Error()) // unreachable: the layout is fixed
-	}
-	return b
+	return arch.EncodeContext("arm64", ContextSize, c)
 }
 
 // DecodeOldContext decodes a little-endian AArch64 context in the old layout.
@@ -117,38 +112,22 @@ func DecodeOldContext(b []byte) (*OldContext, error) {
 	if len(b) < OldContextSize {
 		return nil, fmt.Errorf("arm64 old context: %d bytes, want %d", len(b), OldContextSize)
 	}
-	r := cursor{b: b[:OldContextSize]}
-	c := &OldContext{ContextFlags: r.u64()}
+	r := arch.NewLEReader(b[:OldContextSize])
+	c := &OldContext{ContextFlags: r.U64()}
 	for i := range c.Iregs {
-		c.Iregs[i] = r.u64()
+		c.Iregs[i] = r.U64()
 	}
-	c.Cpsr = r.u32()
-	c.FloatSave.Fpsr, c.FloatSave.Fpcr = r.u32(), r.u32()
+	c.Cpsr = r.U32()
+	c.FloatSave.Fpsr, c.FloatSave.Fpcr = r.U32(), r.U32()
 	for i := range c.FloatSave.Regs {
-		c.FloatSave.Regs[i] = r.u128()
+		c.FloatSave.Regs[i] = r.U128()
 	}
 	return c, nil
 }
 
-// cursor reads little-endian fields in order; the caller checks the length.
-type cursor struct {
-	b   []byte
-	off int
-}
-
-func (c *cursor) u16() uint16        { v := binary.LittleEndian.Uint16(c.b[c.off:]); c.off += 2; return v }
-func (c *cursor) u32() uint32        { v := binary.LittleEndian.Uint32(c.b[c.off:]); c.off += 4; return v }
-func (c *cursor) u64() uint64        { v := binary.LittleEndian.Uint64(c.b[c.off:]); c.off += 8; return v }
-func (c *cursor) bytes(dst []byte)   { c.off += copy(dst, c.b[c.off:]) }
-func (c *cursor) u128() arch.Uint128 { lo := c.u64(); return arch.Uint128{Low: lo, High: c.u64()} }
-
 // Encode returns the little-endian encoding of c, OldContextSize bytes long.
 func (c *OldContext) Encode() []byte {
-	b := make([]byte, OldContextSize)
-	if _, err := binary.Encode(b, binary.LittleEndian, c); err != nil {
-		panic("arm64: encoding a fixed-size context: " + err.Error()) // unreachable: the layout is fixed
-	}
-	return b
+	return arch.EncodeContext("arm64", OldContextSize, c)
 }
 
 // Upgrade returns the old-layout context converted to a Context as Breakpad

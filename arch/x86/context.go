@@ -4,8 +4,9 @@
 package x86
 
 import (
-	"encoding/binary"
 	"fmt"
+
+	"github.com/gobreakpad/gobreakpad/arch"
 )
 
 // Context flag bits. ContextX86 identifies the CPU; the others say which
@@ -62,36 +63,21 @@ func DecodeContext(b []byte) (*Context, error) {
 	if len(b) < ContextSize {
 		return nil, fmt.Errorf("x86 context: %d bytes, want %d", len(b), ContextSize)
 	}
-	r := cursor{b: b[:ContextSize]}
-	c := &Context{ContextFlags: r.u32(), Dr0: r.u32(), Dr1: r.u32(), Dr2: r.u32(), Dr3: r.u32(), Dr6: r.u32(), Dr7: r.u32()}
+	r := arch.NewLEReader(b[:ContextSize])
+	c := &Context{ContextFlags: r.U32(), Dr0: r.U32(), Dr1: r.U32(), Dr2: r.U32(), Dr3: r.U32(), Dr6: r.U32(), Dr7: r.U32()}
 	fs := &c.FloatSave
-	fs.ControlWord, fs.StatusWord, fs.TagWord = r.u32(), r.u32(), r.u32()
-	fs.ErrorOffset, fs.ErrorSelector, fs.DataOffset, fs.DataSelector = r.u32(), r.u32(), r.u32(), r.u32()
-	r.bytes(fs.RegisterArea[:])
-	fs.Cr0NpxState = r.u32()
-	c.Gs, c.Fs, c.Es, c.Ds = r.u32(), r.u32(), r.u32(), r.u32()
-	c.Edi, c.Esi, c.Ebx, c.Edx, c.Ecx, c.Eax = r.u32(), r.u32(), r.u32(), r.u32(), r.u32(), r.u32()
-	c.Ebp, c.Eip, c.Cs, c.EFlags, c.Esp, c.Ss = r.u32(), r.u32(), r.u32(), r.u32(), r.u32(), r.u32()
-	r.bytes(c.ExtendedRegisters[:])
+	fs.ControlWord, fs.StatusWord, fs.TagWord = r.U32(), r.U32(), r.U32()
+	fs.ErrorOffset, fs.ErrorSelector, fs.DataOffset, fs.DataSelector = r.U32(), r.U32(), r.U32(), r.U32()
+	r.Bytes(fs.RegisterArea[:])
+	fs.Cr0NpxState = r.U32()
+	c.Gs, c.Fs, c.Es, c.Ds = r.U32(), r.U32(), r.U32(), r.U32()
+	c.Edi, c.Esi, c.Ebx, c.Edx, c.Ecx, c.Eax = r.U32(), r.U32(), r.U32(), r.U32(), r.U32(), r.U32()
+	c.Ebp, c.Eip, c.Cs, c.EFlags, c.Esp, c.Ss = r.U32(), r.U32(), r.U32(), r.U32(), r.U32(), r.U32()
+	r.Bytes(c.ExtendedRegisters[:])
 	return c, nil
 }
 
-// cursor reads little-endian fields in order; the caller checks the length.
-type cursor struct {
-	b   []byte
-	off int
-}
-
-func (c *cursor) u16() uint16      { v := binary.LittleEndian.Uint16(c.b[c.off:]); c.off += 2; return v }
-func (c *cursor) u32() uint32      { v := binary.LittleEndian.Uint32(c.b[c.off:]); c.off += 4; return v }
-func (c *cursor) u64() uint64      { v := binary.LittleEndian.Uint64(c.b[c.off:]); c.off += 8; return v }
-func (c *cursor) bytes(dst []byte) { c.off += copy(dst, c.b[c.off:]) }
-
 // Encode returns the little-endian encoding of c, ContextSize bytes long.
 func (c *Context) Encode() []byte {
-	b := make([]byte, ContextSize)
-	if _, err := binary.Encode(b, binary.LittleEndian, c); err != nil {
-		panic("x86: encoding a fixed-size context: " + err.Error()) // unreachable: the layout is fixed
-	}
-	return b
+	return arch.EncodeContext("x86", ContextSize, c)
 }
