@@ -84,21 +84,14 @@ func (Unwinder) ContextFrame(raw any, _ unwind.Env) (*unwind.Frame, error) {
 func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool) *unwind.Frame {
 	last := frames[len(frames)-1]
 	var f *unwind.Frame
-	if rules := env.CFI(instruction(frames)); rules != nil {
+	if rules := env.CFI(unwind.RuleAddress(last, RIP, 1)); rules != nil {
 		f = byCFI(env, last, rules)
 	}
 	if f == nil && last.Trust == unwind.TrustContext && env.Windows() {
 		f = bySimulatedReturn(env, last)
 	}
-	if f == nil && last.Trust == unwind.TrustContext && last.Regs[RIP] < 1<<12 {
-		// Beyond Breakpad: a call through a null function pointer left its
-		// return address on top of the stack. Taking it keeps the
-		// calling function, which the frame-pointer chain would skip.
-		if loc, rip, ok := unwind.ScanForReturnAddress(env, last.Regs[RSP], 0, 8); ok {
-			f = &unwind.Frame{Context: last.Context, Trust: unwind.TrustScan}
-			f.Regs[RIP], f.Regs[RSP] = rip, loc+8
-			f.Valid = 1<<RIP | 1<<RSP | 1<<RBP
-		}
+	if f == nil {
+		f = unwind.CallerOfNullCall(env, last, RIP, RSP, RBP, 8)
 	}
 	if f == nil && !env.Windows() {
 		f = byFramePointer(env, last)
@@ -113,16 +106,6 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 		return nil
 	}
 	return f
-}
-
-// instruction is the address used to look up the last frame's rules: its
-// rip, less one for a return address.
-func instruction(frames []*unwind.Frame) uint64 {
-	last := frames[len(frames)-1]
-	if last.Trust == unwind.TrustContext {
-		return last.Regs[RIP]
-	}
-	return last.Regs[RIP] - 1
 }
 
 func byCFI(env unwind.Env, last *unwind.Frame, rules *cfi.RuleSet) *unwind.Frame {

@@ -79,10 +79,7 @@ func (Unwinder) ContextFrame(raw any, _ unwind.Env) (*unwind.Frame, error) {
 // Caller implements unwind.CPU.
 func (u Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool) *unwind.Frame {
 	last := frames[len(frames)-1]
-	addr := last.Regs[SlotPC]
-	if last.Trust != unwind.TrustContext {
-		addr -= 2
-	}
+	addr := unwind.RuleAddress(last, SlotPC, 2)
 	var f *unwind.Frame
 	if !u.IOS {
 		if rules := env.CFI(addr); rules != nil {

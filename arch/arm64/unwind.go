@@ -112,10 +112,7 @@ func (u *Unwinder) ContextFrame(raw any, env unwind.Env) (*unwind.Frame, error) 
 // Caller implements unwind.CPU: CFI, then the frame pointer, then scanning.
 func (u *Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool) *unwind.Frame {
 	last := frames[len(frames)-1]
-	addr := last.Regs[RegPC]
-	if last.Trust != unwind.TrustContext {
-		addr -= 4
-	}
+	addr := unwind.RuleAddress(last, RegPC, 4)
 	var f *unwind.Frame
 	if rules := env.CFI(addr); rules != nil {
 		f = unwind.CallerByCFI(env, &last.Context, rules, NumRegs, calleeSaved, RegSP, RegPC)

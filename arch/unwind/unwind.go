@@ -193,6 +193,40 @@ func ScanForReturnAddress(env Env, start uint64, words, size int) (loc, ip uint6
 	return 0, 0, false
 }
 
+// RuleAddress is the address whose CFI or STACK WIN rules unwind frame
+// last: its pc, less adjust (the CPU's InstructionAdjust) when the pc is a
+// return address rather than the context's.
+func RuleAddress(last *Frame, pc int, adjust uint64) uint64 {
+	if last.Trust == TrustContext {
+		return last.Regs[pc]
+	}
+	return last.Regs[pc] - adjust
+}
+
+// CallerOfNullCall goes beyond Breakpad for a context frame whose pc is in
+// the first page, as after a call through a null function pointer: the
+// return address is then on top of the stack, and taking it keeps the
+// calling function, which a frame-pointer chain would skip. It returns the
+// caller found by scanning from the stack pointer (registers pc, sp and fp
+// marked known; words of size bytes), or nil.
+func CallerOfNullCall(env Env, last *Frame, pc, sp, fp, size int) *Frame {
+	if last.Trust != TrustContext || last.Regs[pc] >= 1<<12 {
+		return nil
+	}
+	mask := ^uint64(0)
+	if size == 4 {
+		mask = 0xffffffff
+	}
+	loc, ip, ok := ScanForReturnAddress(env, last.Regs[sp]&mask, 0, size)
+	if !ok {
+		return nil
+	}
+	f := &Frame{Context: last.Context, Trust: TrustScan}
+	f.Regs[pc], f.Regs[sp] = ip&mask, (loc+uint64(size))&mask
+	f.Valid = 1<<uint(pc) | 1<<uint(sp) | 1<<uint(fp)
+	return f
+}
+
 // ScanWords returns how far a scan looks from a frame of trust t.
 func ScanWords(t Trust) int {
 	if t == TrustContext {

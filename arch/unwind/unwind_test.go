@@ -88,3 +88,39 @@ func TestReadWord(t *testing.T) {
 		t.Errorf("read from no memory succeeded")
 	}
 }
+
+func TestRuleAddress(t *testing.T) {
+	f := &unwind.Frame{Trust: unwind.TrustContext}
+	f.Set(3, 0x1000)
+	if got := unwind.RuleAddress(f, 3, 4); got != 0x1000 {
+		t.Errorf("context frame: %#x, want its pc 0x1000", got)
+	}
+	f.Trust = unwind.TrustCFI
+	if got := unwind.RuleAddress(f, 3, 4); got != 0xffc {
+		t.Errorf("caller frame: %#x, want its return address less 4", got)
+	}
+}
+
+func TestCallerOfNullCall(t *testing.T) {
+	env := unwindtest.New(amd64.Unwinder{}, 0x10000)
+	env.Modules = []unwindtest.Module{{Base: 0x400000, Size: 0x1000, HasSymbols: true, Funcs: [][2]uint64{{0x400100, 0x400200}}}}
+	env.Push(0x400150)
+	f := &unwind.Frame{Trust: unwind.TrustContext}
+	f.Set(amd64.RIP, 0)
+	f.Set(amd64.RSP, 0x10000)
+	f.Set(amd64.RBP, 0x20000)
+	c := unwind.CallerOfNullCall(env, f, amd64.RIP, amd64.RSP, amd64.RBP, 8)
+	if c == nil || c.Regs[amd64.RIP] != 0x400150 || c.Regs[amd64.RSP] != 0x10008 || c.Trust != unwind.TrustScan ||
+		c.Valid != 1<<amd64.RIP|1<<amd64.RSP|1<<amd64.RBP {
+		t.Fatalf("caller = %+v", c)
+	}
+	f.Trust = unwind.TrustCFI
+	if c := unwind.CallerOfNullCall(env, f, amd64.RIP, amd64.RSP, amd64.RBP, 8); c != nil {
+		t.Errorf("caller of a frame not from the context: %+v", c)
+	}
+	f.Trust = unwind.TrustContext
+	f.Set(amd64.RIP, 0x400150)
+	if c := unwind.CallerOfNullCall(env, f, amd64.RIP, amd64.RSP, amd64.RBP, 8); c != nil {
+		t.Errorf("caller of a pc past the first page: %+v", c)
+	}
+}

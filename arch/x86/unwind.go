@@ -97,10 +97,7 @@ func (Unwinder) ContextFrame(raw any, _ unwind.Env) (*unwind.Frame, error) {
 // chain (with a scan when ebp does not point into the stack).
 func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool) *unwind.Frame {
 	last := frames[len(frames)-1]
-	addr := last.Regs[EIP]
-	if last.Trust != unwind.TrustContext {
-		addr--
-	}
+	addr := unwind.RuleAddress(last, EIP, 1)
 	var f *unwind.Frame
 	if win := env.Win(addr); win != nil {
 		f = byWin(env, frames, win, scanAllowed)
@@ -116,15 +113,8 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 			}
 		}
 	}
-	if f == nil && last.Trust == unwind.TrustContext && last.Regs[EIP] < 1<<12 {
-		// Beyond Breakpad: a call through a null function pointer left its
-		// return address on top of the stack. Taking it keeps the
-		// calling function, which the ebp chain would skip.
-		if loc, ip, ok := scan(env, uint32(last.Regs[ESP]), 0); ok {
-			f = &unwind.Frame{Context: last.Context, Trust: unwind.TrustScan}
-			f.Regs[EIP], f.Regs[ESP] = uint64(ip), uint64(loc+4)
-			f.Valid = 1<<EIP | 1<<ESP | 1<<EBP
-		}
+	if f == nil {
+		f = unwind.CallerOfNullCall(env, last, EIP, ESP, EBP, 4)
 	}
 	if f == nil {
 		f = byEBP(env, last, scanAllowed)
