@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -90,15 +91,7 @@ func (p *Process) collectMemory(mem memoryReader) {
 
 // mergeSpans sorts spans and joins those that overlap or touch.
 func mergeSpans(spans []span) []span {
-	slices.SortFunc(spans, func(a, b span) int {
-		switch {
-		case a.start < b.start:
-			return -1
-		case a.start > b.start:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.start, b.start) })
 	var out []span
 	for _, s := range spans {
 		if s.end <= s.start {

@@ -1,6 +1,7 @@
 package minidump
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -194,15 +195,7 @@ func (f *File) stringDictionary(rva uint32, bud *budget) ([]Annotation, error) {
 		seen[k] = true
 		out = append(out, Annotation{k, v})
 	}
-	slices.SortFunc(out, func(a, b Annotation) int {
-		switch {
-		case a.Key < b.Key:
-			return -1
-		case a.Key > b.Key:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b Annotation) int { return cmp.Compare(a.Key, b.Key) })
 	return out, nil
 }
 

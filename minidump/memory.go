@@ -1,6 +1,7 @@
 package minidump
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -124,15 +125,7 @@ func (f *File) buildMemory() (*Memory, error) {
 			off += d.DataSize
 		}
 	}
-	slices.SortStableFunc(m.regions, func(a, b MemoryRegion) int {
-		switch {
-		case a.Start < b.Start:
-			return -1
-		case a.Start > b.Start:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(m.regions, func(a, b MemoryRegion) int { return cmp.Compare(a.Start, b.Start) })
 	return m, errors.Join(errs...)
 }
 

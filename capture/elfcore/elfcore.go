@@ -9,6 +9,7 @@
 package elfcore
 
 import (
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
@@ -160,15 +161,7 @@ func NewFile(r io.ReaderAt) (*File, error) {
 			}
 		}
 	}
-	slices.SortFunc(f.Segments, func(a, b Segment) int {
-		switch {
-		case a.Vaddr < b.Vaddr:
-			return -1
-		case a.Vaddr > b.Vaddr:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(f.Segments, func(a, b Segment) int { return cmp.Compare(a.Vaddr, b.Vaddr) })
 	if len(f.Threads) == 0 {
 		return nil, errors.New("core: no NT_PRSTATUS note")
 	}
