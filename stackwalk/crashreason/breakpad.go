@@ -1,5 +1,7 @@
 package crashreason
 
+import "maps"
+
 // Reason returns the crash reason and crash address as Breakpad's
 // minidump_stackwalk prints them ("Crash reason:" and "Crash address:"),
 // following MinidumpProcessor::GetCrashReason.
@@ -47,6 +49,14 @@ func Reason(platform, cpu, code, flags uint32, addr uint64, params []uint64) (re
 		address &= 0xffffffff
 	}
 	return reason, address
+}
+
+// withNames returns a new table holding the names of base and of extra.
+func withNames[K comparable](base, extra map[K]string) map[K]string {
+	m := make(map[K]string, len(base)+len(extra))
+	maps.Copy(m, base)
+	maps.Copy(m, extra)
+	return m
 }
 
 // Mach exception types (exception_code on macOS and iOS).
@@ -195,9 +205,9 @@ const (
 	winStackBufferOverrun = 0xc0000409
 )
 
-// winExceptionNames holds Breakpad's names of Windows exception codes.
-var winExceptionNames = map[uint32]string{
-	0x40010005: "DBG_CONTROL_C",
+// winCommonExceptions holds the names of Windows exception codes that
+// Breakpad and rust-minidump agree on.
+var winCommonExceptions = map[uint32]string{
 	0x80000001: "EXCEPTION_GUARD_PAGE",
 	0x80000002: "EXCEPTION_DATATYPE_MISALIGNMENT",
 	0x80000003: "EXCEPTION_BREAKPOINT",
@@ -218,13 +228,18 @@ var winExceptionNames = map[uint32]string{
 	0xc0000095: "EXCEPTION_INT_OVERFLOW",
 	0xc0000096: "EXCEPTION_PRIV_INSTRUCTION",
 	0xc00000fd: "EXCEPTION_STACK_OVERFLOW",
-	0xc00000ff: "EXCEPTION_BAD_FUNCTION_TABLE",
 	0xc0000194: "EXCEPTION_POSSIBLE_DEADLOCK",
-	0xc0000374: "EXCEPTION_HEAP_CORRUPTION",
 	0xe0000008: "Out of Memory",
 	0xe06d7363: "Unhandled C++ Exception",
 	0x0517a7ed: "Simulated Exception",
 }
+
+// winExceptionNames holds Breakpad's names of Windows exception codes.
+var winExceptionNames = withNames(winCommonExceptions, map[uint32]string{
+	0x40010005: "DBG_CONTROL_C",
+	0xc00000ff: "EXCEPTION_BAD_FUNCTION_TABLE",
+	0xc0000374: "EXCEPTION_HEAP_CORRUPTION",
+})
 
 // Access kinds in exception_information[0] of access violations and in-page
 // errors.

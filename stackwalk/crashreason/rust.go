@@ -201,10 +201,7 @@ func rustExcGuard(typ string, code, subcode uint64) string {
 }
 
 var (
-	rustSigillCodes = map[uint32]string{
-		1: "ILL_ILLOPC", 2: "ILL_ILLOPN", 3: "ILL_ILLADR", 4: "ILL_ILLTRP",
-		5: "ILL_PRVOPC", 6: "ILL_PRVREG", 7: "ILL_COPROC", 8: "ILL_BADSTK", 9: "ILL_BADIADDR",
-	}
+	rustSigillCodes  = withNames(sigillCodes, map[uint32]string{9: "ILL_BADIADDR"})
 	rustSigtrapCodes = map[uint32]string{
 		1: "TRAP_BRKPT", 2: "TRAP_TRACE", 3: "TRAP_BRANCH", 4: "TRAP_HWBKPT", 5: "TRAP_UNK", 6: "TRAP_PERF",
 	}
@@ -247,38 +244,15 @@ func rustLinux(code, flags uint32) string {
 	return sig + " / " + hex8(uint64(flags))
 }
 
-// rustWinExceptions holds rust-minidump's ExceptionCodeWindows names; the
+// rustWinExceptions holds rust-minidump's ExceptionCodeWindows names (it
+// knows the access violation and in-page error codes by name too); the
 // codes it lacks (DBG_CONTROL_C, heap corruption, fast fail, ...) are named
 // from the NTSTATUS table instead.
-var rustWinExceptions = map[uint32]string{
-	0x80000001: "EXCEPTION_GUARD_PAGE",
-	0x80000002: "EXCEPTION_DATATYPE_MISALIGNMENT",
-	0x80000003: "EXCEPTION_BREAKPOINT",
-	0x80000004: "EXCEPTION_SINGLE_STEP",
+var rustWinExceptions = withNames(winCommonExceptions, map[uint32]string{
 	0xc0000005: "EXCEPTION_ACCESS_VIOLATION",
 	0xc0000006: "EXCEPTION_IN_PAGE_ERROR",
-	0xc0000008: "EXCEPTION_INVALID_HANDLE",
-	0xc000001d: "EXCEPTION_ILLEGAL_INSTRUCTION",
-	0xc0000025: "EXCEPTION_NONCONTINUABLE_EXCEPTION",
-	0xc0000026: "EXCEPTION_INVALID_DISPOSITION",
-	0xc000008c: "EXCEPTION_BOUNDS_EXCEEDED",
-	0xc000008d: "EXCEPTION_FLT_DENORMAL_OPERAND",
-	0xc000008e: "EXCEPTION_FLT_DIVIDE_BY_ZERO",
-	0xc000008f: "EXCEPTION_FLT_INEXACT_RESULT",
-	0xc0000090: "EXCEPTION_FLT_INVALID_OPERATION",
-	0xc0000091: "EXCEPTION_FLT_OVERFLOW",
-	0xc0000092: "EXCEPTION_FLT_STACK_CHECK",
-	0xc0000093: "EXCEPTION_FLT_UNDERFLOW",
-	0xc0000094: "EXCEPTION_INT_DIVIDE_BY_ZERO",
-	0xc0000095: "EXCEPTION_INT_OVERFLOW",
-	0xc0000096: "EXCEPTION_PRIV_INSTRUCTION",
-	0xc00000fd: "EXCEPTION_STACK_OVERFLOW",
-	0xc0000194: "EXCEPTION_POSSIBLE_DEADLOCK",
-	0xe0000008: "Out of Memory",
-	0xe06d7363: "Unhandled C++ Exception",
 	0xe0434352: "MANAGED_EXCEPTION_CODE_V4",
-	0x0517a7ed: "Simulated Exception",
-}
+})
 
 const facilityVisualCPP = 109
 
