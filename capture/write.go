@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,6 +122,20 @@ func (p *Process) WriteMinidump(w io.Writer) error {
 	p.writeThreadNames(mw)
 	_, err := mw.WriteTo(w)
 	return err
+}
+
+// WriteMinidumpFile creates (or truncates) the file path and writes p to it
+// as a minidump; a failed encoding is reported with the path.
+func (p *Process) WriteMinidumpFile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := p.WriteMinidump(f); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // writeThreadNames writes the thread name list, which rust-minidump shows;

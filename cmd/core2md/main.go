@@ -75,13 +75,5 @@ func convert(stderr io.Writer, corePath, out string, opt capture.CoreOptions) er
 	for _, n := range p.Notes {
 		fmt.Fprintf(stderr, "core2md: note: %s\n", n)
 	}
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	if err := p.WriteMinidump(f); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", out, err)
-	}
-	return f.Close()
+	return p.WriteMinidumpFile(out)
 }

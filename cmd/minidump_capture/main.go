@@ -99,15 +99,7 @@ func writeDump(stderr io.Writer, dir, program string, p *capture.Process) error 
 		program = arg0
 	}
 	name := filepath.Join(dir, fmt.Sprintf("%s.%d.dmp", filepath.Base(program), p.PID))
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	if err := p.WriteMinidump(f); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if err := f.Close(); err != nil {
+	if err := p.WriteMinidumpFile(name); err != nil {
 		return err
 	}
 	for _, n := range p.Notes {
