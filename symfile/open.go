@@ -8,9 +8,9 @@ import (
 	"sync"
 )
 
-// Open memory-maps the symbol file at path and indexes it with [Parse]. Call
-// [Table.Close] to release the mapping (it is also released when the Table
-// is garbage-collected).
+// Open memory-maps the symbol file at path and indexes it as [Parse] does,
+// keeping little of the file resident. Call [Table.Close] to release the
+// mapping (it is also released when the Table is garbage-collected).
 func Open(path string) (*Table, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -31,11 +31,13 @@ func Open(path string) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	t, err := Parse(data)
-	if err != nil {
-		unmap()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
+	// The index refers into the file by offsets, and a lookup reads only a
+	// few lines, so pages are given back as the pass moves on and all of
+	// them once it is done: a large file never stays resident as a whole
+	// (the kernel reads a page in again when a lookup touches it).
+	t := &Table{data: data}
+	t.parse(parallelMin, releasePages)
+	releasePages(data)
 	// Unmap when the Table becomes unreachable without Close, once either way.
 	var once sync.Once
 	var err2 error

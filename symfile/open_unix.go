@@ -21,5 +21,6 @@ func mapFile(f *os.File, size int64) ([]byte, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	advise(b)
 	return b, func() error { return syscall.Munmap(b) }, nil
 }

@@ -32,6 +32,11 @@ type pass struct {
 	deltas    []delta // delta records outside such blocks or outside their INIT's range
 	win       [2][]span
 
+	// release, when set, gives back the pages of data already parsed (see
+	// releaseStep); released is how far that has gone.
+	release  func([]byte)
+	released int
+
 	errs       []*SyntaxError
 	numErrs    int
 	numCorrupt int
@@ -62,7 +67,12 @@ func (ps *pass) run() bool {
 		inl     Inline
 		bt      bodyTracker
 	)
+	ps.released = ps.lo
 	for off := ps.lo; off < ps.hi; {
+		if ps.release != nil && off-ps.released >= releaseStep {
+			ps.release(data[ps.released:off])
+			ps.released = off
+		}
 		lineNo++
 		ps.lines = lineNo
 		start := off
@@ -272,15 +282,21 @@ func splitPoint(data []byte) int {
 	return 0
 }
 
+// releaseStep is how many bytes a pass parses between two calls of its
+// release function: small enough to keep little of a mapped file resident,
+// large enough that the calls cost nothing.
+const releaseStep = 4 << 20
+
 // passes parses data, in two chunks at once when it has at least
 // parallelMin bytes and there is more than one CPU, and returns the chunks'
-// passes in order.
-func passes(data []byte, parallelMin int) []*pass {
+// passes in order. A non-nil release is called on parsed parts of data (see
+// pass).
+func passes(data []byte, parallelMin int, release func([]byte)) []*pass {
 	if len(data) >= parallelMin && runtime.GOMAXPROCS(0) > 1 {
 		if mid := splitPoint(data); mid > 0 {
 			ps := []*pass{
-				{data: data, lo: 0, hi: mid, startFunc: -1},
-				{data: data, lo: mid, hi: len(data), startFunc: -3},
+				{data: data, lo: 0, hi: mid, startFunc: -1, release: release},
+				{data: data, lo: mid, hi: len(data), startFunc: -3, release: release},
 			}
 			var ok1 bool
 			var wg sync.WaitGroup
@@ -292,7 +308,7 @@ func passes(data []byte, parallelMin int) []*pass {
 			}
 		}
 	}
-	ps := &pass{data: data, lo: 0, hi: len(data), startFunc: -1}
+	ps := &pass{data: data, lo: 0, hi: len(data), startFunc: -1, release: release}
 	ps.run()
 	return []*pass{ps}
 }

@@ -16,7 +16,7 @@ func tableState(t *Table) []any {
 
 func parseChunked(data []byte, parallelMin int) *Table {
 	t := &Table{data: data}
-	t.parse(parallelMin)
+	t.parse(parallelMin, nil)
 	return t
 }
 
@@ -49,10 +49,10 @@ func TestParallelPassMatchesSequential(t *testing.T) {
 			t.Errorf("%s: chunked parse differs from the sequential one", name)
 		}
 	}
-	if len(passes(inputs["child after split"], 0)) != 1 {
+	if len(passes(inputs["child after split"], 0, nil)) != 1 {
 		t.Error("chunked parse did not fall back for a line record after the split")
 	}
-	if len(passes(inputs["sample"], 0)) != 2 {
+	if len(passes(inputs["sample"], 0, nil)) != 2 {
 		t.Error("sample was not parsed in two chunks")
 	}
 }

@@ -190,7 +190,7 @@ func Parse(data []byte) (*Table, error) {
 		return nil, fmt.Errorf("symbol file of %d bytes is too large (limit 4 GiB)", len(data))
 	}
 	t := &Table{data: data}
-	t.parse(parallelMin)
+	t.parse(parallelMin, nil)
 	return t, nil
 }
 
@@ -259,10 +259,10 @@ func (t *Table) str(off, n uint32) string { return string(t.data[off : off+n]) }
 
 // parse indexes t.data: the streaming pass (see pass), in two chunks at once
 // for files of parallelMin bytes or more, then the sorted arrays.
-func (t *Table) parse(parallelMin int) {
+func (t *Table) parse(parallelMin int, release func([]byte)) {
 	var winAll [2][]span
 	lineBase := 0
-	for i, ps := range passes(t.data, parallelMin) {
+	for i, ps := range passes(t.data, parallelMin, release) {
 		if !t.hasModule && ps.hasModule {
 			t.module, t.hasModule = ps.module, true
 		}

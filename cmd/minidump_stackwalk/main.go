@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/urfave/cli/v3"
 
@@ -27,6 +28,12 @@ import (
 )
 
 func main() {
+	// A walk's heap is small (an index of a few MB per symbol file) but grows
+	// in steps while symbol files load; at the default GOGC the collector runs
+	// a dozen times for nothing. GOGC still overrides this.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	if err := newCommand(os.Stdout).Run(context.Background(), os.Args); err != nil {
 		fmt.Fprintf(os.Stderr, "minidump_stackwalk: %v\n", err)
 		os.Exit(1)
