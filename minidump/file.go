@@ -249,6 +249,24 @@ func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
 func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
 func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
 
+// countedList reads a list stream of a 32-bit count and entries of size
+// entry (checked by listCount), and returns the entries' bytes and count.
+func (f *File) countedList(t StreamType, name string, entry int) ([]byte, uint32, error) {
+	b, err := f.stream(t)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(b) < 4 {
+		return nil, 0, fmt.Errorf("%s: %d bytes, too short for the count", name, len(b))
+	}
+	n := le32(b)
+	off, err := listCount(name, b, 4, uint64(n), entry)
+	if err != nil {
+		return nil, 0, err
+	}
+	return b[off:], n, nil
+}
+
 // listCount checks a list stream of count entries of size entry after a
 // header of hdr bytes. Like Breakpad it accepts 4 bytes of padding after the
 // header (written by some 64-bit producers).

@@ -22,21 +22,13 @@ type Memory64List struct {
 
 // MemoryList decodes the memory list stream.
 func (f *File) MemoryList() ([]MemoryDescriptor, error) {
-	b, err := f.stream(MemoryListStream)
-	if err != nil {
-		return nil, fmt.Errorf("memory list: %w", err)
-	}
-	if len(b) < 4 {
-		return nil, fmt.Errorf("memory list: %d bytes, too short for the count", len(b))
-	}
-	n := le32(b)
-	off, err := listCount("memory list", b, 4, uint64(n), memoryDescriptorSize)
+	b, n, err := f.countedList(MemoryListStream, "memory list", memoryDescriptorSize)
 	if err != nil {
 		return nil, err
 	}
 	list := make([]MemoryDescriptor, n)
 	for i := range list {
-		list[i] = memoryDescriptor(b[off+i*memoryDescriptorSize:])
+		list[i] = memoryDescriptor(b[i*memoryDescriptorSize:])
 	}
 	return list, nil
 }

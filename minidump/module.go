@@ -111,15 +111,7 @@ func (f *File) ModuleList() ([]Module, error) {
 }
 
 func (f *File) moduleList(t StreamType, name string) ([]Module, error) {
-	b, err := f.stream(t)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(b) < 4 {
-		return nil, fmt.Errorf("%s: %d bytes, too short for the count", name, len(b))
-	}
-	n := le32(b)
-	off, err := listCount(name, b, 4, uint64(n), moduleSize)
+	b, n, err := f.countedList(t, name, moduleSize)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +124,7 @@ func (f *File) moduleList(t StreamType, name string) ([]Module, error) {
 	bud := f.newBudget()
 	for i := range mods {
 		m := &mods[i]
-		m.RawModule = decodeRawModule(b[off+i*moduleSize:])
+		m.RawModule = decodeRawModule(b[i*moduleSize:])
 		m.platform, m.platformKnown = platform, known
 		if m.SizeOfImage == 0 || uint64(m.SizeOfImage) > ^uint64(0)-m.BaseOfImage {
 			// Breakpad rejects the whole list for one such module.

@@ -21,22 +21,14 @@ type Thread struct {
 // ThreadList decodes the thread list stream. A thread whose context cannot be
 // decoded is still returned, with ContextErr set.
 func (f *File) ThreadList() ([]Thread, error) {
-	b, err := f.stream(ThreadListStream)
-	if err != nil {
-		return nil, fmt.Errorf("thread list: %w", err)
-	}
-	if len(b) < 4 {
-		return nil, fmt.Errorf("thread list: %d bytes, too short for the count", len(b))
-	}
-	n := le32(b)
-	off, err := listCount("thread list", b, 4, uint64(n), threadSize)
+	b, n, err := f.countedList(ThreadListStream, "thread list", threadSize)
 	if err != nil {
 		return nil, err
 	}
 	threads := make([]Thread, n)
 	bud := f.newBudget()
 	for i := range threads {
-		e := b[off+i*threadSize:]
+		e := b[i*threadSize:]
 		t := &threads[i]
 		t.ThreadID = le32(e)
 		t.SuspendCount = le32(e[4:])

@@ -16,22 +16,14 @@ const threadNameSize = 12
 
 // ThreadNames decodes the thread name list stream.
 func (f *File) ThreadNames() ([]ThreadName, error) {
-	b, err := f.stream(ThreadNamesStream)
-	if err != nil {
-		return nil, fmt.Errorf("thread name list: %w", err)
-	}
-	if len(b) < 4 {
-		return nil, fmt.Errorf("thread name list: %d bytes, too short for the count", len(b))
-	}
-	n := le32(b)
-	off, err := listCount("thread name list", b, 4, uint64(n), threadNameSize)
+	b, n, err := f.countedList(ThreadNamesStream, "thread name list", threadNameSize)
 	if err != nil {
 		return nil, err
 	}
 	names := make([]ThreadName, n)
 	bud := f.newBudget()
 	for i := range names {
-		e := b[off+i*threadNameSize:]
+		e := b[i*threadNameSize:]
 		t := &names[i]
 		t.ThreadID, t.ThreadNameRva = le32(e), le64(e[4:])
 		if t.ThreadNameRva > 0xffffffff {
