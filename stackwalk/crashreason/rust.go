@@ -20,7 +20,7 @@ func RustType(platform, cpu, code, flags uint32, params []uint64) string {
 		s = rustWindows(code, params)
 	}
 	if s == "" {
-		return fmt.Sprintf("unknown 0x%08x / 0x%08x", code, flags)
+		return "unknown " + Raw(code, flags)
 	}
 	return s
 }
@@ -262,7 +262,7 @@ func rustNTStatus(status uint64) string {
 			return n
 		}
 	}
-	return fmt.Sprintf("0x%08x", status)
+	return hex8(status)
 }
 
 func rustWindows(code uint32, params []uint64) string {
@@ -283,7 +283,7 @@ func rustWindows(code uint32, params []uint64) string {
 		if len(params) >= 1 {
 			ff, ok := fastFailNames[params[0]]
 			if !ok {
-				ff = fmt.Sprintf("0x%08x", params[0])
+				ff = hex8(params[0])
 			}
 			return "EXCEPTION_STACK_BUFFER_OVERRUN / " + ff
 		}
@@ -302,5 +302,5 @@ func rustWindows(code uint32, params []uint64) string {
 			return "FACILITY_VISUALCPP / " + n
 		}
 	}
-	return fmt.Sprintf("unknown 0x%08x", code)
+	return "unknown " + hex8(uint64(code))
 }
