@@ -406,16 +406,13 @@ func (f formatter) registers(sf *stackwalk.StackFrame) registerMap {
 		return nil
 	}
 	out := registerMap{}
+	width := formatter{bits32: sf.WordSize() == 4}
 	for _, r := range regs {
 		name := r.Name
 		if name == "efl" {
 			name = "eflags"
 		}
-		if sf.WordSize() == 4 {
-			out[name] = fmt.Sprintf("0x%08x", r.Value)
-		} else {
-			out[name] = fmt.Sprintf("0x%016x", r.Value)
-		}
+		out[name] = width.addr(r.Value)
 	}
 	return out
 }
