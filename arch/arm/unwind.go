@@ -64,9 +64,9 @@ func (Unwinder) InstructionAdjust() uint64 { return 2 }
 
 // ContextFrame implements unwind.CPU; raw must be a *Context.
 func (Unwinder) ContextFrame(raw any, _ unwind.Env) (*unwind.Frame, error) {
-	c, ok := raw.(*Context)
-	if !ok || c == nil {
-		return nil, unwind.ErrContextType{Got: raw}
+	c, err := unwind.ContextAs[Context](raw)
+	if err != nil {
+		return nil, err
 	}
 	f := &unwind.Frame{Trust: unwind.TrustContext}
 	for i, v := range c.Iregs {

@@ -284,6 +284,16 @@ type ErrContextType struct{ Got any }
 // Error implements error.
 func (e ErrContextType) Error() string { return fmt.Sprintf("unexpected context type %T", e.Got) }
 
+// ContextAs returns raw, the context given to ContextFrame, as a *T; an
+// ErrContextType when it is not a non-nil *T.
+func ContextAs[T any](raw any) (*T, error) {
+	c, ok := raw.(*T)
+	if !ok || c == nil {
+		return nil, ErrContextType{Got: raw}
+	}
+	return c, nil
+}
+
 // CallerByCFI evaluates rules over callee and returns the caller frame, as
 // Breakpad's CFIWalker does: registers the rules recover, callee-saved
 // registers (the calleeSaved mask) they do not mention copied from the

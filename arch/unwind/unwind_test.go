@@ -1,6 +1,7 @@
 package unwind_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
@@ -122,5 +123,17 @@ func TestCallerOfNullCall(t *testing.T) {
 	f.Set(amd64.RIP, 0x400150)
 	if c := unwind.CallerOfNullCall(env, f, amd64.RIP, amd64.RSP, amd64.RBP, 8); c != nil {
 		t.Errorf("caller of a pc past the first page: %+v", c)
+	}
+}
+
+func TestContextAs(t *testing.T) {
+	c := &amd64.Context{Rip: 1}
+	if got, err := unwind.ContextAs[amd64.Context](c); got != c || err != nil {
+		t.Errorf("ContextAs(amd64) = %v, %v", got, err)
+	}
+	for _, raw := range []any{(*amd64.Context)(nil), &x86.Context{}, nil} {
+		if got, err := unwind.ContextAs[amd64.Context](raw); got != nil || !errors.As(err, new(unwind.ErrContextType)) {
+			t.Errorf("ContextAs(%T) = %v, %v", raw, got, err)
+		}
 	}
 }

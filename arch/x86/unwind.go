@@ -81,9 +81,9 @@ func (Unwinder) InstructionAdjust() uint64 { return 1 }
 
 // ContextFrame implements unwind.CPU; raw must be a *Context.
 func (Unwinder) ContextFrame(raw any, _ unwind.Env) (*unwind.Frame, error) {
-	c, ok := raw.(*Context)
-	if !ok || c == nil {
-		return nil, unwind.ErrContextType{Got: raw}
+	c, err := unwind.ContextAs[Context](raw)
+	if err != nil {
+		return nil, err
 	}
 	f := &unwind.Frame{Trust: unwind.TrustContext}
 	for i, v := range []uint32{c.Eip, c.Esp, c.Ebp, c.Ebx, c.Esi, c.Edi, c.Eax, c.Ecx, c.Edx, c.EFlags} {
