@@ -247,26 +247,19 @@ func decodeStack(t *testing.T, f *minidump.File, linuxStreams []minidump.StreamT
 func decodeLinux(f *minidump.File, st minidump.StreamType) (int, error) {
 	switch st {
 	case minidump.LinuxCPUInfo:
-		v, err := f.LinuxCPUInfo()
-		return len(v), err
+		return count(f.LinuxCPUInfo())
 	case minidump.LinuxProcStatus:
-		v, err := f.LinuxProcStatus()
-		return len(v), err
+		return count(f.LinuxProcStatus())
 	case minidump.LinuxLSBRelease:
-		v, err := f.LinuxLSBRelease()
-		return len(v), err
+		return count(f.LinuxLSBRelease())
 	case minidump.LinuxCmdLine:
-		v, err := f.LinuxCmdLine()
-		return len(v), err
+		return count(f.LinuxCmdLine())
 	case minidump.LinuxEnviron:
-		v, err := f.LinuxEnviron()
-		return len(v), err
+		return count(f.LinuxEnviron())
 	case minidump.LinuxAuxv:
-		v, err := f.LinuxAuxv()
-		return len(v), err
+		return count(f.LinuxAuxv())
 	case minidump.LinuxMaps:
-		v, err := f.LinuxMaps()
-		return len(v), err
+		return count(f.LinuxMaps())
 	case minidump.LinuxDSODebug:
 		v, err := f.LinuxDSODebug()
 		if err != nil {
@@ -276,6 +269,9 @@ func decodeLinux(f *minidump.File, st minidump.StreamType) (int, error) {
 	}
 	return 0, fmt.Errorf("no decoder for %v", st)
 }
+
+// count is the entry count of what a list decoder returns.
+func count[T any](v []T, err error) (int, error) { return len(v), err }
 
 var liveStreams = []minidump.StreamType{
 	minidump.LinuxCPUInfo, minidump.LinuxProcStatus, minidump.LinuxLSBRelease, minidump.LinuxCmdLine,
