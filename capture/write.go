@@ -216,17 +216,7 @@ func (p *Process) systemInfo() *minidump.SystemInfo {
 	if p.OSRelease != "" {
 		si.CSDVersion = strings.Join([]string{"Linux", p.OSRelease, p.OSVersion, machineName(p.CPU)}, " ")
 	}
-	switch p.CPU {
-	case arch.AMD64:
-		si.ProcessorArchitecture = minidump.ArchAMD64
-	case arch.X86:
-		si.ProcessorArchitecture = minidump.ArchX86
-	case arch.ARM64:
-		// Breakpad's Linux client writes the pre-Windows arm64 value.
-		si.ProcessorArchitecture = minidump.ArchARM64Old
-	default:
-		si.ProcessorArchitecture = minidump.ArchUnknown
-	}
+	si.ProcessorArchitecture = minidump.LinuxArchitecture(p.CPU)
 	if p.CPU == arch.AMD64 || p.CPU == arch.X86 {
 		info := cpuinfoFields(p.CPUInfo)
 		family, _ := strconv.Atoi(info["cpu family"])

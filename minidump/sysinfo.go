@@ -134,6 +134,23 @@ func (f *File) readSystemInfo() (*SystemInfo, error) {
 	return s, nil
 }
 
+// LinuxArchitecture returns the processor architecture Breakpad's Linux
+// client writes for a CPU with a context in arch/ (arm64 as the pre-Windows
+// ArchARM64Old); ArchUnknown for the others.
+func LinuxArchitecture(cpu arch.CPU) ProcessorArchitecture {
+	switch cpu {
+	case arch.X86:
+		return ArchX86
+	case arch.AMD64:
+		return ArchAMD64
+	case arch.ARM:
+		return ArchARM
+	case arch.ARM64:
+		return ArchARM64Old
+	}
+	return ArchUnknown
+}
+
 // CPU returns the processor architecture as an arch.CPU.
 func (s *SystemInfo) CPU() arch.CPU {
 	switch s.ProcessorArchitecture {

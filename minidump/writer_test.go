@@ -515,3 +515,18 @@ func TestLinuxDSODebugRoundTrip(t *testing.T) {
 		t.Errorf("empty dso debug = %+v, %v", got, err)
 	}
 }
+
+func TestLinuxArchitecture(t *testing.T) {
+	for cpu, want := range map[arch.CPU]minidump.ProcessorArchitecture{
+		arch.X86: minidump.ArchX86, arch.AMD64: minidump.ArchAMD64, arch.ARM: minidump.ArchARM,
+		arch.ARM64: minidump.ArchARM64Old, arch.PPC: minidump.ArchUnknown, arch.Unknown: minidump.ArchUnknown,
+	} {
+		got := minidump.LinuxArchitecture(cpu)
+		if got != want {
+			t.Errorf("LinuxArchitecture(%s) = %#x, want %#x", cpu, got, want)
+		}
+		if si := (minidump.SystemInfo{ProcessorArchitecture: got}); want != minidump.ArchUnknown && si.CPU() != cpu {
+			t.Errorf("LinuxArchitecture(%s) reads back as %s", cpu, si.CPU())
+		}
+	}
+}

@@ -59,18 +59,7 @@ func New(cpu arch.CPU, os minidump.PlatformID) *Builder {
 	si := &b.SystemInfo
 	si.PlatformID = os
 	si.NumberOfProcessors = 1
-	switch cpu {
-	case arch.X86:
-		si.ProcessorArchitecture = minidump.ArchX86
-	case arch.AMD64:
-		si.ProcessorArchitecture = minidump.ArchAMD64
-	case arch.ARM:
-		si.ProcessorArchitecture = minidump.ArchARM
-	case arch.ARM64:
-		si.ProcessorArchitecture = minidump.ArchARM64Old // what Breakpad's Linux client writes
-	default:
-		si.ProcessorArchitecture = minidump.ArchUnknown
-	}
+	si.ProcessorArchitecture = minidump.LinuxArchitecture(cpu)
 	if cpu == arch.X86 || cpu == arch.AMD64 {
 		copy(si.CPUInfo[:12], "GenuineIntel") // CPUID vendor words, little-endian
 	}
