@@ -103,7 +103,7 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 		var found bool
 		if d == nil {
 			if bd.lines != 0 {
-				l, found = t.searchLines(bd, addr)
+				l, found = t.searchLines(bd, t.funcs[fi], addr)
 			}
 		} else if li := findExclusive(d.lines, addr); li >= 0 {
 			info := d.lineInfo[d.lines[li].aux]
@@ -244,15 +244,35 @@ func (t *Table) detail(fi int) *funcDetail {
 	return d
 }
 
+// lineScanMax is the size in bytes of the stretch of line records that
+// searchLines scans line by line rather than probes.
+const lineScanMax = 64
+
+// interpolateMax is how many probes of searchLines place themselves by the
+// address (interpolation) before falling back to halving the stretch.
+const interpolateMax = 3
+
 // searchLines finds the line record covering addr in the ordered line
-// records of a function by binary search over the text, then a short scan.
-func (t *Table) searchLines(bd body, addr uint64) (Line, bool) {
+// records of function f by a search over the text, then a short scan. The
+// first probes guess the offset from the address, since line records are
+// about as long as one another: on a large file each probe is a cache miss,
+// and a guess lands within a line or two in one or two probes where halving
+// takes a dozen.
+func (t *Table) searchLines(bd body, f span, addr uint64) (Line, bool) {
 	d := t.data[:bd.end]
 	lo, hi := int(bd.lines), int(bd.end)
+	// Estimates of the addresses of the lines at lo and hi.
+	aLo, aHi := f.start, f.last
 	// Invariant: the line at lo is the first one or starts at or below addr;
 	// every line starting at or after hi starts above addr.
-	for hi-lo > 256 {
+	for probe := 0; hi-lo > lineScanMax; probe++ {
 		mid := lo + (hi-lo)/2
+		if probe < interpolateMax && aLo <= addr && addr < aHi {
+			// Aim a little below the guess so that the probe likely
+			// lands at or below addr, close to it.
+			g := lo + int(float64(addr-aLo)/float64(aHi-aLo)*float64(hi-lo)) - lineScanMax/2
+			mid = min(max(g, lo), hi-1)
+		}
 		nl := bytes.IndexByte(d[mid:hi], '\n')
 		if nl < 0 {
 			break
@@ -264,9 +284,9 @@ func (t *Table) searchLines(bd body, addr uint64) (Line, bool) {
 		}
 		a, _, _ := hexField(d, m)
 		if a <= addr {
-			lo = m
+			lo, aLo = m, a
 		} else {
-			hi = m
+			hi, aHi = m, a
 		}
 	}
 	for off := lo; off < len(d); {
