@@ -155,14 +155,11 @@ func bySimulatedReturn(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 }
 
 func byScan(env unwind.Env, last *unwind.Frame) *unwind.Frame {
-	loc, rip, ok := unwind.ScanForReturnAddress(env, last.Regs[RSP], unwind.ScanWords(last.Trust), 8)
-	if !ok {
+	f := unwind.CallerByScan(env, last, RIP, RSP, unwind.ScanWords(last.Trust), 8, unwind.TrustScan)
+	if f == nil {
 		return nil
 	}
-	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustScan}
-	f.Regs[RIP] = rip
-	f.Regs[RSP] = loc + 8
-	f.Valid = 1<<RIP | 1<<RSP
+	loc := f.Regs[RSP] - 8 // where the return address was found
 	if last.Has(RBP) {
 		// A function usually pushes its caller's rbp right below the return
 		// address; otherwise an rbp above the return address may be unchanged.

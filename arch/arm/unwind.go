@@ -96,12 +96,7 @@ func (u Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed boo
 		f = byFramePointer(env, last)
 	}
 	if f == nil && scanAllowed {
-		loc, pc, ok := unwind.ScanForReturnAddress(env, last.Regs[SlotSP], unwind.ScanWords(last.Trust), 4)
-		if ok {
-			f = &unwind.Frame{Context: last.Context, Trust: unwind.TrustScan}
-			f.Regs[SlotPC], f.Regs[SlotSP] = pc, loc+4
-			f.Valid = 1<<SlotPC | 1<<SlotSP
-		}
+		f = unwind.CallerByScan(env, last, SlotPC, SlotSP, unwind.ScanWords(last.Trust), 4, unwind.TrustScan)
 	}
 	if f == nil {
 		return nil

@@ -195,12 +195,5 @@ func (u *Unwinder) correctLR(env unwind.Env, frames []*unwind.Frame) {
 }
 
 func byScan(env unwind.Env, last *unwind.Frame) *unwind.Frame {
-	loc, pc, ok := unwind.ScanForReturnAddress(env, last.Regs[RegSP], unwind.ScanWords(last.Trust), 8)
-	if !ok {
-		return nil
-	}
-	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustScan}
-	f.Regs[RegPC], f.Regs[RegSP] = pc, loc+8
-	f.Valid = 1<<RegPC | 1<<RegSP
-	return f
+	return unwind.CallerByScan(env, last, RegPC, RegSP, unwind.ScanWords(last.Trust), 8, unwind.TrustScan)
 }

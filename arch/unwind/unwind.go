@@ -213,17 +213,30 @@ func CallerOfNullCall(env Env, last *Frame, pc, sp, fp, size int) *Frame {
 	if last.Trust != TrustContext || last.Regs[pc] >= 1<<12 {
 		return nil
 	}
-	mask := ^uint64(0)
-	if size == 4 {
-		mask = 0xffffffff
+	f := CallerByScan(env, last, pc, sp, 0, size, TrustScan)
+	if f == nil {
+		return nil
 	}
-	loc, ip, ok := ScanForReturnAddress(env, last.Regs[sp]&mask, 0, size)
+	if size == 4 {
+		f.Regs[pc], f.Regs[sp] = f.Regs[pc]&0xffffffff, f.Regs[sp]&0xffffffff
+	}
+	f.Valid |= 1 << uint(fp)
+	return f
+}
+
+// CallerByScan scans the stack of last from its stack pointer (register
+// sp) for a return address, words words of size bytes (see
+// ScanForReturnAddress), and returns the caller it gives: last's registers
+// with pc the return address and sp just above it, only those two marked
+// known; nil when the scan finds none.
+func CallerByScan(env Env, last *Frame, pc, sp, words, size int, trust Trust) *Frame {
+	loc, ip, ok := ScanForReturnAddress(env, last.Regs[sp], words, size)
 	if !ok {
 		return nil
 	}
-	f := &Frame{Context: last.Context, Trust: TrustScan}
-	f.Regs[pc], f.Regs[sp] = ip&mask, (loc+uint64(size))&mask
-	f.Valid = 1<<uint(pc) | 1<<uint(sp) | 1<<uint(fp)
+	f := &Frame{Context: last.Context, Trust: trust}
+	f.Regs[pc], f.Regs[sp] = ip, loc+uint64(size)
+	f.Valid = 1<<uint(pc) | 1<<uint(sp)
 	return f
 }
 

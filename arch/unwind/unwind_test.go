@@ -137,3 +137,20 @@ func TestContextAs(t *testing.T) {
 		}
 	}
 }
+
+func TestCallerByScan(t *testing.T) {
+	env := unwindtest.New(amd64.Unwinder{}, 0x10000)
+	env.Modules = []unwindtest.Module{{Base: 0x400000, Size: 0x1000, HasSymbols: true, Funcs: [][2]uint64{{0x400100, 0x400200}}}}
+	env.Push(0x999, 0x400150)
+	f := &unwind.Frame{Trust: unwind.TrustCFI}
+	f.Set(amd64.RSP, 0x10000)
+	f.Set(amd64.RBX, 7)
+	c := unwind.CallerByScan(env, f, amd64.RIP, amd64.RSP, 1, 8, unwind.TrustScan)
+	if c == nil || c.Regs[amd64.RIP] != 0x400150 || c.Regs[amd64.RSP] != 0x10010 || c.Regs[amd64.RBX] != 7 ||
+		c.Trust != unwind.TrustScan || c.Valid != 1<<amd64.RIP|1<<amd64.RSP {
+		t.Fatalf("caller = %+v", c)
+	}
+	if c := unwind.CallerByScan(env, f, amd64.RIP, amd64.RSP, 0, 8, unwind.TrustScan); c != nil {
+		t.Errorf("found a return address beyond the words scanned: %+v", c)
+	}
+}
