@@ -157,21 +157,26 @@ func (p *Process) slice(s span) Region {
 // image does not hold it.
 type fileOpener func(path string) (io.ReaderAt, io.Closer, error)
 
-// openFile opens a regular file (never a device or pipe, which a hostile
-// core or mapping name could point at).
+// openFile opens a regular file for reading a build ID (see openRegular).
 func openFile(path string) (io.ReaderAt, io.Closer, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	return f, f, nil
+}
+
+// openRegular opens a regular file, never a device or pipe, which a hostile
+// core or mapping name could point at.
+func openRegular(path string) (*os.File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return os.Open(path)
 }
 
 // collectModules groups the file-backed mappings of p.Maps into modules, one

@@ -318,11 +318,7 @@ func (m *coreMemory) file(path string) *os.File {
 	if m.opened == nil {
 		m.opened = make(map[string]*os.File)
 	}
-	// Only regular files: a core may name devices and pipes.
-	var f *os.File
-	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
-		f, _ = os.Open(path)
-	}
+	f, _ := openRegular(path) // nil when unusable; a core may name devices and pipes
 	m.opened[path] = f
 	return f
 }
