@@ -225,16 +225,20 @@ func printStackContents(b *bufio.Writer, f, caller *StackFrame, mem StackMemory,
 	b.WriteString("\n")
 }
 
+// mainBase returns the main module's base address, if there is one.
+func (p *ProcessState) mainBase() (uint64, bool) {
+	if p.MainModule < 0 || p.MainModule >= len(p.Modules) {
+		return 0, false
+	}
+	return p.Modules[p.MainModule].Base, true
+}
+
 func printModules(b *bufio.Writer, p *ProcessState) {
 	if p.Modules == nil {
 		return
 	}
 	b.WriteString("\nLoaded modules:\n")
-	var main uint64
-	hasMain := p.MainModule >= 0 && p.MainModule < len(p.Modules)
-	if hasMain {
-		main = p.Modules[p.MainModule].Base
-	}
+	main, hasMain := p.mainBase()
 	// Breakpad matches flagged modules by debug file and identifier, so a
 	// flag spreads to every module sharing them (such as empty ones).
 	type ident struct{ file, id string }
@@ -288,11 +292,7 @@ func PrintMachineReadable(w io.Writer, p *ProcessState) error {
 	} else {
 		b.WriteString("\n")
 	}
-	var main uint64
-	hasMain := p.MainModule >= 0 && p.MainModule < len(p.Modules)
-	if hasMain {
-		main = p.Modules[p.MainModule].Base
-	}
+	main, hasMain := p.mainBase()
 	for _, m := range p.ModulesByAddress() {
 		isMain := 0
 		if hasMain && m.Base == main {
