@@ -129,7 +129,7 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 				in := inlInfo[r.aux]
 				c := InlinedCall{Name: "<name omitted>", Address: r.start, CallLine: int64(in.CallLine)}
 				if o, ok := findNamed(t.origins, in.Origin); ok {
-					c.Name = t.str(o.off, o.n)
+					c.Name = t.originNames[o.off : o.off+o.n]
 				}
 				if in.HasCallFile && in.CallFile >= 0 {
 					c.CallFile = t.fileName(uint32(in.CallFile))
@@ -169,7 +169,7 @@ func nearestPublic(s []public, a uint64) int {
 
 func (t *Table) fileName(id uint32) string {
 	if f, ok := findNamed(t.files, id); ok {
-		return t.str(f.off, f.n)
+		return t.fileNames[f.off : f.off+f.n]
 	}
 	return ""
 }

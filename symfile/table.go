@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -30,6 +31,10 @@ type Table struct {
 
 	files   []named // FILE records by number; first record wins, as in Breakpad
 	origins []named // INLINE_ORIGIN records by id; first record wins
+	// The names of files and origins, copied out of the file after the pass
+	// (off in named is then an offset in these): lookups return substrings,
+	// without allocating or touching the mapped file.
+	fileNames, originNames string
 
 	funcs    []span // FUNC records; aux: index in funcBody
 	funcBody []body
@@ -254,9 +259,6 @@ func trimCR(b []byte) []byte {
 	return b
 }
 
-// str returns a copy of n bytes of the file at off.
-func (t *Table) str(off, n uint32) string { return string(t.data[off : off+n]) }
-
 // parse indexes t.data: the streaming pass (see pass), in two chunks at once
 // for files of parallelMin bytes or more, then the sorted arrays.
 func (t *Table) parse(parallelMin int, release func([]byte)) {
@@ -315,6 +317,8 @@ func (t *Table) parse(parallelMin int, release func([]byte)) {
 	}
 	t.files = sortNamed(t.files)
 	t.origins = sortNamed(t.origins)
+	t.fileNames = t.copyNames(t.files)
+	t.originNames = t.copyNames(t.origins)
 	if !slices.IsSortedFunc(t.publics, comparePublic) {
 		slices.SortStableFunc(t.publics, comparePublic)
 	}
@@ -333,7 +337,29 @@ func sortNamed(s []named) []named {
 	return slices.CompactFunc(s, func(a, b named) bool { return a.id == b.id })
 }
 
+// copyNames copies the names of s out of the file into one string and makes
+// the offsets in s refer into it.
+func (t *Table) copyNames(s []named) string {
+	n := 0
+	for _, e := range s {
+		n += int(e.n)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i := range s {
+		off := uint32(b.Len())
+		b.Write(t.data[s[i].off : s[i].off+s[i].n])
+		s[i].off = off
+	}
+	return b.String()
+}
+
+// findNamed returns the element of s, sorted by id without repeats, with
+// the given id. Ids are usually 0, 1, 2, ...: the element is then at index id.
 func findNamed(s []named, id uint32) (named, bool) {
+	if uint64(id) < uint64(len(s)) && s[id].id == id {
+		return s[id], true
+	}
 	i, ok := slices.BinarySearchFunc(s, id, func(e named, id uint32) int { return cmp.Compare(e.id, id) })
 	if !ok {
 		return named{}, false
