@@ -120,7 +120,7 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 		var inlInfo []Inline
 		if d != nil {
 			inl, inlInfo = &d.inlines, d.inlineInfo
-		} else if bodyStart < inlineEnd {
+		} else if bodyStart < inlineEnd && bd.inlineBounds(t.funcs[fi].start, addr) {
 			inl, inlInfo = t.inlinesAt(bodyStart, inlineEnd, addr)
 		}
 		if inl != nil {

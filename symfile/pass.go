@@ -2,6 +2,7 @@ package symfile
 
 import (
 	"bytes"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -117,8 +118,8 @@ func (ps *pass) run() bool {
 				curFunc = len(ps.funcs)
 				s.aux = uint32(len(ps.funcBody))
 				ps.funcs = append(ps.funcs, s)
-				ps.funcBody = append(ps.funcBody, body{end: uint32(end), ordered: true})
-				bt = bodyTracker{b: &ps.funcBody[len(ps.funcBody)-1]}
+				ps.funcBody = append(ps.funcBody, body{end: uint32(end), ordered: true, inlLo: math.MaxUint32})
+				bt = bodyTracker{b: &ps.funcBody[len(ps.funcBody)-1], base: f.addr}
 				continue
 			}
 			if hasPrefix(b, "FILE ") {
@@ -224,7 +225,7 @@ func (ps *pass) run() bool {
 					continue
 				}
 				if curFunc >= 0 {
-					bt.inline(end, off)
+					bt.inline(end, off, inl.Ranges)
 				}
 				continue
 			}

@@ -67,9 +67,23 @@ type named struct {
 // When ordered is set, everything from lines to end is line records, one per
 // line, at increasing, non-overlapping, non-empty ranges: lookups can then
 // binary-search the text.
+//
+// inlLo and inlLast bound the ranges of the function's well-formed INLINE
+// records, as offsets from the FUNC's address (inlLo > inlLast when there are
+// none; 0 and math.MaxUint32, covering everything, when a range lies below
+// the FUNC or 4 GiB above it): a lookup outside them need not read those
+// records.
 type body struct {
-	end, lines uint32
-	ordered    bool
+	end, lines     uint32
+	inlLo, inlLast uint32
+	ordered        bool
+}
+
+// inlineBounds reports whether the INLINE records of the function at base
+// with body b may cover addr.
+func (b *body) inlineBounds(base, addr uint64) bool {
+	d := addr - base
+	return uint64(b.inlLo) <= d && (d <= uint64(b.inlLast) || b.inlLast == math.MaxUint32)
 }
 
 // bodyTracker follows the records of the current function during the pass.
@@ -77,6 +91,7 @@ type body struct {
 // FUNC replaces the tracker.
 type bodyTracker struct {
 	b        *body
+	base     uint64 // the FUNC's address
 	next     int    // offset of the line after the function's last record
 	lastAddr uint64 // last address of the previous line record
 }
@@ -95,11 +110,23 @@ func (bt *bodyTracker) line(start, end, next int, addr, size uint64) {
 	b.end, bt.next = uint32(end), next
 }
 
-func (bt *bodyTracker) inline(end, next int) {
-	if bt.b.lines != 0 {
-		bt.b.ordered = false // an INLINE record after line records
+func (bt *bodyTracker) inline(end, next int, ranges []Range) {
+	b := bt.b
+	if b.lines != 0 {
+		b.ordered = false // an INLINE record after line records
 	}
-	bt.b.end, bt.next = uint32(end), next
+	for _, r := range ranges {
+		s, ok := makeSpan(r.Address, r.Size, 0, 0)
+		if !ok {
+			continue
+		}
+		if s.start < bt.base || s.last-bt.base >= math.MaxUint32 {
+			b.inlLo, b.inlLast = 0, math.MaxUint32
+			continue
+		}
+		b.inlLo, b.inlLast = min(b.inlLo, uint32(s.start-bt.base)), max(b.inlLast, uint32(s.last-bt.base))
+	}
+	b.end, bt.next = uint32(end), next
 }
 
 // delta is a STACK CFI delta record: its address and the offset of its line.
