@@ -426,6 +426,7 @@ func loadDWARF(f *elf.File) (*dwarfSource, error) {
 	}
 	src.data = data
 	src.line, src.str, src.addr, src.lineStr = secs[4], secs[7], secs[8], secs[9]
+	src.info, src.abbrev = secs[3], secs[0]
 	return src, nil
 }
 

@@ -27,6 +27,9 @@ type dwarfSource struct {
 	// Raw sections for the line table headers (see lineFileNames).
 	line, lineStr, str, addr []byte
 	order                    binary.ByteOrder
+	// Raw .debug_info and .debug_abbrev for dieReader (nil: walk with
+	// dwarf.Reader).
+	info, abbrev []byte
 
 	altStr []byte       // .debug_str of the alternate file
 	alt    *dwarfSource // the alternate file's DWARF, indexed for names
@@ -165,7 +168,21 @@ type unitState struct {
 // walk reads the DIE trees of src. With split set, src is the .dwo file of
 // a skeleton unit whose state (lines, functions) is split.
 func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split *unitState) {
-	r := src.data.Reader()
+	var r entryReader = src.data.Reader()
+	wantInlines := collect && dr.inlines
+	if d := newDIEReader(src.data, src.info, src.abbrev, src.order, func(t dwarf.Tag) bool {
+		switch t {
+		case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagSkeletonUnit,
+			dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructType, dwarf.TagUnionType,
+			dwarf.TagModule, dwarf.TagInterfaceType, dwarf.TagSubprogram:
+			return true
+		case dwarf.TagInlinedSubroutine:
+			return wantInlines
+		}
+		return false
+	}); d != nil {
+		r = d
+	}
 	var stack []frame
 	var cu *unitState
 	finish := func() {
