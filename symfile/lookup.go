@@ -268,10 +268,20 @@ func (t *Table) searchLines(bd body, f span, addr uint64) (Line, bool) {
 	for probe := 0; hi-lo > lineScanMax; probe++ {
 		mid := lo + (hi-lo)/2
 		if probe < interpolateMax && aLo <= addr && addr < aHi {
+			g := lo + int(float64(addr-aLo)/float64(aHi-aLo)*float64(hi-lo))
+			if g-lo <= lineScanMax {
+				// The line looked for seems to be a few after lo: read
+				// them (a bounded stretch, in case the guess is wrong).
+				l, found, last, lastAddr, done := scanLines(d, lo, addr, lo+2*lineScanMax)
+				if done {
+					return l, found
+				}
+				lo, aLo = last, lastAddr
+				continue
+			}
 			// Aim a little below the guess so that the probe likely
 			// lands at or below addr, close to it.
-			g := lo + int(float64(addr-aLo)/float64(aHi-aLo)*float64(hi-lo)) - lineScanMax/2
-			mid = min(max(g, lo), hi-1)
+			mid = min(max(g-lineScanMax/2, lo), hi-1)
 		}
 		nl := bytes.IndexByte(d[mid:hi], '\n')
 		if nl < 0 {
@@ -289,7 +299,20 @@ func (t *Table) searchLines(bd body, f span, addr uint64) (Line, bool) {
 			hi, aHi = m, a
 		}
 	}
-	for off := lo; off < len(d); {
+	l, found, _, _, _ := scanLines(d, lo, addr, len(d))
+	return l, found
+}
+
+// scanLines reads the line records of d from off on, in order, until one
+// starts above addr or covers it (done, with the line if found) or until
+// it reaches limit (not done: last is the offset of the last line read, which
+// starts at lastAddr, at or below addr).
+func scanLines(d []byte, off int, addr uint64, limit int) (l Line, found bool, last int, lastAddr uint64, done bool) {
+	last = off
+	for off < len(d) {
+		if off >= limit {
+			return Line{}, false, last, lastAddr, false
+		}
 		a, size, end, next, ok := lineRecordAt(d, off)
 		if !ok {
 			// Not in the form the fast path knows: take the general one.
@@ -311,11 +334,12 @@ func (t *Table) searchLines(bd body, f span, addr uint64) (Line, bool) {
 		}
 		if addr-a < size {
 			l, _ := parseLineRecord(d[off:end])
-			return l, true
+			return l, true, off, a, true
 		}
+		last, lastAddr = off, a
 		off = next
 	}
-	return Line{}, false
+	return Line{}, false, last, lastAddr, true
 }
 
 // inlinesAt decodes the INLINE records in [start, end) into the nested
