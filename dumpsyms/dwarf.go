@@ -16,6 +16,17 @@ const (
 	langRust = 0x1c
 )
 
+// isC reports whether lang is a C dialect (DW_LANG_C89, C, C99, C11, C17),
+// whose structures and unions hold no functions, so the walk steps over
+// them (they name nothing; in C++ they name methods).
+func isC(lang int64) bool {
+	switch lang {
+	case 0x1, 0x2, 0xc, 0x1d, 0x2c:
+		return true
+	}
+	return false
+}
+
 // attrMIPSLinkageName is DW_AT_MIPS_linkage_name, which older GCCs write
 // for DW_AT_linkage_name.
 const attrMIPSLinkageName dwarf.Attr = 0x2007
@@ -170,12 +181,14 @@ type unitState struct {
 func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split *unitState) {
 	var r entryReader = src.data.Reader()
 	wantInlines := collect && dr.inlines
+	var cu *unitState
 	if d := newDIEReader(src.data, src.info, src.abbrev, src.order, func(t dwarf.Tag) bool {
 		switch t {
 		case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagSkeletonUnit,
-			dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructType, dwarf.TagUnionType,
-			dwarf.TagModule, dwarf.TagInterfaceType, dwarf.TagSubprogram:
+			dwarf.TagNamespace, dwarf.TagModule, dwarf.TagInterfaceType, dwarf.TagSubprogram:
 			return true
+		case dwarf.TagClassType, dwarf.TagStructType, dwarf.TagUnionType:
+			return cu == nil || !isC(cu.lang)
 		case dwarf.TagInlinedSubroutine:
 			return wantInlines
 		}
@@ -184,7 +197,6 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 		r = d
 	}
 	var stack []frame
-	var cu *unitState
 	finish := func() {
 		if cu != nil && collect && split == nil {
 			assignLines(cu)
@@ -246,8 +258,9 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 		switch e.Tag {
 		case dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructType, dwarf.TagUnionType,
 			dwarf.TagModule, dwarf.TagInterfaceType:
-			if top.kind == frameInline || top.kind == frameBlock {
-				// Breakpad names nothing inside inlined code.
+			if top.kind == frameInline || top.kind == frameBlock || isC(cu.lang) && e.Tag != dwarf.TagNamespace {
+				// Breakpad names nothing inside inlined code; C types
+				// hold no functions.
 				if e.Children {
 					r.SkipChildren()
 				}
