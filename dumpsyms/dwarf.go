@@ -109,8 +109,12 @@ type dwarfReader struct {
 	// which Breakpad's dump_syms never looks into.
 	blockInlines bool
 	files        *fileTable
-	funcs        []*funcRec
-	split        *splitLoader // nil: skeleton units are not followed
+	// lineBuf collects a unit's line records before they are copied to
+	// an array of their size: growing that array by appending cost more
+	// than reading the rows (a Go binary's units have 100 000s of lines).
+	lineBuf []lineRec
+	funcs   []*funcRec
+	split   *splitLoader // nil: skeleton units are not followed
 }
 
 // fileTable numbers the source file names of the module.
@@ -496,6 +500,13 @@ func (dr *dwarfReader) readLines(src *dwarfSource, e *dwarf.Entry, cu *unitState
 	var prev dwarf.LineEntry
 	have := false
 	var omittedEnd uint64
+	lines := dr.lineBuf[:0]
+	defer func() {
+		if len(lines) > 0 {
+			cu.lines = append(cu.lines, lines...)
+		}
+		dr.lineBuf = lines[:0]
+	}()
 	for {
 		var le dwarf.LineEntry
 		err := lr.Next(&le)
@@ -519,7 +530,7 @@ func (dr *dwarfReader) readLines(src *dwarfSource, e *dwarf.Entry, cu *unitState
 					}
 				}
 				if fi >= 0 && size < 1<<32 {
-					cu.lines = append(cu.lines, lineRec{addr: prev.Address, size: uint32(size), line: uint32(max(prev.Line, 0)), file: fi})
+					lines = append(lines, lineRec{addr: prev.Address, size: uint32(size), line: uint32(max(prev.Line, 0)), file: fi})
 				}
 			}
 		}
