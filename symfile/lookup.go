@@ -80,7 +80,25 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 	var sym Symbol
 	fi := nearestBelow(t.funcs, addr)
 	if fi >= 0 && t.funcs[fi].last >= addr {
-		line := t.lineAt(t.funcs[fi].off)
+		fs := t.funcs[fi]
+		bd := t.funcBody[fs.aux]
+		inlineEnd := bd.end
+		if bd.lines != 0 {
+			inlineEnd = bd.lines
+		}
+		var l Line
+		var found, searched bool
+		// The FUNC line and the line record are likely cache misses on a
+		// large file. When the line records need no decoding (ordered, and
+		// the INLINE records before them too short to be worth keeping
+		// decoded: see below), the search starts before the FUNC line is
+		// parsed, with the FUNC line's first byte loaded just before, so that
+		// the two misses overlap.
+		if bd.ordered && bd.lines != 0 && inlineEnd-fs.off < detailCacheMin && t.data[fs.off] == 'F' {
+			l, found = t.searchLines(bd, fs, addr)
+			searched = true
+		}
+		line := t.lineAt(fs.off)
 		f, _ := parseFuncLine(line)
 		sym = Symbol{
 			Name:      string(line[f.name:]),
@@ -89,26 +107,24 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 			ParamSize: f.param,
 			Multiple:  f.multiple,
 		}
-		bd := t.funcBody[t.funcs[fi].aux]
-		inlineEnd := bd.end
-		if bd.lines != 0 {
-			inlineEnd = bd.lines
-		}
-		bodyStart := t.funcs[fi].off + uint32(len(line))
+		bodyStart := fs.off + uint32(len(line))
 		var d *funcDetail
 		if !bd.ordered || inlineEnd-bodyStart >= detailCacheMin {
 			d = t.detail(fi)
 		}
-		var l Line
-		var found bool
-		if d == nil {
+		switch {
+		case searched:
+			// Done above; d is nil, as inlineEnd-bodyStart < inlineEnd-fs.off.
+		case d == nil:
 			if bd.lines != 0 {
-				l, found = t.searchLines(bd, t.funcs[fi], addr)
+				l, found = t.searchLines(bd, fs, addr)
 			}
-		} else if li := findExclusive(d.lines, addr); li >= 0 {
-			info := d.lineInfo[d.lines[li].aux]
-			l = Line{Address: d.lines[li].start, Line: info.line, File: info.file}
-			found = true
+		default:
+			if li := findExclusive(d.lines, addr); li >= 0 {
+				info := d.lineInfo[d.lines[li].aux]
+				l = Line{Address: d.lines[li].start, Line: info.line, File: info.file}
+				found = true
+			}
 		}
 		if found {
 			sym.HasLine = true
@@ -120,7 +136,7 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 		var inlInfo []Inline
 		if d != nil {
 			inl, inlInfo = &d.inlines, d.inlineInfo
-		} else if bodyStart < inlineEnd && bd.inlineBounds(t.funcs[fi].start, addr) {
+		} else if bodyStart < inlineEnd && bd.inlineBounds(fs.start, addr) {
 			inl, inlInfo = t.inlinesAt(bodyStart, inlineEnd, addr)
 		}
 		if inl != nil {
