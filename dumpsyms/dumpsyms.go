@@ -410,6 +410,9 @@ func loadDWARF(f *elf.File) (*dwarfSource, error) {
 	secs := make([][]byte, len(dwarfSections))
 	var wg sync.WaitGroup
 	for i, n := range dwarfSections {
+		if n == "aranges" || n == "frame" || n == "pubnames" {
+			continue // debug/dwarf keeps them but never reads them
+		}
 		wg.Go(func() { secs[i] = sectionData(f, ".debug_"+n) })
 	}
 	wg.Wait()

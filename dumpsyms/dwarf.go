@@ -109,12 +109,13 @@ type dwarfReader struct {
 	// which Breakpad's dump_syms never looks into.
 	blockInlines bool
 	files        *fileTable
-	// lineBuf collects a unit's line records before they are copied to
-	// an array of their size: growing that array by appending cost more
-	// than reading the rows (a Go binary's units have 100 000s of lines).
-	lineBuf []lineRec
-	funcs   []*funcRec
-	split   *splitLoader // nil: skeleton units are not followed
+	// lineChunks collect a unit's line records before they are copied to
+	// an array of their size: growing one array by appending cost more
+	// than reading the rows (a Go binary's units have up to 500 000
+	// lines). Reused from unit to unit.
+	lineChunks [][]lineRec
+	funcs      []*funcRec
+	split      *splitLoader // nil: skeleton units are not followed
 }
 
 // fileTable numbers the source file names of the module.
@@ -500,12 +501,24 @@ func (dr *dwarfReader) readLines(src *dwarfSource, e *dwarf.Entry, cu *unitState
 	var prev dwarf.LineEntry
 	have := false
 	var omittedEnd uint64
-	lines := dr.lineBuf[:0]
+	const chunk = 1 << 14
+	nchunk := 0 // chunks in use; the last one is lines
+	var lines []lineRec
 	defer func() {
-		if len(lines) > 0 {
-			cu.lines = append(cu.lines, lines...)
+		n := 0
+		for _, c := range dr.lineChunks[:nchunk] {
+			n += len(c)
 		}
-		dr.lineBuf = lines[:0]
+		if n == 0 {
+			return
+		}
+		all := make([]lineRec, 0, len(cu.lines)+n)
+		all = append(all, cu.lines...)
+		for i, c := range dr.lineChunks[:nchunk] {
+			all = append(all, c...)
+			dr.lineChunks[i] = c[:0]
+		}
+		cu.lines = all
 	}()
 	for {
 		var le dwarf.LineEntry
@@ -530,7 +543,14 @@ func (dr *dwarfReader) readLines(src *dwarfSource, e *dwarf.Entry, cu *unitState
 					}
 				}
 				if fi >= 0 && size < 1<<32 {
-					lines = append(lines, lineRec{addr: prev.Address, size: uint32(size), line: uint32(max(prev.Line, 0)), file: fi})
+					if len(lines) == cap(lines) {
+						if nchunk == len(dr.lineChunks) {
+							dr.lineChunks = append(dr.lineChunks, make([]lineRec, 0, chunk))
+						}
+						nchunk++
+					}
+					lines = append(dr.lineChunks[nchunk-1], lineRec{addr: prev.Address, size: uint32(size), line: uint32(max(prev.Line, 0)), file: fi})
+					dr.lineChunks[nchunk-1] = lines
 				}
 			}
 		}
