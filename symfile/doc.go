@@ -70,14 +70,19 @@
 // or more are parsed as two halves at once when two CPUs are available, cut
 // at a FUNC, PUBLIC, STACK CFI INIT or STACK WIN line (the second half falls
 // back to a single pass if its first records belong to the function before
-// the cut). Names, rules and
-// line records are not copied: the index holds sorted arrays of small structs
-// referring into the file by offset. Line records are found by binary search
-// in the file text itself when a function's records are in address order
-// without overlap (as every dump_syms writes them), and otherwise decoded on
-// first use (and kept, for large functions). INLINE records and STACK CFI
-// deltas are decoded at lookup time; only the few delta records that can
-// apply outside the block after their INIT record (Breakpad keeps all deltas
-// in one map by address) are indexed. On a 200 MB synthetic file the index
-// peaks at about 25 MB of heap. Files must be smaller than 4 GiB.
+// the cut). Function names, rules and line records are not copied: the index
+// holds sorted arrays of small structs referring into the file by offset.
+// FILE and INLINE_ORIGIN names are copied once, after the pass, into one
+// string each, so that lookups return them without allocating. Line records
+// are found by a search in the file text itself when a function's records
+// are in address order without overlap (as every dump_syms writes them):
+// interpolation first, since line records are of similar length, so that a
+// lookup on a large file misses the cache on one or two lines of the text
+// rather than on a dozen; otherwise they are decoded on first use (and kept,
+// for large functions). INLINE records and STACK CFI deltas are decoded at
+// lookup time, INLINE records only when the address lies within the bounds
+// of the function's INLINE ranges (kept per function); only the few delta
+// records that can apply outside the block after their INIT record (Breakpad
+// keeps all deltas in one map by address) are indexed. On a 200 MB synthetic
+// file the index peaks at about 25 MB of heap. Files must be smaller than 4 GiB.
 package symfile
