@@ -34,6 +34,9 @@ func FuzzDWARF(f *testing.F) {
 		files := &fileTable{index: map[string]int32{}}
 		dr := &dwarfReader{warn: func(string, ...any) {}, inlines: true, blockInlines: true, files: files}
 		dr.read(&dwarfSource{data: d, line: line, str: str, order: binary.LittleEndian})
+		// Again through dieReader.
+		dr = &dwarfReader{warn: func(string, ...any) {}, inlines: true, blockInlines: true, files: files}
+		dr.read(&dwarfSource{data: d, line: line, str: str, order: binary.LittleEndian, info: info, abbrev: abbrev})
 		for _, fn := range dr.funcs {
 			qualifiedName(fn.node)
 			for _, in := range fn.inlines {
