@@ -209,6 +209,15 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 		}
 		cu = nil
 	}
+	// debug/dwarf's Reader returns a null entry without moving on, forever,
+	// when the rest of a unit is an unterminated LEB128 abbreviation code
+	// (its varint reads 0 and consumes nothing). A real null entry takes a
+	// byte of .debug_info, so more of them in a row than it has bytes is
+	// that loop (without the section at hand, 1<<20: a megabyte of padding).
+	maxNulls, nulls := len(src.info), 0
+	if maxNulls == 0 {
+		maxNulls = 1 << 20
+	}
 	for {
 		e, err := r.Next()
 		if err != nil {
@@ -219,11 +228,16 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 			break
 		}
 		if e.Tag == 0 {
+			if nulls++; nulls > maxNulls {
+				dr.warn("DWARF: unterminated abbreviation code (the rest of .debug_info is skipped)")
+				break
+			}
 			if len(stack) > 0 {
 				stack = stack[:len(stack)-1]
 			}
 			continue
 		}
+		nulls = 0
 		var top *frame
 		if len(stack) > 0 {
 			top = &stack[len(stack)-1]
