@@ -97,21 +97,15 @@ func (s *TableSymbols) Lookup(rel uint64, inlines bool) (Symbol, bool) {
 	if !inlines || len(sym.Inlines) == 0 {
 		return out, true
 	}
+	// Frames already gives call sites of old-form INLINE records (no
+	// call-site file) the line record's file, as Breakpad shows them.
 	frames := sym.Frames()
-	// INLINE records of the old form name no call-site file; Breakpad then
-	// shows the file of the function's line record.
-	file := func(f string) string {
-		if f == "" {
-			return out.File
-		}
-		return f
-	}
 	outer := frames[len(frames)-1]
 	out.Inlines = make([]InlineFrame, len(frames)-1)
 	for i, f := range frames[:len(frames)-1] {
-		out.Inlines[i] = InlineFrame{Function: f.Name, Base: f.Address, File: file(f.File), Line: int(f.Line)}
+		out.Inlines[i] = InlineFrame{Function: f.Name, Base: f.Address, File: f.File, Line: int(f.Line)}
 	}
-	out.File, out.Line = file(outer.File), int(outer.Line)
+	out.File, out.Line = outer.File, int(outer.Line)
 	return out, true
 }
 
