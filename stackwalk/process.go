@@ -2,19 +2,19 @@ package stackwalk
 
 import (
 	"fmt"
+	amd64unwind "github.com/gobreakpad/gobreakpad/unwind/amd64"
+	armunwind "github.com/gobreakpad/gobreakpad/unwind/arm"
+	arm64unwind "github.com/gobreakpad/gobreakpad/unwind/arm64"
+	x86unwind "github.com/gobreakpad/gobreakpad/unwind/x86"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/gobreakpad/gobreakpad/arch"
-	"github.com/gobreakpad/gobreakpad/arch/amd64"
-	"github.com/gobreakpad/gobreakpad/arch/arm"
-	"github.com/gobreakpad/gobreakpad/arch/arm64"
-	"github.com/gobreakpad/gobreakpad/arch/unwind"
-	"github.com/gobreakpad/gobreakpad/arch/x86"
 	"github.com/gobreakpad/gobreakpad/cfi"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk/crashreason"
+	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
 // Options configures Process.
@@ -177,11 +177,11 @@ func runJobs(jobs []func(), workers int) {
 func unwinderFor(c *minidump.Context, mods *moduleMap, os string) (unwind.CPU, any) {
 	switch {
 	case c.ARM != nil:
-		return arm.Unwinder{IOS: os == "ios"}, c.ARM
+		return armunwind.Unwinder{IOS: os == "ios"}, c.ARM
 	case c.AMD64 != nil:
-		return amd64.Unwinder{}, c.AMD64
+		return amd64unwind.Unwinder{}, c.AMD64
 	case c.X86 != nil:
-		return x86.Unwinder{}, c.X86
+		return x86unwind.Unwinder{}, c.X86
 	case c.ARM64 != nil:
 		// Pointer-authentication bits are masked off with a mask covering
 		// the highest module, as Breakpad guesses the address range.
@@ -189,7 +189,7 @@ func unwinderFor(c *minidump.Context, mods *moduleMap, os string) (unwind.CPU, a
 		if n := len(mods.sorted); n > 0 {
 			end = mods.sorted[n-1].End()
 		}
-		return arm64.NewUnwinder(end), c.ARM64
+		return arm64unwind.NewUnwinder(end), c.ARM64
 	}
 	return nil, nil
 }

@@ -1,7 +1,7 @@
 package stackwalk
 
 import (
-	"github.com/gobreakpad/gobreakpad/arch/unwind"
+	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
 // ProcessState is everything the walk learned about a dumped process: the

@@ -3,8 +3,8 @@ package stackwalk
 import (
 	"sync"
 
-	"github.com/gobreakpad/gobreakpad/arch/unwind"
 	"github.com/gobreakpad/gobreakpad/cfi"
+	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
 // SymbolSource finds the symbol file of a module. Load returns (nil, nil)

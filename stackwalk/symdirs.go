@@ -3,9 +3,9 @@ package stackwalk
 import (
 	"sync"
 
-	"github.com/gobreakpad/gobreakpad/arch/unwind"
 	"github.com/gobreakpad/gobreakpad/cfi"
 	"github.com/gobreakpad/gobreakpad/symfile"
+	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
 // SymbolDirs is a SymbolSource over Breakpad symbol directories, laid out as

@@ -4,8 +4,8 @@ import (
 	"sort"
 	"sync/atomic"
 
-	"github.com/gobreakpad/gobreakpad/arch/unwind"
 	"github.com/gobreakpad/gobreakpad/cfi"
+	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
 // Limits on a walk. Stack pointers must grow from frame to frame, so a walk

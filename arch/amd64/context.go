@@ -1,6 +1,8 @@
 // Package amd64 holds the x86-64 CPU context as minidumps store it
-// (Breakpad's MDRawContextAMD64, Windows' CONTEXT for x64), and the x86-64
-// stack unwinder (unwind.go).
+// (Breakpad's MDRawContextAMD64, Windows' CONTEXT for x64) and the x86-64
+// register vocabulary: register-file slots in Breakpad's print order and
+// their printed and STACK CFI names (regs.go). The unwinder is in
+// unwind/amd64.
 package amd64
 
 import (

@@ -1,6 +1,7 @@
 // Package arm holds the 32-bit ARM CPU context as minidumps store it
-// (Breakpad's MDRawContextARM, a Breakpad extension), and the ARM stack
-// unwinder (unwind.go).
+// (Breakpad's MDRawContextARM, a Breakpad extension) and the ARM register
+// vocabulary: register-file slots in Breakpad's print order and their
+// printed and STACK CFI names (regs.go). The unwinder is in unwind/arm.
 package arm
 
 import (

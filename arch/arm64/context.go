@@ -1,7 +1,9 @@
 // Package arm64 holds the AArch64 CPU contexts as minidumps store them:
 // Breakpad's MDRawContextARM64 (Context) and the layout written by older
-// Breakpad clients, MDRawContextARM64_Old (OldContext); and the AArch64 stack
-// unwinder (unwind.go).
+// Breakpad clients, MDRawContextARM64_Old (OldContext); and the AArch64
+// register vocabulary: register-file slots in Breakpad's print order and
+// their printed and STACK CFI names (regs.go). The unwinder is in
+// unwind/arm64.
 package arm64
 
 import (

@@ -1,6 +1,8 @@
 // Package x86 holds the 32-bit x86 (i386) CPU context as minidumps store it
-// (Breakpad's MDRawContextX86, Windows' CONTEXT for x86), and the x86 stack
-// unwinder (unwind.go).
+// (Breakpad's MDRawContextX86, Windows' CONTEXT for x86) and the x86
+// register vocabulary: register-file slots in Breakpad's print order and
+// their printed and STACK CFI names (regs.go). The unwinder is in
+// unwind/x86.
 package x86
 
 import (

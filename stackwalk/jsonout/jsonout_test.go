@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/arch/unwind"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
+	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
 // unsupported are the paths of rust-minidump's output this package leaves

@@ -1,17 +1,18 @@
 package x86_test
 
 import (
+	x86unwind "github.com/gobreakpad/gobreakpad/unwind/x86"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/arch/unwind"
-	"github.com/gobreakpad/gobreakpad/arch/unwind/unwindtest"
 	"github.com/gobreakpad/gobreakpad/arch/x86"
+	"github.com/gobreakpad/gobreakpad/unwind"
+	"github.com/gobreakpad/gobreakpad/unwind/unwindtest"
 )
 
 const stackBase = 0x00120000
 
 func newEnv() *unwindtest.Env {
-	env := unwindtest.New(x86.Unwinder{}, stackBase)
+	env := unwindtest.New(x86unwind.Unwinder{}, stackBase)
 	env.IsWindows = true
 	env.Modules = []unwindtest.Module{{Base: 0x400000, Size: 0x10000, HasSymbols: true,
 		Funcs: [][2]uint64{{0x401000, 0x401100}, {0x402000, 0x402100}, {0x403000, 0x403100}}}}
@@ -20,7 +21,7 @@ func newEnv() *unwindtest.Env {
 
 func contextFrame(t *testing.T, env *unwindtest.Env, eip, esp, ebp uint32) *unwind.Frame {
 	t.Helper()
-	f, err := x86.Unwinder{}.ContextFrame(&x86.Context{Eip: eip, Esp: esp, Ebp: ebp, Ebx: 0xb0b, Esi: 0x51, Edi: 0xd1}, env)
+	f, err := x86unwind.Unwinder{}.ContextFrame(&x86.Context{Eip: eip, Esp: esp, Ebp: ebp, Ebx: 0xb0b, Esi: 0x51, Edi: 0xd1}, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestFramePointer(t *testing.T) {
 	sp := env.Push(0, 0)
 	fp := env.Push(stackBase+0x18, 0x402050, 0, 0)
 	env.Push(0, 0x403050)
-	frames := unwindtest.Walk(x86.Unwinder{}, env, contextFrame(t, env, 0x401010, uint32(sp), uint32(fp)), 10)
+	frames := unwindtest.Walk(x86unwind.Unwinder{}, env, contextFrame(t, env, 0x401010, uint32(sp), uint32(fp)), 10)
 	if len(frames) != 3 {
 		t.Fatalf("got %d frames, want 3", len(frames))
 	}
@@ -53,7 +54,7 @@ func TestScanRestoresEBPChain(t *testing.T) {
 	// ebp points outside the stack: scan for the return address, then take
 	// the word below it as the caller's ebp when it points a little higher.
 	sp := env.Push(0x999, stackBase+0x20, 0x402050, 0, 0, 0, 0, 0)
-	frames := unwindtest.Walk(x86.Unwinder{}, env, contextFrame(t, env, 0x401010, uint32(sp), 0x10), 2)
+	frames := unwindtest.Walk(x86unwind.Unwinder{}, env, contextFrame(t, env, 0x401010, uint32(sp), 0x10), 2)
 	if len(frames) != 2 {
 		t.Fatalf("got %d frames", len(frames))
 	}
@@ -70,7 +71,7 @@ func TestStackWinProgram(t *testing.T) {
 	fp := env.Push(stackBase+0x20, 0x402050, 0, 0)
 	env.Push(0, 0x10)
 	env.Stack[0], env.Stack[1] = 0x44, 0x33 // the saved ebx at ebp-8 (word 0)
-	frames := unwindtest.Walk(x86.Unwinder{}, env, contextFrame(t, env, 0x401010, uint32(sp), uint32(fp+0)), 2)
+	frames := unwindtest.Walk(x86unwind.Unwinder{}, env, contextFrame(t, env, 0x401010, uint32(sp), uint32(fp+0)), 2)
 	if len(frames) != 2 {
 		t.Fatalf("got %d frames", len(frames))
 	}
@@ -91,7 +92,7 @@ func TestStackWinFPO(t *testing.T) {
 	// pass through unchanged.
 	env.Wins[0x401010] = &unwind.WinInfo{Type: unwind.WinFPO, ValidAll: true, LocalSize: 8, SavedRegisterSize: 4}
 	sp := env.Push(1, 2, 3, 0x402050, 0, 0)
-	frames := unwindtest.Walk(x86.Unwinder{}, env, contextFrame(t, env, 0x401010, uint32(sp), 0xe0), 2)
+	frames := unwindtest.Walk(x86unwind.Unwinder{}, env, contextFrame(t, env, 0x401010, uint32(sp), 0xe0), 2)
 	if len(frames) != 2 {
 		t.Fatalf("got %d frames", len(frames))
 	}
@@ -108,7 +109,7 @@ func TestStackWinScansPastBadReturnAddress(t *testing.T) {
 	env.Wins[0x401010] = &unwind.WinInfo{Type: unwind.WinFPO, ValidAll: true}
 	// (The first, 3-word scan for alignment padding does not reach it.)
 	sp := env.Push(0x999999, 7, 7, 7, 7, 0x403010, 0)
-	frames := unwindtest.Walk(x86.Unwinder{}, env, contextFrame(t, env, 0x401010, uint32(sp), 0xe0), 2)
+	frames := unwindtest.Walk(x86unwind.Unwinder{}, env, contextFrame(t, env, 0x401010, uint32(sp), 0xe0), 2)
 	if len(frames) != 2 {
 		t.Fatalf("got %d frames", len(frames))
 	}
@@ -121,7 +122,7 @@ func TestCFI(t *testing.T) {
 	env.CFIs = []unwindtest.CFIRange{{Start: 0x401000, Size: 0x100,
 		Init: ".cfa: $esp 4 + .ra: .cfa -4 + ^", Deltas: map[uint64]string{0x401001: ".cfa: $esp 8 + $ebp: .cfa -8 + ^"}}}
 	sp := env.Push(stackBase+0x40, 0x402050, 0)
-	frames := unwindtest.Walk(x86.Unwinder{}, env, contextFrame(t, env, 0x401010, uint32(sp), 0x1), 2)
+	frames := unwindtest.Walk(x86unwind.Unwinder{}, env, contextFrame(t, env, 0x401010, uint32(sp), 0x1), 2)
 	if len(frames) != 2 {
 		t.Fatalf("got %d frames", len(frames))
 	}
@@ -140,7 +141,7 @@ func TestCallThroughNull(t *testing.T) {
 	sp := env.Push(0x402050)
 	fp := env.Push(stackBase+0xc, 0x403050)
 	env.Push(0, 0x10)
-	frames := unwindtest.Walk(x86.Unwinder{}, env, contextFrame(t, env, 0, uint32(sp), uint32(fp)), 10)
+	frames := unwindtest.Walk(x86unwind.Unwinder{}, env, contextFrame(t, env, 0, uint32(sp), uint32(fp)), 10)
 	if len(frames) != 3 {
 		t.Fatalf("got %d frames, want 3", len(frames))
 	}

@@ -1,61 +1,36 @@
+// Package amd64 is the x86-64 stack unwinder: it finds each caller frame
+// the way Breakpad's processor does for this CPU, over the register file and
+// names of arch/amd64 and the shared machinery of package unwind.
 package amd64
 
 import (
-	"github.com/gobreakpad/gobreakpad/arch/unwind"
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
 	"github.com/gobreakpad/gobreakpad/cfi"
+	"github.com/gobreakpad/gobreakpad/unwind"
 )
-
-// Register slots of an unwind.Context for x86-64, in Breakpad's print order.
-const (
-	RAX = iota
-	RDX
-	RCX
-	RBX
-	RSI
-	RDI
-	RBP
-	RSP
-	R8
-	R9
-	R10
-	R11
-	R12
-	R13
-	R14
-	R15
-	RIP
-	NumRegs
-)
-
-var names = []string{"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
-	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"}
-
-// cfiNames are the registers' names in STACK CFI rules.
-var cfiNames = []string{"$rax", "$rdx", "$rcx", "$rbx", "$rsi", "$rdi", "$rbp", "$rsp",
-	"$r8", "$r9", "$r10", "$r11", "$r12", "$r13", "$r14", "$r15", "$rip"}
 
 // calleeSaved: kept from the callee when CFI does not mention them.
-const calleeSaved = 1<<RBX | 1<<RBP | 1<<R12 | 1<<R13 | 1<<R14 | 1<<R15
+const calleeSaved = 1<<amd64.RBX | 1<<amd64.RBP | 1<<amd64.R12 | 1<<amd64.R13 | 1<<amd64.R14 | 1<<amd64.R15
 
-const allValid = 1<<NumRegs - 1
+const allValid = 1<<amd64.NumRegs - 1
 
 // Unwinder walks x86-64 stacks the way Breakpad's StackwalkerAMD64 does.
 type Unwinder struct{}
 
 // Names implements unwind.CPU.
-func (Unwinder) Names() []string { return names }
+func (Unwinder) Names() []string { return amd64.RegisterNames }
 
 // CFINames implements unwind.CPU.
-func (Unwinder) CFINames() []string { return cfiNames }
+func (Unwinder) CFINames() []string { return amd64.CFIRegisterNames }
 
 // PrintAlways implements unwind.CPU.
 func (Unwinder) PrintAlways() uint64 { return allValid }
 
 // PC implements unwind.CPU.
-func (Unwinder) PC() int { return RIP }
+func (Unwinder) PC() int { return amd64.RIP }
 
 // SP implements unwind.CPU.
-func (Unwinder) SP() int { return RSP }
+func (Unwinder) SP() int { return amd64.RSP }
 
 // WordSize implements unwind.CPU.
 func (Unwinder) WordSize() int { return 8 }
@@ -66,9 +41,9 @@ func (Unwinder) ReportsPC() bool { return true }
 // InstructionAdjust implements unwind.CPU.
 func (Unwinder) InstructionAdjust() uint64 { return 1 }
 
-// ContextFrame implements unwind.CPU; raw must be a *Context.
+// ContextFrame implements unwind.CPU; raw must be a *amd64.Context.
 func (Unwinder) ContextFrame(raw any, _ unwind.Env) (*unwind.Frame, error) {
-	c, err := unwind.ContextAs[Context](raw)
+	c, err := unwind.ContextAs[amd64.Context](raw)
 	if err != nil {
 		return nil, err
 	}
@@ -84,14 +59,14 @@ func (Unwinder) ContextFrame(raw any, _ unwind.Env) (*unwind.Frame, error) {
 func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool) *unwind.Frame {
 	last := frames[len(frames)-1]
 	var f *unwind.Frame
-	if rules := env.CFI(unwind.RuleAddress(last, RIP, 1)); rules != nil {
+	if rules := env.CFI(unwind.RuleAddress(last, amd64.RIP, 1)); rules != nil {
 		f = byCFI(env, last, rules)
 	}
 	if f == nil && last.Trust == unwind.TrustContext && env.Windows() {
 		f = bySimulatedReturn(env, last)
 	}
 	if f == nil {
-		f = unwind.CallerOfNullCall(env, last, RIP, RSP, RBP, 8)
+		f = unwind.CallerOfNullCall(env, last, amd64.RIP, amd64.RSP, amd64.RBP, 8)
 	}
 	if f == nil && !env.Windows() {
 		f = byFramePointer(env, last)
@@ -102,15 +77,15 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 	if f == nil {
 		return nil
 	}
-	if unwind.TerminateWalk(f.Regs[RIP], f.Regs[RSP], last.Regs[RSP], last.Trust == unwind.TrustContext) {
+	if unwind.TerminateWalk(f.Regs[amd64.RIP], f.Regs[amd64.RSP], last.Regs[amd64.RSP], last.Trust == unwind.TrustContext) {
 		return nil
 	}
 	return f
 }
 
 func byCFI(env unwind.Env, last *unwind.Frame, rules *cfi.RuleSet) *unwind.Frame {
-	f := unwind.CallerByCFI(env, &last.Context, rules, NumRegs, calleeSaved, RSP, RIP)
-	if f == nil || !f.Has(RIP) || !f.Has(RSP) || f.Regs[RIP] == 0 || f.Regs[RSP] == 0 {
+	f := unwind.CallerByCFI(env, &last.Context, rules, amd64.NumRegs, calleeSaved, amd64.RSP, amd64.RIP)
+	if f == nil || !f.Has(amd64.RIP) || !f.Has(amd64.RSP) || f.Regs[amd64.RIP] == 0 || f.Regs[amd64.RSP] == 0 {
 		return nil
 	}
 	f.Trust = unwind.TrustCFI
@@ -121,7 +96,7 @@ func byCFI(env unwind.Env, last *unwind.Frame, rules *cfi.RuleSet) *unwind.Frame
 func nonCanonical(p uint64) bool { return p > 0x7FFFFFFFFFFF && p < 0xFFFF800000000000 }
 
 func byFramePointer(env unwind.Env, last *unwind.Frame) *unwind.Frame {
-	rbp := last.Regs[RBP]
+	rbp := last.Regs[amd64.RBP]
 	if rbp%8 != 0 {
 		return nil
 	}
@@ -138,37 +113,37 @@ func byFramePointer(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 		return nil
 	}
 	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustFP}
-	f.Regs[RIP], f.Regs[RSP], f.Regs[RBP] = rip, rsp, callerRBP
-	f.Valid = 1<<RIP | 1<<RSP | 1<<RBP
+	f.Regs[amd64.RIP], f.Regs[amd64.RSP], f.Regs[amd64.RBP] = rip, rsp, callerRBP
+	f.Valid = 1<<amd64.RIP | 1<<amd64.RSP | 1<<amd64.RBP
 	return f
 }
 
 func bySimulatedReturn(env unwind.Env, last *unwind.Frame) *unwind.Frame {
-	loc, rip, ok := unwind.ScanForReturnAddress(env, last.Regs[RSP], 1, 8)
+	loc, rip, ok := unwind.ScanForReturnAddress(env, last.Regs[amd64.RSP], 1, 8)
 	if !ok {
 		return nil
 	}
 	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustLeaf}
-	f.Regs[RIP] = rip
-	f.Regs[RSP] = loc + 8
+	f.Regs[amd64.RIP] = rip
+	f.Regs[amd64.RSP] = loc + 8
 	return f
 }
 
 func byScan(env unwind.Env, last *unwind.Frame) *unwind.Frame {
-	f := unwind.CallerByScan(env, last, RIP, RSP, unwind.ScanWords(last.Trust), 8, unwind.TrustScan)
+	f := unwind.CallerByScan(env, last, amd64.RIP, amd64.RSP, unwind.ScanWords(last.Trust), 8, unwind.TrustScan)
 	if f == nil {
 		return nil
 	}
-	loc := f.Regs[RSP] - 8 // where the return address was found
-	if last.Has(RBP) {
+	loc := f.Regs[amd64.RSP] - 8 // where the return address was found
+	if last.Has(amd64.RBP) {
 		// A function usually pushes its caller's rbp right below the return
 		// address; otherwise an rbp above the return address may be unchanged.
-		if loc-8 == last.Regs[RBP] {
-			if v, ok := unwind.Read64(env, last.Regs[RBP]); ok && v > loc {
-				f.Set(RBP, v)
+		if loc-8 == last.Regs[amd64.RBP] {
+			if v, ok := unwind.Read64(env, last.Regs[amd64.RBP]); ok && v > loc {
+				f.Set(amd64.RBP, v)
 			}
-		} else if last.Regs[RBP] >= loc+8 {
-			f.Set(RBP, last.Regs[RBP])
+		} else if last.Regs[amd64.RBP] >= loc+8 {
+			f.Set(amd64.RBP, last.Regs[amd64.RBP])
 		}
 	}
 	return f

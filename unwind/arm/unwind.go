@@ -1,33 +1,20 @@
+// Package arm is the 32-bit ARM stack unwinder: it finds each caller frame
+// the way Breakpad's processor does for this CPU, over the register file and
+// names of arch/arm and the shared machinery of package unwind.
 package arm
 
 import (
-	"github.com/gobreakpad/gobreakpad/arch/unwind"
+	"github.com/gobreakpad/gobreakpad/arch/arm"
+	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
-// Register slots of an unwind.Context for 32-bit ARM, in Breakpad's print
-// order: r0-r10, r12, then fp (r11), sp, lr and pc.
-const (
-	SlotR12 = 11
-	SlotFP  = 12
-	SlotSP  = 13
-	SlotLR  = 14
-	SlotPC  = 15
-	NumRegs = 16
-)
-
-var names = []string{"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10",
-	"r12", "fp", "sp", "lr", "pc"}
-
-var cfiNames = []string{"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10",
-	"r12", "r11", "sp", "lr", "pc"}
-
-// slotOf maps an Iregs index to its slot.
-var slotOf = [16]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, SlotFP, SlotR12, SlotSP, SlotLR, SlotPC}
+// slotOf maps an arm.Iregs index to its slot.
+var slotOf = [16]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, arm.SlotFP, arm.SlotR12, arm.SlotSP, arm.SlotLR, arm.SlotPC}
 
 // calleeSaved: r4-r11 are kept from the callee when CFI does not mention them.
-const calleeSaved = 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<SlotFP
+const calleeSaved = 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<arm.SlotFP
 
-const allValid = 1<<NumRegs - 1
+const allValid = 1<<arm.NumRegs - 1
 
 // Unwinder walks 32-bit ARM stacks the way Breakpad's StackwalkerARM does:
 // CFI (except on iOS), then (iOS only) the r7 frame pointer, then scanning.
@@ -38,19 +25,19 @@ type Unwinder struct {
 }
 
 // Names implements unwind.CPU.
-func (Unwinder) Names() []string { return names }
+func (Unwinder) Names() []string { return arm.RegisterNames }
 
 // CFINames implements unwind.CPU.
-func (Unwinder) CFINames() []string { return cfiNames }
+func (Unwinder) CFINames() []string { return arm.CFIRegisterNames }
 
 // PrintAlways implements unwind.CPU.
 func (Unwinder) PrintAlways() uint64 { return allValid }
 
 // PC implements unwind.CPU.
-func (Unwinder) PC() int { return SlotPC }
+func (Unwinder) PC() int { return arm.SlotPC }
 
 // SP implements unwind.CPU.
-func (Unwinder) SP() int { return SlotSP }
+func (Unwinder) SP() int { return arm.SlotSP }
 
 // WordSize implements unwind.CPU.
 func (Unwinder) WordSize() int { return 4 }
@@ -62,9 +49,9 @@ func (Unwinder) ReportsPC() bool { return false }
 // or ARM call instruction.
 func (Unwinder) InstructionAdjust() uint64 { return 2 }
 
-// ContextFrame implements unwind.CPU; raw must be a *Context.
+// ContextFrame implements unwind.CPU; raw must be a *arm.Context.
 func (Unwinder) ContextFrame(raw any, _ unwind.Env) (*unwind.Frame, error) {
-	c, err := unwind.ContextAs[Context](raw)
+	c, err := unwind.ContextAs[arm.Context](raw)
 	if err != nil {
 		return nil, err
 	}
@@ -79,12 +66,12 @@ func (Unwinder) ContextFrame(raw any, _ unwind.Env) (*unwind.Frame, error) {
 // Caller implements unwind.CPU.
 func (u Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool) *unwind.Frame {
 	last := frames[len(frames)-1]
-	addr := unwind.RuleAddress(last, SlotPC, 2)
+	addr := unwind.RuleAddress(last, arm.SlotPC, 2)
 	var f *unwind.Frame
 	if !u.IOS {
 		if rules := env.CFI(addr); rules != nil {
-			f = unwind.CallerByCFI(env, &last.Context, rules, NumRegs, calleeSaved, SlotSP, SlotPC)
-			if f != nil && (!f.Has(SlotSP) || !f.Has(SlotPC)) {
+			f = unwind.CallerByCFI(env, &last.Context, rules, arm.NumRegs, calleeSaved, arm.SlotSP, arm.SlotPC)
+			if f != nil && (!f.Has(arm.SlotSP) || !f.Has(arm.SlotPC)) {
 				f = nil
 			}
 			if f != nil {
@@ -96,12 +83,12 @@ func (u Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed boo
 		f = byFramePointer(env, last)
 	}
 	if f == nil && scanAllowed {
-		f = unwind.CallerByScan(env, last, SlotPC, SlotSP, unwind.ScanWords(last.Trust), 4, unwind.TrustScan)
+		f = unwind.CallerByScan(env, last, arm.SlotPC, arm.SlotSP, unwind.ScanWords(last.Trust), 4, unwind.TrustScan)
 	}
 	if f == nil {
 		return nil
 	}
-	if unwind.TerminateWalk(f.Regs[SlotPC], f.Regs[SlotSP], last.Regs[SlotSP], last.Trust == unwind.TrustContext) {
+	if unwind.TerminateWalk(f.Regs[arm.SlotPC], f.Regs[arm.SlotSP], last.Regs[arm.SlotSP], last.Trust == unwind.TrustContext) {
 		return nil
 	}
 	return f
@@ -125,12 +112,12 @@ func byFramePointer(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 			return nil
 		}
 	}
-	sp := last.Regs[SlotSP]
+	sp := last.Regs[arm.SlotSP]
 	if lastFP != 0 {
 		sp = uint64(uint32(lastFP) + 8)
 	}
 	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustFP}
-	f.Regs[fp], f.Regs[SlotSP], f.Regs[SlotPC], f.Regs[SlotLR] = uint64(callerFP), sp, last.Regs[SlotLR], uint64(callerLR)
-	f.Valid = 1<<SlotPC | 1<<SlotLR | 1<<fp | 1<<SlotSP
+	f.Regs[fp], f.Regs[arm.SlotSP], f.Regs[arm.SlotPC], f.Regs[arm.SlotLR] = uint64(callerFP), sp, last.Regs[arm.SlotLR], uint64(callerLR)
+	f.Valid = 1<<arm.SlotPC | 1<<arm.SlotLR | 1<<fp | 1<<arm.SlotSP
 	return f
 }

@@ -1,11 +1,12 @@
 package arm64_test
 
 import (
+	arm64unwind "github.com/gobreakpad/gobreakpad/unwind/arm64"
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/arch/arm64"
-	"github.com/gobreakpad/gobreakpad/arch/unwind"
-	"github.com/gobreakpad/gobreakpad/arch/unwind/unwindtest"
+	"github.com/gobreakpad/gobreakpad/unwind"
+	"github.com/gobreakpad/gobreakpad/unwind/unwindtest"
 )
 
 const (
@@ -15,14 +16,14 @@ const (
 	pacBits   = 0x002a000000000000 // pointer-authentication code in the high bits
 )
 
-func newEnv(u *arm64.Unwinder) *unwindtest.Env {
+func newEnv(u *arm64unwind.Unwinder) *unwindtest.Env {
 	env := unwindtest.New(u, stackBase)
 	env.Modules = []unwindtest.Module{{Base: modBase, Size: modSize, HasSymbols: true,
 		Funcs: [][2]uint64{{0x401000, 0x401100}, {0x402000, 0x402100}, {0x403000, 0x403100}}}}
 	return env
 }
 
-func contextFrame(t *testing.T, u *arm64.Unwinder, env *unwindtest.Env, pc, sp, fp, lr uint64) *unwind.Frame {
+func contextFrame(t *testing.T, u *arm64unwind.Unwinder, env *unwindtest.Env, pc, sp, fp, lr uint64) *unwind.Frame {
 	t.Helper()
 	c := &arm64.Context{}
 	c.Iregs[arm64.RegPC], c.Iregs[arm64.RegSP], c.Iregs[arm64.RegFP], c.Iregs[arm64.RegLR] = pc, sp, fp, lr
@@ -42,7 +43,7 @@ func check(t *testing.T, f *unwind.Frame, trust unwind.Trust, pc, sp uint64) {
 }
 
 func TestCFI(t *testing.T) {
-	u := arm64.NewUnwinder(modBase + modSize)
+	u := arm64unwind.NewUnwinder(modBase + modSize)
 	env := newEnv(u)
 	env.CFIs = []unwindtest.CFIRange{{Start: 0x401000, Size: 0x100,
 		Init: ".cfa: sp 0 + .ra: x30", Deltas: map[uint64]string{0x401008: ".cfa: sp 16 + x29: .cfa -16 + ^ .ra: .cfa -8 + ^"}}}
@@ -65,7 +66,7 @@ func TestCFI(t *testing.T) {
 }
 
 func TestLeafInLR(t *testing.T) {
-	u := arm64.NewUnwinder(modBase + modSize)
+	u := arm64unwind.NewUnwinder(modBase + modSize)
 	env := newEnv(u)
 	// A leaf function: its CFI says the return address is still in lr and
 	// the stack pointer did not move; the first unwind allows equal sp.
@@ -79,7 +80,7 @@ func TestLeafInLR(t *testing.T) {
 }
 
 func TestFramePointerAndPAC(t *testing.T) {
-	u := arm64.NewUnwinder(modBase + modSize)
+	u := arm64unwind.NewUnwinder(modBase + modSize)
 	env := newEnv(u)
 	sp := env.Push(0, 0)
 	fp0 := env.Push(stackBase+0x20, 0x403050|pacBits)
@@ -98,7 +99,7 @@ func TestFramePointerAndPAC(t *testing.T) {
 }
 
 func TestScan(t *testing.T) {
-	u := arm64.NewUnwinder(modBase + modSize)
+	u := arm64unwind.NewUnwinder(modBase + modSize)
 	env := newEnv(u)
 	// No CFI and a frame pointer outside the stack: scan.
 	sp := env.Push(0x401500, 0x403010, 0)
@@ -110,7 +111,7 @@ func TestScan(t *testing.T) {
 }
 
 func TestNoMaskKeepsPointer(t *testing.T) {
-	u := arm64.NewUnwinder(0)
+	u := arm64unwind.NewUnwinder(0)
 	env := newEnv(u)
 	f := contextFrame(t, u, env, 0x401010, stackBase, 0, 0x402050|pacBits)
 	if f.Regs[arm64.RegLR] != 0x402050|pacBits {

@@ -1,34 +1,21 @@
+// Package x86 is the 32-bit x86 stack unwinder: it finds each caller frame
+// the way Breakpad's processor does for this CPU, over the register file and
+// names of arch/x86 and the shared machinery of package unwind.
 package x86
 
 import (
 	"errors"
+	"github.com/gobreakpad/gobreakpad/arch/x86"
 	"strings"
 
-	"github.com/gobreakpad/gobreakpad/arch/unwind"
 	"github.com/gobreakpad/gobreakpad/cfi"
+	"github.com/gobreakpad/gobreakpad/unwind"
 )
-
-// Register slots of an unwind.Context for x86, in Breakpad's print order.
-const (
-	EIP = iota
-	ESP
-	EBP
-	EBX
-	ESI
-	EDI
-	EAX
-	ECX
-	EDX
-	EFL
-	NumRegs
-)
-
-var names = []string{"eip", "esp", "ebp", "ebx", "esi", "edi", "eax", "ecx", "edx", "efl"}
 
 // Slots past the registers hold the values Breakpad's walker gives STACK
 // WIN programs.
 const (
-	cbCalleeParams = NumRegs + iota
+	cbCalleeParams = x86.NumRegs + iota
 	cbSavedRegs
 	cbLocals
 	cbParams
@@ -38,12 +25,12 @@ const (
 
 // cfiNames are the registers' names in rule text, then the STACK WIN
 // pseudo-values.
-var cfiNames = []string{"$eip", "$esp", "$ebp", "$ebx", "$esi", "$edi", "$eax", "$ecx", "$edx", "$eflags",
-	".cbCalleeParams", ".cbSavedRegs", ".cbLocals", ".cbParams", ".raSearchStart", ".raSearch"}
+var cfiNames = append(x86.CFIRegisterNames[:len(x86.CFIRegisterNames):len(x86.CFIRegisterNames)],
+	".cbCalleeParams", ".cbSavedRegs", ".cbLocals", ".cbParams", ".raSearchStart", ".raSearch")
 
-const calleeSaved = 1<<EBP | 1<<EBX | 1<<ESI | 1<<EDI
+const calleeSaved = 1<<x86.EBP | 1<<x86.EBX | 1<<x86.ESI | 1<<x86.EDI
 
-const allValid = 1<<NumRegs - 1
+const allValid = 1<<x86.NumRegs - 1
 
 // maxReasonableGap bounds the distance between adjacent frames when the
 // ebp chain is rebuilt after a scan (Breakpad: 128 KiB).
@@ -53,7 +40,7 @@ const maxReasonableGap = 128 * 1024
 type Unwinder struct{}
 
 // Names implements unwind.CPU.
-func (Unwinder) Names() []string { return names }
+func (Unwinder) Names() []string { return x86.RegisterNames }
 
 // CFINames implements unwind.CPU.
 func (Unwinder) CFINames() []string { return cfiNames }
@@ -61,14 +48,14 @@ func (Unwinder) CFINames() []string { return cfiNames }
 // PrintAlways implements unwind.CPU: eax, ecx, edx and eflags are printed
 // only for frames with every register known.
 func (Unwinder) PrintAlways() uint64 {
-	return 1<<EIP | 1<<ESP | 1<<EBP | 1<<EBX | 1<<ESI | 1<<EDI
+	return 1<<x86.EIP | 1<<x86.ESP | 1<<x86.EBP | 1<<x86.EBX | 1<<x86.ESI | 1<<x86.EDI
 }
 
 // PC implements unwind.CPU.
-func (Unwinder) PC() int { return EIP }
+func (Unwinder) PC() int { return x86.EIP }
 
 // SP implements unwind.CPU.
-func (Unwinder) SP() int { return ESP }
+func (Unwinder) SP() int { return x86.ESP }
 
 // WordSize implements unwind.CPU.
 func (Unwinder) WordSize() int { return 4 }
@@ -79,9 +66,9 @@ func (Unwinder) ReportsPC() bool { return true }
 // InstructionAdjust implements unwind.CPU.
 func (Unwinder) InstructionAdjust() uint64 { return 1 }
 
-// ContextFrame implements unwind.CPU; raw must be a *Context.
+// ContextFrame implements unwind.CPU; raw must be a *x86.Context.
 func (Unwinder) ContextFrame(raw any, _ unwind.Env) (*unwind.Frame, error) {
-	c, err := unwind.ContextAs[Context](raw)
+	c, err := unwind.ContextAs[x86.Context](raw)
 	if err != nil {
 		return nil, err
 	}
@@ -97,15 +84,15 @@ func (Unwinder) ContextFrame(raw any, _ unwind.Env) (*unwind.Frame, error) {
 // chain (with a scan when ebp does not point into the stack).
 func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool) *unwind.Frame {
 	last := frames[len(frames)-1]
-	addr := unwind.RuleAddress(last, EIP, 1)
+	addr := unwind.RuleAddress(last, x86.EIP, 1)
 	var f *unwind.Frame
 	if win := env.Win(addr); win != nil {
 		f = byWin(env, frames, win, scanAllowed)
 	}
 	if f == nil {
 		if rules := env.CFI(addr); rules != nil {
-			f = unwind.CallerByCFI(env, &last.Context, rules, NumRegs, calleeSaved, ESP, EIP)
-			if f != nil && (!f.Has(EIP) || !f.Has(ESP) || !f.Has(EBP)) {
+			f = unwind.CallerByCFI(env, &last.Context, rules, x86.NumRegs, calleeSaved, x86.ESP, x86.EIP)
+			if f != nil && (!f.Has(x86.EIP) || !f.Has(x86.ESP) || !f.Has(x86.EBP)) {
 				f = nil
 			}
 			if f != nil {
@@ -114,7 +101,7 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 		}
 	}
 	if f == nil {
-		f = unwind.CallerOfNullCall(env, last, EIP, ESP, EBP, 4)
+		f = unwind.CallerOfNullCall(env, last, x86.EIP, x86.ESP, x86.EBP, 4)
 	}
 	if f == nil {
 		f = byEBP(env, last, scanAllowed)
@@ -122,7 +109,7 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 	if f == nil {
 		return nil
 	}
-	if unwind.TerminateWalk(f.Regs[EIP], f.Regs[ESP], last.Regs[ESP], last.Trust == unwind.TrustContext) {
+	if unwind.TerminateWalk(f.Regs[x86.EIP], f.Regs[x86.ESP], last.Regs[x86.ESP], last.Trust == unwind.TrustContext) {
 		return nil
 	}
 	return f
@@ -138,7 +125,7 @@ func scan(env unwind.Env, start uint32, words int) (loc, ip uint32, ok bool) {
 }
 
 func byEBP(env unwind.Env, last *unwind.Frame, scanAllowed bool) *unwind.Frame {
-	esp, ebp := uint32(last.Regs[ESP]), uint32(last.Regs[EBP])
+	esp, ebp := uint32(last.Regs[x86.ESP]), uint32(last.Regs[x86.EBP])
 	var callerEIP, callerESP, callerEBP uint32
 	trust := unwind.TrustFP
 	eip, ok1 := read32(env, ebp+4)
@@ -164,8 +151,8 @@ func byEBP(env unwind.Env, last *unwind.Frame, scanAllowed bool) *unwind.Frame {
 		trust = unwind.TrustScan
 	}
 	f := &unwind.Frame{Context: last.Context, Trust: trust}
-	f.Regs[EIP], f.Regs[ESP], f.Regs[EBP] = uint64(callerEIP), uint64(callerESP), uint64(callerEBP)
-	f.Valid = 1<<EIP | 1<<ESP | 1<<EBP
+	f.Regs[x86.EIP], f.Regs[x86.ESP], f.Regs[x86.EBP] = uint64(callerEIP), uint64(callerESP), uint64(callerEBP)
+	f.Valid = 1<<x86.EIP | 1<<x86.ESP | 1<<x86.EBP
 	return f
 }
 
@@ -182,13 +169,13 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 			calleeParams = w.ParameterSize
 		}
 	}
-	esp, ebp := uint32(last.Regs[ESP]), uint32(last.Regs[EBP])
+	esp, ebp := uint32(last.Regs[x86.ESP]), uint32(last.Regs[x86.EBP])
 	// The program sees only ebp, esp and (when known) ebx of the callee.
 	var regs cfi.Registers
-	regs.Set(EBP, uint64(ebp))
-	regs.Set(ESP, uint64(esp))
-	if last.Has(EBX) {
-		regs.Set(EBX, last.Regs[EBX])
+	regs.Set(x86.EBP, uint64(ebp))
+	regs.Set(x86.ESP, uint64(esp))
+	if last.Has(x86.EBX) {
+		regs.Set(x86.EBX, last.Regs[x86.EBX])
 	}
 	regs.Set(cbCalleeParams, uint64(calleeParams))
 	regs.Set(cbSavedRegs, uint64(info.SavedRegisterSize))
@@ -199,7 +186,7 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 	if loc, found, ok := scan(env, raStart, 3); ok {
 		raStart = loc
 		if last.Trust == unwind.TrustContext && info.Type == unwind.WinFPO &&
-			old == raStart && found == uint32(last.Regs[EIP]) {
+			old == raStart && found == uint32(last.Regs[x86.EIP]) {
 			// An FPO system call whose callee returned but left the return
 			// address on top of the stack: skip it and look again.
 			raStart += 4
@@ -216,7 +203,7 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 			program = "$eip .raSearchStart ^ = $ebp $esp .cbCalleeParams + .cbSavedRegs + 8 - ^ = $esp .raSearchStart 4 + ="
 		} else {
 			program = "$eip .raSearchStart ^ = $esp .raSearchStart 4 + ="
-			if last.Has(EBX) {
+			if last.Has(x86.EBX) {
 				program += " $ebx $ebx ="
 			}
 			recoverEBP = false
@@ -224,7 +211,7 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 	}
 	// An alignment operator makes esp-based arithmetic unreliable: the saved
 	// return address is then just above the frame pointer.
-	if last.Has(EBP) && strings.Contains(program, "@") {
+	if last.Has(x86.EBP) && strings.Contains(program, "@") {
 		raStart = ebp + 4
 	}
 	regs.Set(raSearchStart, uint64(raStart))
@@ -238,7 +225,7 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 		}
 	}
 	get := func(i int) uint32 { return uint32(regs.Values[i]) }
-	if err != nil || assigned&(1<<EIP) == 0 || assigned&(1<<ESP) == 0 {
+	if err != nil || assigned&(1<<x86.EIP) == 0 || assigned&(1<<x86.ESP) == 0 {
 		if !scanAllowed {
 			return nil
 		}
@@ -246,18 +233,18 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 		if !ok {
 			return nil
 		}
-		regs.Set(EIP, uint64(ip))
-		regs.Set(ESP, uint64(loc+4))
+		regs.Set(x86.EIP, uint64(ip))
+		regs.Set(x86.ESP, uint64(loc+4))
 		trust = unwind.TrustScan
 	}
-	if get(EIP) != 0 || get(EBP) != 0 {
+	if get(x86.EIP) != 0 || get(x86.EBP) != 0 {
 		var offset uint32
-		if !env.InModule(uint64(get(EIP))) {
+		if !env.InModule(uint64(get(x86.EIP))) {
 			start := raStart + 4
 			if scanAllowed {
 				if loc, ip, ok := scan(env, start, unwind.ScanWords(last.Trust)); ok {
-					regs.Set(EIP, uint64(ip))
-					regs.Set(ESP, uint64(loc+4))
+					regs.Set(x86.EIP, uint64(ip))
+					regs.Set(x86.ESP, uint64(loc+4))
 					offset = loc - start
 					trust = unwind.TrustCFIScan
 				}
@@ -267,7 +254,7 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 			// Look for the caller's ebp in the saved-register area, highest
 			// address first, when the program's value is not a stack address
 			// or frames may have been skipped.
-			e := get(EBP)
+			e := get(x86.EBP)
 			skipped := trust != unwind.TrustCFI && e <= raStart+offset
 			if _, ok := read32(env, e); skipped || !ok {
 				searchBytes := info.SavedRegisterSize + offset
@@ -278,7 +265,7 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 						break
 					}
 					if _, ok := read32(env, v); ok {
-						regs.Set(EBP, uint64(v))
+						regs.Set(x86.EBP, uint64(v))
 						break
 					}
 					if l < 4 {
@@ -289,9 +276,9 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 		}
 	}
 	f := &unwind.Frame{Context: last.Context, Trust: trust}
-	f.Regs[EIP], f.Regs[ESP], f.Regs[EBP] = uint64(get(EIP)), uint64(get(ESP)), uint64(get(EBP))
-	f.Valid = 1<<EIP | 1<<ESP | 1<<EBP
-	for _, r := range []int{EBX, ESI, EDI} {
+	f.Regs[x86.EIP], f.Regs[x86.ESP], f.Regs[x86.EBP] = uint64(get(x86.EIP)), uint64(get(x86.ESP)), uint64(get(x86.EBP))
+	f.Valid = 1<<x86.EIP | 1<<x86.ESP | 1<<x86.EBP
+	for _, r := range []int{x86.EBX, x86.ESI, x86.EDI} {
 		if assigned&(1<<uint(r)) != 0 {
 			f.Set(r, regs.Values[r])
 		}

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/gobreakpad/gobreakpad/arch/unwind"
 	"github.com/gobreakpad/gobreakpad/cfi"
+	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
 // Module is a code range; when HasSymbols is set, only addresses inside

@@ -1,31 +1,18 @@
+// Package arm64 is the AArch64 stack unwinder: it finds each caller frame
+// the way Breakpad's processor does for this CPU, over the register file and
+// names of arch/arm64 and the shared machinery of package unwind.
 package arm64
 
 import (
-	"strconv"
+	"github.com/gobreakpad/gobreakpad/arch/arm64"
 
-	"github.com/gobreakpad/gobreakpad/arch/unwind"
+	"github.com/gobreakpad/gobreakpad/unwind"
 )
-
-// NumRegs is the number of unwind.Context slots arm64 uses: x0-x28, then
-// RegFP, RegLR, RegSP and RegPC, the order Breakpad prints them in.
-const NumRegs = 33
-
-var names, cfiNames = func() ([]string, []string) {
-	n := make([]string, NumRegs)
-	c := make([]string, NumRegs)
-	for i := 0; i < 31; i++ {
-		n[i] = "x" + strconv.Itoa(i)
-		c[i] = n[i]
-	}
-	n[RegFP], n[RegLR], n[RegSP], n[RegPC] = "fp", "lr", "sp", "pc"
-	c[RegSP], c[RegPC] = "sp", "pc"
-	return n, c
-}()
 
 // calleeSaved: x19-x29 are kept from the callee when CFI does not mention them.
 const calleeSaved = (1<<30 - 1) &^ (1<<19 - 1)
 
-const allValid = 1<<NumRegs - 1
+const allValid = 1<<arm64.NumRegs - 1
 
 // Unwinder walks arm64 stacks the way Breakpad's StackwalkerARM64 does.
 // Pointer-authentication bits are stripped from return addresses using
@@ -65,19 +52,19 @@ func (u *Unwinder) strip(env unwind.Env, p uint64) uint64 {
 }
 
 // Names implements unwind.CPU.
-func (*Unwinder) Names() []string { return names }
+func (*Unwinder) Names() []string { return arm64.RegisterNames }
 
 // CFINames implements unwind.CPU.
-func (*Unwinder) CFINames() []string { return cfiNames }
+func (*Unwinder) CFINames() []string { return arm64.CFIRegisterNames }
 
 // PrintAlways implements unwind.CPU.
 func (*Unwinder) PrintAlways() uint64 { return allValid }
 
 // PC implements unwind.CPU.
-func (*Unwinder) PC() int { return RegPC }
+func (*Unwinder) PC() int { return arm64.RegPC }
 
 // SP implements unwind.CPU.
-func (*Unwinder) SP() int { return RegSP }
+func (*Unwinder) SP() int { return arm64.RegSP }
 
 // WordSize implements unwind.CPU.
 func (*Unwinder) WordSize() int { return 8 }
@@ -88,13 +75,13 @@ func (*Unwinder) ReportsPC() bool { return false }
 // InstructionAdjust implements unwind.CPU: instructions are 4 bytes.
 func (*Unwinder) InstructionAdjust() uint64 { return 4 }
 
-// ContextFrame implements unwind.CPU; raw must be a *Context or *OldContext.
+// ContextFrame implements unwind.CPU; raw must be a *arm64.Context or *arm64.OldContext.
 func (u *Unwinder) ContextFrame(raw any, env unwind.Env) (*unwind.Frame, error) {
-	var c *Context
+	var c *arm64.Context
 	switch r := raw.(type) {
-	case *Context:
+	case *arm64.Context:
 		c = r
-	case *OldContext:
+	case *arm64.OldContext:
 		if r != nil {
 			c = r.Upgrade()
 		}
@@ -105,22 +92,22 @@ func (u *Unwinder) ContextFrame(raw any, env unwind.Env) (*unwind.Frame, error) 
 	f := &unwind.Frame{Trust: unwind.TrustContext}
 	copy(f.Regs[:], c.Iregs[:])
 	f.Valid = allValid
-	f.Regs[RegLR] = u.strip(env, f.Regs[RegLR])
+	f.Regs[arm64.RegLR] = u.strip(env, f.Regs[arm64.RegLR])
 	return f, nil
 }
 
 // Caller implements unwind.CPU: CFI, then the frame pointer, then scanning.
 func (u *Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool) *unwind.Frame {
 	last := frames[len(frames)-1]
-	addr := unwind.RuleAddress(last, RegPC, 4)
+	addr := unwind.RuleAddress(last, arm64.RegPC, 4)
 	var f *unwind.Frame
 	if rules := env.CFI(addr); rules != nil {
-		f = unwind.CallerByCFI(env, &last.Context, rules, NumRegs, calleeSaved, RegSP, RegPC)
-		if f != nil && (!f.Has(RegSP) || !f.Has(RegPC)) {
+		f = unwind.CallerByCFI(env, &last.Context, rules, arm64.NumRegs, calleeSaved, arm64.RegSP, arm64.RegPC)
+		if f != nil && (!f.Has(arm64.RegSP) || !f.Has(arm64.RegPC)) {
 			f = nil
 		}
 		if f != nil {
-			f.Regs[RegPC] = u.strip(env, f.Regs[RegPC])
+			f.Regs[arm64.RegPC] = u.strip(env, f.Regs[arm64.RegPC])
 			f.Trust = unwind.TrustCFI
 		}
 	}
@@ -133,7 +120,7 @@ func (u *Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bo
 	if f == nil {
 		return nil
 	}
-	if unwind.TerminateWalk(f.Regs[RegPC], f.Regs[RegSP], last.Regs[RegSP], last.Trust == unwind.TrustContext) {
+	if unwind.TerminateWalk(f.Regs[arm64.RegPC], f.Regs[arm64.RegSP], last.Regs[arm64.RegSP], last.Trust == unwind.TrustContext) {
 		return nil
 	}
 	return f
@@ -141,10 +128,10 @@ func (u *Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bo
 
 func (u *Unwinder) byFramePointer(env unwind.Env, frames []*unwind.Frame) *unwind.Frame {
 	last := frames[len(frames)-1]
-	if !last.Has(RegLR) {
+	if !last.Has(arm64.RegLR) {
 		u.correctLR(env, frames)
 	}
-	fp := last.Regs[RegFP]
+	fp := last.Regs[arm64.RegFP]
 	var callerFP, callerLR uint64
 	if fp != 0 {
 		var ok bool
@@ -156,13 +143,13 @@ func (u *Unwinder) byFramePointer(env unwind.Env, frames []*unwind.Frame) *unwin
 		}
 	}
 	callerLR = u.strip(env, callerLR)
-	sp := last.Regs[RegSP]
+	sp := last.Regs[arm64.RegSP]
 	if fp != 0 {
 		sp = fp + 16
 	}
 	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustFP}
-	f.Regs[RegFP], f.Regs[RegSP], f.Regs[RegPC], f.Regs[RegLR] = callerFP, sp, last.Regs[RegLR], callerLR
-	f.Valid = 1<<RegPC | 1<<RegLR | 1<<RegFP | 1<<RegSP
+	f.Regs[arm64.RegFP], f.Regs[arm64.RegSP], f.Regs[arm64.RegPC], f.Regs[arm64.RegLR] = callerFP, sp, last.Regs[arm64.RegLR], callerLR
+	f.Valid = 1<<arm64.RegPC | 1<<arm64.RegLR | 1<<arm64.RegFP | 1<<arm64.RegSP
 	return f
 }
 
@@ -170,11 +157,11 @@ func (u *Unwinder) byFramePointer(env unwind.Env, frames []*unwind.Frame) *unwin
 // CFI left it unknown but agrees with the frame pointer.
 func (u *Unwinder) correctLR(env unwind.Env, frames []*unwind.Frame) {
 	last := frames[len(frames)-1]
-	if len(frames) < 2 || last.Regs[RegFP] <= last.Regs[RegSP] {
+	if len(frames) < 2 || last.Regs[arm64.RegFP] <= last.Regs[arm64.RegSP] {
 		return
 	}
 	callee := frames[len(frames)-2]
-	cfp := callee.Regs[RegFP]
+	cfp := callee.Regs[arm64.RegFP]
 	var lastFP, lastLR uint64
 	if cfp != 0 {
 		var ok bool
@@ -182,7 +169,7 @@ func (u *Unwinder) correctLR(env unwind.Env, frames []*unwind.Frame) {
 			return
 		}
 	}
-	if last.Regs[RegFP] != lastFP {
+	if last.Regs[arm64.RegFP] != lastFP {
 		return
 	}
 	if cfp != 0 {
@@ -191,9 +178,9 @@ func (u *Unwinder) correctLR(env unwind.Env, frames []*unwind.Frame) {
 			return
 		}
 	}
-	last.Regs[RegLR] = u.strip(env, lastLR)
+	last.Regs[arm64.RegLR] = u.strip(env, lastLR)
 }
 
 func byScan(env unwind.Env, last *unwind.Frame) *unwind.Frame {
-	return unwind.CallerByScan(env, last, RegPC, RegSP, unwind.ScanWords(last.Trust), 8, unwind.TrustScan)
+	return unwind.CallerByScan(env, last, arm64.RegPC, arm64.RegSP, unwind.ScanWords(last.Trust), 8, unwind.TrustScan)
 }

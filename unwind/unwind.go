@@ -1,5 +1,5 @@
-// Package unwind holds what the per-CPU stack unwinders (arch/x86,
-// arch/amd64, arch/arm64) share: a frame's register state with its validity
+// Package unwind holds what the per-CPU stack unwinders (unwind/x86,
+// unwind/amd64, unwind/arm, unwind/arm64) share: a frame's register state with its validity
 // bits, how a frame was found (Trust), and Env, the small interface through
 // which an unwinder reads stack memory, asks for STACK CFI and STACK WIN
 // rules, and tests whether a value looks like a return address.

@@ -1,11 +1,12 @@
 package amd64_test
 
 import (
+	amd64unwind "github.com/gobreakpad/gobreakpad/unwind/amd64"
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
-	"github.com/gobreakpad/gobreakpad/arch/unwind"
-	"github.com/gobreakpad/gobreakpad/arch/unwind/unwindtest"
+	"github.com/gobreakpad/gobreakpad/unwind"
+	"github.com/gobreakpad/gobreakpad/unwind/unwindtest"
 )
 
 const (
@@ -17,7 +18,7 @@ const (
 // contextFrame is a context frame at pc with the given rsp and rbp.
 func contextFrame(t *testing.T, env *unwindtest.Env, pc, rsp, rbp uint64) *unwind.Frame {
 	t.Helper()
-	f, err := amd64.Unwinder{}.ContextFrame(&amd64.Context{Rip: pc, Rsp: rsp, Rbp: rbp, Rbx: 0xb0b}, env)
+	f, err := amd64unwind.Unwinder{}.ContextFrame(&amd64.Context{Rip: pc, Rsp: rsp, Rbp: rbp, Rbx: 0xb0b}, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func check(t *testing.T, f *unwind.Frame, trust unwind.Trust, rip, rsp uint64) {
 }
 
 func newEnv() *unwindtest.Env {
-	env := unwindtest.New(amd64.Unwinder{}, stackBase)
+	env := unwindtest.New(amd64unwind.Unwinder{}, stackBase)
 	env.Modules = []unwindtest.Module{{Base: modBase, Size: modSize, HasSymbols: true,
 		Funcs: [][2]uint64{{0x401000, 0x401100}, {0x402000, 0x402100}, {0x403000, 0x403100}}}}
 	return env
@@ -45,7 +46,7 @@ func TestCFI(t *testing.T) {
 		Init:   ".cfa: $rsp 8 + .ra: .cfa -8 + ^",
 		Deltas: map[uint64]string{0x401004: ".cfa: $rsp 16 + $rbx: .cfa -16 + ^"}}}
 	sp := env.Push(0x5eed, 0x402050, 0, 0)
-	frames := unwindtest.Walk(amd64.Unwinder{}, env, contextFrame(t, env, 0x401010, sp, 0), 10)
+	frames := unwindtest.Walk(amd64unwind.Unwinder{}, env, contextFrame(t, env, 0x401010, sp, 0), 10)
 	if len(frames) < 2 {
 		t.Fatalf("got %d frames", len(frames))
 	}
@@ -63,7 +64,7 @@ func TestCFIKeepsCalleeSaved(t *testing.T) {
 	env := newEnv()
 	env.CFIs = []unwindtest.CFIRange{{Start: 0x401000, Size: 0x100, Init: ".cfa: $rsp 8 + .ra: .cfa -8 + ^"}}
 	sp := env.Push(0x402050, 0, 0)
-	frames := unwindtest.Walk(amd64.Unwinder{}, env, contextFrame(t, env, 0x401010, sp, 0x1234), 2)
+	frames := unwindtest.Walk(amd64unwind.Unwinder{}, env, contextFrame(t, env, 0x401010, sp, 0x1234), 2)
 	f := frames[1]
 	check(t, f, unwind.TrustCFI, 0x402050, sp+8)
 	if f.Regs[amd64.RBX] != 0xb0b || f.Regs[amd64.RBP] != 0x1234 || !f.Has(amd64.RBX) || !f.Has(amd64.RBP) {
@@ -79,7 +80,7 @@ func TestFramePointer(t *testing.T) {
 	fp1 := env.Push(stackBase+0x50, 0x403050, 0, 0)
 	_ = fp1
 	env.Push(0, 0x10) // fp2: return address below 4096 ends the walk
-	frames := unwindtest.Walk(amd64.Unwinder{}, env, contextFrame(t, env, 0x401010, sp, fp0), 10)
+	frames := unwindtest.Walk(amd64unwind.Unwinder{}, env, contextFrame(t, env, 0x401010, sp, fp0), 10)
 	if len(frames) != 3 {
 		t.Fatalf("got %d frames, want 3", len(frames))
 	}
@@ -95,7 +96,7 @@ func TestScan(t *testing.T) {
 	// rbp is misaligned, so no frame pointer; the scan skips a value outside
 	// any function (0x401500) and one outside any module.
 	sp := env.Push(0x401500, 0x999999, 0x403010, 0)
-	frames := unwindtest.Walk(amd64.Unwinder{}, env, contextFrame(t, env, 0x401010, sp, 3), 2)
+	frames := unwindtest.Walk(amd64unwind.Unwinder{}, env, contextFrame(t, env, 0x401010, sp, 3), 2)
 	if len(frames) != 2 {
 		t.Fatalf("got %d frames", len(frames))
 	}
@@ -109,7 +110,7 @@ func TestWindowsLeaf(t *testing.T) {
 	env := newEnv()
 	env.IsWindows = true
 	sp := env.Push(0x402050, 0x403050)
-	frames := unwindtest.Walk(amd64.Unwinder{}, env, contextFrame(t, env, 0x401010, sp, 0), 2)
+	frames := unwindtest.Walk(amd64unwind.Unwinder{}, env, contextFrame(t, env, 0x401010, sp, 0), 2)
 	check(t, frames[1], unwind.TrustLeaf, 0x402050, sp+8)
 }
 
@@ -119,7 +120,7 @@ func TestEndsWhenStackDoesNotGrow(t *testing.T) {
 	env.CFIs = []unwindtest.CFIRange{{Start: 0x402000, Size: 0x100, Init: ".cfa: $rsp .ra: $rsp ^"}}
 	sp := env.Push(0x402050)
 	first := contextFrame(t, env, 0x402050, sp, 0)
-	frames := unwindtest.Walk(amd64.Unwinder{}, env, first, 10)
+	frames := unwindtest.Walk(amd64unwind.Unwinder{}, env, first, 10)
 	// First unwind may keep rsp (leaf), the second may not.
 	if len(frames) != 2 {
 		t.Fatalf("got %d frames, want 2", len(frames))
@@ -133,7 +134,7 @@ func TestCallThroughNull(t *testing.T) {
 	sp := env.Push(0x402050) // pushed by the bad call
 	fp := env.Push(stackBase+0x18, 0x403050)
 	env.Push(0, 0x10)
-	frames := unwindtest.Walk(amd64.Unwinder{}, env, contextFrame(t, env, 0, sp, fp), 10)
+	frames := unwindtest.Walk(amd64unwind.Unwinder{}, env, contextFrame(t, env, 0, sp, fp), 10)
 	if len(frames) != 3 {
 		t.Fatalf("got %d frames, want 3", len(frames))
 	}

@@ -1,23 +1,24 @@
 package arm_test
 
 import (
+	armunwind "github.com/gobreakpad/gobreakpad/unwind/arm"
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/arch/arm"
-	"github.com/gobreakpad/gobreakpad/arch/unwind"
-	"github.com/gobreakpad/gobreakpad/arch/unwind/unwindtest"
+	"github.com/gobreakpad/gobreakpad/unwind"
+	"github.com/gobreakpad/gobreakpad/unwind/unwindtest"
 )
 
 const stackBase = 0xbe000000
 
-func newEnv(u arm.Unwinder) *unwindtest.Env {
+func newEnv(u armunwind.Unwinder) *unwindtest.Env {
 	env := unwindtest.New(u, stackBase)
 	env.Modules = []unwindtest.Module{{Base: 0x10000, Size: 0x10000, HasSymbols: true,
 		Funcs: [][2]uint64{{0x11000, 0x11100}, {0x12000, 0x12100}, {0x13000, 0x13100}}}}
 	return env
 }
 
-func contextFrame(t *testing.T, u arm.Unwinder, env *unwindtest.Env, pc, sp, lr, r7, r11 uint32) *unwind.Frame {
+func contextFrame(t *testing.T, u armunwind.Unwinder, env *unwindtest.Env, pc, sp, lr, r7, r11 uint32) *unwind.Frame {
 	t.Helper()
 	c := &arm.Context{}
 	c.Iregs[arm.RegPC], c.Iregs[arm.RegSP], c.Iregs[arm.RegLR] = pc, sp, lr
@@ -37,7 +38,7 @@ func check(t *testing.T, f *unwind.Frame, trust unwind.Trust, pc, sp uint64) {
 }
 
 func TestCFI(t *testing.T) {
-	u := arm.Unwinder{}
+	u := armunwind.Unwinder{}
 	env := newEnv(u)
 	env.CFIs = []unwindtest.CFIRange{{Start: 0x11000, Size: 0x100,
 		Init: ".cfa: sp 0 + .ra: lr", Deltas: map[uint64]string{0x11004: ".cfa: sp 8 + .ra: .cfa -4 + ^ r11: .cfa -8 + ^"}}}
@@ -60,7 +61,7 @@ func TestCFI(t *testing.T) {
 }
 
 func TestScan(t *testing.T) {
-	u := arm.Unwinder{}
+	u := armunwind.Unwinder{}
 	env := newEnv(u)
 	sp := env.Push(0x11500, 0x13011, 0)
 	frames := unwindtest.Walk(u, env, contextFrame(t, u, env, 0x11010, uint32(sp), 0, 0, 0), 2)
@@ -71,7 +72,7 @@ func TestScan(t *testing.T) {
 }
 
 func TestIOSFramePointer(t *testing.T) {
-	u := arm.Unwinder{IOS: true}
+	u := armunwind.Unwinder{IOS: true}
 	env := newEnv(u)
 	sp := env.Push(0, 0)
 	r7 := env.Push(stackBase+0x10, 0x13021)

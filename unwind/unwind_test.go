@@ -2,12 +2,14 @@ package unwind_test
 
 import (
 	"errors"
+	amd64unwind "github.com/gobreakpad/gobreakpad/unwind/amd64"
+	x86unwind "github.com/gobreakpad/gobreakpad/unwind/x86"
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
-	"github.com/gobreakpad/gobreakpad/arch/unwind"
-	"github.com/gobreakpad/gobreakpad/arch/unwind/unwindtest"
 	"github.com/gobreakpad/gobreakpad/arch/x86"
+	"github.com/gobreakpad/gobreakpad/unwind"
+	"github.com/gobreakpad/gobreakpad/unwind/unwindtest"
 )
 
 func TestTrustStrings(t *testing.T) {
@@ -45,7 +47,7 @@ func TestTerminateWalk(t *testing.T) {
 }
 
 func TestScanForReturnAddress(t *testing.T) {
-	env := unwindtest.New(amd64.Unwinder{}, 0x10000)
+	env := unwindtest.New(amd64unwind.Unwinder{}, 0x10000)
 	env.Modules = []unwindtest.Module{{Base: 0x400000, Size: 0x1000, HasSymbols: true, Funcs: [][2]uint64{{0x400100, 0x400200}}}}
 	// A value just past a function's end is accepted (tested one byte
 	// back); the function's start is not (one byte back is outside it).
@@ -66,7 +68,7 @@ func TestScanForReturnAddress(t *testing.T) {
 		t.Errorf("found an address outside the stack")
 	}
 	// 32-bit scans near the top of the address space do not wrap.
-	env32 := unwindtest.New(x86.Unwinder{}, 0xfffffff0)
+	env32 := unwindtest.New(x86unwind.Unwinder{}, 0xfffffff0)
 	env32.Push(0, 0, 0, 0)
 	if _, _, ok := unwind.ScanForReturnAddress(env32, 0xfffffff0, 40, 4); ok {
 		t.Errorf("found an address in an empty stack")
@@ -74,7 +76,7 @@ func TestScanForReturnAddress(t *testing.T) {
 }
 
 func TestReadWord(t *testing.T) {
-	env := unwindtest.New(amd64.Unwinder{}, 0x10000)
+	env := unwindtest.New(amd64unwind.Unwinder{}, 0x10000)
 	env.Push(0x1122334455667788)
 	if v, ok := unwind.ReadWord(env, 0x10000, 8); !ok || v != 0x1122334455667788 {
 		t.Errorf("64-bit read: %#x %v", v, ok)
@@ -103,7 +105,7 @@ func TestRuleAddress(t *testing.T) {
 }
 
 func TestCallerOfNullCall(t *testing.T) {
-	env := unwindtest.New(amd64.Unwinder{}, 0x10000)
+	env := unwindtest.New(amd64unwind.Unwinder{}, 0x10000)
 	env.Modules = []unwindtest.Module{{Base: 0x400000, Size: 0x1000, HasSymbols: true, Funcs: [][2]uint64{{0x400100, 0x400200}}}}
 	env.Push(0x400150)
 	f := &unwind.Frame{Trust: unwind.TrustContext}
@@ -139,7 +141,7 @@ func TestContextAs(t *testing.T) {
 }
 
 func TestCallerByScan(t *testing.T) {
-	env := unwindtest.New(amd64.Unwinder{}, 0x10000)
+	env := unwindtest.New(amd64unwind.Unwinder{}, 0x10000)
 	env.Modules = []unwindtest.Module{{Base: 0x400000, Size: 0x1000, HasSymbols: true, Funcs: [][2]uint64{{0x400100, 0x400200}}}}
 	env.Push(0x999, 0x400150)
 	f := &unwind.Frame{Trust: unwind.TrustCFI}
