@@ -1,6 +1,7 @@
 package stackwalk_test
 
 import (
+	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"io"
 	"path/filepath"
 	"testing"
@@ -28,7 +29,7 @@ func benchWalkWorkers(b *testing.B, workers int, dump string, syms ...string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		dirs := stackwalk.NewSymbolDirs(syms...)
+		dirs := breakpad.NewDirs(syms...)
 		p, err := stackwalk.Process(f, stackwalk.Options{Symbols: dirs, Workers: workers})
 		if err != nil {
 			b.Fatal(err)

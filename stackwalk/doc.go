@@ -6,7 +6,7 @@
 // # Use
 //
 //	f, err := minidump.Open("crash.dmp")
-//	syms := stackwalk.NewSymbolDirs("symbols", "more-symbols")
+//	syms := breakpad.NewDirs("symbols", "more-symbols")
 //	defer syms.Close()
 //	state, err := stackwalk.Process(f, stackwalk.Options{Symbols: syms})
 //	stackwalk.Print(os.Stdout, state, stackwalk.PrintOptions{})   // Breakpad's human report

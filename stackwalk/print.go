@@ -3,6 +3,7 @@ package stackwalk
 import (
 	"bufio"
 	"fmt"
+	"github.com/gobreakpad/gobreakpad/symbols"
 	"io"
 	"strings"
 	"unicode"
@@ -17,7 +18,7 @@ type PrintOptions struct {
 	// thread (Breakpad's -c).
 	RequestingThreadOnly bool
 	// Symbols resolves addresses found in stack contents; may be nil.
-	Symbols SymbolSource
+	Symbols symbols.Source
 }
 
 // baseName returns the last path element, accepting both / and \ as

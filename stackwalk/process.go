@@ -2,6 +2,7 @@ package stackwalk
 
 import (
 	"fmt"
+	"github.com/gobreakpad/gobreakpad/symbols"
 	amd64unwind "github.com/gobreakpad/gobreakpad/unwind/amd64"
 	armunwind "github.com/gobreakpad/gobreakpad/unwind/arm"
 	arm64unwind "github.com/gobreakpad/gobreakpad/unwind/arm64"
@@ -21,8 +22,8 @@ import (
 type Options struct {
 	// Symbols finds modules' symbol files; nil walks without symbols (and
 	// reports no module as missing symbols, as Breakpad does). It must be
-	// safe for concurrent use when Workers > 1 (SymbolDirs is).
-	Symbols SymbolSource
+	// safe for concurrent use when Workers > 1 (breakpad.Dirs and symbols.Chain are).
+	Symbols symbols.Source
 	// Workers is how many threads are walked at once (each thread's walk,
 	// and the symbol files it loads, on its own goroutine); 0 or 1 walks
 	// them one after another. The result does not depend on it.

@@ -4,70 +4,22 @@ import (
 	"sync"
 
 	"github.com/gobreakpad/gobreakpad/cfi"
+	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/unwind"
 )
-
-// SymbolSource finds the symbol file of a module. Load returns (nil, nil)
-// when the module has no symbol file; an error means the file exists but
-// could not be read.
-type SymbolSource interface {
-	Load(m *Module) (ModuleSymbols, error)
-}
-
-// ModuleSymbols answers lookups in one module's symbols. Addresses are
-// module-relative.
-type ModuleSymbols interface {
-	// Lookup describes the code at rel. With inlines set it also returns the
-	// inlined calls covering rel.
-	Lookup(rel uint64, inlines bool) (Symbol, bool)
-	// CFI returns the STACK CFI rules in force at rel compiled by ev, or nil.
-	CFI(rel uint64, ev *cfi.Evaluator) *cfi.RuleSet
-	// Win returns the STACK WIN record covering rel, or, failing that, a
-	// parameter-size-only record from the FUNC covering rel; nil if neither.
-	Win(rel uint64) *unwind.WinInfo
-	// Corrupt reports whether the symbol file had lines that did not parse.
-	Corrupt() bool
-}
-
-// Symbol is what a symbol file says about one address.
-type Symbol struct {
-	// Function is the FUNC (or PUBLIC) name and FunctionBase its start.
-	Function     string
-	FunctionBase uint64
-	// File, Line and LineBase come from the LINE record; HasLine is false
-	// without one. With inlined calls, File and Line are the call site of the
-	// outermost inlined call (and may be set without a LINE record).
-	File     string
-	Line     int
-	LineBase uint64
-	HasLine  bool
-	// Inlines are the inlined calls covering the address, innermost first.
-	Inlines []InlineFrame
-}
-
-// InlineFrame is one inlined call as a frame: the inlined function, the start
-// of the inlined range holding the address, and the source position within
-// the inlined function (for the innermost, the LINE record's; for the
-// others, the call site of the next inner call).
-type InlineFrame struct {
-	Function string
-	Base     uint64
-	File     string
-	Line     int
-}
 
 // symbolState is what is known about a module's symbols, loaded once.
 type symbolState struct {
 	once    sync.Once
-	syms    ModuleSymbols
-	missing bool
+	syms    *symbols.Symbols
+	missing bool // nothing found; syms is nil
 }
 
 // symbolizer resolves frames against the modules and their symbols, loading
 // each module's symbols once. It is safe for concurrent use by the walks of
 // several threads.
 type symbolizer struct {
-	source SymbolSource
+	source symbols.Source
 	mods   *moduleMap
 	// quiet leaves the modules' symbol flags alone (for lookups that are
 	// not frames of a walk, such as stack contents).
@@ -77,7 +29,7 @@ type symbolizer struct {
 	state map[*Module]*symbolState
 }
 
-func newSymbolizer(source SymbolSource, mods *moduleMap) *symbolizer {
+func newSymbolizer(source symbols.Source, mods *moduleMap) *symbolizer {
 	return &symbolizer{source: source, mods: mods, state: map[*Module]*symbolState{}}
 }
 
@@ -94,8 +46,11 @@ func (s *symbolizer) symbols(m *Module) *symbolState {
 		if s.source == nil {
 			return
 		}
-		syms, err := s.source.Load(m)
-		if err != nil || syms == nil {
+		// A source that found something it could not read counts as
+		// missing, as Breakpad's walker reports an unloadable file.
+		syms, err := s.source.Load(symbols.Module{CodeFile: m.CodeFile, CodeID: m.CodeID,
+			DebugFile: m.DebugFile, DebugID: m.DebugID})
+		if err != nil || syms.Empty() {
 			st.missing = true
 			return
 		}
@@ -133,14 +88,14 @@ func (s *symbolizer) fill(f *StackFrame, wantInlines bool) []*StackFrame {
 		return nil
 	}
 	st := s.symbols(m)
-	if st.missing {
+	if st.missing || st.syms.Lookup == nil {
 		s.flag(m, true, false)
 		return nil
 	}
-	if st.syms.Corrupt() {
+	if st.syms.Corrupt {
 		s.flag(m, false, true)
 	}
-	sym, ok := st.syms.Lookup(f.Instruction-m.Base, wantInlines)
+	sym, ok := st.syms.Lookup.Lookup(f.Instruction-m.Base, wantInlines)
 	if !ok {
 		return nil
 	}
@@ -184,24 +139,34 @@ func (s *symbolizer) seemsValid(addr uint64) bool {
 		return true
 	}
 	st := s.symbols(m)
-	if st.missing {
+	if st.missing || st.syms.Lookup == nil {
 		return true
 	}
-	sym, ok := st.syms.Lookup(addr-m.Base, false)
+	sym, ok := st.syms.Lookup.Lookup(addr-m.Base, false)
 	return ok && sym.Function != ""
 }
 
-// cfi returns the STACK CFI rules for an instruction address.
+// cfi returns the STACK CFI rules for an instruction address, compiled by
+// ev (which caches them by their text).
 func (s *symbolizer) cfi(addr uint64, ev *cfi.Evaluator) *cfi.RuleSet {
 	m := s.mods.at(addr)
 	if m == nil || s.source == nil || ev == nil {
 		return nil
 	}
 	st := s.symbols(m)
-	if st.syms == nil {
+	if st.syms == nil || st.syms.CFI == nil {
 		return nil
 	}
-	return st.syms.CFI(addr-m.Base, ev)
+	var buf [8]string
+	texts, ok := st.syms.CFI.CFIRules(addr-m.Base, buf[:0])
+	if !ok {
+		return nil
+	}
+	rs, err := ev.RuleSet(texts...)
+	if err != nil {
+		return nil
+	}
+	return rs
 }
 
 // win returns the STACK WIN information for an instruction address.
@@ -211,8 +176,20 @@ func (s *symbolizer) win(addr uint64) *unwind.WinInfo {
 		return nil
 	}
 	st := s.symbols(m)
-	if st.syms == nil {
+	if st.syms == nil || st.syms.Win == nil {
 		return nil
 	}
-	return st.syms.Win(addr - m.Base)
+	w, ok := st.syms.Win.StackWin(addr - m.Base)
+	if !ok {
+		return nil
+	}
+	return &unwind.WinInfo{
+		Type:                 w.Type,
+		ValidAll:             !w.ParamSizeOnly,
+		ParameterSize:        w.ParameterSize,
+		SavedRegisterSize:    w.SavedRegisterSize,
+		LocalSize:            w.LocalSize,
+		AllocatesBasePointer: w.AllocatesBasePointer,
+		ProgramString:        w.ProgramString,
+	}
 }

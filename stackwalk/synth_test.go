@@ -3,6 +3,7 @@ package stackwalk_test
 import (
 	"bytes"
 	"fmt"
+	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ import (
 )
 
 // walkSynth encodes b, stores symText (with "ID" replaced by the first
-// module's debug identifier) where SymbolDirs finds it, and walks the dump.
+// module's debug identifier) where breakpad.Dirs finds it, and walks the dump.
 func walkSynth(t *testing.T, b *synth.Builder, symText string) *stackwalk.ProcessState {
 	t.Helper()
 	data, err := b.Bytes()
@@ -48,7 +49,7 @@ func walkSynth(t *testing.T, b *synth.Builder, symText string) *stackwalk.Proces
 	if err := os.WriteFile(path, []byte(strings.ReplaceAll(symText, "ID", m.DebugIdentifier())), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dirs := stackwalk.NewSymbolDirs(root)
+	dirs := breakpad.NewDirs(root)
 	t.Cleanup(func() { dirs.Close() })
 	p, err := stackwalk.Process(f, stackwalk.Options{Symbols: dirs})
 	if err != nil {

@@ -258,6 +258,9 @@ func (t *Table) NumErrors() int { return t.numErrs }
 // lacks a MODULE record.
 func (t *Table) Corrupt() bool { return t.numCorrupt > 0 }
 
+// HasCFI reports whether the file has any STACK CFI INIT record.
+func (t *Table) HasCFI() bool { return len(t.cfi) > 0 }
+
 func (t *Table) fail(line int, msg string, counts bool) {
 	t.numErrs++
 	if counts {

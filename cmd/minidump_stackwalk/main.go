@@ -15,6 +15,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"io"
 	"os"
 	"runtime"
@@ -87,9 +89,9 @@ func run(stdout io.Writer, dumpPath string, symPaths []string, o options) error 
 	}
 	defer f.Close()
 	opt := stackwalk.Options{Workers: o.workers}
-	var syms stackwalk.SymbolSource
+	var syms symbols.Source
 	if len(symPaths) > 0 {
-		dirs := stackwalk.NewSymbolDirs(symPaths...)
+		dirs := breakpad.NewDirs(symPaths...)
 		defer dirs.Close()
 		syms = dirs
 		opt.Symbols = syms
