@@ -31,13 +31,27 @@ type Options struct {
 }
 
 // Process reads a minidump and walks every thread, as Breakpad's
-// MinidumpProcessor does. Problems with parts of the dump are not fatal:
-// what can be read is reported, the rest is left empty.
+// MinidumpProcessor does: Read, then Walk. Problems with parts of the dump
+// are not fatal: what can be read is reported, the rest is left empty.
 func Process(f *minidump.File, opt Options) (*ProcessState, error) {
-	p := &ProcessState{RequestingThread: -1, MainModule: -1}
+	p, err := Read(f)
+	if p != nil {
+		p.Walk(opt)
+	}
+	return p, err
+}
+
+// Read reads everything the walk and the outputs need from a minidump,
+// without walking: the system, modules, crash, the dump's Linux and Mozilla
+// extras, and the threads to walk (chosen as Breakpad chooses them, with the
+// context and stack memory of each). The returned state has no frames until
+// Walk. It returns an error, with the state read so far, when nothing at all
+// could be read.
+func Read(f *minidump.File) (*ProcessState, error) {
 	if f == nil {
 		return nil, fmt.Errorf("process: no minidump")
 	}
+	p := &ProcessState{RequestingThread: -1, MainModule: -1}
 	p.TimeDateStamp = f.Header.TimeDateStamp
 
 	sys, sysErr := f.SystemInfo()
@@ -60,28 +74,10 @@ func Process(f *minidump.File, opt Options) (*ProcessState, error) {
 			})
 		}
 	}
-	names := map[uint32]string{}
-	if tn, err := f.ThreadNames(); err == nil {
-		for _, n := range tn {
-			names[n.ThreadID] = n.Name
-		}
-	}
 
-	// Which thread crashed or asked for the dump, and which wrote it.
-	var dumpThread, reqThread uint32
-	var hasDumpThread, hasReqThread bool
-	if bi, err := f.BreakpadInfo(); err == nil {
-		if bi.Validity&minidump.BreakpadInfoValidDumpThreadID != 0 {
-			hasDumpThread, dumpThread = true, bi.DumpThreadID
-		}
-		if bi.Validity&minidump.BreakpadInfoValidRequestingThreadID != 0 {
-			hasReqThread, reqThread = true, bi.RequestingThreadID
-		}
-	}
 	exc, excErr := f.Exception()
 	if excErr == nil {
 		p.Crashed = true
-		hasReqThread, reqThread = true, exc.ThreadID
 		r := &exc.ExceptionRecord
 		p.ExceptionCode, p.ExceptionFlags = r.ExceptionCode, r.ExceptionFlags
 		p.CrashParameters = append([]uint64(nil), r.Parameters()...)
@@ -96,34 +92,94 @@ func Process(f *minidump.File, opt Options) (*ProcessState, error) {
 	if a, err := f.AssertionInfo(); err == nil {
 		p.Assertion = assertionText(a)
 	}
-	if mi, err := f.MiscInfo(); err == nil && mi.Flags1&minidump.MiscInfoProcessTimes != 0 {
-		p.ProcessCreateTime = mi.ProcessCreateTime
+	if mi, err := f.MiscInfo(); err == nil {
+		if mi.Flags1&minidump.MiscInfoProcessTimes != 0 {
+			p.ProcessCreateTime = mi.ProcessCreateTime
+		}
+		if mi.Flags1&minidump.MiscInfoProcessID != 0 {
+			p.ProcessID, p.HasProcessID = mi.ProcessID, true
+		}
 	}
+	readExtras(f, p)
 
-	mods := p.moduleMap()
-	syms := newSymbolizer(opt.Symbols, mods)
-	windows := p.System.OSShort == "windows"
 	threads, thErr := f.ThreadList()
-	var jobs []func()
-	var budget atomic.Int64
-	budget.Store(MaxTotalFrames)
+	if thErr == nil {
+		p.DumpThreadIDs = make([]uint32, len(threads))
+		for i := range threads {
+			p.DumpThreadIDs[i] = threads[i].ThreadID
+		}
+	}
+	if excErr != nil {
+		exc = nil
+	}
+	chooseThreads(f, p, threads, exc)
+	if sysErr != nil && thErr != nil && excErr != nil && len(p.Modules) == 0 {
+		return p, fmt.Errorf("process: nothing readable in the dump: %w", sysErr)
+	}
+	return p, nil
+}
+
+// chooseThreads makes the call stacks to walk, as Breakpad's
+// MinidumpProcessor does: every thread but the one that wrote the dump (named
+// by the Breakpad info stream), each with its context (for the thread that
+// crashed or asked for the dump, the exception's context) and stack memory.
+func chooseThreads(f *minidump.File, p *ProcessState, threads []minidump.Thread, exc *minidump.Exception) {
+	var names map[uint32]string
+	if tn, err := f.ThreadNames(); err == nil {
+		names = map[uint32]string{}
+		p.ThreadNames = map[uint32]string{}
+		for _, n := range tn {
+			names[n.ThreadID] = n.Name
+			if n.NameErr == nil {
+				p.ThreadNames[n.ThreadID] = n.Name // a later entry wins, as in rust-minidump
+			}
+		}
+	}
+	var dumpThread, reqThread uint32
+	var hasDumpThread, hasReqThread bool
+	if bi, err := f.BreakpadInfo(); err == nil {
+		if bi.Validity&minidump.BreakpadInfoValidDumpThreadID != 0 {
+			hasDumpThread, dumpThread = true, bi.DumpThreadID
+		}
+		if bi.Validity&minidump.BreakpadInfoValidRequestingThreadID != 0 {
+			hasReqThread, reqThread = true, bi.RequestingThreadID
+		}
+	}
+	if exc != nil {
+		hasReqThread, reqThread = true, exc.ThreadID
+	}
 	for i := range threads {
 		t := &threads[i]
 		if hasDumpThread && t.ThreadID == dumpThread {
 			continue
 		}
-		ctx := t.Context
+		cs := &CallStack{ThreadID: t.ThreadID, ThreadName: names[t.ThreadID], context: t.Context}
 		if hasReqThread && t.ThreadID == reqThread && p.RequestingThread < 0 {
 			p.RequestingThread = len(p.Threads)
-			if p.Crashed && exc.Context != nil {
-				ctx = exc.Context
+			if exc != nil && exc.Context != nil {
+				cs.context = exc.Context
 			}
 		}
-		cs := &CallStack{ThreadID: t.ThreadID, ThreadName: names[t.ThreadID]}
 		p.Threads = append(p.Threads, cs)
 		if stack, err := f.StackMemory(t); err == nil && len(stack) > 0 {
 			cs.Memory = &region{base: t.Stack.StartOfMemoryRange, data: stack}
 		}
+	}
+}
+
+// Walk unwinds and symbolizes every thread Read chose, filling each
+// CallStack's Frames and the modules' symbol flags. Walking a state twice
+// walks it anew.
+func (p *ProcessState) Walk(opt Options) {
+	mods := p.moduleMap()
+	syms := newSymbolizer(opt.Symbols, mods)
+	windows := p.System.OSShort == "windows"
+	var jobs []func()
+	var budget atomic.Int64
+	budget.Store(MaxTotalFrames)
+	for _, cs := range p.Threads {
+		cs.Frames = nil
+		ctx := cs.context
 		if ctx == nil {
 			continue
 		}
@@ -132,8 +188,8 @@ func Process(f *minidump.File, opt Options) (*ProcessState, error) {
 			continue
 		}
 		env := &walkEnv{syms: syms, windows: windows, eval: evaluatorFor(cpu)}
-		if cs.Memory != nil && !(ctx.CPU.PointerSize() == 4 && cs.Memory.(*region).end() > 1<<32) {
-			env.stack = cs.Memory
+		if r, ok := cs.Memory.(*region); ok && !(ctx.CPU.PointerSize() == 4 && r.end() > 1<<32) {
+			env.stack = r
 		}
 		jobs = append(jobs, func() {
 			if frames, err := walkThread(cpu, rawCtx, env, &budget); err == nil {
@@ -142,10 +198,6 @@ func Process(f *minidump.File, opt Options) (*ProcessState, error) {
 		})
 	}
 	runJobs(jobs, opt.Workers)
-	if sysErr != nil && thErr != nil && excErr != nil && len(p.Modules) == 0 {
-		return p, fmt.Errorf("process: nothing readable in the dump: %w", sysErr)
-	}
-	return p, nil
 }
 
 // runJobs runs the thread walks, on up to workers goroutines.
@@ -228,7 +280,9 @@ var osNames = map[string]string{
 }
 
 func systemInfo(s *minidump.SystemInfo) SystemInfo {
-	si := SystemInfo{PlatformID: uint32(s.PlatformID), ProcessorArchitecture: uint32(s.ProcessorArchitecture)}
+	si := SystemInfo{PlatformID: uint32(s.PlatformID), ProcessorArchitecture: uint32(s.ProcessorArchitecture),
+		RawValid: true, MajorVersion: s.MajorVersion, MinorVersion: s.MinorVersion, BuildNumber: s.BuildNumber,
+		CSDVersion: s.CSDVersion}
 	si.OSShort = s.OSName()
 	si.OS = osNames[si.OSShort]
 	if si.OS == "" {

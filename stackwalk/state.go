@@ -1,6 +1,7 @@
 package stackwalk
 
 import (
+	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
@@ -43,6 +44,31 @@ type ProcessState struct {
 	// UnloadedModules are modules the process had unloaded.
 	UnloadedModules []*Module
 
+	// What the dump says beyond Breakpad's report, as rust-minidump's
+	// ProcessState carries it (the JSON output renders these).
+
+	// ProcessID is the process's id (from the misc info stream, else a
+	// Linux dump's /proc/PID/status); HasProcessID says whether it is known.
+	ProcessID    uint32
+	HasProcessID bool
+	// DumpThreadIDs are the ids of every thread in the dump's thread list,
+	// in order, the dump-writing thread that Threads leaves out included;
+	// nil when the thread list is unreadable.
+	DumpThreadIDs []uint32
+	// ThreadNames maps thread ids to the readable names of the thread name
+	// list (a later entry wins); nil without that stream.
+	ThreadNames map[uint32]string
+	// SoftErrors is Mozilla's soft-errors stream (JSON text of problems the
+	// dump writer met), or nil.
+	SoftErrors []byte
+	// LSBRelease is the Linux distribution from /etc/lsb-release (or
+	// os-release), or nil.
+	LSBRelease *LSBRelease
+	// LinuxMapCount is the number of /proc/PID/maps entries of a Linux dump;
+	// HasLinuxMaps says whether the dump has that stream.
+	LinuxMapCount int
+	HasLinuxMaps  bool
+
 	mods *moduleMap // Modules indexed by address; built on first use
 }
 
@@ -82,8 +108,22 @@ type SystemInfo struct {
 	// machine-readable format.
 	GLVersion, GLVendor, GLRenderer string
 	// PlatformID and ProcessorArchitecture are the raw MDRawSystemInfo
-	// fields (as stackwalk/crashreason takes them).
-	PlatformID, ProcessorArchitecture uint32
+	// fields (as stackwalk/crashreason takes them), and so are the version
+	// fields; RawValid is false when the dump had no readable system info
+	// stream (the JSON output then derives the ids from OSShort and CPU).
+	PlatformID, ProcessorArchitecture       uint32
+	RawValid                                bool
+	MajorVersion, MinorVersion, BuildNumber uint32
+	CSDVersion                              string
+	// CPUMicrocode is the microcode version from a Linux dump's
+	// /proc/cpuinfo; HasCPUMicrocode says whether it is known.
+	CPUMicrocode    uint64
+	HasCPUMicrocode bool
+}
+
+// LSBRelease is a Linux distribution's identification.
+type LSBRelease struct {
+	ID, Release, Codename, Description string
 }
 
 // Module is one loaded (or unloaded) code module.
@@ -114,6 +154,8 @@ type CallStack struct {
 	Frames     []*StackFrame
 	// Memory is the thread's stack, for printing stack contents; may be nil.
 	Memory StackMemory
+
+	context *minidump.Context // the context Walk starts from; nil if none
 }
 
 // StackMemory is a thread's stack region.

@@ -102,7 +102,7 @@ func run(stdout io.Writer, dumpPath string, symPaths []string, o options) error 
 	}
 	switch {
 	case o.json:
-		return jsonout.Write(stdout, p, f, o.pretty)
+		return jsonout.Write(stdout, p, o.pretty)
 	case o.machine:
 		return stackwalk.PrintMachineReadable(stdout, p)
 	case o.brief:

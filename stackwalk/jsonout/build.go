@@ -1,7 +1,6 @@
 package jsonout
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -9,55 +8,31 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/stackwalk/crashreason"
 	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
-// raw is what the minidump tells beyond the ProcessState.
-type raw struct {
+// ids are the raw platform and CPU ids of the dump, as rust-minidump and
+// stackwalk/crashreason take them.
+type ids struct {
 	platform, cpu uint32
-	haveSys       bool
-	sys           *minidump.SystemInfo
-	exc           *minidump.Exception
-	threads       []minidump.Thread
-	haveThreads   bool
-	// names maps thread IDs to the names of the thread name list.
-	names map[uint32]string
 }
 
 // unknownID stands for a missing system info stream: no platform or CPU has it.
 const unknownID = 0xffffffff
 
-func readRaw(st *stackwalk.ProcessState, dump *minidump.File) raw {
-	r := raw{platform: platformFromName(st.System.OSShort), cpu: cpuFromName(st.System.CPU)}
-	if dump == nil {
-		return r
+// rawIDs returns the dump's ids, or for a state whose system info was not
+// read from a dump, the ids recovered from Breakpad's names.
+func rawIDs(st *stackwalk.ProcessState) ids {
+	if st.System.RawValid {
+		return ids{st.System.PlatformID, st.System.ProcessorArchitecture}
 	}
-	if sys, err := dump.SystemInfo(); err == nil {
-		r.sys, r.haveSys = sys, true
-		r.platform, r.cpu = uint32(sys.PlatformID), uint32(sys.ProcessorArchitecture)
-	}
-	if exc, err := dump.Exception(); err == nil {
-		r.exc = exc
-	}
-	if ts, err := dump.ThreadList(); err == nil {
-		r.threads, r.haveThreads = ts, true
-	}
-	if names, err := dump.ThreadNames(); err == nil {
-		r.names = map[uint32]string{}
-		for _, n := range names {
-			if n.NameErr == nil {
-				r.names[n.ThreadID] = n.Name // a later entry wins, as in rust-minidump
-			}
-		}
-	}
-	return r
+	return ids{platformFromName(st.System.OSShort), cpuFromName(st.System.CPU)}
 }
 
-func build(st *stackwalk.ProcessState, dump *minidump.File) *document {
-	r := readRaw(st, dump)
+func build(st *stackwalk.ProcessState) *document {
+	r := rawIDs(st)
 	f := formatter{bits32: crashreason.RustPointerBits(r.cpu) == 32}
 
 	doc := &document{
@@ -85,12 +60,12 @@ func build(st *stackwalk.ProcessState, dump *minidump.File) *document {
 	// Threads: rust-minidump lists every thread of the dump, the one that
 	// wrote it included (with no frames), where Breakpad leaves that one out.
 	crashing := -1
-	if r.haveThreads {
+	if st.DumpThreadIDs != nil {
 		used := make([]bool, len(st.Threads))
-		for i, t := range r.threads {
+		for i, id := range st.DumpThreadIDs {
 			var cs *stackwalk.CallStack
 			for j, s := range st.Threads {
-				if !used[j] && s.ThreadID == t.ThreadID {
+				if !used[j] && s.ThreadID == id {
 					cs, used[j] = s, true
 					if j == st.RequestingThread {
 						crashing = i
@@ -99,7 +74,7 @@ func build(st *stackwalk.ProcessState, dump *minidump.File) *document {
 				}
 			}
 			if cs == nil {
-				doc.Threads = append(doc.Threads, thread{ThreadID: t.ThreadID, Frames: []frame{}})
+				doc.Threads = append(doc.Threads, thread{ThreadID: id, Frames: []frame{}})
 				continue
 			}
 			doc.Threads = append(doc.Threads, f.thread(cs, st))
@@ -115,7 +90,7 @@ func build(st *stackwalk.ProcessState, dump *minidump.File) *document {
 	doc.ThreadCount = len(doc.Threads)
 	// A thread listed in the thread name list has a name, even an empty one.
 	for i := range doc.Threads {
-		if name, ok := r.names[doc.Threads[i].ThreadID]; ok {
+		if name, ok := st.ThreadNames[doc.Threads[i].ThreadID]; ok {
 			doc.Threads[i].ThreadName = &name
 		}
 	}
@@ -135,17 +110,23 @@ func build(st *stackwalk.ProcessState, dump *minidump.File) *document {
 	if up, ok := st.Uptime(); ok {
 		doc.ProcessUptime = &up
 	}
-	if dump != nil {
-		doc.PID = processID(dump)
-		doc.LSBRelease = lsb(dump)
-		doc.SoftErrors = softErrors(dump)
-		if b, err := dump.LinuxStream(minidump.LinuxCPUInfo); err == nil {
-			doc.SystemInfo.CPUMicrocodeVersion = parseMicrocode(b)
-		}
-		if maps, err := dump.LinuxMaps(); err == nil {
-			n := len(maps)
-			doc.LinuxMemoryMapCount = &n
-		}
+	if st.HasProcessID {
+		pid := st.ProcessID
+		doc.PID = &pid
+	}
+	if l := st.LSBRelease; l != nil {
+		doc.LSBRelease = &lsbRelease{ID: l.ID, Release: l.Release, Codename: l.Codename, Description: l.Description}
+	}
+	if st.SoftErrors != nil {
+		doc.SoftErrors = parseJSON(st.SoftErrors)
+	}
+	if st.System.HasCPUMicrocode {
+		v := fmt.Sprintf("0x%x", st.System.CPUMicrocode)
+		doc.SystemInfo.CPUMicrocodeVersion = &v
+	}
+	if st.HasLinuxMaps {
+		n := st.LinuxMapCount
+		doc.LinuxMemoryMapCount = &n
 	}
 	return doc
 }
@@ -175,7 +156,7 @@ func strp(s string) *string {
 	return &s
 }
 
-func (f formatter) crashInfo(st *stackwalk.ProcessState, r raw) crashInfo {
+func (f formatter) crashInfo(st *stackwalk.ProcessState, r ids) crashInfo {
 	var ci crashInfo
 	if st.Assertion != "" {
 		ci.Assertion = strp(st.Assertion)
@@ -185,19 +166,14 @@ func (f formatter) crashInfo(st *stackwalk.ProcessState, r raw) crashInfo {
 	}
 	ci.CrashInconsistencies = []string{}
 	code, flags, params := st.ExceptionCode, st.ExceptionFlags, st.CrashParameters
-	addr := st.CrashAddress
-	if r.exc != nil {
-		rec := &r.exc.ExceptionRecord
-		code, flags, params = rec.ExceptionCode, rec.ExceptionFlags, rec.Parameters()
-		addr = crashreason.RustAddress(r.platform, r.cpu, code, rec.ExceptionAddress, params)
-	}
+	addr := crashreason.RustAddress(r.platform, r.cpu, code, st.ExceptionAddress, params)
 	typ := crashreason.RustType(r.platform, r.cpu, code, flags, params)
 	ci.Type = &typ
 	ci.Address = f.addrp(addr)
 	return ci
 }
 
-func (f formatter) systemInfo(st *stackwalk.ProcessState, r raw) systemInfo {
+func (f formatter) systemInfo(st *stackwalk.ProcessState, r ids) systemInfo {
 	si := systemInfo{
 		CPUArch:  st.System.CPU,
 		CPUCount: st.System.CPUCount,
@@ -212,9 +188,9 @@ func (f formatter) systemInfo(st *stackwalk.ProcessState, r raw) systemInfo {
 	}
 	var version, csd string
 	switch {
-	case r.haveSys:
-		version = fmt.Sprintf("%d.%d.%d", r.sys.MajorVersion, r.sys.MinorVersion, r.sys.BuildNumber)
-		csd = r.sys.CSDVersion
+	case st.System.RawValid:
+		version = fmt.Sprintf("%d.%d.%d", st.System.MajorVersion, st.System.MinorVersion, st.System.BuildNumber)
+		csd = st.System.CSDVersion
 	case st.System.OSVersion != "":
 		version, csd, _ = strings.Cut(st.System.OSVersion, " ")
 	default:
@@ -524,32 +500,8 @@ func cpuFromName(cpu string) uint32 {
 	return unknownID
 }
 
-// processID reads the pid from the misc info stream, or else from a Linux
-// dump's /proc/PID/status.
-func processID(dump *minidump.File) *uint32 {
-	const miscInfoProcessID = 0x1 // MD_MISCINFO_FLAGS1_PROCESS_ID
-	if mi, err := dump.MiscInfo(); err == nil && mi.Flags1&miscInfoProcessID != 0 {
-		pid := mi.ProcessID
-		return &pid
-	}
-	b, err := dump.LinuxStream(minidump.LinuxProcStatus)
-	if err != nil {
-		return nil
-	}
-	return parsePID(b)
-}
-
-// softErrors returns the JSON of Mozilla's soft-errors stream (problems the
-// dump writer met), re-encoded with sorted keys as rust-minidump embeds it;
-// nil when absent or not JSON.
-func softErrors(dump *minidump.File) any {
-	b, err := dump.Stream(minidump.MozSoftErrors)
-	if err != nil {
-		return nil
-	}
-	return parseJSON(b)
-}
-
+// parseJSON decodes Mozilla's soft-errors stream, to be re-encoded with
+// sorted keys as rust-minidump embeds it; nil when it is not JSON.
 func parseJSON(b []byte) any {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
@@ -558,73 +510,4 @@ func parseJSON(b []byte) any {
 		return nil
 	}
 	return v
-}
-
-// parseMicrocode reads the first "microcode" field of /proc/cpuinfo text, a
-// hex number, and prints it as "0x%x".
-func parseMicrocode(b []byte) *string {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || strings.TrimSpace(k) != "microcode" {
-			continue
-		}
-		n, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(v), "0x"), 16, 64)
-		if err != nil {
-			return nil
-		}
-		s := fmt.Sprintf("0x%x", n)
-		return &s
-	}
-	return nil
-}
-
-// parsePID finds the "Pid:" line of /proc/PID/status text.
-func parsePID(b []byte) *uint32 {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || k != "Pid" {
-			continue
-		}
-		if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32); err == nil {
-			pid := uint32(n)
-			return &pid
-		}
-		return nil
-	}
-	return nil
-}
-
-// lsb reads /etc/lsb-release (or os-release) from a Linux dump.
-func lsb(dump *minidump.File) *lsbRelease {
-	b, err := dump.LinuxStream(minidump.LinuxLSBRelease)
-	if err != nil {
-		return nil
-	}
-	return parseLSB(b)
-}
-
-// parseLSB reads KEY=value lines of lsb-release or os-release text.
-func parseLSB(b []byte) *lsbRelease {
-	var l lsbRelease
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), "=")
-		if !ok {
-			continue
-		}
-		v = strings.Trim(strings.TrimSpace(v), `"`)
-		switch strings.TrimSpace(k) {
-		case "DISTRIB_ID", "ID":
-			l.ID = v
-		case "DISTRIB_RELEASE", "VERSION_ID":
-			l.Release = v
-		case "DISTRIB_CODENAME", "VERSION_CODENAME":
-			l.Codename = v
-		case "DISTRIB_DESCRIPTION", "PRETTY_NAME":
-			l.Description = v
-		}
-	}
-	return &l
 }

@@ -6,14 +6,15 @@
 //
 //	st, err := stackwalk.Process(dump, opts)
 //	...
-//	err = jsonout.Write(os.Stdout, st, dump, pretty)
+//	err = jsonout.Write(os.Stdout, st, pretty)
 //
-// The ProcessState carries what Breakpad's output needs; the minidump itself
-// (optional, may be nil) supplies the rest of what rust-minidump prints: the
-// raw system info and exception record for crash_info.type, the process id,
-// the full thread list (Breakpad drops the thread that wrote the dump,
-// rust-minidump lists it with no frames), thread names, /etc/lsb-release, the
-// count of /proc/PID/maps lines of Linux dumps and Mozilla's soft-errors stream.
+// Everything comes from the ProcessState: beside what Breakpad's output
+// needs, stackwalk.Read keeps what rust-minidump prints: the raw system info
+// and exception record for crash_info.type, the process id, the full thread
+// list (Breakpad drops the thread that wrote the dump, rust-minidump lists it
+// with no frames), thread names, /etc/lsb-release, the CPU microcode, the
+// count of /proc/PID/maps lines of Linux dumps and Mozilla's soft-errors
+// stream.
 //
 // Keys come out sorted, as serde_json prints rust-minidump's maps. Pretty
 // output indents by two spaces as serde_json's pretty printer does; both forms
@@ -32,17 +33,15 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 )
 
 // Write writes st as rust-minidump's JSON to w, indented when pretty is set.
-// dump is the minidump st was walked from, or nil.
-func Write(w io.Writer, st *stackwalk.ProcessState, dump *minidump.File, pretty bool) error {
+func Write(w io.Writer, st *stackwalk.ProcessState, pretty bool) error {
 	if st == nil {
 		return fmt.Errorf("json: no process state")
 	}
-	doc := build(st, dump)
+	doc := build(st)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	// serde_json does not escape <, > and & the way encoding/json does by
