@@ -44,6 +44,14 @@
 // rejects it too, so that the tools built on it give Breakpad's answers; see
 // docs/minidump.md for the list.
 //
+// Breakpad's processor applies further limits that only change whether a
+// list is used at all (at most MaxStreams streams, MaxThreads threads and
+// MaxMemoryRegions regions, no repeated thread id, no overlapping memory
+// ranges, ...). The plain accessors stay lenient; CheckStreams, the Strict*
+// accessors (StrictThreadList, StrictThreadNames, StrictModuleList,
+// StrictMemoryList, StrictMemoryInfoList) and RegionBytes apply them, for
+// callers that want Breakpad's answers, such as package minidump/dumptext.
+//
 // # Memory
 //
 // (*Memory).ReadMemory(addr uint64, n int) ([]byte, error) is the project's

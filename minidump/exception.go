@@ -33,6 +33,21 @@ type Exception struct {
 	ContextErr error
 }
 
+// Parameter returns exception parameter i as Breakpad's reader sees it,
+// for any i below NumberParameters: past the MaxExceptionParameters stored,
+// Breakpad reads beyond the array, so the first index past it overlays the
+// context location (data size in the low half, offset in the high half),
+// and later ones, whose values are unknown, are 0.
+func (e *Exception) Parameter(i uint32) uint64 {
+	switch {
+	case i < MaxExceptionParameters:
+		return e.ExceptionRecord.ExceptionInformation[i]
+	case i == MaxExceptionParameters:
+		return uint64(e.ThreadContext.DataSize) | uint64(e.ThreadContext.Rva)<<32
+	}
+	return 0
+}
+
 // Exception decodes the exception stream.
 func (f *File) Exception() (*Exception, error) {
 	b, err := f.stream(ExceptionStream)

@@ -48,7 +48,12 @@ type MemoryInfoList struct {
 	Entries      []MemoryInfo
 }
 
-const memoryInfoSize = 48
+// Sizes of the memory info list's header (MDRawMemoryInfoList) and entries
+// (MDRawMemoryInfo).
+const (
+	memoryInfoListHeaderSize = 16
+	memoryInfoSize           = 48
+)
 
 // MemoryInfoList decodes the memory info list stream. Entries larger than
 // the known 48 bytes are accepted (the rest is skipped); smaller ones are not.
@@ -57,12 +62,12 @@ func (f *File) MemoryInfoList() (*MemoryInfoList, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memory info list: %w", err)
 	}
-	if len(b) < 16 {
+	if len(b) < memoryInfoListHeaderSize {
 		return nil, fmt.Errorf("memory info list: %d bytes, too short for its header", len(b))
 	}
 	l := &MemoryInfoList{SizeOfHeader: le32(b), SizeOfEntry: le32(b[4:])}
 	n := le64(b[8:])
-	if l.SizeOfHeader < 16 || uint64(l.SizeOfHeader) > uint64(len(b)) {
+	if l.SizeOfHeader < memoryInfoListHeaderSize || uint64(l.SizeOfHeader) > uint64(len(b)) {
 		return nil, fmt.Errorf("memory info list: size_of_header %d (stream has %d bytes)", l.SizeOfHeader, len(b))
 	}
 	if l.SizeOfEntry < memoryInfoSize {

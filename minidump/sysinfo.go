@@ -93,6 +93,16 @@ func (s *SystemInfo) X86CPUInfo() X86CPUInfo {
 	return X86CPUInfo{[3]uint32{le32(b), le32(b[4:]), le32(b[8:])}, le32(b[12:]), le32(b[16:]), le32(b[20:])}
 }
 
+// Vendor returns the CPUID vendor string held in VendorID ("GenuineIntel"),
+// all 12 bytes, NULs included.
+func (x X86CPUInfo) Vendor() string {
+	b := make([]byte, 0, 12)
+	for _, w := range x.VendorID {
+		b = append(b, byte(w), byte(w>>8), byte(w>>16), byte(w>>24))
+	}
+	return string(b)
+}
+
 // OtherCPUInfo decodes CPUInfo as the processor-features member of the union.
 func (s *SystemInfo) OtherCPUInfo() [2]uint64 {
 	return [2]uint64{le64(s.CPUInfo[:]), le64(s.CPUInfo[8:])}
@@ -247,12 +257,7 @@ func (s *SystemInfo) CPUVendor() string {
 	default:
 		return ""
 	}
-	v := s.X86CPUInfo().VendorID
-	b := make([]byte, 0, 12)
-	for _, w := range v {
-		b = append(b, byte(w), byte(w>>8), byte(w>>16), byte(w>>24))
-	}
-	return string(b)
+	return s.X86CPUInfo().Vendor()
 }
 
 // CPUFamily returns the x86 family (the processor level), as in Breakpad's

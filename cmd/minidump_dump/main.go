@@ -16,12 +16,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/gobreakpad/gobreakpad/minidump"
+	"github.com/gobreakpad/gobreakpad/minidump/dumptext"
 )
 
 func main() {
@@ -72,6 +74,14 @@ func dumpFile(w *bufio.Writer, errw *os.File, path string, hexdump bool) bool {
 		return false
 	}
 	defer f.Close()
-	d := &dumper{w: w, f: f, hexdump: hexdump, log: func(err error) { fmt.Fprintln(errw, "minidump_dump:", err) }}
-	return d.dump()
+	err = dumptext.Write(w, f, dumptext.Options{Hexdump: hexdump})
+	var problems dumptext.Problems
+	if errors.As(err, &problems) {
+		for _, p := range problems {
+			fmt.Fprintln(errw, "minidump_dump:", p)
+		}
+	}
+	// An error writing to w is left to the caller's Flush, which reports it
+	// (bufio.Writer keeps it).
+	return err == nil
 }

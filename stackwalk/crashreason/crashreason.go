@@ -3,13 +3,14 @@
 // reason:" and "Crash address:") and the way rust-minidump names it in its JSON
 // output (crash_info.type and crash_info.address).
 //
-// The package works on raw numbers only, so it needs no other package of the
-// project:
+// The package works on raw numbers; of the project it imports only package
+// minidump, whose PlatformID and ProcessorArchitecture constants define the
+// values of its Platform* and CPU* constants:
 //
 //   - platform is MDRawSystemInfo.platform_id (an MDOSPlatform, see the
-//     Platform* constants),
+//     Platform* constants, or uint32(si.PlatformID) of a minidump.SystemInfo),
 //   - cpu is MDRawSystemInfo.processor_architecture (an MDCPUArchitecture, see
-//     the CPU* constants),
+//     the CPU* constants, or uint32(si.ProcessorArchitecture)),
 //   - code, flags and addr are exception_record.exception_code,
 //     exception_flags and exception_address,
 //   - params is exception_record.exception_information[:n] with
@@ -40,38 +41,45 @@
 // they do not know.
 package crashreason
 
-import "fmt"
+import (
+	"fmt"
 
-// MDOSPlatform values (MDRawSystemInfo.platform_id).
-const (
-	PlatformWin32Windows uint32 = 1      // MD_OS_WIN32_WINDOWS
-	PlatformWin32NT      uint32 = 2      // MD_OS_WIN32_NT
-	PlatformMacOSX       uint32 = 0x8101 // MD_OS_MAC_OS_X
-	PlatformIOS          uint32 = 0x8102 // MD_OS_IOS
-	PlatformLinux        uint32 = 0x8201 // MD_OS_LINUX
-	PlatformSolaris      uint32 = 0x8202 // MD_OS_SOLARIS
-	PlatformAndroid      uint32 = 0x8203 // MD_OS_ANDROID
-	PlatformPS3          uint32 = 0x8204 // MD_OS_PS3
-	PlatformNaCl         uint32 = 0x8205 // MD_OS_NACL
-	PlatformFuchsia      uint32 = 0x8206 // MD_OS_FUCHSIA
+	"github.com/gobreakpad/gobreakpad/minidump"
 )
 
-// MDCPUArchitecture values (MDRawSystemInfo.processor_architecture).
+// MDOSPlatform values (MDRawSystemInfo.platform_id): minidump's PlatformID
+// constants, which define them, as the uint32 this package takes.
 const (
-	CPUX86      uint32 = 0      // MD_CPU_ARCHITECTURE_X86
-	CPUMIPS     uint32 = 1      // MD_CPU_ARCHITECTURE_MIPS
-	CPUPPC      uint32 = 3      // MD_CPU_ARCHITECTURE_PPC
-	CPUSHX      uint32 = 4      // MD_CPU_ARCHITECTURE_SHX
-	CPUARM      uint32 = 5      // MD_CPU_ARCHITECTURE_ARM
-	CPUAMD64    uint32 = 9      // MD_CPU_ARCHITECTURE_AMD64
-	CPUX86Win64 uint32 = 10     // MD_CPU_ARCHITECTURE_X86_WIN64
-	CPUARM64    uint32 = 12     // MD_CPU_ARCHITECTURE_ARM64
-	CPUSPARC    uint32 = 0x8001 // MD_CPU_ARCHITECTURE_SPARC
-	CPUPPC64    uint32 = 0x8002 // MD_CPU_ARCHITECTURE_PPC64
-	CPUARM64Old uint32 = 0x8003 // MD_CPU_ARCHITECTURE_ARM64_OLD
-	CPUMIPS64   uint32 = 0x8004 // MD_CPU_ARCHITECTURE_MIPS64
-	CPURISCV    uint32 = 0x8005 // MD_CPU_ARCHITECTURE_RISCV
-	CPURISCV64  uint32 = 0x8006 // MD_CPU_ARCHITECTURE_RISCV64
+	PlatformWin32Windows = uint32(minidump.PlatformWin32Windows) // MD_OS_WIN32_WINDOWS
+	PlatformWin32NT      = uint32(minidump.PlatformWin32NT)      // MD_OS_WIN32_NT
+	PlatformMacOSX       = uint32(minidump.PlatformMacOSX)       // MD_OS_MAC_OS_X
+	PlatformIOS          = uint32(minidump.PlatformIOS)          // MD_OS_IOS
+	PlatformLinux        = uint32(minidump.PlatformLinux)        // MD_OS_LINUX
+	PlatformSolaris      = uint32(minidump.PlatformSolaris)      // MD_OS_SOLARIS
+	PlatformAndroid      = uint32(minidump.PlatformAndroid)      // MD_OS_ANDROID
+	PlatformPS3          = uint32(minidump.PlatformPS3)          // MD_OS_PS3
+	PlatformNaCl         = uint32(minidump.PlatformNaCl)         // MD_OS_NACL
+	PlatformFuchsia      = uint32(minidump.PlatformFuchsia)      // MD_OS_FUCHSIA
+)
+
+// MDCPUArchitecture values (MDRawSystemInfo.processor_architecture):
+// minidump's ProcessorArchitecture constants, which define them, as the
+// uint32 this package takes.
+const (
+	CPUX86      = uint32(minidump.ArchX86)      // MD_CPU_ARCHITECTURE_X86
+	CPUMIPS     = uint32(minidump.ArchMIPS)     // MD_CPU_ARCHITECTURE_MIPS
+	CPUPPC      = uint32(minidump.ArchPPC)      // MD_CPU_ARCHITECTURE_PPC
+	CPUSHX      = uint32(minidump.ArchSHX)      // MD_CPU_ARCHITECTURE_SHX
+	CPUARM      = uint32(minidump.ArchARM)      // MD_CPU_ARCHITECTURE_ARM
+	CPUAMD64    = uint32(minidump.ArchAMD64)    // MD_CPU_ARCHITECTURE_AMD64
+	CPUX86Win64 = uint32(minidump.ArchX86Win64) // MD_CPU_ARCHITECTURE_X86_WIN64
+	CPUARM64    = uint32(minidump.ArchARM64)    // MD_CPU_ARCHITECTURE_ARM64
+	CPUSPARC    = uint32(minidump.ArchSPARC)    // MD_CPU_ARCHITECTURE_SPARC
+	CPUPPC64    = uint32(minidump.ArchPPC64)    // MD_CPU_ARCHITECTURE_PPC64
+	CPUARM64Old = uint32(minidump.ArchARM64Old) // MD_CPU_ARCHITECTURE_ARM64_OLD
+	CPUMIPS64   = uint32(minidump.ArchMIPS64)   // MD_CPU_ARCHITECTURE_MIPS64
+	CPURISCV    = uint32(minidump.ArchRISCV)    // MD_CPU_ARCHITECTURE_RISCV
+	CPURISCV64  = uint32(minidump.ArchRISCV64)  // MD_CPU_ARCHITECTURE_RISCV64
 )
 
 // Raw is the reason Breakpad prints for a code it cannot name, and for any

@@ -1,4 +1,4 @@
-package main
+package dumptext_test
 
 import (
 	"io"
@@ -10,11 +10,13 @@ import (
 	"github.com/gobreakpad/gobreakpad/arch/x86"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
 	"github.com/gobreakpad/gobreakpad/minidump"
+	"github.com/gobreakpad/gobreakpad/minidump/dumptext"
 	"github.com/gobreakpad/gobreakpad/minidump/synth"
 )
 
-// FuzzDump runs the whole printer on arbitrary bytes: it must not panic.
-func FuzzDump(f *testing.F) {
+// FuzzWrite runs the whole printer on arbitrary bytes, in both memory
+// formats: it must not panic.
+func FuzzWrite(f *testing.F) {
 	b := synth.New(arch.X86, minidump.PlatformWin32NT)
 	ctx := synth.X86(&x86.Context{ContextFlags: x86.ContextFull})
 	b.AddThread(1, ctx, synth.NewStack(0x1000, 4))
@@ -34,13 +36,12 @@ func FuzzDump(f *testing.F) {
 			return
 		}
 		for _, hexdump := range []bool{false, true} {
-			d := &dumper{w: io.Discard, f: file, hexdump: hexdump, log: func(error) {}}
-			d.dump()
+			dumptext.Write(io.Discard, file, dumptext.Options{Hexdump: hexdump})
 		}
 	})
 }
 
-func BenchmarkDump(b *testing.B) {
+func BenchmarkWrite(b *testing.B) {
 	p := corpus.File(b, "breakpad/processor/minidump2.dmp")
 	f, err := minidump.Open(p)
 	if err != nil {
@@ -49,7 +50,6 @@ func BenchmarkDump(b *testing.B) {
 	defer f.Close()
 	b.ReportAllocs()
 	for b.Loop() {
-		d := &dumper{w: io.Discard, f: f, log: func(error) {}}
-		d.dump()
+		dumptext.Write(io.Discard, f, dumptext.Options{})
 	}
 }
