@@ -83,7 +83,7 @@ func Read(f *minidump.File) (*ProcessState, error) {
 		p.CrashParameters = append([]uint64(nil), r.Parameters()...)
 		p.ExceptionAddress = r.ExceptionAddress
 		if sys != nil {
-			p.CrashReason, p.CrashAddress = crashreason.Reason(uint32(sys.PlatformID), uint32(sys.ProcessorArchitecture),
+			p.CrashReason, p.CrashAddress = crashreason.Reason(sys.PlatformID, sys.ProcessorArchitecture,
 				r.ExceptionCode, r.ExceptionFlags, r.ExceptionAddress, r.Parameters())
 		} else {
 			p.CrashReason, p.CrashAddress = crashreason.Raw(r.ExceptionCode, r.ExceptionFlags), r.ExceptionAddress

@@ -1,6 +1,9 @@
 package crashreason
 
-import "maps"
+import (
+	"github.com/gobreakpad/gobreakpad/minidump"
+	"maps"
+)
 
 // Reason returns the crash reason and crash address as Breakpad's
 // minidump_stackwalk prints them ("Crash reason:" and "Crash address:"),
@@ -14,13 +17,13 @@ import "maps"
 // Codes the platform's table does not name keep the numeric form Raw(code,
 // flags); for signals with an unknown si_code Breakpad appends the flags in hex
 // (note its "SIGSEGV /" has no space before the si_code name).
-func Reason(platform, cpu, code, flags uint32, addr uint64, params []uint64) (reason string, address uint64) {
+func Reason(platform minidump.PlatformID, cpu minidump.ProcessorArchitecture, code, flags uint32, addr uint64, params []uint64) (reason string, address uint64) {
 	reason = Raw(code, flags)
 	address = addr
 	fl := hex8(uint64(flags))
 
 	switch {
-	case platform == PlatformFuchsia:
+	case platform == minidump.PlatformFuchsia:
 		if n, ok := fuchsiaExceptions[code]; ok {
 			reason = n + " / " + fl
 		}
@@ -34,18 +37,18 @@ func Reason(platform, cpu, code, flags uint32, addr uint64, params []uint64) (re
 		}
 	case isLinux(platform):
 		reason = linuxReason(code, flags, reason)
-	case platform == PlatformSolaris:
+	case platform == minidump.PlatformSolaris:
 		if n, ok := solarisSignals[code]; ok {
 			reason = n
 		}
-	case platform == PlatformPS3:
+	case platform == minidump.PlatformPS3:
 		if n, ok := ps3Exceptions[code]; ok {
 			reason = n
 		}
 	}
 
 	switch cpu {
-	case CPUX86, CPUMIPS, CPUPPC, CPUSHX, CPUARM, CPUX86Win64:
+	case minidump.ArchX86, minidump.ArchMIPS, minidump.ArchPPC, minidump.ArchSHX, minidump.ArchARM, minidump.ArchX86Win64:
 		address &= 0xffffffff
 	}
 	return reason, address
@@ -140,7 +143,7 @@ var (
 	macX86Breakpoint = map[uint32]string{1: "EXC_I386_SGL", 2: "EXC_I386_BPT"}
 )
 
-func macReason(cpu, code, flags uint32, raw string) string {
+func macReason(cpu minidump.ProcessorArchitecture, code, flags uint32, raw string) string {
 	switch code {
 	case macSimulated:
 		return "Simulated Exception"
@@ -154,9 +157,9 @@ func macReason(cpu, code, flags uint32, raw string) string {
 	if n, ok := macKernNames[flags]; ok && code == macBadAccess {
 		return typ + " / " + n
 	}
-	arm := cpu == CPUARM || cpu == CPUARM64Old
-	x86 := cpu == CPUX86 || cpu == CPUAMD64
-	return macName(typ, macCodes(code, arm, cpu == CPUPPC, x86, nil), flags)
+	arm := cpu == minidump.ArchARM || cpu == minidump.ArchARM64Old
+	x86 := cpu == minidump.ArchX86 || cpu == minidump.ArchAMD64
+	return macName(typ, macCodes(code, arm, cpu == minidump.ArchPPC, x86, nil), flags)
 }
 
 // macCodes returns the table naming the codes (flags) of a Mach exception

@@ -47,41 +47,6 @@ import (
 	"github.com/gobreakpad/gobreakpad/minidump"
 )
 
-// MDOSPlatform values (MDRawSystemInfo.platform_id): minidump's PlatformID
-// constants, which define them, as the uint32 this package takes.
-const (
-	PlatformWin32Windows = uint32(minidump.PlatformWin32Windows) // MD_OS_WIN32_WINDOWS
-	PlatformWin32NT      = uint32(minidump.PlatformWin32NT)      // MD_OS_WIN32_NT
-	PlatformMacOSX       = uint32(minidump.PlatformMacOSX)       // MD_OS_MAC_OS_X
-	PlatformIOS          = uint32(minidump.PlatformIOS)          // MD_OS_IOS
-	PlatformLinux        = uint32(minidump.PlatformLinux)        // MD_OS_LINUX
-	PlatformSolaris      = uint32(minidump.PlatformSolaris)      // MD_OS_SOLARIS
-	PlatformAndroid      = uint32(minidump.PlatformAndroid)      // MD_OS_ANDROID
-	PlatformPS3          = uint32(minidump.PlatformPS3)          // MD_OS_PS3
-	PlatformNaCl         = uint32(minidump.PlatformNaCl)         // MD_OS_NACL
-	PlatformFuchsia      = uint32(minidump.PlatformFuchsia)      // MD_OS_FUCHSIA
-)
-
-// MDCPUArchitecture values (MDRawSystemInfo.processor_architecture):
-// minidump's ProcessorArchitecture constants, which define them, as the
-// uint32 this package takes.
-const (
-	CPUX86      = uint32(minidump.ArchX86)      // MD_CPU_ARCHITECTURE_X86
-	CPUMIPS     = uint32(minidump.ArchMIPS)     // MD_CPU_ARCHITECTURE_MIPS
-	CPUPPC      = uint32(minidump.ArchPPC)      // MD_CPU_ARCHITECTURE_PPC
-	CPUSHX      = uint32(minidump.ArchSHX)      // MD_CPU_ARCHITECTURE_SHX
-	CPUARM      = uint32(minidump.ArchARM)      // MD_CPU_ARCHITECTURE_ARM
-	CPUAMD64    = uint32(minidump.ArchAMD64)    // MD_CPU_ARCHITECTURE_AMD64
-	CPUX86Win64 = uint32(minidump.ArchX86Win64) // MD_CPU_ARCHITECTURE_X86_WIN64
-	CPUARM64    = uint32(minidump.ArchARM64)    // MD_CPU_ARCHITECTURE_ARM64
-	CPUSPARC    = uint32(minidump.ArchSPARC)    // MD_CPU_ARCHITECTURE_SPARC
-	CPUPPC64    = uint32(minidump.ArchPPC64)    // MD_CPU_ARCHITECTURE_PPC64
-	CPUARM64Old = uint32(minidump.ArchARM64Old) // MD_CPU_ARCHITECTURE_ARM64_OLD
-	CPUMIPS64   = uint32(minidump.ArchMIPS64)   // MD_CPU_ARCHITECTURE_MIPS64
-	CPURISCV    = uint32(minidump.ArchRISCV)    // MD_CPU_ARCHITECTURE_RISCV
-	CPURISCV64  = uint32(minidump.ArchRISCV64)  // MD_CPU_ARCHITECTURE_RISCV64
-)
-
 // Raw is the reason Breakpad prints for a code it cannot name, and for any
 // exception when the dump has no system info: "0xCCCCCCCC / 0xFFFFFFFF".
 func Raw(code, flags uint32) string {
@@ -93,14 +58,14 @@ func hex8(v uint64) string {
 	return fmt.Sprintf("0x%08x", v)
 }
 
-func isWindows(platform uint32) bool {
-	return platform == PlatformWin32NT || platform == PlatformWin32Windows
+func isWindows(platform minidump.PlatformID) bool {
+	return platform == minidump.PlatformWin32NT || platform == minidump.PlatformWin32Windows
 }
 
-func isMac(platform uint32) bool {
-	return platform == PlatformMacOSX || platform == PlatformIOS
+func isMac(platform minidump.PlatformID) bool {
+	return platform == minidump.PlatformMacOSX || platform == minidump.PlatformIOS
 }
 
-func isLinux(platform uint32) bool {
-	return platform == PlatformLinux || platform == PlatformAndroid
+func isLinux(platform minidump.PlatformID) bool {
+	return platform == minidump.PlatformLinux || platform == minidump.PlatformAndroid
 }

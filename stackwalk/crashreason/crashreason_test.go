@@ -2,6 +2,7 @@ package crashreason
 
 import (
 	"bufio"
+	"github.com/gobreakpad/gobreakpad/minidump"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,140 +15,141 @@ import (
 
 func TestReason(t *testing.T) {
 	tests := []struct {
-		name          string
-		platform, cpu uint32
-		code, flags   uint32
-		addr          uint64
-		params        []uint64
-		reason        string
-		address       uint64
-		rustType      string
-		rustAddress   uint64
+		name        string
+		platform    minidump.PlatformID
+		cpu         minidump.ProcessorArchitecture
+		code, flags uint32
+		addr        uint64
+		params      []uint64
+		reason      string
+		address     uint64
+		rustType    string
+		rustAddress uint64
 	}{
-		{"win av read", PlatformWin32NT, CPUX86, 0xc0000005, 0, 0x401000, []uint64{0, 0x41414141},
+		{"win av read", minidump.PlatformWin32NT, minidump.ArchX86, 0xc0000005, 0, 0x401000, []uint64{0, 0x41414141},
 			"EXCEPTION_ACCESS_VIOLATION_READ", 0x41414141, "EXCEPTION_ACCESS_VIOLATION_READ", 0x41414141},
-		{"win av write", PlatformWin32NT, CPUAMD64, 0xc0000005, 0, 0x401000, []uint64{1, 0x45},
+		{"win av write", minidump.PlatformWin32NT, minidump.ArchAMD64, 0xc0000005, 0, 0x401000, []uint64{1, 0x45},
 			"EXCEPTION_ACCESS_VIOLATION_WRITE", 0x45, "EXCEPTION_ACCESS_VIOLATION_WRITE", 0x45},
-		{"win av exec (DEP)", PlatformWin32NT, CPUX86, 0xc0000005, 0, 0x3df944, []uint64{8, 0x3df944},
+		{"win av exec (DEP)", minidump.PlatformWin32NT, minidump.ArchX86, 0xc0000005, 0, 0x3df944, []uint64{8, 0x3df944},
 			"EXCEPTION_ACCESS_VIOLATION_EXEC", 0x3df944, "EXCEPTION_ACCESS_VIOLATION_EXEC", 0x3df944},
-		{"win av unknown kind", PlatformWin32NT, CPUX86, 0xc0000005, 0, 0x1000, []uint64{3, 0x20},
+		{"win av unknown kind", minidump.PlatformWin32NT, minidump.ArchX86, 0xc0000005, 0, 0x1000, []uint64{3, 0x20},
 			"EXCEPTION_ACCESS_VIOLATION", 0x20, "EXCEPTION_ACCESS_VIOLATION", 0x20},
-		{"win av no params", PlatformWin32NT, CPUX86, 0xc0000005, 0, 0x1000, nil,
+		{"win av no params", minidump.PlatformWin32NT, minidump.ArchX86, 0xc0000005, 0, 0x1000, nil,
 			"EXCEPTION_ACCESS_VIOLATION", 0x1000, "EXCEPTION_ACCESS_VIOLATION", 0x1000},
-		{"win av one param", PlatformWin32NT, CPUX86, 0xc0000005, 0, 0x1000, []uint64{1},
+		{"win av one param", minidump.PlatformWin32NT, minidump.ArchX86, 0xc0000005, 0, 0x1000, []uint64{1},
 			"EXCEPTION_ACCESS_VIOLATION_WRITE", 0x1000, "EXCEPTION_ACCESS_VIOLATION_WRITE", 0x1000},
-		{"win av 32-bit mask", PlatformWin32NT, CPUX86, 0xc0000005, 0, 0x1000, []uint64{0, 0xffffffff80000042},
+		{"win av 32-bit mask", minidump.PlatformWin32NT, minidump.ArchX86, 0xc0000005, 0, 0x1000, []uint64{0, 0xffffffff80000042},
 			"EXCEPTION_ACCESS_VIOLATION_READ", 0x80000042, "EXCEPTION_ACCESS_VIOLATION_READ", 0x80000042},
-		{"win in-page error", PlatformWin32NT, CPUAMD64, 0xc0000006, 0, 0x1000, []uint64{0, 0x7000, 0xc000009c},
+		{"win in-page error", minidump.PlatformWin32NT, minidump.ArchAMD64, 0xc0000006, 0, 0x1000, []uint64{0, 0x7000, 0xc000009c},
 			"EXCEPTION_IN_PAGE_ERROR_READ / STATUS_DEVICE_DATA_ERROR", 0x7000,
 			"EXCEPTION_IN_PAGE_ERROR_READ / STATUS_DEVICE_DATA_ERROR", 0x7000},
-		{"win in-page error unknown status", PlatformWin32NT, CPUAMD64, 0xc0000006, 0, 0x1000, []uint64{8, 0x7000, 0xc0ffee00},
+		{"win in-page error unknown status", minidump.PlatformWin32NT, minidump.ArchAMD64, 0xc0000006, 0, 0x1000, []uint64{8, 0x7000, 0xc0ffee00},
 			"EXCEPTION_IN_PAGE_ERROR_EXEC / 0xc0ffee00", 0x7000, "EXCEPTION_IN_PAGE_ERROR_EXEC / 0xc0ffee00", 0x7000},
-		{"win in-page error two params", PlatformWin32NT, CPUAMD64, 0xc0000006, 0, 0x1000, []uint64{1, 0x7000},
+		{"win in-page error two params", minidump.PlatformWin32NT, minidump.ArchAMD64, 0xc0000006, 0, 0x1000, []uint64{1, 0x7000},
 			"EXCEPTION_IN_PAGE_ERROR_WRITE", 0x7000, "EXCEPTION_IN_PAGE_ERROR", 0x7000},
-		{"win fast fail", PlatformWin32NT, CPUAMD64, 0xc0000409, 1, 0x7ff75355af42, []uint64{7},
+		{"win fast fail", minidump.PlatformWin32NT, minidump.ArchAMD64, 0xc0000409, 1, 0x7ff75355af42, []uint64{7},
 			"FAST_FAIL_FATAL_APP_EXIT", 0x7ff75355af42, "EXCEPTION_STACK_BUFFER_OVERRUN / FAST_FAIL_FATAL_APP_EXIT", 0x7ff75355af42},
-		{"win fast fail legacy gs", PlatformWin32NT, CPUAMD64, 0xc0000409, 1, 0x10, []uint64{0},
+		{"win fast fail legacy gs", minidump.PlatformWin32NT, minidump.ArchAMD64, 0xc0000409, 1, 0x10, []uint64{0},
 			"EXCEPTION_STACK_BUFFER_OVERRUN", 0x10, "EXCEPTION_STACK_BUFFER_OVERRUN / FAST_FAIL_LEGACY_GS_VIOLATION", 0x10},
-		{"win fast fail unknown", PlatformWin32NT, CPUAMD64, 0xc0000409, 1, 0x10, []uint64{1234},
+		{"win fast fail unknown", minidump.PlatformWin32NT, minidump.ArchAMD64, 0xc0000409, 1, 0x10, []uint64{1234},
 			"EXCEPTION_STACK_BUFFER_OVERRUN", 0x10, "EXCEPTION_STACK_BUFFER_OVERRUN / 0x000004d2", 0x10},
-		{"win stack buffer overrun no params", PlatformWin32NT, CPUAMD64, 0xc0000409, 1, 0x10, nil,
+		{"win stack buffer overrun no params", minidump.PlatformWin32NT, minidump.ArchAMD64, 0xc0000409, 1, 0x10, nil,
 			"EXCEPTION_STACK_BUFFER_OVERRUN", 0x10, "STATUS_STACK_BUFFER_OVERRUN", 0x10},
-		{"win stack overflow", PlatformWin32NT, CPUX86, 0xc00000fd, 0, 0xdea637, []uint64{0, 0x102000},
+		{"win stack overflow", minidump.PlatformWin32NT, minidump.ArchX86, 0xc00000fd, 0, 0xdea637, []uint64{0, 0x102000},
 			"EXCEPTION_STACK_OVERFLOW", 0xdea637, "EXCEPTION_STACK_OVERFLOW", 0xdea637},
-		{"win invalid parameter", PlatformWin32NT, CPUAMD64, 0xc000000d, 0, 0, []uint64{0xfc218feac0, 0xfc218fecc0, 0x20},
+		{"win invalid parameter", minidump.PlatformWin32NT, minidump.ArchAMD64, 0xc000000d, 0, 0, []uint64{0xfc218feac0, 0xfc218fecc0, 0x20},
 			"0xc000000d / 0x00000000", 0, "STATUS_INVALID_PARAMETER", 0},
-		{"win heap corruption", PlatformWin32NT, CPUAMD64, 0xc0000374, 0, 0x77, nil,
+		{"win heap corruption", minidump.PlatformWin32NT, minidump.ArchAMD64, 0xc0000374, 0, 0x77, nil,
 			"EXCEPTION_HEAP_CORRUPTION", 0x77, "STATUS_HEAP_CORRUPTION", 0x77},
-		{"win control-c", PlatformWin32Windows, CPUX86, 0x40010005, 0, 0x77, nil,
+		{"win control-c", minidump.PlatformWin32Windows, minidump.ArchX86, 0x40010005, 0, 0x77, nil,
 			"DBG_CONTROL_C", 0x77, "DBG_CONTROL_C", 0x77},
-		{"win c++ exception", PlatformWin32NT, CPUAMD64, 0xe06d7363, 1, 0x77, nil,
+		{"win c++ exception", minidump.PlatformWin32NT, minidump.ArchAMD64, 0xe06d7363, 1, 0x77, nil,
 			"Unhandled C++ Exception", 0x77, "Unhandled C++ Exception", 0x77},
-		{"win oom", PlatformWin32NT, CPUAMD64, 0xe0000008, 1, 0x77, nil,
+		{"win oom", minidump.PlatformWin32NT, minidump.ArchAMD64, 0xe0000008, 1, 0x77, nil,
 			"Out of Memory", 0x77, "Out of Memory", 0x77},
-		{"win simulated", PlatformWin32NT, CPUAMD64, 0x0517a7ed, 0, 0x77, nil,
+		{"win simulated", minidump.PlatformWin32NT, minidump.ArchAMD64, 0x0517a7ed, 0, 0x77, nil,
 			"Simulated Exception", 0x77, "Simulated Exception", 0x77},
-		{"win unknown", PlatformWin32NT, CPUAMD64, 0xdeadbeef, 2, 0x77, nil,
+		{"win unknown", minidump.PlatformWin32NT, minidump.ArchAMD64, 0xdeadbeef, 2, 0x77, nil,
 			"0xdeadbeef / 0x00000002", 0x77, "unknown 0xdeadbeef", 0x77},
-		{"win win32 error", PlatformWin32NT, CPUAMD64, 5, 0, 0x77, nil,
+		{"win win32 error", minidump.PlatformWin32NT, minidump.ArchAMD64, 5, 0, 0x77, nil,
 			"0x00000005 / 0x00000000", 0x77, "ERROR_ACCESS_DENIED", 0x77},
-		{"win visual c++ facility", PlatformWin32NT, CPUAMD64, 0xc06d007e, 0, 0x77, nil,
+		{"win visual c++ facility", minidump.PlatformWin32NT, minidump.ArchAMD64, 0xc06d007e, 0, 0x77, nil,
 			"0xc06d007e / 0x00000000", 0x77, "FACILITY_VISUALCPP / ERROR_MOD_NOT_FOUND", 0x77},
 
-		{"linux segv maperr", PlatformLinux, CPUAMD64, 11, 1, 0x45, nil,
+		{"linux segv maperr", minidump.PlatformLinux, minidump.ArchAMD64, 11, 1, 0x45, nil,
 			"SIGSEGV /SEGV_MAPERR", 0x45, "SIGSEGV / SEGV_MAPERR", 0x45},
-		{"linux segv no si_code", PlatformLinux, CPUAMD64, 11, 0, 0x45, nil,
+		{"linux segv no si_code", minidump.PlatformLinux, minidump.ArchAMD64, 11, 0, 0x45, nil,
 			"SIGSEGV /0x00000000", 0x45, "SIGSEGV", 0x45},
-		{"linux segv mte", PlatformAndroid, CPUARM64, 11, 9, 0x45, nil,
+		{"linux segv mte", minidump.PlatformAndroid, minidump.ArchARM64, 11, 9, 0x45, nil,
 			"SIGSEGV /SEGV_MTESERR", 0x45, "SIGSEGV / 0x00000009", 0x45},
-		{"linux segv si_kernel", PlatformLinux, CPUAMD64, 11, 0x80, 0, nil,
+		{"linux segv si_kernel", minidump.PlatformLinux, minidump.ArchAMD64, 11, 0x80, 0, nil,
 			"SIGSEGV /0x00000080", 0, "SIGSEGV / SI_KERNEL", 0},
-		{"linux ill", PlatformLinux, CPUAMD64, 4, 2, 0x401000, nil,
+		{"linux ill", minidump.PlatformLinux, minidump.ArchAMD64, 4, 2, 0x401000, nil,
 			"SIGILL / ILL_ILLOPN", 0x401000, "SIGILL / ILL_ILLOPN", 0x401000},
-		{"linux ill badiaddr", PlatformLinux, CPUAMD64, 4, 9, 0x401000, nil,
+		{"linux ill badiaddr", minidump.PlatformLinux, minidump.ArchAMD64, 4, 9, 0x401000, nil,
 			"SIGILL / 0x00000009", 0x401000, "SIGILL / ILL_BADIADDR", 0x401000},
-		{"linux fpe no si_code", PlatformLinux, CPUAMD64, 8, 0, 0x401f27, nil,
+		{"linux fpe no si_code", minidump.PlatformLinux, minidump.ArchAMD64, 8, 0, 0x401f27, nil,
 			"SIGFPE / 0x00000000", 0x401f27, "SIGFPE", 0x401f27},
-		{"linux fpe intdiv", PlatformLinux, CPUX86, 8, 1, 0x401f27, nil,
+		{"linux fpe intdiv", minidump.PlatformLinux, minidump.ArchX86, 8, 1, 0x401f27, nil,
 			"SIGFPE / FPE_INTDIV", 0x401f27, "SIGFPE / FPE_INTDIV", 0x401f27},
-		{"linux bus", PlatformLinux, CPUARM, 7, 2, 0x1_0000_1234, nil,
+		{"linux bus", minidump.PlatformLinux, minidump.ArchARM, 7, 2, 0x1_0000_1234, nil,
 			"SIGBUS / BUS_ADRERR", 0x1234, "SIGBUS / BUS_ADRERR", 0x1234},
-		{"linux abort", PlatformLinux, CPUAMD64, 6, 0xfffffffa, 0x7f00, nil,
+		{"linux abort", minidump.PlatformLinux, minidump.ArchAMD64, 6, 0xfffffffa, 0x7f00, nil,
 			"SIGABRT", 0x7f00, "SIGABRT / 0xfffffffa", 0x7f00},
-		{"linux trap", PlatformLinux, CPUARM64, 5, 1, 0x7f00, nil,
+		{"linux trap", minidump.PlatformLinux, minidump.ArchARM64, 5, 1, 0x7f00, nil,
 			"SIGTRAP", 0x7f00, "SIGTRAP / TRAP_BRKPT", 0x7f00},
-		{"linux sys seccomp", PlatformLinux, CPUAMD64, 31, 1, 0x7f00, nil,
+		{"linux sys seccomp", minidump.PlatformLinux, minidump.ArchAMD64, 31, 1, 0x7f00, nil,
 			"SIGSYS", 0x7f00, "SIGSYS / SYS_SECCOMP", 0x7f00},
-		{"linux dump requested", PlatformLinux, CPUAMD64, 0xffffffff, 0, 0x7f00, nil,
+		{"linux dump requested", minidump.PlatformLinux, minidump.ArchAMD64, 0xffffffff, 0, 0x7f00, nil,
 			"DUMP_REQUESTED", 0x7f00, "DUMP_REQUESTED", 0x7f00},
-		{"linux unknown signal", PlatformLinux, CPUAMD64, 40, 0, 0x7f00, nil,
+		{"linux unknown signal", minidump.PlatformLinux, minidump.ArchAMD64, 40, 0, 0x7f00, nil,
 			"0x00000028 / 0x00000000", 0x7f00, "unknown 0x00000028 / 0x00000000", 0x7f00},
 
-		{"mac bad access", PlatformMacOSX, CPUAMD64, 1, 1, 0xffffffff80000042, nil,
+		{"mac bad access", minidump.PlatformMacOSX, minidump.ArchAMD64, 1, 1, 0xffffffff80000042, nil,
 			"EXC_BAD_ACCESS / KERN_INVALID_ADDRESS", 0xffffffff80000042,
 			"EXC_BAD_ACCESS / KERN_INVALID_ADDRESS", 0xffffffff80000042},
-		{"mac bad access gpflt", PlatformMacOSX, CPUAMD64, 1, 13, 0, nil,
+		{"mac bad access gpflt", minidump.PlatformMacOSX, minidump.ArchAMD64, 1, 13, 0, nil,
 			"EXC_BAD_ACCESS / EXC_I386_GPFLT", 0, "EXC_BAD_ACCESS / EXC_I386_GPFLT", 0},
-		{"ios bad access arm64 align", PlatformIOS, CPUARM64, 1, 0x101, 0, nil,
+		{"ios bad access arm64 align", minidump.PlatformIOS, minidump.ArchARM64, 1, 0x101, 0, nil,
 			"EXC_BAD_ACCESS / 0x00000101", 0, "EXC_BAD_ACCESS / EXC_ARM_DA_ALIGN", 0},
-		{"ios bad access arm64-old align", PlatformIOS, CPUARM64Old, 1, 0x101, 0, nil,
+		{"ios bad access arm64-old align", minidump.PlatformIOS, minidump.ArchARM64Old, 1, 0x101, 0, nil,
 			"EXC_BAD_ACCESS / EXC_ARM_DA_ALIGN", 0, "EXC_BAD_ACCESS / EXC_ARM_DA_ALIGN", 0},
-		{"mac kern failure", PlatformMacOSX, CPUAMD64, 1, 5, 0, nil,
+		{"mac kern failure", minidump.PlatformMacOSX, minidump.ArchAMD64, 1, 5, 0, nil,
 			"EXC_BAD_ACCESS / 0x00000005", 0, "EXC_BAD_ACCESS / KERN_FAILURE", 0},
-		{"mac bad instruction", PlatformMacOSX, CPUAMD64, 2, 1, 0x10, nil,
+		{"mac bad instruction", minidump.PlatformMacOSX, minidump.ArchAMD64, 2, 1, 0x10, nil,
 			"EXC_BAD_INSTRUCTION / EXC_I386_INVOP", 0x10, "EXC_BAD_INSTRUCTION / EXC_I386_INVOP", 0x10},
-		{"mac arithmetic", PlatformMacOSX, CPUX86, 3, 1, 0x10, nil,
+		{"mac arithmetic", minidump.PlatformMacOSX, minidump.ArchX86, 3, 1, 0x10, nil,
 			"EXC_ARITHMETIC / EXC_I386_DIV", 0x10, "EXC_ARITHMETIC / EXC_I386_DIV", 0x10},
-		{"mac abort", PlatformMacOSX, CPUAMD64, 5, 0x10002, 0x10, nil,
+		{"mac abort", minidump.PlatformMacOSX, minidump.ArchAMD64, 5, 0x10002, 0x10, nil,
 			"EXC_SOFTWARE / SIGABRT", 0x10, "EXC_SOFTWARE / SIGABRT", 0x10},
-		{"mac ns exception code", PlatformMacOSX, CPUAMD64, 5, 0xdeadc0de, 0x10, nil,
+		{"mac ns exception code", minidump.PlatformMacOSX, minidump.ArchAMD64, 5, 0xdeadc0de, 0x10, nil,
 			"EXC_SOFTWARE / UNCAUGHT_NS_EXCEPTION", 0x10, "EXC_SOFTWARE / UNCAUGHT_NS_EXCEPTION", 0x10},
-		{"mac breakpoint arm", PlatformIOS, CPUARM, 6, 1, 0x10, nil,
+		{"mac breakpoint arm", minidump.PlatformIOS, minidump.ArchARM, 6, 1, 0x10, nil,
 			"EXC_BREAKPOINT / EXC_ARM_BREAKPOINT", 0x10, "EXC_BREAKPOINT / 0x00000001", 0x10},
-		{"mac breakpoint x86", PlatformMacOSX, CPUAMD64, 6, 2, 0x10, nil,
+		{"mac breakpoint x86", minidump.PlatformMacOSX, minidump.ArchAMD64, 6, 2, 0x10, nil,
 			"EXC_BREAKPOINT / EXC_I386_BPT", 0x10, "EXC_BREAKPOINT / EXC_I386_BPT", 0x10},
-		{"mac resource", PlatformMacOSX, CPUAMD64, 11, 3 << 29, 0x10, []uint64{0, 1<<58 | 300, 0},
+		{"mac resource", minidump.PlatformMacOSX, minidump.ArchAMD64, 11, 3 << 29, 0x10, []uint64{0, 1<<58 | 300, 0},
 			"EXC_RESOURCE / 0x60000000", 0x10, "EXC_RESOURCE / RESOURCE_TYPE_MEMORY / FLAVOR_HIGH_WATERMARK high watermark limit: 300MiB", 0x10},
-		{"mac guard fd", PlatformMacOSX, CPUARM64, 12, 2 << 29, 0x10, []uint64{0, 1<<32 | 7, 99},
+		{"mac guard fd", minidump.PlatformMacOSX, minidump.ArchARM64, 12, 2 << 29, 0x10, []uint64{0, 1<<32 | 7, 99},
 			"EXC_GUARD / 0x40000000", 0x10, "EXC_GUARD / GUARD_TYPE_FD / GUARD_EXC_CLOSE file descriptor: 7 guard identifier: 99", 0x10},
-		{"mac simulated", PlatformMacOSX, CPUAMD64, 0x43507378, 0, 0x10, nil,
+		{"mac simulated", minidump.PlatformMacOSX, minidump.ArchAMD64, 0x43507378, 0, 0x10, nil,
 			"Simulated Exception", 0x10, "Simulated Exception", 0x10},
-		{"mac uncaught NSException", PlatformMacOSX, CPUAMD64, 0x43506e78, 0, 0x1030e9c34, []uint64{0x43506e78, 0, 0},
+		{"mac uncaught NSException", minidump.PlatformMacOSX, minidump.ArchAMD64, 0x43506e78, 0, 0x1030e9c34, []uint64{0x43506e78, 0, 0},
 			"Uncaught NSException", 0x1030e9c34, "unknown 0x43506e78 / 0x00000000", 0x1030e9c34},
-		{"mac zero", PlatformMacOSX, CPUAMD64, 0, 0, 0x7fff6f41333a, nil,
+		{"mac zero", minidump.PlatformMacOSX, minidump.ArchAMD64, 0, 0, 0x7fff6f41333a, nil,
 			"0x00000000 / 0x00000000", 0x7fff6f41333a, "unknown 0x00000000 / 0x00000000", 0x7fff6f41333a},
-		{"mac rpc alert", PlatformMacOSX, CPUAMD64, 9, 7, 0x10, nil,
+		{"mac rpc alert", minidump.PlatformMacOSX, minidump.ArchAMD64, 9, 7, 0x10, nil,
 			"EXC_RPC_ALERT / 0x00000007", 0x10, "EXC_RPC_ALERT / 0x00000007", 0x10},
 
-		{"solaris abort", PlatformSolaris, CPUSPARC, 6, 0, 0x10, nil,
+		{"solaris abort", minidump.PlatformSolaris, minidump.ArchSPARC, 6, 0, 0x10, nil,
 			"SIGIOT | SIGABRT", 0x10, "unknown 0x00000006 / 0x00000000", 0x10},
-		{"solaris bus", PlatformSolaris, CPUX86, 10, 0, 0x10, nil,
+		{"solaris bus", minidump.PlatformSolaris, minidump.ArchX86, 10, 0, 0x10, nil,
 			"SIGBUS", 0x10, "unknown 0x0000000a / 0x00000000", 0x10},
-		{"ps3 graphic", PlatformPS3, CPUPPC64, 22, 0, 0x10, nil,
+		{"ps3 graphic", minidump.PlatformPS3, minidump.ArchPPC64, 22, 0, 0x10, nil,
 			"GRAPHIC", 0x10, "unknown 0x00000016 / 0x00000000", 0x10},
-		{"fuchsia page fault", PlatformFuchsia, CPUARM64, 0x108, 3, 0x10, nil,
+		{"fuchsia page fault", minidump.PlatformFuchsia, minidump.ArchARM64, 0x108, 3, 0x10, nil,
 			"FATAL_PAGE_FAULT / 0x00000003", 0x10, "unknown 0x00000108 / 0x00000003", 0x10},
-		{"nacl", PlatformNaCl, CPUX86, 11, 0, 0x1_0000_0010, nil,
+		{"nacl", minidump.PlatformNaCl, minidump.ArchX86, 11, 0, 0x1_0000_0010, nil,
 			"0x0000000b / 0x00000000", 0x10, "unknown 0x0000000b / 0x00000000", 0x10},
 		{"unknown platform", 0x1234, 0x4242, 11, 0, 0x1_0000_0010, nil,
 			"0x0000000b / 0x00000000", 0x1_0000_0010, "unknown 0x0000000b / 0x00000000", 0x1_0000_0010},
@@ -176,10 +178,11 @@ func TestRaw(t *testing.T) {
 
 // dumpException is what a minidump_dump listing tells about a crash.
 type dumpException struct {
-	platform, cpu uint32
-	code, flags   uint32
-	addr          uint64
-	params        []uint64
+	platform    minidump.PlatformID
+	cpu         minidump.ProcessorArchitecture
+	code, flags uint32
+	addr        uint64
+	params      []uint64
 }
 
 var (
@@ -212,9 +215,9 @@ func parseDump(t *testing.T, path string) (d dumpException, ok bool) {
 		}
 		switch {
 		case m[1] == "platform_id" && !havePlat:
-			d.platform, havePlat = uint32(v), true
+			d.platform, havePlat = minidump.PlatformID(v), true
 		case m[1] == "processor_architecture" && !haveCPU:
-			d.cpu, haveCPU = uint32(v), true
+			d.cpu, haveCPU = minidump.ProcessorArchitecture(v), true
 		case m[1] == "exception_record.exception_code":
 			d.code, haveExc = uint32(v), true
 		case m[1] == "exception_record.exception_flags":
@@ -337,10 +340,11 @@ func TestRustSnapshots(t *testing.T) {
 }
 
 func FuzzReason(f *testing.F) {
-	f.Add(PlatformWin32NT, CPUX86, uint32(0xc0000005), uint32(0), uint64(0x1000), 2, uint64(1), uint64(0x45), uint64(0))
-	f.Add(PlatformMacOSX, CPUAMD64, uint32(11), uint32(3<<29), uint64(0x1000), 3, uint64(0), uint64(1<<58), uint64(7))
-	f.Add(PlatformLinux, CPUARM64, uint32(11), uint32(0x80), uint64(0), 0, uint64(0), uint64(0), uint64(0))
-	f.Fuzz(func(t *testing.T, platform, cpu, code, flags uint32, addr uint64, n int, p0, p1, p2 uint64) {
+	f.Add(uint32(minidump.PlatformWin32NT), uint32(minidump.ArchX86), uint32(0xc0000005), uint32(0), uint64(0x1000), 2, uint64(1), uint64(0x45), uint64(0))
+	f.Add(uint32(minidump.PlatformMacOSX), uint32(minidump.ArchAMD64), uint32(11), uint32(3<<29), uint64(0x1000), 3, uint64(0), uint64(1<<58), uint64(7))
+	f.Add(uint32(minidump.PlatformLinux), uint32(minidump.ArchARM64), uint32(11), uint32(0x80), uint64(0), 0, uint64(0), uint64(0), uint64(0))
+	f.Fuzz(func(t *testing.T, rawPlatform, rawCPU, code, flags uint32, addr uint64, n int, p0, p1, p2 uint64) {
+		platform, cpu := minidump.PlatformID(rawPlatform), minidump.ProcessorArchitecture(rawCPU)
 		params := []uint64{p0, p1, p2}
 		if n < 0 {
 			n = -n
@@ -364,8 +368,8 @@ func BenchmarkReason(b *testing.B) {
 	params := []uint64{1, 0x45}
 	b.ReportAllocs()
 	for b.Loop() {
-		Reason(PlatformWin32NT, CPUX86, 0xc0000005, 0, 0x40429e, params)
-		Reason(PlatformLinux, CPUAMD64, 11, 1, 0x45, nil)
-		RustType(PlatformMacOSX, CPUAMD64, 1, 1, nil)
+		Reason(minidump.PlatformWin32NT, minidump.ArchX86, 0xc0000005, 0, 0x40429e, params)
+		Reason(minidump.PlatformLinux, minidump.ArchAMD64, 11, 1, 0x45, nil)
+		RustType(minidump.PlatformMacOSX, minidump.ArchAMD64, 1, 1, nil)
 	}
 }

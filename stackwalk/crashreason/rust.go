@@ -1,6 +1,9 @@
 package crashreason
 
-import "fmt"
+import (
+	"fmt"
+	"github.com/gobreakpad/gobreakpad/minidump"
+)
 
 // RustType returns the crash reason as rust-minidump names it (its
 // CrashReason's Display, printed as crash_info.type by minidump-stackwalk
@@ -9,7 +12,7 @@ import "fmt"
 // rust-minidump reads exception_information beyond number_parameters for
 // macOS EXC_RESOURCE and EXC_GUARD details; here parameters past params count
 // as zero.
-func RustType(platform, cpu, code, flags uint32, params []uint64) string {
+func RustType(platform minidump.PlatformID, cpu minidump.ProcessorArchitecture, code, flags uint32, params []uint64) string {
 	var s string
 	switch {
 	case isMac(platform):
@@ -29,7 +32,7 @@ func RustType(platform, cpu, code, flags uint32, params []uint64) string {
 // (crash_info.address): the data address params[1] for Windows access
 // violations and in-page errors with at least two parameters, else the
 // exception address; masked to 32 bits on 32-bit CPUs.
-func RustAddress(platform, cpu, code uint32, addr uint64, params []uint64) uint64 {
+func RustAddress(platform minidump.PlatformID, cpu minidump.ProcessorArchitecture, code uint32, addr uint64, params []uint64) uint64 {
 	if isWindows(platform) && (code == winAccessViolation || code == winInPageError) && len(params) >= 2 {
 		addr = params[1]
 	}
@@ -42,11 +45,11 @@ func RustAddress(platform, cpu, code uint32, addr uint64, params []uint64) uint6
 // RustPointerBits returns the pointer width rust-minidump assumes for a CPU
 // architecture: 32, 64, or 0 when it does not know the CPU. rust-minidump's
 // JSON pads addresses to this width ("0x%08x" or "0x%016x").
-func RustPointerBits(cpu uint32) int {
+func RustPointerBits(cpu minidump.ProcessorArchitecture) int {
 	switch cpu {
-	case CPUX86, CPUX86Win64, CPUPPC, CPUSPARC, CPUARM, CPUMIPS:
+	case minidump.ArchX86, minidump.ArchX86Win64, minidump.ArchPPC, minidump.ArchSPARC, minidump.ArchARM, minidump.ArchMIPS:
 		return 32
-	case CPUAMD64, CPUPPC64, CPUARM64, CPUARM64Old, CPUMIPS64, CPURISCV64:
+	case minidump.ArchAMD64, minidump.ArchPPC64, minidump.ArchARM64, minidump.ArchARM64Old, minidump.ArchMIPS64, minidump.ArchRISCV64:
 		return 64
 	}
 	return 0
@@ -102,7 +105,7 @@ var (
 	}
 )
 
-func rustMac(cpu, code, flags uint32, params []uint64) string {
+func rustMac(cpu minidump.ProcessorArchitecture, code, flags uint32, params []uint64) string {
 	if code == macSimulated {
 		return "Simulated Exception"
 	}
@@ -124,9 +127,9 @@ func rustMac(cpu, code, flags uint32, params []uint64) string {
 			return rustExcGuard(g, rustArg(params, 1), rustArg(params, 2))
 		}
 	}
-	arm := cpu == CPUARM64 || cpu == CPUARM64Old
-	x86 := cpu == CPUX86 || cpu == CPUAMD64 || cpu == CPUX86Win64
-	return macName(typ, macCodes(code, arm, cpu == CPUPPC, x86, rustMacARMArithmetic), flags)
+	arm := cpu == minidump.ArchARM64 || cpu == minidump.ArchARM64Old
+	x86 := cpu == minidump.ArchX86 || cpu == minidump.ArchAMD64 || cpu == minidump.ArchX86Win64
+	return macName(typ, macCodes(code, arm, cpu == minidump.ArchPPC, x86, rustMacARMArithmetic), flags)
 }
 
 // rustExcResource decodes an EXC_RESOURCE code as xnu's exc_resource.h lays it

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/gobreakpad/gobreakpad/minidump"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,17 +17,18 @@ import (
 // ids are the raw platform and CPU ids of the dump, as rust-minidump and
 // stackwalk/crashreason take them.
 type ids struct {
-	platform, cpu uint32
+	platform minidump.PlatformID
+	cpu      minidump.ProcessorArchitecture
 }
 
-// unknownID stands for a missing system info stream: no platform or CPU has it.
-const unknownID = 0xffffffff
+// unknownPlatform stands for a missing system info stream: no platform has it.
+const unknownPlatform minidump.PlatformID = 0xffffffff
 
 // rawIDs returns the dump's ids, or for a state whose system info was not
 // read from a dump, the ids recovered from Breakpad's names.
 func rawIDs(st *stackwalk.ProcessState) ids {
 	if st.System.RawValid {
-		return ids{st.System.PlatformID, st.System.ProcessorArchitecture}
+		return ids{minidump.PlatformID(st.System.PlatformID), minidump.ProcessorArchitecture(st.System.ProcessorArchitecture)}
 	}
 	return ids{platformFromName(st.System.OSShort), cpuFromName(st.System.CPU)}
 }
@@ -44,7 +46,7 @@ func build(st *stackwalk.ProcessState) *document {
 	}
 	doc.SystemInfo = f.systemInfo(st, r)
 
-	mac := r.platform == crashreason.PlatformMacOSX || r.platform == crashreason.PlatformIOS
+	mac := r.platform == minidump.PlatformMacOSX || r.platform == minidump.PlatformIOS
 	for _, m := range st.Modules {
 		doc.Modules = append(doc.Modules, f.module(m, mac))
 	}
@@ -204,9 +206,9 @@ func (f formatter) systemInfo(st *stackwalk.ProcessState, r ids) systemInfo {
 // osVersion formats the OS version as rust-minidump does: "major.minor.build"
 // and the CSD version; for Linux dumps with no version numbers, the kernel
 // release and build from the `uname -srvmo` text Breakpad stores.
-func osVersion(platform uint32, version, csd string) string {
+func osVersion(platform minidump.PlatformID, version, csd string) string {
 	build := strings.TrimSpace(csd)
-	if platform == crashreason.PlatformLinux && version == "0.0.0" {
+	if platform == minidump.PlatformLinux && version == "0.0.0" {
 		parts := strings.Split(csd, " ")
 		if len(parts) > 1 && parts[1] != "0.0.0" {
 			version = parts[1]
@@ -395,25 +397,25 @@ func (f formatter) registers(sf *stackwalk.StackFrame) registerMap {
 
 // rustCPUName is rust-minidump's name of a CPU architecture, "" for ones it
 // does not know.
-func rustCPUName(cpu uint32) string {
+func rustCPUName(cpu minidump.ProcessorArchitecture) string {
 	switch cpu {
-	case crashreason.CPUX86, crashreason.CPUX86Win64:
+	case minidump.ArchX86, minidump.ArchX86Win64:
 		return "x86"
-	case crashreason.CPUAMD64:
+	case minidump.ArchAMD64:
 		return "amd64"
-	case crashreason.CPUPPC:
+	case minidump.ArchPPC:
 		return "ppc"
-	case crashreason.CPUPPC64:
+	case minidump.ArchPPC64:
 		return "ppc64"
-	case crashreason.CPUSPARC:
+	case minidump.ArchSPARC:
 		return "sparc"
-	case crashreason.CPUARM:
+	case minidump.ArchARM:
 		return "arm"
-	case crashreason.CPUARM64, crashreason.CPUARM64Old:
+	case minidump.ArchARM64, minidump.ArchARM64Old:
 		return "arm64"
-	case crashreason.CPUMIPS:
+	case minidump.ArchMIPS:
 		return "mips"
-	case crashreason.CPUMIPS64:
+	case minidump.ArchMIPS64:
 		return "mips64"
 	}
 	return ""
@@ -421,25 +423,25 @@ func rustCPUName(cpu uint32) string {
 
 // rustOSName is rust-minidump's long name of a platform. Unknown platforms
 // print as "0x" followed by Rust's {:#08x} of the number (sic).
-func rustOSName(platform uint32) string {
+func rustOSName(platform minidump.PlatformID) string {
 	switch platform {
-	case crashreason.PlatformWin32NT, crashreason.PlatformWin32Windows:
+	case minidump.PlatformWin32NT, minidump.PlatformWin32Windows:
 		return "Windows NT"
-	case crashreason.PlatformMacOSX:
+	case minidump.PlatformMacOSX:
 		return "Mac OS X"
-	case crashreason.PlatformIOS:
+	case minidump.PlatformIOS:
 		return "iOS"
-	case crashreason.PlatformLinux:
+	case minidump.PlatformLinux:
 		return "Linux"
-	case crashreason.PlatformSolaris:
+	case minidump.PlatformSolaris:
 		return "Solaris"
-	case crashreason.PlatformAndroid:
+	case minidump.PlatformAndroid:
 		return "Android"
-	case crashreason.PlatformPS3:
+	case minidump.PlatformPS3:
 		return "PS3"
-	case crashreason.PlatformNaCl:
+	case minidump.PlatformNaCl:
 		return "NaCl"
-	case unknownID:
+	case unknownPlatform:
 		return ""
 	}
 	digits := strconv.FormatUint(uint64(platform), 16)
@@ -451,53 +453,53 @@ func rustOSName(platform uint32) string {
 
 // platformFromName recovers the platform from Breakpad's short OS name, for
 // a ProcessState given without its minidump.
-func platformFromName(os string) uint32 {
+func platformFromName(os string) minidump.PlatformID {
 	switch os {
 	case "windows":
-		return crashreason.PlatformWin32NT
+		return minidump.PlatformWin32NT
 	case "mac":
-		return crashreason.PlatformMacOSX
+		return minidump.PlatformMacOSX
 	case "ios":
-		return crashreason.PlatformIOS
+		return minidump.PlatformIOS
 	case "linux":
-		return crashreason.PlatformLinux
+		return minidump.PlatformLinux
 	case "solaris":
-		return crashreason.PlatformSolaris
+		return minidump.PlatformSolaris
 	case "android":
-		return crashreason.PlatformAndroid
+		return minidump.PlatformAndroid
 	case "ps3":
-		return crashreason.PlatformPS3
+		return minidump.PlatformPS3
 	case "nacl":
-		return crashreason.PlatformNaCl
+		return minidump.PlatformNaCl
 	case "fuchsia":
-		return crashreason.PlatformFuchsia
+		return minidump.PlatformFuchsia
 	}
-	return unknownID
+	return unknownPlatform
 }
 
 // cpuFromName recovers the architecture from Breakpad's CPU name.
-func cpuFromName(cpu string) uint32 {
+func cpuFromName(cpu string) minidump.ProcessorArchitecture {
 	switch cpu {
 	case "x86":
-		return crashreason.CPUX86
+		return minidump.ArchX86
 	case "amd64":
-		return crashreason.CPUAMD64
+		return minidump.ArchAMD64
 	case "ppc":
-		return crashreason.CPUPPC
+		return minidump.ArchPPC
 	case "ppc64":
-		return crashreason.CPUPPC64
+		return minidump.ArchPPC64
 	case "sparc":
-		return crashreason.CPUSPARC
+		return minidump.ArchSPARC
 	case "arm":
-		return crashreason.CPUARM
+		return minidump.ArchARM
 	case "arm64":
-		return crashreason.CPUARM64
+		return minidump.ArchARM64
 	case "mips":
-		return crashreason.CPUMIPS
+		return minidump.ArchMIPS
 	case "mips64":
-		return crashreason.CPUMIPS64
+		return minidump.ArchMIPS64
 	}
-	return unknownID
+	return minidump.ArchUnknown
 }
 
 // parseJSON decodes Mozilla's soft-errors stream, to be re-encoded with

@@ -324,7 +324,7 @@ func TestNoCrash(t *testing.T) {
 
 func TestOSVersion(t *testing.T) {
 	tests := []struct {
-		platform     uint32
+		platform     minidump.PlatformID
 		version, csd string
 		want         string
 	}{
