@@ -3,6 +3,7 @@ package dumpsyms
 import (
 	"debug/elf"
 	"fmt"
+	"github.com/gobreakpad/gobreakpad/internal/dwarfbuf"
 	"slices"
 	"strconv"
 	"strings"
@@ -167,43 +168,18 @@ func (c *cfiConverter) postfix(expr []byte, pushCFA bool) (string, error) {
 	}
 	i := 0
 	uleb := func() (uint64, error) {
-		var v uint64
-		var shift uint
-		for {
-			if i >= len(expr) {
-				return 0, dwarfcfi.ErrTruncated
-			}
-			b := expr[i]
-			i++
-			if shift < 64 {
-				v |= uint64(b&0x7f) << shift
-			}
-			shift += 7
-			if b&0x80 == 0 {
-				return v, nil
-			}
+		v, ok := dwarfbuf.Uleb(expr, &i)
+		if !ok {
+			return 0, dwarfcfi.ErrTruncated
 		}
+		return v, nil
 	}
 	sleb := func() (int64, error) {
-		var v int64
-		var shift uint
-		for {
-			if i >= len(expr) {
-				return 0, dwarfcfi.ErrTruncated
-			}
-			b := expr[i]
-			i++
-			if shift < 64 {
-				v |= int64(b&0x7f) << shift
-			}
-			shift += 7
-			if b&0x80 == 0 {
-				if shift < 64 && b&0x40 != 0 {
-					v |= -1 << shift
-				}
-				return v, nil
-			}
+		v, ok := dwarfbuf.Sleb(expr, &i)
+		if !ok {
+			return 0, dwarfcfi.ErrTruncated
 		}
+		return v, nil
 	}
 	errUnderflow := fmt.Errorf("stack underflow")
 	push := func(s string) error {
