@@ -44,8 +44,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gobreakpad/gobreakpad/capture/buildid"
 	"github.com/gobreakpad/gobreakpad/dumpsyms/dwarfcfi"
+	"github.com/gobreakpad/gobreakpad/moduleid"
 	"github.com/gobreakpad/gobreakpad/symfile"
 	"github.com/ianlancetaylor/demangle"
 	"github.com/ulikunitz/xz"
@@ -194,10 +194,10 @@ func (d *dumper) run() (*Symbols, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.path, err)
 	}
-	id, err := buildid.Note(d.bin)
+	id, err := moduleid.BuildIDNote(d.bin)
 	if err != nil {
 		d.warn("%s: no GNU build ID note: identifying the module by a hash of .text", d.path)
-		id, err = buildid.TextHash(d.bin)
+		id, err = moduleid.TextHash(d.bin)
 		if err != nil {
 			return nil, fmt.Errorf("%s: no build ID and %w", d.path, err)
 		}
@@ -216,8 +216,8 @@ func (d *dumper) run() (*Symbols, error) {
 		osName = "Linux"
 	}
 	d.out = &Symbols{
-		Module:     symfile.Module{OS: osName, Arch: arch, ID: buildid.DebugID(id), Name: name},
-		CodeID:     symfile.CodeID{ID: strings.ToUpper(hex.EncodeToString(id))},
+		Module:     symfile.Module{OS: osName, Arch: arch, ID: moduleid.ELFDebugID(id), Name: name},
+		CodeID:     symfile.CodeID{ID: strings.ToUpper(moduleid.ELFCodeID(id))},
 		headerOnly: d.opts.HeaderOnly,
 	}
 	if d.opts.HeaderOnly {
@@ -266,7 +266,7 @@ func (d *dumper) findDebugFile() *elf.File {
 	link, crc, hasLink := debugLink(d.bin)
 	var cands []string
 	binDir := filepath.Dir(d.path)
-	if id, err := buildid.Note(d.bin); err == nil && len(id) > 1 {
+	if id, err := moduleid.BuildIDNote(d.bin); err == nil && len(id) > 1 {
 		h := hex.EncodeToString(id)
 		rel := filepath.Join(".build-id", h[:2], h[2:]+".debug")
 		for _, dir := range d.opts.DebugDirs {
