@@ -3,6 +3,7 @@ package dwarfcfi
 import (
 	"errors"
 	"fmt"
+
 	"github.com/gobreakpad/gobreakpad/internal/dwarfbuf"
 )
 

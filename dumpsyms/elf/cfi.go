@@ -1,23 +1,17 @@
-package dumpsyms
+package elf
 
 import (
 	"debug/elf"
 	"fmt"
-	"github.com/gobreakpad/gobreakpad/internal/dwarfbuf"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/dumpsyms/dwarfcfi"
+	"github.com/gobreakpad/gobreakpad/internal/dwarfbuf"
 	"github.com/gobreakpad/gobreakpad/symfile"
 )
-
-// CFIEntry is one frame description entry as Breakpad writes it: a STACK CFI
-// INIT record and the STACK CFI records changing its rules.
-type CFIEntry struct {
-	Init    symfile.CFIInit
-	Changes []symfile.CFI
-}
 
 // registerNames returns the DWARF register names Breakpad's walkers use for
 // machine m, indexed by DWARF register number; "" marks an unnamed number.
@@ -342,7 +336,7 @@ func formatRules(rs []regRule) string {
 
 // convertFDE interprets one FDE into a CFIEntry with addresses relative to
 // load.
-func (c *cfiConverter) convertFDE(sec *dwarfcfi.Section, f *dwarfcfi.FDE, load uint64) (CFIEntry, error) {
+func (c *cfiConverter) convertFDE(sec *dwarfcfi.Section, f *dwarfcfi.FDE, load uint64) (dumpsyms.CFIEntry, error) {
 	c.begin = f.Begin
 	c.raCol = f.CIE.RAColumn
 	c.initial = c.initial[:0]
@@ -353,7 +347,7 @@ func (c *cfiConverter) convertFDE(sec *dwarfcfi.Section, f *dwarfcfi.FDE, load u
 		c.initial = append(c.initial, regRule{".ra", c.names[f.CIE.RAColumn]})
 	}
 	err := sec.Run(f, c.record)
-	e := CFIEntry{Init: symfile.CFIInit{Address: f.Begin - load, Size: f.Length, Rules: formatRules(c.initial)}}
+	e := dumpsyms.CFIEntry{Init: symfile.CFIInit{Address: f.Begin - load, Size: f.Length, Rules: formatRules(c.initial)}}
 	// Group the changes by address, last rule for a register winning.
 	slices.SortStableFunc(c.changes, func(a, b addrRule) int {
 		switch {

@@ -1,9 +1,10 @@
-package dumpsyms
+package elf
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
 	"github.com/gobreakpad/gobreakpad/internal/dwarfbuf"
 )
 

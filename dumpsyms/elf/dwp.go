@@ -1,4 +1,4 @@
-package dumpsyms
+package elf
 
 import (
 	"debug/dwarf"
@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
 	"github.com/gobreakpad/gobreakpad/internal/dwarfbuf"
 )
 

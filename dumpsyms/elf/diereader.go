@@ -1,8 +1,9 @@
-package dumpsyms
+package elf
 
 import (
 	"debug/dwarf"
 	"encoding/binary"
+
 	"github.com/gobreakpad/gobreakpad/internal/dwarfbuf"
 )
 
