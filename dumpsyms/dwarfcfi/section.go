@@ -173,12 +173,7 @@ func (s *Section) Entries(fn func(*FDE) error, bad func(offset uint64, err error
 	off := uint64(0)
 	for off < uint64(len(s.Data)) {
 		r := dwarfbuf.New(s.Data[off:], s.ByteOrder, ErrTruncated)
-		length := uint64(r.U32())
-		dwarf64 := false
-		if length == 0xffffffff {
-			length = r.U64()
-			dwarf64 = true
-		}
+		length, dwarf64 := r.InitialLength()
 		if r.Err() != nil {
 			return fmt.Errorf("%v: entry at %#x: length: %w", s.Kind, off, r.Err())
 		}
@@ -269,12 +264,7 @@ func (s *Section) parseCIE(off uint64) (*CIE, error) {
 		return nil, ErrTruncated
 	}
 	r := dwarfbuf.New(s.Data[off:], s.ByteOrder, ErrTruncated)
-	length := uint64(r.U32())
-	dwarf64 := false
-	if length == 0xffffffff {
-		length = r.U64()
-		dwarf64 = true
-	}
+	length, dwarf64 := r.InitialLength()
 	if r.Err() != nil {
 		return nil, r.Err()
 	}

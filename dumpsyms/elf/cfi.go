@@ -349,15 +349,7 @@ func (c *cfiConverter) convertFDE(sec *dwarfcfi.Section, f *dwarfcfi.FDE, load u
 	err := sec.Run(f, c.record)
 	e := dumpsyms.CFIEntry{Init: symfile.CFIInit{Address: f.Begin - load, Size: f.Length, Rules: formatRules(c.initial)}}
 	// Group the changes by address, last rule for a register winning.
-	slices.SortStableFunc(c.changes, func(a, b addrRule) int {
-		switch {
-		case a.addr < b.addr:
-			return -1
-		case a.addr > b.addr:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(c.changes, func(a, b addrRule) int { return cmpU64(a.addr, b.addr) })
 	for i := 0; i < len(c.changes); {
 		j := i
 		var rs []regRule

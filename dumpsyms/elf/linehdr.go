@@ -21,12 +21,7 @@ func lineFileNames(sec []byte, off uint64, bo binary.ByteOrder, compDir string, 
 		return nil, fmt.Errorf("line table offset %#x beyond .debug_line", off)
 	}
 	r := dwarfbuf.New(sec[off:], bo, nil)
-	length := uint64(r.U32())
-	dwarf64 := false
-	if length == 0xffffffff {
-		length = r.U64()
-		dwarf64 = true
-	}
+	length, dwarf64 := r.InitialLength()
 	if r.Err() != nil {
 		return nil, r.Err()
 	}

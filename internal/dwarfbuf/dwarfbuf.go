@@ -207,6 +207,16 @@ func (b *Buf) U64() uint64 {
 	return v
 }
 
+// InitialLength reads a DWARF initial length: a 4-byte length, or
+// 0xffffffff and an 8-byte one, which marks 64-bit DWARF (dwarf64 true).
+func (b *Buf) InitialLength() (length uint64, dwarf64 bool) {
+	length = uint64(b.U32())
+	if length == 0xffffffff {
+		return b.U64(), true
+	}
+	return length, false
+}
+
 // Uleb reads an unsigned LEB128 number.
 func (b *Buf) Uleb() uint64 {
 	if b.err != nil {

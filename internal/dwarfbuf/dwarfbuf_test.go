@@ -125,6 +125,13 @@ func TestBuf(t *testing.T) {
 	if v := big.U32(); v != 0 || big.Err() == nil || big.Err().Error() != "mine" {
 		t.Errorf("U32 past the limit = %d, err %v", v, big.Err())
 	}
+	il := Make([]byte{0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0}, binary.LittleEndian, nil)
+	if n, is64 := il.InitialLength(); n != 1 || !is64 {
+		t.Errorf("64-bit InitialLength = %d, %v", n, is64)
+	}
+	if n, is64 := il.InitialLength(); n != 0x10 || is64 || il.Err() != nil {
+		t.Errorf("32-bit InitialLength = %d, %v, %v", n, is64, il.Err())
+	}
 	e := Make([]byte{1, 2}, nil, nil)
 	if v := e.Bytes(0); v == nil || len(v) != 0 {
 		t.Errorf("Bytes(0) = %v, want empty non-nil", v)
@@ -154,7 +161,7 @@ func FuzzBuf(f *testing.F) {
 		for _, op := range ops {
 			failed := b.Err() != nil
 			var zero bool
-			switch op % 10 {
+			switch op % 11 {
 			case 0:
 				zero = b.U8() == 0
 			case 1:
@@ -177,6 +184,9 @@ func FuzzBuf(f *testing.F) {
 			case 9:
 				b.Limit(uint64(op / 10))
 				zero = true
+			case 10:
+				n, is64 := b.InitialLength()
+				zero = n == 0 && !is64
 			}
 			if failed && !zero {
 				t.Fatalf("op %d returned a value after error %v", op, b.Err())
