@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gobreakpad/gobreakpad/capture/buildid"
 	"github.com/gobreakpad/gobreakpad/capture/procfs"
+	"github.com/gobreakpad/gobreakpad/moduleid"
 )
 
 // memoryReader reads the captured process's memory.
@@ -209,7 +209,7 @@ func (p *Process) collectModules(mem memoryReader, open fileOpener) {
 			continue
 		}
 		mod := c.Module
-		id, err := buildid.Loaded(&imageReader{mem, mod.Base, mod.Size})
+		id, err := moduleid.LoadedBuildID(&imageReader{mem, mod.Base, mod.Size})
 		if err != nil && mod.Path != "[vdso]" {
 			id, err = fileBuildID(mod.Path, open, err)
 		}
@@ -239,7 +239,7 @@ func fileBuildID(path string, open fileOpener, memErr error) ([]byte, error) {
 	if _, err := r.ReadAt(magic[:], 0); err != nil || string(magic[:]) != "\x7fELF" {
 		return nil, errNotELF
 	}
-	id, err := buildid.File(r)
+	id, err := moduleid.BuildID(r)
 	if err != nil {
 		return nil, fmt.Errorf("in memory: %v; on disk: %w", memErr, err)
 	}

@@ -1,8 +1,9 @@
 package minidump
 
 import (
-	"bytes"
 	"fmt"
+
+	"github.com/gobreakpad/gobreakpad/moduleid"
 )
 
 // CodeView record signatures (the first four bytes of a module's CvRecord).
@@ -229,23 +230,20 @@ func (m *Module) CVSignature() uint32 {
 
 // PDB70 returns the module's RSDS CodeView record.
 func (m *Module) PDB70() (CodeViewPDB70, bool) {
-	if m.CVSignature() != CVSignaturePDB70 {
+	r, ok := moduleid.ParseRSDS(m.CodeView)
+	if !ok {
 		return CodeViewPDB70{}, false
 	}
-	b := m.CodeView
-	var g GUID
-	g.Data1, g.Data2, g.Data3 = le32(b[4:]), le16(b[8:]), le16(b[10:])
-	copy(g.Data4[:], b[12:20])
-	return CodeViewPDB70{g, le32(b[20:]), cString(b[24:])}, true
+	return CodeViewPDB70{GUID(r.GUID), r.Age, r.PDBFileName}, true
 }
 
 // PDB20 returns the module's NB10 CodeView record.
 func (m *Module) PDB20() (CodeViewPDB20, bool) {
-	if m.CVSignature() != CVSignaturePDB20 {
+	r, ok := moduleid.ParseNB10(m.CodeView)
+	if !ok {
 		return CodeViewPDB20{}, false
 	}
-	b := m.CodeView
-	return CodeViewPDB20{le32(b[4:]), le32(b[8:]), le32(b[12:]), cString(b[16:])}, true
+	return CodeViewPDB20{r.Offset, r.Signature, r.Age, r.PDBFileName}, true
 }
 
 // BuildID returns the ELF build id of the module's BpEL CodeView record.
@@ -279,10 +277,10 @@ func (m *Module) CodeIdentifier() string {
 	}
 	switch m.platform {
 	case PlatformWin32NT, PlatformWin32Windows:
-		return fmt.Sprintf("%08X%x", m.TimeDateStamp, m.SizeOfImage)
+		return moduleid.PECodeID(m.TimeDateStamp, m.SizeOfImage)
 	case PlatformAndroid, PlatformFuchsia, PlatformLinux:
 		if id, ok := m.BuildID(); ok {
-			return fmt.Sprintf("%x", id)
+			return moduleid.ELFCodeID(id)
 		}
 		return "id"
 	case PlatformMacOSX, PlatformIOS, PlatformSolaris, PlatformNaCl, PlatformPS3:
@@ -321,30 +319,22 @@ func (m *Module) DebugFile() string {
 // DebugIdentifier returns the identifier of the module's debug file as
 // Breakpad's debug_identifier(): GUID and age in upper-case hex for RSDS,
 // signature and age for NB10, and for BpEL the first 16 bytes of the build id
-// read as a little-endian GUID followed by age 0. "" without a usable record.
+// read as a little-endian GUID followed by age 0 (package moduleid has the
+// rules). "" without a usable record.
 func (m *Module) DebugIdentifier() string {
 	if !m.hasDebugInfo() {
 		return ""
 	}
 	if r, ok := m.PDB70(); ok {
-		return guidAge(r.Signature, r.Age)
+		return moduleid.DebugID(moduleid.GUID(r.Signature), r.Age)
 	}
 	if r, ok := m.PDB20(); ok {
-		return fmt.Sprintf("%08X%x", r.Signature, r.Age)
+		return moduleid.PDB20DebugID(r.Signature, r.Age)
 	}
 	if id, ok := m.BuildID(); ok {
-		var raw [16]byte
-		copy(raw[:], id)
-		g := GUID{le32(raw[:]), le16(raw[4:]), le16(raw[6:]), [8]byte(raw[8:])}
-		return guidAge(g, 0)
+		return moduleid.ELFDebugID(id)
 	}
 	return ""
-}
-
-func guidAge(g GUID, age uint32) string {
-	return fmt.Sprintf("%08X%04X%04X%02X%02X%02X%02X%02X%02X%02X%02X%x",
-		g.Data1, g.Data2, g.Data3, g.Data4[0], g.Data4[1], g.Data4[2], g.Data4[3],
-		g.Data4[4], g.Data4[5], g.Data4[6], g.Data4[7], age)
 }
 
 // Version returns the file version "a.b.c.d" from a valid version resource,
@@ -355,12 +345,4 @@ func (m *Module) Version() string {
 		return ""
 	}
 	return fmt.Sprintf("%d.%d.%d.%d", v.FileVersionHi>>16, v.FileVersionHi&0xffff, v.FileVersionLo>>16, v.FileVersionLo&0xffff)
-}
-
-// cString returns b up to its first NUL.
-func cString(b []byte) string {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	return string(b)
 }

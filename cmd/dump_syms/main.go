@@ -6,7 +6,9 @@
 // The .sym text goes to stdout, or with --store into DIR/NAME/ID/NAME.sym,
 // the layout symbol stores and minidump_stackwalk use. DEBUG_DIR names
 // directories holding separate debug files (.gnu_debuglink targets or
-// .build-id/xx/rest.debug trees). See package dumpsyms for what is read.
+// .build-id/xx/rest.debug trees). The reader is chosen by the file's magic
+// bytes; ELF is the one format read today (package dumpsyms/elf says what is
+// read), others are refused with their magic named.
 package main
 
 import (
@@ -19,6 +21,7 @@ import (
 	"runtime/debug"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	"github.com/gobreakpad/gobreakpad/dumpsyms/elf"
 	"github.com/urfave/cli/v3"
 )
 
@@ -92,7 +95,7 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 		}
 		defer fmt.Fprint(stderr, "\r\033[K")
 	}
-	syms, err := dumpsyms.Dump(args[0], opts)
+	syms, err := dump(args[0], opts)
 	if err != nil {
 		return err
 	}
@@ -115,4 +118,37 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 		return fmt.Errorf("writing symbols: %w", err)
 	}
 	return nil
+}
+
+// readers are the object file formats dump_syms reads, by the magic bytes
+// their files start with.
+var readers = []struct {
+	magic string
+	dump  func(path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error)
+}{
+	{"\x7fELF", elf.Dump},
+}
+
+// dump reads the symbols of the file at path with the reader its first
+// bytes call for.
+func dump(path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("dump_syms: %w", err)
+	}
+	var magic [4]byte
+	n, err := io.ReadFull(f, magic[:])
+	f.Close()
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, fmt.Errorf("dump_syms: %w", err)
+	}
+	for _, r := range readers {
+		if string(magic[:n]) == r.magic {
+			return r.dump(path, opts)
+		}
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("dump_syms: %s: unsupported file format (empty file): only ELF is read", path)
+	}
+	return nil, fmt.Errorf("dump_syms: %s: unsupported file format (magic % x, %q): only ELF is read", path, magic[:n], magic[:n])
 }

@@ -54,4 +54,18 @@ func TestFlags(t *testing.T) {
 	if _, err := runCmd(t, filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Error("missing file: no error")
 	}
+	notELF := filepath.Join(t.TempDir(), "app.exe")
+	if err := os.WriteFile(notELF, []byte("MZ\x90\x00 rest of a PE file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCmd(t, notELF); err == nil || !strings.Contains(err.Error(), `unsupported file format (magic 4d 5a 90 00, "MZ\x90\x00")`) {
+		t.Errorf("PE file: %v, want unsupported file format naming the magic", err)
+	}
+	short := filepath.Join(t.TempDir(), "short")
+	if err := os.WriteFile(short, []byte("\x7fE"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCmd(t, short); err == nil || !strings.Contains(err.Error(), "unsupported file format") {
+		t.Errorf("2-byte file: %v, want unsupported file format", err)
+	}
 }

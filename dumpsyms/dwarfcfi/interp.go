@@ -3,6 +3,8 @@ package dwarfcfi
 import (
 	"errors"
 	"fmt"
+
+	"github.com/gobreakpad/gobreakpad/internal/dwarfbuf"
 )
 
 // CFA is the column number under which Run reports the canonical frame
@@ -129,16 +131,16 @@ func toCol(reg uint64) (int, error) {
 // must not hold.
 func (in *interp) exec(code []byte, codeOffset uint64, cieMode bool) error {
 	c := in.f.CIE
-	r := &reader{b: code, bo: in.s.ByteOrder}
-	for r.pos < len(r.b) && !in.done {
-		op := r.u8()
+	r := dwarfbuf.New(code, in.s.ByteOrder, ErrTruncated)
+	for r.Off() < len(r.Data()) && !in.done {
+		op := r.U8()
 		var err error
 		switch op & 0xc0 {
 		case 0x40: // DW_CFA_advance_loc
 			in.advance(uint64(op & 0x3f))
 			continue
 		case 0x80: // DW_CFA_offset
-			off := r.uleb()
+			off := r.Uleb()
 			in.set(int(op&0x3f), Rule{Kind: Offset, Offset: int64(off) * c.DataAlign})
 			continue
 		case 0xc0: // DW_CFA_restore
@@ -168,37 +170,37 @@ func (in *interp) exec(code []byte, codeOffset uint64, cieMode bool) error {
 				}
 			}
 		case 0x02: // DW_CFA_advance_loc1
-			in.advance(uint64(r.u8()))
+			in.advance(uint64(r.U8()))
 		case 0x03: // DW_CFA_advance_loc2
-			in.advance(uint64(r.u16()))
+			in.advance(uint64(r.U16()))
 		case 0x04: // DW_CFA_advance_loc4
-			in.advance(uint64(r.u32()))
+			in.advance(uint64(r.U32()))
 		case 0x1d: // DW_CFA_MIPS_advance_loc8
-			in.advance(r.u64())
+			in.advance(r.U64())
 		case 0x05: // DW_CFA_offset_extended
-			reg, off := r.uleb(), r.uleb()
+			reg, off := r.Uleb(), r.Uleb()
 			if col, err = toCol(reg); err == nil {
 				in.set(col, Rule{Kind: Offset, Offset: int64(off) * c.DataAlign})
 			}
 		case 0x06: // DW_CFA_restore_extended
-			reg := r.uleb()
-			if col, err = toCol(reg); err == nil && r.err == nil {
+			reg := r.Uleb()
+			if col, err = toCol(reg); err == nil && r.Err() == nil {
 				if cieMode {
 					return errors.New("DW_CFA_restore_extended in CIE")
 				}
 				in.restore(col)
 			}
 		case 0x07: // DW_CFA_undefined
-			if col, err = toCol(r.uleb()); err == nil && r.err == nil {
+			if col, err = toCol(r.Uleb()); err == nil && r.Err() == nil {
 				in.set(col, Rule{Kind: Undefined})
 			}
 		case 0x08: // DW_CFA_same_value
-			if col, err = toCol(r.uleb()); err == nil && r.err == nil {
+			if col, err = toCol(r.Uleb()); err == nil && r.Err() == nil {
 				in.set(col, Rule{Kind: SameValue})
 			}
 		case 0x09: // DW_CFA_register
-			reg, reg2 := r.uleb(), r.uleb()
-			if col, err = toCol(reg); err == nil && r.err == nil {
+			reg, reg2 := r.Uleb(), r.Uleb()
+			if col, err = toCol(reg); err == nil && r.Err() == nil {
 				in.set(col, Rule{Kind: Register, Reg: reg2})
 			}
 		case 0x0a: // DW_CFA_remember_state
@@ -214,10 +216,10 @@ func (in *interp) exec(code []byte, codeOffset uint64, cieMode bool) error {
 			in.stack = in.stack[:len(in.stack)-1]
 			in.transition(old)
 		case 0x0c: // DW_CFA_def_cfa
-			reg, off := r.uleb(), r.uleb()
+			reg, off := r.Uleb(), r.Uleb()
 			in.set(CFA, Rule{Kind: ValOffset, Reg: reg, Offset: int64(off)})
 		case 0x0d: // DW_CFA_def_cfa_register
-			reg := r.uleb()
+			reg := r.Uleb()
 			nr := in.cur.cfa
 			if nr.Kind != ValOffset {
 				nr = Rule{Kind: ValOffset}
@@ -225,7 +227,7 @@ func (in *interp) exec(code []byte, codeOffset uint64, cieMode bool) error {
 			nr.Reg = reg
 			in.set(CFA, nr)
 		case 0x0e: // DW_CFA_def_cfa_offset
-			off := r.uleb()
+			off := r.Uleb()
 			nr := in.cur.cfa
 			if nr.Kind != ValOffset {
 				return errors.New("DW_CFA_def_cfa_offset without a register CFA rule")
@@ -233,50 +235,50 @@ func (in *interp) exec(code []byte, codeOffset uint64, cieMode bool) error {
 			nr.Offset = int64(off)
 			in.set(CFA, nr)
 		case 0x0f: // DW_CFA_def_cfa_expression
-			e := r.bytes(r.uleb())
-			if r.err == nil {
+			e := r.Bytes(r.Uleb())
+			if r.Err() == nil {
 				in.set(CFA, Rule{Kind: ValExpression, Expr: e})
 			}
 		case 0x10: // DW_CFA_expression
-			reg := r.uleb()
-			e := r.bytes(r.uleb())
-			if col, err = toCol(reg); err == nil && r.err == nil {
+			reg := r.Uleb()
+			e := r.Bytes(r.Uleb())
+			if col, err = toCol(reg); err == nil && r.Err() == nil {
 				in.set(col, Rule{Kind: Expression, Expr: e})
 			}
 		case 0x11: // DW_CFA_offset_extended_sf
-			reg, off := r.uleb(), r.sleb()
-			if col, err = toCol(reg); err == nil && r.err == nil {
+			reg, off := r.Uleb(), r.Sleb()
+			if col, err = toCol(reg); err == nil && r.Err() == nil {
 				in.set(col, Rule{Kind: Offset, Offset: off * c.DataAlign})
 			}
 		case 0x12: // DW_CFA_def_cfa_sf
-			reg, off := r.uleb(), r.sleb()
-			if r.err == nil {
+			reg, off := r.Uleb(), r.Sleb()
+			if r.Err() == nil {
 				in.set(CFA, Rule{Kind: ValOffset, Reg: reg, Offset: off * c.DataAlign})
 			}
 		case 0x13: // DW_CFA_def_cfa_offset_sf
-			off := r.sleb()
+			off := r.Sleb()
 			nr := in.cur.cfa
 			if nr.Kind != ValOffset {
 				return errors.New("DW_CFA_def_cfa_offset_sf without a register CFA rule")
 			}
 			nr.Offset = off * c.DataAlign
-			if r.err == nil {
+			if r.Err() == nil {
 				in.set(CFA, nr)
 			}
 		case 0x14: // DW_CFA_val_offset
-			reg, off := r.uleb(), r.uleb()
-			if col, err = toCol(reg); err == nil && r.err == nil {
+			reg, off := r.Uleb(), r.Uleb()
+			if col, err = toCol(reg); err == nil && r.Err() == nil {
 				in.set(col, Rule{Kind: ValOffset, Offset: int64(off) * c.DataAlign})
 			}
 		case 0x15: // DW_CFA_val_offset_sf
-			reg, off := r.uleb(), r.sleb()
-			if col, err = toCol(reg); err == nil && r.err == nil {
+			reg, off := r.Uleb(), r.Sleb()
+			if col, err = toCol(reg); err == nil && r.Err() == nil {
 				in.set(col, Rule{Kind: ValOffset, Offset: off * c.DataAlign})
 			}
 		case 0x16: // DW_CFA_val_expression
-			reg := r.uleb()
-			e := r.bytes(r.uleb())
-			if col, err = toCol(reg); err == nil && r.err == nil {
+			reg := r.Uleb()
+			e := r.Bytes(r.Uleb())
+			if col, err = toCol(reg); err == nil && r.Err() == nil {
 				in.set(col, Rule{Kind: ValExpression, Expr: e})
 			}
 		case 0x2d:
@@ -284,24 +286,24 @@ func (in *interp) exec(code []byte, codeOffset uint64, cieMode bool) error {
 			// on AArch64 it toggles return-address signing, which changes no
 			// rule; SPARC register windows are out of scope.
 		case 0x2e: // DW_CFA_GNU_args_size
-			r.uleb()
+			r.Uleb()
 		case 0x2f: // DW_CFA_GNU_negative_offset_extended
-			reg, off := r.uleb(), r.uleb()
-			if col, err = toCol(reg); err == nil && r.err == nil {
+			reg, off := r.Uleb(), r.Uleb()
+			if col, err = toCol(reg); err == nil && r.Err() == nil {
 				in.set(col, Rule{Kind: Offset, Offset: -int64(off) * c.DataAlign})
 			}
 		default:
-			return fmt.Errorf("unknown CFA instruction %#x at offset %d", op, r.pos-1)
+			return fmt.Errorf("unknown CFA instruction %#x at offset %d", op, r.Off()-1)
 		}
 		if err != nil {
 			return err
 		}
-		if r.err != nil {
-			return fmt.Errorf("instruction %#x: %w", op, r.err)
+		if r.Err() != nil {
+			return fmt.Errorf("instruction %#x: %w", op, r.Err())
 		}
 	}
-	if r.err != nil {
-		return r.err
+	if r.Err() != nil {
+		return r.Err()
 	}
 	return nil
 }

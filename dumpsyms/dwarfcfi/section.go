@@ -18,6 +18,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/gobreakpad/gobreakpad/internal/dwarfbuf"
 )
 
 // Kind tells which flavour of call frame section is being read.
@@ -98,172 +100,45 @@ const (
 // ErrTruncated reports an entry or value running past the end of its data.
 var ErrTruncated = errors.New("truncated")
 
-// reader is a cursor over a byte slice that records the first error.
-type reader struct {
-	b   []byte
-	pos int
-	bo  binary.ByteOrder
-	err error
-}
-
-func (r *reader) fail(err error) {
-	if r.err == nil {
-		r.err = err
-	}
-}
-
-func (r *reader) need(n int) bool {
-	if r.err != nil {
-		return false
-	}
-	if n < 0 || n > len(r.b)-r.pos {
-		r.fail(ErrTruncated)
-		return false
-	}
-	return true
-}
-
-func (r *reader) u8() uint8 {
-	if !r.need(1) {
-		return 0
-	}
-	v := r.b[r.pos]
-	r.pos++
-	return v
-}
-
-func (r *reader) u16() uint16 {
-	if !r.need(2) {
-		return 0
-	}
-	v := r.bo.Uint16(r.b[r.pos:])
-	r.pos += 2
-	return v
-}
-
-func (r *reader) u32() uint32 {
-	if !r.need(4) {
-		return 0
-	}
-	v := r.bo.Uint32(r.b[r.pos:])
-	r.pos += 4
-	return v
-}
-
-func (r *reader) u64() uint64 {
-	if !r.need(8) {
-		return 0
-	}
-	v := r.bo.Uint64(r.b[r.pos:])
-	r.pos += 8
-	return v
-}
-
-func (r *reader) bytes(n uint64) []byte {
-	if n > uint64(len(r.b)) || !r.need(int(n)) {
-		r.fail(ErrTruncated)
-		return nil
-	}
-	v := r.b[r.pos : r.pos+int(n)]
-	r.pos += int(n)
-	return v
-}
-
-func (r *reader) uleb() uint64 {
-	var v uint64
-	var shift uint
-	for {
-		b := r.u8()
-		if r.err != nil {
-			return 0
-		}
-		if shift < 64 {
-			v |= uint64(b&0x7f) << shift
-		}
-		shift += 7
-		if b&0x80 == 0 {
-			return v
-		}
-	}
-}
-
-func (r *reader) sleb() int64 {
-	var v int64
-	var shift uint
-	var b byte
-	for {
-		b = r.u8()
-		if r.err != nil {
-			return 0
-		}
-		if shift < 64 {
-			v |= int64(b&0x7f) << shift
-		}
-		shift += 7
-		if b&0x80 == 0 {
-			break
-		}
-	}
-	if shift < 64 && b&0x40 != 0 {
-		v |= -1 << shift
-	}
-	return v
-}
-
-func (r *reader) cstring() string {
-	if r.err != nil {
-		return ""
-	}
-	for i := r.pos; i < len(r.b); i++ {
-		if r.b[i] == 0 {
-			s := string(r.b[r.pos:i])
-			r.pos = i + 1
-			return s
-		}
-	}
-	r.fail(ErrTruncated)
-	return ""
-}
-
 // pointer decodes a value in encoding enc. base is the section-relative offset
 // of the reader's data start, used for pc-relative values.
-func (s *Section) pointer(r *reader, enc byte, base uint64, addrSize int, funcStart uint64) (uint64, error) {
+func (s *Section) pointer(r *dwarfbuf.Buf, enc byte, base uint64, addrSize int, funcStart uint64) (uint64, error) {
 	if enc == peOmit {
 		return 0, nil
 	}
 	if enc&peInd != 0 {
 		return 0, fmt.Errorf("indirect pointer encoding %#x not supported", enc)
 	}
-	pos := base + uint64(r.pos)
+	pos := base + uint64(r.Off())
 	var v uint64
 	switch enc & 0x0f {
 	case peAbsptr:
 		if addrSize == 4 {
-			v = uint64(r.u32())
+			v = uint64(r.U32())
 		} else {
-			v = r.u64()
+			v = r.U64()
 		}
 	case peULEB128:
-		v = r.uleb()
+		v = r.Uleb()
 	case peUdata2:
-		v = uint64(r.u16())
+		v = uint64(r.U16())
 	case peUdata4:
-		v = uint64(r.u32())
+		v = uint64(r.U32())
 	case peUdata8:
-		v = r.u64()
+		v = r.U64()
 	case peSLEB128:
-		v = uint64(r.sleb())
+		v = uint64(r.Sleb())
 	case peSdata2:
-		v = uint64(int64(int16(r.u16())))
+		v = uint64(int64(int16(r.U16())))
 	case peSdata4:
-		v = uint64(int64(int32(r.u32())))
+		v = uint64(int64(int32(r.U32())))
 	case peSdata8:
-		v = r.u64()
+		v = r.U64()
 	default:
 		return 0, fmt.Errorf("unknown pointer encoding %#x", enc)
 	}
-	if r.err != nil {
-		return 0, r.err
+	if r.Err() != nil {
+		return 0, r.Err()
 	}
 	switch enc & 0x70 {
 	case 0:
@@ -297,41 +172,36 @@ func (s *Section) Entries(fn func(*FDE) error, bad func(offset uint64, err error
 	cies := make(map[uint64]*CIE)
 	off := uint64(0)
 	for off < uint64(len(s.Data)) {
-		r := &reader{b: s.Data[off:], bo: s.ByteOrder}
-		length := uint64(r.u32())
-		dwarf64 := false
-		if length == 0xffffffff {
-			length = r.u64()
-			dwarf64 = true
-		}
-		if r.err != nil {
-			return fmt.Errorf("%v: entry at %#x: length: %w", s.Kind, off, r.err)
+		r := dwarfbuf.New(s.Data[off:], s.ByteOrder, ErrTruncated)
+		length, dwarf64 := r.InitialLength()
+		if r.Err() != nil {
+			return fmt.Errorf("%v: entry at %#x: length: %w", s.Kind, off, r.Err())
 		}
 		if length == 0 {
 			if s.Kind == EHFrame {
 				// Zero terminator of .eh_frame.
 				return nil
 			}
-			off += uint64(r.pos)
+			off += uint64(r.Off())
 			continue
 		}
-		hdr := uint64(r.pos)
+		hdr := uint64(r.Off())
 		if length > uint64(len(s.Data))-off-hdr {
 			return fmt.Errorf("%v: entry at %#x: length %#x: %w", s.Kind, off, length, ErrTruncated)
 		}
 		body := s.Data[off+hdr : off+hdr+length]
 		next := off + hdr + length
-		br := &reader{b: body, bo: s.ByteOrder}
+		br := dwarfbuf.New(body, s.ByteOrder, ErrTruncated)
 		idPos := off + hdr
 		var id uint64
 		if dwarf64 {
-			id = br.u64()
+			id = br.U64()
 		} else {
-			id = uint64(br.u32())
+			id = uint64(br.U32())
 		}
-		if br.err != nil {
+		if br.Err() != nil {
 			if bad != nil {
-				bad(off, fmt.Errorf("entry id: %w", br.err))
+				bad(off, fmt.Errorf("entry id: %w", br.Err()))
 			}
 			off = next
 			continue
@@ -393,27 +263,22 @@ func (s *Section) parseCIE(off uint64) (*CIE, error) {
 	if off >= uint64(len(s.Data)) {
 		return nil, ErrTruncated
 	}
-	r := &reader{b: s.Data[off:], bo: s.ByteOrder}
-	length := uint64(r.u32())
-	dwarf64 := false
-	if length == 0xffffffff {
-		length = r.u64()
-		dwarf64 = true
+	r := dwarfbuf.New(s.Data[off:], s.ByteOrder, ErrTruncated)
+	length, dwarf64 := r.InitialLength()
+	if r.Err() != nil {
+		return nil, r.Err()
 	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	hdr := uint64(r.pos)
+	hdr := uint64(r.Off())
 	if length > uint64(len(s.Data))-off-hdr {
 		return nil, ErrTruncated
 	}
 	bodyOff := off + hdr
-	r = &reader{b: s.Data[bodyOff : bodyOff+length], bo: s.ByteOrder}
+	r = dwarfbuf.New(s.Data[bodyOff:bodyOff+length], s.ByteOrder, ErrTruncated)
 	var id uint64
 	if dwarf64 {
-		id = r.u64()
+		id = r.U64()
 	} else {
-		id = uint64(r.u32())
+		id = uint64(r.U32())
 	}
 	switch {
 	case s.Kind == EHFrame && id != 0,
@@ -421,54 +286,54 @@ func (s *Section) parseCIE(off uint64) (*CIE, error) {
 		return nil, fmt.Errorf("entry is not a CIE (id %#x)", id)
 	}
 	c := &CIE{Offset: off, AddrSize: s.AddrSize}
-	c.Version = r.u8()
+	c.Version = r.U8()
 	if c.Version != 1 && c.Version != 3 && c.Version != 4 {
 		return nil, fmt.Errorf("version %d not supported", c.Version)
 	}
-	c.Augmentation = r.cstring()
+	c.Augmentation = r.CString()
 	aug := c.Augmentation
 	if len(aug) >= 2 && aug[:2] == "eh" {
 		// GCC 2.x: the augmentation is followed by an address.
-		r.bytes(uint64(s.AddrSize))
+		r.Bytes(uint64(s.AddrSize))
 		aug = aug[2:]
 	}
 	if c.Version == 4 {
-		c.AddrSize = int(r.u8())
-		if seg := r.u8(); seg != 0 {
+		c.AddrSize = int(r.U8())
+		if seg := r.U8(); seg != 0 {
 			return nil, fmt.Errorf("segment selector size %d not supported", seg)
 		}
 		if c.AddrSize != 4 && c.AddrSize != 8 {
 			return nil, fmt.Errorf("address size %d not supported", c.AddrSize)
 		}
 	}
-	c.CodeAlign = r.uleb()
-	c.DataAlign = r.sleb()
+	c.CodeAlign = r.Uleb()
+	c.DataAlign = r.Sleb()
 	if c.Version == 1 {
-		c.RAColumn = uint64(r.u8())
+		c.RAColumn = uint64(r.U8())
 	} else {
-		c.RAColumn = r.uleb()
+		c.RAColumn = r.Uleb()
 	}
-	if r.err != nil {
-		return nil, r.err
+	if r.Err() != nil {
+		return nil, r.Err()
 	}
 	if len(aug) > 0 && aug[0] == 'z' {
 		c.HasAugData = true
-		n := r.uleb()
-		data := r.bytes(n)
-		if r.err != nil {
-			return nil, fmt.Errorf("augmentation data: %w", r.err)
+		n := r.Uleb()
+		data := r.Bytes(n)
+		if r.Err() != nil {
+			return nil, fmt.Errorf("augmentation data: %w", r.Err())
 		}
-		ar := &reader{b: data, bo: s.ByteOrder}
-		base := bodyOff + uint64(r.pos) - n
+		ar := dwarfbuf.New(data, s.ByteOrder, ErrTruncated)
+		base := bodyOff + uint64(r.Off()) - n
 	augLoop:
 		for i := 1; i < len(aug); i++ {
 			switch aug[i] {
 			case 'L':
-				c.LSDAEncoding = ar.u8()
+				c.LSDAEncoding = ar.U8()
 			case 'R':
-				c.FDEEncoding = ar.u8()
+				c.FDEEncoding = ar.U8()
 			case 'P':
-				enc := ar.u8()
+				enc := ar.U8()
 				// The personality routine's address does not matter for
 				// unwinding; it may be indirect, so skip it by its size.
 				if _, err := s.pointer(ar, enc&^peInd, base, c.AddrSize, 0); err != nil {
@@ -483,21 +348,21 @@ func (s *Section) parseCIE(off uint64) (*CIE, error) {
 				break augLoop
 			}
 		}
-		if ar.err != nil {
-			return nil, fmt.Errorf("augmentation data: %w", ar.err)
+		if ar.Err() != nil {
+			return nil, fmt.Errorf("augmentation data: %w", ar.Err())
 		}
 	} else if aug != "" {
 		return nil, fmt.Errorf("augmentation %q not supported", c.Augmentation)
 	}
-	if r.err != nil {
-		return nil, r.err
+	if r.Err() != nil {
+		return nil, r.Err()
 	}
-	c.Instructions = r.b[r.pos:]
-	c.instrOffset = bodyOff + uint64(r.pos)
+	c.Instructions = r.Rest()
+	c.instrOffset = bodyOff + uint64(r.Off())
 	return c, nil
 }
 
-func (s *Section) parseFDE(off, bodyOff uint64, body []byte, r *reader, c *CIE) (*FDE, error) {
+func (s *Section) parseFDE(off, bodyOff uint64, body []byte, r *dwarfbuf.Buf, c *CIE) (*FDE, error) {
 	f := &FDE{Offset: off, CIE: c}
 	enc := c.FDEEncoding
 	if s.Kind == DebugFrame && !c.HasAugData {
@@ -514,13 +379,13 @@ func (s *Section) parseFDE(off, bodyOff uint64, body []byte, r *reader, c *CIE) 
 		return nil, fmt.Errorf("address range: %w", err)
 	}
 	if c.HasAugData {
-		n := r.uleb()
-		r.bytes(n)
+		n := r.Uleb()
+		r.Bytes(n)
 	}
-	if r.err != nil {
-		return nil, fmt.Errorf("FDE header: %w", r.err)
+	if r.Err() != nil {
+		return nil, fmt.Errorf("FDE header: %w", r.Err())
 	}
-	f.Instructions = body[r.pos:]
-	f.instrOffset = bodyOff + uint64(r.pos)
+	f.Instructions = body[r.Off():]
+	f.instrOffset = bodyOff + uint64(r.Off())
 	return f, nil
 }

@@ -1,4 +1,4 @@
-package dumpsyms
+package elf
 
 import (
 	"debug/dwarf"
@@ -585,15 +585,7 @@ func assignLines(cu *unitState) {
 		return
 	}
 	lines := cu.lines
-	slices.SortStableFunc(lines, func(a, b lineRec) int {
-		switch {
-		case a.addr < b.addr:
-			return -1
-		case a.addr > b.addr:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(lines, func(a, b lineRec) int { return cmpU64(a.addr, b.addr) })
 	for _, fn := range cu.funcs {
 		for k, r := range fn.ranges {
 			// First line ending after r.lo.

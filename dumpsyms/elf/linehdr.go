@@ -1,9 +1,11 @@
-package dumpsyms
+package elf
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/gobreakpad/gobreakpad/internal/dwarfbuf"
 )
 
 // lineFileNames reads the file name table of the line number program header
@@ -18,46 +20,41 @@ func lineFileNames(sec []byte, off uint64, bo binary.ByteOrder, compDir string, 
 	if off >= uint64(len(sec)) {
 		return nil, fmt.Errorf("line table offset %#x beyond .debug_line", off)
 	}
-	r := &byteReader{b: sec[off:], bo: bo}
-	length := uint64(r.u32())
-	dwarf64 := false
-	if length == 0xffffffff {
-		length = r.u64()
-		dwarf64 = true
+	r := dwarfbuf.New(sec[off:], bo, nil)
+	length, dwarf64 := r.InitialLength()
+	if r.Err() != nil {
+		return nil, r.Err()
 	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	if length > uint64(len(r.b)-r.pos) {
+	if length > uint64(r.Len()) {
 		return nil, errors.New("line table length beyond .debug_line")
 	}
-	r.b = r.b[:r.pos+int(length)]
-	version := r.u16()
+	r.Limit(length)
+	version := r.U16()
 	if version < 2 || version > 5 {
 		return nil, fmt.Errorf("line table version %d not supported", version)
 	}
 	if version >= 5 {
-		r.u8() // address_size
-		r.u8() // segment_selector_size
+		r.U8() // address_size
+		r.U8() // segment_selector_size
 	}
 	if dwarf64 {
-		r.u64()
+		r.U64()
 	} else {
-		r.u32()
+		r.U32()
 	}
-	r.u8() // minimum_instruction_length
+	r.U8() // minimum_instruction_length
 	if version >= 4 {
-		r.u8() // maximum_operations_per_instruction
+		r.U8() // maximum_operations_per_instruction
 	}
-	r.u8() // default_is_stmt
-	r.u8() // line_base
-	r.u8() // line_range
-	opBase := r.u8()
+	r.U8() // default_is_stmt
+	r.U8() // line_base
+	r.U8() // line_range
+	opBase := r.U8()
 	if opBase > 0 {
-		r.skip(int(opBase) - 1)
+		r.Skip(int(opBase) - 1)
 	}
-	if r.err != nil {
-		return nil, r.err
+	if r.Err() != nil {
+		return nil, r.Err()
 	}
 	expand := func(path, base string) string {
 		if (len(path) > 0 && path[0] == '/') || base == "" {
@@ -71,9 +68,9 @@ func lineFileNames(sec []byte, off uint64, bo binary.ByteOrder, compDir string, 
 	if version < 5 {
 		dirs := []string{compDir}
 		for {
-			s := r.cstr()
-			if r.err != nil {
-				return nil, r.err
+			s := r.CString()
+			if r.Err() != nil {
+				return nil, r.Err()
 			}
 			if s == "" {
 				break
@@ -82,43 +79,43 @@ func lineFileNames(sec []byte, off uint64, bo binary.ByteOrder, compDir string, 
 		}
 		names := []string{""}
 		for {
-			s := r.cstr()
-			if r.err != nil {
-				return nil, r.err
+			s := r.CString()
+			if r.Err() != nil {
+				return nil, r.Err()
 			}
 			if s == "" {
 				break
 			}
-			dir := r.uleb()
-			r.uleb() // modification time
-			r.uleb() // length
+			dir := r.Uleb()
+			r.Uleb() // modification time
+			r.Uleb() // length
 			d := ""
 			if dir < uint64(len(dirs)) {
 				d = dirs[dir]
 			}
 			names = append(names, expand(s, d))
 		}
-		return names, r.err
+		return names, r.Err()
 	}
 	readTable := func() ([][2]uint64, uint64, error) {
-		nfmt := int(r.u8())
+		nfmt := int(r.U8())
 		formats := make([][2]uint64, 0, nfmt)
 		for i := 0; i < nfmt; i++ {
-			formats = append(formats, [2]uint64{r.uleb(), r.uleb()})
+			formats = append(formats, [2]uint64{r.Uleb(), r.Uleb()})
 		}
-		count := r.uleb()
-		if r.err != nil {
-			return nil, 0, r.err
+		count := r.Uleb()
+		if r.Err() != nil {
+			return nil, 0, r.Err()
 		}
 		// Each entry takes at least a byte: bound the count by the data left.
-		if count > uint64(len(r.b)-r.pos) {
+		if count > uint64(r.Len()) {
 			return nil, 0, errors.New("line table entry count beyond its data")
 		}
 		return formats, count, nil
 	}
 	entry := func(formats [][2]uint64) (path string, dir uint64, err error) {
 		for _, f := range formats {
-			s, v, err := r.form(f[1], dwarf64, lineStr, str)
+			s, v, err := lineForm(r, f[1], dwarf64, lineStr, str)
 			if err != nil {
 				return "", 0, err
 			}
@@ -129,7 +126,7 @@ func lineFileNames(sec []byte, off uint64, bo binary.ByteOrder, compDir string, 
 				dir = v
 			}
 		}
-		return path, dir, r.err
+		return path, dir, r.Err()
 	}
 	formats, count, err := readTable()
 	if err != nil {
@@ -168,100 +165,8 @@ func lineFileNames(sec []byte, off uint64, bo binary.ByteOrder, compDir string, 
 	return names, nil
 }
 
-// byteReader is a bounds-checked cursor recording its first error.
-type byteReader struct {
-	b   []byte
-	pos int
-	bo  binary.ByteOrder
-	err error
-}
-
-var errShort = errors.New("unexpected end of data")
-
-func (r *byteReader) skip(n int) {
-	if r.err != nil {
-		return
-	}
-	if n < 0 || n > len(r.b)-r.pos {
-		r.err = errShort
-		return
-	}
-	r.pos += n
-}
-
-func (r *byteReader) bytes(n int) []byte {
-	p := r.pos
-	r.skip(n)
-	if r.err != nil {
-		return nil
-	}
-	return r.b[p:r.pos]
-}
-
-func (r *byteReader) u8() uint8 {
-	b := r.bytes(1)
-	if b == nil {
-		return 0
-	}
-	return b[0]
-}
-
-func (r *byteReader) u16() uint16 {
-	b := r.bytes(2)
-	if b == nil {
-		return 0
-	}
-	return r.bo.Uint16(b)
-}
-
-func (r *byteReader) u32() uint32 {
-	b := r.bytes(4)
-	if b == nil {
-		return 0
-	}
-	return r.bo.Uint32(b)
-}
-
-func (r *byteReader) u64() uint64 {
-	b := r.bytes(8)
-	if b == nil {
-		return 0
-	}
-	return r.bo.Uint64(b)
-}
-
-func (r *byteReader) uleb() uint64 {
-	var v uint64
-	var shift uint
-	for {
-		b := r.u8()
-		if r.err != nil {
-			return 0
-		}
-		if shift < 64 {
-			v |= uint64(b&0x7f) << shift
-		}
-		shift += 7
-		if b&0x80 == 0 {
-			return v
-		}
-	}
-}
-
-func (r *byteReader) cstr() string {
-	if r.err != nil {
-		return ""
-	}
-	for i := r.pos; i < len(r.b); i++ {
-		if r.b[i] == 0 {
-			s := string(r.b[r.pos:i])
-			r.pos = i + 1
-			return s
-		}
-	}
-	r.err = errShort
-	return ""
-}
+// errShort is the error of a line table header running past its data.
+var errShort = dwarfbuf.ErrShort
 
 func cstrAt(sec []byte, off uint64) (string, error) {
 	if off >= uint64(len(sec)) {
@@ -277,16 +182,16 @@ func cstrAt(sec []byte, off uint64) (string, error) {
 
 // form reads one attribute value of a DWARF 5 line table entry, as a
 // string or a number.
-func (r *byteReader) form(form uint64, dwarf64 bool, lineStr, str []byte) (string, uint64, error) {
+func lineForm(r *dwarfbuf.Buf, form uint64, dwarf64 bool, lineStr, str []byte) (string, uint64, error) {
 	offset := func() uint64 {
 		if dwarf64 {
-			return r.u64()
+			return r.U64()
 		}
-		return uint64(r.u32())
+		return uint64(r.U32())
 	}
 	switch form {
 	case 0x08: // DW_FORM_string
-		return r.cstr(), 0, r.err
+		return r.CString(), 0, r.Err()
 	case 0x1f: // DW_FORM_line_strp
 		s, err := cstrAt(lineStr, offset())
 		return s, 0, err
@@ -294,25 +199,25 @@ func (r *byteReader) form(form uint64, dwarf64 bool, lineStr, str []byte) (strin
 		s, err := cstrAt(str, offset())
 		return s, 0, err
 	case 0x0b: // DW_FORM_data1
-		return "", uint64(r.u8()), r.err
+		return "", uint64(r.U8()), r.Err()
 	case 0x05: // DW_FORM_data2
-		return "", uint64(r.u16()), r.err
+		return "", uint64(r.U16()), r.Err()
 	case 0x06: // DW_FORM_data4
-		return "", uint64(r.u32()), r.err
+		return "", uint64(r.U32()), r.Err()
 	case 0x07: // DW_FORM_data8
-		return "", r.u64(), r.err
+		return "", r.U64(), r.Err()
 	case 0x1e: // DW_FORM_data16
-		r.skip(16)
-		return "", 0, r.err
+		r.Skip(16)
+		return "", 0, r.Err()
 	case 0x0f: // DW_FORM_udata
-		return "", r.uleb(), r.err
+		return "", r.Uleb(), r.Err()
 	case 0x09: // DW_FORM_block
-		n := r.uleb()
-		if n > uint64(len(r.b)) {
+		n := r.Uleb()
+		if n > uint64(len(r.Data())) {
 			return "", 0, errShort
 		}
-		r.skip(int(n))
-		return "", 0, r.err
+		r.Skip(int(n))
+		return "", 0, r.Err()
 	}
 	return "", 0, fmt.Errorf("form %#x not supported in a line table header", form)
 }

@@ -1,4 +1,4 @@
-package dumpsyms
+package elf
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
 )
 
@@ -90,7 +91,7 @@ func dumpsTerminate(t *testing.T, data []byte, d time.Duration) bool {
 		if err != nil {
 			return
 		}
-		s, err := dumpFile(ef, filepath.Join(dir, "mutated"), Options{Inlines: true})
+		s, err := dumpFile(ef, filepath.Join(dir, "mutated"), dumpsyms.Options{Inlines: true})
 		if err == nil {
 			s.Write(io.Discard)
 		}

@@ -1,4 +1,4 @@
-package dumpsyms
+package elf
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
 )
 
@@ -82,7 +83,7 @@ func (want symRecords) diff(got symRecords) (missing, extra []string) {
 
 func dumpText(t testing.TB, path string, dirs []string, inlines bool) string {
 	t.Helper()
-	s, err := Dump(path, Options{Inlines: inlines, DebugDirs: dirs})
+	s, err := Dump(path, dumpsyms.Options{Inlines: inlines, DebugDirs: dirs})
 	if err != nil {
 		t.Fatalf("Dump(%s): %v", path, err)
 	}
@@ -389,7 +390,7 @@ func TestMultipleMarker(t *testing.T) {
 	bin := corpus.File(t, "debian/libc/libc.so.6")
 	dir := corpus.File(t, "debian/libc/usr-lib-debug/.build-id/93")
 	plain := dumpText(t, bin, []string{dir}, false)
-	s, err := Dump(bin, Options{DebugDirs: []string{dir}, Multiple: true})
+	s, err := Dump(bin, dumpsyms.Options{DebugDirs: []string{dir}, Multiple: true})
 	if err != nil {
 		t.Fatal(err)
 	}

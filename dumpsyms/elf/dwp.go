@@ -1,4 +1,4 @@
-package dumpsyms
+package elf
 
 import (
 	"debug/dwarf"
@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/gobreakpad/gobreakpad/internal/dwarfbuf"
 )
 
 // GNU split DWARF 4 (-gsplit-dwarf with -gdwarf-4, packed by dwp): the
@@ -51,26 +53,26 @@ func openDWP(f *elf.File) (*dwpFile, error) {
 
 // parseCUIndex reads a version 2 (GNU) or 5 unit index.
 func parseCUIndex(b []byte, bo binary.ByteOrder) (map[uint64]map[uint32][2]uint32, error) {
-	r := &byteReader{b: b, bo: bo}
-	version := r.u32()
+	r := dwarfbuf.New(b, bo, nil)
+	version := r.U32()
 	if version&0xffff != 2 && version&0xffff != 5 {
 		return nil, fmt.Errorf(".debug_cu_index version %d not supported", version)
 	}
-	ncols, nunits, nslots := uint64(r.u32()), uint64(r.u32()), uint64(r.u32())
-	if r.err != nil {
-		return nil, r.err
+	ncols, nunits, nslots := uint64(r.U32()), uint64(r.U32()), uint64(r.U32())
+	if r.Err() != nil {
+		return nil, r.Err()
 	}
 	need := nslots*12 + ncols*4 + nunits*ncols*8
-	if ncols > 1<<10 || nunits > 1<<24 || nslots > 1<<24 || need > uint64(len(b)-r.pos) {
+	if ncols > 1<<10 || nunits > 1<<24 || nslots > 1<<24 || need > uint64(r.Len()) {
 		return nil, errors.New(".debug_cu_index: tables beyond the section")
 	}
-	sigs := r.bytes(int(nslots * 8))
-	rows := r.bytes(int(nslots * 4))
-	cols := r.bytes(int(ncols * 4))
-	offs := r.bytes(int(nunits * ncols * 4))
-	sizes := r.bytes(int(nunits * ncols * 4))
-	if r.err != nil {
-		return nil, r.err
+	sigs := r.Bytes(nslots * 8)
+	rows := r.Bytes(nslots * 4)
+	cols := r.Bytes(ncols * 4)
+	offs := r.Bytes(nunits * ncols * 4)
+	sizes := r.Bytes(nunits * ncols * 4)
+	if r.Err() != nil {
+		return nil, r.Err()
 	}
 	out := make(map[uint64]map[uint32][2]uint32)
 	for s := uint64(0); s < nslots; s++ {
@@ -101,18 +103,18 @@ func contribution(sec []byte, m map[uint32][2]uint32, kind uint32) []byte {
 // DW_FORM_GNU_addr_index and DW_FORM_GNU_str_index by DW_FORM_addrx and
 // DW_FORM_strx.
 func rewriteGNUForms(abbrev []byte) ([]byte, error) {
-	r := &byteReader{b: abbrev}
+	r := dwarfbuf.New(abbrev, nil, nil)
 	out := make([]byte, 0, len(abbrev))
-	for r.pos < len(r.b) {
-		code := r.uleb()
+	for r.Len() > 0 {
+		code := r.Uleb()
 		out = binary.AppendUvarint(out, code)
 		if code == 0 {
 			continue
 		}
-		out = binary.AppendUvarint(out, r.uleb()) // tag
-		out = append(out, r.u8())                 // children
-		for r.err == nil {
-			attr, form := r.uleb(), r.uleb()
+		out = binary.AppendUvarint(out, r.Uleb()) // tag
+		out = append(out, r.U8())                 // children
+		for r.Err() == nil {
+			attr, form := r.Uleb(), r.Uleb()
 			switch form {
 			case 0x1f01:
 				form = 0x1b
@@ -122,15 +124,15 @@ func rewriteGNUForms(abbrev []byte) ([]byte, error) {
 			out = binary.AppendUvarint(out, attr)
 			out = binary.AppendUvarint(out, form)
 			if form == 0x21 { // DW_FORM_implicit_const
-				v := r.uleb()
+				v := r.Uleb()
 				out = binary.AppendUvarint(out, v)
 			}
 			if attr == 0 && form == 0 {
 				break
 			}
 		}
-		if r.err != nil {
-			return nil, fmt.Errorf("abbreviations: %w", r.err)
+		if r.Err() != nil {
+			return nil, fmt.Errorf("abbreviations: %w", r.Err())
 		}
 	}
 	return out, nil

@@ -1,8 +1,10 @@
-package dumpsyms
+package elf
 
 import (
 	"debug/dwarf"
 	"encoding/binary"
+
+	"github.com/gobreakpad/gobreakpad/internal/dwarfbuf"
 )
 
 // entryReader is what walk needs of a dwarf.Reader.
@@ -194,22 +196,22 @@ func (d *dieReader) table(off uint64) *abbrevTable {
 	nent, nform := abbrevCount(b)
 	t := &abbrevTable{ents: make([]abbrevEntry, 0, nent), forms: make([]abbrevForm, 0, nform)}
 	for {
-		code, ok := uleb(b, &p)
+		code, ok := dwarfbuf.Uleb(b, &p)
 		if !ok {
 			return nil
 		}
 		if code == 0 {
 			break
 		}
-		tag, ok := uleb(b, &p)
+		tag, ok := dwarfbuf.Uleb(b, &p)
 		if !ok || p >= len(b) || tag > 1<<32-1 {
 			return nil
 		}
 		a := abbrevEntry{tag: dwarf.Tag(tag), children: b[p] == 1, lo: uint32(len(t.forms))}
 		p++
 		for {
-			attr, ok1 := uleb(b, &p)
-			form, ok2 := uleb(b, &p)
+			attr, ok1 := dwarfbuf.Uleb(b, &p)
+			form, ok2 := dwarfbuf.Uleb(b, &p)
 			if !ok1 || !ok2 || attr > 0xffff || form > 0xffff {
 				return nil
 			}
@@ -217,7 +219,7 @@ func (d *dieReader) table(off uint64) *abbrevTable {
 				break
 			}
 			if form == 0x21 { // DW_FORM_implicit_const
-				if _, ok := uleb(b, &p); !ok {
+				if _, ok := dwarfbuf.Uleb(b, &p); !ok {
 					return nil
 				}
 			}
@@ -247,44 +249,27 @@ func (d *dieReader) table(off uint64) *abbrevTable {
 func abbrevCount(b []byte) (entries, forms int) {
 	p := 0
 	for {
-		code, ok := uleb(b, &p)
+		code, ok := dwarfbuf.Uleb(b, &p)
 		if !ok || code == 0 {
 			return
 		}
-		if _, ok := uleb(b, &p); !ok || p >= len(b) {
+		if _, ok := dwarfbuf.Uleb(b, &p); !ok || p >= len(b) {
 			return
 		}
 		p++
 		entries++
 		for {
-			attr, ok1 := uleb(b, &p)
-			form, ok2 := uleb(b, &p)
+			attr, ok1 := dwarfbuf.Uleb(b, &p)
+			form, ok2 := dwarfbuf.Uleb(b, &p)
 			if !ok1 || !ok2 || attr == 0 && form == 0 {
 				break
 			}
 			if form == 0x21 {
-				uleb(b, &p)
+				dwarfbuf.Uleb(b, &p)
 			}
 			forms++
 		}
 	}
-}
-
-func uleb(b []byte, p *int) (uint64, bool) {
-	var v uint64
-	var shift uint
-	for *p < len(b) {
-		c := b[*p]
-		*p++
-		if shift < 64 {
-			v |= uint64(c&0x7f) << shift
-		}
-		shift += 7
-		if c&0x80 == 0 {
-			return v, true
-		}
-	}
-	return 0, false
 }
 
 // toStd hands the walk over to the dwarf.Reader at the DIE at off.
@@ -316,7 +301,7 @@ func (d *dieReader) next(fetch bool) (*dwarf.Entry, error) {
 	d.lastUnit = false
 	off := d.off
 	p := off
-	code, ok := uleb(d.info[:d.end], &p)
+	code, ok := dwarfbuf.Uleb(d.info[:d.end], &p)
 	if !ok {
 		return d.toStd(off)
 	}
@@ -334,7 +319,7 @@ func (d *dieReader) next(fetch bool) (*dwarf.Entry, error) {
 	for _, f := range d.tab.forms[a.lo:a.hi] {
 		form := uint64(f.form)
 		for form == 0x16 { // DW_FORM_indirect
-			v, ok := uleb(d.info[:d.end], &p)
+			v, ok := dwarfbuf.Uleb(d.info[:d.end], &p)
 			if !ok {
 				return d.toStd(off)
 			}
@@ -396,7 +381,7 @@ func (d *dieReader) ref(form uint64, p int) (int, bool) {
 		v = d.order.Uint64(b[p:])
 	case 0x15:
 		var ok bool
-		if v, ok = uleb(b, &p); !ok {
+		if v, ok = dwarfbuf.Uleb(b, &p); !ok {
 			return 0, false
 		}
 	default:
@@ -445,7 +430,7 @@ func (d *dieReader) skip(form uint64, p *int) bool {
 		}
 		return false
 	case 0x09, 0x18: // block, exprloc
-		l, ok := uleb(b, p)
+		l, ok := dwarfbuf.Uleb(b, p)
 		if !ok || l > uint64(len(b)) {
 			return false
 		}
@@ -458,7 +443,7 @@ func (d *dieReader) skip(form uint64, p *int) bool {
 	case 0x0b, 0x0c, 0x11, 0x25, 0x29: // data1, flag, ref1, strx1, addrx1
 		n = 1
 	case 0x0d, 0x0f, 0x15, 0x1a, 0x1b, 0x22, 0x23: // LEB128 forms
-		_, ok := uleb(b, p)
+		_, ok := dwarfbuf.Uleb(b, p)
 		return ok
 	case 0x0e, 0x17, 0x1d, 0x1f, 0x1f20, 0x1f21: // strp, sec_offset, strp_sup, line_strp, GNU_ref_alt, GNU_strp_alt
 		n = off

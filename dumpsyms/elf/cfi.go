@@ -1,4 +1,4 @@
-package dumpsyms
+package elf
 
 import (
 	"debug/elf"
@@ -7,16 +7,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/dumpsyms/dwarfcfi"
+	"github.com/gobreakpad/gobreakpad/internal/dwarfbuf"
 	"github.com/gobreakpad/gobreakpad/symfile"
 )
-
-// CFIEntry is one frame description entry as Breakpad writes it: a STACK CFI
-// INIT record and the STACK CFI records changing its rules.
-type CFIEntry struct {
-	Init    symfile.CFIInit
-	Changes []symfile.CFI
-}
 
 // registerNames returns the DWARF register names Breakpad's walkers use for
 // machine m, indexed by DWARF register number; "" marks an unnamed number.
@@ -167,43 +162,18 @@ func (c *cfiConverter) postfix(expr []byte, pushCFA bool) (string, error) {
 	}
 	i := 0
 	uleb := func() (uint64, error) {
-		var v uint64
-		var shift uint
-		for {
-			if i >= len(expr) {
-				return 0, dwarfcfi.ErrTruncated
-			}
-			b := expr[i]
-			i++
-			if shift < 64 {
-				v |= uint64(b&0x7f) << shift
-			}
-			shift += 7
-			if b&0x80 == 0 {
-				return v, nil
-			}
+		v, ok := dwarfbuf.Uleb(expr, &i)
+		if !ok {
+			return 0, dwarfcfi.ErrTruncated
 		}
+		return v, nil
 	}
 	sleb := func() (int64, error) {
-		var v int64
-		var shift uint
-		for {
-			if i >= len(expr) {
-				return 0, dwarfcfi.ErrTruncated
-			}
-			b := expr[i]
-			i++
-			if shift < 64 {
-				v |= int64(b&0x7f) << shift
-			}
-			shift += 7
-			if b&0x80 == 0 {
-				if shift < 64 && b&0x40 != 0 {
-					v |= -1 << shift
-				}
-				return v, nil
-			}
+		v, ok := dwarfbuf.Sleb(expr, &i)
+		if !ok {
+			return 0, dwarfcfi.ErrTruncated
 		}
+		return v, nil
 	}
 	errUnderflow := fmt.Errorf("stack underflow")
 	push := func(s string) error {
@@ -366,7 +336,7 @@ func formatRules(rs []regRule) string {
 
 // convertFDE interprets one FDE into a CFIEntry with addresses relative to
 // load.
-func (c *cfiConverter) convertFDE(sec *dwarfcfi.Section, f *dwarfcfi.FDE, load uint64) (CFIEntry, error) {
+func (c *cfiConverter) convertFDE(sec *dwarfcfi.Section, f *dwarfcfi.FDE, load uint64) (dumpsyms.CFIEntry, error) {
 	c.begin = f.Begin
 	c.raCol = f.CIE.RAColumn
 	c.initial = c.initial[:0]
@@ -377,17 +347,9 @@ func (c *cfiConverter) convertFDE(sec *dwarfcfi.Section, f *dwarfcfi.FDE, load u
 		c.initial = append(c.initial, regRule{".ra", c.names[f.CIE.RAColumn]})
 	}
 	err := sec.Run(f, c.record)
-	e := CFIEntry{Init: symfile.CFIInit{Address: f.Begin - load, Size: f.Length, Rules: formatRules(c.initial)}}
+	e := dumpsyms.CFIEntry{Init: symfile.CFIInit{Address: f.Begin - load, Size: f.Length, Rules: formatRules(c.initial)}}
 	// Group the changes by address, last rule for a register winning.
-	slices.SortStableFunc(c.changes, func(a, b addrRule) int {
-		switch {
-		case a.addr < b.addr:
-			return -1
-		case a.addr > b.addr:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(c.changes, func(a, b addrRule) int { return cmpU64(a.addr, b.addr) })
 	for i := 0; i < len(c.changes); {
 		j := i
 		var rs []regRule

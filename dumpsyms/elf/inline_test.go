@@ -1,4 +1,4 @@
-package dumpsyms
+package elf
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
 )
 
@@ -63,7 +64,7 @@ func baseName(n string) string {
 
 // lookup returns the function, line and inline chain (outermost first) our
 // records give for addr.
-func lookup(s *Symbols, addr uint64) (fn *Function, line *lineAt, chain []inlineAt) {
+func lookup(s *dumpsyms.Symbols, addr uint64) (fn *dumpsyms.Function, line *lineAt, chain []inlineAt) {
 	for i := range s.Funcs {
 		f := &s.Funcs[i]
 		for _, r := range f.Ranges {
@@ -126,7 +127,7 @@ func TestInlinesAgainstLLVM(t *testing.T) {
 				name := fmt.Sprintf("elf-%s-%s-%s", target, variant, file)
 				t.Run(name, func(t *testing.T) {
 					truth := readAddr2line(t, corpus.File(t, "breakpad/expected-dump_syms/"+name+".addr2line.txt"))
-					s, err := Dump(filepath.Join(root, "elf", target, variant, file), Options{Inlines: true})
+					s, err := Dump(filepath.Join(root, "elf", target, variant, file), dumpsyms.Options{Inlines: true})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -141,7 +142,7 @@ func TestInlinesAgainstLLVM(t *testing.T) {
 	t.Logf("%d addresses checked", checked)
 }
 
-func checkFrames(t *testing.T, s *Symbols, addr uint64, frames []llvmFrame) {
+func checkFrames(t *testing.T, s *dumpsyms.Symbols, addr uint64, frames []llvmFrame) {
 	t.Helper()
 	fn, line, chain := lookup(s, addr)
 	if fn == nil {

@@ -1,4 +1,4 @@
-package dumpsyms
+package elf
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
 )
 
@@ -64,7 +65,7 @@ func FuzzDump(f *testing.F) {
 		if err != nil {
 			return
 		}
-		s, err := dumpFile(ef, filepath.Join(t.TempDir(), "fuzzed"), Options{Inlines: true})
+		s, err := dumpFile(ef, filepath.Join(t.TempDir(), "fuzzed"), dumpsyms.Options{Inlines: true})
 		if err != nil {
 			return
 		}

@@ -1,15 +1,4 @@
-// Package buildid finds the identifier Breakpad gives an ELF module: the GNU
-// build ID note (NT_GNU_BUILD_ID) when present, otherwise Breakpad's fallback,
-// the XOR of the first page of .text folded into 16 bytes.
-//
-// A minidump's module list carries this identifier in a CodeView record with
-// the 'BpEL' signature; readers turn its first 16 bytes into the debug
-// identifier (a GUID plus age 0) and all of it into the code identifier.
-//
-// The same note can be read from an ELF file ([File]) or from a module's image
-// as it lies loaded in a process ([Loaded]), which is how the vDSO and deleted
-// or unreadable files are identified.
-package buildid
+package moduleid
 
 import (
 	"bytes"
@@ -20,8 +9,8 @@ import (
 	"io"
 )
 
-// ErrNotFound means the ELF image has no GNU build ID note.
-var ErrNotFound = errors.New("no GNU build ID note")
+// ErrNoBuildID means the ELF image has no GNU build ID note.
+var ErrNoBuildID = errors.New("no GNU build ID note")
 
 // maxNoteSize bounds how much of one note segment is read; real build-id
 // notes are a few dozen bytes.
@@ -34,27 +23,27 @@ const maxNoteTotal = 1 << 20
 // maxPhdrs bounds the program header table read from untrusted images.
 const maxPhdrs = 4096
 
-// File returns the GNU build ID of the ELF file read through r, looking in
+// BuildID returns the GNU build ID of the ELF file read through r, looking in
 // both its PT_NOTE segments and SHT_NOTE sections, or Breakpad's text-hash
 // identifier when the file has no build ID. Callers that need to tell the two
-// apart use [Note] and [TextHash].
-func File(r io.ReaderAt) ([]byte, error) {
+// apart use [BuildIDNote] and [TextHash].
+func BuildID(r io.ReaderAt) ([]byte, error) {
 	f, err := elf.NewFile(r)
 	if err != nil {
 		return nil, fmt.Errorf("build id: %w", err)
 	}
-	if id, err := Note(f); err == nil {
+	if id, err := BuildIDNote(f); err == nil {
 		return id, nil
 	}
 	id, err := TextHash(f)
 	if err != nil {
-		return nil, fmt.Errorf("build id: %w and %w", ErrNotFound, err)
+		return nil, fmt.Errorf("build id: %w and %w", ErrNoBuildID, err)
 	}
 	return id, nil
 }
 
-// Note returns the GNU build ID note of an opened ELF file.
-func Note(f *elf.File) ([]byte, error) {
+// BuildIDNote returns the GNU build ID note of an opened ELF file.
+func BuildIDNote(f *elf.File) ([]byte, error) {
 	bo := f.ByteOrder
 	budget := uint64(maxNoteTotal)
 	for _, p := range f.Progs {
@@ -89,7 +78,7 @@ func Note(f *elf.File) ([]byte, error) {
 			return id, nil
 		}
 	}
-	return nil, ErrNotFound
+	return nil, ErrNoBuildID
 }
 
 // TextHash returns Breakpad's fallback identifier of an ELF file without a
@@ -113,11 +102,11 @@ func TextHash(f *elf.File) ([]byte, error) {
 	return id, nil
 }
 
-// Loaded returns the GNU build ID of an ELF image as loaded in memory: mem
+// LoadedBuildID returns the GNU build ID of an ELF image as loaded in memory: mem
 // reads the process's memory with offset 0 at the image's load address (the
 // start of its first mapping). Only the ELF header, program headers and
 // PT_NOTE segments are read.
-func Loaded(mem io.ReaderAt) ([]byte, error) {
+func LoadedBuildID(mem io.ReaderAt) ([]byte, error) {
 	var ident [elf.EI_NIDENT]byte
 	if _, err := mem.ReadAt(ident[:], 0); err != nil {
 		return nil, fmt.Errorf("build id: ELF header: %w", err)
@@ -200,7 +189,7 @@ func Loaded(mem io.ReaderAt) ([]byte, error) {
 			return id, nil
 		}
 	}
-	return nil, ErrNotFound
+	return nil, ErrNoBuildID
 }
 
 // findNote walks ELF notes (namesz, descsz, type, name, desc, each padded to
@@ -223,18 +212,6 @@ func findNote(b []byte, bo binary.ByteOrder) []byte {
 		b = b[min(descEnd, uint64(len(b))):]
 	}
 	return nil
-}
-
-// DebugID formats id as Breakpad's debug identifier: its first 16 bytes
-// (zero-padded) as a GUID whose first three fields are little-endian, in
-// upper-case hex, followed by the age 0.
-func DebugID(id []byte) string {
-	var g [16]byte
-	copy(g[:], id)
-	g[0], g[1], g[2], g[3] = g[3], g[2], g[1], g[0]
-	g[4], g[5] = g[5], g[4]
-	g[6], g[7] = g[7], g[6]
-	return fmt.Sprintf("%X0", g[:])
 }
 
 func align4(n uint64) uint64 { return (n + 3) &^ 3 }

@@ -1,10 +1,11 @@
-package dumpsyms
+package elf
 
 import (
 	"io"
 	"os"
 	"testing"
 
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
 )
 
@@ -22,7 +23,7 @@ func BenchmarkDumpLibc(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				s, err := Dump(bin, Options{DebugDirs: []string{dir}, Inlines: inl})
+				s, err := Dump(bin, dumpsyms.Options{DebugDirs: []string{dir}, Inlines: inl})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -44,7 +45,7 @@ func BenchmarkDumpGoBinary(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		s, err := Dump(bin, Options{})
+		s, err := Dump(bin, dumpsyms.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package dumpsyms
+package elf
 
 import (
 	"debug/dwarf"
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
 )
 
 // compile builds a test program from testdata/e2e with the given compiler,
@@ -118,9 +120,9 @@ func dieName(t *testing.T, d *dwarf.Data, e *dwarf.Entry) string {
 // checkAgainstDWARF checks that every DWARF function has its FUNC, that
 // every line table row inside a FUNC is found by a lookup of its address
 // in our line records, and that every FUNC is covered by STACK CFI.
-func checkAgainstDWARF(t *testing.T, s *Symbols, tr dwarfTruth) {
+func checkAgainstDWARF(t *testing.T, s *dumpsyms.Symbols, tr dwarfTruth) {
 	t.Helper()
-	byAddr := map[uint64]*Function{}
+	byAddr := map[uint64]*dumpsyms.Function{}
 	for i := range s.Funcs {
 		for _, r := range s.Funcs[i].Ranges {
 			byAddr[r.Address] = &s.Funcs[i]
@@ -170,14 +172,14 @@ func checkAgainstDWARF(t *testing.T, s *Symbols, tr dwarfTruth) {
 
 func TestEndToEndC(t *testing.T) {
 	bin := compile(t, "gcc", "prog.c")
-	s, err := Dump(bin, Options{Inlines: true})
+	s, err := Dump(bin, dumpsyms.Options{Inlines: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkAgainstDWARF(t, s, readTruth(t, bin))
 	// parse's unlikely branch is moved to a cold part: a function of two
 	// ranges, both written as FUNC records.
-	var parse *Function
+	var parse *dumpsyms.Function
 	for i := range s.Funcs {
 		if s.Funcs[i].Name == "parse" {
 			parse = &s.Funcs[i]
@@ -216,7 +218,7 @@ func TestEndToEndC(t *testing.T) {
 
 func TestEndToEndCXX(t *testing.T) {
 	bin := compile(t, "g++", "shapes.cc")
-	s, err := Dump(bin, Options{})
+	s, err := Dump(bin, dumpsyms.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +249,7 @@ func TestEndToEndSplitDWARF(t *testing.T) {
 			if dwos, _ := filepath.Glob(filepath.Join(filepath.Dir(bin), "*.dwo")); len(dwos) == 0 {
 				t.Skip("gcc wrote no .dwo file")
 			}
-			s, err := Dump(bin, Options{Inlines: true})
+			s, err := Dump(bin, dumpsyms.Options{Inlines: true})
 			if err != nil {
 				t.Fatal(err)
 			}

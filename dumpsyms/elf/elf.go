@@ -1,14 +1,17 @@
-// Package dumpsyms turns an ELF file and its DWARF debugging information into
-// Breakpad symbol records, as Breakpad's Linux dump_syms does (cmd/dump_syms
-// is the command line over it).
+// Package elf turns an ELF file and its DWARF debugging information into
+// Breakpad symbol records (a dumpsyms.Symbols), as Breakpad's Linux dump_syms
+// does (cmd/dump_syms is the command line over it). It imports debug/elf
+// under its own name inside the package; importers that need both name one.
 //
 // [Dump] reads:
 //
 //   - the module identity: MODULE (debug identifier from the GNU build ID, or
-//     Breakpad's hash of .text when there is none) and INFO CODE_ID;
+//     Breakpad's hash of .text when there is none) and INFO CODE_ID, by
+//     package moduleid's rules;
 //   - DWARF 2 to 5 through debug/dwarf: FILE, FUNC with Breakpad's composed
 //     C++ names (demangled linkage names, DW_AT_specification and
-//     DW_AT_abstract_origin chains), line records, and with Options.Inlines
+//     DW_AT_abstract_origin chains), line records, and with
+//     dumpsyms.Options.Inlines
 //     INLINE_ORIGIN and INLINE records;
 //   - PUBLIC records for symbol-table functions no FUNC starts at, from .symtab
 //     (or .dynsym) and from the xz-compressed mini debug info in
@@ -24,10 +27,10 @@
 // .gnu_debugaltlink, and in split DWARF: DWARF 5 .dwo files and GNU DWARF 4
 // ones, loose or packed in BINARY.dwp.
 //
-// Damaged input gives warnings (Options.Warn) and the best records that can
+// Damaged input gives warnings (dumpsyms.Options.Warn) and the best records that can
 // still be made, never a panic. The differences from Breakpad's output are
 // documented in docs/dump_syms.md.
-package dumpsyms
+package elf
 
 import (
 	"bytes"
@@ -44,54 +47,13 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gobreakpad/gobreakpad/capture/buildid"
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/dumpsyms/dwarfcfi"
+	"github.com/gobreakpad/gobreakpad/moduleid"
 	"github.com/gobreakpad/gobreakpad/symfile"
 	"github.com/ianlancetaylor/demangle"
 	"github.com/ulikunitz/xz"
 )
-
-// Options select what Dump produces.
-type Options struct {
-	HeaderOnly bool     // only MODULE and INFO records (dump_syms -i)
-	NoCFI      bool     // no STACK CFI records (-c)
-	Inlines    bool     // INLINE_ORIGIN and INLINE records (-d)
-	Multiple   bool     // mark FUNC and PUBLIC records folded onto one address with "m" (-m)
-	Name       string   // module name instead of the file's base name (-n)
-	OS         string   // operating system in the MODULE record (-o); "Linux" when empty
-	DebugDirs  []string // directories holding separate debug files
-
-	// Warn, when set, receives one line per problem met and per piece of
-	// information left out, with the reason (dump_syms -v).
-	Warn func(format string, args ...any)
-	// Progress, when set, is told the stage being worked on.
-	Progress func(stage string)
-}
-
-// Function is a FUNC record with its line and INLINE records. A function
-// with several address ranges is written as one FUNC record per range, each
-// followed by all the function's INLINE records and the lines in that range,
-// as Breakpad writes it.
-type Function struct {
-	Name     string
-	Multiple bool
-	Ranges   []symfile.Range // in DWARF order
-	Lines    []symfile.Line  // sorted by address
-	Inlines  []symfile.Inline
-}
-
-// Symbols is everything Dump found, ready to write.
-type Symbols struct {
-	Module  symfile.Module
-	CodeID  symfile.CodeID
-	Files   []symfile.File
-	Origins []symfile.InlineOrigin
-	Funcs   []Function // sorted by address
-	Publics []symfile.Public
-	CFI     []CFIEntry
-
-	headerOnly bool
-}
 
 // elfArch returns Breakpad's architecture name for an ELF machine.
 func elfArch(f *elf.File) (string, error) {
@@ -139,12 +101,12 @@ func loadAddress(f *elf.File) uint64 {
 }
 
 type dumper struct {
-	opts  Options
+	opts  dumpsyms.Options
 	path  string
 	bin   *elf.File
 	debug *elf.File // the file the DWARF comes from (may be bin)
 	load  uint64
-	out   *Symbols
+	out   *dumpsyms.Symbols
 	files fileTable
 	close []io.Closer
 	// externs indexes out.Publics by module-relative address.
@@ -168,7 +130,7 @@ func (d *dumper) progress(stage string) {
 
 // Dump reads the ELF file at path (and its separate debugging information)
 // into symbol records.
-func Dump(path string, opts Options) (*Symbols, error) {
+func Dump(path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
 	bin, err := elf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("dump_syms: %w", err)
@@ -179,7 +141,7 @@ func Dump(path string, opts Options) (*Symbols, error) {
 
 // dumpFile is Dump for an opened file; path names it and locates the files
 // found beside it.
-func dumpFile(bin *elf.File, path string, opts Options) (*Symbols, error) {
+func dumpFile(bin *elf.File, path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
 	d := &dumper{opts: opts, path: path, bin: bin}
 	defer func() {
 		for _, c := range d.close {
@@ -189,15 +151,15 @@ func dumpFile(bin *elf.File, path string, opts Options) (*Symbols, error) {
 	return d.run()
 }
 
-func (d *dumper) run() (*Symbols, error) {
+func (d *dumper) run() (*dumpsyms.Symbols, error) {
 	arch, err := elfArch(d.bin)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.path, err)
 	}
-	id, err := buildid.Note(d.bin)
+	id, err := moduleid.BuildIDNote(d.bin)
 	if err != nil {
 		d.warn("%s: no GNU build ID note: identifying the module by a hash of .text", d.path)
-		id, err = buildid.TextHash(d.bin)
+		id, err = moduleid.TextHash(d.bin)
 		if err != nil {
 			return nil, fmt.Errorf("%s: no build ID and %w", d.path, err)
 		}
@@ -215,10 +177,10 @@ func (d *dumper) run() (*Symbols, error) {
 	if osName == "" {
 		osName = "Linux"
 	}
-	d.out = &Symbols{
-		Module:     symfile.Module{OS: osName, Arch: arch, ID: buildid.DebugID(id), Name: name},
-		CodeID:     symfile.CodeID{ID: strings.ToUpper(hex.EncodeToString(id))},
-		headerOnly: d.opts.HeaderOnly,
+	d.out = &dumpsyms.Symbols{
+		Module:     symfile.Module{OS: osName, Arch: arch, ID: moduleid.ELFDebugID(id), Name: name},
+		CodeID:     symfile.CodeID{ID: strings.ToUpper(moduleid.ELFCodeID(id))},
+		HeaderOnly: d.opts.HeaderOnly,
 	}
 	if d.opts.HeaderOnly {
 		return d.out, nil
@@ -266,7 +228,7 @@ func (d *dumper) findDebugFile() *elf.File {
 	link, crc, hasLink := debugLink(d.bin)
 	var cands []string
 	binDir := filepath.Dir(d.path)
-	if id, err := buildid.Note(d.bin); err == nil && len(id) > 1 {
+	if id, err := moduleid.BuildIDNote(d.bin); err == nil && len(id) > 1 {
 		h := hex.EncodeToString(id)
 		rel := filepath.Join(".build-id", h[:2], h[2:]+".debug")
 		for _, dir := range d.opts.DebugDirs {
@@ -482,7 +444,7 @@ func (d *dumper) buildFunctions(funcs []*funcRec) {
 		inlines []symfile.Inline
 		names   []string
 	}
-	var out []Function
+	var out []dumpsyms.Function
 	var originNames []string
 	for i, fn := range funcs {
 		if i > 0 && fn.ranges[0].lo == funcs[i-1].ranges[0].lo || !d.inModule(fn.ranges[0].lo) {
@@ -492,7 +454,7 @@ func (d *dumper) buildFunctions(funcs []*funcRec) {
 		if name == "" {
 			name = "<name omitted>"
 		}
-		f := Function{Name: name}
+		f := dumpsyms.Function{Name: name}
 		// A FUNC replaces the PUBLIC at its address; with -m it is marked
 		// when that symbol had another name or several symbols.
 		if j, ok := d.externs[fn.ranges[0].lo-d.load]; ok {
@@ -759,45 +721,4 @@ func (d *dumper) readCFI() {
 	for reason, n := range conv.skipped {
 		d.warn("%s: STACK CFI: %d rules left out: %s", d.path, n, reason)
 	}
-}
-
-// Write writes the records in Breakpad's order: MODULE, INFO, FILE,
-// INLINE_ORIGIN, FUNC (with their INLINE and line records), PUBLIC, STACK CFI.
-func (s *Symbols) Write(w io.Writer) error {
-	sw := symfile.NewWriter(w)
-	sw.WriteModule(s.Module)
-	sw.WriteCodeID(s.CodeID)
-	if s.headerOnly {
-		return sw.Flush()
-	}
-	for _, f := range s.Files {
-		sw.WriteFile(f)
-	}
-	for _, o := range s.Origins {
-		sw.WriteInlineOrigin(o)
-	}
-	for _, f := range s.Funcs {
-		li := 0
-		for _, r := range f.Ranges {
-			sw.WriteFunc(symfile.Func{Multiple: f.Multiple, Address: r.Address, Size: r.Size, Name: f.Name})
-			for _, in := range f.Inlines {
-				sw.WriteInline(in)
-			}
-			// Lines are sorted; those of this range are a run of them.
-			li, _ = slices.BinarySearchFunc(f.Lines, r.Address, func(l symfile.Line, a uint64) int { return cmpU64(l.Address, a) })
-			for ; li < len(f.Lines) && f.Lines[li].Address-r.Address < r.Size; li++ {
-				sw.WriteLine(f.Lines[li])
-			}
-		}
-	}
-	for _, p := range s.Publics {
-		sw.WritePublic(p)
-	}
-	for _, c := range s.CFI {
-		sw.WriteCFIInit(c.Init)
-		for _, ch := range c.Changes {
-			sw.WriteCFI(ch)
-		}
-	}
-	return sw.Flush()
 }

@@ -1,4 +1,4 @@
-package buildid
+package moduleid
 
 import (
 	"debug/elf"
@@ -27,20 +27,20 @@ func TestCorpusBinaries(t *testing.T) {
 				t.Skip(err)
 			}
 			defer f.Close()
-			id, err := File(f)
+			id, err := BuildID(f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := DebugID(id), filepath.Base(ids[0]); got != want {
-				t.Errorf("DebugID = %s, want %s", got, want)
+			if got, want := ELFDebugID(id), filepath.Base(ids[0]); got != want {
+				t.Errorf("ELFDebugID = %s, want %s", got, want)
 			}
 			// The file's first bytes are also its first loaded page.
-			loaded, err := Loaded(f)
+			loaded, err := LoadedBuildID(f)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if string(loaded) != string(id) {
-				t.Errorf("Loaded = %x, File = %x", loaded, id)
+				t.Errorf("LoadedBuildID = %x, BuildID = %x", loaded, id)
 			}
 		})
 	}
@@ -57,7 +57,7 @@ func TestTextHashFallback(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	id, err := Note(f)
+	id, err := BuildIDNote(f)
 	if err != nil {
 		t.Skipf("/bin/true has no build id: %v", err)
 	}
@@ -82,10 +82,10 @@ func TestTextHashFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Note(f2); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("Note after blanking = %v, want ErrNotFound", err)
+	if _, err := BuildIDNote(f2); !errors.Is(err, ErrNoBuildID) {
+		t.Fatalf("BuildIDNote after blanking = %v, want ErrNoBuildID", err)
 	}
-	hash, err := File(bytesReader(data))
+	hash, err := BuildID(bytesReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,20 +101,20 @@ func TestTextHashFallback(t *testing.T) {
 	}
 }
 
-func TestDebugID(t *testing.T) {
+func TestELFDebugID(t *testing.T) {
 	id := []byte{0x48, 0x5d, 0x6e, 0x5a, 0x12, 0xb1, 0x75, 0xf8, 0x6f, 0xdc, 0x02, 0x4a, 0x45, 0xf5, 0x37, 0xc3, 0xaa, 0xbb}
-	if got, want := DebugID(id), "5A6E5D48B112F8756FDC024A45F537C30"; got != want {
-		t.Errorf("DebugID = %s, want %s", got, want)
+	if got, want := ELFDebugID(id), "5A6E5D48B112F8756FDC024A45F537C30"; got != want {
+		t.Errorf("ELFDebugID = %s, want %s", got, want)
 	}
-	if got, want := DebugID([]byte{1, 2}), "00000201000000000000000000000000"+"0"; got != want {
-		t.Errorf("DebugID(short) = %s, want %s", got, want)
+	if got, want := ELFDebugID([]byte{1, 2}), "00000201000000000000000000000000"+"0"; got != want {
+		t.Errorf("ELFDebugID(short) = %s, want %s", got, want)
 	}
 }
 
 func TestLoadedRejects(t *testing.T) {
 	for _, b := range [][]byte{nil, []byte("\x7fELF"), []byte("MZ\x90\x00xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")} {
-		if _, err := Loaded(bytesReader(b)); err == nil {
-			t.Errorf("Loaded(%q) succeeded", b)
+		if _, err := LoadedBuildID(bytesReader(b)); err == nil {
+			t.Errorf("LoadedBuildID(%q) succeeded", b)
 		}
 	}
 }
@@ -132,33 +132,33 @@ func (b bytesReader) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-func FuzzLoaded(f *testing.F) {
+func FuzzLoadedBuildID(f *testing.F) {
 	if data, err := os.ReadFile("/bin/true"); err == nil && len(data) > 8192 {
 		f.Add(data[:8192])
 	}
 	f.Add([]byte("\x7fELF\x02\x01\x01"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = Loaded(bytesReader(data))
+		_, _ = LoadedBuildID(bytesReader(data))
 	})
 }
 
-func FuzzFile(f *testing.F) {
+func FuzzBuildID(f *testing.F) {
 	if data, err := os.ReadFile("/bin/true"); err == nil {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = File(bytesReader(data))
+		_, _ = BuildID(bytesReader(data))
 	})
 }
 
-func BenchmarkLoaded(b *testing.B) {
+func BenchmarkLoadedBuildID(b *testing.B) {
 	data, err := os.ReadFile("/bin/true")
 	if err != nil {
 		b.Skip(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Loaded(bytesReader(data)); err != nil {
+		if _, err := LoadedBuildID(bytesReader(data)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package dumpsyms
+package elf
 
 import (
 	"debug/dwarf"

@@ -1,0 +1,118 @@
+// Package dumpsyms holds what Breakpad's dump_syms makes, independent of the
+// file format it was read from: the symbol records of one module
+// ([Symbols]: MODULE, INFO CODE_ID, FILE, INLINE_ORIGIN, FUNC with their line
+// and INLINE records, PUBLIC, STACK CFI), the [Options] that select them, and
+// their writer in Breakpad's order ([Symbols.Write]).
+//
+// The readers live in subpackages, one per object file format:
+//
+//   - dumpsyms/elf: ELF files and their DWARF (in the file, in separate debug
+//     files, dwz and split DWARF), symbol tables and call frame information,
+//     as Breakpad's Linux dump_syms reads them;
+//   - dumpsyms/dwarfcfi: the DWARF call frame interpreter (.eh_frame and
+//     .debug_frame), which is not tied to ELF (Mach-O carries the same
+//     sections).
+//
+// A PE/PDB reader (dumpsyms/pe) and a Mach-O one would fill the same
+// [Symbols]. cmd/dump_syms picks the reader by the input's magic bytes.
+package dumpsyms
+
+import (
+	"cmp"
+	"io"
+	"slices"
+
+	"github.com/gobreakpad/gobreakpad/symfile"
+)
+
+// Options select what a reader produces.
+type Options struct {
+	HeaderOnly bool     // only MODULE and INFO records (dump_syms -i)
+	NoCFI      bool     // no STACK CFI records (-c)
+	Inlines    bool     // INLINE_ORIGIN and INLINE records (-d)
+	Multiple   bool     // mark FUNC and PUBLIC records folded onto one address with "m" (-m)
+	Name       string   // module name instead of the file's base name (-n)
+	OS         string   // operating system in the MODULE record (-o); "Linux" when empty
+	DebugDirs  []string // directories holding separate debug files
+
+	// Warn, when set, receives one line per problem met and per piece of
+	// information left out, with the reason (dump_syms -v).
+	Warn func(format string, args ...any)
+	// Progress, when set, is told the stage being worked on.
+	Progress func(stage string)
+}
+
+// Function is a FUNC record with its line and INLINE records. A function
+// with several address ranges is written as one FUNC record per range, each
+// followed by all the function's INLINE records and the lines in that range,
+// as Breakpad writes it.
+type Function struct {
+	Name     string
+	Multiple bool
+	Ranges   []symfile.Range // in the debugging information's order
+	Lines    []symfile.Line  // sorted by address
+	Inlines  []symfile.Inline
+}
+
+// CFIEntry is one frame description entry as Breakpad writes it: a STACK CFI
+// INIT record and the STACK CFI records changing its rules.
+type CFIEntry struct {
+	Init    symfile.CFIInit
+	Changes []symfile.CFI
+}
+
+// Symbols is everything a reader found in one module, ready to write.
+type Symbols struct {
+	Module  symfile.Module
+	CodeID  symfile.CodeID
+	Files   []symfile.File
+	Origins []symfile.InlineOrigin
+	Funcs   []Function // sorted by address
+	Publics []symfile.Public
+	CFI     []CFIEntry
+
+	// HeaderOnly makes Write stop after the MODULE and INFO records
+	// (Options.HeaderOnly).
+	HeaderOnly bool
+}
+
+// Write writes the records in Breakpad's order: MODULE, INFO, FILE,
+// INLINE_ORIGIN, FUNC (with their INLINE and line records), PUBLIC, STACK CFI.
+func (s *Symbols) Write(w io.Writer) error {
+	sw := symfile.NewWriter(w)
+	sw.WriteModule(s.Module)
+	sw.WriteCodeID(s.CodeID)
+	if s.HeaderOnly {
+		return sw.Flush()
+	}
+	for _, f := range s.Files {
+		sw.WriteFile(f)
+	}
+	for _, o := range s.Origins {
+		sw.WriteInlineOrigin(o)
+	}
+	for _, f := range s.Funcs {
+		li := 0
+		for _, r := range f.Ranges {
+			sw.WriteFunc(symfile.Func{Multiple: f.Multiple, Address: r.Address, Size: r.Size, Name: f.Name})
+			for _, in := range f.Inlines {
+				sw.WriteInline(in)
+			}
+			// Lines are sorted; those of this range are a run of them.
+			li, _ = slices.BinarySearchFunc(f.Lines, r.Address, func(l symfile.Line, a uint64) int { return cmp.Compare(l.Address, a) })
+			for ; li < len(f.Lines) && f.Lines[li].Address-r.Address < r.Size; li++ {
+				sw.WriteLine(f.Lines[li])
+			}
+		}
+	}
+	for _, p := range s.Publics {
+		sw.WritePublic(p)
+	}
+	for _, c := range s.CFI {
+		sw.WriteCFIInit(c.Init)
+		for _, ch := range c.Changes {
+			sw.WriteCFI(ch)
+		}
+	}
+	return sw.Flush()
+}
