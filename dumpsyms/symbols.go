@@ -1,7 +1,7 @@
 // Package dumpsyms holds what Breakpad's dump_syms makes, independent of the
 // file format it was read from: the symbol records of one module
-// ([Symbols]: MODULE, INFO CODE_ID, FILE, INLINE_ORIGIN, FUNC with their line
-// and INLINE records, PUBLIC, STACK CFI), the [Options] that select them, and
+// ([Symbols]: MODULE, INFO, FILE, INLINE_ORIGIN, FUNC with their line and
+// INLINE records, PUBLIC, STACK WIN, STACK CFI), the [Options] that select them, and
 // their writer in Breakpad's order ([Symbols.Write]).
 //
 // The readers live in subpackages, one per object file format:
@@ -9,9 +9,13 @@
 //   - dumpsyms/elf: ELF files and their DWARF (in the file, in separate debug
 //     files, dwz and split DWARF), symbol tables and call frame information,
 //     as Breakpad's Linux dump_syms reads them;
+//
 //   - dumpsyms/dwarfcfi: the DWARF call frame interpreter (.eh_frame and
 //     .debug_frame), which is not tied to ELF (Mach-O carries the same
 //     sections).
+//
+//   - dumpsyms/breakpad: Breakpad .sym files themselves, so that a symbol
+//     file can be converted into the other formats the project writes.
 //
 // A PE/PDB reader (dumpsyms/pe) and a Mach-O one would fill the same
 // [Symbols]. cmd/dump_syms picks the reader by the input's magic bytes.
@@ -47,11 +51,12 @@ type Options struct {
 // followed by all the function's INLINE records and the lines in that range,
 // as Breakpad writes it.
 type Function struct {
-	Name     string
-	Multiple bool
-	Ranges   []symfile.Range // in the debugging information's order
-	Lines    []symfile.Line  // sorted by address
-	Inlines  []symfile.Inline
+	Name      string
+	Multiple  bool
+	ParamSize uint64          // bytes of parameters (Windows x86); 0 elsewhere
+	Ranges    []symfile.Range // in the debugging information's order
+	Lines     []symfile.Line  // sorted by address
+	Inlines   []symfile.Inline
 }
 
 // CFIEntry is one frame description entry as Breakpad writes it: a STACK CFI
@@ -65,10 +70,12 @@ type CFIEntry struct {
 type Symbols struct {
 	Module  symfile.Module
 	CodeID  symfile.CodeID
+	Infos   []symfile.Info // other INFO records, e.g. GENERATOR, in order
 	Files   []symfile.File
 	Origins []symfile.InlineOrigin
 	Funcs   []Function // sorted by address
 	Publics []symfile.Public
+	Wins    []symfile.StackWin // STACK WIN records (Windows x86 frame data)
 	CFI     []CFIEntry
 
 	// HeaderOnly makes Write stop after the MODULE and INFO records
@@ -77,11 +84,17 @@ type Symbols struct {
 }
 
 // Write writes the records in Breakpad's order: MODULE, INFO, FILE,
-// INLINE_ORIGIN, FUNC (with their INLINE and line records), PUBLIC, STACK CFI.
+// INLINE_ORIGIN, FUNC (with their INLINE and line records), PUBLIC, STACK WIN,
+// STACK CFI.
 func (s *Symbols) Write(w io.Writer) error {
 	sw := symfile.NewWriter(w)
 	sw.WriteModule(s.Module)
-	sw.WriteCodeID(s.CodeID)
+	if s.CodeID != (symfile.CodeID{}) {
+		sw.WriteCodeID(s.CodeID)
+	}
+	for _, in := range s.Infos {
+		sw.WriteInfo(in)
+	}
 	if s.HeaderOnly {
 		return sw.Flush()
 	}
@@ -94,9 +107,17 @@ func (s *Symbols) Write(w io.Writer) error {
 	for _, f := range s.Funcs {
 		li := 0
 		for _, r := range f.Ranges {
-			sw.WriteFunc(symfile.Func{Multiple: f.Multiple, Address: r.Address, Size: r.Size, Name: f.Name})
+			sw.WriteFunc(symfile.Func{Multiple: f.Multiple, Address: r.Address, Size: r.Size, ParamSize: f.ParamSize, Name: f.Name})
 			for _, in := range f.Inlines {
 				sw.WriteInline(in)
+			}
+			if len(f.Ranges) == 1 {
+				// All of them, even lines outside the range, which a
+				// symbol file read back may have (PDBs with OMAP).
+				for _, l := range f.Lines {
+					sw.WriteLine(l)
+				}
+				continue
 			}
 			// Lines are sorted; those of this range are a run of them.
 			li, _ = slices.BinarySearchFunc(f.Lines, r.Address, func(l symfile.Line, a uint64) int { return cmp.Compare(l.Address, a) })
@@ -107,6 +128,9 @@ func (s *Symbols) Write(w io.Writer) error {
 	}
 	for _, p := range s.Publics {
 		sw.WritePublic(p)
+	}
+	for _, w := range s.Wins {
+		sw.WriteStackWin(w)
 	}
 	for _, c := range s.CFI {
 		sw.WriteCFIInit(c.Init)

@@ -421,23 +421,31 @@ func parseModuleLine(b []byte) (Module, bool) {
 }
 
 func (ps *pass) parseInfo(b []byte) {
+	switch r := parseInfoLine(b).(type) {
+	case CodeID:
+		if !ps.hasCodeID {
+			ps.codeID, ps.hasCodeID = r, true
+		}
+	case Info:
+		ps.infos = append(ps.infos, r)
+	}
+}
+
+// parseInfoLine parses an INFO line: a CodeID for INFO CODE_ID, else an Info.
+func parseInfoLine(b []byte) Record {
 	ks, ke := word(b, len("INFO "))
 	key := string(b[ks:ke])
 	if key == "CODE_ID" {
-		if ps.hasCodeID {
-			return
-		}
 		is, ie := word(b, ke)
 		c := CodeID{ID: string(b[is:ie])}
 		if r, ok := restField(b, ie); ok {
 			c.File = string(b[r:])
 		}
-		ps.codeID, ps.hasCodeID = c, true
-		return
+		return c
 	}
 	in := Info{Key: key}
 	if r, ok := restField(b, ke); ok {
 		in.Value = string(b[r:])
 	}
-	ps.infos = append(ps.infos, in)
+	return in
 }

@@ -2,6 +2,7 @@ package symfile
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"strconv"
 )
@@ -215,4 +216,35 @@ func (w *Writer) WriteStackWin(s StackWin) error {
 		}
 	}
 	return w.emit()
+}
+
+// WriteRecord writes any record read by a Reader.
+func (w *Writer) WriteRecord(r Record) error {
+	switch r := r.(type) {
+	case Module:
+		return w.WriteModule(r)
+	case CodeID:
+		return w.WriteCodeID(r)
+	case Info:
+		return w.WriteInfo(r)
+	case File:
+		return w.WriteFile(r)
+	case InlineOrigin:
+		return w.WriteInlineOrigin(r)
+	case Func:
+		return w.WriteFunc(r)
+	case Line:
+		return w.WriteLine(r)
+	case Inline:
+		return w.WriteInline(r)
+	case Public:
+		return w.WritePublic(r)
+	case CFIInit:
+		return w.WriteCFIInit(r)
+	case CFI:
+		return w.WriteCFI(r)
+	case StackWin:
+		return w.WriteStackWin(r)
+	}
+	return fmt.Errorf("symfile: cannot write a %T record", r)
 }
