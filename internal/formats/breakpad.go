@@ -1,0 +1,29 @@
+package formats
+
+import (
+	"io"
+
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	"github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
+	"github.com/gobreakpad/gobreakpad/symbols"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	"github.com/gobreakpad/gobreakpad/symfile"
+)
+
+func init() {
+	register(&Format{
+		Name:        "breakpad",
+		Description: "Breakpad text symbol file",
+		Exts:        []string{".sym"},
+		Sniff:       func(head []byte) bool { return hasPrefix(head, "MODULE ") },
+		Read:        breakpad.ReadFile,
+		Write:       func(w io.Writer, s *dumpsyms.Symbols) error { return s.Write(w) },
+		Open: func(path string) (symbols.Lookuper, io.Closer, error) {
+			t, err := symfile.Open(path)
+			if err != nil {
+				return nil, nil, err
+			}
+			return &symbreakpad.Table{Table: t}, t, nil
+		},
+	})
+}

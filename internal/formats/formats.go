@@ -1,0 +1,129 @@
+// Package formats is the table of symbol formats the conversion and lookup
+// programs (cmd/symconv, cmd/symlookup) know: for each, how to recognize a
+// file of it, how to read it into the neutral model of package dumpsyms, how
+// to write the model in it, and how to open it for lookups through the
+// symbols contract. Each format registers itself in a file of its own here
+// (breakpad.go, elf.go, ...); the programs know nothing of the formats.
+package formats
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	"github.com/gobreakpad/gobreakpad/symbols"
+)
+
+// Format is one symbol or debug format.
+type Format struct {
+	// Name is the format's name for -f flags ("breakpad", "gsym", ...), and
+	// Description one line for help texts.
+	Name, Description string
+	// Exts are the file name extensions that select the format for output
+	// (".sym"), most usual first; none for formats only read.
+	Exts []string
+	// Sniff reports whether a file starting with head (up to 64 bytes) is
+	// in this format; nil when files are told by their extension alone.
+	Sniff func(head []byte) bool
+	// Read reads a file into the model; nil when the format cannot be read
+	// into it. warn receives what was skipped.
+	Read func(path string, warn func(format string, args ...any)) (*dumpsyms.Symbols, error)
+	// Write writes the model in this format; nil when it cannot be written.
+	Write func(w io.Writer, s *dumpsyms.Symbols) error
+	// Open opens a file for lookups at the addresses the format stores
+	// (module-relative for .sym); nil when lookups are not supported. The
+	// returned Closer releases the file.
+	Open func(path string) (symbols.Lookuper, io.Closer, error)
+}
+
+var all []*Format
+
+// register adds a format to the table; each format's file calls it from init.
+func register(f *Format) { all = append(all, f) }
+
+// All returns the known formats, sorted by name.
+func All() []*Format {
+	out := append([]*Format(nil), all...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// ByName returns the format named name.
+func ByName(name string) (*Format, error) {
+	for _, f := range all {
+		if f.Name == name {
+			return f, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown format %q (known: %s)", name, names(All(), nil))
+}
+
+// ByExt returns the format writing files named like path.
+func ByExt(path string) (*Format, error) {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext == ".zst" { // a compressed form of the format named before it
+		ext = strings.ToLower(filepath.Ext(strings.TrimSuffix(path, filepath.Ext(path))))
+	}
+	for _, f := range all {
+		for _, e := range f.Exts {
+			if e == ext {
+				return f, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("%s: no format writes %q files (known: %s)", path, ext, names(All(), func(f *Format) bool { return f.Write != nil }))
+}
+
+// Detect returns the format of the file at path: by its first bytes, else
+// by its extension.
+func Detect(path string) (*Format, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	head := make([]byte, 64)
+	n, _ := io.ReadFull(fh, head)
+	fh.Close()
+	head = head[:n]
+	for _, f := range All() {
+		if f.Sniff != nil && f.Sniff(head) {
+			return f, nil
+		}
+	}
+	if f, err := ByExt(path); err == nil {
+		return f, nil
+	}
+	return nil, fmt.Errorf("%s: not a symbol or debug file this program reads (starts with % x)", path, head[:min(8, len(head))])
+}
+
+// Readers returns the names of the formats that can be read into the model,
+// Writers those that can be written, and Lookups those opened for lookups.
+func Readers() string { return names(All(), func(f *Format) bool { return f.Read != nil }) }
+
+// Writers: see Readers.
+func Writers() string { return names(All(), func(f *Format) bool { return f.Write != nil }) }
+
+// Lookups: see Readers.
+func Lookups() string { return names(All(), func(f *Format) bool { return f.Open != nil }) }
+
+func names(fs []*Format, keep func(*Format) bool) string {
+	var out []string
+	for _, f := range fs {
+		if keep == nil || keep(f) {
+			n := f.Name
+			if len(f.Exts) > 0 {
+				n += " (" + strings.Join(f.Exts, ", ") + ")"
+			}
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// hasPrefix reports whether head starts with s.
+func hasPrefix(head []byte, s string) bool { return bytes.HasPrefix(head, []byte(s)) }
