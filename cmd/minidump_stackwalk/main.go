@@ -16,7 +16,6 @@ import (
 	"context"
 	"fmt"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"io"
 	"os"
 	"runtime"
@@ -91,9 +90,9 @@ func run(stdout io.Writer, dumpPath string, symPaths []string, o options) error 
 	opt := stackwalk.Options{Workers: o.workers}
 	var syms symbols.Source
 	if len(symPaths) > 0 {
-		dirs := breakpad.NewDirs(symPaths...)
-		defer dirs.Close()
-		syms = dirs
+		src, closeAll := symbolSources(symPaths)
+		defer closeAll()
+		syms = src
 		opt.Symbols = syms
 	}
 	p, err := stackwalk.Process(f, opt)

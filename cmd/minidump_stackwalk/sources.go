@@ -1,0 +1,40 @@
+package main
+
+import (
+	"io"
+
+	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+)
+
+// storeSource is a symbol source over symbol store directories that holds
+// files open until closed.
+type storeSource interface {
+	symbols.Source
+	io.Closer
+}
+
+// stores are the symbol sources searched in every SYMBOL_PATH, in order: for
+// each kind of information (lookups, CFI, STACK WIN) the first that has the
+// module wins (symbols.Chain). Breakpad .sym files come first: they carry
+// every kind. Each new format adds its store here.
+var stores = []func(roots ...string) storeSource{
+	func(roots ...string) storeSource { return breakpad.NewDirs(roots...) },
+}
+
+// symbolSources returns the chain of stores over the symbol paths, and a
+// function closing them.
+func symbolSources(paths []string) (symbols.Source, func()) {
+	var chain symbols.Chain
+	var open []io.Closer
+	for _, s := range stores {
+		src := s(paths...)
+		chain = append(chain, src)
+		open = append(open, src)
+	}
+	return chain, func() {
+		for _, c := range open {
+			c.Close()
+		}
+	}
+}
