@@ -60,9 +60,27 @@ func corpusCases(t *testing.T) []corpusCase {
 	return out
 }
 
+// symbolDirs shares one breakpad.Dirs per list of symbol directories among
+// the walks of a test (the corpus's system-library symbols load once).
+type symbolDirs map[string]*breakpad.Dirs
+
+func (s symbolDirs) get(paths []string) *breakpad.Dirs {
+	k := strings.Join(paths, "\x00")
+	if s[k] == nil {
+		s[k] = breakpad.NewDirs(paths...)
+	}
+	return s[k]
+}
+
+func (s symbolDirs) close() {
+	for _, d := range s {
+		d.Close()
+	}
+}
+
 // walk returns the signature of a corpus dump walked with n workers, or ""
 // when the dump cannot be read.
-func walk(t *testing.T, c corpusCase, workers int) string {
+func walk(t *testing.T, c corpusCase, syms symbolDirs, workers int) string {
 	f, err := minidump.Open(c.dump)
 	if err != nil {
 		return ""
@@ -70,9 +88,7 @@ func walk(t *testing.T, c corpusCase, workers int) string {
 	defer f.Close()
 	opt := stackwalk.Options{Workers: workers}
 	if len(c.syms) > 0 {
-		dirs := breakpad.NewDirs(c.syms...)
-		defer dirs.Close()
-		opt.Symbols = dirs
+		opt.Symbols = syms.get(c.syms)
 	}
 	st, err := stackwalk.Process(f, opt)
 	if err != nil {
@@ -85,10 +101,12 @@ func walk(t *testing.T, c corpusCase, workers int) string {
 // walk and with another number of workers, and never empty.
 func TestCorpusStable(t *testing.T) {
 	cases := corpusCases(t)
+	syms := symbolDirs{}
+	defer syms.close()
 	sigs := map[string]int{}
 	for _, c := range cases {
-		a := walk(t, c, 1)
-		b := walk(t, c, 4)
+		a := walk(t, c, syms, 1)
+		b := walk(t, c, syms, 4)
 		if a != b {
 			t.Errorf("%s: signature %q with 1 worker, %q with 4", c.name, a, b)
 		}
