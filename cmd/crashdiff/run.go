@@ -243,7 +243,7 @@ func walkOne(d dumpFile, syms symbols.Source, gen *signature.Generator) *golden.
 	if err != nil {
 		return failed(err)
 	}
-	return golden.FromProcess(d.key, st, gen.Process(st).Signature)
+	return golden.FromProcess(d.key, st, gen.ProcessDump(st, f).Signature)
 }
 
 // compare sets the status of each result against its golden file (or

@@ -113,7 +113,7 @@ func run(stdout io.Writer, dumpPath string, symPaths []string, o options) error 
 		return err
 	}
 	if o.signature {
-		return printSignature(stdout, p, o)
+		return printSignature(stdout, f, p, o)
 	}
 	switch {
 	case o.json:
@@ -130,9 +130,10 @@ func run(stdout io.Writer, dumpPath string, symPaths []string, o options) error 
 	})
 }
 
-// printSignature prints the crash signature alone, or the JSON report with
-// a "signature" key.
-func printSignature(stdout io.Writer, p *stackwalk.ProcessState, o options) error {
+// printSignature prints the crash signature (with the dump's Crashpad
+// annotations taken into account) alone, or the JSON report with a
+// "signature" key.
+func printSignature(stdout io.Writer, f *minidump.File, p *stackwalk.ProcessState, o options) error {
 	gen := signature.Default()
 	if o.signatureLists != "" {
 		l := signature.DefaultLists()
@@ -145,7 +146,7 @@ func printSignature(stdout io.Writer, p *stackwalk.ProcessState, o options) erro
 		}
 		gen = g
 	}
-	sig := gen.Process(p).Signature
+	sig := gen.ProcessDump(p, f).Signature
 	if o.json {
 		return jsonout.WriteWith(stdout, p, jsonout.Options{Pretty: o.pretty, Signature: sig})
 	}

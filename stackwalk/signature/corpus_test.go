@@ -119,3 +119,20 @@ func TestCorpusStable(t *testing.T) {
 	}
 	t.Logf("%d dumps, %d distinct signatures", len(cases), len(sigs))
 }
+
+// TestDumpAnnotations reads the Crashpad annotations of a corpus dump:
+// process-wide simple annotations and module annotation objects.
+func TestDumpAnnotations(t *testing.T) {
+	f, err := minidump.Open(corpus.File(t, "breakpad/processor/minidump_crashpad_annotation.dmp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	a := signature.DumpAnnotations(f)
+	if a["prod"] != "xcuitest" || a["exceptionName"] != "NSRangeException" {
+		t.Errorf("annotations: %v", a)
+	}
+	if signature.DumpAnnotations(nil) != nil {
+		t.Errorf("annotations of no dump")
+	}
+}

@@ -403,3 +403,25 @@ func TestLoadDir(t *testing.T) {
 		t.Errorf("sentinels: %v", err)
 	}
 }
+
+func TestAnnotate(t *testing.T) {
+	top := frames("crash_here")
+	for _, c := range []struct {
+		a    map[string]string
+		want string
+	}{
+		{map[string]string{"OOMAllocationSize": "1024"}, "OOM | small"},
+		{map[string]string{"OOMAllocationSize": " 1048576 "}, "OOM | large | crash_here"},
+		{map[string]string{"OOMAllocationSize": "lots"}, "crash_here"},
+		{map[string]string{"JSLargeAllocationFailure": "Reporting"}, "OOM | large | crash_here"},
+		{map[string]string{"AbortMessage": "out of cheese"}, "Abort | out of cheese | crash_here"},
+		{map[string]string{"other": "x"}, "crash_here"},
+		{nil, "crash_here"},
+	} {
+		crash := Crash{HasThread: true, Frames: top}
+		crash.Annotate(c.a)
+		if got := Default().Generate(crash).Signature; got != c.want {
+			t.Errorf("Annotate(%v): %q, want %q", c.a, got, c.want)
+		}
+	}
+}
