@@ -235,6 +235,8 @@ func TestMarkers(t *testing.T) {
 		// An OOM handler skipped as irrelevant still marks the crash.
 		{Crash{HasThread: true, Frames: frames("std::alloc::rust_oom", "alloc::alloc::handle_alloc_error", "mylib::grow")}, "OOM | unknown | mylib::grow"},
 		{Crash{HasThread: true, Frames: top, Reason: "STATUS_DEVICE_DATA_ERROR"}, "bad hardware | crash_here"},
+		{Crash{HasThread: true, Frames: top, Reason: "STATUS_DEVICE_DATA_ERROR", HasOOMAllocationSize: true, OOMAllocationSize: 1 << 20}, "OOM | large | bad hardware | crash_here"},
+		{Crash{HasThread: true, Frames: top, Reason: "EXCEPTION_STACK_OVERFLOW", AbortMessage: "boom"}, "stackoverflow | Abort | boom | crash_here"},
 		{Crash{HasThread: true, Frames: top, AbortMessage: "###!!! ABORT: file foo.cpp:12"}, "Abort | crash_here"},
 		{Crash{HasThread: true, Frames: top, AbortMessage: "[1234] ###!!! ABORT: Bad thing: file foo.cpp:12"}, "Abort | Bad thing | crash_here"},
 		{Crash{HasThread: true, Frames: top, Reason: "SIGSEGV /SEGV_MAPERR"}, "crash_here"},

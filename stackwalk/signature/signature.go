@@ -112,8 +112,8 @@ func Default() *Generator {
 // normalize the first MaxFrames frames; start at the first sentinel, if
 // any; skip irrelevant frames; keep prefix frames and go on; stop after the
 // first frame that is neither (repeats of one library without symbols count
-// once). Then mark the crash: "OOM | ..." for out-of-memory crashes, "bad
-// hardware | ...", "Abort | MESSAGE | ...", "stackoverflow | ..."; drop
+// once). Then mark the crash: "bad hardware | ...", "OOM | ..." for
+// out-of-memory crashes, "Abort | MESSAGE | ...", "stackoverflow | ..."; drop
 // unprintable characters, tidy whitespace and cut to MaxLength.
 func (g *Generator) Generate(c Crash) Result {
 	var r Result
@@ -130,6 +130,10 @@ func (g *Generator) Generate(c Crash) Result {
 	}
 	sig, considered := g.fromFrames(&r, c.HasThread)
 
+	// The markers, in the order of Socorro's rules.
+	if strings.Contains(c.Reason, "STATUS_DEVICE_DATA_ERROR") {
+		sig = "bad hardware | " + sig
+	}
 	if g.isOOM(c, sig, considered) {
 		switch {
 		case c.LargeAllocationFailure:
@@ -142,9 +146,6 @@ func (g *Generator) Generate(c Crash) Result {
 			sig = "OOM | large | " + sig
 		}
 		r.Notes = append(r.Notes, "out-of-memory crash")
-	}
-	if strings.Contains(c.Reason, "STATUS_DEVICE_DATA_ERROR") {
-		sig = "bad hardware | " + sig
 	}
 	if c.AbortMessage != "" {
 		sig = abortPrefix(c.AbortMessage) + sig
