@@ -1,7 +1,7 @@
 // Command minidump_stackwalk prints the stack traces of a minidump, as
 // Google Breakpad's tool of the same name does:
 //
-//	minidump_stackwalk [-m] [-s] [-c] [-t N] [-b] [--json [--pretty]] DUMP [SYMBOL_PATH ...]
+//	minidump_stackwalk [-m] [-s] [-c] [-t N] [-b] [--json [--pretty]] [--signature [--signature-lists DIR]] DUMP [SYMBOL_PATH ...]
 //
 // -m prints the pipe-delimited machine-readable form, -s adds stack
 // contents, -c prints only the crashed (or dump-requesting) thread and -b
@@ -10,6 +10,11 @@
 // default as many as the machine has CPUs); the output does not depend on it. Options may come before or after the
 // positional arguments, and short ones may be combined (-ms). Each SYMBOL_PATH is a Breakpad symbol
 // directory (SYMBOL_PATH/DEBUG_FILE/DEBUG_ID/DEBUG_FILE.sym).
+//
+// --signature prints the crash signature (package stackwalk/signature) as
+// one line instead of the report; with --json it adds a "signature" key to
+// the JSON report instead. --signature-lists DIR (implies --signature) adds
+// the signature lists found in DIR to the defaults (docs/signature.md).
 package main
 
 import (
@@ -26,6 +31,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/stackwalk/jsonout"
+	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
 )
 
 func main() {
@@ -56,6 +62,8 @@ func newCommand(stdout io.Writer) *cli.Command {
 			&cli.IntFlag{Name: "t", Value: runtime.GOMAXPROCS(0), Usage: "walk up to `N` threads at once (the output does not depend on it)"},
 			&cli.BoolFlag{Name: "json", Usage: "output rust-minidump's JSON report"},
 			&cli.BoolFlag{Name: "pretty", Usage: "indent the JSON report (implies --json)"},
+			&cli.BoolFlag{Name: "signature", Usage: "print the crash signature instead of the report (with --json: add it to the report)"},
+			&cli.StringFlag{Name: "signature-lists", Usage: "add the signature lists of `DIR` to the defaults (implies --signature)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			args := cmd.Args().Slice()
@@ -70,6 +78,8 @@ func newCommand(stdout io.Writer) *cli.Command {
 				json:           cmd.Bool("json") || cmd.Bool("pretty"),
 				pretty:         cmd.Bool("pretty"),
 				workers:        cmd.Int("t"),
+				signature:      cmd.Bool("signature") || cmd.String("signature-lists") != "",
+				signatureLists: cmd.String("signature-lists"),
 			})
 		},
 	}
@@ -79,6 +89,8 @@ func newCommand(stdout io.Writer) *cli.Command {
 type options struct {
 	machine, contents, onlyRequesting, brief, json, pretty bool
 	workers                                                int
+	signature                                              bool
+	signatureLists                                         string
 }
 
 func run(stdout io.Writer, dumpPath string, symPaths []string, o options) error {
@@ -99,6 +111,9 @@ func run(stdout io.Writer, dumpPath string, symPaths []string, o options) error 
 	if err != nil {
 		return err
 	}
+	if o.signature {
+		return printSignature(stdout, f, p, o)
+	}
 	switch {
 	case o.json:
 		return jsonout.Write(stdout, p, o.pretty)
@@ -112,4 +127,28 @@ func run(stdout io.Writer, dumpPath string, symPaths []string, o options) error 
 		RequestingThreadOnly: o.onlyRequesting,
 		Symbols:              syms,
 	})
+}
+
+// printSignature prints the crash signature (with the dump's Crashpad
+// annotations taken into account) alone, or the JSON report with a
+// "signature" key.
+func printSignature(stdout io.Writer, f *minidump.File, p *stackwalk.ProcessState, o options) error {
+	gen := signature.Default()
+	if o.signatureLists != "" {
+		l := signature.DefaultLists()
+		if err := l.LoadDir(o.signatureLists, true); err != nil {
+			return err
+		}
+		g, err := signature.New(l)
+		if err != nil {
+			return err
+		}
+		gen = g
+	}
+	sig := gen.ProcessDump(p, f).Signature
+	if o.json {
+		return jsonout.WriteWith(stdout, p, jsonout.Options{Pretty: o.pretty, Signature: sig})
+	}
+	_, err := fmt.Fprintln(stdout, sig)
+	return err
 }

@@ -178,3 +178,25 @@ func TestMissingDump(t *testing.T) {
 		t.Fatal("no error for a missing dump")
 	}
 }
+
+// TestSignature: --signature prints one line; with --json it is a key of
+// the report; --signature-lists adds lists (here: draw_pixel irrelevant).
+func TestSignature(t *testing.T) {
+	if got := runCmd(t, "--signature", exampleDump, exampleSyms); got != "draw_pixel\n" {
+		t.Errorf("--signature: %q", got)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(runCmd(t, "--json", "--signature", exampleDump, exampleSyms)), &doc); err != nil {
+		t.Fatalf("--json --signature: %v", err)
+	}
+	if doc["signature"] != "draw_pixel" {
+		t.Errorf("--json --signature: signature key %v", doc["signature"])
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "irrelevant_signature_re.txt"), []byte("draw_pixel\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := runCmd(t, "--signature-lists", dir, exampleDump, exampleSyms); got != "render\n" {
+		t.Errorf("--signature-lists: %q", got)
+	}
+}

@@ -38,10 +38,29 @@ import (
 
 // Write writes st as rust-minidump's JSON to w, indented when pretty is set.
 func Write(w io.Writer, st *stackwalk.ProcessState, pretty bool) error {
+	return WriteWith(w, st, Options{Pretty: pretty})
+}
+
+// Options are WriteWith's choices beyond rust-minidump's report.
+type Options struct {
+	// Pretty indents the report.
+	Pretty bool
+	// Signature, when not empty, is written as a top-level "signature"
+	// key (the crash signature of stackwalk/signature; not a key of
+	// rust-minidump's schema, which leaves signatures to Socorro).
+	Signature string
+}
+
+// WriteWith writes st as rust-minidump's JSON to w, with the choices of o.
+func WriteWith(w io.Writer, st *stackwalk.ProcessState, o Options) error {
+	pretty := o.Pretty
 	if st == nil {
 		return fmt.Errorf("json: no process state")
 	}
 	doc := build(st)
+	if o.Signature != "" {
+		doc.Signature = &o.Signature
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	// serde_json does not escape <, > and & the way encoding/json does by
@@ -77,6 +96,7 @@ type document struct {
 	PID                     *uint32          `json:"pid"`
 	ProcLimits              any              `json:"proc_limits"`
 	ProcessUptime           *uint32          `json:"process_uptime"`
+	Signature               *string          `json:"signature,omitempty"`
 	SoftErrors              any              `json:"soft_errors"`
 	Status                  string           `json:"status"`
 	SystemInfo              systemInfo       `json:"system_info"`

@@ -1,0 +1,95 @@
+package signature
+
+import (
+	"path"
+	"strings"
+
+	"github.com/gobreakpad/gobreakpad/minidump"
+	"github.com/gobreakpad/gobreakpad/stackwalk"
+)
+
+// windowsReasons are the Windows exception codes the marking rules look
+// for, by the name rust-minidump gives them (Breakpad's CrashReason differs
+// for some).
+var windowsReasons = map[uint32]string{
+	0xc00000fd: "EXCEPTION_STACK_OVERFLOW",
+	0xc0000017: "STATUS_NO_MEMORY",
+	0xc00001ad: "STATUS_FATAL_MEMORY_EXHAUSTION",
+	0xc000009c: "STATUS_DEVICE_DATA_ERROR",
+}
+
+// FromProcess returns what signature generation needs of a walked process:
+// the requesting thread's frames (inline frames included) and the crash
+// reason.
+func FromProcess(st *stackwalk.ProcessState) Crash {
+	c := Crash{OS: st.System.OS, Reason: reason(st)}
+	if st.RequestingThread < 0 || st.RequestingThread >= len(st.Threads) || st.Threads[st.RequestingThread] == nil {
+		return c
+	}
+	c.HasThread = true
+	frames := st.Threads[st.RequestingThread].Frames
+	for _, sf := range frames[:min(len(frames), MaxFrames)] {
+		if sf == nil {
+			continue
+		}
+		f := Frame{
+			Function: sf.Function,
+			File:     sf.SourceFile,
+			Line:     sf.SourceLine,
+			Offset:   sf.Instruction,
+		}
+		if m := sf.Module; m != nil {
+			f.Module = baseName(m.CodeFile)
+			f.ModuleOffset = sf.Instruction - m.Base
+		} else {
+			f.Unloaded = unloadedAt(st.UnloadedModules, sf.Instruction)
+		}
+		c.Frames = append(c.Frames, f)
+	}
+	return c
+}
+
+// reason names the crash as rust-minidump's crash_info.type does for the
+// cases the rules look at, else as Breakpad's crash reason.
+func reason(st *stackwalk.ProcessState) string {
+	if st.Crashed && minidump.PlatformID(st.System.PlatformID) == minidump.PlatformWin32NT {
+		if r, ok := windowsReasons[st.ExceptionCode]; ok {
+			return r
+		}
+	}
+	return st.CrashReason
+}
+
+// unloadedAt names the first unloaded module covering addr, or "".
+func unloadedAt(mods []*stackwalk.Module, addr uint64) string {
+	for _, m := range mods {
+		if m != nil && addr >= m.Base && addr-m.Base < m.Size {
+			return baseName(m.CodeFile)
+		}
+	}
+	return ""
+}
+
+// baseName is a module path's last element, for Windows and Unix paths.
+func baseName(p string) string {
+	if p == "" {
+		return ""
+	}
+	if i := strings.LastIndexByte(p, '\\'); i >= 0 {
+		p = p[i+1:]
+	}
+	return path.Base(p)
+}
+
+// Process returns the signature of a walked process.
+func (g *Generator) Process(st *stackwalk.ProcessState) Result {
+	if st == nil {
+		return g.Generate(Crash{})
+	}
+	return g.Generate(FromProcess(st))
+}
+
+// Of returns the signature of a walked process with the default lists.
+func Of(st *stackwalk.ProcessState) string {
+	return Default().Process(st).Signature
+}
