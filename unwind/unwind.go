@@ -83,6 +83,10 @@ type Frame struct {
 	// Win is the STACK WIN record that was used to find this frame's caller
 	// (x86 only); the next unwind step needs its parameter size.
 	Win *WinInfo
+	// Interrupted marks a frame restored from a signal frame: its pc is the
+	// interrupted instruction itself, not a return address, so rules and
+	// symbols are looked up at the pc (as for the context frame).
+	Interrupted bool
 }
 
 // Memory is the stack memory an unwinder reads: the same one-method
@@ -197,7 +201,7 @@ func ScanForReturnAddress(env Env, start uint64, words, size int) (loc, ip uint6
 // last: its pc, less adjust (the CPU's InstructionAdjust) when the pc is a
 // return address rather than the context's.
 func RuleAddress(last *Frame, pc int, adjust uint64) uint64 {
-	if last.Trust == TrustContext {
+	if last.Trust == TrustContext || last.Interrupted {
 		return last.Regs[pc]
 	}
 	return last.Regs[pc] - adjust
