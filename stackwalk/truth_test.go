@@ -102,8 +102,10 @@ func readTruth(t *testing.T, c walkCase) []string {
 }
 
 // crashChain returns the function names of the crashing thread's frames
-// of -m output, and the output without them and without the frames of
-// other threads past _start (the walk ends at the entry point).
+// of -m output, and the output without them and with only the first
+// (context) frame of each other thread: no truth is known for their
+// callers, which this walker may find where Breakpad does not (realigned
+// stacks, the entry point).
 func crashChain(m []byte) (chain []string, rest string) {
 	thread := "0"
 	var keep []string
@@ -114,7 +116,6 @@ func crashChain(m []byte) (chain []string, rest string) {
 			thread = p[3]
 		}
 	}
-	past := map[string]bool{}
 	for _, l := range lines {
 		p := strings.Split(l, "|")
 		if _, err := strconv.Atoi(p[0]); err == nil && len(p) >= 7 {
@@ -122,10 +123,9 @@ func crashChain(m []byte) (chain []string, rest string) {
 				chain = append(chain, normName(p[3]))
 				continue
 			}
-			if past[p[0]] {
+			if p[1] != "0" {
 				continue
 			}
-			past[p[0]] = p[3] == "_start"
 		}
 		keep = append(keep, l)
 	}
@@ -178,8 +178,8 @@ func top(s []string) []string {
 
 // compareTruth checks a case with a truth: the crashing thread finds at
 // least the truth frames Breakpad finds and shows no more spurious frames
-// than Breakpad, and everything else of the -m report (header, modules,
-// the other threads) equals Breakpad's.
+// than Breakpad, and the rest of the -m report (header, modules, the other
+// threads' context frames) equals Breakpad's.
 func compareTruth(t *testing.T, c walkCase, p *stackwalk.ProcessState, wantM []byte, truth []string) {
 	var got bytes.Buffer
 	if err := stackwalk.PrintMachineReadable(&got, p); err != nil {

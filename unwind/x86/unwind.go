@@ -132,6 +132,9 @@ func byEBP(env unwind.Env, last *unwind.Frame, scanAllowed bool) *unwind.Frame {
 	cebp, ok2 := read32(env, ebp)
 	if ok1 && ok2 {
 		callerEIP, callerEBP, callerESP = eip, cebp, ebp+8
+		if cfa, ok := realignedCFA(env, ebp, eip); ok {
+			callerESP = cfa
+		}
 	} else {
 		if !scanAllowed {
 			return nil
