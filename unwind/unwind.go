@@ -311,6 +311,11 @@ func ContextAs[T any](raw any) (*T, error) {
 	return c, nil
 }
 
+// Outermost reports whether the CFI rules in force at a frame say it has
+// no caller: its return address is undefined. The walk then ends, with no
+// other strategy tried.
+func Outermost(rules *cfi.RuleSet) bool { return rules != nil && rules.Outermost() }
+
 // CallerByCFI evaluates rules over callee and returns the caller frame, as
 // Breakpad's CFIWalker does: registers the rules recover, callee-saved
 // registers (the calleeSaved mask) they do not mention copied from the

@@ -69,7 +69,9 @@ func (u Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed boo
 	addr := unwind.RuleAddress(last, arm.SlotPC, 2)
 	var f *unwind.Frame
 	if !u.IOS {
-		if rules := env.CFI(addr); rules != nil {
+		if rules := env.CFI(addr); unwind.Outermost(rules) {
+			return nil
+		} else if rules != nil {
 			f = unwind.CallerByCFI(env, &last.Context, rules, arm.NumRegs, calleeSaved, arm.SlotSP, arm.SlotPC)
 			if f != nil && (!f.Has(arm.SlotSP) || !f.Has(arm.SlotPC)) {
 				f = nil

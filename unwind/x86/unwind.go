@@ -90,7 +90,9 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 		f = byWin(env, frames, win, scanAllowed)
 	}
 	if f == nil {
-		if rules := env.CFI(addr); rules != nil {
+		if rules := env.CFI(addr); unwind.Outermost(rules) {
+			return nil
+		} else if rules != nil {
 			f = unwind.CallerByCFI(env, &last.Context, rules, x86.NumRegs, calleeSaved, x86.ESP, x86.EIP)
 			if f != nil && (!f.Has(x86.EIP) || !f.Has(x86.ESP) || !f.Has(x86.EBP)) {
 				f = nil
