@@ -81,6 +81,9 @@ func (u Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed boo
 			}
 		}
 	}
+	if f == nil {
+		f = unwind.CallerOfWildLeaf(env, last, arm.SlotPC, arm.SlotLR, calleeSaved|1<<arm.SlotSP|1<<7)
+	}
 	if f == nil && u.IOS {
 		f = byFramePointer(env, last)
 	}

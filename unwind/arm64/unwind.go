@@ -114,6 +114,9 @@ func (u *Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bo
 		}
 	}
 	if f == nil {
+		f = unwind.CallerOfWildLeaf(env, last, arm64.RegPC, arm64.RegLR, calleeSaved|1<<arm64.RegSP|1<<arm64.RegFP)
+	}
+	if f == nil {
 		f = u.byFramePointer(env, frames)
 	}
 	if f == nil && scanAllowed {
