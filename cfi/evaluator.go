@@ -288,6 +288,11 @@ func (rs *RuleSet) check() error {
 	return nil
 }
 
+// Outermost reports whether the rules mark the return address undefined
+// (".ra: .undef"): the frame is the outermost of its thread, as DWARF CFI
+// says of _start, clone and thread start routines.
+func (rs *RuleSet) Outermost() bool { return rs.hasRA && rs.ra == nil }
+
 // Err reports why the rule set cannot unwind any frame, or nil when it
 // may: the rules lack .cfa (ErrNoCFA) or .ra (ErrNoRA), as the STACK CFI
 // INIT records of signal trampolines and of _start do, or the .cfa or .ra

@@ -214,6 +214,27 @@ type AuxvEntry struct {
 	Type, Value uint64
 }
 
+// Auxiliary vector entry types the walker uses.
+const (
+	AuxvEntryPoint = 9  // AT_ENTRY: the program's entry point (_start)
+	AuxvVDSO       = 33 // AT_SYSINFO_EHDR: the vDSO's ELF header
+)
+
+// LinuxAuxvValue returns the value of the first auxiliary vector entry of
+// type typ, and whether the dump has one.
+func (f *File) LinuxAuxvValue(typ uint64) (uint64, bool) {
+	entries, err := f.LinuxAuxv()
+	if err != nil {
+		return 0, false
+	}
+	for _, e := range entries {
+		if e.Type == typ {
+			return e.Value, true
+		}
+	}
+	return 0, false
+}
+
 // LinuxAuxv decodes the LinuxAuxv stream: pairs of pointer-sized words,
 // pointer size taken from the system info's CPU (8 when unknown). It stops
 // at the AT_NULL entry.

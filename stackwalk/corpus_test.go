@@ -70,7 +70,9 @@ func process(t testing.TB, c walkCase) (*stackwalk.ProcessState, *breakpad.Dirs,
 }
 
 // TestCorpus checks, for every case of the shared corpus, that the
-// machine-readable and human reports equal Breakpad's byte for byte.
+// machine-readable and human reports equal Breakpad's byte for byte; for
+// cases with gdb's truth (truth.txt beside the dump), the crashing
+// thread's frames are compared with the truth instead (compareTruth).
 func TestCorpus(t *testing.T) {
 	for _, c := range loadCases(t) {
 		t.Run(c.name, func(t *testing.T) {
@@ -86,9 +88,13 @@ func TestCorpus(t *testing.T) {
 				}
 				return
 			}
+			if truth := readTruth(t, c); truth != nil {
+				compareTruth(t, c, p, wantM, truth)
+				return
+			}
 			wantH, herr := os.ReadFile(c.human)
 			if herr == nil {
-				wantH, wantM = pastEntryFilter(wantH, wantM)
+				wantH, wantM = pastEntryFilter(wantH, wantM, entryCuts(p))
 			}
 			var got bytes.Buffer
 			if err := stackwalk.PrintMachineReadable(&got, p); err != nil {
@@ -139,14 +145,34 @@ var (
 	warning    = regexp.MustCompile(`^(0x[0-9a-f]+ - 0x[0-9a-f]+  (\S+)  .*?)  \(WARNING: No symbols, .*\)$`)
 )
 
+// entryCuts returns, for each thread whose walk ended at the program's
+// entry point (AT_ENTRY), the number of frames it has: Breakpad's frames
+// from there on are beyond the entry point.
+func entryCuts(p *stackwalk.ProcessState) map[int]int {
+	cut := map[int]int{}
+	if p.EntryPoint == 0 {
+		return cut
+	}
+	for i, cs := range p.Threads {
+		if n := len(cs.Frames); n > 0 {
+			f := cs.Frames[n-1]
+			if f.Function != "" && f.FunctionBase == p.EntryPoint ||
+				f.Function == "" && f.Instruction >= p.EntryPoint && f.Instruction-p.EntryPoint < 64 {
+				cut[i] = n
+			}
+		}
+	}
+	return cut
+}
+
 // pastEntryFilter removes from Breakpad's reports what this walker leaves
-// out on purpose: frames found by stack scanning once the walk has passed
-// the program's entry point _start (stale stack data; gdb's backtrace ends
-// at _start), the frames after them, and the "No symbols" warnings of
-// modules only those frames fell in.
-func pastEntryFilter(human, machine []byte) ([]byte, []byte) {
+// out on purpose: frames past the program's entry point (cut: thread ->
+// frames kept) and, without one, frames found by stack scanning once the
+// walk has passed _start (stale stack data; gdb's backtrace ends at
+// _start), the frames after them, and the "No symbols" warnings of modules
+// only those frames fell in.
+func pastEntryFilter(human, machine []byte, cut map[int]int) ([]byte, []byte) {
 	lines := strings.Split(string(human), "\n")
-	cut := map[int]int{} // thread -> first frame removed
 	thread, frame, sawEntry := -1, -1, false
 	for _, l := range lines {
 		if m := threadLine.FindStringSubmatch(l); m != nil {
@@ -162,7 +188,7 @@ func pastEntryFilter(human, machine []byte) ([]byte, []byte) {
 			continue
 		}
 		if strings.Contains(l, "Found by: stack scanning") && sawEntry {
-			if _, done := cut[thread]; !done {
+			if c, done := cut[thread]; !done || frame < c {
 				cut[thread] = frame
 			}
 		}

@@ -31,6 +31,9 @@ func readExtras(f *minidump.File, p *ProcessState) {
 	if b, err := f.Stream(minidump.MozSoftErrors); err == nil {
 		p.SoftErrors = b
 	}
+	if v, ok := f.LinuxAuxvValue(minidump.AuxvEntryPoint); ok {
+		p.EntryPoint = v
+	}
 }
 
 // parseMicrocode reads the first "microcode" field of /proc/cpuinfo text, a

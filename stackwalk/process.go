@@ -187,7 +187,7 @@ func (p *ProcessState) Walk(opt Options) {
 		if cpu == nil {
 			continue
 		}
-		env := &walkEnv{syms: syms, windows: windows, eval: evaluatorFor(cpu)}
+		env := &walkEnv{syms: syms, windows: windows, eval: evaluatorFor(cpu), entry: p.EntryPoint}
 		if r, ok := cs.Memory.(*region); ok && !(ctx.CPU.PointerSize() == 4 && r.end() > 1<<32) {
 			env.stack = r
 		}

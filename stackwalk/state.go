@@ -68,6 +68,9 @@ type ProcessState struct {
 	// HasLinuxMaps says whether the dump has that stream.
 	LinuxMapCount int
 	HasLinuxMaps  bool
+	// EntryPoint is the program's entry point (_start) from a Linux dump's
+	// auxiliary vector (AT_ENTRY), or 0: the main thread's walk ends there.
+	EntryPoint uint64
 
 	mods *moduleMap // Modules indexed by address; built on first use
 }

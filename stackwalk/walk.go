@@ -79,6 +79,7 @@ type walkEnv struct {
 	syms    *symbolizer
 	windows bool
 	eval    *cfi.Evaluator
+	entry   uint64 // the program's entry point, or 0
 }
 
 // ReadMemory reads the thread's stack; the other methods answer from the
@@ -111,11 +112,38 @@ const (
 )
 
 // entryPoint is the ELF entry point's symbol, the outermost frame of a
-// program's main thread.
+// program's main thread, for dumps whose auxiliary vector does not say
+// where it is.
 const entryPoint = "_start"
 
+// entryWindow is how far past the entry point a frame without symbols is
+// taken to be inside the entry function: every libc's _start calls
+// __libc_start_main within its first 64 bytes.
+const entryWindow = 64
+
+// atEntry reports whether the frame is in the program's entry function:
+// its symbol starts at entry, or (no symbol, frame not found by scanning)
+// its instruction lies just past entry. A scanned frame without symbols
+// keeps Breakpad's walk: its scans past _start are what Breakpad's outputs
+// of dumps without a truth show.
+func atEntry(f *StackFrame, entry uint64) bool {
+	if entry == 0 {
+		return false
+	}
+	if f.Function != "" {
+		return f.FunctionBase == entry
+	}
+	switch f.Trust {
+	case unwind.TrustScan, unwind.TrustCFIScan, unwind.TrustNone:
+		return false
+	}
+	return f.Instruction >= entry && f.Instruction-entry < entryWindow
+}
+
 // walkThread unwinds one thread from its raw CPU context. Without stack
-// memory only the context frame is produced.
+// memory only the context frame is produced. The walk ends at the
+// program's entry point (env.entry) or at a frame whose CFI says it is
+// the outermost (its return address is undefined).
 func walkThread(cpu unwind.CPU, raw any, env *walkEnv, budget *atomic.Int64) ([]*StackFrame, error) {
 	first, err := cpu.ContextFrame(raw, env)
 	if err != nil {
@@ -128,7 +156,7 @@ func walkThread(cpu unwind.CPU, raw any, env *walkEnv, budget *atomic.Int64) ([]
 	for f := first; f != nil; {
 		sf := &StackFrame{Trust: f.Trust, Context: f.Context, cpu: cpu}
 		sf.Instruction = f.Regs[cpu.PC()]
-		if f.Trust != unwind.TrustContext {
+		if f.Trust != unwind.TrustContext && !f.Interrupted {
 			sf.Instruction -= cpu.InstructionAdjust()
 		}
 		inlines := env.syms.fill(sf, true)
@@ -144,8 +172,12 @@ func walkThread(cpu unwind.CPU, raw any, env *walkEnv, budget *atomic.Int64) ([]
 		if len(out) >= MaxFrames || env.stack == nil || budget.Add(-int64(1+len(inlines))) <= 0 {
 			break
 		}
-		// Nothing calls the program's entry point: what a scan finds
-		// beyond it is stale data (Breakpad reports it; gdb does not).
+		// Nothing calls the program's entry point: the walk ends there.
+		if atEntry(sf, env.entry) {
+			break
+		}
+		// Without the entry point's address, what a scan finds beyond
+		// _start is stale data (Breakpad reports it; gdb does not).
 		next := cpu.Caller(env, physical, scanned < MaxScannedFrames && !pastEntry)
 		if next != nil {
 			physical = append(physical, next)

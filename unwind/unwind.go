@@ -83,6 +83,10 @@ type Frame struct {
 	// Win is the STACK WIN record that was used to find this frame's caller
 	// (x86 only); the next unwind step needs its parameter size.
 	Win *WinInfo
+	// Interrupted marks a frame restored from a signal frame: its pc is the
+	// interrupted instruction itself, not a return address, so rules and
+	// symbols are looked up at the pc (as for the context frame).
+	Interrupted bool
 }
 
 // Memory is the stack memory an unwinder reads: the same one-method
@@ -197,20 +201,40 @@ func ScanForReturnAddress(env Env, start uint64, words, size int) (loc, ip uint6
 // last: its pc, less adjust (the CPU's InstructionAdjust) when the pc is a
 // return address rather than the context's.
 func RuleAddress(last *Frame, pc int, adjust uint64) uint64 {
-	if last.Trust == TrustContext {
+	if last.Trust == TrustContext || last.Interrupted {
 		return last.Regs[pc]
 	}
 	return last.Regs[pc] - adjust
 }
 
-// CallerOfNullCall goes beyond Breakpad for a context frame whose pc is in
-// the first page, as after a call through a null function pointer: the
-// return address is then on top of the stack, and taking it keeps the
-// calling function, which a frame-pointer chain would skip. It returns the
-// caller found by scanning from the stack pointer (registers pc, sp and fp
-// marked known; words of size bytes), or nil.
+// wildPC reports whether a context frame's pc is outside all code: in the
+// first page (a call through a null pointer) or outside every module
+// without being in the stack (a call through a wild pointer). A pc in the
+// stack (code run from the stack) is left to Breakpad's strategies.
+func wildPC(env Env, last *Frame, pc int) bool {
+	if last.Trust != TrustContext {
+		return false
+	}
+	p := last.Regs[pc]
+	if p < 1<<12 {
+		return true
+	}
+	if env.InModule(p) {
+		return false
+	}
+	_, err := env.ReadMemory(p, 1)
+	return err != nil
+}
+
+// CallerOfNullCall goes beyond Breakpad for a context frame whose pc is
+// outside all code (see wildPC), as after a call through a null or wild
+// function pointer on x86 and amd64: the return address is then on top of
+// the stack, and taking it keeps the calling function, which a
+// frame-pointer chain would skip. It returns the caller found in the word
+// at the stack pointer (registers pc, sp and fp marked known; words of
+// size bytes), or nil.
 func CallerOfNullCall(env Env, last *Frame, pc, sp, fp, size int) *Frame {
-	if last.Trust != TrustContext || last.Regs[pc] >= 1<<12 {
+	if !wildPC(env, last, pc) {
 		return nil
 	}
 	f := CallerByScan(env, last, pc, sp, 0, size, TrustScan)
@@ -221,6 +245,26 @@ func CallerOfNullCall(env Env, last *Frame, pc, sp, fp, size int) *Frame {
 		f.Regs[pc], f.Regs[sp] = f.Regs[pc]&0xffffffff, f.Regs[sp]&0xffffffff
 	}
 	f.Valid |= 1 << uint(fp)
+	return f
+}
+
+// CallerOfWildLeaf is CallerOfNullCall for CPUs with a link register (arm,
+// arm64): the caller's pc is the context's lr (register lr) when that is a
+// plausible return address, with the stack pointer unchanged (nothing ran
+// in the callee) and the keep registers (callee-saved, stack and frame
+// pointers) carried over. Trust is "simulating a return from leaf
+// function".
+func CallerOfWildLeaf(env Env, last *Frame, pc, lr int, keep uint64) *Frame {
+	if !wildPC(env, last, pc) || !last.Has(lr) {
+		return nil
+	}
+	ra := last.Regs[lr]
+	if !env.InModule(ra-1) || !env.SeemsValid(ra-1) {
+		return nil
+	}
+	f := &Frame{Context: last.Context, Trust: TrustLeaf}
+	f.Valid = last.Valid & keep
+	f.Set(pc, ra)
 	return f
 }
 
@@ -306,6 +350,11 @@ func ContextAs[T any](raw any) (*T, error) {
 	}
 	return c, nil
 }
+
+// Outermost reports whether the CFI rules in force at a frame say it has
+// no caller: its return address is undefined. The walk then ends, with no
+// other strategy tried.
+func Outermost(rules *cfi.RuleSet) bool { return rules != nil && rules.Outermost() }
 
 // CallerByCFI evaluates rules over callee and returns the caller frame, as
 // Breakpad's CFIWalker does: registers the rules recover, callee-saved

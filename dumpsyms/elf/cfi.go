@@ -73,8 +73,9 @@ func registerNames(m elf.Machine) []string {
 // cfiConverter turns the rows of DWARF CFI into Breakpad STACK CFI records,
 // the way Breakpad's dump_syms does: a rule is recorded at every address an
 // instruction establishes it, .ra names the return address column, and rules
-// the postfix language cannot express (undefined, most DWARF expressions) are
-// left out.
+// the postfix language cannot express (undefined registers other than the
+// return address, some DWARF expressions) are left out. An undefined return
+// address is written ".ra: .undef" (the outermost frame).
 type cfiConverter struct {
 	names   []string
 	raCol   uint64
@@ -141,6 +142,13 @@ func (c *cfiConverter) rule(col int, r dwarfcfi.Rule) (string, bool) {
 		}
 		return s, true
 	case dwarfcfi.Undefined:
+		if uint64(col) == c.raCol {
+			// An undefined return address marks the outermost frame
+			// (_start, clone, thread start routines): written as
+			// Breakpad's format spells it, where Breakpad's dump_syms
+			// leaves the rule out.
+			return ".undef", true
+		}
 		c.skip("undefined rule (not expressible)")
 		return "", false
 	}

@@ -107,3 +107,25 @@ func TestCFIExpressions(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestCFIUndefinedReturnAddress checks that an undefined return address
+// (_start's "cfi_undefined rip", a thread's start routine) is written as
+// ".ra: .undef", in the INIT record and in a delta, while other undefined
+// registers are still left out.
+func TestCFIUndefinedReturnAddress(t *testing.T) {
+	cie := []byte{0x0c, 7, 8, 0x90, 1} // cfa rsp+8, rip at cfa-8
+	fde := []byte{
+		0x07, 16, // undefined rip (in the FDE's initial instructions)
+		0x41, 0x07, 3, // advance 1: undefined rbx
+	}
+	got := convertAll(t, elf.EM_X86_64, debugFrame64(0x1000, 0x10, 1, 0x78, 16, cie, fde))
+	if want := "INIT .cfa: $rsp 8 + .ra: .undef"; got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	cie = []byte{0x0c, 31, 0}    // def_cfa sp+0
+	fde = []byte{0x41, 0x07, 30} // advance 1 (code align 4): undefined x30
+	got = convertAll(t, elf.EM_AARCH64, debugFrame64(0x800, 0x48, 4, 0x78, 30, cie, fde))
+	if want := "INIT .cfa: sp 0 + .ra: x30\n804 .ra: .undef"; got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}

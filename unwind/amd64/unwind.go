@@ -60,6 +60,9 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 	last := frames[len(frames)-1]
 	var f *unwind.Frame
 	if rules := env.CFI(unwind.RuleAddress(last, amd64.RIP, 1)); rules != nil {
+		if unwind.Outermost(rules) {
+			return nil
+		}
 		f = byCFI(env, last, rules)
 	}
 	if f == nil && last.Trust == unwind.TrustContext && env.Windows() {

@@ -69,7 +69,9 @@ func (u Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed boo
 	addr := unwind.RuleAddress(last, arm.SlotPC, 2)
 	var f *unwind.Frame
 	if !u.IOS {
-		if rules := env.CFI(addr); rules != nil {
+		if rules := env.CFI(addr); unwind.Outermost(rules) {
+			return nil
+		} else if rules != nil {
 			f = unwind.CallerByCFI(env, &last.Context, rules, arm.NumRegs, calleeSaved, arm.SlotSP, arm.SlotPC)
 			if f != nil && (!f.Has(arm.SlotSP) || !f.Has(arm.SlotPC)) {
 				f = nil
@@ -78,6 +80,9 @@ func (u Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed boo
 				f.Trust = unwind.TrustCFI
 			}
 		}
+	}
+	if f == nil {
+		f = unwind.CallerOfWildLeaf(env, last, arm.SlotPC, arm.SlotLR, calleeSaved|1<<arm.SlotSP|1<<7)
 	}
 	if f == nil && u.IOS {
 		f = byFramePointer(env, last)

@@ -101,7 +101,9 @@ func (u *Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bo
 	last := frames[len(frames)-1]
 	addr := unwind.RuleAddress(last, arm64.RegPC, 4)
 	var f *unwind.Frame
-	if rules := env.CFI(addr); rules != nil {
+	if rules := env.CFI(addr); unwind.Outermost(rules) {
+		return nil
+	} else if rules != nil {
 		f = unwind.CallerByCFI(env, &last.Context, rules, arm64.NumRegs, calleeSaved, arm64.RegSP, arm64.RegPC)
 		if f != nil && (!f.Has(arm64.RegSP) || !f.Has(arm64.RegPC)) {
 			f = nil
@@ -110,6 +112,9 @@ func (u *Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bo
 			f.Regs[arm64.RegPC] = u.strip(env, f.Regs[arm64.RegPC])
 			f.Trust = unwind.TrustCFI
 		}
+	}
+	if f == nil {
+		f = unwind.CallerOfWildLeaf(env, last, arm64.RegPC, arm64.RegLR, calleeSaved|1<<arm64.RegSP|1<<arm64.RegFP)
 	}
 	if f == nil {
 		f = u.byFramePointer(env, frames)

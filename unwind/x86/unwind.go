@@ -90,7 +90,9 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 		f = byWin(env, frames, win, scanAllowed)
 	}
 	if f == nil {
-		if rules := env.CFI(addr); rules != nil {
+		if rules := env.CFI(addr); unwind.Outermost(rules) {
+			return nil
+		} else if rules != nil {
 			f = unwind.CallerByCFI(env, &last.Context, rules, x86.NumRegs, calleeSaved, x86.ESP, x86.EIP)
 			if f != nil && (!f.Has(x86.EIP) || !f.Has(x86.ESP) || !f.Has(x86.EBP)) {
 				f = nil
@@ -132,6 +134,9 @@ func byEBP(env unwind.Env, last *unwind.Frame, scanAllowed bool) *unwind.Frame {
 	cebp, ok2 := read32(env, ebp)
 	if ok1 && ok2 {
 		callerEIP, callerEBP, callerESP = eip, cebp, ebp+8
+		if cfa, ok := realignedCFA(env, ebp, eip); ok {
+			callerESP = cfa
+		}
 	} else {
 		if !scanAllowed {
 			return nil

@@ -1,0 +1,29 @@
+package arm64_test
+
+import (
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/arch/arm64"
+	"github.com/gobreakpad/gobreakpad/unwind"
+	arm64unwind "github.com/gobreakpad/gobreakpad/unwind/arm64"
+)
+
+// TestWildCall: a context pc outside every module (a call through a wild
+// pointer) takes its caller from lr with sp unchanged, instead of the
+// frame pointer.
+func TestWildCall(t *testing.T) {
+	u := &arm64unwind.Unwinder{}
+	env := newEnv(u)
+	sp := env.Push(0, 0)
+	fp := env.Push(stackBase+0x20, 0x403050, 0, 0)
+	f := contextFrame(t, u, env, 0x7f0000001234, sp, fp, 0x402054)
+	c := u.Caller(env, []*unwind.Frame{f}, true)
+	if c == nil {
+		t.Fatal("no caller")
+	}
+	if c.Trust != unwind.TrustLeaf || c.Regs[arm64.RegPC] != 0x402054 || c.Regs[arm64.RegSP] != sp ||
+		c.Regs[arm64.RegFP] != fp || c.Has(arm64.RegLR) {
+		t.Errorf("caller: trust %v pc %#x sp %#x fp %#x, lr valid %v", c.Trust, c.Regs[arm64.RegPC],
+			c.Regs[arm64.RegSP], c.Regs[arm64.RegFP], c.Has(arm64.RegLR))
+	}
+}
