@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gobreakpad/gobreakpad/internal/corpus"
 	"github.com/gobreakpad/gobreakpad/symbols"
 )
 
@@ -65,5 +69,25 @@ func TestFramesInnermostFirst(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("frame %d = %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// TestSymCacheSnapshotLookup: symlookup --json on symbolic's macos.symc
+// gives the frames of symbolic's test_cache__lookup snapshot.
+func TestSymCacheSnapshotLookup(t *testing.T) {
+	p := filepath.Join(corpus.Path(), "symbolic/symcache/current/macos.symc")
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("corpus file %s not found: skipping", p)
+	}
+	out, err := runCmd(t, "", "--json", p, fmt.Sprintf("%x", 4_458_187_797-4_458_131_456))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := "/Users/travis/build/getsentry/breakpad-tools/macos/main.cpp"
+	want := `{"address":"0xdc15","frames":[{"function":"_ZN12_GLOBAL__N_15crashEv","offset":0,"file":"` + dir + `","line":21},` +
+		`{"function":"_ZN12_GLOBAL__N_15startEv","offset":0,"file":"` + dir + `","line":25},` +
+		`{"function":"main","offset":117,"file":"` + dir + `","line":32}]}` + "\n"
+	if out != want {
+		t.Errorf("got  %s\nwant %s", out, want)
 	}
 }

@@ -1,0 +1,145 @@
+package formats
+
+import (
+	"io"
+	"slices"
+
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	"github.com/gobreakpad/gobreakpad/symbfile"
+	"github.com/gobreakpad/gobreakpad/symbols"
+	symsymbfile "github.com/gobreakpad/gobreakpad/symbols/symbfile"
+)
+
+func init() {
+	register(&Format{
+		Name:        "symbfile",
+		Description: "OpenTelemetry eBPF profiler symbfile (ranges; zstd-compressed when named .zst; no unwind information)",
+		Exts:        []string{".symbfile"},
+		Sniff:       func(head []byte) bool { return hasPrefix(head, symbfile.Magic) || symsymbfile.IsZstd(head) },
+		Write:       WriteSymbfile,
+		Open: func(path string) (symbols.Lookuper, io.Closer, error) {
+			t, err := symbfile.Open(path)
+			if err != nil {
+				return nil, nil, err
+			}
+			return &symsymbfile.Table{Table: t}, io.NopCloser(nil), nil
+		},
+	})
+}
+
+// WriteSymbfile writes the model as a symbfile: a depth-0 range per FUNC
+// range, a range at depth d+1 per range of each INLINE record at depth d,
+// and each range's line table from the line records of its own code (not
+// covered by deeper calls). What it loses: one source file per range (the
+// first line record's), module identity, PUBLIC records' extent past the next symbol (the last is
+// one byte long), parameter sizes,
+// STACK CFI and STACK WIN; no return pads (the model has no instructions).
+func WriteSymbfile(w io.Writer, s *dumpsyms.Symbols) error {
+	n := modelNames(s)
+	sw := symbfile.NewWriter(w)
+	type key struct{ inl, rng int } // inl -1: the function's own range rng
+	for fi := range s.Funcs {
+		f := &s.Funcs[fi]
+		var ranges []symbfile.Range
+		at := map[key]int{}
+		for ri, r := range f.Ranges {
+			at[key{-1, ri}] = len(ranges)
+			ranges = append(ranges, symbfile.Range{Start: r.Address, Length: r.Size, Func: f.Name})
+		}
+		for ii, in := range f.Inlines {
+			cf := ""
+			if in.HasCallFile && in.CallFile >= 0 {
+				cf = n.files[uint32(in.CallFile)]
+			}
+			for ri, r := range in.Ranges {
+				at[key{ii, ri}] = len(ranges)
+				ranges = append(ranges, symbfile.Range{Start: r.Address, Length: r.Size, Func: n.origins[in.Origin],
+					Depth: in.Depth + 1, CallLine: in.CallLine, CallFile: cf})
+			}
+		}
+		for _, sg := range segments(f) {
+			k := key{-1, -1}
+			if d := len(sg.inl); d > 0 {
+				k = key{sg.inl[d-1], sg.rng[d-1]}
+			} else {
+				for ri, r := range f.Ranges {
+					if sg.start >= r.Address && sg.start-r.Address < r.Size {
+						k = key{-1, ri}
+						break
+					}
+				}
+			}
+			i, ok := at[k]
+			if !ok {
+				continue
+			}
+			r := &ranges[i]
+			line := uint32(0)
+			if sg.line >= 0 {
+				l := f.Lines[sg.line]
+				if l.Line > 0 && l.Line <= 1<<32-1 {
+					line = uint32(l.Line)
+				}
+				if r.File == "" {
+					r.File = n.files[l.File]
+				}
+			}
+			if len(r.Lines) > 0 && r.Lines[len(r.Lines)-1].Line == line {
+				continue
+			}
+			if len(r.Lines) == 0 && line == 0 {
+				continue
+			}
+			r.Lines = append(r.Lines, symbfile.LineEntry{Addr: sg.start, Line: line})
+		}
+		for _, r := range ranges {
+			sw.AddRange(r)
+		}
+	}
+	// PUBLIC records outside every FUNC: depth-0 ranges without lines up
+	// to the next FUNC or PUBLIC (the last one byte long).
+	var starts []uint64
+	for _, f := range s.Funcs {
+		for _, r := range f.Ranges {
+			starts = append(starts, r.Address)
+		}
+	}
+	for _, p := range s.Publics {
+		starts = append(starts, p.Address)
+	}
+	slices.Sort(starts)
+	starts = slices.Compact(starts)
+	for _, p := range s.Publics {
+		if covered(s, p.Address) {
+			continue
+		}
+		i, _ := slices.BinarySearch(starts, p.Address)
+		size := uint64(1)
+		if i+1 < len(starts) {
+			size = starts[i+1] - p.Address
+		}
+		sw.AddRange(symbfile.Range{Start: p.Address, Length: size, Func: p.Name})
+	}
+	return sw.Flush()
+}
+
+// covered reports whether a FUNC range holds addr.
+func covered(s *dumpsyms.Symbols, addr uint64) bool {
+	i, _ := slices.BinarySearchFunc(s.Funcs, addr, func(f dumpsyms.Function, a uint64) int {
+		if len(f.Ranges) == 0 {
+			return -1
+		}
+		return cmpU64(f.Ranges[0].Address, a)
+	})
+	for _, j := range []int{i - 1, i} {
+		if j < 0 || j >= len(s.Funcs) {
+			continue
+		}
+		for _, r := range s.Funcs[j].Ranges {
+			if addr >= r.Address && addr-r.Address < r.Size {
+				return true
+			}
+		}
+	}
+	return false
+}
