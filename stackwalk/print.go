@@ -3,10 +3,12 @@ package stackwalk
 import (
 	"bufio"
 	"fmt"
-	"github.com/gobreakpad/gobreakpad/symbols"
 	"io"
 	"strings"
 	"unicode"
+
+	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
 // PrintOptions selects what Print writes.
@@ -19,6 +21,16 @@ type PrintOptions struct {
 	RequestingThreadOnly bool
 	// Symbols resolves addresses found in stack contents; may be nil.
 	Symbols symbols.Source
+	// OnlyThread prints, after the requesting thread, only the thread of
+	// index ThreadIndex (Breakpad's -t INDEX) and no module list; an index
+	// out of range is an error, after the requesting thread.
+	OnlyThread  bool
+	ThreadIndex int
+	// StackPointers prints, instead of each thread's frames, the words of
+	// its stack from the stack pointer up that point into functions or into
+	// the stack itself (Breakpad's -d); with StackContents, the other words
+	// as hex and ASCII too.
+	StackPointers bool
 }
 
 // baseName returns the last path element, accepting both / and \ as
@@ -81,7 +93,7 @@ func Print(w io.Writer, p *ProcessState, opt PrintOptions) error {
 		b.WriteString("Process uptime: not available\n")
 	}
 	var sym *symbolizer
-	if opt.StackContents {
+	if opt.StackContents || opt.StackPointers {
 		sym = newSymbolizer(opt.Symbols, p.moduleMap())
 		sym.quiet = true
 	}
@@ -92,7 +104,18 @@ func Print(w io.Writer, p *ProcessState, opt PrintOptions) error {
 			status = "requested dump, did not crash"
 		}
 		fmt.Fprintf(b, "\nThread %d (%s)\n", req, status)
-		printStack(b, p.Threads[req], sym)
+		printThread(b, p, p.Threads[req], sym, opt)
+	}
+	if opt.OnlyThread {
+		if opt.ThreadIndex < 0 || opt.ThreadIndex >= len(p.Threads) {
+			if err := b.Flush(); err != nil {
+				return err
+			}
+			return fmt.Errorf("thread index %d is out of range (the dump has %d threads)", opt.ThreadIndex, len(p.Threads))
+		}
+		fmt.Fprintf(b, "\nThread %d\n", opt.ThreadIndex)
+		printThread(b, p, p.Threads[opt.ThreadIndex], sym, opt)
+		return b.Flush()
 	}
 	if !opt.RequestingThreadOnly {
 		for i, t := range p.Threads {
@@ -100,7 +123,7 @@ func Print(w io.Writer, p *ProcessState, opt PrintOptions) error {
 				continue
 			}
 			fmt.Fprintf(b, "\nThread %d\n", i)
-			printStack(b, t, sym)
+			printThread(b, p, t, sym, opt)
 		}
 	}
 	printModules(b, p)
@@ -123,6 +146,120 @@ func frameLocation(b *bufio.Writer, f *StackFrame) {
 	default:
 		fmt.Fprintf(b, "!%s + 0x%x", f.Function, addr-f.FunctionBase)
 	}
+}
+
+// printThread prints a thread's frames, or its stack pointers.
+func printThread(b *bufio.Writer, p *ProcessState, t *CallStack, sym *symbolizer, opt PrintOptions) {
+	if opt.StackPointers {
+		printStackPointers(b, p, t, sym, opt.StackContents)
+		return
+	}
+	if !opt.StackContents {
+		sym = nil
+	}
+	printStack(b, t, sym)
+}
+
+// wordLength is the size of a stack word for Breakpad's CPU names (0 when
+// unknown), as its -d and -s outputs take it.
+func wordLength(cpu string) int {
+	switch cpu {
+	case "x86", "arm", "riscv":
+		return 4
+	case "amd64", "arm64", "riscv64", "x86_64":
+		return 8
+	}
+	return 0
+}
+
+// printStackPointers prints the words of a thread's stack, from the
+// innermost physical frame's stack pointer up, that point into functions or
+// into the stack (following chains of the latter), as Breakpad's
+// DumpStackPointers does.
+func printStackPointers(b *bufio.Writer, p *ProcessState, t *CallStack, sym *symbolizer, contents bool) {
+	if len(t.Frames) == 0 {
+		b.WriteString(" <no frames>\n")
+	}
+	bounds, ok := t.Memory.(interface{ Bounds() (lo, hi uint64) })
+	if t.Memory == nil || !ok {
+		b.WriteString(" <no stack memory>\n")
+		return
+	}
+	base, end := bounds.Bounds()
+	var top *StackFrame
+	for _, f := range t.Frames {
+		top = f
+		if f.Trust != unwind.TrustInline {
+			break
+		}
+	}
+	fmt.Fprintf(b, "stack begin:    0x%016x\n", base)
+	fmt.Fprintf(b, "stack end:      0x%016x\n", end)
+	word := wordLength(p.System.CPU)
+	var begin uint64
+	if top != nil {
+		if sp, ok := top.StackPointer(); ok {
+			begin = sp
+		}
+	}
+	if begin == 0 {
+		begin = base
+	}
+	fmt.Fprintf(b, "stack pointer:  0x%016x\n", begin)
+	if word == 0 || begin == 0 || end == 0 {
+		b.WriteString("\nUnable to identifiy stack range.\n")
+		return
+	}
+	fmt.Fprintf(b, "\nStack range to dump: 0x%016x - 0x%016x\n", begin, end)
+	b.WriteString("\nPossible instruction pointers:\n")
+	chain := map[uint64]uint64{} // a pointer into the stack -> where it was found
+	start := begin
+	if start < base { // words below the stack cannot be read: skip them
+		start += (base - begin + uint64(word) - 1) / uint64(word) * uint64(word)
+	}
+	for addr := start; addr < end; addr += uint64(word) {
+		raw, err := t.Memory.ReadMemory(addr, word)
+		if err != nil || len(raw) != word {
+			continue
+		}
+		var v uint64
+		for i := word - 1; i >= 0; i-- {
+			v = v<<8 | uint64(raw[i])
+		}
+		if word == 4 {
+			fmt.Fprintf(b, " *(0x%08x) = 0x%08x", uint32(addr), uint32(v))
+		} else {
+			fmt.Fprintf(b, " *(0x%016x) = 0x%016x", addr, v)
+		}
+		pf := &StackFrame{Instruction: v}
+		sym.fill(pf, false)
+		switch {
+		case pf.Function != "":
+			fmt.Fprintf(b, " %s [%s : %d + 0x%x]\n", pf.Function, baseName(pf.SourceFile), pf.SourceLine, v-pf.SourceLineBase)
+		case v >= begin && v < end:
+			b.WriteString(" -- stack_address")
+			if from, ok := chain[addr]; ok {
+				fmt.Fprintf(b, "  (part of a chain: 0x%016x --> 0x%016x)", from, addr)
+			}
+			chain[v] = addr
+			b.WriteString("\n")
+		default:
+			if contents {
+				text := make([]byte, 0, word)
+				for _, c := range raw {
+					fmt.Fprintf(b, " %02x", c)
+					if c < 0x80 && unicode.IsPrint(rune(c)) {
+						text = append(text, c)
+					} else {
+						text = append(text, '.')
+					}
+				}
+				fmt.Fprintf(b, "  %s", text)
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("\n")
 }
 
 // printStack prints a thread's frames; with sym set, also the stack

@@ -15,6 +15,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/gobreakpad/gobreakpad/internal/cmdline"
 	"io"
 	"os"
 
@@ -25,10 +26,7 @@ import (
 )
 
 func main() {
-	if err := newCommand(os.Stderr).Run(context.Background(), os.Args); err != nil {
-		fmt.Fprintf(os.Stderr, "core2md: %v\n", err)
-		os.Exit(1)
-	}
+	os.Exit(cmdline.Run(context.Background(), newCommand(os.Stderr), os.Args, os.Stdout, os.Stderr))
 }
 
 func newCommand(stderr io.Writer) *cli.Command {

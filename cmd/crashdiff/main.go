@@ -30,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gobreakpad/gobreakpad/internal/cmdline"
 	"io"
 	"os"
 	"runtime"
@@ -42,8 +43,17 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400) // as minidump_stackwalk: symbol indexes grow in steps
 	}
-	err := newCommand(os.Stdout, os.Stderr).Run(context.Background(), os.Args)
-	os.Exit(exitCode(err, os.Stderr))
+	cmd := newCommand(os.Stdout, os.Stderr)
+	// crashdiff's own statuses (1: differences, 2: could not run) pass
+	// through cmdline.Run, which adds --version and the usage-error line.
+	action := cmd.Action
+	cmd.Action = func(ctx context.Context, c *cli.Command) error {
+		if err := action(ctx, c); err != nil {
+			return cmdline.ExitStatus(exitCode(err, os.Stderr))
+		}
+		return nil
+	}
+	os.Exit(cmdline.Run(context.Background(), cmd, os.Args, os.Stdout, os.Stderr))
 }
 
 // exitStatus is an error carrying crashdiff's exit status.

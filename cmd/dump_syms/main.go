@@ -19,9 +19,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/dumpsyms/elf"
+	"github.com/gobreakpad/gobreakpad/internal/cmdline"
 	"github.com/urfave/cli/v3"
 )
 
@@ -32,10 +34,7 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 	}
-	if err := newCommand(os.Stdout, os.Stderr).Run(context.Background(), os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	os.Exit(cmdline.Run(context.Background(), newCommand(os.Stdout, os.Stderr), os.Args, os.Stdout, os.Stderr))
 }
 
 // newCommand returns the command line, writing the symbol file to stdout
@@ -46,7 +45,6 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 		Usage:                  "write the Breakpad symbol file of an ELF binary",
 		ArgsUsage:              "BINARY [DEBUG_DIR ...]",
 		UseShortOptionHandling: true,
-		HideVersion:            true,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "i", Usage: "write only the MODULE and INFO header"},
 			&cli.BoolFlag{Name: "c", Usage: "do not write STACK CFI records"},
@@ -73,7 +71,10 @@ func isTerminal(f *os.File) bool {
 func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 	args := c.Args().Slice()
 	if len(args) < 1 {
-		return errors.New("usage: dump_syms [-i] [-c] [-d] [-m] [-v] [-n NAME] [-o OS] [--store DIR] BINARY [DEBUG_DIR ...]")
+		return cmdline.Usagef("missing binary")
+	}
+	for _, w := range cmdline.CheckDirs("debug directory", args[1:]) {
+		fmt.Fprintf(stderr, "dump_syms: warning: %s; dumping without it\n", w)
 	}
 	opts := dumpsyms.Options{
 		HeaderOnly: c.Bool("i"),
@@ -134,21 +135,26 @@ var readers = []struct {
 func dump(path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("dump_syms: %w", err)
+		return nil, err
 	}
-	var magic [4]byte
+	var magic [32]byte
 	n, err := io.ReadFull(f, magic[:])
 	f.Close()
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil, fmt.Errorf("dump_syms: %w", err)
+		return nil, err
 	}
 	for _, r := range readers {
-		if string(magic[:n]) == r.magic {
+		if strings.HasPrefix(string(magic[:n]), r.magic) {
 			return r.dump(path, opts)
 		}
 	}
-	if n == 0 {
-		return nil, fmt.Errorf("dump_syms: %s: unsupported file format (empty file): only ELF is read", path)
+	switch head := string(magic[:n]); {
+	case strings.HasPrefix(head, "MZ"):
+		return nil, fmt.Errorf("%s: a PE file: this build reads only ELF binaries", path)
+	case strings.HasPrefix(head, "Microsoft C/C++ MSF 7.00"):
+		return nil, fmt.Errorf("%s: a PDB file: this build reads only ELF binaries", path)
+	case n == 0:
+		return nil, fmt.Errorf("%s: not an ELF, PE or PDB file (empty file)", path)
 	}
-	return nil, fmt.Errorf("dump_syms: %s: unsupported file format (magic % x, %q): only ELF is read", path, magic[:n], magic[:n])
+	return nil, fmt.Errorf("%s: not an ELF, PE or PDB file (it starts with % x)", path, magic[:min(n, 4)])
 }

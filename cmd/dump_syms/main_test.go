@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gobreakpad/gobreakpad/internal/cmdtest"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
 )
 
@@ -58,14 +59,55 @@ func TestFlags(t *testing.T) {
 	if err := os.WriteFile(notELF, []byte("MZ\x90\x00 rest of a PE file"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runCmd(t, notELF); err == nil || !strings.Contains(err.Error(), `unsupported file format (magic 4d 5a 90 00, "MZ\x90\x00")`) {
-		t.Errorf("PE file: %v, want unsupported file format naming the magic", err)
+	if _, err := runCmd(t, notELF); err == nil || !strings.Contains(err.Error(), "app.exe: a PE file: this build reads only ELF binaries") {
+		t.Errorf("PE file: %v, want a message naming PE", err)
 	}
 	short := filepath.Join(t.TempDir(), "short")
 	if err := os.WriteFile(short, []byte("\x7fE"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runCmd(t, short); err == nil || !strings.Contains(err.Error(), "unsupported file format") {
-		t.Errorf("2-byte file: %v, want unsupported file format", err)
+	if _, err := runCmd(t, short); err == nil || !strings.Contains(err.Error(), "short: not an ELF, PE or PDB file (it starts with 7f 45)") {
+		t.Errorf("2-byte file: %v, want not an ELF, PE or PDB file", err)
+	}
+}
+
+func TestMain(m *testing.M) { cmdtest.Main(m) }
+
+// TestCommand runs the built program: what is not a binary is named as such,
+// a debug directory that does not exist is a warning, usage errors are one
+// line and exit 2.
+func TestCommand(t *testing.T) {
+	prog := cmdtest.Build(t, ".")
+	tmp := t.TempDir()
+	text := filepath.Join(tmp, "notes.txt")
+	os.WriteFile(text, []byte("MODULE Linux x86_64 0 x\n"), 0o644)
+	empty := filepath.Join(tmp, "empty")
+	os.WriteFile(empty, nil, 0o644)
+	for _, c := range []struct {
+		args         []string
+		code         int
+		stdout, want string
+	}{
+		{[]string{text}, 1, "", "dump_syms: " + text + ": not an ELF, PE or PDB file (it starts with 4d 4f 44 55)\n"},
+		{[]string{empty}, 1, "", "dump_syms: " + empty + ": not an ELF, PE or PDB file (empty file)\n"},
+		{nil, 2, "", "dump_syms: missing binary (see --help)\n"},
+		{[]string{"-q", text}, 2, "", "dump_syms: flag provided but not defined: -q (see --help)\n"},
+	} {
+		r := cmdtest.Run(t, prog, c.args...)
+		if r.Code != c.code || r.Stdout != c.stdout || r.Stderr != c.want {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit %d, %q", c.args, r.Code, r.Stdout, r.Stderr, c.code, c.want)
+		}
+	}
+	if r := cmdtest.Run(t, prog, "--version"); r.Code != 0 || !strings.HasPrefix(r.Stdout, "dump_syms ") || r.Stderr != "" {
+		t.Errorf("--version: %+v", r)
+	}
+	if r := cmdtest.Run(t, prog, "--help"); r.Code != 0 || !strings.Contains(r.Stdout, "BINARY [DEBUG_DIR ...]") || r.Stderr != "" {
+		t.Errorf("--help: %+v", r)
+	}
+	bin := corpus.File(t, "elf/x64-dw4/full/inline_chain")
+	r := cmdtest.Run(t, prog, "-i", bin, filepath.Join(tmp, "nodebug"))
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "MODULE Linux x86_64 ") ||
+		r.Stderr != "dump_syms: warning: debug directory "+filepath.Join(tmp, "nodebug")+" does not exist; dumping without it\n" {
+		t.Errorf("missing debug directory: %+v", r)
 	}
 }

@@ -7,7 +7,9 @@
 // signal it does not handle (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
 // SIGTRAP, SIGSYS), a minidump of all its threads is written to
 // DIR/NAME.PID.dmp, NAME being the base name of the crashed process's argv[0]
-// (DIR defaults to the current directory), and the
+// (DIR defaults to the current directory; it is created, as mkdir -p does,
+// and checked to be writable before the program starts: the command refuses
+// to start it otherwise), and the
 // signal is then delivered, so the program dies as it would have. This
 // command exits with the program's status: the same exit code, or death by
 // the same signal. Signals the program handles pass through untouched; a
@@ -22,6 +24,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,16 +36,14 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/gobreakpad/gobreakpad/capture"
+	"github.com/gobreakpad/gobreakpad/internal/cmdline"
 )
 
 func main() {
 	var status syscall.WaitStatus
-	cmd := newCommand(os.Stderr, &status)
-	if err := cmd.Run(context.Background(), os.Args); err != nil {
-		fmt.Fprintf(os.Stderr, "minidump_capture: %v\n", err)
-		if status == 0 {
-			os.Exit(1)
-		}
+	code := cmdline.Run(context.Background(), newCommand(os.Stderr, &status), os.Args, os.Stdout, os.Stderr)
+	if code != 0 && status == 0 {
+		os.Exit(code)
 	}
 	exitLike(status)
 }
@@ -59,11 +60,15 @@ func newCommand(stderr io.Writer, status *syscall.WaitStatus) *cli.Command {
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			argv := cmd.Args().Slice()
 			if len(argv) == 0 {
-				return fmt.Errorf("missing program to run")
+				return cmdline.Usagef("missing program to run")
+			}
+			dir := cmd.String("o")
+			if err := dumpDir(dir); err != nil {
+				return err
 			}
 			ws, err := capture.Run(argv, capture.RunOptions{
 				Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-				OnCrash: func(p *capture.Process) error { return writeDump(stderr, cmd.String("o"), argv[0], p) },
+				OnCrash: func(p *capture.Process) error { return writeDump(stderr, dir, argv[0], p) },
 				Started: forwardSignals(),
 			})
 			*status = ws
@@ -89,6 +94,22 @@ func forwardSignals() func(pid int) {
 			}
 		}()
 	}
+}
+
+// dumpDir makes the dump directory (and its parents) when it does not exist
+// yet, and checks that a file can be created in it: before the program runs,
+// so that a crash is never lost for want of a place to write it.
+func dumpDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return fmt.Errorf("dump directory: %w; not starting the program", err)
+	}
+	f, err := os.CreateTemp(dir, ".minidump_capture-check-*")
+	if err != nil {
+		return fmt.Errorf("dump directory %s is not writable (%w); not starting the program", dir, errors.Unwrap(err))
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }
 
 // writeDump writes p to DIR/PROGRAM.PID.dmp and reports it. PROGRAM is the

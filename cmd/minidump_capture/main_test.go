@@ -107,10 +107,18 @@ func TestExitStatus(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{}, {"--", "/nonexistent/program"}} {
-		ws, stderr := runCommand(t, args...)
-		if !ws.Exited() || ws.ExitStatus() != 1 || !strings.HasPrefix(stderr, "minidump_capture: ") {
-			t.Errorf("%q: status %#x, stderr %q; want exit 1 with a message", args, uint32(ws), stderr)
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{}, 2, "minidump_capture: missing program to run (see --help)\n"},
+		{[]string{"-x"}, 2, "minidump_capture: flag provided but not defined: -x (see --help)\n"},
+		{[]string{"-o", t.TempDir(), "--", "/nonexistent/program"}, 1, "minidump_capture: "},
+	} {
+		ws, stderr := runCommand(t, c.args...)
+		if !ws.Exited() || ws.ExitStatus() != c.code || !strings.HasPrefix(stderr, c.stderr) {
+			t.Errorf("%q: status %#x, stderr %q; want exit %d with %q", c.args, uint32(ws), stderr, c.code, c.stderr)
 		}
 	}
 }
@@ -155,18 +163,56 @@ func TestSignalForwarding(t *testing.T) {
 	}
 }
 
-// TestUnwritableDir: when the dump cannot be written the program still ends
-// as it would have, and the failure is reported.
-func TestUnwritableDir(t *testing.T) {
+// TestNewDir: a dump directory that does not exist yet is created (with
+// its parents), and the crash's dump lands in it.
+func TestNewDir(t *testing.T) {
 	prog := crasher(t)
 	if ws, stderr := runCommand(t, "-o", t.TempDir(), "--", "/bin/true"); !ws.Exited() || ws.ExitStatus() != 0 {
 		t.Skipf("cannot trace programs here: status %#x: %s", uint32(ws), stderr)
 	}
-	ws, stderr := runCommand(t, "-o", filepath.Join(t.TempDir(), "missing"), "--", prog, "segv")
+	dir := filepath.Join(t.TempDir(), "new", "dumps")
+	ws, stderr := runCommand(t, "-o", dir, "--", prog, "segv")
 	if !ws.Signaled() || ws.Signal() != syscall.SIGSEGV {
 		t.Errorf("status %#x, want death by SIGSEGV", uint32(ws))
 	}
-	if !strings.Contains(stderr, "minidump_capture: ") || !strings.Contains(stderr, "missing") {
-		t.Errorf("failure not reported: %q", stderr)
+	dumps, _ := filepath.Glob(filepath.Join(dir, "crasher.*.dmp"))
+	if len(dumps) != 1 || !strings.Contains(stderr, dumps[0]) {
+		t.Errorf("dumps %q in %s; stderr:\n%s", dumps, dir, stderr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".minidump_capture-check-*")); len(left) != 0 {
+		t.Errorf("the writability check left %q", left)
+	}
+}
+
+// TestUnwritableDir: when the dump directory cannot be made or written, the
+// program is not started: one line on stderr, exit 1.
+func TestUnwritableDir(t *testing.T) {
+	tmp := t.TempDir()
+	file := filepath.Join(tmp, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(tmp, "started")
+	ws, stderr := runCommand(t, "-o", filepath.Join(file, "dumps"), "--", "/bin/sh", "-c", "touch "+marker)
+	if !ws.Exited() || ws.ExitStatus() != 1 {
+		t.Errorf("status %#x, want exit 1", uint32(ws))
+	}
+	if !strings.HasPrefix(stderr, "minidump_capture: dump directory: ") || !strings.HasSuffix(stderr, "not starting the program\n") ||
+		strings.Count(stderr, "\n") != 1 {
+		t.Errorf("stderr %q", stderr)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the program was started")
+	}
+	if os.Getuid() != 0 { // root writes into read-only directories
+		ro := filepath.Join(tmp, "ro")
+		os.Mkdir(ro, 0o555)
+		ws, stderr := runCommand(t, "-o", ro, "--", "/bin/sh", "-c", "touch "+marker)
+		if !ws.Exited() || ws.ExitStatus() != 1 || !strings.Contains(stderr, "is not writable") {
+			t.Errorf("read-only directory: status %#x, stderr %q", uint32(ws), stderr)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Error("the program was started")
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/internal/cmdtest"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/minidump/synth"
 )
@@ -49,16 +50,19 @@ func TestBadFiles(t *testing.T) {
 }
 
 func TestRunUsage(t *testing.T) {
-	if got := run([]string{"minidump_dump"}); got != 1 {
-		t.Errorf("no arguments: status %d, want 1", got)
+	if got := run([]string{"minidump_dump"}); got != 2 {
+		t.Errorf("no arguments: status %d, want 2", got)
 	}
 }
 
-// TestStatus checks that a dump lacking streams Breakpad requires is
-// printed and fails (the output itself is tested in minidump/dumptext).
-func TestStatus(t *testing.T) {
+// writeSynth writes a synthetic Linux dump with threads of the given ids
+// (no misc info or memory info list) and returns its path.
+func writeSynth(t *testing.T, ids ...uint32) string {
+	t.Helper()
 	b := synth.New(arch.AMD64, minidump.PlatformLinux)
-	b.AddThread(7, synth.AMD64(&amd64.Context{ContextFlags: amd64.ContextFull}), nil)
+	for _, id := range ids {
+		b.AddThread(id, synth.AMD64(&amd64.Context{ContextFlags: amd64.ContextFull}), nil)
+	}
 	data, err := b.Bytes()
 	if err != nil {
 		t.Fatal(err)
@@ -67,11 +71,38 @@ func TestStatus(t *testing.T) {
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, ok := dumpPath(t, p, false)
-	if ok {
-		t.Error("dump without misc info and memory info list succeeded; Breakpad exits 1")
+	return p
+}
+
+func TestMain(m *testing.M) { cmdtest.Main(m) }
+
+// TestStatus runs the built program: a sound dump lacking streams Breakpad
+// requires is printed and exits 0 (Breakpad exits 1), with a note per
+// missing stream; a damaged stream exits 1; usage errors exit 2.
+func TestStatus(t *testing.T) {
+	prog := cmdtest.Build(t, ".")
+	r := cmdtest.Run(t, prog, writeSynth(t, 7))
+	if r.Code != 0 || !strings.Contains(r.Stdout, "  thread_id                   = 0x7\n") ||
+		r.Stderr != "minidump_dump: note: misc info: stream not present\nminidump_dump: note: MD_MEMORY_INFO_LIST_STREAM: stream not present\n" {
+		t.Errorf("missing streams: exit %d, stderr %q, stdout:\n%.300s", r.Code, r.Stderr, r.Stdout)
 	}
-	if !strings.Contains(out, "  thread_id                   = 0x7\n") {
-		t.Errorf("thread not printed:\n%s", out)
+	r = cmdtest.Run(t, prog, writeSynth(t, 7, 7))
+	if r.Code != 1 || !strings.Contains(r.Stderr, "thread") || strings.Contains(r.Stdout, "thread_id") {
+		t.Errorf("repeated thread id: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "minidump_dump: missing minidump file (see --help)\n"},
+		{[]string{"a", "b"}, "minidump_dump: one minidump file at a time (2 given) (see --help)\n"},
+		{[]string{"-q", "a"}, "minidump_dump: flag provided but not defined: -q (see --help)\n"},
+	} {
+		if r := cmdtest.Run(t, prog, c.args...); r.Code != 2 || r.Stdout != "" || r.Stderr != c.want {
+			t.Errorf("%q: %+v, want exit 2 and %q", c.args, r, c.want)
+		}
+	}
+	if r := cmdtest.Run(t, prog, "--version"); r.Code != 0 || !strings.HasPrefix(r.Stdout, "minidump_dump ") {
+		t.Errorf("--version: %+v", r)
 	}
 }

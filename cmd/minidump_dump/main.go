@@ -1,9 +1,13 @@
 // Command minidump_dump prints the contents of a minidump file the way
 // Google Breakpad's minidump_dump does: the header, the stream directory, and
 // every stream Breakpad knows, field by field, in the same format and order.
-// It exits with status 1 when the file cannot be read or when one of the
-// streams Breakpad requires (thread list, module list, memory list, system
-// info, misc info, memory info list) is missing or damaged.
+// It exits with status 1 when the file cannot be read or when a stream it
+// reads is damaged, and 2 on a usage error. A dump that lacks one of the
+// streams Breakpad's minidump_dump requires (thread list, module list,
+// memory list, system info, misc info, memory info list) but is otherwise
+// sound exits 0, with a note on stderr per missing stream: Breakpad exits 1
+// there, which made healthy dumps from clients that write fewer streams
+// look broken (a deliberate difference).
 //
 // Usage:
 //
@@ -22,6 +26,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/gobreakpad/gobreakpad/internal/cmdline"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/minidump/dumptext"
 )
@@ -31,8 +36,11 @@ func main() {
 }
 
 func run(args []string) int {
-	status := 0
-	cmd := &cli.Command{
+	return cmdline.Run(context.Background(), newCommand(), args, os.Stdout, os.Stderr)
+}
+
+func newCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "minidump_dump",
 		Usage:     "Dump data in a minidump.",
 		ArgsUsage: "<minidump>",
@@ -41,10 +49,12 @@ func run(args []string) int {
 		},
 		HideHelpCommand: true,
 		Action: func(ctx context.Context, c *cli.Command) error {
-			if c.NArg() != 1 {
-				fmt.Fprintf(os.Stderr, "%s: Missing minidump file\n", args[0])
-				status = 1
-				return nil
+			switch c.NArg() {
+			case 0:
+				return cmdline.Usagef("missing minidump file")
+			case 1:
+			default:
+				return cmdline.Usagef("one minidump file at a time (%d given)", c.NArg())
 			}
 			out := bufio.NewWriterSize(os.Stdout, 1<<16)
 			ok := dumpFile(out, os.Stderr, c.Args().First(), c.Bool("x"))
@@ -53,20 +63,16 @@ func run(args []string) int {
 				ok = false
 			}
 			if !ok {
-				status = 1
+				return cmdline.ExitStatus(1)
 			}
 			return nil
 		},
 	}
-	if err := cmd.Run(context.Background(), args); err != nil {
-		fmt.Fprintln(os.Stderr, "minidump_dump:", err)
-		return 1
-	}
-	return status
 }
 
-// dumpFile opens and prints one minidump; it reports false where Breakpad's
-// minidump_dump exits with status 1. Problems are explained on errw.
+// dumpFile opens and prints one minidump; it reports false when the file
+// cannot be read or a stream is damaged (not when streams are only
+// missing). Problems are explained on errw.
 func dumpFile(w *bufio.Writer, errw *os.File, path string, hexdump bool) bool {
 	f, err := minidump.Open(path)
 	if err != nil {
@@ -76,12 +82,19 @@ func dumpFile(w *bufio.Writer, errw *os.File, path string, hexdump bool) bool {
 	defer f.Close()
 	err = dumptext.Write(w, f, dumptext.Options{Hexdump: hexdump})
 	var problems dumptext.Problems
-	if errors.As(err, &problems) {
-		for _, p := range problems {
-			fmt.Fprintln(errw, "minidump_dump:", p)
-		}
+	if !errors.As(err, &problems) {
+		// An error writing to w is left to the caller's Flush, which
+		// reports it (bufio.Writer keeps it).
+		return err == nil
 	}
-	// An error writing to w is left to the caller's Flush, which reports it
-	// (bufio.Writer keeps it).
-	return err == nil
+	damaged := false
+	for _, p := range problems {
+		if errors.Is(p, minidump.ErrNoStream) {
+			fmt.Fprintln(errw, "minidump_dump: note:", p)
+			continue
+		}
+		fmt.Fprintln(errw, "minidump_dump:", p)
+		damaged = true
+	}
+	return !damaged
 }

@@ -1,15 +1,21 @@
 // Command minidump_stackwalk prints the stack traces of a minidump, as
 // Google Breakpad's tool of the same name does:
 //
-//	minidump_stackwalk [-m] [-s] [-c] [-t N] [-b] [--json [--pretty]] [--signature [--signature-lists DIR]] DUMP [SYMBOL_PATH ...]
+//	minidump_stackwalk [-f human|machine] [-m] [-s] [-c | -t INDEX] [-d] [-b] [-j N] [--json [--pretty]] [--signature [--signature-lists DIR]] DUMP [SYMBOL_PATH ...]
 //
-// -m prints the pipe-delimited machine-readable form, -s adds stack
-// contents, -c prints only the crashed (or dump-requesting) thread and -b
-// only that thread's frames. --json prints rust-minidump's JSON report
-// instead (--pretty indents it). -t N walks up to N threads at once (by
-// default as many as the machine has CPUs); the output does not depend on it. Options may come before or after the
-// positional arguments, and short ones may be combined (-ms). Each SYMBOL_PATH is a Breakpad symbol
-// directory (SYMBOL_PATH/DEBUG_FILE/DEBUG_ID/DEBUG_FILE.sym).
+// -f machine (or -m) prints the pipe-delimited machine-readable form, -s adds
+// stack contents, -c prints only the crashed (or dump-requesting) thread,
+// -t INDEX that thread and the thread of index INDEX (and no module list),
+// -d the pointers found on each stack instead of its frames, and -b only the
+// crashed thread's frames. --json prints rust-minidump's JSON report instead
+// (--pretty indents it). -j N (--jobs) walks up to N threads at once (by
+// default as many as the machine has CPUs); the output does not depend on
+// it. Flags that would be ignored beside another (-m --json, -b --json, -c
+// -t, -s -m, ...) are a usage error. Options may come before or after the
+// positional arguments, and short ones may be combined (-ms). Each
+// SYMBOL_PATH is a Breakpad symbol directory
+// (SYMBOL_PATH/DEBUG_FILE/DEBUG_ID/DEBUG_FILE.sym); one that does not exist
+// is a warning on stderr.
 //
 // --signature prints the crash signature (package stackwalk/signature) as
 // one line instead of the report; with --json it adds a "signature" key to
@@ -18,6 +24,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"github.com/gobreakpad/gobreakpad/symbols"
@@ -28,6 +35,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/gobreakpad/gobreakpad/internal/cmdline"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/stackwalk/jsonout"
@@ -41,13 +49,10 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	if err := newCommand(os.Stdout).Run(context.Background(), os.Args); err != nil {
-		fmt.Fprintf(os.Stderr, "minidump_stackwalk: %v\n", err)
-		os.Exit(1)
-	}
+	os.Exit(cmdline.Run(context.Background(), newCommand(os.Stdout, os.Stderr), os.Args, os.Stdout, os.Stderr))
 }
 
-func newCommand(stdout io.Writer) *cli.Command {
+func newCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:                   "minidump_stackwalk",
 		Usage:                  "print the stack traces of a minidump",
@@ -55,11 +60,14 @@ func newCommand(stdout io.Writer) *cli.Command {
 		UseShortOptionHandling: true,
 		HideHelpCommand:        true,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "m", Usage: "output in machine-readable format"},
+			&cli.StringFlag{Name: "f", Value: "human", Usage: "output `FORMAT`: human or machine (pipe-delimited)"},
+			&cli.BoolFlag{Name: "m", Usage: "output in machine-readable format (as -f machine)"},
 			&cli.BoolFlag{Name: "s", Usage: "output stack contents"},
 			&cli.BoolFlag{Name: "c", Usage: "output the thread that caused the crash or dump only"},
 			&cli.BoolFlag{Name: "b", Usage: "brief: the frames of the thread that caused the crash or dump"},
-			&cli.IntFlag{Name: "t", Value: runtime.GOMAXPROCS(0), Usage: "walk up to `N` threads at once (the output does not depend on it)"},
+			&cli.IntFlag{Name: "t", Usage: "output the thread of index `INDEX` (after the crashed one) only"},
+			&cli.BoolFlag{Name: "d", Usage: "dump the pointers found on the stacks, with their symbols"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.GOMAXPROCS(0), Usage: "walk up to `N` threads at once (the output does not depend on it)"},
 			&cli.BoolFlag{Name: "json", Usage: "output rust-minidump's JSON report"},
 			&cli.BoolFlag{Name: "pretty", Usage: "indent the JSON report (implies --json)"},
 			&cli.BoolFlag{Name: "signature", Usage: "print the crash signature instead of the report (with --json: add it to the report)"},
@@ -68,19 +76,39 @@ func newCommand(stdout io.Writer) *cli.Command {
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			args := cmd.Args().Slice()
 			if len(args) == 0 {
-				return fmt.Errorf("missing minidump file")
+				return cmdline.Usagef("missing minidump file")
 			}
-			return run(stdout, args[0], args[1:], options{
+			o := options{
 				machine:        cmd.Bool("m"),
 				contents:       cmd.Bool("s"),
 				onlyRequesting: cmd.Bool("c"),
 				brief:          cmd.Bool("b"),
 				json:           cmd.Bool("json") || cmd.Bool("pretty"),
 				pretty:         cmd.Bool("pretty"),
-				workers:        cmd.Int("t"),
+				workers:        cmd.Int("jobs"),
+				pointers:       cmd.Bool("d"),
+				onlyThread:     cmd.IsSet("t"),
+				thread:         cmd.Int("t"),
 				signature:      cmd.Bool("signature") || cmd.String("signature-lists") != "",
 				signatureLists: cmd.String("signature-lists"),
-			})
+			}
+			switch f := cmd.String("f"); f {
+			case "human":
+				if cmd.IsSet("f") && o.machine {
+					return cmdline.Usagef("-f human and -m conflict")
+				}
+			case "machine":
+				o.machine = true
+			default:
+				return cmdline.Usagef("unknown output format %q (human or machine)", f)
+			}
+			if err := o.check(); err != nil {
+				return err
+			}
+			if o.workers < 1 {
+				return cmdline.Usagef("-j %d: at least 1 thread at once", o.workers)
+			}
+			return run(stdout, stderr, args[0], args[1:], o)
 		},
 	}
 }
@@ -88,20 +116,60 @@ func newCommand(stdout io.Writer) *cli.Command {
 // options are the output choices of the command line.
 type options struct {
 	machine, contents, onlyRequesting, brief, json, pretty bool
-	workers                                                int
+	pointers, onlyThread                                   bool
+	workers, thread                                        int
 	signature                                              bool
 	signatureLists                                         string
 }
 
-func run(stdout io.Writer, dumpPath string, symPaths []string, o options) error {
+// check rejects flags that another flag would make ignored.
+func (o options) check() error {
+	type flag struct {
+		set  bool
+		name string
+	}
+	human := []flag{{o.contents, "-s"}, {o.onlyRequesting, "-c"}, {o.onlyThread, "-t"}, {o.pointers, "-d"}, {o.brief, "-b"}}
+	for _, mode := range []flag{{o.json, "--json"}, {o.machine, "-m"}} {
+		if !mode.set {
+			continue
+		}
+		if mode.name == "--json" && o.machine {
+			return cmdline.Usagef("--json and -m (or -f machine) conflict")
+		}
+		for _, f := range human {
+			if f.set {
+				return cmdline.Usagef("%s and %s conflict (%s applies to the human report)", mode.name, f.name, f.name)
+			}
+		}
+	}
+	if o.brief {
+		for _, f := range human[:4] {
+			if f.set {
+				return cmdline.Usagef("-b and %s conflict", f.name)
+			}
+		}
+	}
+	if o.onlyRequesting && o.onlyThread {
+		return cmdline.Usagef("-c and -t cannot be used together")
+	}
+	if o.onlyThread && o.thread < 0 {
+		return cmdline.Usagef("-t %d: thread indexes start at 0", o.thread)
+	}
+	return nil
+}
+
+func run(stdout, stderr io.Writer, dumpPath string, symPaths []string, o options) error {
 	f, err := minidump.Open(dumpPath)
 	if err != nil {
-		return err
+		return explainOpen(dumpPath, err)
 	}
 	defer f.Close()
 	opt := stackwalk.Options{Workers: o.workers}
 	var syms symbols.Source
 	if len(symPaths) > 0 {
+		for _, w := range cmdline.CheckDirs("symbol path", symPaths) {
+			fmt.Fprintf(stderr, "minidump_stackwalk: warning: %s; walking without it\n", w)
+		}
 		src, closeAll := symbolSources(symPaths)
 		defer closeAll()
 		syms = src
@@ -126,6 +194,9 @@ func run(stdout io.Writer, dumpPath string, symPaths []string, o options) error 
 		StackContents:        o.contents,
 		RequestingThreadOnly: o.onlyRequesting,
 		Symbols:              syms,
+		OnlyThread:           o.onlyThread,
+		ThreadIndex:          o.thread,
+		StackPointers:        o.pointers,
 	})
 }
 
@@ -150,5 +221,28 @@ func printSignature(stdout io.Writer, f *minidump.File, p *stackwalk.ProcessStat
 		return jsonout.WriteWith(stdout, p, jsonout.Options{Pretty: o.pretty, Signature: sig})
 	}
 	_, err := fmt.Fprintln(stdout, sig)
+	return err
+}
+
+// explainOpen adds what the file is when it is not a minidump but a file
+// another program reads: an ELF core file (core2md converts it) or a
+// microdump (microdump_stackwalk walks it).
+func explainOpen(path string, err error) error {
+	fh, oerr := os.Open(path)
+	if oerr != nil {
+		return err
+	}
+	defer fh.Close()
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(fh, head)
+	head = head[:n]
+	switch {
+	case len(head) >= 18 && string(head[:4]) == "\x7fELF" && head[16] == 4 && head[17] == 0:
+		return fmt.Errorf("%s is an ELF core file, not a minidump: convert it with core2md (%w)", path, err)
+	case len(head) >= 4 && string(head[:4]) == "\x7fELF":
+		return fmt.Errorf("%s is an ELF file, not a minidump (%w)", path, err)
+	case bytes.Contains(head, []byte("-----BEGIN BREAKPAD MICRODUMP-----")):
+		return fmt.Errorf("%s holds a microdump, not a minidump: walk it with microdump_stackwalk (%w)", path, err)
+	}
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,7 +106,7 @@ func writeExample(t *testing.T) {
 func runCmd(t *testing.T, args ...string) string {
 	t.Helper()
 	var out bytes.Buffer
-	if err := newCommand(&out).Run(context.Background(), append([]string{"minidump_stackwalk"}, args...)); err != nil {
+	if err := newCommand(&out, io.Discard).Run(context.Background(), append([]string{"minidump_stackwalk"}, args...)); err != nil {
 		t.Fatalf("%v: %v", args, err)
 	}
 	return out.String()
@@ -173,7 +174,7 @@ func TestArgumentForms(t *testing.T) {
 
 func TestMissingDump(t *testing.T) {
 	var out bytes.Buffer
-	err := newCommand(&out).Run(context.Background(), []string{"minidump_stackwalk", filepath.Join(t.TempDir(), "none.dmp")})
+	err := newCommand(&out, io.Discard).Run(context.Background(), []string{"minidump_stackwalk", filepath.Join(t.TempDir(), "none.dmp")})
 	if err == nil {
 		t.Fatal("no error for a missing dump")
 	}

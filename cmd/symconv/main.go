@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gobreakpad/gobreakpad/internal/cmdline"
 	"io"
 	"os"
 
@@ -22,10 +23,7 @@ import (
 )
 
 func main() {
-	if err := newCommand(os.Stdout, os.Stderr).Run(context.Background(), os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "symconv:", err)
-		os.Exit(1)
-	}
+	os.Exit(cmdline.Run(context.Background(), newCommand(os.Stdout, os.Stderr), os.Args, os.Stdout, os.Stderr))
 }
 
 func newCommand(stdout, stderr io.Writer) *cli.Command {
@@ -35,7 +33,6 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 		ArgsUsage: "INPUT OUTPUT",
 		Description: "Reads: " + formats.Readers() + ".\nWrites: " + formats.Writers() + ".\n" +
 			"The output format is -f's, or the one OUTPUT's extension names; OUTPUT - is stdout.",
-		HideVersion: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "f", Usage: "output `FORMAT`"},
 			&cli.BoolFlag{Name: "v", Usage: "say on stderr what the input held that was skipped"},

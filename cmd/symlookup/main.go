@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gobreakpad/gobreakpad/internal/cmdline"
 	"io"
 	"os"
 	"strconv"
@@ -35,10 +36,7 @@ import (
 )
 
 func main() {
-	if err := newCommand(os.Stdin, os.Stdout, os.Stderr).Run(context.Background(), os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "symlookup:", err)
-		os.Exit(1)
-	}
+	os.Exit(cmdline.Run(context.Background(), newCommand(os.Stdin, os.Stdout, os.Stderr), os.Args, os.Stdout, os.Stderr))
 }
 
 func newCommand(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
@@ -47,7 +45,6 @@ func newCommand(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 		Usage:       "look addresses up in a symbol file",
 		ArgsUsage:   "FILE ADDRESS... (hex; - reads addresses from stdin)",
 		Description: "Reads: " + formats.Lookups() + ".",
-		HideVersion: true,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "one JSON object per address and line"},
 		},

@@ -1,0 +1,131 @@
+// Package cmdline is what the programs' command lines share: the version
+// that --version prints, and one way of reporting usage errors (one line on
+// stderr naming the program and the problem, exit status 2; --help prints to
+// stdout).
+package cmdline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+)
+
+// Release is the version of this source tree when it is a tagged release
+// ("v1.2.0"), and empty between releases: the commit a release tag points at
+// sets it, so a build from a checkout of the tag knows its version too.
+const Release = ""
+
+// Version returns the programs' version: the module version the build info
+// records (a `go install ...@v1.2.0` build), else Release, else "devel" with
+// the VCS revision the build info records, when there is one.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	if Release != "" {
+		return Release
+	}
+	v := "devel"
+	if ok {
+		var rev, modified string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value
+			}
+		}
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if rev != "" {
+			v += " " + rev
+			if modified == "true" {
+				v += "+dirty"
+			}
+		}
+	}
+	return v
+}
+
+// UsageError is a mistake on the command line: Run prints it as one line
+// and exits with status 2.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usagef returns a UsageError.
+func Usagef(format string, args ...any) error {
+	return &UsageError{fmt.Errorf(format, args...)}
+}
+
+// ExitStatus is an error that makes Run exit with that status and print
+// nothing (the program has said what went wrong itself).
+type ExitStatus int
+
+func (e ExitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// Run runs cmd over args with its output on stdout and stderr, and returns
+// the process exit status: 0; 2 after a usage error, printed as
+// "NAME: PROBLEM (see --help)"; the status of an ExitStatus error; 1 after
+// any other error, printed as "NAME: ERROR". It sets the command's version
+// (--version, no short alias: -v belongs to the programs) and its writers.
+func Run(ctx context.Context, cmd *cli.Command, args []string, stdout, stderr io.Writer) int {
+	cmd.Writer, cmd.ErrWriter = stdout, stderr
+	if cmd.Version == "" {
+		cmd.Version = Version()
+	}
+	cmd.OnUsageError = func(ctx context.Context, cmd *cli.Command, err error, isSubcommand bool) error {
+		return &UsageError{err}
+	}
+	cmd.ExitErrHandler = func(context.Context, *cli.Command, error) {}
+	err := cmd.Run(ctx, args)
+	if err == nil {
+		return 0
+	}
+	var st ExitStatus
+	if errors.As(err, &st) {
+		return int(st)
+	}
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "%s: %s (see --help)\n", cmd.Name, strings.TrimSpace(ue.Error()))
+		return 2
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", cmd.Name, err)
+	return 1
+}
+
+func init() {
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version", HideDefault: true, Local: true}
+	cli.VersionPrinter = func(cmd *cli.Command) {
+		fmt.Fprintf(cmd.Root().Writer, "%s %s\n", cmd.Root().Name, cmd.Root().Version)
+	}
+}
+
+// CheckDirs returns a warning for each of paths that does not exist or
+// cannot be examined ("symbol path X does not exist"), what naming the kind
+// of path.
+func CheckDirs(what string, paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		_, err := os.Stat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			out = append(out, fmt.Sprintf("%s %s does not exist", what, p))
+		case err != nil:
+			out = append(out, fmt.Sprintf("%s %v", what, err))
+		}
+	}
+	return out
+}

@@ -1,0 +1,162 @@
+package stackwalk_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/microdump"
+	"github.com/gobreakpad/gobreakpad/stackwalk"
+	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+)
+
+// microdumpReport walks a microdump file with the symbol paths and returns
+// its human and -m reports.
+func microdumpReport(t *testing.T, path string, syms ...string) (human, machine []byte) {
+	t.Helper()
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := microdump.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := stackwalk.ReadMicrodump(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opt stackwalk.Options
+	var popt stackwalk.PrintOptions
+	if len(syms) > 0 {
+		dirs := breakpad.NewDirs(syms...)
+		defer dirs.Close()
+		opt.Symbols, popt.Symbols = dirs, dirs
+	}
+	p.Walk(opt)
+	var h, m bytes.Buffer
+	if err := stackwalk.Print(&h, p, popt); err != nil {
+		t.Fatal(err)
+	}
+	if err := stackwalk.PrintMachineReadable(&m, p); err != nil {
+		t.Fatal(err)
+	}
+	return h.Bytes(), m.Bytes()
+}
+
+// TestMicrodumpCorpus compares the reports of every corpus microdump that
+// has Breakpad's microdump_stackwalk outputs with them, byte for byte
+// (after the _start filter TestCorpus applies to minidumps).
+func TestMicrodumpCorpus(t *testing.T) {
+	dir := corpus.Dir(t)
+	type ref struct {
+		name, dump, human, machine string
+		syms                       []string
+	}
+	bp := filepath.Join(dir, "breakpad/processor")
+	refs := []ref{
+		{"bp-arm", "microdump-arm.dmp", "microdump.stackwalk-arm.out", "microdump.stackwalk.machine_readable-arm.out", []string{"symbols/microdump"}},
+		{"bp-arm64", "microdump-arm64.dmp", "microdump.stackwalk-arm64.out", "microdump.stackwalk.machine_readable-arm64.out", []string{"symbols/microdump"}},
+	}
+	for i := range refs {
+		r := &refs[i]
+		r.dump, r.human, r.machine = filepath.Join(bp, r.dump), filepath.Join(bp, r.human), filepath.Join(bp, r.machine)
+		r.syms[0] = filepath.Join(bp, r.syms[0])
+	}
+	gen, _ := filepath.Glob(filepath.Join(dir, "generated/*-microdump"))
+	for _, c := range gen {
+		if strings.Contains(c, "-x64-") {
+			continue // Breakpad cannot walk x86_64 microdumps: TestMicrodumpX64Truth
+		}
+		d := filepath.Join(c, "crash.microdump")
+		refs = append(refs,
+			ref{filepath.Base(c), d, filepath.Join(c, "ref.txt"), filepath.Join(c, "ref-m.txt"),
+				[]string{filepath.Join(c, "symbols"), filepath.Join(dir, "generated/syslib-symbols")}},
+			ref{filepath.Base(c) + "-nosym", d, filepath.Join(c, "ref-nosym.txt"), "", nil})
+	}
+	matched := 0
+	for _, r := range refs {
+		t.Run(r.name, func(t *testing.T) {
+			wantH, err := os.ReadFile(r.human)
+			if err != nil {
+				t.Skip(err)
+			}
+			var wantM []byte
+			if r.machine != "" {
+				if wantM, err = os.ReadFile(r.machine); err != nil {
+					t.Fatal(err)
+				}
+			}
+			wantH, wantM = pastEntryFilter(wantH, wantM, nil)
+			gotH, gotM := microdumpReport(t, r.dump, r.syms...)
+			compare(t, "human", gotH, wantH)
+			if r.machine != "" {
+				compare(t, "-m", gotM, wantM)
+			}
+			if !t.Failed() {
+				matched++
+			}
+		})
+	}
+	t.Logf("%d/%d microdump cases match Breakpad's reports", matched, len(refs))
+}
+
+// TestMicrodumpX64Truth walks the x86_64 microdumps, which Breakpad's
+// processor rejects ("Unsupported architecture: x86_64"), and checks the
+// crashing thread's functions against gdb's backtrace (truth.txt), less the
+// frames gdb makes up from DWARF call-site data.
+func TestMicrodumpX64Truth(t *testing.T) {
+	dir := corpus.Dir(t)
+	gen, _ := filepath.Glob(filepath.Join(dir, "generated/*-x64-*-microdump"))
+	if len(gen) == 0 {
+		t.Skip("no x86_64 microdump cases in the corpus")
+	}
+	frame := regexp.MustCompile(`^ ?\d+  \S+!(\S+) `)
+	for _, c := range gen {
+		t.Run(filepath.Base(c), func(t *testing.T) {
+			h, _ := microdumpReport(t, filepath.Join(c, "crash.microdump"),
+				filepath.Join(c, "symbols"), filepath.Join(dir, "generated/syslib-symbols"))
+			var got []string
+			inThread := false
+			for _, l := range strings.Split(string(h), "\n") {
+				switch {
+				case strings.HasPrefix(l, "Thread 0"):
+					inThread = true
+				case l == "":
+					inThread = false
+				}
+				if m := frame.FindStringSubmatch(l); m != nil && inThread {
+					got = append(got, m[1])
+				}
+			}
+			info, _ := os.ReadFile(filepath.Join(c, "info.txt"))
+			tail := map[string]bool{}
+			for _, l := range strings.Split(string(info), "\n") {
+				if v, ok := strings.CutPrefix(l, "truth_tailcall_frames="); ok {
+					for _, f := range strings.Fields(strings.SplitN(v, "(", 2)[0]) {
+						tail[f] = true
+					}
+				}
+			}
+			truth, err := os.ReadFile(filepath.Join(c, "truth.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, l := range strings.Split(strings.TrimSpace(string(truth)), "\n") {
+				f := strings.Split(l, "\t")
+				if len(f) < 2 || tail[f[0]] || tail[f[1]] {
+					continue
+				}
+				want = append(want, f[1])
+			}
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("frames:\n got %q\nwant %q (truth.txt)\n%s", got, want, h)
+			}
+		})
+	}
+}
