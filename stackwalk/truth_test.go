@@ -185,7 +185,12 @@ func compareTruth(t *testing.T, c walkCase, p *stackwalk.ProcessState, wantM []b
 	if err := stackwalk.PrintMachineReadable(&got, p); err != nil {
 		t.Fatal(err)
 	}
-	ours, gotRest := crashChain(got.Bytes())
+	compareTruthM(t, got.Bytes(), wantM, truth)
+}
+
+// compareTruthM is compareTruth over our -m report.
+func compareTruthM(t *testing.T, gotM, wantM []byte, truth []string) {
+	ours, gotRest := crashChain(gotM)
 	ref, wantRest := crashChain(wantM)
 	truth = top(truth)
 	of, os := alignTruth(top(ours), truth)
