@@ -100,6 +100,9 @@ func run(stdout io.Writer, dumpPath string, symPaths []string, o options) error 
 	if err != nil {
 		return err
 	}
+	for _, e := range p.Problems {
+		fmt.Fprintf(os.Stderr, "minidump_stackwalk: %s: %s\n", dumpPath, stackwalk.Escape(e.Error()))
+	}
 	switch {
 	case o.json:
 		return jsonout.Write(stdout, p, o.pretty)
