@@ -140,6 +140,9 @@ func (e *Evaluator) Expr(text string) (*Program, error) {
 }
 
 func (e *Evaluator) compile(text string) (*Program, error) {
+	if err := checkSize(text); err != nil {
+		return nil, err
+	}
 	toks, err := parseExpr(text)
 	if err != nil {
 		return nil, fmt.Errorf("%q: %w", text, err)
@@ -163,6 +166,9 @@ func (e *Evaluator) rules(text string) ([]lineRule, error) {
 }
 
 func (e *Evaluator) compileRules(text string) ([]lineRule, error) {
+	if err := checkSize(text); err != nil {
+		return nil, err
+	}
 	parsed, err := parseRuleSet(text)
 	if err != nil {
 		return nil, fmt.Errorf("%q: %w", text, err)

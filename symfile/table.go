@@ -54,6 +54,9 @@ type Table struct {
 	numCorrupt int
 
 	details sync.Map // int (index in funcs) -> *funcDetail
+	// longNames holds the FUNC and PUBLIC names of longName bytes or more
+	// that lookups returned: uint32 (record offset) -> string.
+	longNames sync.Map
 }
 
 // named is a numbered name: FILE and INLINE_ORIGIN records.
