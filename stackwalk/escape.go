@@ -23,7 +23,7 @@ const MaxPrintedName = 64 << 10
 // escaping cannot be undone exactly; it is meant for reading.
 func Escape(s string) string {
 	clean := true
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s) && i <= MaxPrintedName; i++ {
 		if c := s[i]; c < 0x20 || c == 0x7f {
 			clean = false
 			break
@@ -33,7 +33,8 @@ func Escape(s string) string {
 		return Cap(s)
 	}
 	var b strings.Builder
-	for i := 0; i < len(s) && b.Len() < MaxPrintedName; i++ {
+	i := 0
+	for ; i < len(s) && b.Len() < MaxPrintedName; i++ {
 		c := s[i]
 		if c < 0x20 || c == 0x7f {
 			b.WriteString(`\x`)
@@ -43,7 +44,16 @@ func Escape(s string) string {
 		}
 		b.WriteByte(c)
 	}
-	return Cap(b.String())
+	if i < len(s) {
+		for i < len(s) && !utf8.RuneStart(s[i]) {
+			b.WriteByte(s[i])
+			i++
+		}
+		if i < len(s) {
+			b.WriteString("...[" + strconv.Itoa(len(s)-i) + " more bytes]")
+		}
+	}
+	return b.String()
 }
 
 // Cap returns s cut to MaxPrintedName bytes at a character boundary, with
