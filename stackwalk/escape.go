@@ -21,10 +21,15 @@ const MaxPrintedName = 64 << 10
 // MaxPrintedName (see Cap). Text without either is returned as is.
 // Backslashes are not escaped (Windows paths print as they are), so the
 // escaping cannot be undone exactly; it is meant for reading.
-func Escape(s string) string {
+func Escape(s string) string { return escape(s, "") }
+
+// escape is Escape, dropping the bytes of drop (the -m output drops its
+// separator and newlines, as Breakpad does). It reads no further into s
+// than it prints.
+func escape(s, drop string) string {
 	clean := true
 	for i := 0; i < len(s) && i <= MaxPrintedName; i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f {
+		if c := s[i]; c < 0x20 || c == 0x7f || strings.IndexByte(drop, c) >= 0 {
 			clean = false
 			break
 		}
@@ -36,13 +41,15 @@ func Escape(s string) string {
 	i := 0
 	for ; i < len(s) && b.Len() < MaxPrintedName; i++ {
 		c := s[i]
-		if c < 0x20 || c == 0x7f {
+		switch {
+		case strings.IndexByte(drop, c) >= 0:
+		case c < 0x20 || c == 0x7f:
 			b.WriteString(`\x`)
 			b.WriteByte("0123456789abcdef"[c>>4])
 			b.WriteByte("0123456789abcdef"[c&15])
-			continue
+		default:
+			b.WriteByte(c)
 		}
-		b.WriteByte(c)
 	}
 	if i < len(s) {
 		for i < len(s) && !utf8.RuneStart(s[i]) {

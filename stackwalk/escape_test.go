@@ -21,6 +21,14 @@ func TestEscape(t *testing.T) {
 			t.Errorf("Escape(%.40q) = %.60q..., want %.60q...", c.in, got, c.want)
 		}
 	}
+	for _, c := range []struct{ in, want string }{
+		{"a|b\nc\rd", `abc\x0dd`},
+		{"|" + long, long[:MaxPrintedName] + "...[10 more bytes]"},
+	} {
+		if got := stripSeparator(c.in); got != c.want {
+			t.Errorf("stripSeparator(%.40q) = %.60q..., want %.60q...", c.in, got, c.want)
+		}
+	}
 	// A cut never splits a character.
 	s := strings.Repeat("a", MaxPrintedName-1) + "é" + "b"
 	if got := Cap(s); got != s[:MaxPrintedName-1]+"...[3 more bytes]" {

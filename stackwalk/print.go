@@ -32,12 +32,7 @@ func baseName(p string) string {
 
 // stripSeparator removes the machine-readable separator and newlines, as
 // Breakpad does, then escapes what is left (see Escape).
-func stripSeparator(s string) string {
-	if !strings.ContainsAny(s, "|\n") {
-		return Escape(s)
-	}
-	return Escape(strings.NewReplacer("|", "", "\n", "").Replace(s))
-}
+func stripSeparator(s string) string { return escape(s, "|\n") }
 
 // Print writes the human-readable report of Breakpad's minidump_stackwalk.
 func Print(w io.Writer, p *ProcessState, opt PrintOptions) error {

@@ -1,6 +1,7 @@
 package hostile
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -152,7 +153,7 @@ func TestCorpus(t *testing.T) {
 	dir := corpus.File(t, "hostile/README.md")
 	dir = filepath.Dir(dir)
 	f := func(name string) string { return filepath.Join(dir, name) }
-	longSyms := longFuncSyms(t, "")
+	longSyms := longFuncSyms(t, func(*bufio.Writer) error { return nil })
 	cases := map[string][]run{
 		"elf-line-file-entry-leb.elf": {{prog: "dump_syms", args: []string{"-v", f("elf-line-file-entry-leb.elf")},
 			stderr: []string{"line table header: file 1: directory index", "out of range"}, stdout: []string{"MODULE Linux"}}},
@@ -247,19 +248,35 @@ func noLineStarts(prefix string) func(t *testing.T, out string) {
 // longFuncSyms writes the symbol store of the README's recipe for
 // dump-for-long-func-name.dmp: module app with a FUNC named by 16 MiB of
 // 'a', plus extra records; it returns the store's root.
-func longFuncSyms(t *testing.T, extra string) string {
+func longFuncSyms(t *testing.T, extra func(w *bufio.Writer) error) string {
 	t.Helper()
 	root := t.TempDir()
 	dir := filepath.Join(root, "app", "333231303534373638396162636465660")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var b bytes.Buffer
-	b.WriteString("MODULE Linux x86_64 333231303534373638396162636465660 app\nFUNC 1000 100 0 ")
-	b.Write(bytes.Repeat([]byte("a"), 16<<20))
-	b.WriteString("\n1020 10 1 0\nFILE 1 a.c\n")
-	b.WriteString(extra)
-	if err := os.WriteFile(filepath.Join(dir, "app.sym"), b.Bytes(), 0o644); err != nil {
+	// Written in pieces: the test's own peak memory would count in the
+	// child's (Linux carries the high-water mark across the exec of a
+	// vforked child).
+	f, err := os.Create(filepath.Join(dir, "app.sym"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := bufio.NewWriter(f)
+	w.WriteString("MODULE Linux x86_64 333231303534373638396162636465660 app\nFUNC 1000 100 0 ")
+	a := bytes.Repeat([]byte("a"), 1<<20)
+	for range 16 {
+		w.Write(a)
+	}
+	w.WriteString("\n1020 10 1 0\nFILE 1 a.c\n")
+	if err := extra(w); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return root
@@ -272,9 +289,18 @@ func TestGeneratedRules(t *testing.T) {
 	dmp := corpus.File(t, "hostile/dump-for-long-func-name.dmp")
 	for _, n := range []int{1e6, 1e7} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			rule := "STACK CFI INIT 1000 100 .cfa: $rsp 8 + .ra: " + strings.Repeat("$rsp ", n) + "\n" +
-				"STACK CFI 1010 $rbx: " + strings.Repeat("^ ", n) + "\n"
-			syms := longFuncSyms(t, rule)
+			syms := longFuncSyms(t, func(w *bufio.Writer) error {
+				w.WriteString("STACK CFI INIT 1000 100 .cfa: $rsp 8 + .ra: ")
+				for range n {
+					w.WriteString("$rsp ")
+				}
+				w.WriteString("\nSTACK CFI 1010 $rbx: ")
+				for range n {
+					w.WriteString("^ ")
+				}
+				_, err := w.WriteString("\n")
+				return err
+			})
 			run{name: fmt.Sprintf("walk with %d-token rules", n), prog: "minidump_stackwalk", args: []string{"-m", dmp, syms},
 				maxOut: 32 << 20, stdout: []string{"app|aaaa"}}.do(t)
 		})
