@@ -744,7 +744,8 @@ func publicName(name string) string {
 }
 
 // maxMiniDebugInfo bounds the decompressed size of .gnu_debugdata (real
-// ones are a few megabytes: function symbols only).
+// ones are a few megabytes: function symbols only), besides the bound of
+// every compressed section (sectionReader.limit).
 const maxMiniDebugInfo = 256 << 20
 
 // miniDebugInfo opens the ELF file compressed with xz in .gnu_debugdata.
@@ -758,9 +759,14 @@ func (d *dumper) miniDebugInfo() *elf.File {
 		d.warn("%s: .gnu_debugdata: %v", d.path, err)
 		return nil
 	}
-	data, err := io.ReadAll(io.LimitReader(r, maxMiniDebugInfo))
+	lim := min(maxMiniDebugInfo, int64(d.sr.limit(uint64(len(b)))))
+	data, err := io.ReadAll(io.LimitReader(r, lim+1))
 	if err != nil {
 		d.warn("%s: .gnu_debugdata: %v", d.path, err)
+		return nil
+	}
+	if int64(len(data)) > lim {
+		d.warn("%s: .gnu_debugdata: %d compressed bytes decompress to more than the limit of %d (raise it with --max-inflate-ratio): skipped", d.path, len(b), lim)
 		return nil
 	}
 	f, err := elf.NewFile(bytes.NewReader(data))
