@@ -140,6 +140,9 @@ func (e *Evaluator) Expr(text string) (*Program, error) {
 }
 
 func (e *Evaluator) compile(text string) (*Program, error) {
+	if err := checkSize(text); err != nil {
+		return nil, err
+	}
 	toks, err := parseExpr(text)
 	if err != nil {
 		return nil, fmt.Errorf("%q: %w", text, err)
@@ -163,6 +166,9 @@ func (e *Evaluator) rules(text string) ([]lineRule, error) {
 }
 
 func (e *Evaluator) compileRules(text string) ([]lineRule, error) {
+	if err := checkSize(text); err != nil {
+		return nil, err
+	}
 	parsed, err := parseRuleSet(text)
 	if err != nil {
 		return nil, fmt.Errorf("%q: %w", text, err)
@@ -198,6 +204,12 @@ func (e *Evaluator) compileRules(text string) ([]lineRule, error) {
 // malformed (ErrSyntax). Rules in force that cannot unwind, such as a set
 // without .ra, compile; RuleSet.Err says why they are unusable.
 func (e *Evaluator) RuleSet(texts ...string) (*RuleSet, error) {
+	for i, t := range texts {
+		// Refused before a key as long as all texts is made.
+		if len(t) > MaxTextLen {
+			return nil, fmt.Errorf("cfi: STACK CFI: text %d: %w", i, checkSize(t))
+		}
+	}
 	var buf [512]byte
 	key := buf[:0]
 	for _, t := range texts {

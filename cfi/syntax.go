@@ -121,6 +121,34 @@ func parseLiteral(s string, mask uint64) (v uint64, ok bool) {
 	return v, true
 }
 
+// MaxTextLen is the longest program or rule set text compiled: 16 bytes
+// per token allowed (MaxTokens). Longer texts, and texts of more than
+// MaxTokens words, are refused with ErrTooComplex before they are
+// tokenized, since the tokenizer's memory grows with the text (10^7 tokens
+// took 5.7 GB before the token limit applied).
+const MaxTextLen = 16 * MaxTokens
+
+// checkSize refuses a text too long or of too many words to compile, in
+// one pass over its bytes without allocating. The error quotes only the
+// text's start.
+func checkSize(text string) error {
+	if len(text) > MaxTextLen {
+		return fmt.Errorf("%q...: %w: %d bytes, limit %d", text[:32], ErrTooComplex, len(text), MaxTextLen)
+	}
+	words, in := 0, false
+	for i := 0; i < len(text); i++ {
+		w := !isBreak(text[i])
+		if w && !in {
+			words++
+		}
+		in = w
+	}
+	if words > MaxTokens {
+		return fmt.Errorf("%q...: %w: %d words, limit %d", text[:32], ErrTooComplex, words, MaxTokens)
+	}
+	return nil
+}
+
 // parseExpr tokenizes a postfix expression or program string.
 func parseExpr(text string) ([]token, error) {
 	ast, err := exprParser.ParseString("", text)

@@ -38,6 +38,10 @@ type Options struct {
 	Name       string   // module name instead of the file's base name (-n)
 	OS         string   // operating system in the MODULE record (-o); "Linux" when empty
 	DebugDirs  []string // directories holding separate debug files
+	// MaxInflateRatio bounds a compressed section's decompressed size to
+	// this many times its compressed size (at least 64 MiB); 0 means the
+	// reader's default (32). Sections over it are skipped with a warning.
+	MaxInflateRatio int64
 
 	// Warn, when set, receives one line per problem met and per piece of
 	// information left out, with the reason (dump_syms -v).

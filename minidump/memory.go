@@ -87,35 +87,60 @@ func (f *File) Memory() (*Memory, error) {
 	return f.mem, f.memErr
 }
 
+// maxRangeErrors is how many ranges past the end of the file are reported
+// one by one; the rest are counted in one error (a hostile list of 200,000
+// such ranges made an error each, ten times the file's size).
+const maxRangeErrors = 8
+
 func (f *File) buildMemory() (*Memory, error) {
 	m := &Memory{f: f}
 	var errs []error
+	dropped := 0
+	drop := func(err func() error) {
+		if dropped++; dropped <= maxRangeErrors {
+			errs = append(errs, err())
+		}
+	}
 	list, err := f.MemoryList()
 	if err != nil && !errors.Is(err, ErrNoStream) {
 		errs = append(errs, err)
 	}
+	l64, err64 := f.Memory64List()
+	// One allocation of the final size: the index takes 24 bytes per
+	// 16-byte descriptor of the file.
+	n := len(list)
+	if l64 != nil {
+		n += len(l64.Ranges)
+	}
+	m.regions = make([]MemoryRegion, 0, n)
 	for i, d := range list {
 		r := MemoryRegion{d.StartOfMemoryRange, uint64(d.Memory.DataSize), uint64(d.Memory.Rva)}
 		if r.Offset+r.Size > f.size {
-			errs = append(errs, fmt.Errorf("memory list: entry %d: %d bytes at %#x: past end of file", i, r.Size, r.Offset))
+			drop(func() error {
+				return fmt.Errorf("memory list: entry %d: %d bytes at %#x: past end of file", i, r.Size, r.Offset)
+			})
 			continue
 		}
 		m.regions = append(m.regions, r)
 	}
-	l64, err := f.Memory64List()
-	if err != nil && !errors.Is(err, ErrNoStream) {
-		errs = append(errs, err)
+	if err64 != nil && !errors.Is(err64, ErrNoStream) {
+		errs = append(errs, err64)
 	}
 	if l64 != nil {
 		off := l64.BaseRva
 		for i, d := range l64.Ranges {
 			if off > f.size || d.DataSize > f.size-off {
-				errs = append(errs, fmt.Errorf("memory64 list: entry %d: %d bytes at %#x: past end of file", i, d.DataSize, off))
+				drop(func() error {
+					return fmt.Errorf("memory64 list: entry %d: %d bytes at %#x: past end of file", i, d.DataSize, off)
+				})
 				break // later ranges' offsets depend on this one
 			}
 			m.regions = append(m.regions, MemoryRegion{d.StartOfMemoryRange, d.DataSize, off})
 			off += d.DataSize
 		}
+	}
+	if dropped > maxRangeErrors {
+		errs = append(errs, fmt.Errorf("memory lists: %d more ranges past end of file", dropped-maxRangeErrors))
 	}
 	slices.SortStableFunc(m.regions, func(a, b MemoryRegion) int { return cmp.Compare(a.Start, b.Start) })
 	return m, errors.Join(errs...)

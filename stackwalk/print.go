@@ -42,23 +42,19 @@ func baseName(p string) string {
 	return p
 }
 
-// stripSeparator removes the machine-readable separator and newlines.
-func stripSeparator(s string) string {
-	if !strings.ContainsAny(s, "|\n") {
-		return s
-	}
-	return strings.NewReplacer("|", "", "\n", "").Replace(s)
-}
+// stripSeparator removes the machine-readable separator and newlines, as
+// Breakpad does, then escapes what is left (see Escape).
+func stripSeparator(s string) string { return escape(s, "|\n") }
 
 // Print writes the human-readable report of Breakpad's minidump_stackwalk.
 func Print(w io.Writer, p *ProcessState, opt PrintOptions) error {
 	b := bufio.NewWriterSize(w, 64<<10)
 	s := &p.System
-	fmt.Fprintf(b, "Operating system: %s\n", s.OS)
-	fmt.Fprintf(b, "                  %s\n", s.OSVersion)
-	fmt.Fprintf(b, "CPU: %s\n", s.CPU)
+	fmt.Fprintf(b, "Operating system: %s\n", Escape(s.OS))
+	fmt.Fprintf(b, "                  %s\n", Escape(s.OSVersion))
+	fmt.Fprintf(b, "CPU: %s\n", Escape(s.CPU))
 	if s.CPUInfo != "" {
-		fmt.Fprintf(b, "     %s\n", s.CPUInfo)
+		fmt.Fprintf(b, "     %s\n", Escape(s.CPUInfo))
 	}
 	plural := "s"
 	if s.CPUCount == 1 {
@@ -67,13 +63,13 @@ func Print(w io.Writer, p *ProcessState, opt PrintOptions) error {
 	fmt.Fprintf(b, "     %d CPU%s\n\n", s.CPUCount, plural)
 	b.WriteString("GPU:")
 	if s.GLVersion != "" || s.GLVendor != "" || s.GLRenderer != "" {
-		fmt.Fprintf(b, " %s\n     %s\n     %s\n", s.GLVersion, s.GLVendor, s.GLRenderer)
+		fmt.Fprintf(b, " %s\n     %s\n     %s\n", Escape(s.GLVersion), Escape(s.GLVendor), Escape(s.GLRenderer))
 	} else {
 		b.WriteString(" UNKNOWN\n")
 	}
 	b.WriteString("\n")
 	if p.Crashed {
-		fmt.Fprintf(b, "Crash reason:  %s\n", p.CrashReason)
+		fmt.Fprintf(b, "Crash reason:  %s\n", Escape(p.CrashReason))
 		fmt.Fprintf(b, "Crash address: 0x%x\n", p.CrashAddress)
 		if len(p.CrashParameters) > 0 {
 			b.WriteString("Crash parameters:\n")
@@ -85,7 +81,7 @@ func Print(w io.Writer, p *ProcessState, opt PrintOptions) error {
 		b.WriteString("No crash\n")
 	}
 	if p.Assertion != "" {
-		fmt.Fprintf(b, "Assertion: %s\n", p.Assertion)
+		fmt.Fprintf(b, "Assertion: %s\n", Escape(p.Assertion))
 	}
 	if up, ok := p.Uptime(); ok {
 		fmt.Fprintf(b, "Process uptime: %d seconds\n", up)
@@ -137,14 +133,14 @@ func frameLocation(b *bufio.Writer, f *StackFrame) {
 		fmt.Fprintf(b, "0x%x", addr)
 		return
 	}
-	b.WriteString(baseName(f.Module.CodeFile))
+	b.WriteString(Escape(baseName(f.Module.CodeFile)))
 	switch {
 	case f.Function == "":
 		fmt.Fprintf(b, " + 0x%x", addr-f.Module.Base)
 	case f.SourceFile != "":
-		fmt.Fprintf(b, "!%s [%s : %d + 0x%x]", f.Function, baseName(f.SourceFile), f.SourceLine, addr-f.SourceLineBase)
+		fmt.Fprintf(b, "!%s [%s : %d + 0x%x]", Escape(f.Function), Escape(baseName(f.SourceFile)), f.SourceLine, addr-f.SourceLineBase)
 	default:
-		fmt.Fprintf(b, "!%s + 0x%x", f.Function, addr-f.FunctionBase)
+		fmt.Fprintf(b, "!%s + 0x%x", Escape(f.Function), addr-f.FunctionBase)
 	}
 }
 
@@ -357,7 +353,7 @@ func printStackContents(b *bufio.Writer, f, caller *StackFrame, mem StackMemory,
 			} else {
 				fmt.Fprintf(b, "%s *(0x%016x) = 0x%016x", indent, addr, g.Instruction)
 			}
-			fmt.Fprintf(b, " <%s> [%s : %d + 0x%x]\n", g.Function, baseName(g.SourceFile), g.SourceLine, g.Instruction-g.SourceLineBase)
+			fmt.Fprintf(b, " <%s> [%s : %d + 0x%x]\n", Escape(g.Function), Escape(baseName(g.SourceFile)), g.SourceLine, g.Instruction-g.SourceLineBase)
 		}
 	}
 	b.WriteString("\n")
@@ -400,11 +396,11 @@ func printModules(b *bufio.Writer, p *ProcessState) {
 		}
 		issue := ""
 		if id := (ident{m.DebugFile, m.DebugID}); missing[id] {
-			issue = fmt.Sprintf("  (WARNING: No symbols, %s, %s)", baseName(m.DebugFile), m.DebugID)
+			issue = fmt.Sprintf("  (WARNING: No symbols, %s, %s)", Escape(baseName(m.DebugFile)), Escape(m.DebugID))
 		} else if corrupt[id] {
-			issue = fmt.Sprintf("  (WARNING: Corrupt symbols, %s, %s)", baseName(m.DebugFile), m.DebugID)
+			issue = fmt.Sprintf("  (WARNING: Corrupt symbols, %s, %s)", Escape(baseName(m.DebugFile)), Escape(m.DebugID))
 		}
-		fmt.Fprintf(b, "0x%08x - 0x%08x  %s  %s%s%s\n", m.Base, m.Base+m.Size-1, baseName(m.CodeFile), version, mark, issue)
+		fmt.Fprintf(b, "0x%08x - 0x%08x  %s  %s%s%s\n", m.Base, m.Base+m.Size-1, Escape(baseName(m.CodeFile)), Escape(version), mark, issue)
 	}
 }
 

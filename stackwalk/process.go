@@ -1,6 +1,7 @@
 package stackwalk
 
 import (
+	"errors"
 	"fmt"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	amd64unwind "github.com/gobreakpad/gobreakpad/unwind/amd64"
@@ -103,6 +104,9 @@ func Read(f *minidump.File) (*ProcessState, error) {
 	readExtras(f, p)
 
 	threads, thErr := f.ThreadList()
+	if thErr != nil && !errors.Is(thErr, minidump.ErrNoStream) {
+		p.Problems = append(p.Problems, fmt.Errorf("%w (no thread walked)", thErr))
+	}
 	if thErr == nil {
 		p.DumpThreadIDs = make([]uint32, len(threads))
 		for i := range threads {

@@ -61,6 +61,13 @@ type ProcessState struct {
 	// SoftErrors is Mozilla's soft-errors stream (JSON text of problems the
 	// dump writer met), or nil.
 	SoftErrors []byte
+	// Problems are what Read and Walk met in the dump and left out, one
+	// error each, with the context that names the part ("thread list: ...
+	// no thread walked"), in the order met; nil when there were none.
+	// cmd/minidump_stackwalk prints them on stderr and package jsonout
+	// appends them to soft_errors. Every part of the dump that is dropped
+	// rather than reported as missing is said here.
+	Problems []error
 	// LSBRelease is the Linux distribution from /etc/lsb-release (or
 	// os-release), or nil.
 	LSBRelease *LSBRelease

@@ -101,7 +101,7 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 		line := t.lineAt(fs.off)
 		f, _ := parseFuncLine(line)
 		sym = Symbol{
-			Name:      string(line[f.name:]),
+			Name:      t.recordText(fs.off, line[f.name:]),
 			Address:   f.addr,
 			Size:      f.size,
 			ParamSize: f.param,
@@ -162,12 +162,32 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 	line := t.lineAt(t.publics[pi].off)
 	p, _ := parsePublicLine(line)
 	return Symbol{
-		Name:      string(line[p.name:]),
+		Name:      t.recordText(t.publics[pi].off, line[p.name:]),
 		Address:   p.addr,
 		ParamSize: p.param,
 		Multiple:  p.multiple,
 		Public:    true,
 	}, true
+}
+
+// longName is the length from which a FUNC or PUBLIC name, or the rules of a
+// STACK CFI or STACK WIN record, are copied out of the file once and kept
+// (Table.longNames) instead of once per lookup: a 16 MiB name looked up for
+// 257 frames cost 10 GB. Shorter texts, nearly all real ones, are copied per
+// lookup, which is cheaper than a map.
+const longName = 1 << 10
+
+// recordText returns the name or rules of the record at off, whose bytes
+// are b.
+func (t *Table) recordText(off uint32, b []byte) string {
+	if len(b) < longName {
+		return string(b)
+	}
+	if s, ok := t.longNames.Load(off); ok {
+		return s.(string)
+	}
+	s, _ := t.longNames.LoadOrStore(off, string(b))
+	return s.(string)
 }
 
 func nearestPublic(s []public, a uint64) int {
@@ -462,7 +482,7 @@ func (t *Table) CFIRules(addr uint64) (CFIRules, bool) {
 	c := t.cfi[ci]
 	b := t.lineAt(c.off)
 	_, f, _ := parseCFILine(b)
-	r := CFIRules{Address: c.start, Size: c.last - c.start + 1, Init: string(b[f.rules:])}
+	r := CFIRules{Address: c.start, Size: c.last - c.start + 1, Init: t.recordText(c.off, b[f.rules:])}
 	type found struct {
 		CFI
 		off uint32
@@ -478,7 +498,7 @@ func (t *Table) CFIRules(addr uint64) (CFIRules, bool) {
 			sorted = false
 		}
 		ds = append(ds, found{CFI{Address: a}, off})
-		ds[len(ds)-1].Rules = string(rules)
+		ds[len(ds)-1].Rules = t.recordText(off, rules)
 	}
 	t.blockDeltas(c, add)
 	i, _ := slices.BinarySearchFunc(t.deltas, c.start, func(d delta, a uint64) int { return cmp.Compare(d.addr, a) })
@@ -517,7 +537,7 @@ func (t *Table) StackWin(addr uint64) (StackWin, bool) {
 			_, we := word(b, len("STACK "))
 			w, prog, _ := parseStackWin(b, we)
 			if w.HasProgramString {
-				w.ProgramString = string(b[prog:])
+				w.ProgramString = t.recordText(n.s[i].off, b[prog:])
 			}
 			return w, true
 		}

@@ -54,6 +54,10 @@ type Table struct {
 	numCorrupt int
 
 	details sync.Map // int (index in funcs) -> *funcDetail
+	// longNames holds the names and rules of longName bytes or more that
+	// lookups returned: uint32 (record offset) -> string.
+	longNames sync.Map
+	lineLens  sync.Map // uint32 (offset of a line of longName bytes or more) -> uint32 (its length)
 }
 
 // named is a numbered name: FILE and INLINE_ORIGIN records.
@@ -274,10 +278,32 @@ func (t *Table) fail(line int, msg string, counts bool) {
 // lineAt returns the line starting at offset off, without its line end.
 func (t *Table) lineAt(off uint32) []byte {
 	b := t.data[off:]
+	if len(b) > longName {
+		if i := bytes.IndexByte(b[:longName], '\n'); i >= 0 {
+			return trimCR(b[:i])
+		}
+		return t.longLine(off)
+	}
 	if i := bytes.IndexByte(b, '\n'); i >= 0 {
 		b = b[:i]
 	}
 	return trimCR(b)
+}
+
+// longLine is lineAt for a line of longName bytes or more, whose length is
+// found once and kept (Table.lineLens): a lookup in a 16 MiB FUNC record
+// would otherwise scan it each time.
+func (t *Table) longLine(off uint32) []byte {
+	if n, ok := t.lineLens.Load(off); ok {
+		return t.data[off : off+n.(uint32)]
+	}
+	b := t.data[off:]
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	b = trimCR(b)
+	t.lineLens.Store(off, uint32(len(b)))
+	return b
 }
 
 // trimCR drops the carriage returns ending b: Breakpad splits lines at both

@@ -53,6 +53,7 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 			&cli.BoolFlag{Name: "v", Usage: "explain on stderr what was skipped and why"},
 			&cli.StringFlag{Name: "n", Usage: "module `NAME` instead of the binary's file name"},
 			&cli.StringFlag{Name: "o", Usage: "operating system `OS` in the MODULE record", Value: "Linux"},
+			&cli.IntFlag{Name: "max-inflate-ratio", Usage: "skip a compressed section declaring more than `N` times its compressed size (at least 64 MiB)", Value: elf.DefaultInflateRatio},
 			&cli.StringFlag{Name: "store", Usage: "write into symbol store `DIR` as NAME/ID/NAME.sym instead of stdout"},
 		},
 		Writer:    stdout,
@@ -84,6 +85,8 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 		Name:       c.String("n"),
 		OS:         c.String("o"),
 		DebugDirs:  args[1:],
+
+		MaxInflateRatio: int64(c.Int("max-inflate-ratio")),
 	}
 	if c.Bool("v") {
 		opts.Warn = func(format string, a ...any) {

@@ -179,6 +179,9 @@ func run(stdout, stderr io.Writer, dumpPath string, symPaths []string, o options
 	if err != nil {
 		return err
 	}
+	for _, e := range p.Problems {
+		fmt.Fprintf(stderr, "minidump_stackwalk: %s: %s\n", dumpPath, stackwalk.Escape(e.Error()))
+	}
 	if o.signature {
 		return printSignature(stdout, f, p, o)
 	}

@@ -478,6 +478,26 @@ func (dr *dwarfReader) splitCallFiles(src *dwarfSource, e *dwarf.Entry, cu *unit
 // ones and those at address zero (code the linker discarded) with the rows
 // that continue them.
 func (dr *dwarfReader) readLines(src *dwarfSource, e *dwarf.Entry, cu *unitState) {
+	off, ok := e.Val(dwarf.AttrStmtList).(int64)
+	if !ok {
+		return
+	}
+	// Our own bounded reading of the header first: debug/dwarf's may
+	// allocate what the header claims, or panic, on a corrupt one.
+	compDir, _ := e.Val(dwarf.AttrCompDir).(string)
+	raw, err := lineFileNames(src.line, uint64(off), src.order, compDir, src.lineStr, src.str)
+	if err != nil {
+		dr.warn("DWARF: unit at %#x: line table header: %v (no lines for this unit)", e.Offset, err)
+		return
+	}
+	// debug/dwarf's line program interpreter indexes its file table with
+	// numbers from the program (DW_LNS_set_file, DW_LNE_define_file) and
+	// can panic on corrupt ones: what was read before is kept.
+	defer func() {
+		if p := recover(); p != nil {
+			dr.warn("DWARF: unit at %#x: line table: corrupt line program (debug/dwarf: %v): the rest of the unit's lines skipped", e.Offset, p)
+		}
+	}()
 	lr, err := src.data.LineReader(e)
 	if err != nil {
 		dr.warn("DWARF: unit at %#x: line table: %v", e.Offset, err)
@@ -487,14 +507,6 @@ func (dr *dwarfReader) readLines(src *dwarfSource, e *dwarf.Entry, cu *unitState
 		return
 	}
 	lfiles := lr.Files()
-	var raw []string
-	if off, ok := e.Val(dwarf.AttrStmtList).(int64); ok && src.line != nil {
-		compDir, _ := e.Val(dwarf.AttrCompDir).(string)
-		raw, err = lineFileNames(src.line, uint64(off), src.order, compDir, src.lineStr, src.str)
-		if err != nil {
-			dr.warn("DWARF: unit at %#x: line table header: %v", e.Offset, err)
-		}
-	}
 	cu.fileNames = make([]int32, len(lfiles))
 	for i, f := range lfiles {
 		switch {
@@ -677,11 +689,48 @@ func qualifiedName(n *node) string {
 	return q
 }
 
+// plainScope reports whether n's qualified name is its enclosing scope's
+// name joined with its own (no linkage name, specification or origin, not
+// a function): such scopes are not given a string of their own, so that a
+// scope nested D deep costs O(D) once for the function that needs it
+// rather than a name per level (O(D^2)).
+func plainScope(n *node) bool {
+	return n.tag != dwarf.TagSubprogram && n.linkage == "" && n.spec == nil && n.origin == nil
+}
+
+// enclosingName returns the qualified name of n's parent: the names of the
+// plain scopes above it, joined once, under the first scope that has a
+// name of its own.
 func enclosingName(n *node) string {
-	if n.parent == nil {
-		return ""
+	var parts []string
+	size := 0
+	base := ""
+	for p := n.parent; p != nil; p = p.parent {
+		if !plainScope(p) {
+			base = qualifiedName(p)
+			break
+		}
+		if p.name == "" {
+			// An unnamed plain scope has an empty qualified name:
+			// what it encloses starts afresh.
+			break
+		}
+		parts = append(parts, p.name)
+		size += len(p.name) + 2
 	}
-	return qualifiedName(n.parent)
+	if len(parts) == 0 {
+		return base
+	}
+	var b strings.Builder
+	b.Grow(len(base) + size)
+	b.WriteString(base)
+	for i := len(parts) - 1; i >= 0; i-- {
+		if b.Len() > 0 {
+			b.WriteString("::")
+		}
+		b.WriteString(parts[i])
+	}
+	return b.String()
 }
 
 func joinName(enclosing, name string) string {

@@ -36,13 +36,13 @@ type dwpFile struct {
 	units                               map[uint64]map[uint32][2]uint32 // dwo_id -> DW_SECT -> offset, size
 }
 
-func openDWP(f *elf.File) (*dwpFile, error) {
+func openDWP(f *elf.File, sr *sectionReader) (*dwpFile, error) {
 	p := &dwpFile{
-		abbrev: sectionData(f, ".debug_abbrev.dwo"), info: sectionData(f, ".debug_info.dwo"),
-		line: sectionData(f, ".debug_line.dwo"), strOffsets: sectionData(f, ".debug_str_offsets.dwo"),
-		str: sectionData(f, ".debug_str.dwo"),
+		abbrev: sr.data(f, ".debug_abbrev.dwo"), info: sr.data(f, ".debug_info.dwo"),
+		line: sr.data(f, ".debug_line.dwo"), strOffsets: sr.data(f, ".debug_str_offsets.dwo"),
+		str: sr.data(f, ".debug_str.dwo"),
 	}
-	idx := sectionData(f, ".debug_cu_index")
+	idx := sr.data(f, ".debug_cu_index")
 	if idx == nil || p.info == nil || p.abbrev == nil {
 		return nil, errors.New("no .debug_cu_index or .debug_info.dwo")
 	}

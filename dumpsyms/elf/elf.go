@@ -34,8 +34,10 @@ package elf
 
 import (
 	"bytes"
+	"compress/zlib"
 	"debug/dwarf"
 	"debug/elf"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -112,6 +114,7 @@ type dumper struct {
 	// externs indexes out.Publics by module-relative address.
 	externs map[uint64]int
 	warnMu  sync.Mutex // the CFI is read concurrently with the rest
+	sr      *sectionReader
 }
 
 func (d *dumper) warn(format string, args ...any) {
@@ -143,6 +146,9 @@ func Dump(path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
 // found beside it.
 func dumpFile(bin *elf.File, path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
 	d := &dumper{opts: opts, path: path, bin: bin}
+	d.sr = &sectionReader{ratio: opts.MaxInflateRatio, warn: func(format string, args ...any) {
+		d.warn("%s: "+format, append([]any{path}, args...)...)
+	}}
 	defer func() {
 		for _, c := range d.close {
 			c.Close()
@@ -313,22 +319,121 @@ func debugLink(f *elf.File) (string, uint32, bool) {
 	return name, f.ByteOrder.Uint32(b[off:]), true
 }
 
-// sectionData returns a section's contents, or nil when it is absent or
-// has none in the file.
-func sectionData(f *elf.File, name string) []byte {
+// DefaultInflateRatio is the default bound on a compressed section's
+// declared size, as a multiple of its compressed size (dumpsyms.Options.MaxInflateRatio).
+// Real debug sections shrink 3 to 10 times; zlib can reach 1000.
+const DefaultInflateRatio = 32
+
+// minInflateLimit is the decompressed size always allowed, however small
+// the compressed section.
+const minInflateLimit = 64 << 20
+
+// sectionReader reads sections, refusing compressed ones that declare more
+// than their bound: ratio times their compressed size, at least
+// minInflateLimit. debug/elf allocates the declared size before
+// decompressing, so the check comes first.
+type sectionReader struct {
+	ratio int64
+	warn  func(format string, args ...any)
+}
+
+// limit returns the largest decompressed size allowed for a section whose
+// compressed form takes n bytes.
+func (sr *sectionReader) limit(n uint64) uint64 {
+	r := uint64(sr.ratio)
+	if r == 0 {
+		r = DefaultInflateRatio
+	}
+	if n > (1<<63)/r {
+		return 1 << 63
+	}
+	return max(minInflateLimit, r*n)
+}
+
+// check returns an error when s is compressed and declares more than its
+// bound (SHF_COMPRESSED sections and legacy .zdebug ones).
+func (sr *sectionReader) check(s *elf.Section) error {
+	if s.Type == elf.SHT_NOBITS {
+		return nil
+	}
+	size := uint64(0)
+	switch {
+	case s.Flags&elf.SHF_COMPRESSED != 0:
+		size = s.Size // debug/elf reads it from the compression header
+	case strings.HasPrefix(s.Name, ".zdebug_"):
+		var h [12]byte
+		if _, err := s.ReadAt(h[:], 0); err != nil || string(h[:4]) != "ZLIB" {
+			return nil
+		}
+		size = binary.BigEndian.Uint64(h[4:])
+	default:
+		return nil
+	}
+	if lim := sr.limit(s.FileSize); size > lim {
+		return fmt.Errorf("section %s: compressed %d bytes declare %d decompressed, over the limit of %d (%d times the compressed size; raise it with --max-inflate-ratio)",
+			s.Name, s.FileSize, size, lim, lim/max(s.FileSize, 1))
+	}
+	return nil
+}
+
+// section returns a section's contents, decompressed, within the bound.
+func (sr *sectionReader) section(s *elf.Section) ([]byte, error) {
+	if err := sr.check(s); err != nil {
+		return nil, err
+	}
+	b, err := s.Data()
+	if err != nil || !strings.HasPrefix(s.Name, ".zdebug_") || len(b) < 12 || string(b[:4]) != "ZLIB" {
+		return b, err
+	}
+	// A legacy .zdebug section: "ZLIB", the size (big-endian), zlib data;
+	// its size was checked above.
+	size := binary.BigEndian.Uint64(b[4:12])
+	zr, err := zlib.NewReader(bytes.NewReader(b[12:]))
+	if err != nil {
+		return nil, fmt.Errorf("section %s: %w", s.Name, err)
+	}
+	out := make([]byte, size)
+	if _, err := io.ReadFull(zr, out); err != nil {
+		return nil, fmt.Errorf("section %s: %w", s.Name, err)
+	}
+	return out, nil
+}
+
+// data returns a named section's contents, or nil when it is absent, has
+// none in the file, or cannot be read (said through warn).
+func (sr *sectionReader) data(f *elf.File, name string) []byte {
 	s := f.Section(name)
+	if s == nil && strings.HasPrefix(name, ".debug_") {
+		s = f.Section(".z" + name[1:])
+	}
 	if s == nil || s.Type == elf.SHT_NOBITS {
 		return nil
 	}
-	b, err := s.Data()
+	b, err := sr.section(s)
 	if err != nil {
+		if sr.warn != nil {
+			sr.warn("%v (section skipped)", err)
+		}
 		return nil
 	}
 	return b
 }
 
+// checkAll returns the first section of f over its bound, for readers
+// (debug/elf's DWARF) that decompress sections themselves.
+func (sr *sectionReader) checkAll(f *elf.File) error {
+	for _, s := range f.Sections {
+		if strings.HasPrefix(s.Name, ".debug_") || strings.HasPrefix(s.Name, ".zdebug_") {
+			if err := sr.check(s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func (d *dumper) readDWARF() []*funcRec {
-	src, err := loadDWARF(d.debug)
+	src, err := loadDWARF(d.debug, d.sr)
 	if err != nil {
 		d.warn("%s: DWARF: %v (no FUNC records)", d.path, err)
 		return nil
@@ -337,7 +442,7 @@ func (d *dumper) readDWARF() []*funcRec {
 		src.alt, src.altStr = alt, str
 	}
 	split := &splitLoader{binPath: d.path, binDir: filepath.Dir(d.path), debugDirs: d.opts.DebugDirs,
-		debugAddr: src.addr, debugRanges: sectionData(d.debug, ".debug_ranges"), order: d.debug.ByteOrder, warn: d.warn}
+		debugAddr: src.addr, debugRanges: d.sr.data(d.debug, ".debug_ranges"), order: d.debug.ByteOrder, warn: d.warn, sr: d.sr}
 	defer split.close()
 	dr := &dwarfReader{warn: d.warn, inlines: d.opts.Inlines, blockInlines: true, files: &d.files, split: split}
 	dr.read(src)
@@ -353,20 +458,23 @@ var dwarfSections = []string{"abbrev", "aranges", "frame", "info", "line", "pubn
 // keeps the raw ones the line table headers and split units need. Object
 // files (which need relocations) and legacy .zdebug sections go through
 // debug/elf's own loader.
-func loadDWARF(f *elf.File) (*dwarfSource, error) {
+func loadDWARF(f *elf.File, sr *sectionReader) (*dwarfSource, error) {
 	src := &dwarfSource{order: f.ByteOrder}
 	legacy := f.Type == elf.ET_REL
 	for _, s := range f.Sections {
 		legacy = legacy || strings.HasPrefix(s.Name, ".zdebug_")
 	}
 	if legacy {
+		if err := sr.checkAll(f); err != nil {
+			return nil, err
+		}
 		data, err := f.DWARF()
 		if err != nil {
 			return nil, err
 		}
 		src.data = data
-		src.line, src.lineStr, src.str = sectionData(f, ".debug_line"), sectionData(f, ".debug_line_str"), sectionData(f, ".debug_str")
-		src.addr = sectionData(f, ".debug_addr")
+		src.line, src.lineStr, src.str = sr.data(f, ".debug_line"), sr.data(f, ".debug_line_str"), sr.data(f, ".debug_str")
+		src.addr = sr.data(f, ".debug_addr")
 		return src, nil
 	}
 	secs := make([][]byte, len(dwarfSections))
@@ -375,7 +483,7 @@ func loadDWARF(f *elf.File) (*dwarfSource, error) {
 		if n == "aranges" || n == "frame" || n == "pubnames" {
 			continue // debug/dwarf keeps them but never reads them
 		}
-		wg.Go(func() { secs[i] = sectionData(f, ".debug_"+n) })
+		wg.Go(func() { secs[i] = sr.data(f, ".debug_"+n) })
 	}
 	wg.Wait()
 	data, err := dwarf.New(secs[0], secs[1], secs[2], secs[3], secs[4], secs[5], secs[6], secs[7])
@@ -399,7 +507,7 @@ func loadDWARF(f *elf.File) (*dwarfSource, error) {
 // to the debug file's directory (or the binary's), or in the debug
 // directories. It returns the file's DWARF and its .debug_str.
 func (d *dumper) openAlt() (*dwarfSource, []byte) {
-	b := sectionData(d.debug, ".gnu_debugaltlink")
+	b := d.sr.data(d.debug, ".gnu_debugaltlink")
 	if b == nil {
 		return nil, nil
 	}
@@ -420,6 +528,11 @@ func (d *dumper) openAlt() (*dwarfSource, []byte) {
 		if err != nil {
 			continue
 		}
+		if err := d.sr.checkAll(f); err != nil {
+			d.warn("%s: DWARF: %v", c, err)
+			f.Close()
+			continue
+		}
 		data, err := f.DWARF()
 		if err != nil {
 			d.warn("%s: DWARF: %v", c, err)
@@ -427,7 +540,7 @@ func (d *dumper) openAlt() (*dwarfSource, []byte) {
 			continue
 		}
 		d.close = append(d.close, f)
-		return &dwarfSource{data: data}, sectionData(f, ".debug_str")
+		return &dwarfSource{data: data}, d.sr.data(f, ".debug_str")
 	}
 	d.warn("%s: dwz alternate file %q not found: names it holds are missing", d.path, name)
 	return nil, nil
@@ -631,12 +744,13 @@ func publicName(name string) string {
 }
 
 // maxMiniDebugInfo bounds the decompressed size of .gnu_debugdata (real
-// ones are a few megabytes: function symbols only).
+// ones are a few megabytes: function symbols only), besides the bound of
+// every compressed section (sectionReader.limit).
 const maxMiniDebugInfo = 256 << 20
 
 // miniDebugInfo opens the ELF file compressed with xz in .gnu_debugdata.
 func (d *dumper) miniDebugInfo() *elf.File {
-	b := sectionData(d.bin, ".gnu_debugdata")
+	b := d.sr.data(d.bin, ".gnu_debugdata")
 	if b == nil {
 		return nil
 	}
@@ -645,9 +759,14 @@ func (d *dumper) miniDebugInfo() *elf.File {
 		d.warn("%s: .gnu_debugdata: %v", d.path, err)
 		return nil
 	}
-	data, err := io.ReadAll(io.LimitReader(r, maxMiniDebugInfo))
+	lim := min(maxMiniDebugInfo, int64(d.sr.limit(uint64(len(b)))))
+	data, err := io.ReadAll(io.LimitReader(r, lim+1))
 	if err != nil {
 		d.warn("%s: .gnu_debugdata: %v", d.path, err)
+		return nil
+	}
+	if int64(len(data)) > lim {
+		d.warn("%s: .gnu_debugdata: %d compressed bytes decompress to more than the limit of %d (raise it with --max-inflate-ratio): skipped", d.path, len(b), lim)
 		return nil
 	}
 	f, err := elf.NewFile(bytes.NewReader(data))
@@ -685,7 +804,7 @@ func (d *dumper) readCFI() {
 	srcs := []source{{d.bin, ".debug_frame", dwarfcfi.DebugFrame}, {d.bin, ".eh_frame", dwarfcfi.EHFrame}}
 	if d.debug != nil && d.debug != d.bin {
 		srcs[0].f = d.debug
-		if sectionData(d.bin, ".debug_frame") != nil {
+		if d.sr.data(d.bin, ".debug_frame") != nil {
 			srcs[0].f = d.bin
 		}
 	}
@@ -694,7 +813,7 @@ func (d *dumper) readCFI() {
 		if sec == nil || sec.Type == elf.SHT_NOBITS {
 			continue
 		}
-		data, err := sec.Data()
+		data, err := d.sr.section(sec)
 		if err != nil {
 			d.warn("%s: %s: %v", d.path, s.name, err)
 			continue

@@ -22,7 +22,7 @@ func FuzzDWARF(f *testing.F) {
 	// Seeds: the sections of a small real program, when the corpus is there.
 	for _, p := range []string{"elf/x64-dw4/full/inline_chain", "elf/x86/full/inline_chain"} {
 		if ef, err := elf.Open(filepath.Join(corpus.Path(), p)); err == nil {
-			f.Add(sectionData(ef, ".debug_abbrev"), sectionData(ef, ".debug_info"), sectionData(ef, ".debug_line"), sectionData(ef, ".debug_str"))
+			f.Add((&sectionReader{}).data(ef, ".debug_abbrev"), (&sectionReader{}).data(ef, ".debug_info"), (&sectionReader{}).data(ef, ".debug_line"), (&sectionReader{}).data(ef, ".debug_str"))
 			ef.Close()
 		}
 	}

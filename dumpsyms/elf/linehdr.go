@@ -16,6 +16,12 @@ import (
 // them). The result is indexed by file number (0 unused before DWARF 5).
 //
 // lineStr and str are .debug_line_str and .debug_str, for DWARF 5 names.
+//
+// It is also the check of a header before debug/dwarf's LineReader may read
+// it: every count is bounded by the bytes left (debug/dwarf allocates a
+// DWARF 5 directories_count before reading them: 2^46 entries is a fatal
+// out-of-memory) and every directory index is in range (debug/dwarf indexes
+// with a negative int for one over 2^63).
 func lineFileNames(sec []byte, off uint64, bo binary.ByteOrder, compDir string, lineStr, str []byte) ([]string, error) {
 	if off >= uint64(len(sec)) {
 		return nil, fmt.Errorf("line table offset %#x beyond .debug_line", off)
@@ -92,6 +98,10 @@ func lineFileNames(sec []byte, off uint64, bo binary.ByteOrder, compDir string, 
 			d := ""
 			if dir < uint64(len(dirs)) {
 				d = dirs[dir]
+			} else if s[0] != '/' {
+				// debug/dwarf refuses it too (or, for an index over
+				// 2^63, panics).
+				return nil, fmt.Errorf("file %d: directory index %d out of range (%d directories)", len(names), dir, len(dirs))
 			}
 			names = append(names, expand(s, d))
 		}

@@ -26,6 +26,7 @@ const attrGNUDwoName dwarf.Attr = 0x2130
 
 // splitLoader finds and opens the .dwo file of a skeleton unit.
 type splitLoader struct {
+	sr      *sectionReader
 	binPath string
 	binDir  string
 	order   binary.ByteOrder
@@ -89,7 +90,7 @@ func (l *splitLoader) load(path string, skel *dwarf.Entry, gnu bool) (*dwarfSour
 		return nil, err
 	}
 	l.files = append(l.files, f)
-	sec := func(n string) []byte { return sectionData(f, n) }
+	sec := func(n string) []byte { return l.sr.data(f, n) }
 	info, abbrev := sec(".debug_info.dwo"), sec(".debug_abbrev.dwo")
 	if info == nil || abbrev == nil {
 		return nil, fmt.Errorf("no .debug_info.dwo")
@@ -146,7 +147,7 @@ func (l *splitLoader) openDWP(e *dwarf.Entry) *dwarfSource {
 				continue
 			}
 			l.files = append(l.files, f)
-			p, err := openDWP(f)
+			p, err := openDWP(f, l.sr)
 			if err != nil {
 				l.warn("split DWARF: %s: %v", c, err)
 				continue

@@ -122,6 +122,9 @@ func build(st *stackwalk.ProcessState) *document {
 	if st.SoftErrors != nil {
 		doc.SoftErrors = parseJSON(st.SoftErrors)
 	}
+	if len(st.Problems) > 0 {
+		doc.SoftErrors = withProblems(doc.SoftErrors, st.Problems)
+	}
 	if st.System.HasCPUMicrocode {
 		v := fmt.Sprintf("0x%x", st.System.CPUMicrocode)
 		doc.SystemInfo.CPUMicrocodeVersion = &v
@@ -151,10 +154,13 @@ func (f formatter) addrp(v uint64) *string {
 	return &s
 }
 
+// strp returns the text of an optional field (names, files), cut to
+// stackwalk.MaxPrintedName like every output's.
 func strp(s string) *string {
 	if s == "" {
 		return nil
 	}
+	s = stackwalk.Cap(s)
 	return &s
 }
 
@@ -512,4 +518,24 @@ func parseJSON(b []byte) any {
 		return nil
 	}
 	return v
+}
+
+// withProblems appends the reader's and the walk's problems to soft_errors
+// in the shape of rust-minidump's entries (an object naming the kind of
+// error): {"ProcessingProblem": "thread list: ..."}. The dump's own list
+// (Mozilla's stream, an array) comes first; a stream that is not an array
+// becomes the first element.
+func withProblems(soft any, problems []error) any {
+	var out []any
+	switch v := soft.(type) {
+	case nil:
+	case []any:
+		out = v
+	default:
+		out = []any{v}
+	}
+	for _, p := range problems {
+		out = append(out, map[string]any{"ProcessingProblem": p.Error()})
+	}
+	return out
 }
