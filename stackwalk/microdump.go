@@ -59,6 +59,12 @@ func ReadMicrodump(md *microdump.Microdump) (*ProcessState, error) {
 		cs.context = &minidump.Context{CPU: arch.X86, X86: c.X86}
 	case c.AMD64 != nil:
 		cs.context = &minidump.Context{CPU: arch.AMD64, AMD64: c.AMD64}
+	case c.MIPS != nil:
+		cpu := arch.MIPS
+		if c.Arch == "mips64" {
+			cpu = arch.MIPS64
+		}
+		cs.context = &minidump.Context{CPU: cpu, MIPS: c.MIPS}
 	default:
 		return p, fmt.Errorf("microdump: no unwinder for %s contexts", c.Arch)
 	}

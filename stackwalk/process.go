@@ -7,6 +7,7 @@ import (
 	amd64unwind "github.com/gobreakpad/gobreakpad/unwind/amd64"
 	armunwind "github.com/gobreakpad/gobreakpad/unwind/arm"
 	arm64unwind "github.com/gobreakpad/gobreakpad/unwind/arm64"
+	mipsunwind "github.com/gobreakpad/gobreakpad/unwind/mips"
 	x86unwind "github.com/gobreakpad/gobreakpad/unwind/x86"
 	"strings"
 	"sync"
@@ -273,6 +274,8 @@ func unwinderFor(c *minidump.Context, mods *moduleMap, os string) (unwind.CPU, a
 			end = mods.sorted[n-1].End()
 		}
 		return arm64unwind.NewUnwinder(end), c.ARM64
+	case c.MIPS != nil:
+		return mipsunwind.NewUnwinder(c.MIPS), c.MIPS
 	}
 	return nil, nil
 }
