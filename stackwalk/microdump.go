@@ -37,6 +37,11 @@ func ReadMicrodump(md *microdump.Microdump) (*ProcessState, error) {
 	if md.Crash != nil {
 		p.CrashReason, p.CrashAddress = md.Crash.Reason, md.Crash.Address
 	}
+	if md.OS.Short() == "android" {
+		// Breakpad shrinks overlapping modules of Android microdumps
+		// rather than dropping the later one.
+		p.moduleMerge = mergeTruncateUpper
+	}
 	for _, m := range md.Modules {
 		p.Modules = append(p.Modules, &Module{Base: m.Base, Size: m.Size,
 			CodeFile: m.Name, CodeID: m.ID, DebugFile: m.Name, DebugID: m.ID})
