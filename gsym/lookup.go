@@ -1,0 +1,157 @@
+package gsym
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gobreakpad/gobreakpad/internal/dwarfbuf"
+)
+
+// SourceLocation is one frame of a lookup's result.
+type SourceLocation struct {
+	// Name is the function's name and Offset the address's distance from
+	// the start of the function (for an inlined call, from the start of
+	// the call's first range).
+	Name   string
+	Offset uint64
+	// Dir and Base name the source file; both empty when unknown.
+	Dir, Base string
+	Line      uint32
+}
+
+// Path returns the source file's path as LLVM prints it (see JoinPath).
+func (s SourceLocation) Path() string { return JoinPath(s.Dir, s.Base) }
+
+// LookupResult is what a GSYM file says about an address.
+type LookupResult struct {
+	Address uint64
+	// Start and Size are those of the function entry covering Address;
+	// Name is its name.
+	Start, Size uint64
+	Name        string
+	// Locations are the frames at Address, innermost (inlined) first, the
+	// function itself last. There is always at least one.
+	Locations []SourceLocation
+}
+
+// Lookup describes the code at addr as LLVM's GsymReader::lookup does. It
+// returns an error wrapping ErrNotFound when no function covers addr.
+//
+// One difference: where LLVM fails (an address below a function's first
+// line row, or a row naming file 0), Lookup returns the function with no
+// source location, as LLVM does for functions without a line table.
+func (f *File) Lookup(addr uint64) (LookupResult, error) {
+	var res LookupResult
+	i, err := f.funcIndex(addr)
+	if err != nil {
+		return res, err
+	}
+	// Among the entries starting at the same address, the first that
+	// covers addr (a size-0 one covers everything).
+	var data []byte
+	var start uint64
+	var size uint32
+	for j := i; j < uint64(f.Header.NumAddresses); j++ {
+		off, err := f.addrOffset(j)
+		if err != nil {
+			return res, err
+		}
+		s := f.Header.BaseAddress + off
+		if j > i && s != start {
+			break
+		}
+		start = s
+		io, err := f.infoOffset(j)
+		if err != nil {
+			return res, err
+		}
+		b, err := f.funcBytes(io)
+		if err != nil {
+			return res, fmt.Errorf("function %d: %w", j, err)
+		}
+		if len(b) < 8 {
+			return res, fmt.Errorf("gsym: function %d at %#x: truncated", j, io)
+		}
+		size = f.Order.Uint32(b)
+		if size == 0 || addr-start < uint64(size) {
+			data = b
+			break
+		}
+	}
+	if data == nil {
+		return res, fmt.Errorf("%w: %#x", ErrNotFound, addr)
+	}
+	res, err = f.lookupFunc(data, start, addr)
+	if err != nil {
+		return res, fmt.Errorf("gsym: function at %#x: %w", start, err)
+	}
+	return res, nil
+}
+
+// lookupFunc looks addr up in one encoded FunctionInfo.
+func (f *File) lookupFunc(data []byte, start, addr uint64) (LookupResult, error) {
+	b := dwarfbuf.Make(data, f.Order, nil)
+	res := LookupResult{Address: addr, Start: start}
+	res.Size = uint64(b.U32())
+	nameOff := b.U32()
+	if nameOff == 0 {
+		return res, errors.New("invalid name offset 0")
+	}
+	name, err := f.String(nameOff)
+	if err != nil {
+		return res, err
+	}
+	res.Name = name
+	var row LineEntry
+	hasRow := false
+	var inline []byte
+	for done := false; !done; {
+		at := b.Off()
+		typ, n := InfoType(b.U32()), b.U32()
+		chunk := b.Bytes(uint64(n))
+		if err := b.Err(); err != nil {
+			return res, fmt.Errorf("chunk at +%#x: %w", at, err)
+		}
+		switch typ {
+		case EndOfList:
+			done = true
+		case LineTableInfo:
+			row, err = lookupLineTable(chunk, start, addr)
+			switch {
+			case err == nil:
+				hasRow = true
+			case err != errNoRow:
+				return res, fmt.Errorf("line table: %w", err)
+			}
+		case InlineInfoType:
+			inline = chunk
+		}
+	}
+	loc := SourceLocation{Name: name, Offset: addr - start}
+	if !hasRow {
+		res.Locations = []SourceLocation{loc}
+		return res, nil
+	}
+	fe, err := f.FileEntry(row.File)
+	if err != nil {
+		return res, fmt.Errorf("line row: %w", err)
+	}
+	if loc.Dir, err = f.String(fe.Dir); err != nil {
+		return res, err
+	}
+	if loc.Base, err = f.String(fe.Base); err != nil {
+		return res, err
+	}
+	loc.Line = row.Line
+	if inline == nil {
+		res.Locations = []SourceLocation{loc}
+		return res, nil
+	}
+	l := inlineLookup{f: f, b: dwarfbuf.Make(inline, f.Order, nil), addr: addr, locs: make([]SourceLocation, 1, 4)}
+	l.locs[0] = loc
+	if _, err := l.node(start, 0); err != nil {
+		return res, fmt.Errorf("inline info: %w", err)
+	}
+	res.Locations = l.locs
+	return res, nil
+}
