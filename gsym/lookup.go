@@ -32,6 +32,10 @@ type LookupResult struct {
 	// Locations are the frames at Address, innermost (inlined) first, the
 	// function itself last. There is always at least one.
 	Locations []SourceLocation
+	// HasRow is set when a line row covers Address, and LineAddress is
+	// then the row's address.
+	HasRow      bool
+	LineAddress uint64
 }
 
 // Lookup describes the code at addr as LLVM's GsymReader::lookup does. It
@@ -143,6 +147,7 @@ func (f *File) lookupFunc(data []byte, start, addr uint64) (LookupResult, error)
 		return res, err
 	}
 	loc.Line = row.Line
+	res.HasRow, res.LineAddress = true, row.Address
 	if inline == nil {
 		res.Locations = []SourceLocation{loc}
 		return res, nil
