@@ -120,7 +120,7 @@ func (l *inlineLookup) node(base uint64, depth int) (bool, error) {
 	}
 	b := &l.b
 	n := b.Uleb()
-	var first uint64
+	var first, hold uint64
 	nonEmpty, covers := false, false
 	for i := uint64(0); i < n && b.Err() == nil; i++ {
 		off, size := b.Uleb(), b.Uleb()
@@ -132,8 +132,8 @@ func (l *inlineLookup) node(base uint64, depth int) (bool, error) {
 			first = s
 		}
 		nonEmpty = true
-		if l.addr-s < size {
-			covers = true
+		if l.addr-s < size && !covers {
+			covers, hold = true, s
 		}
 	}
 	if err := b.Err(); err != nil {
@@ -183,8 +183,8 @@ func (l *inlineLookup) node(base uint64, depth int) (bool, error) {
 		return false, err
 	}
 	last := &l.locs[len(l.locs)-1]
-	outer := SourceLocation{Name: last.Name, Offset: last.Offset, Dir: dir, Base: bn, Line: callLine}
-	last.Name, last.Offset = fn, l.addr-first
+	outer := SourceLocation{Name: last.Name, Offset: last.Offset, Start: last.Start, Dir: dir, Base: bn, Line: callLine}
+	last.Name, last.Offset, last.Start = fn, l.addr-first, hold
 	l.locs = append(l.locs, outer)
 	return true, nil
 }

@@ -14,6 +14,10 @@ type SourceLocation struct {
 	// the call's first range).
 	Name   string
 	Offset uint64
+	// Start is the start of the range holding the address: the function's
+	// start, or for an inlined call the start of the one of its ranges
+	// that holds the address (Offset counts from its first range's).
+	Start uint64
 	// Dir and Base name the source file; both empty when unknown.
 	Dir, Base string
 	Line      uint32
@@ -131,7 +135,7 @@ func (f *File) lookupFunc(data []byte, start, addr uint64) (LookupResult, error)
 			inline = chunk
 		}
 	}
-	loc := SourceLocation{Name: name, Offset: addr - start}
+	loc := SourceLocation{Name: name, Offset: addr - start, Start: start}
 	if !hasRow {
 		res.Locations = []SourceLocation{loc}
 		return res, nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	"github.com/gobreakpad/gobreakpad/symbols/gsym"
 )
 
 // storeSource is a symbol source over symbol store directories that holds
@@ -20,6 +21,7 @@ type storeSource interface {
 // every kind. Each new format adds its store here.
 var stores = []func(roots ...string) storeSource{
 	func(roots ...string) storeSource { return breakpad.NewDirs(roots...) },
+	func(roots ...string) storeSource { return gsym.NewDirs(roots...) },
 }
 
 // symbolSources returns the chain of stores over the symbol paths, and a

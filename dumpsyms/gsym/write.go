@@ -229,13 +229,14 @@ func clip(r gsym.Range, ps []gsym.Range) []gsym.Range {
 	return out
 }
 
-// normalize sorts ranges and merges overlapping and adjacent ones, as GSYM
-// readers see them.
+// normalize sorts ranges and merges overlapping ones. Adjacent ones stay
+// apart (LLVM 14 writes them so too): lookups then give the start of the
+// one holding an address, as Breakpad does.
 func normalize(rs []gsym.Range) []gsym.Range {
 	slices.SortFunc(rs, func(a, b gsym.Range) int { return cmp.Compare(a.Start, b.Start) })
 	out := rs[:0]
 	for _, r := range rs {
-		if k := len(out) - 1; k >= 0 && r.Start <= out[k].End {
+		if k := len(out) - 1; k >= 0 && r.Start < out[k].End {
 			out[k].End = max(out[k].End, r.End)
 			continue
 		}

@@ -30,7 +30,9 @@ type Lookuper struct {
 	File *gsym.File
 	// Absolute makes lookups take addresses as the file stores them
 	// (llvm-gsymutil --address's), not module-relative ones; the results'
-	// addresses are then absolute too.
+	// addresses are then absolute too, and an inlined call's Base is the
+	// start of its first range, as llvm-gsymutil counts offsets, rather than
+	// of the range holding the address (the symbols contract's).
 	Absolute bool
 }
 
@@ -62,7 +64,12 @@ func (l *Lookuper) Lookup(rel uint64, inlines bool) (symbols.Symbol, bool) {
 	out.File, out.Line = fn.Path(), int(fn.Line)
 	out.Inlines = make([]symbols.InlineFrame, len(locs)-1)
 	for i, loc := range locs[:len(locs)-1] {
-		out.Inlines[i] = symbols.InlineFrame{Function: loc.Name, Base: addr - loc.Offset - base, File: loc.Path(), Line: int(loc.Line)}
+		b := loc.Start - base
+		if l.Absolute {
+			// llvm-gsymutil's offsets: from the call's first range.
+			b = addr - loc.Offset
+		}
+		out.Inlines[i] = symbols.InlineFrame{Function: loc.Name, Base: b, File: loc.Path(), Line: int(loc.Line)}
 	}
 	return out, true
 }
