@@ -91,7 +91,7 @@ func (f *File) Lookup(addr uint64) (LookupResult, error) {
 	}
 	res, err = f.lookupFunc(data, start, addr)
 	if err != nil {
-		return res, fmt.Errorf("gsym: function at %#x: %w", start, err)
+		return LookupResult{}, fmt.Errorf("gsym: function at %#x: %w", start, err)
 	}
 	return res, nil
 }
