@@ -56,9 +56,8 @@ func (f *File) Lookup(addr uint64) (LookupResult, error) {
 	}
 	// Among the entries starting at the same address, the first that
 	// covers addr (a size-0 one covers everything).
-	var data []byte
-	var start uint64
-	var size uint32
+	var start, infoOff uint64
+	found := false
 	for j := i; j < uint64(f.Header.NumAddresses); j++ {
 		off, err := f.addrOffset(j)
 		if err != nil {
@@ -73,21 +72,22 @@ func (f *File) Lookup(addr uint64) (LookupResult, error) {
 		if err != nil {
 			return res, err
 		}
-		b, err := f.funcBytes(io)
+		// The size alone says whether the entry covers addr.
+		sb, err := f.at(io, 4)
 		if err != nil {
-			return res, fmt.Errorf("function %d: %w", j, err)
+			return res, fmt.Errorf("gsym: function %d: %w", j, err)
 		}
-		if len(b) < 8 {
-			return res, fmt.Errorf("gsym: function %d at %#x: truncated", j, io)
-		}
-		size = f.Order.Uint32(b)
-		if size == 0 || addr-start < uint64(size) {
-			data = b
+		if size := f.Order.Uint32(sb); size == 0 || addr-start < uint64(size) {
+			infoOff, found = io, true
 			break
 		}
 	}
-	if data == nil {
+	if !found {
 		return res, fmt.Errorf("%w: %#x", ErrNotFound, addr)
+	}
+	data, err := f.funcBytes(infoOff)
+	if err != nil {
+		return res, fmt.Errorf("gsym: function at %#x: %w", start, err)
 	}
 	res, err = f.lookupFunc(data, start, addr)
 	if err != nil {

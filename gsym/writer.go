@@ -147,6 +147,11 @@ func (w *Writer) Add(fi *FunctionInfo) error {
 	return nil
 }
 
+// Len returns about how many bytes the file would have if written now.
+func (w *Writer) Len() int {
+	return HeaderSize + 12*len(w.funcs) + 8*len(w.flist) + len(w.strtab) + len(w.body)
+}
+
 // putU32 stores v at b in byte order o.
 func putU32(o binary.AppendByteOrder, b []byte, v uint32) {
 	t := o.AppendUint32(b[:0:0], v)
