@@ -184,3 +184,52 @@ func TestSymToGSYM(t *testing.T) {
 	}
 	t.Logf("%d line-record addresses of %d .sym files agree", n, files)
 }
+
+// TestGSYMToSym: LLVM's GSYM files converted to .sym (symconv's path) give
+// the same frames (functions, files, lines; inlined offsets aside, which
+// count from different places in the two formats) at every address
+// llvm-gsymutil looked up.
+func TestGSYMToSym(t *testing.T) {
+	dir := filepath.Join(corpus.Dir(t), "gsym")
+	lookups, _ := filepath.Glob(filepath.Join(dir, "*.lookups.txt"))
+	if len(lookups) == 0 {
+		t.Skipf("no *.lookups.txt in %s", dir)
+	}
+	gs, _ := formats.ByName("gsym")
+	bp, _ := formats.ByName("breakpad")
+	tmp := t.TempDir()
+	n := 0
+	for _, lp := range lookups {
+		stem := strings.TrimSuffix(filepath.Base(lp), ".lookups.txt")
+		in := filepath.Join(dir, stem+".llvm22.gsym")
+		m, err := gs.Read(in, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		out := filepath.Join(tmp, stem+".sym")
+		fh, err := os.Create(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bp.Write(fh, m); err != nil {
+			t.Fatal(err)
+		}
+		fh.Close()
+		want, got := openLookups(t, in), openLookups(t, out)
+		addrs, _ := readLLVMLookups(t, lp)
+		bad := 0
+		for _, a := range addrs {
+			w, g := Frames(want, a), Frames(got, a)
+			for i := 0; i+1 < len(w) && i+1 < len(g); i++ {
+				w[i].Offset, g[i].Offset = 0, 0
+			}
+			if !reflect.DeepEqual(w, g) {
+				if bad++; bad <= 3 {
+					t.Errorf("%s at %#x:\n got %+v\nwant %+v", stem, a, g, w)
+				}
+			}
+			n++
+		}
+	}
+	t.Logf("%d addresses of %d GSYM files agree after conversion to .sym", n, len(lookups))
+}
