@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -108,4 +109,59 @@ func TestLLVMLookups(t *testing.T) {
 		}
 	}
 	t.Logf("%d lookups compared", total)
+}
+
+// TestLibcAgainstLLVM: in LLVM 22's GSYM of Debian's libc, our lookups of
+// each function's first bytes, middle and last byte equal
+// llvm-gsymutil-22's (run here; skipped without it).
+func TestLibcAgainstLLVM(t *testing.T) {
+	path := corpus.File(t, "gsym/debian-libc.llvm22.gsym")
+	tool, err := exec.LookPath("llvm-gsymutil-22")
+	if err != nil {
+		t.Skip("llvm-gsymutil-22 not installed (Debian package llvm-22)")
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var in strings.Builder
+	var addrs []uint64
+	for i := 0; i < f.NumFunctions(); i++ {
+		fi, err := f.FunctionAt(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []uint64{0, 1, 4, uint64(fi.Size) / 2, uint64(fi.Size) - 1} {
+			if d >= uint64(fi.Size) && d > 0 {
+				continue
+			}
+			addrs = append(addrs, fi.Start+d)
+			fmt.Fprintf(&in, "%#x %s\n", fi.Start+d, path)
+		}
+	}
+	cmd := exec.Command(tool, "--addresses-from-stdin")
+	cmd.Stdin = strings.NewReader(in.String())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(strings.TrimSpace(strings.ReplaceAll(string(out), path, "FILE")), "\n\n")
+	if len(blocks) != len(addrs) {
+		t.Fatalf("%d results for %d addresses", len(blocks), len(addrs))
+	}
+	bad := 0
+	for i, a := range addrs {
+		r, err := f.Lookup(a)
+		got := fmt.Sprintf("error: %v", err)
+		if err == nil {
+			got = llvmText(r)
+		}
+		if got != blocks[i] {
+			if bad++; bad <= 5 {
+				t.Errorf("got\n%s\nwant\n%s", got, blocks[i])
+			}
+		}
+	}
+	t.Logf("%d addresses of %d functions agree with llvm-gsymutil-22", len(addrs)-bad, f.NumFunctions())
 }
