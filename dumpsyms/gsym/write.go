@@ -31,7 +31,8 @@ const unnamed = "<unknown>"
 // records overlapping an earlier one only the first is written; PUBLIC
 // records become size-0 entries (which cover up to the next entry, as a
 // PUBLIC does) unless a function covers them; INLINE records nest by their
-// depth, clipped to their parent's ranges. warn, when set, receives what
+// depth, and a range not inside its parent's, or partly overlapping an
+// earlier sibling's, is left out. warn, when set, receives what
 // was left out.
 func Write(w io.Writer, s *dumpsyms.Symbols, warn func(string, ...any)) error {
 	if warn == nil {
@@ -160,7 +161,7 @@ type node struct {
 
 // inlines builds f's inline tree within r: each INLINE record is a child of
 // the last record one level less deep (records deeper than that are
-// dropped, as Breakpad drops them), its ranges clipped to its parent's.
+// dropped, as Breakpad drops them), keeping the ranges Breakpad keeps.
 func (c *conv) inlines(f *dumpsyms.Function, r symfile.Range, rows gsym.LineTable) *gsym.InlineInfo {
 	if len(f.Inlines) == 0 {
 		return nil
@@ -175,9 +176,15 @@ func (c *conv) inlines(f *dumpsyms.Function, r symfile.Range, rows gsym.LineTabl
 		}
 		stack = stack[:d]
 		parent := stack[d-1]
+		// Breakpad's contained range map keeps a range only inside its
+		// parent's and not partly overlapping an earlier sibling's.
 		var rs []gsym.Range
 		for _, x := range in.Ranges {
-			rs = append(rs, clip(gsym.Range{Start: load + x.Address, End: load + x.Address + x.Size}, parent.ii.Ranges)...)
+			r := gsym.Range{Start: load + x.Address, End: load + x.Address + x.Size}
+			if r.End <= r.Start || !within(r, parent.ii.Ranges) || overlapsPartly(r, parent.children) {
+				continue
+			}
+			rs = append(rs, r)
 		}
 		rs = normalize(rs)
 		if len(rs) == 0 {
@@ -217,16 +224,27 @@ func build(n *node) gsym.InlineInfo {
 	return ii
 }
 
-// clip returns the parts of r within the ranges ps (sorted, disjoint).
-func clip(r gsym.Range, ps []gsym.Range) []gsym.Range {
-	var out []gsym.Range
+// within reports whether r lies inside one of the ranges ps.
+func within(r gsym.Range, ps []gsym.Range) bool {
 	for _, p := range ps {
-		s, e := max(r.Start, p.Start), min(r.End, p.End)
-		if s < e {
-			out = append(out, gsym.Range{Start: s, End: e})
+		if r.Start >= p.Start && r.End <= p.End {
+			return true
 		}
 	}
-	return out
+	return false
+}
+
+// overlapsPartly reports whether r overlaps a range of one of nodes
+// without either holding the other.
+func overlapsPartly(r gsym.Range, nodes []*node) bool {
+	for _, n := range nodes {
+		for _, s := range n.ii.Ranges {
+			if r.Start < s.End && s.Start < r.End && !(r.Start <= s.Start && s.End <= r.End) && !(s.Start <= r.Start && r.End <= s.End) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // normalize sorts ranges and merges overlapping ones. Adjacent ones stay
