@@ -111,15 +111,31 @@ func TestLLVMLookups(t *testing.T) {
 	t.Logf("%d lookups compared", total)
 }
 
-// TestLibcAgainstLLVM: in LLVM 22's GSYM of Debian's libc, our lookups of
-// each function's first bytes, middle and last byte equal
-// llvm-gsymutil-22's (run here; skipped without it).
+// TestLibcAgainstLLVM: in LLVM 22's GSYM of Debian's libc, and in one made
+// here with merged-function and call-site chunks, our lookups of each
+// function's first bytes, middle and last byte equal llvm-gsymutil-22's
+// (run here; skipped without it), and every entry decodes.
 func TestLibcAgainstLLVM(t *testing.T) {
 	path := corpus.File(t, "gsym/debian-libc.llvm22.gsym")
 	tool, err := exec.LookPath("llvm-gsymutil-22")
 	if err != nil {
 		t.Skip("llvm-gsymutil-22 not installed (Debian package llvm-22)")
 	}
+	paths := []string{path}
+	debug, _ := filepath.Glob(filepath.Join(corpus.Dir(t), "debian", "libc", "usr-lib-debug", ".build-id", "*", "*.debug"))
+	if len(debug) == 1 {
+		merged := filepath.Join(t.TempDir(), "libc-merged.gsym")
+		if out, err := exec.Command(tool, "--quiet", "--convert", debug[0], "--merged-functions", "--dwarf-callsites", "-o", merged).CombinedOutput(); err != nil {
+			t.Fatalf("%s --convert: %v\n%s", tool, err, out)
+		}
+		paths = append(paths, merged)
+	}
+	for _, path := range paths {
+		libcAgainstLLVM(t, tool, path)
+	}
+}
+
+func libcAgainstLLVM(t *testing.T, tool, path string) {
 	f, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -127,10 +143,15 @@ func TestLibcAgainstLLVM(t *testing.T) {
 	defer f.Close()
 	var in strings.Builder
 	var addrs []uint64
+	merged, callSites := 0, 0
 	for i := 0; i < f.NumFunctions(); i++ {
 		fi, err := f.FunctionAt(i)
 		if err != nil {
 			t.Fatal(err)
+		}
+		merged += len(fi.Merged)
+		if fi.CallSites != nil {
+			callSites++
 		}
 		for _, d := range []uint64{0, 1, 4, uint64(fi.Size) / 2, uint64(fi.Size) - 1} {
 			if d >= uint64(fi.Size) && d > 0 {
@@ -159,9 +180,10 @@ func TestLibcAgainstLLVM(t *testing.T) {
 		}
 		if got != blocks[i] {
 			if bad++; bad <= 5 {
-				t.Errorf("got\n%s\nwant\n%s", got, blocks[i])
+				t.Errorf("%s:\ngot\n%s\nwant\n%s", path, got, blocks[i])
 			}
 		}
 	}
-	t.Logf("%d addresses of %d functions agree with llvm-gsymutil-22", len(addrs)-bad, f.NumFunctions())
+	t.Logf("%s: %d addresses of %d functions (%d merged functions, %d with call sites) agree with llvm-gsymutil-22",
+		filepath.Base(path), len(addrs)-bad, f.NumFunctions(), merged, callSites)
 }
