@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -73,9 +74,9 @@ func openLookups(t testing.TB, path string) symbols.Lookuper {
 	return l
 }
 
-// TestGSYMAgreesWithLLVM: symlookup's frames for every address of every
-// function of the corpus GSYM files, made by LLVM 22 and by LLVM 14, are
-// llvm-gsymutil-22's.
+// TestGSYMAgreesWithLLVM: symlookup --json's frames for every address of
+// every function of the corpus GSYM files, made by LLVM 22 and by LLVM 14,
+// are llvm-gsymutil-22's.
 func TestGSYMAgreesWithLLVM(t *testing.T) {
 	dir := filepath.Join(corpus.Dir(t), "gsym")
 	lookups, _ := filepath.Glob(filepath.Join(dir, "*.lookups.txt"))
@@ -86,11 +87,29 @@ func TestGSYMAgreesWithLLVM(t *testing.T) {
 	for _, lp := range lookups {
 		stem := strings.TrimSuffix(filepath.Base(lp), ".lookups.txt")
 		addrs, want := readLLVMLookups(t, lp)
+		var stdin strings.Builder
+		for _, a := range addrs {
+			fmt.Fprintf(&stdin, "%x\n", a)
+		}
 		for _, v := range []string{"llvm22", "llvm14"} {
-			l := openLookups(t, filepath.Join(dir, stem+"."+v+".gsym"))
+			out, err := runCmd(t, stdin.String(), "--json", filepath.Join(dir, stem+"."+v+".gsym"), "-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			if len(lines) != len(addrs) {
+				t.Fatalf("%s.%s: %d results for %d addresses", stem, v, len(lines), len(addrs))
+			}
 			bad := 0
-			for _, a := range addrs {
-				if got := llvmText(a, Frames(l, a)); got != want[a] {
+			for i, a := range addrs {
+				var res struct {
+					Address string  `json:"address"`
+					Frames  []Frame `json:"frames"`
+				}
+				if err := json.Unmarshal([]byte(lines[i]), &res); err != nil || res.Address != fmt.Sprintf("0x%x", a) {
+					t.Fatalf("%s.%s: result %d: %q: %v", stem, v, i, lines[i], err)
+				}
+				if got := llvmText(a, res.Frames); got != want[a] {
 					if bad++; bad <= 3 {
 						t.Errorf("%s.%s:\n got %s\nwant %s", stem, v, got, want[a])
 					}
