@@ -27,7 +27,8 @@
 // (NewFile). Lookups follow LLVM's GsymReader: the entry covering the
 // address (a size-0 entry covers everything up to the next), the last line
 // row at or below it, the inline chain innermost first with each frame's
-// offset from the start of its own range.
+// offset from the start of its function or inlined call (the call's first
+// range; SourceLocation.Start also gives the range holding the address).
 //
 // [Writer] builds a file from functions, files and strings, laid out as
 // LLVM's GsymCreator lays them out. Package dumpsyms/gsym converts between

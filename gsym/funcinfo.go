@@ -18,6 +18,7 @@ const (
 	CallSiteInfo        InfoType = 4
 )
 
+// String returns the chunk type's name in LLVM's sources.
 func (t InfoType) String() string {
 	switch t {
 	case EndOfList:
