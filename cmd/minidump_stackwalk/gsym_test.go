@@ -14,7 +14,6 @@ import (
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
-	"github.com/gobreakpad/gobreakpad/symbols/gsym"
 )
 
 // splitSym writes, for the .sym at path, a .gsym with its lookups and a .sym
@@ -71,7 +70,9 @@ func walkText(t *testing.T, dump string, src symbols.Source) string {
 // TestWalkWithGSYM: every generated crash case walks to the same output
 // (-m and human: frames, functions, files, lines, offsets) with the
 // program's symbols as .gsym files, unwind records from a .sym holding
-// only those, as with the .sym files alone.
+// only those, as with the .sym files alone, through minidump_stackwalk's
+// stores (.sym first: a .sym without FUNC or PUBLIC records leaves lookups
+// to the .gsym).
 func TestWalkWithGSYM(t *testing.T) {
 	gen := filepath.Join(corpus.Dir(t), "generated")
 	dumps, _ := filepath.Glob(filepath.Join(gen, "*", "crash.dmp"))
@@ -92,24 +93,23 @@ func TestWalkWithGSYM(t *testing.T) {
 			rel, _ := filepath.Rel(symDir, p)
 			splitSym(t, p, rel, split)
 		}
-		ref := symbols.Chain{breakpad.NewDirs(symDir), breakpad.NewDirs(syslib)}
-		gs := gsym.NewDirs(split)
-		withGSYM := symbols.Chain{gs, breakpad.NewDirs(split), breakpad.NewDirs(syslib)}
+		// Both through minidump_stackwalk's own chain of stores.
+		ref, closeRef := symbolSources([]string{symDir, syslib})
+		withGSYM, closeGSYM := symbolSources([]string{split, syslib})
 		want, got := walkText(t, dump, ref), walkText(t, dump, withGSYM)
 		if got != want {
 			t.Errorf("%s: walk with .gsym differs:\n%s", filepath.Base(caseDir), lineDiff(got, want))
 		}
 		if frames == 0 {
 			// The lookups did come from the .gsym files.
-			if walkText(t, dump, symbols.Chain{breakpad.NewDirs(split), breakpad.NewDirs(syslib)}) == want {
+			if walkText(t, dump, breakpad.NewDirs(split, syslib)) == want {
 				t.Errorf("%s: the walk without the .gsym files gives the same output", filepath.Base(caseDir))
 			}
 		}
 		frames += strings.Count(want, "\n")
 		walked++
-		for _, c := range append(ref, withGSYM...) {
-			c.(interface{ Close() error }).Close()
-		}
+		closeRef()
+		closeGSYM()
 	}
 	t.Logf("%d of %d cases, %d output lines the same", walked, len(dumps), frames)
 }
