@@ -159,7 +159,8 @@ func putU32(o binary.AppendByteOrder, b []byte, v uint32) {
 }
 
 // WriteTo writes the file: header, address table, address info offsets,
-// file table, string table, then the functions. Entries starting at one
+// file table, string table, then the functions. A file without functions
+// is an error, as in LLVM. Entries starting at one
 // address are ordered with those saying most first, as LLVM orders them.
 func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 	if w.err != nil {
@@ -167,6 +168,11 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 	}
 	if len(w.UUID) > MaxUUIDSize {
 		return 0, fmt.Errorf("gsym: UUID of %d bytes (at most %d)", len(w.UUID), MaxUUIDSize)
+	}
+	if len(w.funcs) == 0 {
+		// As LLVM's GsymCreator: its reader crashes on an empty address
+		// table (llvm-gsymutil 22.1.8 lookups).
+		return 0, errors.New("gsym: no functions to write")
 	}
 	if uint64(len(w.funcs)) > 1<<32-1 {
 		return 0, fmt.Errorf("gsym: %d functions", len(w.funcs))

@@ -80,3 +80,9 @@ func TestWriteRead(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteEmpty(t *testing.T) {
+	if _, err := NewWriter().WriteTo(&bytes.Buffer{}); err == nil {
+		t.Error("a file without functions was written")
+	}
+}

@@ -94,7 +94,7 @@ func TestGSYMWriterAgreesWithLLVM(t *testing.T) {
 				theirs[tool] = lookup(tool, out, addrs)
 			}
 			seen := map[[32]byte]bool{}
-			for _, variant := range []string{"full", "zlib", "zstd", "split", "dwz"} {
+			for _, variant := range []string{"full", "zlib", "zstd", "split", "dwz", "dwz-multi", "debuglink"} {
 				in := filepath.Join(root, "elf", target, variant, prog)
 				if _, err := os.Stat(in); err != nil {
 					continue
