@@ -5,6 +5,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	"github.com/gobreakpad/gobreakpad/symbols/gsym"
 	"github.com/gobreakpad/gobreakpad/symbols/symbfile"
 	"github.com/gobreakpad/gobreakpad/symbols/symcache"
 )
@@ -24,6 +25,7 @@ var stores = []func(roots ...string) storeSource{
 	func(roots ...string) storeSource { return breakpad.NewDirs(roots...) },
 	func(roots ...string) storeSource { return symcache.NewDirs(roots...) },
 	func(roots ...string) storeSource { return symbfile.NewDirs(roots...) },
+	func(roots ...string) storeSource { return gsym.NewDirs(roots...) },
 }
 
 // symbolSources returns the chain of stores over the symbol paths, and a
