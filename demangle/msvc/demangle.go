@@ -20,7 +20,12 @@ const (
 	// Mozilla is the form Mozilla's dump_syms writes in symbol files
 	// ("ns::S::f(int)", "std::basic_string<char, ...>::~basic_string<...>(void)"):
 	// no return type, access or calling convention, no class prefixes,
-	// "char const*" and "(anonymous namespace)".
+	// "char const*"; "`anonymous namespace'" as it is (Mozilla normalizes
+	// it to "(anonymous namespace)" in the names it reads from type
+	// records, before demangling, so never in demangled ones). It fails
+	// where Mozilla's demangler (msvc-demangler) fails on the corpus, e.g.
+	// on const pointers to functions ("Q6A..."): Mozilla then writes the
+	// decorated name, and so should callers.
 	Mozilla
 )
 
@@ -49,11 +54,7 @@ func Demangle(decorated string, style Style) (string, error) {
 	if pr.over {
 		return "", errTooLong
 	}
-	out := string(pr.w)
-	if style == Mozilla {
-		out = strings.ReplaceAll(out, "`anonymous namespace'", "(anonymous namespace)")
-	}
-	return out, nil
+	return string(pr.w), nil
 }
 
 // IsDecorated reports whether name looks like an MSVC decorated name.

@@ -14,7 +14,7 @@
 // Two output styles: [Mozilla] is what Mozilla's dump_syms (through Sentry
 // symbolic and the msvc-demangler crate) writes in FUNC and PUBLIC names —
 // no return type, no __cdecl-style keywords, no "class " prefixes, pointers
-// hugging their type ("char const*"), and "(anonymous namespace)"; [Full]
+// hugging their type ("char const*"); [Full]
 // follows llvm-undname's complete form. Where Full differs from
 // llvm-undname-22 is listed in testdata/README.md.
 //

@@ -3,6 +3,7 @@ package msvc
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -118,6 +119,20 @@ func (p *parser) parse() (*result, error) {
 			nm, err := p.nestedName()
 			if err != nil {
 				return nil, err
+			}
+			if p.llvm {
+				// llvm-undname names the guard variable itself, in the
+				// scope of the function that follows.
+				sym := &symbol{name: &name{kind: nkPlain, str: "$TSS" + strconv.Itoa(int(n))}, scope: []*name{nm}}
+				scope, err := p.scope()
+				if err != nil {
+					return nil, err
+				}
+				sym.scope = append(sym.scope, scope...)
+				if err := p.expect("4HA"); err != nil {
+					return nil, err
+				}
+				return &result{sym: sym, typ: &typ{kind: tkTSSGuard, num: n}}, nil
 			}
 			scope, err := p.scope()
 			if err != nil {

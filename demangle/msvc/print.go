@@ -3,6 +3,7 @@ package msvc
 import (
 	"errors"
 	"strconv"
+	"strings"
 )
 
 // flags select details of the output, as undname's and msvc-demangler's.
@@ -198,6 +199,10 @@ func (p *printer) pre(t *typ) {
 		p.byte('\'')
 		return
 	case tkTSSGuard:
+		if p.has(fLLVM) {
+			p.str("int")
+			return
+		}
 		p.str("TSS")
 		p.str(strconv.Itoa(int(t.num)))
 		return
@@ -491,6 +496,21 @@ func (p *printer) symbol(s *symbol, t *typ) {
 		p.str("::")
 	}
 	n := s.name
+	if p.has(fLLVM) && n.kind == nkOperator && (n.op == opDynamicInitializer || n.op == opDynamicAtexitDtor) && len(s.scope) > 0 && !literal {
+		// llvm-undname names the variable: "`dynamic initializer for 'x''".
+		var v printer
+		v.f = p.f
+		v.scope(s.scope)
+		if suffix := string(v.w) + "::"; !p.over && !v.over && strings.HasSuffix(string(p.w), suffix) {
+			p.w = p.w[:len(p.w)-len(suffix)]
+			p.str(strings.TrimSuffix(opText[n.op], "'") + " for '" + string(v.w) + "''")
+			return
+		}
+	}
+	if p.has(fLLVM) && t != nil && t.kind == tkTSSGuard {
+		p.oneName(n)
+		return
+	}
 	if p.has(fLLVM) && n.kind == nkTemplate && n.inner.kind == nkOperator && n.inner.op == opConversion && t != nil && t.kind == tkMemberFunc {
 		p.str("operator")
 		p.tmplParams(n.params)
