@@ -949,11 +949,11 @@ func (p *parser) varType(sc storage) (*typ, error) {
 		case p.consume("$BY"):
 			return p.array()
 		case p.consume("$Q"):
-			t, err := p.pointee()
+			t, own, err := p.pointee()
 			if err != nil {
 				return nil, err
 			}
-			return &typ{kind: tkRValueRef, inner: t, sc: sc}, nil
+			return &typ{kind: tkRValueRef, inner: t, sc: sc | own}, nil
 		case p.consume("S"), p.consume("$V"), p.consume("$Z"), p.consume("$$V"):
 			return &typ{kind: tkEmptyPack}, nil
 		case p.consume("$T"):
@@ -995,11 +995,11 @@ func (p *parser) varType(sc storage) (*typ, error) {
 		return nil, err
 	}
 	ptr := func(k typeKind, s storage) (*typ, error) {
-		t, err := p.pointee()
+		t, own, err := p.pointee()
 		if err != nil {
 			return nil, err
 		}
-		return &typ{kind: k, inner: t, sc: s}, nil
+		return &typ{kind: k, inner: t, sc: s | own}, nil
 	}
 	switch c {
 	case 'T':
@@ -1038,12 +1038,27 @@ func (p *parser) varType(sc storage) (*typ, error) {
 	return nil, p.fail("unknown type")
 }
 
-func (p *parser) pointee() (*typ, error) {
-	var s storage
+// pointee reads a pointer's target; the pointer modifiers (E __ptr64,
+// I __restrict, F __unaligned) before it are returned for the pointer
+// itself (llvm-undname's grammar; msvc-demangler's knows E only).
+func (p *parser) pointee() (*typ, storage, error) {
+	var s, own storage
 	if p.consume("E") {
 		s = scPtr64
 	}
-	return p.varType(p.storageClass() | s)
+	for p.llvm {
+		if p.consume("E") {
+			s |= scPtr64
+		} else if p.consume("I") {
+			own |= scRestrict
+		} else if p.consume("F") {
+			s |= scUnaligned
+		} else {
+			break
+		}
+	}
+	t, err := p.varType(p.storageClass() | s)
+	return t, own, err
 }
 
 func (p *parser) array() (*typ, error) {

@@ -246,6 +246,9 @@ func (p *printer) pre(t *typ) {
 		default:
 			p.str("&&")
 		}
+		if t.sc&scRestrict != 0 && p.has(fLLVM) {
+			p.str("__restrict")
+		}
 		sc = t.sc
 	case tkArray:
 		p.pre(t.inner)
@@ -296,6 +299,10 @@ func (p *printer) pre(t *typ) {
 			p.space()
 		}
 		p.str("volatile")
+	}
+	if sc&scUnaligned != 0 && p.has(fLLVM) {
+		p.spacePtr()
+		p.str("__unaligned")
 	}
 }
 
