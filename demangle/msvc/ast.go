@@ -80,6 +80,7 @@ type name struct {
 	inner  *name
 	params []*typ
 	parsed *result
+	key    string // back-reference identity, computed once
 }
 
 type symbol struct {
@@ -133,6 +134,7 @@ type typ struct {
 	vk     varKind
 	prim   prim
 	lit    string // a string literal's text (llvm-undname's form)
+	key    string // back-reference identity, computed once
 }
 
 type prim uint8

@@ -592,15 +592,21 @@ const keyFlags = fSpaceAfterComma | fWithPtr64
 const keyMax = 4096
 
 func nameKey(n *name) string {
-	p := printer{f: keyFlags, max: keyMax}
-	p.oneName(n)
-	return strconv.Itoa(int(n.kind)) + string(p.w)
+	if n.key == "" {
+		p := printer{f: keyFlags, max: keyMax}
+		p.oneName(n)
+		n.key = strconv.Itoa(int(n.kind)) + string(p.w)
+	}
+	return n.key
 }
 
 func typeKey(t *typ) string {
-	p := printer{f: keyFlags, max: keyMax}
-	p.pre(t)
-	p.byte('|')
-	p.post(t)
-	return strconv.Itoa(int(t.kind)) + string(p.w)
+	if t.key == "" {
+		p := printer{f: keyFlags, max: keyMax}
+		p.pre(t)
+		p.byte('|')
+		p.post(t)
+		t.key = strconv.Itoa(int(t.kind)) + string(p.w)
+	}
+	return t.key
 }
