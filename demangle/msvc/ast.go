@@ -121,20 +121,21 @@ const (
 )
 
 type typ struct {
-	kind   typeKind
-	sc     storage
-	inner  *typ
-	params []*typ
-	sym    *symbol   // member function pointer class, named types
-	scope  []*name   // vftable / vbtable "for"
-	fc     funcClass // member functions
-	cc     callConv
-	thisSC storage // member function qualifiers
-	num    int32   // array length, constant, thunk offset, template parameter index
-	vk     varKind
-	prim   prim
-	lit    string // a string literal's text (llvm-undname's form)
-	key    string // back-reference identity, computed once
+	kind     typeKind
+	sc       storage
+	inner    *typ
+	params   []*typ
+	sym      *symbol   // member function pointer class, named types
+	scope    []*name   // vftable / vbtable "for"
+	fc       funcClass // member functions
+	cc       callConv
+	thisSC   storage // member function qualifiers
+	num      int32   // array length, constant, thunk offset, template parameter index
+	vk       varKind
+	prim     prim
+	lit      string  // a string literal's text (llvm-undname's form)
+	vtordisp []int32 // a vtordisp thunk's offsets (2, or 4 for vtordispex)
+	key      string  // back-reference identity, computed once
 }
 
 type prim uint8

@@ -227,6 +227,12 @@ func (p *parser) parse() (*result, error) {
 		if err != nil {
 			return nil, err
 		}
+	case c == '$' && p.llvm && (p.peek() >= '0' && p.peek() <= '5' || p.peek() == 'R'):
+		t, err := p.vtordispThunk()
+		if err != nil {
+			return nil, err
+		}
+		return &result{sym: sym, typ: t}, nil
 	case c == '$':
 		if err := p.expect("B"); err != nil {
 			return nil, err
@@ -1146,4 +1152,49 @@ func (p *parser) funcParams() ([]*typ, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// vtordispThunk reads a vtordisp thunk (llvm-undname's grammar): "$0".."$5"
+// (private, protected, public; near, far) with two offsets, or "$R0".."$R5"
+// with four, then the function's qualifiers and type.
+func (p *parser) vtordispThunk() (*typ, error) {
+	n := 2
+	if p.consume("R") {
+		n = 4
+	}
+	c, err := p.get()
+	if err != nil {
+		return nil, err
+	}
+	if c < '0' || c > '5' {
+		return nil, p.fail("unknown vtordisp function class")
+	}
+	fc := [...]funcClass{fcPrivate, fcPrivate | fcFar, fcProtected, fcProtected | fcFar, fcPublic, fcPublic | fcFar}[c-'0'] | fcVirtual | fcThunk
+	offs := make([]int32, n)
+	for i := range offs {
+		if offs[i], err = p.number(); err != nil {
+			return nil, err
+		}
+	}
+	this, err := p.funcQualifiers()
+	if err != nil {
+		return nil, err
+	}
+	cc, err := p.callingConv()
+	if err != nil {
+		return nil, err
+	}
+	rsc, err := p.returnStorage()
+	if err != nil {
+		return nil, err
+	}
+	ret, err := p.returnType(rsc)
+	if err != nil {
+		return nil, err
+	}
+	params, err := p.funcParams()
+	if err != nil {
+		return nil, err
+	}
+	return &typ{kind: tkMemberFunc, fc: fc, cc: cc, params: params, thisSC: this, inner: ret, vtordisp: offs}, nil
 }

@@ -570,7 +570,23 @@ func (p *printer) symbol(s *symbol, t *typ) {
 		p.oneName(n)
 	}
 	if p.has(fLLVM) && t != nil && t.kind == tkMemberFunc && t.fc&fcThunk != 0 {
-		p.str("`adjustor{" + strconv.Itoa(int(t.num)) + "}'")
+		switch len(t.vtordisp) {
+		case 0:
+			p.str("`adjustor{" + strconv.Itoa(int(t.num)) + "}'")
+		case 2:
+			p.str("`vtordisp{")
+		default:
+			p.str("`vtordispex{")
+		}
+		for i, v := range t.vtordisp {
+			if i > 0 {
+				p.str(", ")
+			}
+			p.str(strconv.Itoa(int(v)))
+		}
+		if len(t.vtordisp) > 0 {
+			p.str("}'")
+		}
 	}
 }
 
