@@ -117,7 +117,8 @@ const (
 	tkEmptyPack
 	tkRTTI
 	tkVarArgs
-	tkExternC // a name with C linkage: no type
+	tkExternC   // a name with C linkage: no type
+	tkSymbolArg // a template argument naming a symbol ($1, $E): sym in target
 )
 
 type typ struct {
@@ -134,6 +135,7 @@ type typ struct {
 	vk       varKind
 	prim     prim
 	lit      string  // a string literal's text (llvm-undname's form)
+	target   *result // tkSymbolArg's symbol
 	vtordisp []int32 // a vtordisp thunk's offsets (2, or 4 for vtordispex)
 	key      string  // back-reference identity, computed once
 }

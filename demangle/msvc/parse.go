@@ -954,6 +954,18 @@ func (p *parser) varType(sc storage) (*typ, error) {
 			return &typ{kind: tkTemplateParam, num: n}, nil
 		case p.consume("$BY"):
 			return p.array()
+		case p.llvm && (strings.HasPrefix(p.in[p.pos:], "1?") || strings.HasPrefix(p.in[p.pos:], "E?")):
+			addr := p.in[p.pos] == '1'
+			p.pos++
+			r, err := p.parse()
+			if err != nil {
+				return nil, err
+			}
+			t := &typ{kind: tkSymbolArg, target: r}
+			if addr {
+				t.num = 1
+			}
+			return t, nil
 		case p.consume("$Q"):
 			t, own, err := p.pointee()
 			if err != nil {

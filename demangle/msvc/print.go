@@ -138,6 +138,12 @@ func (p *printer) pre(t *typ) {
 			p.str(t.lit)
 		}
 		return
+	case tkSymbolArg:
+		if t.num == 1 {
+			p.byte('&')
+		}
+		p.result(t.target)
+		return
 	case tkExternC:
 		if p.has(fLLVM) {
 			p.str(`extern "C" `)
