@@ -12,6 +12,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
+	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 )
@@ -46,7 +47,8 @@ func splitSym(t *testing.T, path, rel, root string) {
 	}
 }
 
-// walkText walks a dump with src and returns the -m and the human output.
+// walkText walks a dump with src and returns the -m and the human output,
+// and the crash signature, which must not depend on the symbols' format.
 func walkText(t *testing.T, dump string, src symbols.Source) string {
 	f, err := minidump.Open(dump)
 	if err != nil {
@@ -64,6 +66,7 @@ func walkText(t *testing.T, dump string, src symbols.Source) string {
 	if err := stackwalk.Print(&b, p, stackwalk.PrintOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	b.WriteString("signature: " + signature.Of(p) + "\n")
 	return b.String()
 }
 
