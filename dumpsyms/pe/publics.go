@@ -1,0 +1,136 @@
+package pe
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	"github.com/gobreakpad/gobreakpad/pdb"
+	"github.com/gobreakpad/gobreakpad/symfile"
+)
+
+// parseWinName splits a public symbol's C decoration as Mozilla's
+// dump_syms does: "_f@12" (stdcall) and "@f@12" (fastcall) give "f" and
+// 12 bytes of parameters, "_f" gives "f"; names with "::" or "(" and C++
+// decorated names ("?f@@YAXXZ") are kept whole without a size.
+func parseWinName(name string) (string, uint32, bool) {
+	if strings.ContainsAny(name, ":(") {
+		return name, 0, false
+	}
+	if i := strings.LastIndex(name, "@@"); i >= 0 {
+		if n, err := strconv.ParseUint(name[i+2:], 10, 32); err == nil {
+			return name[:i], uint32(n), true
+		}
+	}
+	if name != "" && (name[0] == '@' || name[0] == '_') {
+		rest := name[1:]
+		if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+			if n, err := strconv.ParseUint(rest[i+1:], 10, 32); err == nil {
+				return rest[:i], uint32(n), true
+			}
+		}
+		if name[0] == '_' {
+			return rest, 0, false
+		}
+	}
+	return name, 0, false
+}
+
+// skipPublic reports the publics Mozilla's dump_syms leaves out: string
+// literals (??_C) and floating-point and vector constants (__real@,
+// __xmm@, __ymm@).
+func skipPublic(name string) bool {
+	if strings.HasPrefix(name, "??_C") {
+		return true
+	}
+	if rest, ok := strings.CutPrefix(name, "__"); ok {
+		return strings.HasPrefix(rest, "real@") || strings.HasPrefix(rest, "xmm@") || strings.HasPrefix(rest, "ymm@")
+	}
+	return false
+}
+
+// publics adds the S_PUB32 function symbols as Mozilla's dump_syms does:
+// those inside a function are left out, one at a function's address gives
+// it its parameter size (and its name when the function's has no argument
+// list), publics folded onto one address are marked "m".
+func (d *dumper) publics(funcs []dumpsyms.Function) {
+	b, err := d.f.GlobalSymbols()
+	if err != nil {
+		d.warn("public symbols: %v", err)
+		return
+	}
+	type pub struct {
+		p     symfile.Public
+		order int
+	}
+	byAddr := map[uint32]int{} // final RVA → index in pubs
+	var pubs []symfile.Public
+	funcAt := map[uint64]int{}
+	for i, f := range funcs {
+		funcAt[f.Ranges[0].Address] = i
+	}
+	inside := func(a uint64) bool {
+		i, found := slices.BinarySearchFunc(funcs, a, func(f dumpsyms.Function, v uint64) int { return cmp.Compare(f.Ranges[0].Address, v) })
+		if found || i == 0 {
+			return false
+		}
+		f := funcs[i-1]
+		return a < f.Ranges[0].Address+f.Ranges[0].Size
+	}
+	it := pdb.NewSymbolIter(b, 0)
+	for {
+		s, ok := it.Next()
+		if !ok {
+			break
+		}
+		if s.Kind != pdb.S_PUB32 {
+			continue
+		}
+		p, err := pdb.ParsePub(s.Data)
+		if err != nil {
+			d.warn("public symbol at %#x: %v", s.Offset, err)
+			continue
+		}
+		if p.Flags&pdb.PubFunction == 0 {
+			continue
+		}
+		orig, ok := d.rva(p.Segment, p.Offset)
+		if !ok {
+			continue
+		}
+		rva, ok := d.finalRVA(orig)
+		if !ok {
+			continue
+		}
+		if inside(uint64(rva)) || skipPublic(p.Name) {
+			continue
+		}
+		name, size, hasSize := parseWinName(p.Name)
+		if i, ok := funcAt[uint64(rva)]; ok {
+			f := &d.syms.Funcs[i]
+			if !strings.Contains(f.Name, "(") {
+				f.Name = name
+			}
+			if hasSize {
+				f.ParamSize = uint64(size)
+			}
+			continue
+		}
+		if i, ok := byAddr[rva]; ok {
+			pubs[i].Multiple = true
+			continue
+		}
+		if name == "" {
+			name = "<name omitted>"
+		}
+		byAddr[rva] = len(pubs)
+		pubs = append(pubs, symfile.Public{Address: uint64(rva), ParamSize: uint64(size), Name: name})
+	}
+	if err := it.Err(); err != nil {
+		d.warn("public symbols: %v", err)
+	}
+	slices.SortStableFunc(pubs, func(a, b symfile.Public) int { return cmp.Compare(a.Address, b.Address) })
+	d.syms.Publics = pubs
+}
