@@ -180,11 +180,18 @@ func dumpPDBPath(path string, pi *peInfo, opts dumpsyms.Options) (*dumpsyms.Symb
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	code := name
+	if pi != nil && (!pi.hasRSDS || pi.rsds.GUID == guidOf(f)) {
+		code = pi.name
+	}
+	if !opts.HeaderOnly {
+		addUnknownPublic(syms, code)
+	}
 	if pi != nil {
 		if pi.hasRSDS && pi.rsds.GUID != guidOf(f) {
 			warn(opts, "%s does not match %s (GUID %s): INFO CODE_ID left out", pi.name, path, pi.rsds.DebugID())
 		} else {
-			syms.CodeID = symfile.CodeID{ID: moduleid.PECodeID(pi.timeStamp, pi.sizeOfImg), File: pi.name}
+			syms.CodeID = symfile.CodeID{ID: strings.ToUpper(moduleid.PECodeID(pi.timeStamp, pi.sizeOfImg)), File: pi.name}
 		}
 	}
 	return syms, nil
@@ -398,4 +405,38 @@ var errStop = errors.New("stop")
 
 func sortFuncs(fs []dumpsyms.Function) {
 	slices.SortStableFunc(fs, func(a, b dumpsyms.Function) int { return cmp.Compare(a.Ranges[0].Address, b.Ranges[0].Address) })
+}
+
+// addUnknownPublic ends the symbols with Mozilla's marker PUBLIC "<unknown
+// in CODE>" just past the last FUNC or PUBLIC, so that addresses after the
+// last known symbol are not taken for it.
+func addUnknownPublic(s *dumpsyms.Symbols, code string) {
+	var at uint64
+	var found bool
+	for _, f := range s.Funcs {
+		for _, r := range f.Ranges {
+			end := r.Address + r.Size
+			if r.Size == 0 {
+				end++
+			}
+			if !found || r.Address >= at {
+				at, found = end, true
+			}
+		}
+	}
+	for _, p := range s.Publics {
+		if !found || p.Address >= at {
+			at, found = p.Address+1, true
+		}
+	}
+	if !found {
+		return
+	}
+	for _, p := range s.Publics {
+		if p.Address == at {
+			return
+		}
+	}
+	s.Publics = append(s.Publics, symfile.Public{Address: at, Name: "<unknown in " + code + ">"})
+	slices.SortStableFunc(s.Publics, func(a, b symfile.Public) int { return cmp.Compare(a.Address, b.Address) })
 }

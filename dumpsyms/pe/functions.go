@@ -235,23 +235,28 @@ func (d *dumper) addFunction(funcs *[]dumpsyms.Function, seen map[uint32]int, ml
 		(*funcs)[i].Multiple = d.opts.Multiple || true
 		return
 	}
-	f := dumpsyms.Function{Name: p.name}
+	f := dumpsyms.Function{Name: fixName(p.name)}
 	for _, r := range ranges {
 		f.Ranges = append(f.Ranges, symfile.Range{Address: uint64(r.rva), Size: uint64(r.length)})
 	}
 	lines := d.linesIn(ml, p.seg, p.off, p.size)
-	if d.opts.Inlines && len(p.inlines) > 0 {
-		lines = d.applyInlines(&f, lines, p.inlines)
-	}
-	for _, l := range lines {
-		if l.length == 0 {
-			continue
+	if d.imap == nil {
+		d.mozillaLines(&f, lines, p.inlines, rva, p.size)
+	} else {
+		// Reordered code: Breakpad's line records, each mapped on its own.
+		if d.opts.Inlines && len(p.inlines) > 0 {
+			lines = d.applyInlines(&f, lines, p.inlines)
 		}
-		for _, r := range d.imap.mapRange(addrRange{l.addr, l.length}) {
-			f.Lines = append(f.Lines, symfile.Line{Address: uint64(r.rva), Size: uint64(r.length), Line: int64(l.line), File: l.file})
+		for _, l := range lines {
+			if l.length == 0 {
+				continue
+			}
+			for _, r := range d.imap.mapRange(addrRange{l.addr, l.length}) {
+				f.Lines = append(f.Lines, symfile.Line{Address: uint64(r.rva), Size: uint64(r.length), Line: int64(l.line), File: l.file})
+			}
 		}
+		slices.SortStableFunc(f.Lines, func(a, b symfile.Line) int { return cmp.Compare(a.Address, b.Address) })
 	}
-	slices.SortStableFunc(f.Lines, func(a, b symfile.Line) int { return cmp.Compare(a.Address, b.Address) })
 	seen[ranges[0].rva] = len(*funcs)
 	*funcs = append(*funcs, f)
 }

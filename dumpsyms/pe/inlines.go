@@ -18,7 +18,7 @@ func (d *dumper) inlineSite(ml *moduleLines, p *procInfo, site pdb.InlineSiteSym
 		if err != nil {
 			d.warn("inline site %#x: %v", site.Inlinee, err)
 		}
-		in.origin = name
+		in.origin = fixName(name)
 	}
 	if in.origin == "" {
 		in.origin = "<name omitted>"

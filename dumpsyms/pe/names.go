@@ -2,6 +2,7 @@ package pe
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -647,4 +648,18 @@ func (f *formatter) forwardSize(c pdb.Class, ti pdb.TypeIndex) uint64 {
 		}
 	}
 	return c.Size
+}
+
+// compilerSuffix matches the suffixes compilers append to local copies of
+// functions (".llvm.123", ".cold", " [clone .isra.0]"), which Mozilla's
+// dump_syms strips.
+var compilerSuffix = regexp.MustCompile(`((\.(cold|constprop|llvm|localalias|lto_priv|isra|part|str)(\.[0-9]+)?)|( ?\[clone[^\]]*\] ?))+$`)
+
+// fixName normalizes a name as Mozilla's dump_syms: compiler suffixes
+// stripped, "`anonymous namespace'" written "(anonymous namespace)".
+func fixName(s string) string {
+	if strings.ContainsAny(s, ". ") {
+		s = compilerSuffix.ReplaceAllString(s, "")
+	}
+	return strings.ReplaceAll(s, "`anonymous namespace'", "(anonymous namespace)")
 }

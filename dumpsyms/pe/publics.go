@@ -51,6 +51,12 @@ func skipPublic(name string) bool {
 	return false
 }
 
+// Section characteristics marking code.
+const (
+	scnCntCode    = 0x20
+	scnMemExecute = 0x20000000
+)
+
 // publics adds the S_PUB32 function symbols as Mozilla's dump_syms does:
 // those inside a function are left out, one at a function's address gives
 // it its parameter size (and its name when the function's has no argument
@@ -93,7 +99,10 @@ func (d *dumper) publics(funcs []dumpsyms.Function) {
 			d.warn("public symbol at %#x: %v", s.Offset, err)
 			continue
 		}
-		if p.Flags&pdb.PubFunction == 0 {
+		// Code publics: Mozilla's dump_syms takes those in executable
+		// sections, whatever their flags say (assembly labels such as
+		// __NLG_Return2 carry none).
+		if p.Segment == 0 || int(p.Segment) > len(d.sections) || d.sections[p.Segment-1].Characteristics&(scnCntCode|scnMemExecute) == 0 {
 			continue
 		}
 		orig, ok := d.rva(p.Segment, p.Offset)
@@ -108,6 +117,7 @@ func (d *dumper) publics(funcs []dumpsyms.Function) {
 			continue
 		}
 		name, size, hasSize := parseWinName(p.Name)
+		name = fixName(name)
 		if i, ok := funcAt[uint64(rva)]; ok {
 			f := &d.syms.Funcs[i]
 			if !strings.Contains(f.Name, "(") {
