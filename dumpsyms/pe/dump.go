@@ -264,7 +264,6 @@ type dumper struct {
 
 	names    *pdb.StringTable
 	sections []pdb.SectionHeader // of the original image when OMAP
-	omapFrom []pdb.OMAP
 	imap     *imageMap
 	fmt      *formatter
 
@@ -343,7 +342,6 @@ func (d *dumper) readAddressMap() error {
 	}
 	d.sections = secs
 	if len(from) > 0 {
-		d.omapFrom = from
 		var length uint32
 		for _, s := range secs {
 			length = max(length, s.VirtualAddress+s.VirtualSize)
@@ -362,23 +360,17 @@ func (d *dumper) rva(seg uint16, off uint32) (uint32, bool) {
 	return d.sections[seg-1].VirtualAddress + off, true
 }
 
-// finalRVA maps a single original RVA through OMAP.
+// finalRVA maps a single original RVA through OMAP, as Breakpad maps a
+// public symbol's address: the first piece of the one-byte range there.
 func (d *dumper) finalRVA(r uint32) (uint32, bool) {
-	if len(d.omapFrom) == 0 {
+	if d.imap == nil {
 		return r, true
 	}
-	i, found := slices.BinarySearchFunc(d.omapFrom, r, func(o pdb.OMAP, v uint32) int { return cmpU32(o.From, v) })
-	if !found {
-		if i == 0 {
-			return 0, false
-		}
-		i--
-	}
-	o := d.omapFrom[i]
-	if o.To == 0 {
+	rs := d.imap.mapRange(addrRange{r, 1})
+	if len(rs) == 0 {
 		return 0, false
 	}
-	return o.To + (r - o.From), true
+	return rs[0].rva, true
 }
 
 func (d *dumper) fileID(name string) uint32 {

@@ -248,9 +248,7 @@ func (d *dumper) addFunction(funcs *[]dumpsyms.Function, seen map[uint32]int, ml
 			lines = d.applyInlines(&f, lines, p.inlines)
 		}
 		for _, l := range lines {
-			if l.length == 0 {
-				continue
-			}
+			// Zero-length entries are kept, as Breakpad wrote them.
 			for _, r := range d.imap.mapRange(addrRange{l.addr, l.length}) {
 				f.Lines = append(f.Lines, symfile.Line{Address: uint64(r.rva), Size: uint64(r.length), Line: int64(l.line), File: l.file})
 			}

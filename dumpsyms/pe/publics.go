@@ -73,17 +73,32 @@ func (d *dumper) publics(funcs []dumpsyms.Function) {
 	}
 	byAddr := map[uint32]int{} // final RVA → index in pubs
 	var pubs []symfile.Public
-	funcAt := map[uint64]int{}
+	// Every range of every function: a function split by OMAP has
+	// several, and its public lands on its entry's.
+	type fr struct {
+		addr, size uint64
+		fn         int
+	}
+	var ranges []fr
 	for i, f := range funcs {
-		funcAt[f.Ranges[0].Address] = i
+		for _, r := range f.Ranges {
+			ranges = append(ranges, fr{r.Address, r.Size, i})
+		}
+	}
+	slices.SortStableFunc(ranges, func(a, b fr) int { return cmp.Compare(a.addr, b.addr) })
+	funcAt := map[uint64]int{}
+	for _, r := range ranges {
+		if _, ok := funcAt[r.addr]; !ok {
+			funcAt[r.addr] = r.fn
+		}
 	}
 	inside := func(a uint64) bool {
-		i, found := slices.BinarySearchFunc(funcs, a, func(f dumpsyms.Function, v uint64) int { return cmp.Compare(f.Ranges[0].Address, v) })
+		i, found := slices.BinarySearchFunc(ranges, a, func(r fr, v uint64) int { return cmp.Compare(r.addr, v) })
 		if found || i == 0 {
 			return false
 		}
-		f := funcs[i-1]
-		return a < f.Ranges[0].Address+f.Ranges[0].Size
+		r := ranges[i-1]
+		return a < r.addr+r.size
 	}
 	it := pdb.NewSymbolIter(b, 0)
 	for {
