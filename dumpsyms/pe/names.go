@@ -17,12 +17,20 @@ type formatter struct {
 	tpi, ipi *pdb.TypeStream
 	ptrSize  uint64
 	depth    int
+	steps    int
 	fwd      map[string]uint64 // sizes of forward-declared classes, by name
 }
 
 // maxTypeDepth bounds the recursion through type records: cyclic or
 // absurdly deep references end in an error.
 const maxTypeDepth = 64
+
+// maxTypeSteps bounds the type records visited for one name: shared
+// subtrees (an argument list naming one function pointer type twice, whose
+// own arguments do the same...) would otherwise cost exponential time.
+const maxTypeSteps = 10000
+
+var errTooMuch = fmt.Errorf("type records: more than %d visited for one name: %w", maxTypeSteps, pdb.ErrFormat)
 
 var errTooDeep = fmt.Errorf("type records nested deeper than %d: %w", maxTypeDepth, pdb.ErrFormat)
 
@@ -33,7 +41,7 @@ func (f *formatter) function(name string, ti pdb.TypeIndex) string {
 		return orOmitted(name)
 	}
 	var w strings.Builder
-	f.depth = 0
+	f.depth, f.steps = 0, 0
 	if err := f.emitFunction(&w, name, ti); err != nil {
 		return name
 	}
@@ -81,7 +89,7 @@ func (f *formatter) emitFunction(w *strings.Builder, name string, ti pdb.TypeInd
 // inlined function's name.
 func (f *formatter) id(ti pdb.TypeIndex) (string, error) {
 	var w strings.Builder
-	f.depth = 0
+	f.depth, f.steps = 0, 0
 	err := f.emitID(&w, ti)
 	return w.String(), err
 }
@@ -253,10 +261,6 @@ func (f *formatter) argList(w *strings.Builder, args []pdb.TypeIndex) error {
 
 // typeIndex writes the name of type ti.
 func (f *formatter) typeIndex(w *strings.Builder, ti pdb.TypeIndex) error {
-	if f.depth++; f.depth > maxTypeDepth {
-		return errTooDeep
-	}
-	defer func() { f.depth-- }()
 	if ti < 0x1000 {
 		return f.primitive(w, ti, false)
 	}
@@ -269,6 +273,13 @@ func (f *formatter) typeIndex(w *strings.Builder, ti pdb.TypeIndex) error {
 }
 
 func (f *formatter) typeRecord(w *strings.Builder, ti pdb.TypeIndex, k pdb.LeafKind, data []byte) error {
+	if f.depth++; f.depth > maxTypeDepth {
+		return errTooDeep
+	}
+	defer func() { f.depth-- }()
+	if f.steps++; f.steps > maxTypeSteps {
+		return errTooMuch
+	}
 	switch k {
 	case pdb.LF_CLASS, pdb.LF_STRUCTURE, pdb.LF_INTERFACE, pdb.LF_UNION, pdb.LF_ENUM:
 		c, err := pdb.ParseClass(k, data)
