@@ -113,7 +113,13 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		f, err := os.Create(filepath.Join(dir, syms.Module.Name+".sym"))
+		// Windows stores name the file after the PDB without its
+		// extension: DIR/app.pdb/ID/app.sym.
+		base := syms.Module.Name
+		if ext := filepath.Ext(base); strings.EqualFold(ext, ".pdb") {
+			base = strings.TrimSuffix(base, ext)
+		}
+		f, err := os.Create(filepath.Join(dir, base+".sym"))
 		if err != nil {
 			return err
 		}
