@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 )
 
 // Magic is the signature a PDB 7.0 file (an MSF 7.00 container) starts with.
@@ -31,6 +32,7 @@ type SuperBlock struct {
 type MSF struct {
 	r       io.ReaderAt
 	size    int64
+	read    atomic.Int64 // bytes of streams read so far
 	Super   SuperBlock
 	streams []streamDesc
 }
@@ -41,6 +43,11 @@ type streamDesc struct {
 }
 
 const nilStream = 0xFFFFFFFF
+
+// ReadBudget bounds the bytes of streams an MSF reads, over its life, to
+// this many times the file's size (plus 1 MiB): a reader of the whole PDB
+// reads each stream about once.
+const ReadBudget = 16
 
 // NewMSF reads the superblock and the stream directory of the MSF container
 // in r, size bytes long.
@@ -170,6 +177,12 @@ func (m *MSF) readStream(s streamDesc) ([]byte, error) {
 	}
 	if int64(s.size) > m.size {
 		return nil, fmt.Errorf("%d bytes in a file of %d: %w", s.size, m.size, ErrFormat)
+	}
+	// Streams may share blocks: a hostile directory could make every one
+	// of thousands of streams the whole file. Reading more than
+	// ReadBudget times the file is refused.
+	if n := m.read.Add(int64(s.size)); n > ReadBudget*m.size+1<<20 {
+		return nil, fmt.Errorf("%d bytes of streams read from a file of %d (overlapping streams?): %w", n, m.size, ErrFormat)
 	}
 	out := make([]byte, s.size)
 	for i := 0; int64(i)*bs < int64(s.size); i++ {

@@ -153,3 +153,24 @@ func exercise(pf *File) {
 		exerciseC13(ms.C13)
 	}
 }
+
+// TestMSFOverlappingStreams: streams sharing blocks cannot make reading
+// cost more than ReadBudget times the file.
+func TestMSFOverlappingStreams(t *testing.T) {
+	const bs = 512
+	data := buildMSF(bs, [][]byte{bytes.Repeat([]byte{1}, 4*bs)})
+	m, err := NewMSF(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed bool
+	for range (ReadBudget*len(data)+1<<20)/(4*bs) + 2 {
+		if _, err := m.readStream(m.streams[0]); err != nil {
+			failed = true
+			break
+		}
+	}
+	if !failed {
+		t.Error("reading the same blocks far past the budget: no error")
+	}
+}
