@@ -26,7 +26,6 @@ import (
 	"bytes"
 	"cmp"
 	"debug/pe"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -392,8 +391,6 @@ func (d *dumper) originID(name string) uint32 {
 	d.syms.Origins = append(d.syms.Origins, symfile.InlineOrigin{ID: id, Name: name})
 	return id
 }
-
-var errStop = errors.New("stop")
 
 func sortFuncs(fs []dumpsyms.Function) {
 	slices.SortStableFunc(fs, func(a, b dumpsyms.Function) int { return cmp.Compare(a.Ranges[0].Address, b.Ranges[0].Address) })

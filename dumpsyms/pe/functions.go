@@ -232,7 +232,7 @@ func (d *dumper) addFunction(funcs *[]dumpsyms.Function, seen map[uint32]int, ml
 		return
 	}
 	if i, ok := seen[ranges[0].rva]; ok {
-		(*funcs)[i].Multiple = d.opts.Multiple || true
+		(*funcs)[i].Multiple = true // as both references mark folded functions
 		return
 	}
 	f := dumpsyms.Function{Name: fixName(p.name)}

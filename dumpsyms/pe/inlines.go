@@ -39,7 +39,6 @@ func (d *dumper) inlineSite(ml *moduleLines, p *procInfo, site pdb.InlineSiteSym
 	var last *lineInfo
 	var lastOff uint64
 	var out []lineInfo
-	lastFile := uint32(0)
 	emit := func() {
 		if last != nil && !last.hasLength {
 			last.length = uint32(codeOff - lastOff)
@@ -51,9 +50,6 @@ func (d *dumper) inlineSite(ml *moduleLines, p *procInfo, site pdb.InlineSiteSym
 		l := lineInfo{line: uint32(line), length: codeLen, hasLength: hasCodeLen}
 		if rva, ok := d.rva(p.seg, uint32(codeOff)); ok {
 			l.addr = rva
-		}
-		if lastFile != file || len(out) == 0 {
-			lastFile = file
 		}
 		l.file = d.fileOf(ml, file)
 		last, lastOff = &l, codeOff

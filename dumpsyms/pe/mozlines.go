@@ -163,10 +163,8 @@ func (d *dumper) mozInlines(out *[]mozLine, inl map[mozSite][]addrRange, lines [
 	}
 	slices.SortStableFunc(ranges, func(a, b inlRange) int { return cmp.Compare(a.start, b.start) })
 	ri := 0
-	var prev *mozLine
 	hasPrev := false
 	var prevLine, prevFile uint32
-	_ = prev
 	for li := 0; li < len(lines); {
 		l := lines[li]
 		lend := l.end()

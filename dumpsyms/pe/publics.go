@@ -67,10 +67,6 @@ func (d *dumper) publics(funcs []dumpsyms.Function) {
 		d.warn("public symbols: %v", err)
 		return
 	}
-	type pub struct {
-		p     symfile.Public
-		order int
-	}
 	byAddr := map[uint32]int{} // final RVA → index in pubs
 	var pubs []symfile.Public
 	// Every range of every function: a function split by OMAP has
