@@ -1,5 +1,7 @@
 // Command dump_syms writes the Breakpad symbol file of a Linux ELF binary,
-// a drop-in for Breakpad's Linux dump_syms:
+// a drop-in for Breakpad's Linux dump_syms, or of a Windows PDB (or a PE,
+// .exe or .dll, with its PDB), as Breakpad's and Mozilla's Windows
+// dump_syms write it:
 //
 //	dump_syms [-i] [-c] [-d] [-m] [-v] [-n NAME] [-o OS] [--store DIR] BINARY [DEBUG_DIR ...]
 //
@@ -7,8 +9,9 @@
 // the layout symbol stores and minidump_stackwalk use. DEBUG_DIR names
 // directories holding separate debug files (.gnu_debuglink targets or
 // .build-id/xx/rest.debug trees). The reader is chosen by the file's magic
-// bytes; ELF is the one format read today (package dumpsyms/elf says what is
-// read), others are refused with their magic named.
+// bytes: ELF (package dumpsyms/elf says what is read), PDB 7.0 and PE
+// (package dumpsyms/pe); others are refused with their magic named. The
+// MODULE record's OS is "windows" for PDBs whatever -o says.
 package main
 
 import (
@@ -23,7 +26,9 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/dumpsyms/elf"
+	"github.com/gobreakpad/gobreakpad/dumpsyms/pe"
 	"github.com/gobreakpad/gobreakpad/internal/cmdline"
+	"github.com/gobreakpad/gobreakpad/pdb"
 	"github.com/urfave/cli/v3"
 )
 
@@ -42,7 +47,7 @@ func main() {
 func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 	return &cli.Command{
 		Name:                   "dump_syms",
-		Usage:                  "write the Breakpad symbol file of an ELF binary",
+		Usage:                  "write the Breakpad symbol file of an ELF binary or a Windows PDB/PE",
 		ArgsUsage:              "BINARY [DEBUG_DIR ...]",
 		UseShortOptionHandling: true,
 		Flags: []cli.Flag{
@@ -108,7 +113,13 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		f, err := os.Create(filepath.Join(dir, syms.Module.Name+".sym"))
+		// Windows stores name the file after the PDB without its
+		// extension: DIR/app.pdb/ID/app.sym.
+		base := syms.Module.Name
+		if ext := filepath.Ext(base); strings.EqualFold(ext, ".pdb") {
+			base = strings.TrimSuffix(base, ext)
+		}
+		f, err := os.Create(filepath.Join(dir, base+".sym"))
 		if err != nil {
 			return err
 		}
@@ -131,6 +142,8 @@ var readers = []struct {
 	dump  func(path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error)
 }{
 	{"\x7fELF", elf.Dump},
+	{pdb.Magic, pe.Dump},
+	{"MZ", pe.Dump},
 }
 
 // dump reads the symbols of the file at path with the reader its first
@@ -152,10 +165,8 @@ func dump(path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
 		}
 	}
 	switch head := string(magic[:n]); {
-	case strings.HasPrefix(head, "MZ"):
-		return nil, fmt.Errorf("%s: a PE file: this build reads only ELF binaries", path)
-	case strings.HasPrefix(head, "Microsoft C/C++ MSF 7.00"):
-		return nil, fmt.Errorf("%s: a PDB file: this build reads only ELF binaries", path)
+	case strings.HasPrefix(head, "Microsoft C/C++ program database 2.00"):
+		return nil, fmt.Errorf("%s: a PDB 2.00 file, which is not read (only PDB 7.0, MSF 7.00)", path)
 	case n == 0:
 		return nil, fmt.Errorf("%s: not an ELF, PE or PDB file (empty file)", path)
 	}

@@ -59,7 +59,7 @@ func TestFlags(t *testing.T) {
 	if err := os.WriteFile(notELF, []byte("MZ\x90\x00 rest of a PE file"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runCmd(t, notELF); err == nil || !strings.Contains(err.Error(), "app.exe: a PE file: this build reads only ELF binaries") {
+	if _, err := runCmd(t, notELF); err == nil || !strings.Contains(err.Error(), "app.exe: a PE file that does not read") {
 		t.Errorf("PE file: %v, want a message naming PE", err)
 	}
 	short := filepath.Join(t.TempDir(), "short")

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/arch"
+	"github.com/gobreakpad/gobreakpad/arch/x86"
+	"github.com/gobreakpad/gobreakpad/internal/cmdtest"
+	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/minidump"
+	"github.com/gobreakpad/gobreakpad/minidump/synth"
+)
+
+// TestWindowsX86Walk walks a synthetic x86 Windows dump of symbolic's
+// crash.exe (no corpus minidump was made from a corpus PDB) twice: with the
+// symbols our dump_syms makes from crash.pdb, and with the reference
+// crash.sym Breakpad's dump_syms made. The stack holds return addresses
+// into four functions whose STACK WIN programs search for the return
+// address (.raSearch); both walks must give the same frames (module,
+// offsets, function start, trust), only the function names' style may
+// differ (Mozilla's argument lists against DIA's).
+func TestWindowsX86Walk(t *testing.T) {
+	pdbPath := corpus.File(t, "windows/symbolic/crash.pdb")
+	refSym := corpus.File(t, "windows/symbolic/crash.sym")
+	dumpSyms := cmdtest.Build(t, ".")
+	walker := cmdtest.Build(t, "github.com/gobreakpad/gobreakpad/cmd/minidump_stackwalk")
+
+	const base = 0x400000
+	b := synth.New(arch.X86, minidump.PlatformWin32NT)
+	g := minidump.GUID{Data1: 0x3249D99D, Data2: 0x0C40, Data3: 0x4931, Data4: [8]byte{0x86, 0x10, 0xF4, 0xE4, 0xFB, 0x0B, 0x69, 0x36}}
+	m := b.AddPDBModule(`C:\projects\crash.exe`, base, 0x9000, g, 1, `C:\projects\crash.pdb`)
+	m.TimeDateStamp = 0x5AB38077
+	st := synth.NewStack(0x80000, 4)
+	st.Zeros(16) // the crashing function's locals
+	// Return addresses inside RequestDump, ~ExceptionHandler,
+	// ExceptionHandlerThreadMain and assign (crash.sym's FUNCs), each
+	// behind a little frame of zeros that the search steps over.
+	for _, ret := range []uint64{0x10a0, 0x1850, 0x1b00, 0x11c0} {
+		st.U32(uint32(base + ret))
+		st.Zeros(12)
+	}
+	ctx := &x86.Context{ContextFlags: x86.ContextFull, Eip: base + 0x1050, Esp: uint32(st.Start()), Ebp: 0}
+	b.AddThread(1, synth.X86(ctx), st)
+	b.SetException(1, 0xc0000005, 0, synth.X86(ctx))
+	data, err := b.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	dmp := filepath.Join(dir, "crash.dmp")
+	if err := os.WriteFile(dmp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ours, ref := filepath.Join(dir, "ours"), filepath.Join(dir, "ref")
+	if r := cmdtest.Run(t, dumpSyms, "--store", ours, pdbPath); r.Code != 0 {
+		t.Fatalf("dump_syms: %s", r.Stderr)
+	}
+	refDir := filepath.Join(ref, "crash.pdb", "3249D99D0C4049318610F4E4FB0B69361")
+	if err := os.MkdirAll(refDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	refData, err := os.ReadFile(refSym)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(refDir, "crash.sym"), refData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	frames := func(store string) []string {
+		r := cmdtest.Run(t, walker, "-m", dmp, store)
+		if r.Code != 0 {
+			t.Fatalf("minidump_stackwalk %s: %d %s", store, r.Code, r.Stderr)
+		}
+		var out []string
+		for l := range strings.SplitSeq(r.Stdout, "\n") {
+			f := strings.Split(l, "|")
+			// thread|frame|module|function|file|line|offset
+			if len(f) == 7 && f[0] == "0" {
+				f[3] = strings.SplitN(f[3], "(", 2)[0] // name style aside
+				f[3] = strings.TrimPrefix(strings.TrimPrefix(f[3], "static "), "int ")
+				out = append(out, strings.Join(f, "|"))
+			}
+		}
+		return out
+	}
+	got, want := frames(ours), frames(ref)
+	t.Logf("%d frames:\n%s", len(got), strings.Join(got, "\n"))
+	if len(want) < 3 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("frames with our symbols:\n%s\nwith Breakpad's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

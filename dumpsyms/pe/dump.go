@@ -1,0 +1,431 @@
+// Package pe reads Windows symbols — a PDB, or a PE (.exe, .dll) and the
+// PDB its CodeView record names — into the neutral model of package
+// dumpsyms, as Breakpad's and Mozilla's Windows dump_syms write them:
+//
+//   - MODULE windows x86|x86_64|arm64 from the PDB's GUID, the DBI age and
+//     the PDB's name; INFO CODE_ID from the PE's time stamp and image size
+//     when the PE is at hand (given, or beside the PDB);
+//   - FILE records from the modules' C13 file checksums and the /names
+//     table;
+//   - FUNC records from the modules' procedure symbols, named with their
+//     argument lists formatted from the type records as Mozilla's
+//     dump_syms does, and their C13 line records; with Options.Inlines,
+//     INLINE_ORIGIN and INLINE records from the inline sites' binary
+//     annotations;
+//   - PUBLIC records from the S_PUB32 function symbols outside functions,
+//     with the parameter size of a C-decorated name (_f@12, @f@12);
+//   - STACK WIN 4 records from the DBI's FrameData (new FPO) stream and
+//     STACK WIN 0 from the old FPO stream, in Breakpad's order and format;
+//   - code reordered after linking (OMAP) in final-image addresses, ranges
+//     split as Breakpad splits them.
+//
+// Decorated C++ names in PUBLIC records are written undemangled.
+package pe
+
+import (
+	"bytes"
+	"cmp"
+	"debug/pe"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	"github.com/gobreakpad/gobreakpad/moduleid"
+	"github.com/gobreakpad/gobreakpad/pdb"
+	"github.com/gobreakpad/gobreakpad/symfile"
+)
+
+// peInfo is what the PE gives: the code identifier and the CodeView
+// record.
+type peInfo struct {
+	name      string // base name
+	timeStamp uint32
+	sizeOfImg uint32
+	rsds      moduleid.RSDS
+	hasRSDS   bool
+}
+
+// Dump reads the PDB or PE file at path. For a PE it reads the PDB found
+// beside it (by the name its CodeView record gives) or at the path the
+// record names.
+func Dump(path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
+	head := make([]byte, len(pdb.Magic))
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	head = head[:n]
+	if bytes.HasPrefix(head, []byte("MZ")) {
+		pi, err := readPE(path)
+		if err != nil {
+			return nil, err
+		}
+		pdbPath, err := findPDB(path, pi)
+		if err != nil {
+			return nil, err
+		}
+		return dumpPDBPath(pdbPath, pi, opts)
+	}
+	var pi *peInfo
+	for _, ext := range []string{".exe", ".dll"} {
+		cand := strings.TrimSuffix(path, filepath.Ext(path)) + ext
+		if p, err := readPE(cand); err == nil {
+			pi = p
+			break
+		}
+	}
+	return dumpPDBPath(path, pi, opts)
+}
+
+func readPE(path string) (*peInfo, error) {
+	f, err := pe.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: a PE file that does not read: %w", path, err)
+	}
+	defer f.Close()
+	pi := &peInfo{name: filepath.Base(path), timeStamp: f.FileHeader.TimeDateStamp}
+	var dd pe.DataDirectory
+	switch oh := f.OptionalHeader.(type) {
+	case *pe.OptionalHeader32:
+		pi.sizeOfImg = oh.SizeOfImage
+		if len(oh.DataDirectory) > pe.IMAGE_DIRECTORY_ENTRY_DEBUG {
+			dd = oh.DataDirectory[pe.IMAGE_DIRECTORY_ENTRY_DEBUG]
+		}
+	case *pe.OptionalHeader64:
+		pi.sizeOfImg = oh.SizeOfImage
+		if len(oh.DataDirectory) > pe.IMAGE_DIRECTORY_ENTRY_DEBUG {
+			dd = oh.DataDirectory[pe.IMAGE_DIRECTORY_ENTRY_DEBUG]
+		}
+	}
+	// The debug directory: 28-byte entries; type 2 is CodeView.
+	if dd.Size > 0 {
+		if dir := readRVA(f, dd.VirtualAddress, min(dd.Size, 28*64)); dir != nil {
+			for i := 0; i+28 <= len(dir); i += 28 {
+				e := dir[i:]
+				if le32(e[12:]) != 2 {
+					continue
+				}
+				size, rva := le32(e[16:]), le32(e[20:])
+				if cv := readRVA(f, rva, min(size, 4096)); cv != nil {
+					if r, ok := moduleid.ParseRSDS(cv); ok {
+						pi.rsds, pi.hasRSDS = r, true
+					}
+				}
+			}
+		}
+	}
+	return pi, nil
+}
+
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+// readRVA reads n bytes at an RVA from the section holding it.
+func readRVA(f *pe.File, rva, n uint32) []byte {
+	for _, s := range f.Sections {
+		if rva >= s.VirtualAddress && uint64(rva)+uint64(n) <= uint64(s.VirtualAddress)+uint64(max(s.VirtualSize, s.Size)) {
+			b := make([]byte, n)
+			m, _ := s.ReadAt(b, int64(rva-s.VirtualAddress))
+			if m < int(n) {
+				return nil
+			}
+			return b
+		}
+	}
+	return nil
+}
+
+// findPDB finds the PDB of a PE: beside it under the name its CodeView
+// record gives, beside it with the PE's own base name, or at the recorded
+// path.
+func findPDB(pePath string, pi *peInfo) (string, error) {
+	dir := filepath.Dir(pePath)
+	var cands []string
+	if pi.hasRSDS && pi.rsds.PDBFileName != "" {
+		recorded := pi.rsds.PDBFileName
+		base := recorded[strings.LastIndexAny(recorded, `\/`)+1:]
+		cands = append(cands, filepath.Join(dir, base), recorded)
+	}
+	cands = append(cands, strings.TrimSuffix(pePath, filepath.Ext(pePath))+".pdb")
+	for _, c := range cands {
+		if st, err := os.Stat(c); err == nil && st.Mode().IsRegular() {
+			return c, nil
+		}
+	}
+	if pi.hasRSDS {
+		return "", fmt.Errorf("%s: its PDB %q is neither beside it nor at the recorded path", pePath, pi.rsds.PDBFileName)
+	}
+	return "", fmt.Errorf("%s: no CodeView record names a PDB and none is beside it", pePath)
+}
+
+func dumpPDBPath(path string, pi *peInfo, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
+	f, err := pdb.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	name := filepath.Base(path)
+	if opts.Name != "" {
+		name = opts.Name
+	}
+	syms, err := DumpPDB(f, name, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	code := name
+	if pi != nil && (!pi.hasRSDS || pi.rsds.GUID == guidOf(f)) {
+		code = pi.name
+	}
+	if !opts.HeaderOnly {
+		addUnknownPublic(syms, code)
+	}
+	if pi != nil {
+		if pi.hasRSDS && pi.rsds.GUID != guidOf(f) {
+			warn(opts, "%s does not match %s (GUID %s): INFO CODE_ID left out", pi.name, path, pi.rsds.DebugID())
+		} else {
+			syms.CodeID = symfile.CodeID{ID: strings.ToUpper(moduleid.PECodeID(pi.timeStamp, pi.sizeOfImg)), File: pi.name}
+		}
+	}
+	return syms, nil
+}
+
+func guidOf(f *pdb.File) moduleid.GUID {
+	if in, err := f.Info(); err == nil {
+		return in.GUID
+	}
+	return moduleid.GUID{}
+}
+
+func warn(opts dumpsyms.Options, format string, args ...any) {
+	if opts.Warn != nil {
+		opts.Warn(format, args...)
+	}
+}
+
+// Arch returns Breakpad's name of a PDB's machine type.
+func Arch(m pdb.Machine) string {
+	switch m {
+	case pdb.MachineI386:
+		return "x86"
+	case pdb.MachineAMD64:
+		return "x86_64"
+	case pdb.MachineARM64:
+		return "arm64"
+	case pdb.MachineARM, pdb.MachineARMNT:
+		return "arm"
+	case pdb.MachineIA64:
+		return "ia64"
+	}
+	return "unknown"
+}
+
+// DumpPDB reads an open PDB into the model; name is the MODULE record's
+// file name.
+func DumpPDB(f *pdb.File, name string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
+	info, err := f.Info()
+	if err != nil {
+		return nil, err
+	}
+	dbi, err := f.DBI()
+	if err != nil {
+		return nil, err
+	}
+	age := dbi.Header.Age
+	if age == 0 {
+		age = info.Age
+	}
+	s := &dumpsyms.Symbols{
+		Module:     symfile.Module{OS: "windows", Arch: Arch(dbi.Header.Machine), ID: moduleid.DebugID(info.GUID, age), Name: name},
+		HeaderOnly: opts.HeaderOnly,
+	}
+	if opts.HeaderOnly {
+		return s, nil
+	}
+	d := &dumper{f: f, dbi: dbi, opts: opts, syms: s, fileIDs: map[string]uint32{}, origins: map[string]uint32{}}
+	if err := d.run(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+type dumper struct {
+	f    *pdb.File
+	dbi  *pdb.DBI
+	opts dumpsyms.Options
+	syms *dumpsyms.Symbols
+
+	names    *pdb.StringTable
+	sections []pdb.SectionHeader // of the original image when OMAP
+	imap     *imageMap
+	fmt      *formatter
+
+	fileIDs map[string]uint32
+	origins map[string]uint32
+}
+
+func (d *dumper) warn(format string, args ...any) { warn(d.opts, format, args...) }
+
+func (d *dumper) progress(stage string) {
+	if d.opts.Progress != nil {
+		d.opts.Progress(stage)
+	}
+}
+
+func (d *dumper) run() error {
+	var err error
+	if d.names, err = d.f.Names(); err != nil {
+		d.warn("%v: file names and frame programs left out", err)
+	}
+	if err := d.readAddressMap(); err != nil {
+		return err
+	}
+	tpi, err := d.f.TPI()
+	if err != nil {
+		d.warn("%v: function names without argument lists", err)
+	}
+	ipi, err := d.f.IPI()
+	if err != nil {
+		d.warn("%v: inline names left out", err)
+	}
+	ptr := uint64(4)
+	if m := d.dbi.Header.Machine; m == pdb.MachineAMD64 || m == pdb.MachineARM64 || m == pdb.MachineIA64 {
+		ptr = 8
+	}
+	d.fmt = &formatter{tpi: tpi, ipi: ipi, ptrSize: ptr, fwd: map[string]uint64{}}
+	d.progress("functions")
+	funcs := d.functions()
+	d.progress("publics")
+	d.publics(funcs)
+	d.progress("frame data")
+	d.stackWin()
+	return nil
+}
+
+// readAddressMap reads the section headers and OMAP tables that turn
+// section:offset addresses into RVAs.
+func (d *dumper) readAddressMap() error {
+	read := func(slot int) []byte {
+		b, err := d.f.DebugStream(slot)
+		if err != nil {
+			d.warn("debug stream %d: %v", slot, err)
+		}
+		return b
+	}
+	var from, to []pdb.OMAP
+	if b := read(pdb.DbgOmapFromSrc); b != nil {
+		from, _ = pdb.ParseOMAP(b)
+	}
+	if b := read(pdb.DbgOmapToSrc); b != nil {
+		to, _ = pdb.ParseOMAP(b)
+	}
+	slot := pdb.DbgSectionHdr
+	if len(from) > 0 {
+		if b := read(pdb.DbgSectionHdrOrig); b != nil {
+			slot = pdb.DbgSectionHdrOrig
+		}
+	}
+	b := read(slot)
+	secs, err := pdb.ParseSectionHeaders(b)
+	if err != nil {
+		return err
+	}
+	if len(secs) == 0 {
+		return fmt.Errorf("no section headers: addresses cannot be computed: %w", pdb.ErrFormat)
+	}
+	d.sections = secs
+	if len(from) > 0 {
+		var length uint32
+		for _, s := range secs {
+			length = max(length, s.VirtualAddress+s.VirtualSize)
+		}
+		d.imap = newImageMap(from, to, length)
+	}
+	return nil
+}
+
+// rva turns a section:offset address into an RVA of the original image
+// (before OMAP); ok is false for addresses outside the sections.
+func (d *dumper) rva(seg uint16, off uint32) (uint32, bool) {
+	if seg == 0 || int(seg) > len(d.sections) {
+		return 0, false
+	}
+	return d.sections[seg-1].VirtualAddress + off, true
+}
+
+// finalRVA maps a single original RVA through OMAP, as Breakpad maps a
+// public symbol's address: the first piece of the one-byte range there.
+func (d *dumper) finalRVA(r uint32) (uint32, bool) {
+	if d.imap == nil {
+		return r, true
+	}
+	rs := d.imap.mapRange(addrRange{r, 1})
+	if len(rs) == 0 {
+		return 0, false
+	}
+	return rs[0].rva, true
+}
+
+func (d *dumper) fileID(name string) uint32 {
+	if id, ok := d.fileIDs[name]; ok {
+		return id
+	}
+	id := uint32(len(d.syms.Files))
+	d.fileIDs[name] = id
+	d.syms.Files = append(d.syms.Files, symfile.File{Number: id, Name: name})
+	return id
+}
+
+func (d *dumper) originID(name string) uint32 {
+	if id, ok := d.origins[name]; ok {
+		return id
+	}
+	id := uint32(len(d.syms.Origins))
+	d.origins[name] = id
+	d.syms.Origins = append(d.syms.Origins, symfile.InlineOrigin{ID: id, Name: name})
+	return id
+}
+
+func sortFuncs(fs []dumpsyms.Function) {
+	slices.SortStableFunc(fs, func(a, b dumpsyms.Function) int { return cmp.Compare(a.Ranges[0].Address, b.Ranges[0].Address) })
+}
+
+// addUnknownPublic ends the symbols with Mozilla's marker PUBLIC "<unknown
+// in CODE>" just past the last FUNC or PUBLIC, so that addresses after the
+// last known symbol are not taken for it.
+func addUnknownPublic(s *dumpsyms.Symbols, code string) {
+	var at uint64
+	var found bool
+	for _, f := range s.Funcs {
+		for _, r := range f.Ranges {
+			end := r.Address + r.Size
+			if r.Size == 0 {
+				end++
+			}
+			if !found || r.Address >= at {
+				at, found = end, true
+			}
+		}
+	}
+	for _, p := range s.Publics {
+		if !found || p.Address >= at {
+			at, found = p.Address+1, true
+		}
+	}
+	if !found {
+		return
+	}
+	for _, p := range s.Publics {
+		if p.Address == at {
+			return
+		}
+	}
+	s.Publics = append(s.Publics, symfile.Public{Address: at, Name: "<unknown in " + code + ">"})
+	slices.SortStableFunc(s.Publics, func(a, b symfile.Public) int { return cmp.Compare(a.Address, b.Address) })
+}

@@ -1,0 +1,35 @@
+package pe
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/pdb"
+)
+
+// FuzzDumpPDB runs the whole PDB reader — type name formatting, inline
+// annotations, OMAP mapping, frame data — on mutated files. Seeded with a
+// corpus PDB when the corpus is at hand.
+func FuzzDumpPDB(f *testing.F) {
+	if p := corpus.Path(); p != "" {
+		if b, err := os.ReadFile(p + "/windows/symbolic/CrashWithException.pdb"); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(pdb.Magic))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pf, err := pdb.NewFile(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		s, err := DumpPDB(pf, "fuzz.pdb", dumpsyms.Options{Inlines: true})
+		if err != nil {
+			return
+		}
+		s.Write(io.Discard)
+	})
+}
