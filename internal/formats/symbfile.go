@@ -30,8 +30,10 @@ func init() {
 // WriteSymbfile writes the model as a symbfile: a depth-0 range per FUNC
 // range, a range at depth d+1 per range of each INLINE record at depth d,
 // and each range's line table from the line records of its own code (not
-// covered by deeper calls). What it loses: one source file per range (the
-// first line record's), module identity, PUBLIC records' extent past the next symbol (the last is
+// covered by deeper calls), cut where the line records' source file
+// changes (a range has one file; the pieces after the first start at their
+// first line, so only frames without a line there see a later function
+// base). What it loses: module identity, PUBLIC records' extent past the next symbol (the last is
 // one byte long), parameter sizes,
 // STACK CFI and STACK WIN; no return pads (the model has no instructions).
 func WriteSymbfile(w io.Writer, s *dumpsyms.Symbols) error {
@@ -80,13 +82,23 @@ func WriteSymbfile(w io.Writer, s *dumpsyms.Symbols) error {
 				if l.Line > 0 && l.Line <= 1<<32-1 {
 					line = uint32(l.Line)
 				}
-				if r.File == "" {
-					r.File = n.files[l.File]
+				if file := n.files[l.File]; r.File == "" {
+					r.File = file
+				} else if file != r.File && len(r.Lines) > 0 && sg.start > r.Start && sg.start < r.End() {
+					// A range has one file: the rest of the range,
+					// from here, becomes a range of its own. No
+					// deeper range crosses sg.start (this code is
+					// the range's own), so nesting holds.
+					rest := *r
+					rest.Start, rest.Length, rest.File, rest.Lines = sg.start, r.End()-sg.start, file, nil
+					r.Length = sg.start - r.Start
+					at[k] = len(ranges)
+					ranges = append(ranges, rest)
+					r = &ranges[len(ranges)-1]
 				}
 			}
-			if len(r.Lines) > 0 && r.Lines[len(r.Lines)-1].Line == line {
-				continue
-			}
+			// Consecutive records of one line stay apart: a line
+			// record's start is where frames count their offset from.
 			if len(r.Lines) == 0 && line == 0 {
 				continue
 			}
