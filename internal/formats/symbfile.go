@@ -16,6 +16,7 @@ func init() {
 		Description: "OpenTelemetry eBPF profiler symbfile (ranges; zstd-compressed when named .zst; no unwind information)",
 		Exts:        []string{".symbfile"},
 		Sniff:       func(head []byte) bool { return hasPrefix(head, symbfile.Magic) || symsymbfile.IsZstd(head) },
+		Read:        ReadSymbfile,
 		Write:       WriteSymbfile,
 		Open: func(path string) (symbols.Lookuper, io.Closer, error) {
 			t, err := symbfile.Open(path)

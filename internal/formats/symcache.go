@@ -16,6 +16,7 @@ func init() {
 		Description: "Sentry SymCache (versions 7-9; written as version 9; 32-bit addresses, no unwind information)",
 		Exts:        []string{".symc"},
 		Sniff:       func(head []byte) bool { return hasPrefix(head, symcache.Magic) },
+		Read:        ReadSymCache,
 		Write:       func(w io.Writer, s *dumpsyms.Symbols) error { return WriteSymCache(w, s, symcache.LatestVersion) },
 		Open: func(path string) (symbols.Lookuper, io.Closer, error) {
 			c, err := symcache.Open(path)
