@@ -98,3 +98,51 @@ func TestReadBack(t *testing.T) {
 		}
 	}
 }
+
+// TestSymCacheVersions writes a .sym as SymCache versions 7, 8 and 9
+// (formats symcache7, symcache8, symcache): each file has its version in
+// the header and answers every lookup as the others.
+func TestSymCacheVersions(t *testing.T) {
+	src := corpus.File(t, "symbolic/macos/crash.inlines.sym")
+	model, err := breakpad.ReadFile(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ls []symbols.Lookuper
+	for _, tc := range []struct {
+		name    string
+		version byte
+	}{{"symcache", 9}, {"symcache7", 7}, {"symcache8", 8}} {
+		f, err := ByName(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "c.symc")
+		w, _ := os.Create(p)
+		if err := f.Write(w, model); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		data, _ := os.ReadFile(p)
+		if len(data) < 8 || string(data[:4]) != "SYMC" || data[4] != tc.version {
+			t.Fatalf("%s: header % x", tc.name, data[:min(8, len(data))])
+		}
+		if d, err := Detect(p); err != nil || d.Name != "symcache" {
+			t.Errorf("%s: Detect = %v, %v; want symcache", tc.name, d, err)
+		}
+		l, c, err := f.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		ls = append(ls, l)
+	}
+	for _, a := range lineAddresses(model) {
+		want := fullString(ls[0].Lookup(a, true))
+		for i, l := range ls[1:] {
+			if got := fullString(l.Lookup(a, true)); got != want {
+				t.Fatalf("%#x: version file %d: %s, want %s", a, i+1, got, want)
+			}
+		}
+	}
+}
