@@ -77,6 +77,9 @@ func SymbolsFromSymCache(c *symcache.Cache, name string) *dumpsyms.Symbols {
 		cur, curRoot = nil, symcache.None
 	}
 	n := c.NumRanges
+	// seen[i] == r+1: source location i is in range r's chain. Chains of
+	// hostile files loop; the model gets each level once.
+	seen := make([]uint32, c.NumSourceLocations)
 	for r := uint32(0); r < n; r++ {
 		start, _ := c.RangeStart(r)
 		end := uint64(start) + 1
@@ -90,9 +93,10 @@ func SymbolsFromSymCache(c *symcache.Cache, name string) *dumpsyms.Symbols {
 		var locs []symcache.SourceLocation
 		for i, d := c.RangeLocation(r), 0; d < symcache.MaxInlineDepth; d++ {
 			sl, ok := c.SourceLocation(i)
-			if !ok || (d == 0 && sl == symcache.NoSourceLocation) {
-				break
+			if !ok || (d == 0 && sl == symcache.NoSourceLocation) || seen[i] == r+1 {
+				break // a location seen in this chain: a cycle ends it
 			}
+			seen[i] = r + 1
 			idx, locs = append(idx, i), append(locs, sl)
 			i = sl.InlinedInto
 		}
