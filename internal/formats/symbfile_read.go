@@ -74,6 +74,7 @@ func SymbolsFromSymbfile(t *symbfile.Table, name string) *dumpsyms.Symbols {
 		funcOf[i] = len(s.Funcs)
 		s.Funcs = append(s.Funcs, dumpsyms.Function{Name: r.Func, Ranges: []symfile.Range{{Address: r.Start, Size: r.Length}}})
 	}
+	inner := make([][]int, len(s.Funcs)) // per function, its nested ranges
 	for _, i := range nested {
 		r := &t.Ranges[i]
 		cov := t.Covering(r.Start)
@@ -92,6 +93,7 @@ func SymbolsFromSymbfile(t *symbfile.Table, name string) *dumpsyms.Symbols {
 			in.CallFile = int32(file(cf))
 		}
 		s.Funcs[fi].Inlines = append(s.Funcs[fi].Inlines, in)
+		inner[fi] = append(inner[fi], i)
 	}
 	// Line records: cut each function at every line table entry and range
 	// boundary inside it; each piece takes the deepest range's entry.
@@ -105,12 +107,9 @@ func SymbolsFromSymbfile(t *symbfile.Table, name string) *dumpsyms.Symbols {
 		for _, in := range f.Inlines {
 			cuts = append(cuts, in.Ranges[0].Address, in.Ranges[0].Address+in.Ranges[0].Size)
 		}
-		for _, j := range nested {
-			r := &t.Ranges[j]
-			if r.Start >= lo && r.End() <= hi {
-				for _, e := range r.Lines {
-					cuts = append(cuts, e.Addr)
-				}
+		for _, j := range inner[fi] {
+			for _, e := range t.Ranges[j].Lines {
+				cuts = append(cuts, e.Addr)
 			}
 		}
 		cuts = slices.DeleteFunc(cuts, func(a uint64) bool { return a < lo || a >= hi })
