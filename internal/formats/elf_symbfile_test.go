@@ -83,8 +83,9 @@ func llvmSymbolizer() string {
 // (DWARF 4 and 5), x86 and arm64 builds of the corpus's ELF programs, read
 // back by our reader, gives llvm-symbolizer's inline chains (each frame's
 // file and line; function names too for the C programs, whose names both
-// print alike) at every FUNC address and the first and last byte of every
-// line record of our dump.
+// print alike) at every FUNC address, the first and last byte of every
+// line record of our dump, and every return pad (a call instruction's
+// return address minus one, answered by the pad).
 func TestSymbfileFromCorpusELFsAgreesWithLLVM(t *testing.T) {
 	sym := llvmSymbolizer()
 	if sym == "" {
@@ -98,7 +99,11 @@ func TestSymbfileFromCorpusELFsAgreesWithLLVM(t *testing.T) {
 				continue
 			}
 			t.Run(target+"/"+prog, func(t *testing.T) {
-				model, err := elf.Dump(path, dumpsyms.Options{Inlines: true})
+				ef, err := ByName("elf")
+				if err != nil {
+					t.Fatal(err)
+				}
+				model, err := ef.Read(path, nil) // remembered: return pads
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -120,6 +125,13 @@ func TestSymbfileFromCorpusELFsAgreesWithLLVM(t *testing.T) {
 						addrs[l.Address+l.Size-1] = true
 					}
 				}
+				if len(tb.Pads) == 0 {
+					t.Error("no return pads")
+				}
+				pads := map[uint64]bool{}
+				for _, p := range tb.Pads {
+					addrs[p.Addr], pads[p.Addr] = true, true
+				}
 				var in strings.Builder
 				var list []uint64
 				for a := range addrs {
@@ -136,7 +148,7 @@ func TestSymbfileFromCorpusELFsAgreesWithLLVM(t *testing.T) {
 					t.Fatalf("%s: %v", sym, err)
 				}
 				names := !strings.HasPrefix(prog, "inline_chain") // C programs
-				agree, total := 0, 0
+				agree, total, padsAgree := 0, 0, 0
 				for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 					var rec struct {
 						Address string
@@ -174,11 +186,14 @@ func TestSymbfileFromCorpusELFsAgreesWithLLVM(t *testing.T) {
 					}
 					if strings.Join(got, "|") == strings.Join(want, "|") {
 						agree++
+						if pads[a] {
+							padsAgree++
+						}
 					} else if total-agree <= 3 {
 						t.Errorf("%#x: got %q, llvm-symbolizer %q", a, got, want)
 					}
 				}
-				t.Logf("%d/%d addresses agree", agree, total)
+				t.Logf("%d/%d addresses agree, %d of them return pads (%d pads)", agree, total, padsAgree, len(tb.Pads))
 			})
 		}
 	}

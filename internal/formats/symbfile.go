@@ -36,10 +36,14 @@ func init() {
 // first line, so only frames without a line there see a later function
 // base). What it loses: module identity, PUBLIC records' extent past the next symbol (the last is
 // one byte long), parameter sizes,
-// STACK CFI and STACK WIN; no return pads (the model has no instructions).
+// STACK CFI and STACK WIN. Return pads only for a model read from an ELF
+// file (format "elf"): one per call instruction found by decoding each
+// function's code (x86-64, i386, arm64), with the inline stack at the
+// return address minus one.
 func WriteSymbfile(w io.Writer, s *dumpsyms.Symbols) error {
 	n := modelNames(s)
 	sw := symbfile.NewWriter(w)
+	var all []symbfile.Range        // every function's, for return pads
 	type key struct{ inl, rng int } // inl -1: the function's own range rng
 	for fi := range s.Funcs {
 		f := &s.Funcs[fi]
@@ -108,6 +112,7 @@ func WriteSymbfile(w io.Writer, s *dumpsyms.Symbols) error {
 		for _, r := range ranges {
 			sw.AddRange(r)
 		}
+		all = append(all, ranges...)
 	}
 	// PUBLIC records outside every FUNC: depth-0 ranges without lines up
 	// to the next FUNC or PUBLIC (the last one byte long).
@@ -132,6 +137,12 @@ func WriteSymbfile(w io.Writer, s *dumpsyms.Symbols) error {
 			size = starts[i+1] - p.Address
 		}
 		sw.AddRange(symbfile.Range{Start: p.Address, Length: size, Func: p.Name})
+	}
+	// A model read from an ELF file: a return pad per call instruction.
+	if path, ok := elfPath(s); ok {
+		for _, p := range returnPads(s, path, symbfile.NewTable(all, nil)) {
+			sw.AddReturnPad(p)
+		}
 	}
 	return sw.Flush()
 }
