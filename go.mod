@@ -8,5 +8,6 @@ require (
 	github.com/klauspost/compress v1.20.3
 	github.com/ulikunitz/xz v0.5.15
 	github.com/urfave/cli/v3 v3.14.0
+	golang.org/x/arch v0.32.0
 	google.golang.org/protobuf v1.36.12
 )

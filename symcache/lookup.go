@@ -59,8 +59,11 @@ func (c *Cache) Resolve(i uint32, sl SourceLocation) Location {
 		}
 		loc.EntryPC, loc.Lang = f.EntryPC, f.Lang
 	}
-	if f, ok := c.File(sl.File); ok {
+	if p, ok := c.paths.Load(sl.File); ok {
+		loc.File = p.(string)
+	} else if f, ok := c.File(sl.File); ok {
 		loc.File = c.FullPath(f)
+		c.paths.Store(sl.File, loc.File)
 	}
 	return loc
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -17,6 +18,10 @@ type Cache struct {
 	files, functions, locations, ranges, strings int
 	fileSize                                     int
 	close                                        func() error
+	// paths caches the full paths of the files lookups resolved: uint32
+	// (file index) -> string. Joining and cleaning them is most of a
+	// lookup's work otherwise.
+	paths sync.Map
 }
 
 // ErrFormat is wrapped by every error about malformed input.

@@ -101,7 +101,7 @@ func TestWalkWithGSYM(t *testing.T) {
 		withGSYM, closeGSYM := symbolSources([]string{split, syslib})
 		want, got := walkText(t, dump, ref), walkText(t, dump, withGSYM)
 		if got != want {
-			t.Errorf("%s: walk with .gsym differs:\n%s", filepath.Base(caseDir), lineDiff(got, want))
+			t.Errorf("%s: walk with .gsym differs:\n%s", filepath.Base(caseDir), lineDiff(want, got, 5))
 		}
 		if frames == 0 {
 			// The lookups did come from the .gsym files.
@@ -115,14 +115,4 @@ func TestWalkWithGSYM(t *testing.T) {
 		closeGSYM()
 	}
 	t.Logf("%d of %d cases, %d output lines the same", walked, len(dumps), frames)
-}
-
-func lineDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := range min(len(al), len(bl)) {
-		if al[i] != bl[i] {
-			return " got " + al[i] + "\nwant " + bl[i]
-		}
-	}
-	return "lengths differ"
 }

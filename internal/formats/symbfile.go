@@ -16,6 +16,7 @@ func init() {
 		Description: "OpenTelemetry eBPF profiler symbfile (ranges; zstd-compressed when named .zst; no unwind information)",
 		Exts:        []string{".symbfile"},
 		Sniff:       func(head []byte) bool { return hasPrefix(head, symbfile.Magic) || symsymbfile.IsZstd(head) },
+		Read:        ReadSymbfile,
 		Write:       WriteSymbfile,
 		Open: func(path string) (symbols.Lookuper, io.Closer, error) {
 			t, err := symbfile.Open(path)
@@ -30,13 +31,19 @@ func init() {
 // WriteSymbfile writes the model as a symbfile: a depth-0 range per FUNC
 // range, a range at depth d+1 per range of each INLINE record at depth d,
 // and each range's line table from the line records of its own code (not
-// covered by deeper calls). What it loses: one source file per range (the
-// first line record's), module identity, PUBLIC records' extent past the next symbol (the last is
+// covered by deeper calls), cut where the line records' source file
+// changes (a range has one file; the pieces after the first start at their
+// first line, so only frames without a line there see a later function
+// base). What it loses: module identity, PUBLIC records' extent past the next symbol (the last is
 // one byte long), parameter sizes,
-// STACK CFI and STACK WIN; no return pads (the model has no instructions).
+// STACK CFI and STACK WIN. Return pads only for a model read from an ELF
+// file (format "elf"): one per call instruction found by decoding each
+// function's code (x86-64, i386, arm64), with the inline stack at the
+// return address minus one.
 func WriteSymbfile(w io.Writer, s *dumpsyms.Symbols) error {
 	n := modelNames(s)
 	sw := symbfile.NewWriter(w)
+	var all []symbfile.Range        // every function's, for return pads
 	type key struct{ inl, rng int } // inl -1: the function's own range rng
 	for fi := range s.Funcs {
 		f := &s.Funcs[fi]
@@ -80,13 +87,23 @@ func WriteSymbfile(w io.Writer, s *dumpsyms.Symbols) error {
 				if l.Line > 0 && l.Line <= 1<<32-1 {
 					line = uint32(l.Line)
 				}
-				if r.File == "" {
-					r.File = n.files[l.File]
+				if file := n.files[l.File]; r.File == "" {
+					r.File = file
+				} else if file != r.File && len(r.Lines) > 0 && sg.start > r.Start && sg.start < r.End() {
+					// A range has one file: the rest of the range,
+					// from here, becomes a range of its own. No
+					// deeper range crosses sg.start (this code is
+					// the range's own), so nesting holds.
+					rest := *r
+					rest.Start, rest.Length, rest.File, rest.Lines = sg.start, r.End()-sg.start, file, nil
+					r.Length = sg.start - r.Start
+					at[k] = len(ranges)
+					ranges = append(ranges, rest)
+					r = &ranges[len(ranges)-1]
 				}
 			}
-			if len(r.Lines) > 0 && r.Lines[len(r.Lines)-1].Line == line {
-				continue
-			}
+			// Consecutive records of one line stay apart: a line
+			// record's start is where frames count their offset from.
 			if len(r.Lines) == 0 && line == 0 {
 				continue
 			}
@@ -95,6 +112,7 @@ func WriteSymbfile(w io.Writer, s *dumpsyms.Symbols) error {
 		for _, r := range ranges {
 			sw.AddRange(r)
 		}
+		all = append(all, ranges...)
 	}
 	// PUBLIC records outside every FUNC: depth-0 ranges without lines up
 	// to the next FUNC or PUBLIC (the last one byte long).
@@ -119,6 +137,12 @@ func WriteSymbfile(w io.Writer, s *dumpsyms.Symbols) error {
 			size = starts[i+1] - p.Address
 		}
 		sw.AddRange(symbfile.Range{Start: p.Address, Length: size, Func: p.Name})
+	}
+	// A model read from an ELF file: a return pad per call instruction.
+	if path, ok := elfPath(s); ok {
+		for _, p := range returnPads(s, path, symbfile.NewTable(all, nil)) {
+			sw.AddReturnPad(p)
+		}
 	}
 	return sw.Flush()
 }

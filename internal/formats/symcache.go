@@ -16,15 +16,29 @@ func init() {
 		Description: "Sentry SymCache (versions 7-9; written as version 9; 32-bit addresses, no unwind information)",
 		Exts:        []string{".symc"},
 		Sniff:       func(head []byte) bool { return hasPrefix(head, symcache.Magic) },
+		Read:        ReadSymCache,
 		Write:       func(w io.Writer, s *dumpsyms.Symbols) error { return WriteSymCache(w, s, symcache.LatestVersion) },
-		Open: func(path string) (symbols.Lookuper, io.Closer, error) {
-			c, err := symcache.Open(path)
-			if err != nil {
-				return nil, nil, err
-			}
-			return &symsymcache.Cache{Cache: c}, c, nil
-		},
+		Open:        openSymCache,
 	})
+	// Older versions on request (-f symcache7): what symbolic before 8.x
+	// reads. Files of every version are read as "symcache".
+	for _, v := range []uint32{symcache.Version7, symcache.Version8} {
+		register(&Format{
+			Name:        fmt.Sprintf("symcache%d", v),
+			Description: fmt.Sprintf("Sentry SymCache written as version %d (for older readers)", v),
+			Read:        ReadSymCache,
+			Write:       func(w io.Writer, s *dumpsyms.Symbols) error { return WriteSymCache(w, s, v) },
+			Open:        openSymCache,
+		})
+	}
+}
+
+func openSymCache(path string) (symbols.Lookuper, io.Closer, error) {
+	c, err := symcache.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &symsymcache.Cache{Cache: c}, c, nil
 }
 
 // WriteSymCache writes the model as a SymCache of the given version: per

@@ -69,13 +69,17 @@ func TestDirs(t *testing.T) {
 		t.Error("CFIRules outside every INIT record reported rules")
 	}
 
-	// STACK records only: no lookups, so a later source of a chain gives them.
+	// STACK records only: the module's symbols count as loaded, as in
+	// Breakpad (lookups find nothing); chains ask lookup-only formats first.
 	writeSym(t, root, "stackonly", id, "MODULE Linux x86_64 "+id+" stackonly\nSTACK CFI INIT 1000 10 .cfa: $rsp 8 + .ra: .cfa -8 + ^\n")
 	s, err = d.Load(symbols.Module{DebugFile: "stackonly", DebugID: id})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Lookup != nil || s.CFI == nil {
-		t.Errorf("stackonly: %+v; want CFI and no lookups", s)
+	if s.Lookup == nil || s.CFI == nil {
+		t.Errorf("stackonly: %+v; want CFI and (empty) lookups", s)
+	}
+	if _, ok := s.Lookup.Lookup(0x1004, false); ok {
+		t.Error("stackonly: a lookup found a function")
 	}
 }

@@ -49,7 +49,11 @@ func (t *Table) Lookup(rel uint64, inlines bool) (symbols.Symbol, bool) {
 	out.File, out.Line = root.File, int(root.Line)
 	out.Inlines = make([]symbols.InlineFrame, len(fs)-1)
 	for i, f := range fs[:len(fs)-1] {
-		out.Inlines[i] = symbols.InlineFrame{Function: f.Func, Base: f.Base, File: f.File, Line: int(f.Line)}
+		in := symbols.InlineFrame{Function: f.Func, Base: f.Base, File: f.File, Line: int(f.Line)}
+		if i == 0 && f.Line == 0 {
+			in.File = "" // no line at the address: no position, as without inlines
+		}
+		out.Inlines[i] = in
 	}
 	return out, true
 }

@@ -1,0 +1,57 @@
+package formats
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/symbfile"
+	"github.com/gobreakpad/gobreakpad/symcache"
+)
+
+// FuzzSymCacheReadBack: any SymCache that parses reads back into the model
+// and writes as a .sym without panicking.
+func FuzzSymCacheReadBack(f *testing.F) {
+	if b, err := os.ReadFile(filepath.Join(corpus.Path(), "symbolic/symcache/current/macos.symc")); err == nil {
+		f.Add(b[:min(len(b), 4096)])
+	}
+	f.Add([]byte("SYMC\x09\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := symcache.Parse(b)
+		if err != nil {
+			return
+		}
+		if err := SymbolsFromSymCache(c, "fuzz").Write(io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzSymbfileReadBack: any symbfile that parses reads back into the model
+// and writes as a .sym without panicking.
+func FuzzSymbfileReadBack(f *testing.F) {
+	if b, err := os.ReadFile(filepath.Join(corpus.Path(), "symbfile/inline-no-tco.ranges.symbfile")); err == nil {
+		f.Add(b)
+	}
+	var buf bytes.Buffer
+	w := symbfile.NewWriter(&buf)
+	w.AddRange(symbfile.Range{Start: 0x10, Length: 8, Func: "f", File: "a.c", Lines: []symbfile.LineEntry{{Addr: 0x10, Line: 1}}})
+	w.AddRange(symbfile.Range{Start: 0x12, Length: 2, Func: "g", Depth: 1, CallLine: 1})
+	w.Flush()
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 1<<16 {
+			return
+		}
+		tab, err := symbfile.Parse(b)
+		if err != nil {
+			return
+		}
+		if err := SymbolsFromSymbfile(tab, "fuzz").Write(io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

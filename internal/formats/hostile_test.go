@@ -1,0 +1,154 @@
+package formats
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/symbfile"
+	symsymbfile "github.com/gobreakpad/gobreakpad/symbols/symbfile"
+	symsymcache "github.com/gobreakpad/gobreakpad/symbols/symcache"
+	"github.com/gobreakpad/gobreakpad/symcache"
+)
+
+// hostileCache encodes raw and parses it; the test fails if it does not
+// parse.
+func hostileCache(t *testing.T, raw *symcache.Raw) *symcache.Cache {
+	t.Helper()
+	raw.Header.Version = symcache.LatestVersion
+	var buf bytes.Buffer
+	if _, err := raw.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	c, err := symcache.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestHostileSymCache: caches whose references loop or point past their
+// sections answer lookups, list functions and read back into the model
+// without panicking, hanging or growing chains past MaxInlineDepth.
+func TestHostileSymCache(t *testing.T) {
+	st := symcache.NewStringTable(symcache.LatestVersion)
+	name := st.Insert("f")
+	past := uint32(1 << 30)
+	for _, tc := range []struct {
+		what string
+		raw  *symcache.Raw
+	}{
+		{"inlined_into cycle", &symcache.Raw{
+			Functions: []symcache.Function{{Name: name, CompDir: symcache.None, EntryPC: 0x10}},
+			SourceLocations: []symcache.SourceLocation{
+				{File: symcache.None, Line: 1, Function: 0, InlinedInto: 1},
+				{File: symcache.None, Line: 2, Function: 0, InlinedInto: 0},
+				{File: symcache.None, Line: 3, Function: 0, InlinedInto: 1}, // range 0
+				{File: symcache.None, Line: 4, Function: 0, InlinedInto: 2}, // range 1: into itself's range
+			},
+			Ranges: []uint32{0x10, 0x20}, Strings: st.Bytes(),
+		}},
+		{"references past every section", &symcache.Raw{
+			Files:     []symcache.File{{CompDir: past, Directory: past, Name: past, SrcSrvName: past, SrcSrvDir: past, SrcSrvRevision: past}},
+			Functions: []symcache.Function{{Name: past, CompDir: past, EntryPC: 0x10}},
+			SourceLocations: []symcache.SourceLocation{
+				{File: 0, Line: 1, Function: past, InlinedInto: past},
+				{File: past, Line: 2, Function: 0, InlinedInto: symcache.None},
+				{File: 0, Line: 3, Function: 0, InlinedInto: 0},
+			},
+			Ranges: []uint32{0x10, 0x20, symcache.None}, Strings: st.Bytes(),
+		}},
+		{"ranges out of order", &symcache.Raw{
+			Functions: []symcache.Function{{Name: name, CompDir: symcache.None, EntryPC: 0x10}},
+			SourceLocations: []symcache.SourceLocation{
+				{File: symcache.None, Line: 1, Function: 0, InlinedInto: symcache.None},
+				{File: symcache.None, Line: 2, Function: 0, InlinedInto: symcache.None},
+				{File: symcache.None, Line: 3, Function: 0, InlinedInto: symcache.None},
+			},
+			Ranges: []uint32{0x30, 0x10, 0x20}, Strings: st.Bytes(),
+		}},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			c := hostileCache(t, tc.raw)
+			for _, a := range []uint64{0, 0x10, 0x18, 0x20, 0x30, uint64(symcache.None), 1 << 40} {
+				if n := len(c.Lookup(a)); n > symcache.MaxInlineDepth {
+					t.Errorf("Lookup(%#x): %d frames", a, n)
+				}
+				(&symsymcache.Cache{Cache: c}).Lookup(a, true)
+			}
+			c.Functions()
+			s := SymbolsFromSymCache(c, "hostile")
+			for _, f := range s.Funcs {
+				// A chain holds each source location once.
+				if len(f.Inlines) > len(tc.raw.SourceLocations) {
+					t.Errorf("%s: %d inline records", f.Name, len(f.Inlines))
+				}
+			}
+			var out bytes.Buffer
+			if err := s.Write(&out); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestHostileSymCacheCounts: headers claiming more records than the file
+// holds are errors, not allocations.
+func TestHostileSymCacheCounts(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := (&symcache.Raw{Header: symcache.Header{Version: symcache.Version7}}).WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	base := buf.Bytes()
+	// Header counts follow the 8-byte preamble, debug id (32) and arch
+	// (4): files, functions, source locations, ranges, string bytes.
+	for i, field := range []string{"files", "functions", "source locations", "ranges", "string bytes"} {
+		for _, n := range []uint32{1, 1 << 20, symcache.None} {
+			b := bytes.Clone(base)
+			binary.LittleEndian.PutUint32(b[8+36+4*i:], n)
+			if i == 3 { // as many source locations as ranges
+				binary.LittleEndian.PutUint32(b[8+36+8:], n)
+			}
+			if _, err := symcache.Parse(b); err == nil {
+				t.Errorf("%s = %d in an empty cache: parsed", field, n)
+			}
+		}
+	}
+}
+
+// TestHostileSymbfile: ranges nested wrongly, at depths with gaps, with
+// empty or overflowing extents, read back into the model and answer
+// lookups without panicking.
+func TestHostileSymbfile(t *testing.T) {
+	var buf bytes.Buffer
+	w := symbfile.NewWriter(&buf)
+	for _, r := range []symbfile.Range{
+		{Start: 0x100, Length: 0x10, Func: "f", File: "a.c", Lines: []symbfile.LineEntry{{Addr: 0x50, Line: 1}, {Addr: 0x108, Line: 2}, {Addr: 0x104, Line: 3}}},
+		{Start: 0x108, Length: 0x20, Func: "crosses its parent's end", Depth: 1},
+		{Start: 0x104, Length: 0, Func: "empty", Depth: 1},
+		{Start: 0x102, Length: 2, Func: "depth 3 under nothing", Depth: 3},
+		{Start: 1<<64 - 8, Length: 1 << 63, Func: "wraps", File: "b.c", Lines: []symbfile.LineEntry{{Addr: 1<<64 - 1, Line: 9}}},
+		{Start: 0x200, Length: 0x10, Func: "g"},
+		{Start: 0x200, Length: 0x10, Func: "g again"},
+		{Start: 0x204, Length: 4, Func: "h", Depth: 1, CallLine: 7},
+		{Start: 0x204, Length: 4, Func: "h2", Depth: 2, CallLine: 8},
+	} {
+		w.AddRange(r)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	tab, err := symbfile.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &symsymbfile.Table{Table: tab}
+	for _, a := range []uint64{0, 0x100, 0x103, 0x104, 0x108, 0x120, 0x205, 1<<64 - 1} {
+		l.Lookup(a, true)
+	}
+	s := SymbolsFromSymbfile(tab, "hostile")
+	var out bytes.Buffer
+	if err := s.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+}

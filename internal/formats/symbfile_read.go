@@ -1,0 +1,171 @@
+package formats
+
+import (
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	"github.com/gobreakpad/gobreakpad/symbfile"
+	"github.com/gobreakpad/gobreakpad/symfile"
+)
+
+// ReadSymbfile reads a symbfile into the model: a FUNC per depth-0 range
+// (a PUBLIC for one without lines or inlined calls that reaches the next
+// range, as the writer makes PUBLIC records), an INLINE
+// record per deeper range at its depth minus one inside the FUNC holding it,
+// and line records from the line table of the deepest range at each address
+// (line 0 entries give none). A symbfile has no identity: the MODULE record
+// says "unknown" operating system and architecture, a zero debug id and the
+// file's base name (without ".symbfile" or ".zst"). Return pads are dropped.
+func ReadSymbfile(path string, warn func(format string, args ...any)) (*dumpsyms.Symbols, error) {
+	t, err := symbfile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	name := filepath.Base(path)
+	name = strings.TrimSuffix(strings.TrimSuffix(name, ".zst"), ".symbfile")
+	s := SymbolsFromSymbfile(t, name)
+	if warn != nil {
+		warn("%s: a symbfile has no module identity or unwind information; MODULE says %q %q %q", path, s.Module.OS, s.Module.ID, s.Module.Name)
+		if len(t.Pads) > 0 {
+			warn("%s: %d return pads dropped (the model has none)", path, len(t.Pads))
+		}
+	}
+	return s, nil
+}
+
+// SymbolsFromSymbfile is ReadSymbfile over an indexed symbfile.
+func SymbolsFromSymbfile(t *symbfile.Table, name string) *dumpsyms.Symbols {
+	s := &dumpsyms.Symbols{Module: symfile.Module{OS: "unknown", Arch: "unknown", ID: strings.Repeat("0", 33), Name: name}}
+	files := map[string]uint32{}
+	file := func(p string) uint32 {
+		n, ok := files[p]
+		if !ok {
+			n = uint32(len(s.Files))
+			files[p] = n
+			s.Files = append(s.Files, symfile.File{Number: n, Name: p})
+		}
+		return n
+	}
+	origins := map[string]uint32{}
+	origin := func(name string) uint32 {
+		n, ok := origins[name]
+		if !ok {
+			n = uint32(len(s.Origins))
+			origins[name] = n
+			s.Origins = append(s.Origins, symfile.InlineOrigin{ID: n, Name: name})
+		}
+		return n
+	}
+	// Ranges are sorted by depth, then start: the depth-0 ones first.
+	funcOf := map[int]int{} // index in t.Ranges of a depth-0 range -> index in s.Funcs
+	var nested []int        // deeper ranges
+	for i := range t.Ranges {
+		r := &t.Ranges[i]
+		if r.Depth > 0 {
+			nested = append(nested, i)
+			continue
+		}
+		if r.Length == 0 {
+			continue
+		}
+		funcOf[i] = len(s.Funcs)
+		s.Funcs = append(s.Funcs, dumpsyms.Function{Name: r.Func, Ranges: []symfile.Range{{Address: r.Start, Size: r.Length}}})
+	}
+	inner := make([][]int, len(s.Funcs)) // per function, its nested ranges
+	for _, i := range nested {
+		r := &t.Ranges[i]
+		cov := t.Covering(r.Start)
+		d := int(r.Depth)
+		if len(cov) <= d || cov[d] != i {
+			continue // not nested in a range of each depth above: lookups never reach it
+		}
+		fi, ok := funcOf[cov[0]]
+		if !ok {
+			continue
+		}
+		parent := &t.Ranges[cov[d-1]]
+		in := symfile.Inline{Depth: r.Depth - 1, CallLine: r.CallLine, CallFile: -1, HasCallFile: true,
+			Origin: origin(r.Func), Ranges: []symfile.Range{{Address: r.Start, Size: r.Length}}}
+		if cf := cmpOr(r.CallFile, parent.File); cf != "" {
+			in.CallFile = int32(file(cf))
+		}
+		s.Funcs[fi].Inlines = append(s.Funcs[fi].Inlines, in)
+		inner[fi] = append(inner[fi], i)
+	}
+	// Line records: cut each function at every line table entry and range
+	// boundary inside it; each piece takes the deepest range's entry.
+	for i, fi := range funcOf {
+		f := &s.Funcs[fi]
+		lo, hi := t.Ranges[i].Start, t.Ranges[i].End()
+		cuts := []uint64{lo}
+		for _, e := range t.Ranges[i].Lines {
+			cuts = append(cuts, e.Addr)
+		}
+		for _, in := range f.Inlines {
+			cuts = append(cuts, in.Ranges[0].Address, in.Ranges[0].Address+in.Ranges[0].Size)
+		}
+		for _, j := range inner[fi] {
+			for _, e := range t.Ranges[j].Lines {
+				cuts = append(cuts, e.Addr)
+			}
+		}
+		cuts = slices.DeleteFunc(cuts, func(a uint64) bool { return a < lo || a >= hi })
+		slices.Sort(cuts)
+		cuts = slices.Compact(cuts)
+		type at struct {
+			rng, entry int
+		}
+		prev := at{-1, -1}
+		for k, a := range cuts {
+			end := hi
+			if k+1 < len(cuts) {
+				end = cuts[k+1]
+			}
+			cov := t.Covering(a)
+			if len(cov) == 0 {
+				continue
+			}
+			deep := cov[len(cov)-1]
+			r := &t.Ranges[deep]
+			j := sort.Search(len(r.Lines), func(j int) bool { return r.Lines[j].Addr > a }) - 1
+			if j < 0 || r.Lines[j].Line == 0 {
+				prev = at{-1, -1}
+				continue
+			}
+			if cur := (at{deep, j}); cur == prev && len(f.Lines) > 0 {
+				f.Lines[len(f.Lines)-1].Size = end - f.Lines[len(f.Lines)-1].Address
+				continue
+			} else {
+				prev = cur
+			}
+			f.Lines = append(f.Lines, symfile.Line{Address: a, Size: end - a, Line: int64(r.Lines[j].Line), File: file(r.File)})
+		}
+	}
+	// A range without lines or inlined calls reaching the next range is
+	// what a PUBLIC record becomes: make it one again (the last PUBLIC,
+	// written one byte long, stays a FUNC of that byte).
+	slices.SortStableFunc(s.Funcs, func(a, b dumpsyms.Function) int { return cmpU64(a.Ranges[0].Address, b.Ranges[0].Address) })
+	funcs := s.Funcs[:0]
+	for k, f := range s.Funcs {
+		r := f.Ranges[0]
+		reaches := (k+1 < len(s.Funcs) && r.Address+r.Size == s.Funcs[k+1].Ranges[0].Address)
+		if len(f.Lines) == 0 && len(f.Inlines) == 0 && reaches && r.Address != 0 { // Breakpad drops PUBLIC 0
+			s.Publics = append(s.Publics, symfile.Public{Address: r.Address, Name: f.Name})
+			continue
+		}
+		funcs = append(funcs, f)
+	}
+	s.Funcs = funcs
+	slices.SortStableFunc(s.Publics, func(a, b symfile.Public) int { return cmpU64(a.Address, b.Address) })
+	return s
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
