@@ -147,7 +147,7 @@ func (c *Client) fetch(base string, remote, local []string) (string, error) {
 	c.mu.Lock()
 	if err := c.down[base]; err != nil {
 		c.mu.Unlock()
-		return "", &errMiss{fmt.Sprintf("%s: skipped: server failed earlier (%v)", u, err)}
+		return "", &errMiss{fmt.Sprintf("%s: skipped (the server failed earlier)", u)}
 	}
 	if f := c.inflight[key]; f != nil {
 		c.mu.Unlock()
