@@ -103,6 +103,10 @@ func isNT(p string) bool {
 	return false
 }
 
+// IsRemote reports whether a symbol path argument names servers (a URL or
+// _NT_SYMBOL_PATH syntax) rather than one directory.
+func IsRemote(p string) bool { return isURL(p) || isNT(p) }
+
 func isURL(s string) bool {
 	l := strings.ToLower(s)
 	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
