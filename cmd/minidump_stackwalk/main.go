@@ -17,6 +17,16 @@
 // (SYMBOL_PATH/DEBUG_FILE/DEBUG_ID/DEBUG_FILE.sym); one that does not exist
 // is a warning on stderr.
 //
+// Symbols may also come from servers (docs/symbols.md): a SYMBOL_PATH may be
+// an http(s) URL of a Breakpad-layout store or use _NT_SYMBOL_PATH syntax
+// (srv*CACHE*URL, cache*DIR, directories); --symbols-url URL adds a
+// Breakpad-layout store (repeatable); $_NT_SYMBOL_PATH and $DEBUGINFOD_URLS
+// are honoured. Downloads are kept in --symbols-cache DIR (default: the
+// user cache directory's gobreakpad); --symbols-timeout and
+// --symbols-walk-timeout bound the requests; a server that is down leaves
+// its modules without symbols. -v says on stderr where each module's
+// symbols came from, or why none.
+//
 // --signature prints the crash signature (package stackwalk/signature) as
 // one line instead of the report; with --json it adds a "signature" key to
 // the JSON report instead. --signature-lists DIR (implies --signature) adds
