@@ -379,3 +379,24 @@ func TestSymSrv(t *testing.T) {
 type fakeLookup string
 
 func (fakeLookup) Lookup(uint64, bool) (symbols.Symbol, bool) { return symbols.Symbol{}, false }
+
+// TestProgress: a slow download says so on the progress writer.
+func TestProgress(t *testing.T) {
+	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "40")
+		for range 4 {
+			w.Write([]byte("MODULE Linux x86_64 0 slow\n"[:10]))
+			w.(http.Flusher).Flush()
+			time.Sleep(40 * time.Millisecond)
+		}
+	}))
+	c := newClient(t)
+	var out bytes.Buffer
+	c.Progress, c.SlowAfter = &out, 30*time.Millisecond
+	if _, err := c.Fetch(srv.URL, "slow"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "downloading "+srv.URL+"/slow") || !strings.Contains(out.String(), "downloaded ") {
+		t.Errorf("progress:\n%s", out.String())
+	}
+}
