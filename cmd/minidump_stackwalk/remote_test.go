@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"fmt"
 	"io/fs"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -256,48 +254,10 @@ func TestSymbolsSharedCache(t *testing.T) {
 	})
 }
 
-// freePort returns a loopback TCP port free at the time of the call.
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// startDebuginfod runs elfutils' debuginfod over dir on a loopback port,
-// behind a counting reverse proxy, and returns the proxy.
-func startDebuginfod(t *testing.T, dir, waitBuildID string) *storeServer {
-	t.Helper()
-	bin, err := exec.LookPath("debuginfod")
-	if err != nil {
-		t.Skip("debuginfod not installed (apt-get install debuginfod)")
-	}
-	port := freePort(t)
-	cmd := exec.Command(bin, "-F", dir, "-p", fmt.Sprint(port), "-d", filepath.Join(t.TempDir(), "db.sqlite"), "-t", "0", "-g", "0")
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(base + "/buildid/" + waitBuildID + "/executable")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("debuginfod did not serve %s within 30s: %v\n%s", waitBuildID, err, log.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	u, _ := url.Parse(base)
+// startDebuginfod runs debuginfod over dir behind a counting reverse proxy
+// and returns the proxy.
+func startDebuginfod(t *testing.T, dir, buildID string) *storeServer {
+	u, _ := url.Parse(cmdtest.Debuginfod(t, dir, buildID))
 	s := &storeServer{}
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

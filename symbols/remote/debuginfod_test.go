@@ -4,59 +4,19 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/dumpsyms/elf"
+	"github.com/gobreakpad/gobreakpad/internal/cmdtest"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
 	"github.com/gobreakpad/gobreakpad/moduleid"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symfile"
 )
-
-// startDebuginfod runs elfutils' debuginfod over dir on a loopback port
-// until it serves buildID, and returns its URL.
-func startDebuginfod(t *testing.T, dir, buildID string) string {
-	t.Helper()
-	bin, err := exec.LookPath("debuginfod")
-	if err != nil {
-		t.Skip("debuginfod not installed (apt-get install debuginfod)")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, "-F", dir, "-p", fmt.Sprint(port), "-d", filepath.Join(t.TempDir(), "db.sqlite"), "-t", "0", "-g", "0")
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		resp, err := http.Get(base + "/buildid/" + buildID + "/debuginfo")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return base
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("debuginfod did not serve %s within 30s: %v\n%s", buildID, err, log.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
 
 // TestDebuginfodSplit serves a stripped program and its separate debug file
 // (Debian's .build-id layout) from debuginfod: the symbols made from its
@@ -73,7 +33,7 @@ func TestDebuginfodSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	buildID := hex.EncodeToString(id)
-	url := startDebuginfod(t, filepath.Join(dir, "buildid"), buildID)
+	url := cmdtest.Debuginfod(t, filepath.Join(dir, "buildid"), buildID)
 
 	c := newClient(t)
 	src := NewDebuginfod(url, c)
