@@ -300,3 +300,26 @@ func TestDebuginfod(t *testing.T) {
 	}
 	noTempFiles(t, cacheDir)
 }
+
+// TestNativeFiles walks a corpus case with the folder holding its program
+// (an ELF binary with DWARF) as a symbol path: the symbols are converted
+// into the cache, and the walk equals the one from Breakpad's .sym file.
+func TestNativeFiles(t *testing.T) {
+	prog := cmdtest.Build(t, ".")
+	c := readCases(t, []string{"gen-deep_chain-x64-O2"})[0]
+	local := runEnv(t, prog, nil, append([]string{"-m", c.dump}, c.paths...)...)
+	cacheDir := t.TempDir()
+	args := append([]string{"-m", "-v", "--symbols-cache", cacheDir, c.dump, filepath.Dir(c.dump)}, c.paths[1:]...)
+	for i := range 2 {
+		r := runEnv(t, prog, nil, args...)
+		if r.Code != 0 || r.Stdout != local.Stdout {
+			t.Fatalf("walk %d: exit %d, output differs from the local walk:\n%s\nstderr: %s", i, r.Code, r.Stdout, r.Stderr)
+		}
+		if !strings.Contains(r.Stderr, "(ELF files)") {
+			t.Errorf("walk %d: -v does not name the ELF files:\n%s", i, r.Stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cacheDir, "buildid", "34c24ca3bc10a3e5f062f9443d3440c0ae260199", "breakpad.sym")); err != nil {
+		t.Error(err)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
+	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
 	"github.com/gobreakpad/gobreakpad/symbols/remote"
 	"github.com/gobreakpad/gobreakpad/symbols/symbfile"
 	"github.com/gobreakpad/gobreakpad/symbols/symcache"
@@ -219,6 +220,12 @@ func Open(cfg Config) (*Sources, error) {
 		add(label, breakpad.NewDirs(dirs...))
 		add(label+" (SymCache)", symcache.NewDirs(dirs...))
 		add(label+" (symbfile)", symbfile.NewDirs(dirs...))
+		// Native ELF files in the same directories (.build-id trees,
+		// binaries named as the modules), converted into the cache.
+		if c, err := client(""); err == nil {
+			delete(s.clients, c.Cache.Dir) // a cache, not a server
+			add(label+" (ELF files)", elfsyms.NewDirs(c.Cache, dirs...))
+		}
 	}
 	for _, u := range bpURLs {
 		c, err := client("")

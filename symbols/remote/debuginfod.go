@@ -3,15 +3,10 @@ package remote
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 
-	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/dumpsyms/elf"
 	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
 )
 
 // Debuginfod is a symbols.Source over a debuginfod server (elfutils): for an
@@ -28,15 +23,8 @@ type Debuginfod struct {
 	// Warn, when set, receives dumpsyms's warnings.
 	Warn func(format string, args ...any)
 
-	files symFiles
-	mu    sync.Mutex
-	conv  map[string]*conversion
-}
-
-type conversion struct {
-	once sync.Once
-	path string
-	err  error
+	files elfsyms.Files
+	conv  elfsyms.Once
 }
 
 // NewDebuginfod returns the source of the server at url.
@@ -47,50 +35,24 @@ func NewDebuginfod(url string, c *Client) *Debuginfod {
 // String names the source.
 func (d *Debuginfod) String() string { return d.URL + " (debuginfod)" }
 
-// BuildID returns the module's ELF build ID in lower-case hex, or "" when
-// its code identifier cannot be one (PE code identifiers and PDB modules are
-// skipped without a request).
-func BuildID(m symbols.Module) string {
-	id := strings.ToLower(m.CodeID)
-	if len(id) < 16 || len(id)%2 != 0 || len(id) > 128 || strings.HasSuffix(strings.ToLower(m.DebugFile), ".pdb") {
-		return ""
-	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return ""
-		}
-	}
-	return id
-}
-
 // Load implements symbols.Source.
 func (d *Debuginfod) Load(m symbols.Module) (*symbols.Symbols, error) {
-	id := BuildID(m)
+	id := elfsyms.BuildID(m)
 	if id == "" {
 		return nil, fmt.Errorf("%w: %s: no ELF build ID", symbols.ErrNotFound, m.DebugFile)
 	}
-	d.mu.Lock()
-	if d.conv == nil {
-		d.conv = map[string]*conversion{}
+	p, err := d.conv.Do(id, func() (string, error) { return d.convert(m, id) })
+	if err != nil {
+		return nil, err
 	}
-	cv := d.conv[id]
-	if cv == nil {
-		cv = &conversion{}
-		d.conv[id] = cv
-	}
-	d.mu.Unlock()
-	cv.once.Do(func() { cv.path, cv.err = d.convert(m, id) })
-	if cv.err != nil {
-		return nil, cv.err
-	}
-	return d.files.open(cv.path)
+	return d.files.Open(p)
 }
 
 // convert returns the path of the module's .sym file in the cache, made
 // from the server's files if it is not there yet.
 func (d *Debuginfod) convert(m symbols.Module, id string) (string, error) {
 	c := d.Client
-	if p, ok := c.Cache.Lookup("buildid", id, "breakpad.sym"); ok {
+	if p, ok := c.Cache.Lookup("buildid", id, elfsyms.ConvertedName); ok {
 		return p, nil
 	}
 	dbg, errD := c.Fetch(d.URL, "buildid", id, "debuginfo")
@@ -101,50 +63,17 @@ func (d *Debuginfod) convert(m symbols.Module, id string) (string, error) {
 		}
 		return "", fmt.Errorf("%w; %v", errD, errE)
 	}
-	opts := dumpsyms.Options{Inlines: true, Warn: d.Warn}
-	if name := baseName(m.CodeFile); name != "" {
-		opts.Name = name
-	} else if name := baseName(m.DebugFile); name != "" {
-		opts.Name = name
+	if errE != nil {
+		exe = ""
 	}
-	path := dbg
-	if errE == nil {
-		path = exe
-		if errD == nil {
-			// dumpsyms finds the debug file by build ID in a debug
-			// directory: lay one out for it beside the files.
-			tmp, err := os.MkdirTemp(filepath.Dir(exe), ".debugdir-")
-			if err != nil {
-				return "", err
-			}
-			defer os.RemoveAll(tmp)
-			link := filepath.Join(tmp, ".build-id", id[:2], id[2:]+".debug")
-			if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-				return "", err
-			}
-			abs, err := filepath.Abs(dbg)
-			if err != nil {
-				return "", err
-			}
-			if err := os.Symlink(abs, link); err != nil {
-				return "", err
-			}
-			opts.DebugDirs = []string{tmp}
-		}
+	if errD != nil {
+		dbg = ""
 	}
-	syms, err := elf.Dump(path, opts)
+	p, err := elfsyms.Convert(c.Cache, id, elfsyms.ModuleName(m), exe, dbg, d.Warn)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: converting %s: %v", symbols.ErrNotFound, d.URL, path, err)
+		return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, d.URL, err)
 	}
-	return c.Cache.WriteFunc(func(w io.Writer) error { return syms.Write(w) }, "buildid", id, "breakpad.sym")
-}
-
-// baseName is the last element of a Unix or Windows path.
-func baseName(p string) string {
-	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
-		p = p[i+1:]
-	}
-	return p
+	return p, nil
 }
 
 // Close releases the symbol files mapped by Load.

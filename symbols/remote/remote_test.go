@@ -400,3 +400,19 @@ func TestProgress(t *testing.T) {
 		t.Errorf("progress:\n%s", out.String())
 	}
 }
+
+// TestWalkDeadline: past the walk's deadline no request is sent and the
+// module is not found.
+func TestWalkDeadline(t *testing.T) {
+	srv := serve(t, http.FileServer(http.Dir(corpus.File(t, "breakpad/processor/symbols"))))
+	c := newClient(t)
+	c.Deadline = time.Now().Add(-time.Second)
+	src := NewBreakpad(srv.URL, c)
+	defer src.Close()
+	if _, err := src.Load(testApp); !errors.Is(err, symbols.ErrNotFound) || !strings.Contains(err.Error(), "deadline") {
+		t.Errorf("past the deadline: %v", err)
+	}
+	if srv.n.Load() != 0 {
+		t.Errorf("%d requests past the deadline", srv.n.Load())
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/cab"
 	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
 )
 
 // SymSrv is a symbols.Source over a Microsoft symbol server (the layout
@@ -58,13 +59,13 @@ func (s *SymSrv) Load(m symbols.Module) (*symbols.Symbols, error) {
 // FetchPDB returns the path in the cache of the module's PDB, fetched from
 // the server when needed.
 func (s *SymSrv) FetchPDB(m symbols.Module) (string, error) {
-	return s.fetchFile(baseName(m.DebugFile), m.DebugID)
+	return s.fetchFile(elfsyms.BaseName(m.DebugFile), m.DebugID)
 }
 
 // FetchPE returns the path in the cache of the module's executable
 // (name.exe/TIMESTAMPSIZE/name.exe), fetched from the server when needed.
 func (s *SymSrv) FetchPE(m symbols.Module) (string, error) {
-	return s.fetchFile(baseName(m.CodeFile), m.CodeID)
+	return s.fetchFile(elfsyms.BaseName(m.CodeFile), m.CodeID)
 }
 
 // fetchFile fetches NAME/ID/NAME, its compressed form, or what file.ptr
