@@ -82,6 +82,12 @@ type Symbols struct {
 	Wins    []symfile.StackWin // STACK WIN records (Windows x86 frame data)
 	CFI     []CFIEntry
 
+	// LoadAddress is the address the records' addresses are relative to,
+	// when the reader knows it (ELF: the lowest PT_LOAD address, as
+	// Breakpad's dump_syms subtracts it); formats storing absolute
+	// addresses, such as GSYM, add it back.
+	LoadAddress uint64
+
 	// HeaderOnly makes Write stop after the MODULE and INFO records
 	// (Options.HeaderOnly).
 	HeaderOnly bool

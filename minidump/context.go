@@ -7,6 +7,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
 	"github.com/gobreakpad/gobreakpad/arch/arm"
 	"github.com/gobreakpad/gobreakpad/arch/arm64"
+	"github.com/gobreakpad/gobreakpad/arch/mips"
 	"github.com/gobreakpad/gobreakpad/arch/x86"
 )
 
@@ -21,6 +22,7 @@ type Context struct {
 	ARM      *arm.Context
 	ARM64    *arm64.Context
 	ARM64Old *arm64.OldContext
+	MIPS     *mips.Context // mips and mips64
 }
 
 // Flags returns the context flags (for the old arm64 layout, the low 32 bits
@@ -35,11 +37,13 @@ func (c *Context) Flags() uint32 {
 		return c.ARM.ContextFlags
 	case c.ARM64 != nil:
 		return c.ARM64.ContextFlags
+	case c.MIPS != nil:
+		return c.MIPS.ContextFlags
 	}
 	return 0
 }
 
-// InstructionPointer returns eip, rip, pc (r15) or pc.
+// InstructionPointer returns eip, rip, pc (r15), pc or epc.
 func (c *Context) InstructionPointer() uint64 {
 	switch {
 	case c.X86 != nil:
@@ -50,11 +54,13 @@ func (c *Context) InstructionPointer() uint64 {
 		return uint64(c.ARM.Iregs[arm.RegPC])
 	case c.ARM64 != nil:
 		return c.ARM64.Iregs[arm64.RegPC]
+	case c.MIPS != nil:
+		return c.MIPS.EPC
 	}
 	return 0
 }
 
-// StackPointer returns esp, rsp, sp (r13) or sp.
+// StackPointer returns esp, rsp, sp (r13), sp or $29.
 func (c *Context) StackPointer() uint64 {
 	switch {
 	case c.X86 != nil:
@@ -65,6 +71,8 @@ func (c *Context) StackPointer() uint64 {
 		return uint64(c.ARM.Iregs[arm.RegSP])
 	case c.ARM64 != nil:
 		return c.ARM64.Iregs[arm64.RegSP]
+	case c.MIPS != nil:
+		return c.MIPS.Iregs[mips.IregSP]
 	}
 	return 0
 }
@@ -114,6 +122,10 @@ func DecodeContext(b []byte, fallback arch.CPU) (*Context, error) {
 		cpu = arch.ARM
 	case arm64.ContextARM64:
 		cpu = arch.ARM64
+	case mips.ContextMIPS:
+		cpu = arch.MIPS
+	case mips.ContextMIPS64:
+		cpu = arch.MIPS64
 	case 0:
 		if flags&arm.ContextARMOld != 0 {
 			cpu = arch.ARM // the old ARM flag, which collides with CONTEXT_XSTATE
@@ -152,6 +164,15 @@ func DecodeContext(b []byte, fallback arch.CPU) (*Context, error) {
 			return &Context{CPU: cpu, ARM64: c}, nil
 		}
 		want = arm64.ContextSize
+	case arch.MIPS, arch.MIPS64:
+		if len(b) == mips.ContextSize {
+			c, err := mips.DecodeContext(b)
+			if err != nil {
+				return nil, err
+			}
+			return &Context{CPU: cpu, MIPS: c}, nil
+		}
+		want = mips.ContextSize
 	case arch.AMD64:
 		want = amd64.ContextSize
 	default:
@@ -173,6 +194,8 @@ func (c *Context) Encode() []byte {
 		return c.ARM64Old.Encode()
 	case c.ARM64 != nil:
 		return c.ARM64.Encode()
+	case c.MIPS != nil:
+		return c.MIPS.Encode()
 	}
 	return nil
 }
@@ -213,6 +236,11 @@ func contextMatchesSystem(c *Context, a ProcessorArchitecture) bool {
 		return a == ArchARM64Old || a == ArchARM64
 	case c.ARM64 != nil:
 		return a == ArchARM64 || a == ArchARM64Old
+	case c.MIPS != nil:
+		if c.CPU == arch.MIPS64 {
+			return a == ArchMIPS64
+		}
+		return a == ArchMIPS
 	}
 	return false
 }

@@ -157,6 +157,10 @@ func LinuxArchitecture(cpu arch.CPU) ProcessorArchitecture {
 		return ArchARM
 	case arch.ARM64:
 		return ArchARM64Old
+	case arch.MIPS:
+		return ArchMIPS
+	case arch.MIPS64:
+		return ArchMIPS64
 	}
 	return ArchUnknown
 }

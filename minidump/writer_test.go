@@ -519,7 +519,7 @@ func TestLinuxDSODebugRoundTrip(t *testing.T) {
 func TestLinuxArchitecture(t *testing.T) {
 	for cpu, want := range map[arch.CPU]minidump.ProcessorArchitecture{
 		arch.X86: minidump.ArchX86, arch.AMD64: minidump.ArchAMD64, arch.ARM: minidump.ArchARM,
-		arch.ARM64: minidump.ArchARM64Old, arch.PPC: minidump.ArchUnknown, arch.Unknown: minidump.ArchUnknown,
+		arch.ARM64: minidump.ArchARM64Old, arch.MIPS: minidump.ArchMIPS, arch.MIPS64: minidump.ArchMIPS64, arch.PPC: minidump.ArchUnknown, arch.Unknown: minidump.ArchUnknown,
 	} {
 		got := minidump.LinuxArchitecture(cpu)
 		if got != want {

@@ -15,20 +15,28 @@ import (
 // dump writer's soft errors.
 func readExtras(f *minidump.File, p *ProcessState) {
 	if !p.HasProcessID {
-		if b, err := f.LinuxStream(minidump.LinuxProcStatus); err == nil {
+		b, err := f.LinuxStream(minidump.LinuxProcStatus)
+		p.problem(err)
+		if err == nil {
 			p.ProcessID, p.HasProcessID = parsePID(b)
 		}
 	}
-	if b, err := f.LinuxStream(minidump.LinuxLSBRelease); err == nil {
+	b, err := f.LinuxStream(minidump.LinuxLSBRelease)
+	p.problem(err)
+	if err == nil {
 		p.LSBRelease = parseLSB(b)
 	}
-	if b, err := f.LinuxStream(minidump.LinuxCPUInfo); err == nil {
+	b, err = f.LinuxStream(minidump.LinuxCPUInfo)
+	p.problem(err)
+	if err == nil {
 		p.System.CPUMicrocode, p.System.HasCPUMicrocode = parseMicrocode(b)
 	}
 	if maps, err := f.LinuxMaps(); err == nil {
 		p.LinuxMapCount, p.HasLinuxMaps = len(maps), true
 	}
-	if b, err := f.Stream(minidump.MozSoftErrors); err == nil {
+	b, err = f.Stream(minidump.MozSoftErrors)
+	p.problem(err)
+	if err == nil {
 		p.SoftErrors = b
 	}
 	if v, ok := f.LinuxAuxvValue(minidump.AuxvEntryPoint); ok {

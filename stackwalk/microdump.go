@@ -37,6 +37,11 @@ func ReadMicrodump(md *microdump.Microdump) (*ProcessState, error) {
 	if md.Crash != nil {
 		p.CrashReason, p.CrashAddress = md.Crash.Reason, md.Crash.Address
 	}
+	if md.OS.Short() == "android" {
+		// Breakpad shrinks overlapping modules of Android microdumps
+		// rather than dropping the later one.
+		p.moduleMerge = mergeTruncateUpper
+	}
 	for _, m := range md.Modules {
 		p.Modules = append(p.Modules, &Module{Base: m.Base, Size: m.Size,
 			CodeFile: m.Name, CodeID: m.ID, DebugFile: m.Name, DebugID: m.ID})
@@ -59,6 +64,12 @@ func ReadMicrodump(md *microdump.Microdump) (*ProcessState, error) {
 		cs.context = &minidump.Context{CPU: arch.X86, X86: c.X86}
 	case c.AMD64 != nil:
 		cs.context = &minidump.Context{CPU: arch.AMD64, AMD64: c.AMD64}
+	case c.MIPS != nil:
+		cpu := arch.MIPS
+		if c.Arch == "mips64" {
+			cpu = arch.MIPS64
+		}
+		cs.context = &minidump.Context{CPU: cpu, MIPS: c.MIPS}
 	default:
 		return p, fmt.Errorf("microdump: no unwinder for %s contexts", c.Arch)
 	}

@@ -201,3 +201,73 @@ func TestMicrodumpX64Truth(t *testing.T) {
 		})
 	}
 }
+
+// TestMicrodumpProcessorExpectations checks the corpus microdumps without
+// Breakpad reports against what Breakpad's microdump_processor_unittest.cc
+// expects of them: module counts (Android's overlapping modules shrunk, not
+// dropped), frame counts, function and module names.
+func TestMicrodumpProcessorExpectations(t *testing.T) {
+	bp := filepath.Join(corpus.Dir(t), "breakpad/processor")
+	cases := []struct {
+		dump            string
+		cpu             string
+		cpus, modules   int
+		frames          int
+		functions       map[int]string
+		frame0DebugFile string
+		reason          string
+		address         uint64
+		osVersionPrefix string
+	}{
+		{dump: "microdump-mips32.dmp", cpu: "mips", cpus: 2, modules: 7, frames: 4,
+			functions: map[int]string{0: "blaTest", 1: "Crash", 2: "main"}, frame0DebugFile: "crash_example",
+			osVersionPrefix: "3.0.8-g893bf16 #7 SMP PREEMPT"},
+		{dump: "microdump-mips64.dmp", cpu: "mips64", cpus: 1, modules: 8, frames: 4,
+			functions: map[int]string{0: "blaTest", 1: "Crash", 2: "main"}, frame0DebugFile: "crash_example",
+			osVersionPrefix: "3.10.0-gf185e20 #112 PREEMPT"},
+		{dump: "microdump-multiple.dmp", cpu: "arm", cpus: 6, modules: 156, frames: 5,
+			osVersionPrefix: "lge/p1_tmo_us/p1:6.0/MRA58K"},
+		{dump: "microdump-withcrashreason.dmp", cpu: "arm", cpus: 8, modules: -1, frames: -1,
+			reason: "SIGTRAP", address: 0x4A7CB000},
+	}
+	for _, c := range cases {
+		t.Run(c.dump, func(t *testing.T) {
+			text, err := os.ReadFile(filepath.Join(bp, c.dump))
+			if err != nil {
+				t.Skip(err)
+			}
+			md, err := microdump.Parse(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := stackwalk.ReadMicrodump(md)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dirs := breakpad.NewDirs(filepath.Join(bp, "symbols/microdump"))
+			defer dirs.Close()
+			p.Walk(stackwalk.Options{Symbols: dirs})
+			if p.System.CPU != c.cpu || p.System.CPUCount != c.cpus || p.System.OSShort != "android" || !strings.HasPrefix(p.System.OSVersion, c.osVersionPrefix) {
+				t.Errorf("system %+v", p.System)
+			}
+			if p.CrashReason != c.reason || (c.reason != "" && p.CrashAddress != c.address) {
+				t.Errorf("crash %q at %#x", p.CrashReason, p.CrashAddress)
+			}
+			if n := len(p.ModulesByAddress()); c.modules >= 0 && n != c.modules {
+				t.Errorf("%d modules, want %d", n, c.modules)
+			}
+			fs := p.Threads[0].Frames
+			if c.frames >= 0 && len(fs) != c.frames {
+				t.Fatalf("%d frames, want %d", len(fs), c.frames)
+			}
+			for i, want := range c.functions {
+				if fs[i].Function != want {
+					t.Errorf("frame %d: function %q, want %q", i, fs[i].Function, want)
+				}
+			}
+			if c.frame0DebugFile != "" && (fs[0].Module == nil || fs[0].Module.DebugFile != c.frame0DebugFile) {
+				t.Errorf("frame 0 module %+v", fs[0].Module)
+			}
+		})
+	}
+}

@@ -258,6 +258,14 @@ func printStackPointers(b *bufio.Writer, p *ProcessState, t *CallStack, sym *sym
 	b.WriteString("\n")
 }
 
+// registerBytes is the width Breakpad prints a frame's registers in.
+func registerBytes(f *StackFrame) int {
+	if w, ok := f.cpu.(unwind.ReportWidths); ok {
+		return w.RegisterBytes()
+	}
+	return f.WordSize()
+}
+
 // printStack prints a thread's frames; with sym set, also the stack
 // contents between frames.
 func printStack(b *bufio.Writer, t *CallStack, sym *symbolizer) {
@@ -271,7 +279,7 @@ func printStack(b *bufio.Writer, t *CallStack, sym *symbolizer) {
 		col := 0
 		for _, r := range f.Registers() {
 			var cell string
-			if f.WordSize() == 4 {
+			if registerBytes(f) == 4 {
 				cell = fmt.Sprintf(" %5s = 0x%08x", r.Name, r.Value)
 			} else {
 				cell = fmt.Sprintf(" %5s = 0x%016x", r.Name, r.Value)
@@ -294,6 +302,9 @@ func printStack(b *bufio.Writer, t *CallStack, sym *symbolizer) {
 // the words in it that symbolize to functions.
 func printStackContents(b *bufio.Writer, f, caller *StackFrame, mem StackMemory, sym *symbolizer) {
 	word := f.WordSize()
+	if w, ok := f.cpu.(unwind.ReportWidths); ok {
+		word = w.StackWordBytes()
+	}
 	begin, ok1 := f.StackPointer()
 	end, ok2 := caller.StackPointer()
 	if word == 0 || !ok1 || !ok2 || begin == 0 || end == 0 || mem == nil {

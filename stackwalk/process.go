@@ -7,6 +7,7 @@ import (
 	amd64unwind "github.com/gobreakpad/gobreakpad/unwind/amd64"
 	armunwind "github.com/gobreakpad/gobreakpad/unwind/arm"
 	arm64unwind "github.com/gobreakpad/gobreakpad/unwind/arm64"
+	mipsunwind "github.com/gobreakpad/gobreakpad/unwind/mips"
 	x86unwind "github.com/gobreakpad/gobreakpad/unwind/x86"
 	"strings"
 	"sync"
@@ -59,16 +60,20 @@ func Read(f *minidump.File) (*ProcessState, error) {
 	if sysErr == nil {
 		p.System = systemInfo(sys)
 	}
+	p.problem(sysErr)
 
 	// Modules.
-	raw, _ := f.ModuleList()
+	raw, modErr := f.ModuleList()
+	p.problem(modErr)
 	for i := range raw {
 		p.Modules = append(p.Modules, convertModule(&raw[i]))
 	}
 	if len(p.Modules) > 0 {
 		p.MainModule = 0
 	}
-	if ul, err := f.UnloadedModuleList(); err == nil {
+	ul, ulErr := f.UnloadedModuleList()
+	p.problem(ulErr)
+	if ulErr == nil {
 		for _, u := range ul {
 			p.UnloadedModules = append(p.UnloadedModules, &Module{
 				Base: u.BaseOfImage, Size: uint64(u.SizeOfImage), CodeFile: u.Name, Unloaded: true,
@@ -77,6 +82,7 @@ func Read(f *minidump.File) (*ProcessState, error) {
 	}
 
 	exc, excErr := f.Exception()
+	p.problem(excErr)
 	if excErr == nil {
 		p.Crashed = true
 		r := &exc.ExceptionRecord
@@ -90,10 +96,14 @@ func Read(f *minidump.File) (*ProcessState, error) {
 			p.CrashReason, p.CrashAddress = crashreason.Raw(r.ExceptionCode, r.ExceptionFlags), r.ExceptionAddress
 		}
 	}
-	if a, err := f.AssertionInfo(); err == nil {
+	a, err := f.AssertionInfo()
+	p.problem(err)
+	if err == nil {
 		p.Assertion = assertionText(a)
 	}
-	if mi, err := f.MiscInfo(); err == nil {
+	mi, err := f.MiscInfo()
+	p.problem(err)
+	if err == nil {
 		if mi.Flags1&minidump.MiscInfoProcessTimes != 0 {
 			p.ProcessCreateTime = mi.ProcessCreateTime
 		}
@@ -123,13 +133,23 @@ func Read(f *minidump.File) (*ProcessState, error) {
 	return p, nil
 }
 
+// problem records err, what reading a stream met, unless the stream is
+// only absent (optional streams are, in healthy dumps).
+func (p *ProcessState) problem(err error) {
+	if err != nil && !errors.Is(err, minidump.ErrNoStream) {
+		p.Problems = append(p.Problems, err)
+	}
+}
+
 // chooseThreads makes the call stacks to walk, as Breakpad's
 // MinidumpProcessor does: every thread but the one that wrote the dump (named
 // by the Breakpad info stream), each with its context (for the thread that
 // crashed or asked for the dump, the exception's context) and stack memory.
 func chooseThreads(f *minidump.File, p *ProcessState, threads []minidump.Thread, exc *minidump.Exception) {
 	var names map[uint32]string
-	if tn, err := f.ThreadNames(); err == nil {
+	tn, err := f.ThreadNames()
+	p.problem(err)
+	if err == nil {
 		names = map[uint32]string{}
 		p.ThreadNames = map[uint32]string{}
 		for _, n := range tn {
@@ -141,7 +161,9 @@ func chooseThreads(f *minidump.File, p *ProcessState, threads []minidump.Thread,
 	}
 	var dumpThread, reqThread uint32
 	var hasDumpThread, hasReqThread bool
-	if bi, err := f.BreakpadInfo(); err == nil {
+	bi, err := f.BreakpadInfo()
+	p.problem(err)
+	if err == nil {
 		if bi.Validity&minidump.BreakpadInfoValidDumpThreadID != 0 {
 			hasDumpThread, dumpThread = true, bi.DumpThreadID
 		}
@@ -165,7 +187,12 @@ func chooseThreads(f *minidump.File, p *ProcessState, threads []minidump.Thread,
 			}
 		}
 		p.Threads = append(p.Threads, cs)
-		if stack, err := f.StackMemory(t); err == nil && len(stack) > 0 {
+		stack, err := f.StackMemory(t)
+		if err != nil && t.Stack.Memory.DataSize != 0 {
+			// A thread whose stack the dump should hold but cannot give.
+			p.Problems = append(p.Problems, err)
+		}
+		if err == nil && len(stack) > 0 {
 			cs.Memory = &region{base: t.Stack.StartOfMemoryRange, data: stack}
 		}
 	}
@@ -247,6 +274,8 @@ func unwinderFor(c *minidump.Context, mods *moduleMap, os string) (unwind.CPU, a
 			end = mods.sorted[n-1].End()
 		}
 		return arm64unwind.NewUnwinder(end), c.ARM64
+	case c.MIPS != nil:
+		return mipsunwind.NewUnwinder(c.MIPS), c.MIPS
 	}
 	return nil, nil
 }

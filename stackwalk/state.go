@@ -79,13 +79,14 @@ type ProcessState struct {
 	// auxiliary vector (AT_ENTRY), or 0: the main thread's walk ends there.
 	EntryPoint uint64
 
-	mods *moduleMap // Modules indexed by address; built on first use
+	mods        *moduleMap    // Modules indexed by address; built on first use
+	moduleMerge mergeStrategy // how overlapping modules are indexed
 }
 
 // moduleMap returns the modules indexed by address.
 func (p *ProcessState) moduleMap() *moduleMap {
-	if p.mods == nil || len(p.mods.all) != len(p.Modules) {
-		p.mods = newModuleMap(p.Modules)
+	if p.mods == nil || len(p.mods.all) != len(p.Modules) || p.mods.merge != p.moduleMerge {
+		p.mods = newModuleMap(p.Modules, p.moduleMerge)
 	}
 	return p.mods
 }
@@ -100,7 +101,9 @@ func (p *ProcessState) Uptime() (uint32, bool) {
 }
 
 // ModulesByAddress returns the modules Breakpad lists: sorted by base
-// address, leaving out any that overlap one earlier in the dump.
+// address, leaving out any that overlap one earlier in the dump (for
+// Android microdumps, only those Breakpad's shrinking range map cannot
+// store: a module ending where another ends).
 func (p *ProcessState) ModulesByAddress() []*Module {
 	return p.moduleMap().sorted
 }

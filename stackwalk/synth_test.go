@@ -12,6 +12,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
 	"github.com/gobreakpad/gobreakpad/arch/arm64"
+	"github.com/gobreakpad/gobreakpad/arch/mips"
 	"github.com/gobreakpad/gobreakpad/arch/x86"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/minidump/synth"
@@ -213,6 +214,48 @@ func TestSynthARM64(t *testing.T) {
 		if f.Trust == unwind.TrustScan {
 			t.Errorf("unexpected scanned frame at %#x", f.Instruction)
 		}
+	}
+}
+
+const mipsSyms = `MODULE Linux mips ID app
+FILE 0 /src/app.c
+FUNC 1000 100 0 main
+1000 100 30 0
+FUNC 2000 80 0 leaf
+2000 80 5 0
+STACK CFI INIT 2000 80 .cfa: $sp 0 + .ra: $ra
+STACK CFI 2008 .cfa: $sp 16 + .ra: .cfa -4 + ^ $fp: .cfa -8 + ^
+`
+
+// TestSynthMIPS walks a mips minidump: CFI (the caller's pc two
+// instructions before its return address), then a scan past the caller's
+// argument words; registers print 64 bits wide.
+func TestSynthMIPS(t *testing.T) {
+	b := synth.New(arch.MIPS, minidump.PlatformLinux)
+	st := synth.NewStack(0x7fff0000, 4)
+	st.U32(0)
+	st.U32(0)
+	st.U32(0x7fff0100) // leaf's saved fp
+	st.U32(0x401020)   // leaf's saved ra
+	st.Zeros(16)       // main's argument words
+	st.U32(0x7fff0100)
+	st.U32(0x401090) // a return address found by scanning
+	ctx := &mips.Context{ContextFlags: mips.ContextMIPS | mips.ContextFull, EPC: 0x402010}
+	ctx.Iregs[mips.IregSP] = 0x7fff0000
+	b.AddThread(1, synth.MIPS(ctx), st)
+	b.AddELFModule("/bin/app", 0x400000, 0x10000, []byte("0123456789abcdef"))
+	b.SetException(1, 11, 0, synth.MIPS(ctx))
+	p := walkSynth(t, b, mipsSyms)
+	expectFrames(t, frames(t, p),
+		"0|0|app|leaf|/src/app.c|5|0x10 given as instruction pointer in context",
+		"0|1|app|main|/src/app.c|30|0x18 call frame info",
+		"0|2|app|main|/src/app.c|30|0x88 stack scanning")
+	var buf bytes.Buffer
+	if err := stackwalk.Print(&buf, p, stackwalk.PrintOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "     sp = 0x000000007fff0010    fp = 0x000000007fff0100\n"; !strings.Contains(buf.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, buf.String())
 	}
 }
 

@@ -21,15 +21,27 @@ const (
 	MaxScannedFrames = 1 << 14
 )
 
-// moduleMap finds the module containing an address: modules sorted by base,
-// searched in O(log n). Of modules that overlap, the one earlier in the dump
-// is kept, as Breakpad's range map keeps the first one stored.
+// moduleMap finds the module containing an address: module ranges sorted
+// by address, searched in O(log n). Of modules that overlap, the one
+// earlier in the dump is kept, as Breakpad's range map keeps the first one
+// stored; with mergeTruncateUpper (Android microdumps), ranges are shrunk
+// instead, as Breakpad's does there.
 type moduleMap struct {
-	sorted []*Module
+	sorted []*Module     // the modules stored, by address
+	ranges []moduleRange // their ranges, as stored
 	all    []*Module
+	merge  mergeStrategy
 }
 
-func newModuleMap(mods []*Module) *moduleMap {
+func newModuleMap(mods []*Module, merge mergeStrategy) *moduleMap {
+	if merge == mergeTruncateUpper && len(mods) <= maxShrinkModules {
+		rs := shrinkModules(mods)
+		mm := &moduleMap{ranges: rs, all: mods, merge: merge, sorted: make([]*Module, len(rs))}
+		for i, r := range rs {
+			mm.sorted[i] = r.m
+		}
+		return mm
+	}
 	type entry struct {
 		m     *Module
 		order int
@@ -56,21 +68,22 @@ func newModuleMap(mods []*Module) *moduleMap {
 			kept = append(kept, e)
 		}
 	}
-	sorted := make([]*Module, len(kept))
+	mm := &moduleMap{sorted: make([]*Module, len(kept)), ranges: make([]moduleRange, len(kept)), all: mods, merge: merge}
 	for i, e := range kept {
-		sorted[i] = e.m
+		mm.sorted[i] = e.m
+		mm.ranges[i] = moduleRange{base: e.m.Base, high: e.m.End() - 1, m: e.m}
 	}
-	return &moduleMap{sorted: sorted, all: mods}
+	return mm
 }
 
 // at returns the module containing addr, or nil.
 func (mm *moduleMap) at(addr uint64) *Module {
-	s := mm.sorted
-	i := sort.Search(len(s), func(i int) bool { return s[i].Base > addr }) - 1
-	if i < 0 || addr-s[i].Base >= s[i].Size {
+	r := mm.ranges
+	i := sort.Search(len(r), func(i int) bool { return r[i].high >= addr })
+	if i == len(r) || addr < r[i].base {
 		return nil
 	}
-	return s[i]
+	return r[i].m
 }
 
 // walkEnv is the unwind.Env of one thread's walk.

@@ -265,6 +265,10 @@ func (t *Table) Corrupt() bool { return t.numCorrupt > 0 }
 // HasCFI reports whether the file has any STACK CFI INIT record.
 func (t *Table) HasCFI() bool { return len(t.cfi) > 0 }
 
+// HasSymbols reports whether the file has FUNC or PUBLIC records, so that
+// lookups can find anything (a file of STACK records only has none).
+func (t *Table) HasSymbols() bool { return len(t.funcs) > 0 || len(t.publics) > 0 }
+
 func (t *Table) fail(line int, msg string, counts bool) {
 	t.numErrs++
 	if counts {

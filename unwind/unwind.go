@@ -335,6 +335,16 @@ type CPU interface {
 	Caller(env Env, frames []*Frame, scanAllowed bool) *Frame
 }
 
+// ReportWidths is implemented by a CPU whose Breakpad reports do not follow
+// its word size (mips: registers printed 8 bytes wide, no stack contents).
+type ReportWidths interface {
+	// RegisterBytes is the width registers are printed in (4 or 8).
+	RegisterBytes() int
+	// StackWordBytes is the word size of the stack contents printed
+	// with -s; 0 when none are printed.
+	StackWordBytes() int
+}
+
 // ErrContextType is returned by ContextFrame for a context of another CPU.
 type ErrContextType struct{ Got any }
 

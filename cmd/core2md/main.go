@@ -42,7 +42,7 @@ func newCommand(stderr io.Writer) *cli.Command {
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			args := cmd.Args().Slice()
 			if len(args) < 1 || len(args) > 2 {
-				return fmt.Errorf("want CORE [EXECUTABLE], have %d arguments", len(args))
+				return cmdline.Usagef("want CORE [EXECUTABLE], have %d arguments", len(args))
 			}
 			out := cmd.String("o")
 			if out == "" {

@@ -9,9 +9,10 @@
 // machine-readable form, -s adds stack contents. Each SYMBOL_PATH is a
 // Breakpad symbol directory (SYMBOL_PATH/DEBUG_FILE/DEBUG_ID/DEBUG_FILE.sym).
 //
-// Unlike Breakpad's processor it also walks x86_64 microdumps. It exits with
-// status 1 when the microdump cannot be walked (no microdump in the file, no
-// CPU context, a CPU without an unwinder here: mips), and 2 on a usage error.
+// It walks arm, arm64, x86, mips and mips64 microdumps as Breakpad's
+// processor does and, unlike it, x86_64 ones too. It exits with status 1
+// when the microdump cannot be walked (no microdump in the file, no CPU
+// context, an unsupported CPU), and 2 on a usage error.
 package main
 
 import (

@@ -106,13 +106,17 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-// TestMIPS: mips microdumps are read, but there is no MIPS unwinder yet.
+// TestMIPS walks the mips and mips64 microdumps to the frames Breakpad's
+// microdump_processor_unittest expects (blaTest, Crash, main, then libc).
 func TestMIPS(t *testing.T) {
-	dump := filepath.Join(corpus.Dir(t), "breakpad/processor/microdump-mips32.dmp")
+	bp := filepath.Join(corpus.Dir(t), "breakpad/processor")
 	prog := cmdtest.Build(t, ".")
-	r := cmdtest.Run(t, prog, dump)
-	if r.Code != 1 || r.Stdout != "" || !strings.HasSuffix(r.Stderr, "no unwinder for mips contexts\n") {
-		t.Errorf("exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	for _, dump := range []string{"microdump-mips32.dmp", "microdump-mips64.dmp"} {
+		r := cmdtest.Run(t, prog, "-m", filepath.Join(bp, dump), filepath.Join(bp, "symbols/microdump"))
+		want := regexp.MustCompile(`(?m)^0\|0\|crash_example\|blaTest\|.*\n0\|1\|crash_example\|Crash\|.*\n0\|2\|crash_example\|main\|.*\n0\|3\|libc\.so\|\|\|\|0x[0-9a-f]+\n\z`)
+		if r.Code != 0 || r.Stderr != "" || !want.MatchString(r.Stdout) {
+			t.Errorf("%s: exit %d, stderr %q, stdout:\n%s", dump, r.Code, r.Stderr, r.Stdout)
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"github.com/gobreakpad/gobreakpad/internal/corpus"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -130,5 +132,40 @@ func TestHonestErrors(t *testing.T) {
 		if r.Code != 1 || r.Stdout != "" || !strings.Contains(r.Stderr, c.want) || strings.Count(r.Stderr, "\n") != 1 {
 			t.Errorf("%s: exit %d, stderr %q", c.path, r.Code, r.Stderr)
 		}
+	}
+}
+
+// TestDamagedDump: a real dump cut in half still prints what can be read,
+// and says what was lost: a warning per unreadable stream on stderr (human
+// and -m) and rust-minidump's soft_errors in JSON, with main_module null when
+// no module could be read.
+func TestDamagedDump(t *testing.T) {
+	dir := corpus.Dir(t)
+	data, err := os.ReadFile(filepath.Join(dir, "generated", "deep_chain-x64-O2", "crash.dmp"))
+	if err != nil {
+		t.Skip(err)
+	}
+	half := filepath.Join(t.TempDir(), "half.dmp")
+	if err := os.WriteFile(half, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := cmdtest.Build(t, ".")
+	for _, args := range [][]string{{half}, {"-m", half}} {
+		r := cmdtest.Run(t, prog, args...)
+		if r.Code != 0 || r.Stdout == "" || !strings.Contains(r.Stderr, "system info: ") ||
+			!strings.Contains(r.Stderr, "exception: ") || !strings.Contains(r.Stderr, "past end of file") {
+			t.Errorf("%q: exit %d, stderr %q", args, r.Code, r.Stderr)
+		}
+	}
+	r := cmdtest.Run(t, prog, "--json", half)
+	var doc struct {
+		SoftErrors []map[string]string `json:"soft_errors"`
+		MainModule *int                `json:"main_module"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("--json: %v", err)
+	}
+	if len(doc.SoftErrors) < 3 || !strings.Contains(doc.SoftErrors[0]["ProcessingProblem"], "past end of file") || doc.MainModule != nil {
+		t.Errorf("--json: soft_errors %v, main_module %v", doc.SoftErrors, doc.MainModule)
 	}
 }

@@ -20,6 +20,8 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/internal/cmdtest"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/symsrc"
+	"github.com/gobreakpad/gobreakpad/symbols"
 )
 
 // remoteCases are corpus cases walked through symbol servers: Windows x86
@@ -322,4 +324,15 @@ func TestNativeFiles(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cacheDir, "buildid", "34c24ca3bc10a3e5f062f9443d3440c0ae260199", "breakpad.sym")); err != nil {
 		t.Error(err)
 	}
+}
+
+// localSources is minidump_stackwalk's chain over local symbol paths (no
+// servers, whatever the environment), and a function closing it.
+func localSources(t *testing.T, paths ...string) (symbols.Source, func()) {
+	t.Helper()
+	src, err := symsrc.Open(symsrc.Config{Paths: paths, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src, func() { src.Close() }
 }

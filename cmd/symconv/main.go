@@ -42,7 +42,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 		Action: func(ctx context.Context, c *cli.Command) error {
 			args := c.Args().Slice()
 			if len(args) != 2 {
-				return errors.New("usage: symconv [-f FORMAT] [-v] INPUT OUTPUT")
+				return cmdline.Usagef("expected INPUT OUTPUT")
 			}
 			var warn func(string, ...any)
 			if c.Bool("v") {

@@ -79,7 +79,7 @@ func TestErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{sym}, "usage"},
+		{[]string{sym}, "expected INPUT OUTPUT"},
 		{[]string{sym, filepath.Join(dir, "x.unknown")}, "no format writes"},
 		{[]string{"-f", "nosuch", sym, "-"}, "unknown format"},
 		{[]string{sym, "-"}, "needs -f"},

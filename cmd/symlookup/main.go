@@ -22,7 +22,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/gobreakpad/gobreakpad/internal/cmdline"
 	"io"
@@ -53,7 +52,7 @@ func newCommand(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 		Action: func(ctx context.Context, c *cli.Command) error {
 			args := c.Args().Slice()
 			if len(args) < 2 {
-				return errors.New("usage: symlookup [--json] FILE ADDRESS...")
+				return cmdline.Usagef("expected FILE ADDRESS...")
 			}
 			return run(args[0], args[1:], c.Bool("json"), stdin, stdout)
 		},

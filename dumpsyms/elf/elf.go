@@ -192,6 +192,7 @@ func (d *dumper) run() (*dumpsyms.Symbols, error) {
 		return d.out, nil
 	}
 	d.load = loadAddress(d.bin)
+	d.out.LoadAddress = d.load
 	d.files.index = make(map[string]int32)
 
 	d.debug = d.findDebugFile()

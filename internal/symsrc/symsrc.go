@@ -18,6 +18,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
 	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
+	"github.com/gobreakpad/gobreakpad/symbols/gsym"
 	"github.com/gobreakpad/gobreakpad/symbols/remote"
 	"github.com/gobreakpad/gobreakpad/symbols/symbfile"
 	"github.com/gobreakpad/gobreakpad/symbols/symcache"
@@ -220,6 +221,7 @@ func Open(cfg Config) (*Sources, error) {
 		add(label, breakpad.NewDirs(dirs...))
 		add(label+" (SymCache)", symcache.NewDirs(dirs...))
 		add(label+" (symbfile)", symbfile.NewDirs(dirs...))
+		add(label+" (GSYM)", gsym.NewDirs(dirs...))
 		// Native ELF files in the same directories (.build-id trees,
 		// binaries named as the modules), converted into the cache.
 		if c, err := client(""); err == nil {

@@ -4,6 +4,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
 	"github.com/gobreakpad/gobreakpad/arch/arm"
 	"github.com/gobreakpad/gobreakpad/arch/arm64"
+	"github.com/gobreakpad/gobreakpad/arch/mips"
 	"github.com/gobreakpad/gobreakpad/arch/x86"
 	"github.com/gobreakpad/gobreakpad/minidump"
 )
@@ -25,7 +26,35 @@ func (d *dumper) context(c *minidump.Context) {
 		d.arm(c.ARM)
 	case c.ARM64 != nil:
 		d.arm64(c.ARM64)
+	case c.MIPS != nil:
+		d.mips(c.MIPS)
 	}
+}
+
+// mips prints MDRawContextMIPS as DumpContext::Print, which prints mdhi
+// for mdlo too.
+func (d *dumper) mips(c *mips.Context) {
+	d.printf("MDRawContextMIPS\n")
+	d.printf("  context_flags        = 0x%x\n", c.ContextFlags)
+	for i, r := range c.Iregs {
+		d.printf("  iregs[%2d]           = 0x%x\n", i, r)
+	}
+	d.printf("  mdhi                 = 0x%x\n", c.MDHi)
+	d.printf("  mdlo                 = 0x%x\n", c.MDHi)
+	for i := range c.Hi {
+		d.printf("  hi[%1d]              = 0x%x\n", i, c.Hi[i])
+		d.printf("  lo[%1d]              = 0x%x\n", i, c.Lo[i])
+	}
+	d.printf("  dsp_control          = 0x%x\n", c.DSPControl)
+	d.printf("  epc                  = 0x%x\n", c.EPC)
+	d.printf("  badvaddr             = 0x%x\n", c.BadVAddr)
+	d.printf("  status               = 0x%x\n", c.Status)
+	d.printf("  cause                = 0x%x\n", c.Cause)
+	for i, r := range c.FloatSave.Regs {
+		d.printf("  float_save.regs[%2d] = 0x%x\n", i, r)
+	}
+	d.printf("  float_save.fpcsr     = 0x%x\n", c.FloatSave.FPCSR)
+	d.printf("  float_save.fir       = 0x%x\n", c.FloatSave.FIR)
 }
 
 // x86 prints MDRawContextX86 as DumpContext::Print.

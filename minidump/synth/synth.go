@@ -21,6 +21,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
 	"github.com/gobreakpad/gobreakpad/arch/arm"
 	"github.com/gobreakpad/gobreakpad/arch/arm64"
+	"github.com/gobreakpad/gobreakpad/arch/mips"
 	"github.com/gobreakpad/gobreakpad/arch/x86"
 	"github.com/gobreakpad/gobreakpad/minidump"
 )
@@ -77,6 +78,9 @@ func ARM(c *arm.Context) *minidump.Context { return &minidump.Context{CPU: arch.
 
 // ARM64 wraps an arm64 context for the Builder.
 func ARM64(c *arm64.Context) *minidump.Context { return &minidump.Context{CPU: arch.ARM64, ARM64: c} }
+
+// MIPS wraps a mips or mips64 context (as its flags say) for the Builder.
+func MIPS(c *mips.Context) *minidump.Context { return &minidump.Context{CPU: c.CPU(), MIPS: c} }
 
 // AddThread adds a thread with the given context and stack memory (which may
 // be nil for a thread without a stack).

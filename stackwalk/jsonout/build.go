@@ -39,7 +39,6 @@ func build(st *stackwalk.ProcessState) *document {
 
 	doc := &document{
 		Status:          "OK",
-		MainModule:      0,
 		Modules:         []module{},
 		UnloadedModules: []unloadedModule{},
 		Threads:         []thread{},
@@ -49,6 +48,10 @@ func build(st *stackwalk.ProcessState) *document {
 	mac := r.platform == minidump.PlatformMacOSX || r.platform == minidump.PlatformIOS
 	for _, m := range st.Modules {
 		doc.Modules = append(doc.Modules, f.module(m, mac))
+	}
+	if st.MainModule >= 0 && st.MainModule < len(st.Modules) {
+		mm := st.MainModule
+		doc.MainModule = &mm // null without modules, as rust-minidump
 	}
 	for _, m := range st.UnloadedModules {
 		doc.UnloadedModules = append(doc.UnloadedModules, unloadedModule{

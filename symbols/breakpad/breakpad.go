@@ -86,12 +86,17 @@ func (d *Dirs) Close() error {
 	return first
 }
 
-// Symbols returns what a parsed symbol file holds: lookups, STACK WIN (with
-// FUNC parameter sizes as the fallback) and, when the file has STACK CFI
+// Symbols returns what a parsed symbol file holds: lookups (when it has
+// FUNC or PUBLIC records: a file of STACK records only leaves lookups to a
+// later source of a chain, such as a GSYM file), STACK WIN (with FUNC
+// parameter sizes as the fallback) and, when the file has STACK CFI
 // records, CFI.
 func Symbols(t *symfile.Table) *symbols.Symbols {
 	tab := &Table{Table: t}
-	s := &symbols.Symbols{Lookup: tab, Win: tab, Corrupt: t.Corrupt()}
+	s := &symbols.Symbols{Win: tab, Corrupt: t.Corrupt()}
+	if t.HasSymbols() {
+		s.Lookup = tab
+	}
 	if t.HasCFI() {
 		s.CFI = tab
 	}

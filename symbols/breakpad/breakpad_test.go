@@ -68,4 +68,14 @@ func TestDirs(t *testing.T) {
 	if _, ok := s.CFI.CFIRules(0x2000, nil); ok {
 		t.Error("CFIRules outside every INIT record reported rules")
 	}
+
+	// STACK records only: no lookups, so a later source of a chain gives them.
+	writeSym(t, root, "stackonly", id, "MODULE Linux x86_64 "+id+" stackonly\nSTACK CFI INIT 1000 10 .cfa: $rsp 8 + .ra: .cfa -8 + ^\n")
+	s, err = d.Load(symbols.Module{DebugFile: "stackonly", DebugID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lookup != nil || s.CFI == nil {
+		t.Errorf("stackonly: %+v; want CFI and no lookups", s)
+	}
 }

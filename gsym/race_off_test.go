@@ -1,0 +1,5 @@
+//go:build !race
+
+package gsym
+
+const raceBuild = false

@@ -1,0 +1,36 @@
+package formats
+
+import (
+	"encoding/binary"
+	"io"
+
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	dumpgsym "github.com/gobreakpad/gobreakpad/dumpsyms/gsym"
+	"github.com/gobreakpad/gobreakpad/gsym"
+	"github.com/gobreakpad/gobreakpad/symbols"
+	symgsym "github.com/gobreakpad/gobreakpad/symbols/gsym"
+)
+
+func init() {
+	register(&Format{
+		Name:        "gsym",
+		Description: "LLVM GSYM file (llvm-gsymutil), version 1",
+		Exts:        []string{".gsym"},
+		Sniff: func(head []byte) bool {
+			return len(head) >= 4 && (binary.LittleEndian.Uint32(head) == gsym.Magic || binary.BigEndian.Uint32(head) == gsym.Magic)
+		},
+		Read: dumpgsym.ReadFile,
+		Write: func(w io.Writer, s *dumpsyms.Symbols) error {
+			return dumpgsym.Write(w, s, nil)
+		},
+		// Lookups take addresses as the file stores them, as
+		// llvm-gsymutil --address does.
+		Open: func(path string) (symbols.Lookuper, io.Closer, error) {
+			f, err := gsym.Open(path)
+			if err != nil {
+				return nil, nil, err
+			}
+			return &symgsym.Lookuper{File: f, Absolute: true}, f, nil
+		},
+	})
+}

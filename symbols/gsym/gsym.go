@@ -1,0 +1,207 @@
+// Package gsym adapts LLVM's GSYM files (package gsym) to the symbol
+// contract of package symbols: Dirs is a Source over symbol stores and
+// directories of GSYM files, and Lookuper answers lookups from one file.
+//
+// GSYM holds lookups only: no call frame information and no Windows frame
+// data, so a walk takes those from a later source of a symbols.Chain (a
+// Breakpad .sym of the same module) or unwinds without them.
+//
+// Addresses: lookups take module-relative addresses and add the header's
+// base address, which llvm-gsymutil --convert sets to the ELF's lowest
+// PT_LOAD address, the address Breakpad's module-relative addresses are
+// relative to (and which is 0 in GSYM files made from .sym files).
+package gsym
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/gobreakpad/gobreakpad/gsym"
+	"github.com/gobreakpad/gobreakpad/symbols"
+)
+
+// Lookuper is a symbols.Lookuper over one GSYM file.
+type Lookuper struct {
+	File *gsym.File
+	// Absolute makes lookups take addresses as the file stores them
+	// (llvm-gsymutil --address's), not module-relative ones; the results'
+	// addresses are then absolute too, and an inlined call's Base is the
+	// start of its first range, as llvm-gsymutil counts offsets, rather than
+	// of the range holding the address (the symbols contract's).
+	Absolute bool
+}
+
+// Lookup implements symbols.Lookuper.
+func (l *Lookuper) Lookup(rel uint64, inlines bool) (symbols.Symbol, bool) {
+	base := l.File.Header.BaseAddress
+	if l.Absolute {
+		base = 0
+	}
+	addr := rel + base
+	if addr < rel {
+		return symbols.Symbol{}, false
+	}
+	res, err := l.File.Lookup(addr)
+	if err != nil {
+		return symbols.Symbol{}, false
+	}
+	locs := res.Locations
+	fn := locs[len(locs)-1]
+	out := symbols.Symbol{Function: res.Name, FunctionBase: res.Start - base, HasLine: res.HasRow}
+	if res.HasRow {
+		out.LineBase = res.LineAddress - base
+	}
+	if !inlines || len(locs) == 1 {
+		// The innermost location has the line row's file and line.
+		out.File, out.Line = locs[0].Path(), int(locs[0].Line)
+		return out, true
+	}
+	out.File, out.Line = fn.Path(), int(fn.Line)
+	out.Inlines = make([]symbols.InlineFrame, len(locs)-1)
+	for i, loc := range locs[:len(locs)-1] {
+		b := loc.Start - base
+		if l.Absolute {
+			// llvm-gsymutil's offsets: from the call's first range.
+			b = addr - loc.Offset
+		}
+		out.Inlines[i] = symbols.InlineFrame{Function: loc.Name, Base: b, File: loc.Path(), Line: int(loc.Line)}
+	}
+	return out, true
+}
+
+// Dirs is a symbols.Source over GSYM files in directories, each root
+// searched in order for, first, the symbol store layout
+// ROOT/DEBUG_FILE/DEBUG_ID/DEBUG_FILE.gsym (as Breakpad's stores lay out
+// .sym files, a ".pdb" suffix of the debug file replaced), then the flat
+// layout llvm-symbolizer --gsym-file-directory reads: ROOT/NAME.gsym with
+// NAME the base name of the module's code file, and ROOT/BUILD_ID.gsym with
+// the code id (an ELF build ID in hex). A flat file whose UUID is not the
+// module's build ID is passed over. Each file is mapped once and shared by
+// the modules naming it.
+type Dirs struct {
+	roots []string
+
+	mu     sync.Mutex
+	loaded map[string]*loadedFile
+}
+
+type loadedFile struct {
+	once sync.Once
+	f    *gsym.File
+	syms *symbols.Symbols
+	err  error
+}
+
+// NewDirs returns a Source searching roots in order.
+func NewDirs(roots ...string) *Dirs {
+	return &Dirs{roots: roots, loaded: map[string]*loadedFile{}}
+}
+
+// baseName is the last element of a Unix or Windows path.
+func baseName(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		p = p[i+1:]
+	}
+	return p
+}
+
+// storePath is the store-relative path of a module's GSYM file, or "".
+func storePath(debugFile, debugID string) string {
+	name := baseName(debugFile)
+	if name == "" || name == "." || name == ".." || debugID == "" || strings.ContainsAny(debugID, `/\`) || debugID == "." || debugID == ".." {
+		return ""
+	}
+	stem := name
+	if strings.EqualFold(filepath.Ext(stem), ".pdb") {
+		stem = stem[:len(stem)-4]
+	}
+	return filepath.Join(name, debugID, stem+".gsym")
+}
+
+func exists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// find returns the path of the module's file and whether its UUID must be
+// checked against the build ID.
+func (d *Dirs) find(m symbols.Module) (string, bool) {
+	rel := storePath(m.DebugFile, m.DebugID)
+	buildID := strings.ToLower(m.CodeID)
+	if _, err := hex.DecodeString(buildID); err != nil || len(buildID) < 2 {
+		buildID = ""
+	}
+	code := baseName(m.CodeFile)
+	if code == "." || code == ".." {
+		code = ""
+	}
+	for _, root := range d.roots {
+		if rel != "" {
+			if p := filepath.Join(root, rel); exists(p) {
+				return p, false
+			}
+		}
+		if code != "" {
+			if p := filepath.Join(root, code+".gsym"); exists(p) {
+				return p, true
+			}
+		}
+		if buildID != "" {
+			if p := filepath.Join(root, buildID+".gsym"); exists(p) {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+// Load implements symbols.Source.
+func (d *Dirs) Load(m symbols.Module) (*symbols.Symbols, error) {
+	p, check := d.find(m)
+	if p == "" {
+		return nil, fmt.Errorf("%s %s: %w", m.DebugFile, m.DebugID, symbols.ErrNotFound)
+	}
+	d.mu.Lock()
+	lf := d.loaded[p]
+	if lf == nil {
+		lf = &loadedFile{}
+		d.loaded[p] = lf
+	}
+	d.mu.Unlock()
+	lf.once.Do(func() {
+		f, err := gsym.Open(p)
+		if err != nil {
+			lf.err = err
+			return
+		}
+		lf.f = f
+		lf.syms = &symbols.Symbols{Lookup: &Lookuper{File: f}}
+	})
+	if lf.err != nil {
+		return nil, lf.err
+	}
+	if check && m.CodeID != "" && len(lf.f.Header.ID()) > 0 && !strings.EqualFold(hex.EncodeToString(lf.f.Header.ID()), m.CodeID) {
+		return nil, fmt.Errorf("%s: UUID %x is not the module's build ID %s: %w", p, lf.f.Header.ID(), m.CodeID, symbols.ErrNotFound)
+	}
+	return lf.syms, nil
+}
+
+// Close releases the files' mappings. The symbols loaded through d must not
+// be used afterwards.
+func (d *Dirs) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var errs []error
+	for p, lf := range d.loaded {
+		if lf.f != nil {
+			errs = append(errs, lf.f.Close())
+		}
+		delete(d.loaded, p)
+	}
+	return errors.Join(errs...)
+}
