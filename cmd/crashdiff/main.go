@@ -20,9 +20,11 @@
 //
 // Exit status: 0 when every dump is unchanged (or after --update, or
 // without --golden), 1 when any is changed, new or missing, 2 when crashdiff
-// could not run (bad arguments, no dumps, unreadable golden files, symbol
-// servers). --symbols-url is accepted but symbol servers are not supported
-// yet: it exits with status 2. Progress goes to stderr: a bar on a
+// could not run (bad arguments, no dumps, unreadable golden files). Symbols may also come from servers (docs/symbols.md):
+// --symbols-url URL (a Breakpad-layout HTTP store; repeatable), -s
+// arguments in _NT_SYMBOL_PATH syntax (srv*CACHE*URL), $_NT_SYMBOL_PATH and
+// $DEBUGINFOD_URLS, kept in --symbols-cache DIR; a server that is down
+// leaves its modules without symbols. Progress goes to stderr: a bar on a
 // terminal, a line per tenth of the dumps otherwise; -q turns it off.
 package main
 
@@ -103,7 +105,8 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "golden", Usage: "compare with (or with --update write) the golden files in `DIR`"},
 			&cli.BoolFlag{Name: "update", Usage: "write the golden files instead of comparing"},
 			&cli.StringSliceFlag{Name: "s", Usage: "a Breakpad symbol directory (`SYMBOL_PATH`; repeatable)"},
-			&cli.StringSliceFlag{Name: "symbols-url", Usage: "a symbol server `URL` (not supported yet)"},
+			&cli.StringSliceFlag{Name: "symbols-url", Usage: "a Breakpad-layout symbol server `URL` (repeatable)"},
+			&cli.StringFlag{Name: "symbols-cache", Usage: "keep downloaded symbols in `DIR` (default: the user cache directory's gobreakpad)"},
 			&cli.StringFlag{Name: "signature-lists", Usage: "add the signature lists of `DIR` to the defaults"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&cli.IntFlag{Name: "j", Value: runtime.GOMAXPROCS(0), Usage: "walk up to `N` dumps at once"},
@@ -114,14 +117,13 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 				golden:         cmd.String("golden"),
 				update:         cmd.Bool("update"),
 				symbolPaths:    cmd.StringSlice("s"),
+				symbolURLs:     cmd.StringSlice("symbols-url"),
+				symbolCache:    cmd.String("symbols-cache"),
 				signatureLists: cmd.String("signature-lists"),
 				json:           cmd.Bool("json"),
 				workers:        cmd.Int("j"),
 				quiet:          cmd.Bool("q"),
 				args:           cmd.Args().Slice(),
-			}
-			if urls := cmd.StringSlice("symbols-url"); len(urls) > 0 {
-				return couldNotRun("--symbols-url %s: symbol servers are not supported yet", urls[0])
 			}
 			return run(ctx, stdout, stderr, cfg)
 		},

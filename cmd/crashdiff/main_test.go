@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -218,7 +220,7 @@ func TestMissingAndNew(t *testing.T) {
 }
 
 // TestExitStatus runs the built command: 0 unchanged, 1 changed, 2 could
-// not run (symbol servers, missing golden directory, no dumps).
+// not run (missing golden directory, no dumps); symbols from a server.
 func TestExitStatus(t *testing.T) {
 	dumps, syms := setup(t)
 	if testing.Short() {
@@ -229,6 +231,16 @@ func TestExitStatus(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	gdir := filepath.Join(t.TempDir(), "golden")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, root := range syms {
+			if st, err := os.Stat(filepath.Join(root, filepath.FromSlash(r.URL.Path))); err == nil && st.Mode().IsRegular() {
+				http.FileServer(http.Dir(root)).ServeHTTP(w, r)
+				return
+			}
+		}
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
 	args := func(extra ...string) []string {
 		var a []string
 		for _, s := range syms {
@@ -243,7 +255,8 @@ func TestExitStatus(t *testing.T) {
 	}{
 		{args("--golden", gdir, "--update"), 0, "crashdiff: walked 1/1 dumps"},
 		{args("--golden", gdir), 0, ""},
-		{args("--golden", gdir, "--symbols-url", "https://symbols.example.com"), 2, "symbol servers are not supported yet"},
+		// The same symbols from a Breakpad-layout HTTP store: unchanged.
+		{[]string{"--golden", gdir, "--symbols-url", srv.URL, "--symbols-cache", t.TempDir(), "-q", dumps[0]}, 0, ""},
 		{args("--golden", filepath.Join(gdir, "none")), 2, "not found"},
 		{[]string{"--golden", gdir, t.TempDir()}, 2, "no .dmp file"},
 		{args("--golden", gdir, "--no-such-flag"), 2, ""},

@@ -13,12 +13,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gobreakpad/gobreakpad/internal/symsrc"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/stackwalk/golden"
 	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 )
 
 // config is the command line.
@@ -26,6 +26,8 @@ type config struct {
 	golden         string
 	update         bool
 	symbolPaths    []string
+	symbolURLs     []string
+	symbolCache    string
 	signatureLists string
 	json           bool
 	workers        int
@@ -82,6 +84,9 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg config) error {
 		gen = g
 	}
 	for _, p := range cfg.symbolPaths {
+		if symsrc.IsRemote(p) {
+			continue
+		}
 		if st, err := os.Stat(p); err != nil || !st.IsDir() {
 			// As minidump_stackwalk: not an error (a store may be empty).
 			fmt.Fprintf(stderr, "crashdiff: warning: symbol directory %s not found\n", p)
@@ -96,10 +101,15 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg config) error {
 	}
 
 	var syms symbols.Source
-	if len(cfg.symbolPaths) > 0 {
-		dirs := breakpad.NewDirs(cfg.symbolPaths...)
-		defer dirs.Close()
-		syms = dirs
+	scfg := symsrc.Config{Paths: cfg.symbolPaths, URLs: cfg.symbolURLs, CacheDir: cfg.symbolCache, Progress: stderr}
+	scfg.FromEnv()
+	if len(scfg.Paths)+len(scfg.URLs)+len(scfg.DebuginfodURLs) > 0 || scfg.NTSymbolPath != "" {
+		src, err := symsrc.Open(scfg)
+		if err != nil {
+			return couldNotRun("%v", err)
+		}
+		defer src.Close()
+		syms = src
 	}
 	results := walkAll(ctx, dumps, syms, gen, max(cfg.workers, 1), newProgress(stderr, len(dumps), cfg.quiet))
 	if err := ctx.Err(); err != nil {

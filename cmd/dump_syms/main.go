@@ -3,13 +3,16 @@
 // .exe or .dll, with its PDB), as Breakpad's and Mozilla's Windows
 // dump_syms write it:
 //
-//	dump_syms [-i] [-c] [-d] [-m] [-v] [-n NAME] [-o OS] [--store DIR] BINARY [DEBUG_DIR ...]
+//	dump_syms [-i] [-c] [-d] [-m] [-v] [-n NAME] [-o OS] [--store DIR] [--symbols-cache DIR] BINARY [DEBUG_DIR ...]
 //
 // The .sym text goes to stdout, or with --store into DIR/NAME/ID/NAME.sym,
 // the layout symbol stores and minidump_stackwalk use. DEBUG_DIR names
 // directories holding separate debug files (.gnu_debuglink targets or
-// .build-id/xx/rest.debug trees). The reader is chosen by the file's magic
-// bytes: ELF (package dumpsyms/elf says what is read), PDB 7.0 and PE
+// .build-id/xx/rest.debug trees). Without DEBUG_DIR, the separate debug file
+// of a stripped binary (no .debug_info) is fetched by build ID from the
+// debuginfod servers of $DEBUGINFOD_URLS, as elfutils' tools do, and kept in
+// --symbols-cache DIR (docs/symbols.md). The reader is chosen by the file's
+// magic bytes: ELF (package dumpsyms/elf says what is read), PDB 7.0 and PE
 // (package dumpsyms/pe); others are refused with their magic named. The
 // MODULE record's OS is "windows" for PDBs whatever -o says.
 package main
@@ -60,6 +63,7 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 			&cli.StringFlag{Name: "o", Usage: "operating system `OS` in the MODULE record", Value: "Linux"},
 			&cli.IntFlag{Name: "max-inflate-ratio", Usage: "skip a compressed section declaring more than `N` times its compressed size (at least 64 MiB)", Value: elf.DefaultInflateRatio},
 			&cli.StringFlag{Name: "store", Usage: "write into symbol store `DIR` as NAME/ID/NAME.sym instead of stdout"},
+			&cli.StringFlag{Name: "symbols-cache", Usage: "keep debug files fetched from $DEBUGINFOD_URLS in `DIR` (default: the user cache directory's gobreakpad)"},
 		},
 		Writer:    stdout,
 		ErrWriter: stderr,
@@ -103,6 +107,20 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 			fmt.Fprintf(stderr, "\rdump_syms: %s...\033[K", stage)
 		}
 		defer fmt.Fprint(stderr, "\r\033[K")
+	}
+	if len(opts.DebugDirs) == 0 {
+		warn := func(string, ...any) {}
+		if opts.Warn != nil {
+			warn = opts.Warn
+		}
+		dir, cleanup, err := debuginfodDir(args[0], c.String("symbols-cache"), stderr, warn)
+		if err != nil {
+			return err
+		}
+		if dir != "" {
+			defer cleanup()
+			opts.DebugDirs = []string{dir}
+		}
 	}
 	syms, err := dump(args[0], opts)
 	if err != nil {

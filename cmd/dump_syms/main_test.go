@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -109,5 +110,25 @@ func TestCommand(t *testing.T) {
 	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "MODULE Linux x86_64 ") ||
 		r.Stderr != "dump_syms: warning: debug directory "+filepath.Join(tmp, "nodebug")+" does not exist; dumping without it\n" {
 		t.Errorf("missing debug directory: %+v", r)
+	}
+}
+
+// TestDebuginfod: the debug file of a stripped binary comes from a
+// debuginfod server ($DEBUGINFOD_URLS) when no DEBUG_DIR is given; the
+// output equals the one with the local debug directory.
+func TestDebuginfod(t *testing.T) {
+	dir := corpus.File(t, "elf/x64-dw4/buildid")
+	const buildID = "1750c05a7352bb1327b4179d99547cf80feb625c"
+	url := cmdtest.Debuginfod(t, dir, buildID)
+	prog := cmdtest.Build(t, ".")
+	want := cmdtest.Run(t, prog, filepath.Join(dir, "deep_chain"), filepath.Join(dir, "debug"))
+	cmd := exec.Command(prog, "--symbols-cache", t.TempDir(), filepath.Join(dir, "deep_chain"))
+	cmd.Env = append(os.Environ(), "DEBUGINFOD_URLS="+url)
+	got, err := cmd.Output()
+	if err != nil || want.Code != 0 || string(got) != want.Stdout {
+		t.Errorf("through debuginfod: %v; output equal: %v", err, string(got) == want.Stdout)
+	}
+	if !strings.Contains(string(got), "FUNC ") {
+		t.Error("no FUNC record: the debug file was not used")
 	}
 }

@@ -97,8 +97,8 @@ func TestWalkWithGSYM(t *testing.T) {
 			splitSym(t, p, rel, split)
 		}
 		// Both through minidump_stackwalk's own chain of stores.
-		ref, closeRef := symbolSources([]string{symDir, syslib})
-		withGSYM, closeGSYM := symbolSources([]string{split, syslib})
+		ref, closeRef := localSources(t, symDir, syslib)
+		withGSYM, closeGSYM := localSources(t, split, syslib)
 		want, got := walkText(t, dump, ref), walkText(t, dump, withGSYM)
 		if got != want {
 			t.Errorf("%s: walk with .gsym differs:\n%s", filepath.Base(caseDir), lineDiff(want, got, 5))

@@ -17,6 +17,16 @@
 // (SYMBOL_PATH/DEBUG_FILE/DEBUG_ID/DEBUG_FILE.sym); one that does not exist
 // is a warning on stderr.
 //
+// Symbols may also come from servers (docs/symbols.md): a SYMBOL_PATH may be
+// an http(s) URL of a Breakpad-layout store or use _NT_SYMBOL_PATH syntax
+// (srv*CACHE*URL, cache*DIR, directories); --symbols-url URL adds a
+// Breakpad-layout store (repeatable); $_NT_SYMBOL_PATH and $DEBUGINFOD_URLS
+// are honoured. Downloads are kept in --symbols-cache DIR (default: the
+// user cache directory's gobreakpad); --symbols-timeout and
+// --symbols-walk-timeout bound the requests; a server that is down leaves
+// its modules without symbols. -v says on stderr where each module's
+// symbols came from, or why none.
+//
 // --signature prints the crash signature (package stackwalk/signature) as
 // one line instead of the report; with --json it adds a "signature" key to
 // the JSON report instead. --signature-lists DIR (implies --signature) adds
@@ -32,6 +42,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -72,6 +83,11 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "pretty", Usage: "indent the JSON report (implies --json)"},
 			&cli.BoolFlag{Name: "signature", Usage: "print the crash signature instead of the report (with --json: add it to the report)"},
 			&cli.StringFlag{Name: "signature-lists", Usage: "add the signature lists of `DIR` to the defaults (implies --signature)"},
+			&cli.StringSliceFlag{Name: "symbols-url", Usage: "a Breakpad-layout symbol server `URL` (URL/NAME/ID/NAME.sym; repeatable)"},
+			&cli.StringFlag{Name: "symbols-cache", Usage: "keep downloaded symbols in `DIR` (default: the user cache directory's gobreakpad)"},
+			&cli.DurationFlag{Name: "symbols-timeout", Value: 30 * time.Second, Usage: "give up a symbol download after `DURATION`"},
+			&cli.DurationFlag{Name: "symbols-walk-timeout", Usage: "no symbol download after `DURATION` from the start (0: no limit)"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say on stderr where each module's symbols came from"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			args := cmd.Args().Slice()
@@ -108,6 +124,9 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			if o.workers < 1 {
 				return cmdline.Usagef("-j %d: at least 1 thread at once", o.workers)
 			}
+			o.symbols = symbolOptions{urls: cmd.StringSlice("symbols-url"), cacheDir: cmd.String("symbols-cache"),
+				requestTimeout: cmd.Duration("symbols-timeout"), walkTimeout: cmd.Duration("symbols-walk-timeout"),
+				verbose: cmd.Bool("verbose")}
 			return run(stdout, stderr, args[0], args[1:], o)
 		},
 	}
@@ -120,6 +139,7 @@ type options struct {
 	workers, thread                                        int
 	signature                                              bool
 	signatureLists                                         string
+	symbols                                                symbolOptions
 }
 
 // check rejects flags that another flag would make ignored.
@@ -166,12 +186,18 @@ func run(stdout, stderr io.Writer, dumpPath string, symPaths []string, o options
 	defer f.Close()
 	opt := stackwalk.Options{Workers: o.workers}
 	var syms symbols.Source
-	if len(symPaths) > 0 {
-		for _, w := range cmdline.CheckDirs("symbol path", symPaths) {
+	src, err := symbolSources(symPaths, o.symbols, stderr)
+	if err != nil {
+		return err
+	}
+	if src != nil {
+		for _, w := range cmdline.CheckDirs("symbol path", src.Dirs) {
 			fmt.Fprintf(stderr, "minidump_stackwalk: warning: %s; walking without it\n", w)
 		}
-		src, closeAll := symbolSources(symPaths)
-		defer closeAll()
+		defer src.Close()
+		if o.symbols.verbose {
+			defer src.Summary(stderr, "minidump_stackwalk")
+		}
 		syms = src
 		opt.Symbols = syms
 	}

@@ -1,0 +1,83 @@
+package cab
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// maxBlock is the most uncompressed data one CFDATA block may hold (MS-CAB:
+// 32 KiB, plus a little for stored MSZIP blocks).
+const maxBlock = 32768 + 6144
+
+// folderReader yields a folder's uncompressed data, block after block.
+type folderReader struct {
+	c     *Reader
+	f     folder
+	off   int64 // next CFDATA block
+	block int   // blocks read
+	out   []byte
+	pos   int
+	// window is the previous block's output: MSZIP blocks share the
+	// deflate history.
+	window []byte
+}
+
+func (fr *folderReader) Read(p []byte) (int, error) {
+	for fr.pos == len(fr.out) {
+		if fr.block == int(fr.f.blocks) {
+			return 0, io.EOF
+		}
+		if err := fr.next(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, fr.out[fr.pos:])
+	fr.pos += n
+	return n, nil
+}
+
+// next reads and decompresses the next block.
+func (fr *folderReader) next() error {
+	var h [8]byte
+	if _, err := fr.c.r.ReadAt(h[:], fr.off); err != nil {
+		return fmt.Errorf("%w: block %d header: %v", ErrFormat, fr.block, err)
+	}
+	le := binary.LittleEndian
+	packed := int(le.Uint16(h[4:]))
+	unpacked := int(le.Uint16(h[6:]))
+	if unpacked > maxBlock {
+		return fmt.Errorf("%w: block %d: %d bytes uncompressed", ErrFormat, fr.block, unpacked)
+	}
+	dataOff := fr.off + 8 + int64(fr.c.dataRes)
+	if dataOff+int64(packed) > fr.c.size {
+		return fmt.Errorf("%w: block %d: %d bytes at %d past the end", ErrFormat, fr.block, packed, dataOff)
+	}
+	data := make([]byte, packed)
+	if _, err := fr.c.r.ReadAt(data, dataOff); err != nil {
+		return fmt.Errorf("%w: block %d: %v", ErrFormat, fr.block, err)
+	}
+	fr.off = dataOff + int64(packed)
+	fr.block++
+	out := make([]byte, unpacked)
+	switch fr.f.compress & 0xf {
+	case CompressNone:
+		if packed != unpacked {
+			return fmt.Errorf("%w: block %d: stored block of %d bytes says %d", ErrFormat, fr.block-1, packed, unpacked)
+		}
+		copy(out, data)
+	case CompressMSZIP:
+		if len(data) < 2 || data[0] != 'C' || data[1] != 'K' {
+			return fmt.Errorf("%w: block %d: no MSZIP signature", ErrFormat, fr.block-1)
+		}
+		zr := flate.NewReaderDict(bytes.NewReader(data[2:]), fr.window)
+		if _, err := io.ReadFull(zr, out); err != nil {
+			return fmt.Errorf("%w: block %d: inflating: %v", ErrFormat, fr.block-1, err)
+		}
+	}
+	fr.window = out
+	fr.out, fr.pos = out, 0
+	return nil
+}

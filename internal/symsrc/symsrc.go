@@ -1,0 +1,266 @@
+// Package symsrc builds the symbol sources of the programs' command lines
+// (docs/symbols.md): symbol path arguments (Breakpad stores, other formats'
+// stores beside them, http(s) URLs of Breakpad-layout stores, and
+// _NT_SYMBOL_PATH syntax: srv*CACHE*URL, cache*DIR, plain directories),
+// --symbols-url, $_NT_SYMBOL_PATH and $DEBUGINFOD_URLS, one cache directory,
+// and the per-module summary of where symbols came from (-v).
+package symsrc
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	"github.com/gobreakpad/gobreakpad/symbols/cache"
+	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
+	"github.com/gobreakpad/gobreakpad/symbols/gsym"
+	"github.com/gobreakpad/gobreakpad/symbols/remote"
+	"github.com/gobreakpad/gobreakpad/symbols/symbfile"
+	"github.com/gobreakpad/gobreakpad/symbols/symcache"
+)
+
+// Config is what a command line says about symbols.
+type Config struct {
+	// Paths are the symbol path arguments, in order.
+	Paths []string
+	// URLs are Breakpad-layout HTTP stores (--symbols-url).
+	URLs []string
+	// CacheDir is the cache directory (--symbols-cache); empty: the
+	// default (cache.DefaultDir).
+	CacheDir string
+	// NTSymbolPath is $_NT_SYMBOL_PATH; DebuginfodURLs $DEBUGINFOD_URLS's
+	// servers (remote.DebuginfodURLs).
+	NTSymbolPath   string
+	DebuginfodURLs []string
+	// RequestTimeout bounds each request, WalkTimeout all of them (from
+	// Open); zero: the defaults (remote.DefaultRequestTimeout, none).
+	RequestTimeout, WalkTimeout time.Duration
+	// MissTTL is how long misses are remembered (cache.Cache.MissTTL).
+	MissTTL time.Duration
+	// Progress receives lines about slow downloads.
+	Progress io.Writer
+}
+
+// FromEnv fills the fields that come from the environment.
+func (c *Config) FromEnv() {
+	c.NTSymbolPath = os.Getenv("_NT_SYMBOL_PATH")
+	c.DebuginfodURLs = remote.DebuginfodURLs()
+}
+
+// Sources is the chain of sources of a command line. Its Load records, per
+// module, where symbols came from or why not.
+type Sources struct {
+	chain   symbols.Chain
+	closers []io.Closer
+	trace   trace
+	clients map[string]*remote.Client
+	// Dirs are the local directories searched (for warnings about
+	// missing ones).
+	Dirs []string
+}
+
+// Remote reports whether any source fetches from a server.
+func (s *Sources) Remote() bool { return len(s.clients) > 0 }
+
+// Requests returns how many HTTP requests the sources sent.
+func (s *Sources) Requests() int64 {
+	var n int64
+	for _, c := range s.clients {
+		n += c.Requests()
+	}
+	return n
+}
+
+// Load implements symbols.Source.
+func (s *Sources) Load(m symbols.Module) (*symbols.Symbols, error) { return s.chain.Load(m) }
+
+// Close releases the sources' files.
+func (s *Sources) Close() error {
+	var first error
+	for _, c := range s.closers {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Summary writes one line per module asked for: the sources its symbols
+// came from, or why none had them.
+func (s *Sources) Summary(w io.Writer, prog string) { s.trace.write(w, prog) }
+
+// isNT reports whether a symbol path argument is in _NT_SYMBOL_PATH syntax.
+func isNT(p string) bool {
+	for _, e := range strings.Split(p, ";") {
+		l := strings.ToLower(e)
+		if strings.HasPrefix(l, "srv*") || strings.HasPrefix(l, "symsrv*") || strings.HasPrefix(l, "cache*") {
+			return true
+		}
+	}
+	return false
+}
+
+// IsRemote reports whether a symbol path argument names servers (a URL or
+// _NT_SYMBOL_PATH syntax) rather than one directory.
+func IsRemote(p string) bool { return isURL(p) || isNT(p) }
+
+func isURL(s string) bool {
+	l := strings.ToLower(s)
+	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
+}
+
+// Open builds the sources: local stores first (in the order given), then
+// Breakpad HTTP stores (URLs in symbol paths, then --symbols-url), then
+// Microsoft symbol servers (srv* elements, the arguments' then
+// $_NT_SYMBOL_PATH's), then debuginfod servers.
+func Open(cfg Config) (*Sources, error) {
+	s := &Sources{clients: map[string]*remote.Client{}}
+	var dirs, bpURLs []string
+	type srv struct{ cache, url string }
+	var srvs []srv
+	defCache := cfg.CacheDir
+	ntCache := "" // cache*DIR: the cache of srv* elements without one
+	parseNT := func(p string) {
+		for _, e := range strings.Split(p, ";") {
+			e = strings.TrimSpace(e)
+			if e == "" {
+				continue
+			}
+			parts := strings.Split(e, "*")
+			switch strings.ToLower(parts[0]) {
+			case "cache":
+				if len(parts) > 1 && parts[1] != "" {
+					ntCache = parts[1]
+					dirs = append(dirs, parts[1])
+				}
+				continue
+			case "symsrv":
+				parts = parts[1:] // symsrv*symsrv.dll*...
+				if len(parts) > 0 {
+					parts[0] = "srv"
+				}
+				fallthrough
+			case "srv":
+				if len(parts) < 2 {
+					continue
+				}
+				url := parts[len(parts)-1]
+				c := ntCache
+				if len(parts) > 2 && parts[1] != "" {
+					c = parts[1] // srv*DOWNSTREAM*...*URL: the first downstream store
+				}
+				if !isURL(url) {
+					// srv*DIR: a local symbol store tree.
+					dirs = append(dirs, url)
+					continue
+				}
+				srvs = append(srvs, srv{c, url})
+				continue
+			}
+			if isURL(e) {
+				bpURLs = append(bpURLs, e)
+			} else {
+				dirs = append(dirs, e)
+			}
+		}
+	}
+	for _, p := range cfg.Paths {
+		switch {
+		case isNT(p):
+			parseNT(p)
+		case isURL(p):
+			bpURLs = append(bpURLs, p)
+		default:
+			dirs = append(dirs, p)
+		}
+	}
+	if cfg.NTSymbolPath != "" {
+		parseNT(cfg.NTSymbolPath)
+	}
+	bpURLs = append(bpURLs, cfg.URLs...)
+	s.Dirs = dirs
+
+	var deadline time.Time
+	if cfg.WalkTimeout > 0 {
+		deadline = time.Now().Add(cfg.WalkTimeout)
+	}
+	client := func(dir string) (*remote.Client, error) {
+		if dir == "" {
+			dir = defCache
+		}
+		if dir == "" {
+			d, err := cache.DefaultDir()
+			if err != nil {
+				return nil, fmt.Errorf("symbol cache: %w (give one with --symbols-cache)", err)
+			}
+			dir = d
+		}
+		dir = filepath.Clean(dir)
+		if c := s.clients[dir]; c != nil {
+			return c, nil
+		}
+		c := &remote.Client{Cache: &cache.Cache{Dir: dir, MissTTL: cfg.MissTTL}, RequestTimeout: cfg.RequestTimeout,
+			Deadline: deadline, Progress: cfg.Progress, UserAgent: "gobreakpad"}
+		s.clients[dir] = c
+		return c, nil
+	}
+
+	add := func(name string, src symbols.Source) {
+		s.chain = append(s.chain, s.trace.wrap(name, src))
+		if c, ok := src.(io.Closer); ok {
+			s.closers = append(s.closers, c)
+		}
+	}
+	if len(dirs) > 0 {
+		label := strings.Join(dirs, ", ")
+		// The lookup-only formats come first: a store holding one beside a
+		// module's .sym was made to answer lookups from it (the .sym may keep
+		// only its STACK records, which still give the unwind rules). Stores
+		// of .sym files alone walk as Breakpad's.
+		add(label+" (SymCache)", symcache.NewDirs(dirs...))
+		add(label+" (symbfile)", symbfile.NewDirs(dirs...))
+		add(label+" (GSYM)", gsym.NewDirs(dirs...))
+		add(label, breakpad.NewDirs(dirs...))
+		// Native ELF files in the same directories (.build-id trees,
+		// binaries named as the modules), converted into the cache.
+		if c, err := client(""); err == nil {
+			delete(s.clients, c.Cache.Dir) // a cache, not a server
+			add(label+" (ELF files)", elfsyms.NewDirs(c.Cache, dirs...))
+		}
+	}
+	for _, u := range bpURLs {
+		c, err := client("")
+		if err != nil {
+			return nil, err
+		}
+		src := remote.NewBreakpad(u, c)
+		add(src.String(), src)
+	}
+	for _, sv := range srvs {
+		c, err := client(sv.cache)
+		if err != nil {
+			return nil, err
+		}
+		// Symbol servers may serve Breakpad files in the same tree
+		// (Mozilla's Tecken does): asked first, as .sym files carry
+		// every kind of information.
+		bp := remote.NewBreakpad(sv.url, c)
+		add(bp.String(), bp)
+		ms := remote.NewSymSrv(sv.url, c)
+		add(ms.String(), ms)
+	}
+	for _, u := range cfg.DebuginfodURLs {
+		c, err := client("")
+		if err != nil {
+			return nil, err
+		}
+		src := remote.NewDebuginfod(u, c)
+		add(src.String(), src)
+	}
+	return s, nil
+}

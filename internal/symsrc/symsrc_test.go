@@ -1,0 +1,43 @@
+package symsrc
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	def := t.TempDir()
+	for _, c := range []struct {
+		paths  []string
+		nt     string
+		want   []string // source names, in order
+		caches int
+	}{
+		{paths: []string{"/a", "/b"}, want: []string{"/a, /b (SymCache)", "/a, /b (symbfile)", "/a, /b (GSYM)", "/a, /b", "/a, /b (ELF files)"}},
+		{paths: []string{"https://s.example/"}, want: []string{"https://s.example"}, caches: 1},
+		{paths: []string{"srv*/c*https://ms.example"}, want: []string{"https://ms.example", "https://ms.example (symbol server)"}, caches: 1},
+		{nt: "cache*/c;srv*https://ms.example;/d", want: []string{"/c, /d (SymCache)", "/c, /d (symbfile)", "/c, /d (GSYM)", "/c, /d", "/c, /d (ELF files)",
+			"https://ms.example", "https://ms.example (symbol server)"}, caches: 1},
+		{nt: "symsrv*symsrv.dll*/c*https://ms.example", want: []string{"https://ms.example", "https://ms.example (symbol server)"}, caches: 1},
+		{nt: "srv*/local/store", want: []string{"/local/store (SymCache)", "/local/store (symbfile)", "/local/store (GSYM)", "/local/store", "/local/store (ELF files)"}},
+	} {
+		s, err := Open(Config{Paths: c.paths, NTSymbolPath: c.nt, CacheDir: def, DebuginfodURLs: nil})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, src := range s.chain {
+			got = append(got, src.(*traced).name)
+		}
+		if strings.Join(got, "|") != strings.Join(c.want, "|") || len(s.clients) != c.caches {
+			t.Errorf("%q %q: sources %q with %d caches, want %q with %d", c.paths, c.nt, got, len(s.clients), c.want, c.caches)
+		}
+		if c.nt == "cache*/c;srv*https://ms.example;/d" {
+			if _, ok := s.clients[filepath.Clean("/c")]; !ok {
+				t.Errorf("cache*/c not used for srv*: %v", s.clients)
+			}
+		}
+		s.Close()
+	}
+}

@@ -1,0 +1,90 @@
+package symsrc
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/gobreakpad/gobreakpad/symbols"
+)
+
+// trace records, per module, what each source said.
+type trace struct {
+	mu    sync.Mutex
+	order []symbols.Module
+	recs  map[symbols.Module]*record
+}
+
+type record struct {
+	from    []string
+	reasons []string
+}
+
+// traced is a source whose answers are recorded.
+type traced struct {
+	name string
+	src  symbols.Source
+	t    *trace
+}
+
+func (t *trace) wrap(name string, src symbols.Source) symbols.Source {
+	return &traced{name: name, src: src, t: t}
+}
+
+func (s *traced) Load(m symbols.Module) (*symbols.Symbols, error) {
+	syms, err := s.src.Load(m)
+	s.t.mu.Lock()
+	defer s.t.mu.Unlock()
+	if s.t.recs == nil {
+		s.t.recs = map[symbols.Module]*record{}
+	}
+	r := s.t.recs[m]
+	if r == nil {
+		r = &record{}
+		s.t.recs[m] = r
+		s.t.order = append(s.t.order, m)
+	}
+	switch {
+	case err == nil && !syms.Empty():
+		var kinds []string
+		if syms.Lookup != nil {
+			kinds = append(kinds, "lookups")
+		}
+		if syms.CFI != nil {
+			kinds = append(kinds, "CFI")
+		}
+		if syms.Win != nil {
+			kinds = append(kinds, "STACK WIN")
+		}
+		r.from = append(r.from, fmt.Sprintf("%s (%s)", s.name, strings.Join(kinds, ", ")))
+	case err != nil && !errors.Is(err, symbols.ErrNotFound):
+		r.reasons = append(r.reasons, fmt.Sprintf("%s: unreadable: %v", s.name, err))
+	case err != nil:
+		// Local stores' misses say nothing worth a line; servers say why.
+		msg := strings.TrimPrefix(err.Error(), symbols.ErrNotFound.Error()+": ")
+		if strings.Contains(s.name, "://") {
+			r.reasons = append(r.reasons, msg)
+		}
+	}
+	return syms, err
+}
+
+func (t *trace) write(w io.Writer, prog string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, m := range t.order {
+		r := t.recs[m]
+		name := fmt.Sprintf("%s %s", m.DebugFile, m.DebugID)
+		if len(r.from) > 0 {
+			fmt.Fprintf(w, "%s: symbols: %s: from %s\n", prog, name, strings.Join(r.from, "; "))
+			continue
+		}
+		why := "not in any source"
+		if len(r.reasons) > 0 {
+			why = strings.Join(r.reasons, "; ")
+		}
+		fmt.Fprintf(w, "%s: symbols: %s: none (%s)\n", prog, name, why)
+	}
+}

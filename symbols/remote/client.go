@@ -1,0 +1,346 @@
+// Package remote provides symbol sources that fetch from servers, keeping
+// what they fetch in a shared on-disk cache (package symbols/cache):
+//
+//   - Breakpad: a Breakpad-layout HTTP store, GET URL/NAME/ID/NAME.sym, as
+//     Mozilla's Tecken and Breakpad's HTTP symbol supplier serve;
+//   - Debuginfod: a debuginfod server, GET URL/buildid/BUILDID/debuginfo and
+//     /executable, turned into symbols with dumpsyms/elf;
+//   - SymSrv: a Microsoft symbol server, GET URL/name.pdb/GUIDAGE/name.pdb,
+//     its CAB-compressed form name.pd_, and file.ptr redirections; and the
+//     PE, URL/name.exe/TIMESTAMPSIZE/name.exe. PDBs and PEs are turned into
+//     symbols by SymSrv.Convert (the PDB reader plugs in there).
+//
+// All share a Client: one HTTP client with a timeout per request and a
+// deadline for the whole walk, a limit on parallel downloads, retries with
+// back-off on 5xx answers and connection errors (never on 404), a size limit
+// per download, and progress lines for slow downloads. A server that fails
+// is marked down for the rest of the client's life, so a walk waits for it
+// at most once. Failures never fail a walk: Load returns an error wrapping
+// symbols.ErrNotFound with the reason.
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/cache"
+)
+
+// Defaults of a Client's zero fields.
+const (
+	DefaultRequestTimeout = 30 * time.Second
+	DefaultParallel       = 4
+	DefaultRetries        = 2
+	DefaultBackoff        = 250 * time.Millisecond
+	DefaultMaxSize        = 4 << 30
+	DefaultSlowAfter      = 2 * time.Second
+)
+
+// A Client fetches files from symbol servers into a cache. Its fields must
+// not change once it is in use; it is safe for concurrent use.
+type Client struct {
+	// Cache is where downloads are kept; required.
+	Cache *cache.Cache
+	// HTTP is the HTTP client; nil means a client of its own. Go's
+	// transport asks for gzip transfer encoding and decodes it.
+	HTTP *http.Client
+	// RequestTimeout bounds each request, body included.
+	RequestTimeout time.Duration
+	// Deadline, when set, is the end of the walk: no request runs past it.
+	Deadline time.Time
+	// Parallel is the most downloads running at once.
+	Parallel int
+	// Retries is how many times a 5xx answer or a connection error is
+	// retried (negative: never), waiting Backoff, then twice as long, ...
+	Retries int
+	Backoff time.Duration
+	// MaxSize is the largest file downloaded, in bytes (decoded).
+	MaxSize int64
+	// Progress, when set, receives a line when a download is slow (after
+	// SlowAfter) and every SlowAfter until it ends.
+	Progress  io.Writer
+	SlowAfter time.Duration
+	// UserAgent is sent with every request.
+	UserAgent string
+
+	requests atomic.Int64
+	initOnce sync.Once
+	sem      chan struct{}
+	httpc    *http.Client
+
+	mu       sync.Mutex
+	down     map[string]error // servers given up on, with why
+	inflight map[string]*flight
+}
+
+// flight is one download in progress, shared by those wanting the same file.
+type flight struct {
+	done chan struct{}
+	path string
+	err  error
+}
+
+func (c *Client) init() {
+	c.initOnce.Do(func() {
+		n := c.Parallel
+		if n <= 0 {
+			n = DefaultParallel
+		}
+		c.sem = make(chan struct{}, n)
+		c.httpc = c.HTTP
+		if c.httpc == nil {
+			c.httpc = &http.Client{}
+		}
+		c.down = map[string]error{}
+		c.inflight = map[string]*flight{}
+	})
+}
+
+// Requests returns how many HTTP requests the client has sent.
+func (c *Client) Requests() int64 { return c.requests.Load() }
+
+// errMiss is a file the server does not have.
+type errMiss struct{ msg string }
+
+func (e *errMiss) Error() string { return e.msg }
+func (e *errMiss) Unwrap() error { return symbols.ErrNotFound }
+
+// Fetch returns the path of the file served at base/elems... (each element
+// escaped), from the cache when it is there, else downloaded into the cache
+// under elems. A file the server does not have, or cannot give, is an error
+// wrapping symbols.ErrNotFound.
+func (c *Client) Fetch(base string, elems ...string) (string, error) {
+	return c.fetch(base, elems, elems)
+}
+
+// fetch downloads base/remote... into the cache as local.
+func (c *Client) fetch(base string, remote, local []string) (string, error) {
+	c.init()
+	if p, ok := c.Cache.Lookup(local...); ok {
+		return p, nil
+	}
+	for _, e := range remote {
+		if err := cache.CheckName(e); err != nil {
+			return "", &errMiss{fmt.Sprintf("%v", err)}
+		}
+	}
+	u := strings.TrimRight(base, "/")
+	for _, e := range remote {
+		u += "/" + url.PathEscape(e)
+	}
+	if c.Cache.Missed(base, remote...) {
+		return "", &errMiss{u + ": not found (remembered)"}
+	}
+	key := base + "\x00" + strings.Join(local, "/")
+	c.mu.Lock()
+	if err := c.down[base]; err != nil {
+		c.mu.Unlock()
+		return "", &errMiss{fmt.Sprintf("%s: skipped (the server failed earlier)", u)}
+	}
+	if f := c.inflight[key]; f != nil {
+		c.mu.Unlock()
+		<-f.done
+		return f.path, f.err
+	}
+	f := &flight{done: make(chan struct{})}
+	c.inflight[key] = f
+	c.mu.Unlock()
+
+	f.path, f.err = c.download(base, u, remote, local)
+	c.mu.Lock()
+	delete(c.inflight, key)
+	c.mu.Unlock()
+	close(f.done)
+	return f.path, f.err
+}
+
+// retryable reports whether a failed request may succeed when tried again.
+func retryable(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return false // a hanging server: waiting again only doubles the delay
+	}
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE)
+}
+
+// statusError is an HTTP answer other than 200 or a miss.
+type statusError struct{ code int }
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("HTTP %d %s", e.code, http.StatusText(e.code))
+}
+
+func (c *Client) download(base, u string, remote, local []string) (string, error) {
+	c.sem <- struct{}{}
+	defer func() { <-c.sem }()
+	// Another process may have stored it while this one waited.
+	if p, ok := c.Cache.Lookup(local...); ok {
+		return p, nil
+	}
+	retries := c.Retries
+	if retries == 0 {
+		retries = DefaultRetries
+	}
+	backoff := c.Backoff
+	if backoff <= 0 {
+		backoff = DefaultBackoff
+	}
+	var err error
+	for attempt := 0; ; attempt++ {
+		var p string
+		p, err = c.get(u, local)
+		if err == nil {
+			return p, nil
+		}
+		var miss *errMiss
+		if errors.As(err, &miss) {
+			c.Cache.RememberMiss(base, remote...)
+			return "", err
+		}
+		var se *statusError
+		again := errors.As(err, &se) && se.code >= 500 || retryable(err)
+		if !again || attempt >= retries {
+			break
+		}
+		wait := backoff << attempt
+		if !c.Deadline.IsZero() && time.Until(c.Deadline) < wait {
+			break
+		}
+		time.Sleep(wait)
+	}
+	var se *statusError
+	var ne net.Error
+	if errors.As(err, &se) && se.code >= 500 || errors.As(err, &ne) || retryable(err) || errors.Is(err, context.DeadlineExceeded) {
+		c.mu.Lock()
+		if c.down[base] == nil {
+			c.down[base] = err
+		}
+		c.mu.Unlock()
+	}
+	return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, u, err)
+}
+
+// get sends one request and stores the body.
+func (c *Client) get(u string, local []string) (string, error) {
+	timeout := c.RequestTimeout
+	if timeout <= 0 {
+		timeout = DefaultRequestTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if !c.Deadline.IsZero() {
+		if time.Until(c.Deadline) <= 0 {
+			return "", fmt.Errorf("walk deadline passed: %w", context.DeadlineExceeded)
+		}
+		var cancel2 context.CancelFunc
+		ctx, cancel2 = context.WithDeadline(ctx, c.Deadline)
+		defer cancel2()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "", &errMiss{err.Error()}
+	}
+	if c.UserAgent != "" {
+		req.Header.Set("User-Agent", c.UserAgent)
+	}
+	c.requests.Add(1)
+	resp, err := c.httpc.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusOK:
+	case resp.StatusCode >= 500:
+		return "", &statusError{resp.StatusCode}
+	default:
+		// 404 and the other client errors (S3 answers 403 for missing
+		// keys): the server does not have it.
+		return "", &errMiss{fmt.Sprintf("%s: HTTP %d %s", u, resp.StatusCode, http.StatusText(resp.StatusCode))}
+	}
+	limit := c.MaxSize
+	if limit <= 0 {
+		limit = DefaultMaxSize
+	}
+	if resp.ContentLength > limit {
+		return "", &errMiss{fmt.Sprintf("%s: %d bytes, over the limit of %d", u, resp.ContentLength, limit)}
+	}
+	body := io.Reader(resp.Body)
+	if c.Progress != nil {
+		pr := &progress{r: body, url: u, total: resp.ContentLength, w: c.Progress, start: time.Now(), every: c.SlowAfter}
+		if pr.every <= 0 {
+			pr.every = DefaultSlowAfter
+		}
+		pr.next = pr.every
+		body = pr
+		defer pr.finish()
+	}
+	p, err := c.Cache.Write(body, limit, local...)
+	if errors.Is(err, cache.ErrTooLarge) {
+		return "", &errMiss{fmt.Sprintf("%s: %v", u, err)}
+	}
+	if err != nil && ctx.Err() != nil {
+		return "", fmt.Errorf("%v: %w", err, ctx.Err())
+	}
+	return p, err
+}
+
+// progress reports a slow download.
+type progress struct {
+	r           io.Reader
+	url         string
+	total, n    int64
+	w           io.Writer
+	start       time.Time
+	every, next time.Duration
+	said        bool
+}
+
+func (p *progress) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.n += int64(n)
+	if el := time.Since(p.start); el >= p.next {
+		p.next = el + p.every
+		p.said = true
+		if p.total > 0 {
+			fmt.Fprintf(p.w, "downloading %s: %.1f of %.1f MB (%.0fs)\n", p.url, mb(p.n), mb(p.total), el.Seconds())
+		} else {
+			fmt.Fprintf(p.w, "downloading %s: %.1f MB (%.0fs)\n", p.url, mb(p.n), el.Seconds())
+		}
+	}
+	return n, err
+}
+
+func (p *progress) finish() {
+	if p.said {
+		fmt.Fprintf(p.w, "downloaded %s: %.1f MB in %.1fs\n", p.url, mb(p.n), time.Since(p.start).Seconds())
+	}
+}
+
+func mb(n int64) float64 { return float64(n) / (1 << 20) }
+
+// DebuginfodURLs returns the servers named by $DEBUGINFOD_URLS as elfutils
+// reads it: URLs separated by spaces; entries that are not http or https
+// URLs (such as elfutils' "ima:" options) are skipped.
+func DebuginfodURLs() []string {
+	var out []string
+	for _, f := range strings.Fields(os.Getenv("DEBUGINFOD_URLS")) {
+		if strings.HasPrefix(f, "http://") || strings.HasPrefix(f, "https://") {
+			out = append(out, strings.TrimRight(f, "/"))
+		}
+	}
+	return out
+}
