@@ -252,6 +252,9 @@ func Open(cfg Config) (*Sources, error) {
 		bp := remote.NewBreakpad(sv.url, c)
 		add(bp.String(), bp)
 		ms := remote.NewSymSrv(sv.url, c)
+		conv := &pdbConverter{c: c.Cache}
+		ms.Convert = conv.convert
+		s.closers = append(s.closers, conv)
 		add(ms.String(), ms)
 	}
 	for _, u := range cfg.DebuginfodURLs {

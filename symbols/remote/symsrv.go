@@ -24,7 +24,8 @@ import (
 // executables. Files are kept in the cache uncompressed in the same layout,
 // the cache then being a downstream store.
 //
-// Files become symbols through Convert; while it is nil (no PDB reader yet)
+// Files become symbols through Convert (the programs convert them with
+// dumpsyms/pe, see internal/symsrc); while it is nil
 // Load reports every module not found without a request, and FetchPDB and
 // FetchPE still fetch files.
 type SymSrv struct {
@@ -46,7 +47,7 @@ func (s *SymSrv) String() string { return s.URL + " (symbol server)" }
 // Load implements symbols.Source.
 func (s *SymSrv) Load(m symbols.Module) (*symbols.Symbols, error) {
 	if s.Convert == nil {
-		return nil, fmt.Errorf("%w: %s: no PDB reader to use its files", symbols.ErrNotFound, s.URL)
+		return nil, fmt.Errorf("%w: %s: no converter to use its files", symbols.ErrNotFound, s.URL)
 	}
 	pdb, errP := s.FetchPDB(m)
 	pe, errX := s.FetchPE(m)

@@ -1,0 +1,94 @@
+package symsrc
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	"github.com/gobreakpad/gobreakpad/dumpsyms/pe"
+	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symfile"
+)
+
+// TestSymbolServerPDB serves a corpus PDB from a Microsoft-layout store over
+// HTTP (loopback): the symbol server source fetches it, converts it with
+// dumpsyms/pe into the cache once, and answers lookups as the PDB's own
+// conversion does at every FUNC and line address; a second chain over the
+// same cache makes no request.
+func TestSymbolServerPDB(t *testing.T) {
+	src := filepath.Join(corpus.Dir(t), "windows", "breakpad", "dump_syms_regtest.pdb")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Skip(err)
+	}
+	m := symbols.Module{DebugFile: `c:\build\dump_syms_regtest.pdb`, DebugID: "9214611565FA4C538FE724A797B860F71"}
+	store := t.TempDir()
+	dir := filepath.Join(store, "dump_syms_regtest.pdb", m.DebugID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "dump_syms_regtest.pdb"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	requests := 0
+	files := http.FileServer(http.Dir(store))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests++
+		files.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	cacheDir := t.TempDir()
+
+	want, err := pe.Dump(src, dumpsyms.Options{Inlines: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	want.Write(&text)
+	ref, err := symfile.Parse(text.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	before := 0
+	for round := range 2 {
+		s, err := Open(Config{NTSymbolPath: "srv*" + cacheDir + "*" + srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		syms, err := s.Load(m)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if syms.Lookup == nil || syms.Win == nil {
+			t.Fatalf("round %d: %+v: want lookups and STACK WIN", round, syms)
+		}
+		n := 0
+		for _, f := range want.Funcs {
+			addrs := []uint64{f.Ranges[0].Address}
+			for _, l := range f.Lines {
+				addrs = append(addrs, l.Address)
+			}
+			for _, a := range addrs {
+				got, ok := syms.Lookup.Lookup(a, false)
+				w, wok := ref.Lookup(a)
+				if ok != wok || got.Function != w.Name || got.Line != int(w.Line) {
+					t.Fatalf("round %d: %#x: got %q line %d, want %q line %d", round, a, got.Function, got.Line, w.Name, w.Line)
+				}
+				n++
+			}
+		}
+		if round == 0 {
+			t.Logf("%d addresses agree; %d requests", n, requests)
+		} else if requests != before {
+			t.Errorf("second walk over a warm cache made %d requests", requests-before)
+		}
+		before = requests
+		s.Close()
+	}
+}
