@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/ianlancetaylor/demangle"
@@ -218,24 +219,54 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 	if maxNulls == 0 {
 		maxNulls = 1 << 20
 	}
-	for {
+	// debug/dwarf may panic on corrupt entries: a panic skips the rest of
+	// its unit, with a warning, and the walk goes on from the next unit
+	// (read by a plain dwarf.Reader) with what was collected kept.
+	var last dwarf.Offset // the last entry read, or where the walk resumed
+	var starts []dwarf.Offset
+	resume := func(p any) bool {
+		dr.warn("DWARF: entry at or after %#x: debug/dwarf panicked (%v): the rest of its unit is skipped", last, p)
+		finish()
+		stack = stack[:0]
+		if starts == nil {
+			starts = unitStarts(src.info, src.abbrev, src.order)
+		}
+		i := sort.Search(len(starts), func(i int) bool { return starts[i] > last })
+		if i == len(starts) {
+			return false
+		}
+		fresh := src.data.Reader()
+		fresh.Seek(starts[i])
+		r, last, nulls = fresh, starts[i], 0
+		return true
+	}
+	step := func() (more bool) {
+		defer func() {
+			if p := recover(); p != nil {
+				more = resume(p)
+			}
+		}()
 		e, err := r.Next()
 		if err != nil {
 			dr.warn("DWARF: %v (the rest of .debug_info is skipped)", err)
-			break
+			return false
 		}
 		if e == nil {
-			break
+			return false
+		}
+		last = e.Offset
+		if dieHook != nil {
+			dieHook(e)
 		}
 		if e.Tag == 0 {
 			if nulls++; nulls > maxNulls {
 				dr.warn("DWARF: unterminated abbreviation code (the rest of .debug_info is skipped)")
-				break
+				return false
 			}
 			if len(stack) > 0 {
 				stack = stack[:len(stack)-1]
 			}
-			continue
+			return true
 		}
 		nulls = 0
 		var top *frame
@@ -266,13 +297,13 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 			if e.Children {
 				stack = append(stack, frame{kind: frameScope})
 			}
-			continue
+			return true
 		}
 		if cu == nil || top == nil {
 			if e.Children {
 				r.SkipChildren()
 			}
-			continue
+			return true
 		}
 		switch e.Tag {
 		case dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructType, dwarf.TagUnionType,
@@ -283,7 +314,7 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 				if e.Children {
 					r.SkipChildren()
 				}
-				continue
+				return true
 			}
 			n := dr.newNode(src, ix, e, top.parent, cu.lang)
 			if e.Children {
@@ -294,7 +325,7 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 				if e.Children {
 					r.SkipChildren()
 				}
-				continue
+				return true
 			}
 			n := dr.newNode(src, ix, e, top.parent, cu.lang)
 			var fn *funcRec
@@ -312,7 +343,7 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 				if e.Children {
 					r.SkipChildren()
 				}
-				continue
+				return true
 			}
 			depth := top.depth
 			in := dr.inline(src, ix, e, depth, cu)
@@ -323,7 +354,7 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 				if in == nil {
 					// Breakpad drops the children of an empty inline.
 					r.SkipChildren()
-					continue
+					return true
 				}
 				stack = append(stack, frame{kind: frameInline, fn: top.fn, depth: depth + 1, parent: top.parent})
 			}
@@ -332,7 +363,7 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 				if e.Children {
 					r.SkipChildren()
 				}
-				continue
+				return true
 			}
 			if e.Children {
 				stack = append(stack, frame{kind: frameBlock, fn: top.fn, depth: top.depth, parent: top.parent})
@@ -342,8 +373,25 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 				r.SkipChildren()
 			}
 		}
+		return true
+	}
+	for step() {
 	}
 	finish()
+}
+
+// dieHook, when set (by tests), sees each entry the walk reads.
+var dieHook func(*dwarf.Entry)
+
+// unitStarts returns the offsets of the first entries of the units of info,
+// as far as their headers read: where a walk may resume.
+func unitStarts(info, abbrev []byte, order binary.ByteOrder) []dwarf.Offset {
+	d := &dieReader{info: info, abbrev: abbrev, order: order}
+	var s []dwarf.Offset
+	for off := 0; off < len(info) && d.unit(off); off = d.end {
+		s = append(s, dwarf.Offset(d.off))
+	}
+	return s
 }
 
 // attrString returns a string attribute, following DW_FORM_GNU_strp_alt.
