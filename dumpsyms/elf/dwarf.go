@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ianlancetaylor/demangle"
 )
@@ -61,6 +62,7 @@ type node struct {
 	resolved    bool
 	resolving   bool
 	declaration bool
+	cut         bool // the enclosing function's name was cut (maxNestedName)
 }
 
 // nodeRef is a reference to a DIE, resolved after the whole file is read
@@ -715,7 +717,8 @@ func qualifiedName(n *node) string {
 		if s := n.spec.src.nodes[n.spec.off]; s != nil {
 			q = qualifiedName(s)
 			if q != "" && n.name != "" && s.name != n.name {
-				q = joinName(enclosingName(s), n.name)
+				e, cut := enclosingName(s)
+				q, n.cut = joinName(e, n.name), cut
 			}
 		}
 	}
@@ -725,7 +728,8 @@ func qualifiedName(n *node) string {
 			unq = n.linkage
 		}
 		if unq != "" {
-			q = joinName(enclosingName(n), unq)
+			e, cut := enclosingName(n)
+			q, n.cut = joinName(e, unq), cut
 		}
 	}
 	if q == "" && n.origin != nil {
@@ -746,16 +750,29 @@ func plainScope(n *node) bool {
 	return n.tag != dwarf.TagSubprogram && n.linkage == "" && n.spec == nil && n.origin == nil
 }
 
+// maxNestedName bounds the enclosing part of the name of a function nested
+// in a function (DW_TAG_subprogram inside DW_TAG_subprogram, with the scopes
+// between them): a longer one keeps its last maxNestedName bytes after
+// "...". Each function's name holds its enclosing functions' names, so D
+// nested functions would otherwise make O(D^2) output and memory (30,000
+// of them: gigabytes, as in Breakpad); real nested functions (GCC's nested
+// C functions, Ada, Fortran, Pascal) are a few levels deep with names far
+// shorter.
+const maxNestedName = 1 << 10
+
 // enclosingName returns the qualified name of n's parent: the names of the
 // plain scopes above it, joined once, under the first scope that has a
-// name of its own.
-func enclosingName(n *node) string {
+// name of its own. When that scope is a function and the name is longer
+// than maxNestedName, its head is cut (and cut is set).
+func enclosingName(n *node) (name string, cut bool) {
 	var parts []string
 	size := 0
 	base := ""
+	fn := false
 	for p := n.parent; p != nil; p = p.parent {
 		if !plainScope(p) {
 			base = qualifiedName(p)
+			fn = p.tag == dwarf.TagSubprogram
 			break
 		}
 		if p.name == "" {
@@ -766,19 +783,28 @@ func enclosingName(n *node) string {
 		parts = append(parts, p.name)
 		size += len(p.name) + 2
 	}
-	if len(parts) == 0 {
-		return base
-	}
-	var b strings.Builder
-	b.Grow(len(base) + size)
-	b.WriteString(base)
-	for i := len(parts) - 1; i >= 0; i-- {
-		if b.Len() > 0 {
-			b.WriteString("::")
+	if len(parts) > 0 {
+		var b strings.Builder
+		b.Grow(len(base) + size)
+		b.WriteString(base)
+		for i := len(parts) - 1; i >= 0; i-- {
+			if b.Len() > 0 {
+				b.WriteString("::")
+			}
+			b.WriteString(parts[i])
 		}
-		b.WriteString(parts[i])
+		name = b.String()
+	} else {
+		name = base
 	}
-	return b.String()
+	if fn && len(name) > maxNestedName {
+		i := len(name) - maxNestedName
+		for i < len(name) && !utf8.RuneStart(name[i]) {
+			i++
+		}
+		return "..." + name[i:], true
+	}
+	return name, false
 }
 
 func joinName(enclosing, name string) string {

@@ -559,11 +559,15 @@ func (d *dumper) buildFunctions(funcs []*funcRec) {
 	}
 	var out []dumpsyms.Function
 	var originNames []string
+	cuts := 0
 	for i, fn := range funcs {
 		if i > 0 && fn.ranges[0].lo == funcs[i-1].ranges[0].lo || !d.inModule(fn.ranges[0].lo) {
 			continue
 		}
 		name := qualifiedName(fn.node)
+		if fn.node.cut {
+			cuts++
+		}
 		if name == "" {
 			name = "<name omitted>"
 		}
@@ -644,6 +648,9 @@ func (d *dumper) buildFunctions(funcs []*funcRec) {
 			}
 			in.Origin = orenum[in.Origin]
 		}
+	}
+	if cuts > 0 {
+		d.warn("%s: DWARF: %d functions nested in functions have enclosing names over %d bytes: cut to their last %d bytes after \"...\"", d.path, cuts, maxNestedName, maxNestedName)
 	}
 	d.out.Funcs = out
 }
