@@ -126,7 +126,7 @@ func (r run) do(t *testing.T) {
 	}
 	for _, s := range r.stdout {
 		if !strings.Contains(out.head.String(), s) {
-			t.Errorf("%s: stdout lacks %q", r.name, s)
+			t.Errorf("%s: stdout lacks %q; it starts %.600q", r.name, s, out.head.String())
 		}
 	}
 	maxOut := r.maxOut
