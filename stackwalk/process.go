@@ -61,14 +61,17 @@ func Read(f *minidump.File) (*ProcessState, error) {
 	}
 
 	// Modules.
-	raw, _ := f.ModuleList()
+	raw, modErr := f.ModuleList()
+	p.problem(modErr, "no module read")
 	for i := range raw {
 		p.Modules = append(p.Modules, convertModule(&raw[i]))
 	}
 	if len(p.Modules) > 0 {
 		p.MainModule = 0
 	}
-	if ul, err := f.UnloadedModuleList(); err == nil {
+	if ul, err := f.UnloadedModuleList(); err != nil {
+		p.problem(err, "no unloaded module read")
+	} else {
 		for _, u := range ul {
 			p.UnloadedModules = append(p.UnloadedModules, &Module{
 				Base: u.BaseOfImage, Size: uint64(u.SizeOfImage), CodeFile: u.Name, Unloaded: true,
@@ -104,9 +107,7 @@ func Read(f *minidump.File) (*ProcessState, error) {
 	readExtras(f, p)
 
 	threads, thErr := f.ThreadList()
-	if thErr != nil && !errors.Is(thErr, minidump.ErrNoStream) {
-		p.Problems = append(p.Problems, fmt.Errorf("%w (no thread walked)", thErr))
-	}
+	p.problem(thErr, "no thread walked")
 	if thErr == nil {
 		p.DumpThreadIDs = make([]uint32, len(threads))
 		for i := range threads {
@@ -123,13 +124,23 @@ func Read(f *minidump.File) (*ProcessState, error) {
 	return p, nil
 }
 
+// problem records err, a stream that could not be read though present, in
+// p.Problems with what was left out.
+func (p *ProcessState) problem(err error, dropped string) {
+	if err != nil && !errors.Is(err, minidump.ErrNoStream) {
+		p.Problems = append(p.Problems, fmt.Errorf("%w (%s)", err, dropped))
+	}
+}
+
 // chooseThreads makes the call stacks to walk, as Breakpad's
 // MinidumpProcessor does: every thread but the one that wrote the dump (named
 // by the Breakpad info stream), each with its context (for the thread that
 // crashed or asked for the dump, the exception's context) and stack memory.
 func chooseThreads(f *minidump.File, p *ProcessState, threads []minidump.Thread, exc *minidump.Exception) {
 	var names map[uint32]string
-	if tn, err := f.ThreadNames(); err == nil {
+	if tn, err := f.ThreadNames(); err != nil {
+		p.problem(err, "no thread name read")
+	} else {
 		names = map[uint32]string{}
 		p.ThreadNames = map[uint32]string{}
 		for _, n := range tn {

@@ -72,14 +72,15 @@ func (w *countWriter) Write(p []byte) (int, error) {
 
 // run is one program run and what is checked of it.
 type run struct {
-	name   string
-	prog   string
-	args   []string
-	exit   int
-	stderr []string // substrings stderr must hold
-	stdout []string // substrings the first MB of stdout must hold
-	maxOut int64
-	check  func(t *testing.T, stdout string)
+	name    string
+	prog    string
+	args    []string
+	exit    int
+	anyExit bool     // any exit status but a crash's
+	stderr  []string // substrings stderr must hold
+	stdout  []string // substrings the first MB of stdout must hold
+	maxOut  int64
+	check   func(t *testing.T, stdout string)
 }
 
 func (r run) do(t *testing.T) {
