@@ -15,7 +15,6 @@ const MaxInlineDepth = 1024
 // Symbol is what [Table.Lookup] finds at an address: the FUNC record covering
 // it, with the line record and inlined calls there, or else the nearest
 // PUBLIC record below it.
-
 type Symbol struct {
 	Name      string
 	Address   uint64 // the FUNC's or PUBLIC's address: the function base
