@@ -122,7 +122,7 @@ func zstdZeros(n int) []byte {
 
 // TestGeneratedCompressionBombs runs dump_syms on ELF files whose
 // .debug_info is a zstd bomb (4 GiB of zeros declared, 128 KiB of RLE
-// blocks) and whose .gnu_debugdata is an xz bomb (96 MiB of zeros): each
+// blocks) and whose .gnu_debugdata is an xz bomb (72 MiB of zeros): each
 // section is refused with a message naming it and the sizes, the rest of
 // the file dumped.
 func TestGeneratedCompressionBombs(t *testing.T) {
@@ -146,7 +146,7 @@ func TestGeneratedCompressionBombs(t *testing.T) {
 		t.Fatal(err)
 	}
 	zeros := make([]byte, 1<<20)
-	for range 96 {
+	for range 72 {
 		w.Write(zeros)
 	}
 	if err := w.Close(); err != nil {
