@@ -209,6 +209,8 @@ func TestCorpus(t *testing.T) {
 			{prog: "minidump_stackwalk", args: []string{"-m", f("dump-module-name-newline.dmp")}, stdout: []string{"Module|ab|"},
 				check: noLineStarts("b")},
 			{prog: "minidump_stackwalk", args: []string{"--json", f("dump-module-name-newline.dmp")}, stdout: []string{`"module":"a\nb"`}},
+			{prog: "minidump_dump", args: []string{f("dump-module-name-newline.dmp")}, stdout: []string{`(code_file)                     = "a\x0ab"`, `(debug_file)                    = "a\x0ab"`},
+				check: noLineStarts(`b"`)},
 		},
 		"dump-for-long-func-name.dmp": {
 			{prog: "minidump_stackwalk", args: []string{f("dump-for-long-func-name.dmp"), longSyms}, maxOut: 32 << 20,
