@@ -767,7 +767,7 @@ func (d *dumper) miniDebugInfo() *elf.File {
 		return nil
 	}
 	lim := min(maxMiniDebugInfo, int64(d.sr.limit(uint64(len(b)))))
-	data, err := io.ReadAll(io.LimitReader(r, lim+1))
+	data, err := readAtMost(r, lim+1)
 	if err != nil {
 		d.warn("%s: .gnu_debugdata: %v", d.path, err)
 		return nil
@@ -782,6 +782,27 @@ func (d *dumper) miniDebugInfo() *elf.File {
 		return nil
 	}
 	return f
+}
+
+// readAtMost reads r to its end or to n bytes, growing its buffer by
+// doubling up to n at most (io.ReadAll's growth would pass n by half as
+// much again for a bomb that fills it).
+func readAtMost(r io.Reader, n int64) ([]byte, error) {
+	b := make([]byte, 0, min(n, 1<<20))
+	for int64(len(b)) < n {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, int(min(int64(cap(b)), n-int64(cap(b)))))
+		}
+		k, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+k]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
 }
 
 // readCFI converts .debug_frame and .eh_frame into STACK CFI records.
