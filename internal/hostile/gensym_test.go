@@ -156,6 +156,19 @@ func TestGeneratedSymbolFiles(t *testing.T) {
 			}
 			w.WriteString("FUNC ffffffffffffffff ffffffffffffffff ffffffff huge\nPUBLIC ffffffffffffffff ffffffff p\n")
 		}, want: []string{"app|f32|"}},
+		{name: "public-records", body: func(w *bufio.Writer) {
+			for i := range many {
+				fmt.Fprintf(w, "PUBLIC %x 0 p%d\n", 0x1000+i, i)
+			}
+			w.WriteString("PUBLIC ffffffffffffffff ffffffff huge\n")
+		}, want: []string{"0|0|app|p32|"}},
+		{name: "cfi-records", body: func(w *bufio.Writer) {
+			w.WriteString("FUNC 1000 100 0 f\nSTACK CFI INIT 1000 ffffffffffffffff .cfa: $rsp 8 + .ra: .cfa -8 + ^\n")
+			for i := range many {
+				fmt.Fprintf(w, "STACK CFI %x $rbx: $rsp %d +\n", 0x1000+i, i)
+			}
+			w.WriteString("STACK CFI INIT ffffffffffffffff ffffffffffffffff .cfa: $rsp 8 +\n")
+		}, want: []string{"0|0|app|f|"}},
 		{name: "stack-win-fields", windows: true, body: func(w *bufio.Writer) {
 			w.WriteString("FUNC 1000 100 0 f\n")
 			w.WriteString("STACK WIN 4 1000 100 ffffffff ffffffff ffffffff ffffffff ffffffff 1 $T0 $ebp = $eip $T0 4 + ^ = $ebp $T0 ^ = $esp $T0 8 + =\n")
