@@ -35,12 +35,3 @@ func TestEscape(t *testing.T) {
 		t.Errorf("Cap split a character: %q", got[len(got)-20:])
 	}
 }
-
-// BenchmarkEscapeLong is Escape of a 16 MiB name: it must not scan the
-// whole name.
-func BenchmarkEscapeLong(b *testing.B) {
-	s := strings.Repeat("a", 16<<20)
-	for b.Loop() {
-		Escape(s)
-	}
-}

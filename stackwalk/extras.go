@@ -16,18 +16,18 @@ import (
 func readExtras(f *minidump.File, p *ProcessState) {
 	if !p.HasProcessID {
 		b, err := f.LinuxStream(minidump.LinuxProcStatus)
-		p.problem(err)
+		p.problem(err, "no process id")
 		if err == nil {
 			p.ProcessID, p.HasProcessID = parsePID(b)
 		}
 	}
 	b, err := f.LinuxStream(minidump.LinuxLSBRelease)
-	p.problem(err)
+	p.problem(err, "no distribution")
 	if err == nil {
 		p.LSBRelease = parseLSB(b)
 	}
 	b, err = f.LinuxStream(minidump.LinuxCPUInfo)
-	p.problem(err)
+	p.problem(err, "no CPU microcode")
 	if err == nil {
 		p.System.CPUMicrocode, p.System.HasCPUMicrocode = parseMicrocode(b)
 	}
@@ -35,7 +35,7 @@ func readExtras(f *minidump.File, p *ProcessState) {
 		p.LinuxMapCount, p.HasLinuxMaps = len(maps), true
 	}
 	b, err = f.Stream(minidump.MozSoftErrors)
-	p.problem(err)
+	p.problem(err, "no writer's soft errors")
 	if err == nil {
 		p.SoftErrors = b
 	}

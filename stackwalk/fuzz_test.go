@@ -1,6 +1,8 @@
 package stackwalk_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,10 +16,13 @@ import (
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/minidump/synth"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
+	"github.com/gobreakpad/gobreakpad/stackwalk/jsonout"
 )
 
-// FuzzProcess walks arbitrary bytes as a minidump and prints every report:
-// it must not panic, hang or allocate without bound.
+// FuzzProcess walks arbitrary bytes as a minidump and prints every report
+// (human, with stack contents and with stack pointers, -m, -b, and the JSON
+// of stackwalk/jsonout, which must be valid JSON): it must not panic, hang
+// or allocate without bound.
 func FuzzProcess(f *testing.F) {
 	for _, b := range seedDumps(f) {
 		f.Add(b)
@@ -39,8 +44,21 @@ func FuzzProcess(f *testing.F) {
 		if err := stackwalk.Print(io.Discard, p, stackwalk.PrintOptions{StackContents: true}); err != nil {
 			t.Fatal(err)
 		}
+		if err := stackwalk.Print(io.Discard, p, stackwalk.PrintOptions{StackPointers: true}); err != nil {
+			t.Fatal(err)
+		}
 		if err := stackwalk.PrintMachineReadable(io.Discard, p); err != nil {
 			t.Fatal(err)
+		}
+		if err := stackwalk.PrintBrief(io.Discard, p); err != nil {
+			t.Fatal(err)
+		}
+		var js bytes.Buffer
+		if err := jsonout.WriteWith(&js, p, jsonout.Options{Pretty: true, Signature: "sig"}); err != nil {
+			t.Fatal(err)
+		}
+		if !json.Valid(js.Bytes()) {
+			t.Fatalf("invalid JSON: %.200q", js.Bytes())
 		}
 	})
 }

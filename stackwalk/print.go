@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/gobreakpad/gobreakpad/symbols"
@@ -36,11 +37,27 @@ type PrintOptions struct {
 // baseName returns the last path element, accepting both / and \ as
 // separators, as Breakpad's PathnameStripper does.
 func baseName(p string) string {
-	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
-		return p[i+1:]
+	if len(p) > 4096 {
+		// A long name (hostile: megabytes in a symbol file) is shared by
+		// every frame in its function: its last element is found once.
+		if c := lastBase.Load(); c != nil && c.in == p {
+			return c.out
+		}
 	}
-	return p
+	out := p
+	if i := max(strings.LastIndexByte(p, '/'), strings.LastIndexByte(p, '\\')); i >= 0 {
+		out = p[i+1:]
+	}
+	if len(p) > 4096 {
+		lastBase.Store(&baseCache{p, out})
+	}
+	return out
 }
+
+// baseCache is baseName's last long input and result.
+type baseCache struct{ in, out string }
+
+var lastBase atomic.Pointer[baseCache]
 
 // stripSeparator removes the machine-readable separator and newlines, as
 // Breakpad does, then escapes what is left (see Escape).

@@ -60,20 +60,20 @@ func Read(f *minidump.File) (*ProcessState, error) {
 	if sysErr == nil {
 		p.System = systemInfo(sys)
 	}
-	p.problem(sysErr)
+	p.problem(sysErr, "no system information")
 
 	// Modules.
 	raw, modErr := f.ModuleList()
-	p.problem(modErr)
+	p.problem(modErr, "no module read")
 	for i := range raw {
 		p.Modules = append(p.Modules, convertModule(&raw[i]))
 	}
 	if len(p.Modules) > 0 {
 		p.MainModule = 0
 	}
-	ul, ulErr := f.UnloadedModuleList()
-	p.problem(ulErr)
-	if ulErr == nil {
+	if ul, err := f.UnloadedModuleList(); err != nil {
+		p.problem(err, "no unloaded module read")
+	} else {
 		for _, u := range ul {
 			p.UnloadedModules = append(p.UnloadedModules, &Module{
 				Base: u.BaseOfImage, Size: uint64(u.SizeOfImage), CodeFile: u.Name, Unloaded: true,
@@ -82,7 +82,7 @@ func Read(f *minidump.File) (*ProcessState, error) {
 	}
 
 	exc, excErr := f.Exception()
-	p.problem(excErr)
+	p.problem(excErr, "no crash information")
 	if excErr == nil {
 		p.Crashed = true
 		r := &exc.ExceptionRecord
@@ -97,12 +97,12 @@ func Read(f *minidump.File) (*ProcessState, error) {
 		}
 	}
 	a, err := f.AssertionInfo()
-	p.problem(err)
+	p.problem(err, "no assertion read")
 	if err == nil {
 		p.Assertion = assertionText(a)
 	}
 	mi, err := f.MiscInfo()
-	p.problem(err)
+	p.problem(err, "no process times or id")
 	if err == nil {
 		if mi.Flags1&minidump.MiscInfoProcessTimes != 0 {
 			p.ProcessCreateTime = mi.ProcessCreateTime
@@ -114,9 +114,7 @@ func Read(f *minidump.File) (*ProcessState, error) {
 	readExtras(f, p)
 
 	threads, thErr := f.ThreadList()
-	if thErr != nil && !errors.Is(thErr, minidump.ErrNoStream) {
-		p.Problems = append(p.Problems, fmt.Errorf("%w (no thread walked)", thErr))
-	}
+	p.problem(thErr, "no thread walked")
 	if thErr == nil {
 		p.DumpThreadIDs = make([]uint32, len(threads))
 		for i := range threads {
@@ -133,11 +131,11 @@ func Read(f *minidump.File) (*ProcessState, error) {
 	return p, nil
 }
 
-// problem records err, what reading a stream met, unless the stream is
-// only absent (optional streams are, in healthy dumps).
-func (p *ProcessState) problem(err error) {
+// problem records err, a stream that could not be read though present, in
+// p.Problems with what was left out.
+func (p *ProcessState) problem(err error, dropped string) {
 	if err != nil && !errors.Is(err, minidump.ErrNoStream) {
-		p.Problems = append(p.Problems, err)
+		p.Problems = append(p.Problems, fmt.Errorf("%w (%s)", err, dropped))
 	}
 }
 
@@ -147,9 +145,9 @@ func (p *ProcessState) problem(err error) {
 // crashed or asked for the dump, the exception's context) and stack memory.
 func chooseThreads(f *minidump.File, p *ProcessState, threads []minidump.Thread, exc *minidump.Exception) {
 	var names map[uint32]string
-	tn, err := f.ThreadNames()
-	p.problem(err)
-	if err == nil {
+	if tn, err := f.ThreadNames(); err != nil {
+		p.problem(err, "no thread name read")
+	} else {
 		names = map[uint32]string{}
 		p.ThreadNames = map[uint32]string{}
 		for _, n := range tn {
@@ -162,7 +160,7 @@ func chooseThreads(f *minidump.File, p *ProcessState, threads []minidump.Thread,
 	var dumpThread, reqThread uint32
 	var hasDumpThread, hasReqThread bool
 	bi, err := f.BreakpadInfo()
-	p.problem(err)
+	p.problem(err, "dump and requesting threads unknown")
 	if err == nil {
 		if bi.Validity&minidump.BreakpadInfoValidDumpThreadID != 0 {
 			hasDumpThread, dumpThread = true, bi.DumpThreadID

@@ -6,6 +6,12 @@ import (
 	"slices"
 )
 
+// MaxInlineDepth caps the inlined calls a lookup returns at one address (the
+// innermost ones are kept). Real chains are tens of calls deep; a hostile
+// file nesting 200,000 INLINE records over one address would otherwise
+// return them all for every lookup there (a walk: 200 MB, seconds).
+const MaxInlineDepth = 1024
+
 // Symbol is what [Table.Lookup] finds at an address: the FUNC record covering
 // it, with the line record and inlined calls there, or else the nearest
 // PUBLIC record below it.
@@ -140,7 +146,7 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 			inl, inlInfo = t.inlinesAt(bodyStart, inlineEnd, addr)
 		}
 		if inl != nil {
-			for ii := inl.innermost(addr); ii >= 0; ii = int(inl.parent[ii]) {
+			for ii := inl.innermost(addr); ii >= 0 && len(sym.Inlines) < MaxInlineDepth; ii = int(inl.parent[ii]) {
 				r := inl.s[ii]
 				in := inlInfo[r.aux]
 				c := InlinedCall{Name: "<name omitted>", Address: r.start, CallLine: int64(in.CallLine)}

@@ -27,6 +27,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/gobreakpad/gobreakpad/internal/cmdline"
+	"github.com/gobreakpad/gobreakpad/internal/textsafe"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/minidump/dumptext"
 )
@@ -76,7 +77,7 @@ func newCommand() *cli.Command {
 func dumpFile(w *bufio.Writer, errw *os.File, path string, hexdump bool) bool {
 	f, err := minidump.Open(path)
 	if err != nil {
-		fmt.Fprintln(errw, "minidump_dump:", err)
+		fmt.Fprintln(errw, "minidump_dump:", textsafe.Escape(err.Error()))
 		return false
 	}
 	defer f.Close()
@@ -90,10 +91,10 @@ func dumpFile(w *bufio.Writer, errw *os.File, path string, hexdump bool) bool {
 	damaged := false
 	for _, p := range problems {
 		if errors.Is(p, minidump.ErrNoStream) {
-			fmt.Fprintln(errw, "minidump_dump: note:", p)
+			fmt.Fprintln(errw, "minidump_dump: note:", textsafe.Escape(p.Error()))
 			continue
 		}
-		fmt.Fprintln(errw, "minidump_dump:", p)
+		fmt.Fprintln(errw, "minidump_dump:", textsafe.Escape(p.Error()))
 		damaged = true
 	}
 	return !damaged

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ianlancetaylor/demangle"
 )
@@ -60,6 +62,7 @@ type node struct {
 	resolved    bool
 	resolving   bool
 	declaration bool
+	cut         bool // the enclosing function's name was cut (maxNestedName)
 }
 
 // nodeRef is a reference to a DIE, resolved after the whole file is read
@@ -218,24 +221,54 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 	if maxNulls == 0 {
 		maxNulls = 1 << 20
 	}
-	for {
+	// debug/dwarf may panic on corrupt entries: a panic skips the rest of
+	// its unit, with a warning, and the walk goes on from the next unit
+	// (read by a plain dwarf.Reader) with what was collected kept.
+	var last dwarf.Offset // the last entry read, or where the walk resumed
+	var starts []dwarf.Offset
+	resume := func(p any) bool {
+		dr.warn("DWARF: entry at or after %#x: debug/dwarf panicked (%v): the rest of its unit is skipped", last, p)
+		finish()
+		stack = stack[:0]
+		if starts == nil {
+			starts = unitStarts(src.info, src.abbrev, src.order)
+		}
+		i := sort.Search(len(starts), func(i int) bool { return starts[i] > last })
+		if i == len(starts) {
+			return false
+		}
+		fresh := src.data.Reader()
+		fresh.Seek(starts[i])
+		r, last, nulls = fresh, starts[i], 0
+		return true
+	}
+	step := func() (more bool) {
+		defer func() {
+			if p := recover(); p != nil {
+				more = resume(p)
+			}
+		}()
 		e, err := r.Next()
 		if err != nil {
 			dr.warn("DWARF: %v (the rest of .debug_info is skipped)", err)
-			break
+			return false
 		}
 		if e == nil {
-			break
+			return false
+		}
+		last = e.Offset
+		if dieHook != nil {
+			dieHook(e)
 		}
 		if e.Tag == 0 {
 			if nulls++; nulls > maxNulls {
 				dr.warn("DWARF: unterminated abbreviation code (the rest of .debug_info is skipped)")
-				break
+				return false
 			}
 			if len(stack) > 0 {
 				stack = stack[:len(stack)-1]
 			}
-			continue
+			return true
 		}
 		nulls = 0
 		var top *frame
@@ -266,13 +299,13 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 			if e.Children {
 				stack = append(stack, frame{kind: frameScope})
 			}
-			continue
+			return true
 		}
 		if cu == nil || top == nil {
 			if e.Children {
 				r.SkipChildren()
 			}
-			continue
+			return true
 		}
 		switch e.Tag {
 		case dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructType, dwarf.TagUnionType,
@@ -283,7 +316,7 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 				if e.Children {
 					r.SkipChildren()
 				}
-				continue
+				return true
 			}
 			n := dr.newNode(src, ix, e, top.parent, cu.lang)
 			if e.Children {
@@ -294,7 +327,7 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 				if e.Children {
 					r.SkipChildren()
 				}
-				continue
+				return true
 			}
 			n := dr.newNode(src, ix, e, top.parent, cu.lang)
 			var fn *funcRec
@@ -312,7 +345,7 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 				if e.Children {
 					r.SkipChildren()
 				}
-				continue
+				return true
 			}
 			depth := top.depth
 			in := dr.inline(src, ix, e, depth, cu)
@@ -323,7 +356,7 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 				if in == nil {
 					// Breakpad drops the children of an empty inline.
 					r.SkipChildren()
-					continue
+					return true
 				}
 				stack = append(stack, frame{kind: frameInline, fn: top.fn, depth: depth + 1, parent: top.parent})
 			}
@@ -332,7 +365,7 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 				if e.Children {
 					r.SkipChildren()
 				}
-				continue
+				return true
 			}
 			if e.Children {
 				stack = append(stack, frame{kind: frameBlock, fn: top.fn, depth: top.depth, parent: top.parent})
@@ -342,8 +375,25 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 				r.SkipChildren()
 			}
 		}
+		return true
+	}
+	for step() {
 	}
 	finish()
+}
+
+// dieHook, when set (by tests), sees each entry the walk reads.
+var dieHook func(*dwarf.Entry)
+
+// unitStarts returns the offsets of the first entries of the units of info,
+// as far as their headers read: where a walk may resume.
+func unitStarts(info, abbrev []byte, order binary.ByteOrder) []dwarf.Offset {
+	d := &dieReader{info: info, abbrev: abbrev, order: order}
+	var s []dwarf.Offset
+	for off := 0; off < len(info) && d.unit(off); off = d.end {
+		s = append(s, dwarf.Offset(d.off))
+	}
+	return s
 }
 
 // attrString returns a string attribute, following DW_FORM_GNU_strp_alt.
@@ -667,7 +717,8 @@ func qualifiedName(n *node) string {
 		if s := n.spec.src.nodes[n.spec.off]; s != nil {
 			q = qualifiedName(s)
 			if q != "" && n.name != "" && s.name != n.name {
-				q = joinName(enclosingName(s), n.name)
+				e, cut := enclosingName(s)
+				q, n.cut = joinName(e, n.name), cut
 			}
 		}
 	}
@@ -677,7 +728,8 @@ func qualifiedName(n *node) string {
 			unq = n.linkage
 		}
 		if unq != "" {
-			q = joinName(enclosingName(n), unq)
+			e, cut := enclosingName(n)
+			q, n.cut = joinName(e, unq), cut
 		}
 	}
 	if q == "" && n.origin != nil {
@@ -698,16 +750,29 @@ func plainScope(n *node) bool {
 	return n.tag != dwarf.TagSubprogram && n.linkage == "" && n.spec == nil && n.origin == nil
 }
 
+// maxNestedName bounds the enclosing part of the name of a function nested
+// in a function (DW_TAG_subprogram inside DW_TAG_subprogram, with the scopes
+// between them): a longer one keeps its last maxNestedName bytes after
+// "...". Each function's name holds its enclosing functions' names, so D
+// nested functions would otherwise make O(D^2) output and memory (30,000
+// of them: gigabytes, as in Breakpad); real nested functions (GCC's nested
+// C functions, Ada, Fortran, Pascal) are a few levels deep with names far
+// shorter.
+const maxNestedName = 1 << 10
+
 // enclosingName returns the qualified name of n's parent: the names of the
 // plain scopes above it, joined once, under the first scope that has a
-// name of its own.
-func enclosingName(n *node) string {
+// name of its own. When that scope is a function and the name is longer
+// than maxNestedName, its head is cut (and cut is set).
+func enclosingName(n *node) (name string, cut bool) {
 	var parts []string
 	size := 0
 	base := ""
+	fn := false
 	for p := n.parent; p != nil; p = p.parent {
 		if !plainScope(p) {
 			base = qualifiedName(p)
+			fn = p.tag == dwarf.TagSubprogram
 			break
 		}
 		if p.name == "" {
@@ -718,19 +783,28 @@ func enclosingName(n *node) string {
 		parts = append(parts, p.name)
 		size += len(p.name) + 2
 	}
-	if len(parts) == 0 {
-		return base
-	}
-	var b strings.Builder
-	b.Grow(len(base) + size)
-	b.WriteString(base)
-	for i := len(parts) - 1; i >= 0; i-- {
-		if b.Len() > 0 {
-			b.WriteString("::")
+	if len(parts) > 0 {
+		var b strings.Builder
+		b.Grow(len(base) + size)
+		b.WriteString(base)
+		for i := len(parts) - 1; i >= 0; i-- {
+			if b.Len() > 0 {
+				b.WriteString("::")
+			}
+			b.WriteString(parts[i])
 		}
-		b.WriteString(parts[i])
+		name = b.String()
+	} else {
+		name = base
 	}
-	return b.String()
+	if fn && len(name) > maxNestedName {
+		i := len(name) - maxNestedName
+		for i < len(name) && !utf8.RuneStart(name[i]) {
+			i++
+		}
+		return "..." + name[i:], true
+	}
+	return name, false
 }
 
 func joinName(enclosing, name string) string {

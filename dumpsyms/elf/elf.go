@@ -560,11 +560,15 @@ func (d *dumper) buildFunctions(funcs []*funcRec) {
 	}
 	var out []dumpsyms.Function
 	var originNames []string
+	cuts := 0
 	for i, fn := range funcs {
 		if i > 0 && fn.ranges[0].lo == funcs[i-1].ranges[0].lo || !d.inModule(fn.ranges[0].lo) {
 			continue
 		}
 		name := qualifiedName(fn.node)
+		if fn.node.cut {
+			cuts++
+		}
 		if name == "" {
 			name = "<name omitted>"
 		}
@@ -645,6 +649,9 @@ func (d *dumper) buildFunctions(funcs []*funcRec) {
 			}
 			in.Origin = orenum[in.Origin]
 		}
+	}
+	if cuts > 0 {
+		d.warn("%s: DWARF: %d functions nested in functions have enclosing names over %d bytes: cut to their last %d bytes after \"...\"", d.path, cuts, maxNestedName, maxNestedName)
 	}
 	d.out.Funcs = out
 }
@@ -761,7 +768,7 @@ func (d *dumper) miniDebugInfo() *elf.File {
 		return nil
 	}
 	lim := min(maxMiniDebugInfo, int64(d.sr.limit(uint64(len(b)))))
-	data, err := io.ReadAll(io.LimitReader(r, lim+1))
+	data, err := readAtMost(r, lim+1)
 	if err != nil {
 		d.warn("%s: .gnu_debugdata: %v", d.path, err)
 		return nil
@@ -776,6 +783,27 @@ func (d *dumper) miniDebugInfo() *elf.File {
 		return nil
 	}
 	return f
+}
+
+// readAtMost reads r to its end or to n bytes, growing its buffer by
+// doubling up to n at most (io.ReadAll's growth would pass n by half as
+// much again for a bomb that fills it).
+func readAtMost(r io.Reader, n int64) ([]byte, error) {
+	b := make([]byte, 0, min(n, 1<<20))
+	for int64(len(b)) < n {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, int(min(int64(cap(b)), n-int64(cap(b)))))
+		}
+		k, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+k]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
 }
 
 // readCFI converts .debug_frame and .eh_frame into STACK CFI records.

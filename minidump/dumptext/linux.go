@@ -16,7 +16,11 @@ func (d *dumper) linuxStreams() {
 }
 
 // rawStream prints a Linux text stream as Breakpad's DumpRawStream: the text
-// with each NUL shown as "\0" and a line break.
+// with each NUL shown as "\0" and a line break. The bytes are printed as
+// they are, not escaped like names (textsafe): the stream is the process's
+// own multi-line text, Breakpad's references hold binary bytes in it
+// (rm-invalid-range's /proc/self/environ), and its length is bounded by the
+// stream's.
 func (d *dumper) rawStream(t minidump.StreamType) {
 	i := d.f.StreamIndex(t)
 	if i < 0 {

@@ -1,6 +1,9 @@
 package dumptext
 
-import "github.com/gobreakpad/gobreakpad/minidump"
+import (
+	"github.com/gobreakpad/gobreakpad/internal/textsafe"
+	"github.com/gobreakpad/gobreakpad/minidump"
+)
 
 // printModules prints MinidumpModuleList::Print: each module's raw fields,
 // its CodeView and misc records and the identifiers Breakpad derives.
@@ -45,7 +48,7 @@ func (d *dumper) printModules(mods []minidump.Module) {
 			} else {
 				data = cstr(string(misc.Data))
 			}
-			d.printf("  (misc_record).data              = \"%s\"\n", data)
+			d.printf("  (misc_record).data              = \"%s\"\n", textsafe.Escape(data))
 		} else {
 			d.printf("  (misc_record)                   = (null)\n")
 		}
@@ -66,7 +69,7 @@ func (d *dumper) cvRecord(m *minidump.Module) {
 		d.printf("  (cv_record).cv_signature        = 0x%x\n", m.CVSignature())
 		d.printf("  (cv_record).signature           = %s\n", r.Signature)
 		d.printf("  (cv_record).age                 = %d\n", int32(r.Age))
-		d.printf("  (cv_record).pdb_file_name       = \"%s\"\n", r.PDBFileName)
+		d.printf("  (cv_record).pdb_file_name       = \"%s\"\n", textsafe.Escape(r.PDBFileName))
 		return
 	}
 	if r, ok := m.PDB20(); ok {
@@ -74,7 +77,7 @@ func (d *dumper) cvRecord(m *minidump.Module) {
 		d.printf("  (cv_record).cv_header.offset    = 0x%x\n", r.Offset)
 		d.printf("  (cv_record).signature           = 0x%x %s\n", r.Signature, utc(r.Signature))
 		d.printf("  (cv_record).age                 = %d\n", int32(r.Age))
-		d.printf("  (cv_record).pdb_file_name       = \"%s\"\n", r.PDBFileName)
+		d.printf("  (cv_record).pdb_file_name       = \"%s\"\n", textsafe.Escape(r.PDBFileName))
 		return
 	}
 	if id, ok := m.BuildID(); ok {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/internal/textsafe"
 	"github.com/gobreakpad/gobreakpad/minidump"
 )
 
@@ -120,12 +121,15 @@ func utc(t uint32) string {
 	return time.Unix(int64(t), 0).UTC().Format("2006-01-02 15:04:05")
 }
 
-// cstr cuts s at its first NUL, as printf("%s") would.
+// cstr cuts s at its first NUL, as printf("%s") would, and escapes what is
+// left by the programs' one rule for names (textsafe.Escape: control
+// characters as \xNN, cut at textsafe.MaxName); names in real dumps are
+// clean and print as Breakpad prints them.
 func cstr(s string) string {
 	if i := strings.IndexByte(s, 0); i >= 0 {
-		return s[:i]
+		s = s[:i]
 	}
-	return s
+	return textsafe.Escape(s)
 }
 
 // valueOrInvalid formats a field that a validity mask may mark invalid.
