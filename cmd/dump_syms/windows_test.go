@@ -92,3 +92,25 @@ func TestWindowsX86Walk(t *testing.T) {
 		t.Errorf("frames with our symbols:\n%s\nwith Breakpad's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestWindowsFlags: --cfi-style and --pe-only choose whose records come
+// out of a PE: Breakpad's PE-only output for a PE alone by default,
+// Mozilla's FUNC placeholders with --pe-only mozilla, and an unknown style
+// is a usage error.
+func TestWindowsFlags(t *testing.T) {
+	dll := corpus.File(t, "windows/mozilla/mozwer.dll")
+	dumpSyms := cmdtest.Build(t, ".")
+	r := cmdtest.Run(t, dumpSyms, dll)
+	if r.Code != 0 || strings.Contains(r.Stdout, "FUNC ") || !strings.Contains(r.Stdout, "STACK CFI INIT 1000 94 .cfa: $rsp .ra: .cfa 8 - ^") {
+		t.Errorf("default: %d %s, want Breakpad's PE-only records", r.Code, r.Stderr)
+	}
+	r = cmdtest.Run(t, dumpSyms, "--pe-only", "mozilla", "--cfi-style", "mozilla-pe", dll)
+	for _, want := range []string{"FUNC 1000 94 0 OutOfProcessExceptionEventCallback\n", "FUNC 1310 64 0 <unknown in mozwer.dll>\n", "PUBLIC 50d7f 0 <unknown in mozwer.dll>\n", "STACK CFI INIT 1000 94 .cfa: $rsp 8 + .ra: .cfa 8 - ^\n"} {
+		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+			t.Errorf("--pe-only mozilla: %d %s: no %q", r.Code, r.Stderr, want)
+		}
+	}
+	if r = cmdtest.Run(t, dumpSyms, "--cfi-style", "gcc", dll); r.Code == 0 {
+		t.Errorf("--cfi-style gcc: exit 0, want a usage error")
+	}
+}
