@@ -71,7 +71,11 @@ func dumpPEOnly(path string, opts Options) (*dumpsyms.Symbols, error) {
 		return nil, err
 	}
 	defer f.Close()
-	name := filepath.Base(path)
+	return dumpPEFile(f, filepath.Base(path), opts)
+}
+
+// dumpPEFile writes the records of an open PE alone; name is its file name.
+func dumpPEFile(f *pe.File, name string, opts Options) (*dumpsyms.Symbols, error) {
 	if opts.PEOnly != PEOnlyMozilla {
 		return peexports.Dump(f, name, peexports.Options{Options: opts.Options, Style: unwindinfo.StyleBreakpad})
 	}
