@@ -3,7 +3,9 @@
 // .exe or .dll, with its PDB), as Breakpad's and Mozilla's Windows
 // dump_syms write it:
 //
-//	dump_syms [-i] [-c] [-d] [-m] [-v] [-n NAME] [-o OS] [--store DIR] [--symbols-cache DIR] BINARY [DEBUG_DIR ...]
+//	dump_syms [-i] [-c] [-d] [-m] [-v] [-n NAME] [-o OS] [--store DIR] [--symbols-cache DIR]
+//	          [--cfi-style symbolic|mozilla|breakpad|mozilla-pe] [--pe-only breakpad|mozilla]
+//	          BINARY [DEBUG_DIR ...]
 //
 // The .sym text goes to stdout, or with --store into DIR/NAME/ID/NAME.sym,
 // the layout symbol stores and minidump_stackwalk use. DEBUG_DIR names
@@ -15,6 +17,13 @@
 // magic bytes: ELF (package dumpsyms/elf says what is read), PDB 7.0 and PE
 // (package dumpsyms/pe); others are refused with their magic named. The
 // MODULE record's OS is "windows" for PDBs whatever -o says.
+//
+// For Windows x64, STACK CFI comes from the PE's .pdata/.xdata when the PE
+// is at hand (given, or beside the PDB): --cfi-style symbolic (the default)
+// is what Mozilla's dump_syms writes today and Sentry symbolic's snapshot,
+// mozilla matches Mozilla's older reference files, breakpad Breakpad's. A
+// PE whose PDB is not found gives Breakpad's PE-only records, or with
+// --pe-only mozilla Mozilla's (FUNC placeholders for .pdata functions).
 package main
 
 import (
@@ -32,6 +41,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/dumpsyms/pe"
 	"github.com/gobreakpad/gobreakpad/internal/cmdline"
 	"github.com/gobreakpad/gobreakpad/pdb"
+	"github.com/gobreakpad/gobreakpad/pe/unwindinfo"
 	"github.com/urfave/cli/v3"
 )
 
@@ -64,6 +74,8 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 			&cli.IntFlag{Name: "max-inflate-ratio", Usage: "skip a compressed section declaring more than `N` times its compressed size (at least 64 MiB)", Value: elf.DefaultInflateRatio},
 			&cli.StringFlag{Name: "store", Usage: "write into symbol store `DIR` as NAME/ID/NAME.sym instead of stdout"},
 			&cli.StringFlag{Name: "symbols-cache", Usage: "keep debug files fetched from $DEBUGINFOD_URLS in `DIR` (default: the user cache directory's gobreakpad)"},
+			&cli.StringFlag{Name: "cfi-style", Usage: "x64 Windows STACK CFI from a PE's .pdata in `STYLE`: symbolic (Mozilla's dump_syms today), mozilla (its older references: negative offsets clamped), breakpad, mozilla-pe", Value: "symbolic"},
+			&cli.StringFlag{Name: "pe-only", Usage: "records of a PE whose PDB is not found, as `TOOL` writes them: breakpad (exports, STACK CFI in Breakpad's style) or mozilla (a FUNC per .pdata function, STACK CFI in --cfi-style)", Value: "breakpad"},
 		},
 		Writer:    stdout,
 		ErrWriter: stderr,
@@ -97,6 +109,27 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 
 		MaxInflateRatio: int64(c.Int("max-inflate-ratio")),
 	}
+	wopts := pe.Options{}
+	switch st := c.String("cfi-style"); st {
+	case "symbolic":
+		wopts.CFIStyle = unwindinfo.StyleSymbolic
+	case "mozilla":
+		wopts.CFIStyle = unwindinfo.StyleMozilla
+	case "breakpad":
+		wopts.CFIStyle = unwindinfo.StyleBreakpad
+	case "mozilla-pe":
+		wopts.CFIStyle = unwindinfo.StyleMozillaPE
+	default:
+		return cmdline.Usagef("--cfi-style %q: want symbolic, mozilla, breakpad or mozilla-pe", st)
+	}
+	switch f := c.String("pe-only"); f {
+	case "breakpad":
+		wopts.PEOnly = pe.PEOnlyBreakpad
+	case "mozilla":
+		wopts.PEOnly = pe.PEOnlyMozilla
+	default:
+		return cmdline.Usagef("--pe-only %q: want breakpad or mozilla", f)
+	}
 	if c.Bool("v") {
 		opts.Warn = func(format string, a ...any) {
 			fmt.Fprintf(stderr, "dump_syms: "+format+"\n", a...)
@@ -122,7 +155,8 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 			opts.DebugDirs = []string{dir}
 		}
 	}
-	syms, err := dump(args[0], opts)
+	wopts.Options = opts
+	syms, err := dump(args[0], wopts)
 	if err != nil {
 		return err
 	}
@@ -157,16 +191,16 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 // their files start with.
 var readers = []struct {
 	magic string
-	dump  func(path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error)
+	dump  func(path string, opts pe.Options) (*dumpsyms.Symbols, error)
 }{
-	{"\x7fELF", elf.Dump},
-	{pdb.Magic, pe.Dump},
-	{"MZ", pe.Dump},
+	{"\x7fELF", func(path string, opts pe.Options) (*dumpsyms.Symbols, error) { return elf.Dump(path, opts.Options) }},
+	{pdb.Magic, pe.DumpWith},
+	{"MZ", pe.DumpWith},
 }
 
 // dump reads the symbols of the file at path with the reader its first
 // bytes call for.
-func dump(path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
+func dump(path string, opts pe.Options) (*dumpsyms.Symbols, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -92,3 +92,88 @@ func TestWindowsX86Walk(t *testing.T) {
 		t.Errorf("frames with our symbols:\n%s\nwith Breakpad's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestWindowsFlags: --cfi-style and --pe-only choose whose records come
+// out of a PE: Breakpad's PE-only output for a PE alone by default,
+// Mozilla's FUNC placeholders with --pe-only mozilla, and an unknown style
+// is a usage error.
+func TestWindowsFlags(t *testing.T) {
+	dll := corpus.File(t, "windows/mozilla/mozwer.dll")
+	dumpSyms := cmdtest.Build(t, ".")
+	r := cmdtest.Run(t, dumpSyms, dll)
+	if r.Code != 0 || strings.Contains(r.Stdout, "FUNC ") || !strings.Contains(r.Stdout, "STACK CFI INIT 1000 94 .cfa: $rsp .ra: .cfa 8 - ^") {
+		t.Errorf("default: %d %s, want Breakpad's PE-only records", r.Code, r.Stderr)
+	}
+	r = cmdtest.Run(t, dumpSyms, "--pe-only", "mozilla", "--cfi-style", "mozilla-pe", dll)
+	for _, want := range []string{"FUNC 1000 94 0 OutOfProcessExceptionEventCallback\n", "FUNC 1310 64 0 <unknown in mozwer.dll>\n", "PUBLIC 50d7f 0 <unknown in mozwer.dll>\n", "STACK CFI INIT 1000 94 .cfa: $rsp 8 + .ra: .cfa 8 - ^\n"} {
+		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+			t.Errorf("--pe-only mozilla: %d %s: no %q", r.Code, r.Stderr, want)
+		}
+	}
+	if r = cmdtest.Run(t, dumpSyms, "--cfi-style", "gcc", dll); r.Code == 0 {
+		t.Errorf("--cfi-style gcc: exit 0, want a usage error")
+	}
+}
+
+// TestWindowsX64Walk walks a real Windows x64 crash end to end: crash.exe
+// (testdata/wincrash/crash.c, built with clang-22 and lld-22 for mingw-w64
+// with CodeView debug information) crashed under wine64, whose
+// unhandled-exception filter wrote the minidump with MiniDumpWriteDump.
+// Wine leaves the modules' CodeView records empty: mkcrash.sh's fixture
+// step (fixdump) filled crash.exe's from the PE and kept only the threads'
+// stacks of Wine's 7000-odd memory regions. Our dump_syms on crash.pdb
+// (crash.exe beside it: STACK CFI from its .pdata) and minidump_stackwalk
+// must give the true chain crash ← helper (inlined) ← middle ← outer ←
+// main, as llvm-symbolizer-22 gives it from the PE and PDB (truth.txt),
+// outer and main found by call frame info. Neither clang nor wine is needed.
+func TestWindowsX64Walk(t *testing.T) {
+	dir := filepath.Join("testdata", "wincrash")
+	dumpSyms := cmdtest.Build(t, ".")
+	walker := cmdtest.Build(t, "github.com/gobreakpad/gobreakpad/cmd/minidump_stackwalk")
+	store := t.TempDir()
+	if r := cmdtest.Run(t, dumpSyms, "-d", "--store", store, filepath.Join(dir, "crash.pdb")); r.Code != 0 {
+		t.Fatalf("dump_syms: %s", r.Stderr)
+	}
+	// The truth: llvm-symbolizer's function and file:line for each frame,
+	// inline frames first, in walk order.
+	truth, err := os.ReadFile(filepath.Join(dir, "truth.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	lines := strings.Split(strings.TrimSpace(string(truth)), "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		if strings.HasPrefix(lines[i], "address ") || lines[i] == "??:0:0" {
+			continue
+		}
+		fileLine := strings.TrimSuffix(lines[i+1], ":0")
+		want = append(want, lines[i]+" "+fileLine)
+		i++
+	}
+	if len(want) != 5 {
+		t.Fatalf("truth.txt: %d frames, want 5: %q", len(want), want)
+	}
+	r := cmdtest.Run(t, walker, "-m", filepath.Join(dir, "crash.dmp"), store)
+	if r.Code != 0 {
+		t.Fatalf("minidump_stackwalk: %d %s", r.Code, r.Stderr)
+	}
+	var got []string
+	for l := range strings.SplitSeq(r.Stdout, "\n") {
+		f := strings.Split(l, "|")
+		// thread|frame|module|function|file|line|offset
+		if len(f) == 7 && f[0] == "0" && len(got) < len(want) {
+			got = append(got, strings.SplitN(f[3], "(", 2)[0]+" "+filepath.Base(f[4])+":"+f[5])
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("crashing thread:\n%s\nwant (llvm-symbolizer):\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The frames above the leaf come from the PE's unwind information.
+	r = cmdtest.Run(t, walker, filepath.Join(dir, "crash.dmp"), store)
+	for _, fn := range []string{"outer(int)", "main(int, char**)"} {
+		i := strings.Index(r.Stdout, "crash.exe!"+fn)
+		if i < 0 || !strings.Contains(strings.SplitN(r.Stdout[i:], "Found by:", 2)[1][:20], "call frame info") {
+			t.Errorf("%s: not found by call frame info", fn)
+		}
+	}
+}

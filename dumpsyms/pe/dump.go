@@ -13,13 +13,19 @@
 //     INLINE_ORIGIN and INLINE records from the inline sites' binary
 //     annotations;
 //   - PUBLIC records from the S_PUB32 function symbols outside functions,
-//     with the parameter size of a C-decorated name (_f@12, @f@12);
+//     with the parameter size of a C-decorated name (_f@12, @f@12), C++
+//     decorated names demangled as Mozilla's dump_syms writes them
+//     (demangle/msvc's Mozilla style; names it cannot read kept whole);
 //   - STACK WIN 4 records from the DBI's FrameData (new FPO) stream and
 //     STACK WIN 0 from the old FPO stream, in Breakpad's order and format;
+//   - STACK CFI for x64 from the PE's .pdata/.xdata (pe/unwindinfo) when
+//     the PE is at hand, in the style Options.CFIStyle names;
 //   - code reordered after linking (OMAP) in final-image addresses, ranges
 //     split as Breakpad splits them.
 //
-// Decorated C++ names in PUBLIC records are written undemangled.
+// A PE whose PDB is not found gives what the PE alone holds: Breakpad's
+// records (dumpsyms/peexports) or Mozilla's, with a FUNC placeholder for
+// every .pdata function (Options.PEOnly).
 package pe
 
 import (
@@ -42,6 +48,7 @@ import (
 // peInfo is what the PE gives: the code identifier and the CodeView
 // record.
 type peInfo struct {
+	path      string
 	name      string // base name
 	timeStamp uint32
 	sizeOfImg uint32
@@ -49,10 +56,21 @@ type peInfo struct {
 	hasRSDS   bool
 }
 
-// Dump reads the PDB or PE file at path. For a PE it reads the PDB found
-// beside it (by the name its CodeView record gives) or at the path the
-// record names.
+// Dump reads the PDB or PE file at path with the default Windows choices
+// ([Options]' zero values).
 func Dump(path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
+	return DumpWith(path, Options{Options: opts})
+}
+
+// DumpWith reads the PDB or PE file at path. For a PE it reads the PDB
+// found beside it (by the name its CodeView record gives) or at the path
+// the record names; a PE whose PDB is not found gives the records the PE
+// alone holds, in the form opts.PEOnly chooses. For a PDB it reads the PE
+// beside it (same base name, .exe or .dll) when there is one. When the PE
+// is at hand and matches the PDB, its time stamp and size give INFO
+// CODE_ID and, for x64, its .pdata/.xdata the STACK CFI records in
+// opts.CFIStyle.
+func DumpWith(path string, opts Options) (*dumpsyms.Symbols, error) {
 	head := make([]byte, len(pdb.Magic))
 	f, err := os.Open(path)
 	if err != nil {
@@ -68,7 +86,8 @@ func Dump(path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
 		}
 		pdbPath, err := findPDB(path, pi)
 		if err != nil {
-			return nil, err
+			warn(opts.Options, "%v: writing what the PE alone holds", err)
+			return dumpPEOnly(path, opts)
 		}
 		return dumpPDBPath(pdbPath, pi, opts)
 	}
@@ -89,7 +108,7 @@ func readPE(path string) (*peInfo, error) {
 		return nil, fmt.Errorf("%s: a PE file that does not read: %w", path, err)
 	}
 	defer f.Close()
-	pi := &peInfo{name: filepath.Base(path), timeStamp: f.FileHeader.TimeDateStamp}
+	pi := &peInfo{path: path, name: filepath.Base(path), timeStamp: f.FileHeader.TimeDateStamp}
 	var dd pe.DataDirectory
 	switch oh := f.OptionalHeader.(type) {
 	case *pe.OptionalHeader32:
@@ -165,7 +184,8 @@ func findPDB(pePath string, pi *peInfo) (string, error) {
 	return "", fmt.Errorf("%s: no CodeView record names a PDB and none is beside it", pePath)
 }
 
-func dumpPDBPath(path string, pi *peInfo, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
+func dumpPDBPath(path string, pi *peInfo, wopts Options) (*dumpsyms.Symbols, error) {
+	opts := wopts.Options
 	f, err := pdb.Open(path)
 	if err != nil {
 		return nil, err
@@ -191,6 +211,9 @@ func dumpPDBPath(path string, pi *peInfo, opts dumpsyms.Options) (*dumpsyms.Symb
 			warn(opts, "%s does not match %s (GUID %s): INFO CODE_ID left out", pi.name, path, pi.rsds.DebugID())
 		} else {
 			syms.CodeID = symfile.CodeID{ID: strings.ToUpper(moduleid.PECodeID(pi.timeStamp, pi.sizeOfImg)), File: pi.name}
+			if !opts.HeaderOnly && !opts.NoCFI {
+				syms.CFI = peCFI(pi.path, wopts)
+			}
 		}
 	}
 	return syms, nil

@@ -2,6 +2,7 @@ package pe
 
 import (
 	"bytes"
+	debugpe "debug/pe"
 	"io"
 	"os"
 	"testing"
@@ -31,5 +32,27 @@ func FuzzDumpPDB(f *testing.F) {
 			return
 		}
 		s.Write(io.Discard)
+	})
+}
+
+// FuzzDumpPEOnly runs both forms of a PE without its PDB (Breakpad's
+// exports and unwind rules, Mozilla's .pdata placeholders) on mutated
+// images, seeded with the project's own small x64 crash.exe.
+func FuzzDumpPEOnly(f *testing.F) {
+	if b, err := os.ReadFile("../../cmd/dump_syms/testdata/wincrash/crash.exe"); err == nil {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pf, err := debugpe.NewFile(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for _, form := range []PEOnlyForm{PEOnlyBreakpad, PEOnlyMozilla} {
+			s, err := dumpPEFile(pf, "fuzz.exe", Options{PEOnly: form})
+			if err != nil {
+				continue
+			}
+			s.Write(io.Discard)
+		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gobreakpad/gobreakpad/demangle/msvc"
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/pdb"
 	"github.com/gobreakpad/gobreakpad/symfile"
@@ -36,6 +37,19 @@ func parseWinName(name string) (string, uint32, bool) {
 		}
 	}
 	return name, 0, false
+}
+
+// demangle undecorates an MSVC C++ name as Mozilla's dump_syms writes it
+// (msvc.Mozilla); names that are not decorated, and those the demangler
+// cannot read, are kept as they are, as Mozilla keeps them.
+func demangle(name string) string {
+	if !msvc.IsDecorated(name) {
+		return name
+	}
+	if d, err := msvc.Demangle(name, msvc.Mozilla); err == nil {
+		return d
+	}
+	return name
 }
 
 // skipPublic reports the publics Mozilla's dump_syms leaves out: string
@@ -128,7 +142,7 @@ func (d *dumper) publics(funcs []dumpsyms.Function) {
 			continue
 		}
 		name, size, hasSize := parseWinName(p.Name)
-		name = fixName(name)
+		name = demangle(fixName(name))
 		if i, ok := funcAt[uint64(rva)]; ok {
 			f := &d.syms.Funcs[i]
 			if !strings.Contains(f.Name, "(") {

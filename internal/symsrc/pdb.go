@@ -3,6 +3,8 @@ package symsrc
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -53,6 +55,20 @@ func (p *pdbConverter) convert(m symbols.Module, pdbPath, pePath string) (*symbo
 		if in == "" {
 			return nil, fmt.Errorf("%w: %s %s: no PDB or PE", symbols.ErrNotFound, m.DebugFile, m.DebugID)
 		}
+		if pdbPath != "" && pePath != "" {
+			// dumpsyms/pe takes x64 STACK CFI from the PE beside the
+			// PDB: lay the two side by side, as a build directory has them.
+			tmp, err := os.MkdirTemp("", "gobreakpad-pdb-")
+			if err != nil {
+				return nil, err
+			}
+			defer os.RemoveAll(tmp)
+			in = filepath.Join(tmp, debugFile)
+			exe := strings.TrimSuffix(debugFile, filepath.Ext(debugFile)) + strings.ToLower(filepath.Ext(baseName(m.CodeFile)))
+			if os.Symlink(pdbPath, in) != nil || os.Symlink(pePath, filepath.Join(tmp, exe)) != nil {
+				in = pdbPath
+			}
+		}
 		s, err := pe.Dump(in, dumpsyms.Options{Inlines: true, Warn: p.warn})
 		if err != nil {
 			return nil, fmt.Errorf("converting %s: %w", in, err)
@@ -62,6 +78,14 @@ func (p *pdbConverter) convert(m symbols.Module, pdbPath, pePath string) (*symbo
 		}
 	}
 	return p.store.Load(symbols.Module{CodeFile: m.CodeFile, CodeID: m.CodeID, DebugFile: debugFile, DebugID: m.DebugID})
+}
+
+// baseName is the last element of a Unix or Windows path.
+func baseName(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
 }
 
 // Close releases the converted files' mappings.
