@@ -102,6 +102,9 @@ func Read(f *minidump.File) (*ProcessState, error) {
 		}
 	}
 	readExtras(f, p)
+	if m, err := f.Memory(); err == nil {
+		p.memory = m
+	}
 
 	threads, thErr := f.ThreadList()
 	if thErr != nil && !errors.Is(thErr, minidump.ErrNoStream) {
@@ -191,7 +194,7 @@ func (p *ProcessState) Walk(opt Options) {
 		if cpu == nil {
 			continue
 		}
-		env := &walkEnv{syms: syms, windows: windows, eval: evaluatorFor(cpu), entry: p.EntryPoint}
+		env := &walkEnv{syms: syms, windows: windows, eval: evaluatorFor(cpu), entry: p.EntryPoint, code: p.memory}
 		if r, ok := cs.Memory.(*region); ok && !(ctx.CPU.PointerSize() == 4 && r.end() > 1<<32) {
 			env.stack = r
 		}

@@ -80,6 +80,9 @@ type ProcessState struct {
 	EntryPoint uint64
 
 	mods *moduleMap // Modules indexed by address; built on first use
+	// memory is the dump's whole memory (MemoryList and Memory64List), or
+	// nil: unwinders read code bytes from it, never stack values.
+	memory unwind.Memory
 }
 
 // moduleMap returns the modules indexed by address.

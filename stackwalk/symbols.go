@@ -146,6 +146,20 @@ func (s *symbolizer) seemsValid(addr uint64) bool {
 	return ok && sym.Function != ""
 }
 
+// functionName returns the name of the function covering addr, or "".
+func (s *symbolizer) functionName(addr uint64) string {
+	m := s.mods.at(addr)
+	if m == nil || s.source == nil {
+		return ""
+	}
+	st := s.symbols(m)
+	if st.missing || st.syms.Lookup == nil {
+		return ""
+	}
+	sym, _ := st.syms.Lookup.Lookup(addr-m.Base, false)
+	return sym.Function
+}
+
 // cfi returns the STACK CFI rules for an instruction address, compiled by
 // ev (which caches them by their text).
 func (s *symbolizer) cfi(addr uint64, ev *cfi.Evaluator) *cfi.RuleSet {

@@ -79,7 +79,8 @@ type walkEnv struct {
 	syms    *symbolizer
 	windows bool
 	eval    *cfi.Evaluator
-	entry   uint64 // the program's entry point, or 0
+	entry   uint64        // the program's entry point, or 0
+	code    unwind.Memory // the dump's whole memory, for code bytes; or nil
 }
 
 // ReadMemory reads the thread's stack; the other methods answer from the
@@ -90,6 +91,17 @@ func (e *walkEnv) ReadMemory(addr uint64, n int) ([]byte, error) {
 	}
 	return e.stack.ReadMemory(addr, n)
 }
+
+// ReadCode reads code bytes from the dump's whole memory (unwind.CodeReader).
+func (e *walkEnv) ReadCode(addr uint64, n int) ([]byte, error) {
+	if e.code == nil {
+		return nil, errNoMemory
+	}
+	return e.code.ReadMemory(addr, n)
+}
+
+// FunctionName names the function covering addr (unwind.FunctionNamer).
+func (e *walkEnv) FunctionName(addr uint64) string { return e.syms.functionName(addr) }
 
 func (e *walkEnv) CFI(addr uint64) *cfi.RuleSet { return e.syms.cfi(addr, e.eval) }
 
@@ -108,7 +120,8 @@ type walkError string
 func (e walkError) Error() string { return string(e) }
 
 const (
-	errNoStack = walkError("no stack memory")
+	errNoStack  = walkError("no stack memory")
+	errNoMemory = walkError("no memory list")
 )
 
 // entryPoint is the ELF entry point's symbol, the outermost frame of a
@@ -156,7 +169,7 @@ func walkThread(cpu unwind.CPU, raw any, env *walkEnv, budget *atomic.Int64) ([]
 	for f := first; f != nil; {
 		sf := &StackFrame{Trust: f.Trust, Context: f.Context, cpu: cpu}
 		sf.Instruction = f.Regs[cpu.PC()]
-		if f.Trust != unwind.TrustContext && !f.Interrupted {
+		if f.Trust != unwind.TrustContext && !f.Interrupted && !f.Trampoline {
 			sf.Instruction -= cpu.InstructionAdjust()
 		}
 		inlines := env.syms.fill(sf, true)

@@ -51,6 +51,9 @@ const (
 	TrustContext
 	TrustInline
 	TrustLeaf
+	// TrustSignal marks a frame whose registers the kernel saved in a
+	// signal frame, read when unwinding through a signal trampoline.
+	TrustSignal
 )
 
 // String returns the Breakpad description printed after "Found by:".
@@ -72,6 +75,8 @@ func (t Trust) String() string {
 		return "inline record"
 	case TrustLeaf:
 		return "simulating a return from leaf function"
+	case TrustSignal:
+		return "signal frame"
 	}
 	return "unknown"
 }
@@ -87,6 +92,10 @@ type Frame struct {
 	// interrupted instruction itself, not a return address, so rules and
 	// symbols are looked up at the pc (as for the context frame).
 	Interrupted bool
+	// Trampoline marks a frame at the entry of a signal trampoline (the
+	// handler returned to it): its pc starts the trampoline, so its symbol
+	// is looked up at the pc, and its caller is the interrupted frame.
+	Trampoline bool
 }
 
 // Memory is the stack memory an unwinder reads: the same one-method
@@ -207,12 +216,18 @@ func RuleAddress(last *Frame, pc int, adjust uint64) uint64 {
 	return last.Regs[pc] - adjust
 }
 
+// Innermost reports whether last's pc is an instruction being executed
+// rather than a return address: the context frame, or a frame restored
+// from a signal frame. Its callee-saved state is then whole, and its
+// return address may still be in a register or on top of the stack.
+func Innermost(last *Frame) bool { return last.Trust == TrustContext || last.Interrupted }
+
 // wildPC reports whether a context frame's pc is outside all code: in the
 // first page (a call through a null pointer) or outside every module
 // without being in the stack (a call through a wild pointer). A pc in the
 // stack (code run from the stack) is left to Breakpad's strategies.
 func wildPC(env Env, last *Frame, pc int) bool {
-	if last.Trust != TrustContext {
+	if !Innermost(last) {
 		return false
 	}
 	p := last.Regs[pc]

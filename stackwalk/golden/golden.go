@@ -119,6 +119,8 @@ func TrustName(t unwind.Trust) string {
 		return "inline"
 	case unwind.TrustLeaf:
 		return "leaf"
+	case unwind.TrustSignal:
+		return "signal"
 	}
 	return "none"
 }

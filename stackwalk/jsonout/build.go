@@ -364,7 +364,9 @@ func trustName(t unwind.Trust) string {
 		return "cfi"
 	case unwind.TrustPrewalked:
 		return "prewalked"
-	case unwind.TrustContext:
+	case unwind.TrustContext, unwind.TrustSignal:
+		// rust-minidump has no trust for a frame the kernel's signal
+		// frame restores: it is a saved context, as the first frame's.
 		return "context"
 	}
 	return "none"

@@ -54,10 +54,14 @@ func (Unwinder) ContextFrame(raw any, _ unwind.Env) (*unwind.Frame, error) {
 	return f, nil
 }
 
-// Caller implements unwind.CPU: CFI, then (Windows, context frame) a
+// Caller implements unwind.CPU: the registers a signal frame saved (when
+// last is the signal trampoline), then CFI, then (Windows, context frame) a
 // simulated return, then (not Windows) the frame pointer, then scanning.
 func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool) *unwind.Frame {
 	last := frames[len(frames)-1]
+	if f := bySignalFrame(env, last); f != nil {
+		return f
+	}
 	var f *unwind.Frame
 	if rules := env.CFI(unwind.RuleAddress(last, amd64.RIP, 1)); rules != nil {
 		if unwind.Outermost(rules) {
@@ -80,9 +84,10 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 	if f == nil {
 		return nil
 	}
-	if unwind.TerminateWalk(f.Regs[amd64.RIP], f.Regs[amd64.RSP], last.Regs[amd64.RSP], last.Trust == unwind.TrustContext) {
+	if unwind.TerminateWalk(f.Regs[amd64.RIP], f.Regs[amd64.RSP], last.Regs[amd64.RSP], unwind.Innermost(last)) {
 		return nil
 	}
+	unwind.MarkTrampoline(env, f, f.Regs[amd64.RIP], trampolines)
 	return f
 }
 

@@ -80,10 +80,14 @@ func (Unwinder) ContextFrame(raw any, _ unwind.Env) (*unwind.Frame, error) {
 	return f, nil
 }
 
-// Caller implements unwind.CPU: STACK WIN, then STACK CFI, then the ebp
+// Caller implements unwind.CPU: the registers a signal frame saved (when
+// last is a signal trampoline), then STACK WIN, then STACK CFI, then the ebp
 // chain (with a scan when ebp does not point into the stack).
 func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool) *unwind.Frame {
 	last := frames[len(frames)-1]
+	if f := bySignalFrame(env, last); f != nil {
+		return f
+	}
 	addr := unwind.RuleAddress(last, x86.EIP, 1)
 	var f *unwind.Frame
 	if win := env.Win(addr); win != nil {
@@ -111,9 +115,10 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 	if f == nil {
 		return nil
 	}
-	if unwind.TerminateWalk(f.Regs[x86.EIP], f.Regs[x86.ESP], last.Regs[x86.ESP], last.Trust == unwind.TrustContext) {
+	if unwind.TerminateWalk(f.Regs[x86.EIP], f.Regs[x86.ESP], last.Regs[x86.ESP], unwind.Innermost(last)) {
 		return nil
 	}
+	unwind.MarkTrampoline(env, f, f.Regs[x86.EIP], trampolines)
 	return f
 }
 
