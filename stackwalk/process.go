@@ -29,6 +29,11 @@ type Options struct {
 	// and the symbol files it loads, on its own goroutine); 0 or 1 walks
 	// them one after another. The result does not depend on it.
 	Workers int
+	// ImageSymbols, when set, reads the symbols of a module whose whole
+	// image the dump holds (the vDSO that minidump_capture and core2md
+	// save) when Symbols has none for it; symbols/elfimage.Load does it
+	// for ELF images.
+	ImageSymbols func(image []byte, m symbols.Module) (*symbols.Symbols, error)
 }
 
 // Process reads a minidump and walks every thread, as Breakpad's
@@ -180,6 +185,7 @@ func chooseThreads(f *minidump.File, p *ProcessState, threads []minidump.Thread,
 func (p *ProcessState) Walk(opt Options) {
 	mods := p.moduleMap()
 	syms := newSymbolizer(opt.Symbols, mods)
+	syms.image, syms.memory = opt.ImageSymbols, p.memory
 	windows := p.System.OSShort == "windows"
 	var jobs []func()
 	var budget atomic.Int64

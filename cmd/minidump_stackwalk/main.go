@@ -28,6 +28,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/elfimage"
 	"io"
 	"os"
 	"runtime"
@@ -174,6 +175,7 @@ func run(stdout, stderr io.Writer, dumpPath string, symPaths []string, o options
 		defer closeAll()
 		syms = src
 		opt.Symbols = syms
+		opt.ImageSymbols = elfimage.Load // the vDSO our captures save whole
 	}
 	p, err := stackwalk.Process(f, opt)
 	if err != nil {

@@ -2,7 +2,8 @@
 # Regenerates the signal-frame cases in this folder from sigcrash.c: a crash
 # inside a signal handler, for x86-64 (a live capture by minidump_capture),
 # i386 and arm64 (qemu-user cores converted by core2md), each in two modes
-# (see sigcrash.c): CPU-abort and CPU-segv.
+# (see sigcrash.c): CPU-abort and CPU-segv; x86-native-abort is the i386
+# program run natively, dumped from the kernel's core (the vDSO on the chain).
 #
 # Each case holds crash.dmp, the program's Breakpad symbols (symbols/), and
 # truth.txt: gdb's backtrace at the fatal signal of the same kind of run
@@ -99,3 +100,16 @@ for m in abort segv; do
 		syms $c sigcrash-$a
 	done
 done
+
+# i386 natively, through the kernel's core (core_pattern "core", the
+# default): glibc's raise enters the kernel through the vDSO's
+# __kernel_vsyscall and the handler returns into its __kernel_sigreturn;
+# core2md saves the vDSO whole, and the walker reads its symbols and CFI.
+c=x86-native-abort
+rm -rf "$here/$c" core core.* && mkdir -p "$here/$c"
+(ulimit -c unlimited; run ./sigcrash-x86 abort) >/dev/null 2>&1 || true
+core=$(ls core core.* 2>/dev/null | head -1)
+truth_core sigcrash-x86 "$core" >"$here/$c/truth.txt"
+./core2md --no-host-info -o "$here/$c/crash.dmp" "$core" sigcrash-x86
+rm -f "$core"
+syms $c sigcrash-x86
