@@ -10,3 +10,5 @@ require (
 	github.com/urfave/cli/v3 v3.14.0
 	google.golang.org/protobuf v1.36.12
 )
+
+require golang.org/x/arch v0.32.0

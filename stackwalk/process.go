@@ -34,6 +34,13 @@ type Options struct {
 	// save) when Symbols has none for it; symbols/elfimage.Load does it
 	// for ELF images.
 	ImageSymbols func(image []byte, m symbols.Module) (*symbols.Symbols, error)
+	// CheckCallSites makes stack scans pass over candidates whose code
+	// bytes are in the dump without a call instruction before them, and
+	// report the frames they verify as found "after a call instruction".
+	// Off, scans are Breakpad's (the reference for dumps without a known
+	// true chain: the bytes around a context's pc reject some of the
+	// candidates Breakpad takes).
+	CheckCallSites bool
 }
 
 // Process reads a minidump and walks every thread, as Breakpad's
@@ -200,7 +207,7 @@ func (p *ProcessState) Walk(opt Options) {
 		if cpu == nil {
 			continue
 		}
-		env := &walkEnv{syms: syms, windows: windows, eval: evaluatorFor(cpu), entry: p.EntryPoint, code: p.memory}
+		env := &walkEnv{syms: syms, windows: windows, eval: evaluatorFor(cpu), entry: p.EntryPoint, code: p.memory, calls: opt.CheckCallSites}
 		if r, ok := cs.Memory.(*region); ok && !(ctx.CPU.PointerSize() == 4 && r.end() > 1<<32) {
 			env.stack = r
 		}

@@ -81,7 +81,11 @@ type walkEnv struct {
 	eval    *cfi.Evaluator
 	entry   uint64        // the program's entry point, or 0
 	code    unwind.Memory // the dump's whole memory, for code bytes; or nil
+	calls   bool          // scans check call sites (Options.CheckCallSites)
 }
+
+// CheckCallSites says whether scans check call sites (unwind.CallSiteChecking).
+func (e *walkEnv) CheckCallSites() bool { return e.calls }
 
 // ReadMemory reads the thread's stack; the other methods answer from the
 // symbolizer, implementing unwind.Env.
@@ -147,7 +151,7 @@ func atEntry(f *StackFrame, entry uint64) bool {
 		return f.FunctionBase == entry
 	}
 	switch f.Trust {
-	case unwind.TrustScan, unwind.TrustCFIScan, unwind.TrustNone:
+	case unwind.TrustScan, unwind.TrustCallSite, unwind.TrustCFIScan, unwind.TrustNone:
 		return false
 	}
 	return f.Instruction >= entry && f.Instruction-entry < entryWindow
@@ -177,7 +181,7 @@ func walkThread(cpu unwind.CPU, raw any, env *walkEnv, budget *atomic.Int64) ([]
 			pastEntry = true
 		}
 		switch f.Trust {
-		case unwind.TrustNone, unwind.TrustScan, unwind.TrustCFIScan:
+		case unwind.TrustNone, unwind.TrustScan, unwind.TrustCallSite, unwind.TrustCFIScan:
 			scanned++
 		}
 		out = append(out, inlines...)

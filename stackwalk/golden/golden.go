@@ -121,6 +121,8 @@ func TrustName(t unwind.Trust) string {
 		return "leaf"
 	case unwind.TrustSignal:
 		return "signal"
+	case unwind.TrustCallSite:
+		return "scan_call"
 	}
 	return "none"
 }

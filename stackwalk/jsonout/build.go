@@ -354,7 +354,7 @@ func (f formatter) unloadedHits(addr uint64, mods []*stackwalk.Module) []unloade
 // frame-pointer fallback finds there, so it is reported as "frame_pointer".
 func trustName(t unwind.Trust) string {
 	switch t {
-	case unwind.TrustScan:
+	case unwind.TrustScan, unwind.TrustCallSite:
 		return "scan"
 	case unwind.TrustCFIScan:
 		return "cfi_scan"

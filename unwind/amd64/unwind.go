@@ -100,6 +100,9 @@ func byCFI(env unwind.Env, last *unwind.Frame, rules *cfi.RuleSet) *unwind.Frame
 	return f
 }
 
+// callBefore checks x86-64 call instructions before scanned return addresses.
+var callBefore = unwind.X86CallBefore(64)
+
 // nonCanonical reports whether p is outside x86-64's canonical address halves.
 func nonCanonical(p uint64) bool { return p > 0x7FFFFFFFFFFF && p < 0xFFFF800000000000 }
 
@@ -138,7 +141,7 @@ func bySimulatedReturn(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 }
 
 func byScan(env unwind.Env, last *unwind.Frame) *unwind.Frame {
-	f := unwind.CallerByScan(env, last, amd64.RIP, amd64.RSP, unwind.ScanWords(last.Trust), 8, unwind.TrustScan)
+	f := unwind.CallerByScanChecked(env, last, amd64.RIP, amd64.RSP, unwind.ScanWords(last.Trust), 8, unwind.TrustScan, callBefore)
 	if f == nil {
 		return nil
 	}

@@ -93,7 +93,7 @@ func (u Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed boo
 		f = byFramePointer(env, last)
 	}
 	if f == nil && scanAllowed {
-		f = unwind.CallerByScan(env, last, arm.SlotPC, arm.SlotSP, unwind.ScanWords(last.Trust), 4, unwind.TrustScan)
+		f = unwind.CallerByScanChecked(env, last, arm.SlotPC, arm.SlotSP, unwind.ScanWords(last.Trust), 4, unwind.TrustScan, callBefore)
 	}
 	if f == nil {
 		return nil

@@ -193,5 +193,5 @@ func (u *Unwinder) correctLR(env unwind.Env, frames []*unwind.Frame) {
 }
 
 func byScan(env unwind.Env, last *unwind.Frame) *unwind.Frame {
-	return unwind.CallerByScan(env, last, arm64.RegPC, arm64.RegSP, unwind.ScanWords(last.Trust), 8, unwind.TrustScan)
+	return unwind.CallerByScanChecked(env, last, arm64.RegPC, arm64.RegSP, unwind.ScanWords(last.Trust), 8, unwind.TrustScan, callBefore)
 }

@@ -126,8 +126,13 @@ var errNoEvaluator = errors.New("x86: no STACK WIN evaluator")
 
 func read32(env unwind.Env, addr uint32) (uint32, bool) { return unwind.Read32(env, uint64(addr)) }
 
+// callBefore checks i386 call instructions before scanned return addresses.
+var callBefore = unwind.X86CallBefore(32)
+
+// scan is Breakpad's scan that passes over candidates with code bytes in
+// the dump and no call instruction before them (unwind.ScanForCaller).
 func scan(env unwind.Env, start uint32, words int) (loc, ip uint32, ok bool) {
-	l, v, ok := unwind.ScanForReturnAddress(env, uint64(start), words, 4)
+	l, v, _, ok := unwind.ScanForCaller(env, uint64(start), words, 4, callBefore)
 	return uint32(l), uint32(v), ok
 }
 
