@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gobreakpad/gobreakpad/cfi"
+	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
@@ -100,6 +101,12 @@ func (e *walkEnv) ReadMemory(addr uint64, n int) ([]byte, error) {
 func (e *walkEnv) ReadCode(addr uint64, n int) ([]byte, error) {
 	if e.code == nil {
 		return nil, errNoMemory
+	}
+	// Most frames' code is not in the dump: answer without making an error.
+	if m, ok := e.code.(*minidump.Memory); ok {
+		if _, ok := m.Region(addr); !ok {
+			return nil, errNoMemory
+		}
 	}
 	return e.code.ReadMemory(addr, n)
 }
