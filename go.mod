@@ -11,3 +11,5 @@ require (
 	golang.org/x/arch v0.32.0
 	google.golang.org/protobuf v1.36.12
 )
+
+require golang.org/x/arch v0.32.0

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -33,8 +34,9 @@ const (
 // span is an address range [start, end) to capture.
 type span struct{ start, end uint64 }
 
-// collectMemory reads each thread's stack and the windows around program
-// counters and the fault address into p.Memory, and sets each thread's Stack.
+// collectMemory reads each thread's stack, the windows around program
+// counters and the fault address, and the vDSO's whole image into p.Memory, and sets each thread's
+// Stack.
 // p.Maps must be sorted by address.
 func (p *Process) collectMemory(mem memoryReader) {
 	var spans []span
@@ -62,6 +64,7 @@ func (p *Process) collectMemory(mem memoryReader) {
 		if s, ok := clip(t.SP, below, maxStack); ok {
 			stacks[i] = s
 			spans = append(spans, s)
+			spans = append(spans, p.codeWindows(mem, t.SP, s.end, clip)...)
 		} else {
 			p.note("thread %d: stack pointer %#x is in no readable mapping; stack not captured", t.ID, t.SP)
 		}
@@ -74,6 +77,7 @@ func (p *Process) collectMemory(mem memoryReader) {
 			spans = append(spans, s)
 		}
 	}
+	spans = append(spans, p.vdsoSpans()...)
 	total := uint64(0)
 	for _, s := range mergeSpans(spans) {
 		if total += s.end - s.start; total > maxMemory {
@@ -87,6 +91,48 @@ func (p *Process) collectMemory(mem memoryReader) {
 			p.Threads[i].Stack = p.slice(s)
 		}
 	}
+}
+
+// How much code a capture keeps around the code addresses in each thread's
+// stack: codeWindow bytes on either side of each of the first
+// maxCodeWindows such words within codeScan bytes of the stack pointer.
+const (
+	codeWindow     = 16
+	maxCodeWindows = 64
+	codeScan       = 16 << 10
+)
+
+// codeWindows returns small windows around the words of the stack from sp
+// (up to end) that point into executable mappings: return addresses and
+// the signal trampoline a handler returns to. The walker reads call
+// instructions and trampolines from them, which windows around program
+// counters alone do not give.
+func (p *Process) codeWindows(mem memoryReader, sp, end uint64, clip func(addr, below, above uint64) (span, bool)) []span {
+	word := p.CPU.PointerSize()
+	if word != 4 && word != 8 || end <= sp {
+		return nil
+	}
+	b, err := mem.ReadMemory(sp, int(min(end-sp, codeScan)))
+	if err != nil {
+		return nil
+	}
+	var out []span
+	for o := 0; o+word <= len(b) && len(out) < maxCodeWindows; o += word {
+		var v uint64
+		if word == 4 {
+			v = uint64(binary.LittleEndian.Uint32(b[o:]))
+		} else {
+			v = binary.LittleEndian.Uint64(b[o:])
+		}
+		i := procfs.Find(p.Maps, v)
+		if i < 0 || !p.Maps[i].Executable() {
+			continue
+		}
+		if s, ok := clip(v, codeWindow, codeWindow); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // mergeSpans sorts spans and joins those that overlap or touch.

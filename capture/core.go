@@ -85,6 +85,7 @@ func FromCore(core *elfcore.File, opt CoreOptions) (*Process, error) {
 		}
 	}
 	p.Maps = coreMaps(core, exe)
+	p.nameVDSO()
 	for _, m := range p.Maps {
 		if m.Path != "" && (exe == nil || m.Path != exe.path) {
 			mem.files = append(mem.files, m)

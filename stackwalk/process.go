@@ -30,6 +30,18 @@ type Options struct {
 	// and the symbol files it loads, on its own goroutine); 0 or 1 walks
 	// them one after another. The result does not depend on it.
 	Workers int
+	// ImageSymbols, when set, reads the symbols of a module whose whole
+	// image the dump holds (the vDSO that minidump_capture and core2md
+	// save) when Symbols has none for it; symbols/elfimage.Load does it
+	// for ELF images.
+	ImageSymbols func(image []byte, m symbols.Module) (*symbols.Symbols, error)
+	// CheckCallSites makes stack scans pass over candidates whose code
+	// bytes are in the dump without a call instruction before them, and
+	// report the frames they verify as found "after a call instruction".
+	// Off, scans are Breakpad's (the reference for dumps without a known
+	// true chain: the bytes around a context's pc reject some of the
+	// candidates Breakpad takes).
+	CheckCallSites bool
 }
 
 // Process reads a minidump and walks every thread, as Breakpad's
@@ -112,6 +124,9 @@ func Read(f *minidump.File) (*ProcessState, error) {
 		}
 	}
 	readExtras(f, p)
+	if m, err := f.Memory(); err == nil {
+		p.memory = m
+	}
 
 	threads, thErr := f.ThreadList()
 	p.problem(thErr, "no thread walked")
@@ -202,6 +217,7 @@ func chooseThreads(f *minidump.File, p *ProcessState, threads []minidump.Thread,
 func (p *ProcessState) Walk(opt Options) {
 	mods := p.moduleMap()
 	syms := newSymbolizer(opt.Symbols, mods)
+	syms.image, syms.memory = opt.ImageSymbols, p.memory
 	windows := p.System.OSShort == "windows"
 	var jobs []func()
 	var budget atomic.Int64
@@ -216,7 +232,7 @@ func (p *ProcessState) Walk(opt Options) {
 		if cpu == nil {
 			continue
 		}
-		env := &walkEnv{syms: syms, windows: windows, eval: evaluatorFor(cpu), entry: p.EntryPoint}
+		env := &walkEnv{syms: syms, windows: windows, eval: evaluatorFor(cpu), entry: p.EntryPoint, code: p.memory, calls: opt.CheckCallSites}
 		if r, ok := cs.Memory.(*region); ok && !(ctx.CPU.PointerSize() == 4 && r.end() > 1<<32) {
 			env.stack = r
 		}

@@ -81,6 +81,9 @@ type ProcessState struct {
 
 	mods        *moduleMap    // Modules indexed by address; built on first use
 	moduleMerge mergeStrategy // how overlapping modules are indexed
+	// memory is the dump's whole memory (MemoryList and Memory64List), or
+	// nil: unwinders read code bytes from it, never stack values.
+	memory unwind.Memory
 }
 
 // moduleMap returns the modules indexed by address.

@@ -27,7 +27,15 @@ type symbolizer struct {
 
 	mu    sync.Mutex // guards state and the modules' symbol flags
 	state map[*Module]*symbolState
+
+	// image reads the symbols of a module from its image in memory, the
+	// dump's whole memory, when source has none (Options.ImageSymbols).
+	image  func(image []byte, m symbols.Module) (*symbols.Symbols, error)
+	memory unwind.Memory
 }
+
+// maxImage bounds the module images read from the dump for their symbols.
+const maxImage = 1 << 20
 
 func newSymbolizer(source symbols.Source, mods *moduleMap) *symbolizer {
 	return &symbolizer{source: source, mods: mods, state: map[*Module]*symbolState{}}
@@ -48,8 +56,11 @@ func (s *symbolizer) symbols(m *Module) *symbolState {
 		}
 		// A source that found something it could not read counts as
 		// missing, as Breakpad's walker reports an unloadable file.
-		syms, err := s.source.Load(symbols.Module{CodeFile: m.CodeFile, CodeID: m.CodeID,
-			DebugFile: m.DebugFile, DebugID: m.DebugID})
+		sm := symbols.Module{CodeFile: m.CodeFile, CodeID: m.CodeID, DebugFile: m.DebugFile, DebugID: m.DebugID}
+		syms, err := s.source.Load(sm)
+		if err != nil || syms.Empty() {
+			syms, err = s.fromImage(m, sm)
+		}
 		if err != nil || syms.Empty() {
 			st.missing = true
 			return
@@ -144,6 +155,32 @@ func (s *symbolizer) seemsValid(addr uint64) bool {
 	}
 	sym, ok := st.syms.Lookup.Lookup(addr-m.Base, false)
 	return ok && sym.Function != ""
+}
+
+// fromImage reads a module's symbols from its whole image in the dump.
+func (s *symbolizer) fromImage(m *Module, sm symbols.Module) (*symbols.Symbols, error) {
+	if s.image == nil || s.memory == nil || m.Size == 0 || m.Size > maxImage {
+		return nil, symbols.ErrNotFound
+	}
+	b, err := s.memory.ReadMemory(m.Base, int(m.Size))
+	if err != nil {
+		return nil, err
+	}
+	return s.image(b, sm)
+}
+
+// functionName returns the name of the function covering addr, or "".
+func (s *symbolizer) functionName(addr uint64) string {
+	m := s.mods.at(addr)
+	if m == nil || s.source == nil {
+		return ""
+	}
+	st := s.symbols(m)
+	if st.missing || st.syms.Lookup == nil {
+		return ""
+	}
+	sym, _ := st.syms.Lookup.Lookup(addr-m.Base, false)
+	return sym.Function
 }
 
 // cfi returns the STACK CFI rules for an instruction address, compiled by

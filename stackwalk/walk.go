@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gobreakpad/gobreakpad/cfi"
+	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
@@ -92,8 +93,13 @@ type walkEnv struct {
 	syms    *symbolizer
 	windows bool
 	eval    *cfi.Evaluator
-	entry   uint64 // the program's entry point, or 0
+	entry   uint64        // the program's entry point, or 0
+	code    unwind.Memory // the dump's whole memory, for code bytes; or nil
+	calls   bool          // scans check call sites (Options.CheckCallSites)
 }
+
+// CheckCallSites says whether scans check call sites (unwind.CallSiteChecking).
+func (e *walkEnv) CheckCallSites() bool { return e.calls }
 
 // ReadMemory reads the thread's stack; the other methods answer from the
 // symbolizer, implementing unwind.Env.
@@ -103,6 +109,23 @@ func (e *walkEnv) ReadMemory(addr uint64, n int) ([]byte, error) {
 	}
 	return e.stack.ReadMemory(addr, n)
 }
+
+// ReadCode reads code bytes from the dump's whole memory (unwind.CodeReader).
+func (e *walkEnv) ReadCode(addr uint64, n int) ([]byte, error) {
+	if e.code == nil {
+		return nil, errNoMemory
+	}
+	// Most frames' code is not in the dump: answer without making an error.
+	if m, ok := e.code.(*minidump.Memory); ok {
+		if _, ok := m.Region(addr); !ok {
+			return nil, errNoMemory
+		}
+	}
+	return e.code.ReadMemory(addr, n)
+}
+
+// FunctionName names the function covering addr (unwind.FunctionNamer).
+func (e *walkEnv) FunctionName(addr uint64) string { return e.syms.functionName(addr) }
 
 func (e *walkEnv) CFI(addr uint64) *cfi.RuleSet { return e.syms.cfi(addr, e.eval) }
 
@@ -121,7 +144,8 @@ type walkError string
 func (e walkError) Error() string { return string(e) }
 
 const (
-	errNoStack = walkError("no stack memory")
+	errNoStack  = walkError("no stack memory")
+	errNoMemory = walkError("no memory list")
 )
 
 // entryPoint is the ELF entry point's symbol, the outermost frame of a
@@ -147,7 +171,7 @@ func atEntry(f *StackFrame, entry uint64) bool {
 		return f.FunctionBase == entry
 	}
 	switch f.Trust {
-	case unwind.TrustScan, unwind.TrustCFIScan, unwind.TrustNone:
+	case unwind.TrustScan, unwind.TrustCallSite, unwind.TrustCFIScan, unwind.TrustNone:
 		return false
 	}
 	return f.Instruction >= entry && f.Instruction-entry < entryWindow
@@ -169,7 +193,7 @@ func walkThread(cpu unwind.CPU, raw any, env *walkEnv, budget *atomic.Int64) ([]
 	for f := first; f != nil; {
 		sf := &StackFrame{Trust: f.Trust, Context: f.Context, cpu: cpu}
 		sf.Instruction = f.Regs[cpu.PC()]
-		if f.Trust != unwind.TrustContext && !f.Interrupted {
+		if f.Trust != unwind.TrustContext && !f.Interrupted && !f.Trampoline {
 			sf.Instruction -= cpu.InstructionAdjust()
 		}
 		inlines := env.syms.fill(sf, true)
@@ -177,7 +201,7 @@ func walkThread(cpu unwind.CPU, raw any, env *walkEnv, budget *atomic.Int64) ([]
 			pastEntry = true
 		}
 		switch f.Trust {
-		case unwind.TrustNone, unwind.TrustScan, unwind.TrustCFIScan:
+		case unwind.TrustNone, unwind.TrustScan, unwind.TrustCallSite, unwind.TrustCFIScan:
 			scanned++
 		}
 		out = append(out, inlines...)

@@ -51,6 +51,12 @@ const (
 	TrustContext
 	TrustInline
 	TrustLeaf
+	// TrustSignal marks a frame whose registers the kernel saved in a
+	// signal frame, read when unwinding through a signal trampoline.
+	TrustSignal
+	// TrustCallSite marks a frame found by scanning whose return address
+	// follows a call instruction decoded from the dump's code bytes.
+	TrustCallSite
 )
 
 // String returns the Breakpad description printed after "Found by:".
@@ -72,6 +78,10 @@ func (t Trust) String() string {
 		return "inline record"
 	case TrustLeaf:
 		return "simulating a return from leaf function"
+	case TrustSignal:
+		return "signal frame"
+	case TrustCallSite:
+		return "stack scanning, after a call instruction"
 	}
 	return "unknown"
 }
@@ -87,6 +97,10 @@ type Frame struct {
 	// interrupted instruction itself, not a return address, so rules and
 	// symbols are looked up at the pc (as for the context frame).
 	Interrupted bool
+	// Trampoline marks a frame at the entry of a signal trampoline (the
+	// handler returned to it): its pc starts the trampoline, so its symbol
+	// is looked up at the pc, and its caller is the interrupted frame.
+	Trampoline bool
 }
 
 // Memory is the stack memory an unwinder reads: the same one-method
@@ -174,8 +188,49 @@ const RASearchWords = 40
 
 // ScanForReturnAddress looks for a plausible return address in the words
 // from start up to and including start + words*size. It returns the
-// address where it was found and its value.
+// address where it was found and its value. It is Breakpad's scan:
+// ScanForCaller with no call-site check.
 func ScanForReturnAddress(env Env, start uint64, words, size int) (loc, ip uint64, ok bool) {
+	loc, ip, _, ok = ScanForCaller(env, start, words, size, nil)
+	return loc, ip, ok
+}
+
+// CallSite is what the code before a candidate return address says.
+type CallSite uint8
+
+// The answers of a CallCheck.
+const (
+	// CallUnknown: the code bytes are not in the dump.
+	CallUnknown CallSite = iota
+	// CallBefore: the instruction ending at the address is a call.
+	CallBefore
+	// NoCallBefore: the bytes are there and no call ends at the address.
+	NoCallBefore
+)
+
+// CallCheck decodes the code before ra, a candidate return address (read
+// with ReadCode), and says whether a call instruction ends there.
+type CallCheck func(env Env, ra uint64) CallSite
+
+// CallSiteChecking is an optional Env method: whether scans apply their
+// call-site check (ScanForCaller). An Env without it checks. The walk
+// turns it off by default, because Breakpad's scan is the reference for
+// dumps without a known true chain (stackwalk.Options.CheckCallSites).
+type CallSiteChecking interface {
+	CheckCallSites() bool
+}
+
+// ScanForCaller is Breakpad's scan (see ScanForReturnAddress) that also
+// asks check, when not nil, about each candidate: a candidate whose code is
+// in the dump without a call instruction before it is a stale value or a
+// stored code pointer, not a return address, and is passed over. It
+// returns the trust the candidate earns: TrustCallSite when a call was
+// decoded before it, else TrustScan (no code bytes: Breakpad's evidence
+// alone).
+func ScanForCaller(env Env, start uint64, words, size int, check CallCheck) (loc, ip uint64, trust Trust, ok bool) {
+	if c, ok := env.(CallSiteChecking); ok && !c.CheckCallSites() {
+		check = nil
+	}
 	end := start + uint64(words*size)
 	if size == 4 {
 		end = uint64(uint32(start) + uint32(words*size))
@@ -188,13 +243,23 @@ func ScanForReturnAddress(env Env, start uint64, words, size int) (loc, ip uint6
 		// A return address may point just past the end of a function that
 		// calls a no-return function: test the address one byte back.
 		if env.InModule(v-1) && env.SeemsValid(v-1) {
-			return l, v, true
+			trust := TrustScan
+			if check != nil {
+				switch check(env, v) {
+				case CallBefore:
+					trust = TrustCallSite
+				case NoCallBefore:
+					goto next
+				}
+			}
+			return l, v, trust, true
 		}
+	next:
 		if l+uint64(size) < l {
 			break
 		}
 	}
-	return 0, 0, false
+	return 0, 0, TrustNone, false
 }
 
 // RuleAddress is the address whose CFI or STACK WIN rules unwind frame
@@ -207,12 +272,18 @@ func RuleAddress(last *Frame, pc int, adjust uint64) uint64 {
 	return last.Regs[pc] - adjust
 }
 
+// Innermost reports whether last's pc is an instruction being executed
+// rather than a return address: the context frame, or a frame restored
+// from a signal frame. Its callee-saved state is then whole, and its
+// return address may still be in a register or on top of the stack.
+func Innermost(last *Frame) bool { return last.Trust == TrustContext || last.Interrupted }
+
 // wildPC reports whether a context frame's pc is outside all code: in the
 // first page (a call through a null pointer) or outside every module
 // without being in the stack (a call through a wild pointer). A pc in the
 // stack (code run from the stack) is left to Breakpad's strategies.
 func wildPC(env Env, last *Frame, pc int) bool {
-	if last.Trust != TrustContext {
+	if !Innermost(last) {
 		return false
 	}
 	p := last.Regs[pc]
@@ -274,9 +345,18 @@ func CallerOfWildLeaf(env Env, last *Frame, pc, lr int, keep uint64) *Frame {
 // with pc the return address and sp just above it, only those two marked
 // known; nil when the scan finds none.
 func CallerByScan(env Env, last *Frame, pc, sp, words, size int, trust Trust) *Frame {
-	loc, ip, ok := ScanForReturnAddress(env, last.Regs[sp], words, size)
+	return CallerByScanChecked(env, last, pc, sp, words, size, trust, nil)
+}
+
+// CallerByScanChecked is CallerByScan with ScanForCaller's call-site
+// check: a candidate verified by it gets TrustCallSite instead of trust.
+func CallerByScanChecked(env Env, last *Frame, pc, sp, words, size int, trust Trust, check CallCheck) *Frame {
+	loc, ip, t, ok := ScanForCaller(env, last.Regs[sp], words, size, check)
 	if !ok {
 		return nil
+	}
+	if t == TrustCallSite {
+		trust = t
 	}
 	f := &Frame{Context: last.Context, Trust: trust}
 	f.Regs[pc], f.Regs[sp] = ip, loc+uint64(size)

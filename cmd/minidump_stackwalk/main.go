@@ -38,6 +38,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/elfimage"
 	"io"
 	"os"
 	"runtime"
@@ -80,6 +81,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "d", Usage: "dump the pointers found on the stacks, with their symbols"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.GOMAXPROCS(0), Usage: "walk up to `N` threads at once (the output does not depend on it)"},
 			&cli.BoolFlag{Name: "json", Usage: "output rust-minidump's JSON report"},
+			&cli.BoolFlag{Name: "check-call-sites", Usage: "stack scans take only candidates with a call instruction before them, where the dump holds the code (not Breakpad's scan)"},
 			&cli.BoolFlag{Name: "pretty", Usage: "indent the JSON report (implies --json)"},
 			&cli.BoolFlag{Name: "signature", Usage: "print the crash signature instead of the report (with --json: add it to the report)"},
 			&cli.StringFlag{Name: "signature-lists", Usage: "add the signature lists of `DIR` to the defaults (implies --signature)"},
@@ -107,6 +109,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 				thread:         cmd.Int("t"),
 				signature:      cmd.Bool("signature") || cmd.String("signature-lists") != "",
 				signatureLists: cmd.String("signature-lists"),
+				checkCalls:     cmd.Bool("check-call-sites"),
 			}
 			switch f := cmd.String("f"); f {
 			case "human":
@@ -140,6 +143,7 @@ type options struct {
 	signature                                              bool
 	signatureLists                                         string
 	symbols                                                symbolOptions
+	checkCalls                                             bool
 }
 
 // check rejects flags that another flag would make ignored.
@@ -184,7 +188,7 @@ func run(stdout, stderr io.Writer, dumpPath string, symPaths []string, o options
 		return explainOpen(dumpPath, err)
 	}
 	defer f.Close()
-	opt := stackwalk.Options{Workers: o.workers}
+	opt := stackwalk.Options{Workers: o.workers, CheckCallSites: o.checkCalls}
 	var syms symbols.Source
 	src, err := symbolSources(symPaths, o.symbols, stderr)
 	if err != nil {
@@ -200,6 +204,7 @@ func run(stdout, stderr io.Writer, dumpPath string, symPaths []string, o options
 		}
 		syms = src
 		opt.Symbols = syms
+		opt.ImageSymbols = elfimage.Load // the vDSO our captures save whole
 	}
 	p, err := stackwalk.Process(f, opt)
 	if err != nil {

@@ -115,6 +115,9 @@ type dumper struct {
 	externs map[uint64]int
 	warnMu  sync.Mutex // the CFI is read concurrently with the rest
 	sr      *sectionReader
+	// inMemory is set for an image read from memory: path is only its
+	// name, and no debugging file is looked for beside it.
+	inMemory bool
 }
 
 func (d *dumper) warn(format string, args ...any) {
@@ -142,19 +145,44 @@ func Dump(path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
 	return dumpFile(bin, path, opts)
 }
 
+// DumpImage reads an ELF image held in memory (r, such as a vDSO saved
+// whole in a minidump) into symbol records, with opts.Name as the module's
+// name. No separate debugging file is looked for.
+func DumpImage(r io.ReaderAt, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
+	bin, err := elf.NewFile(r)
+	if err != nil {
+		return nil, fmt.Errorf("dump_syms: image: %w", err)
+	}
+	name := opts.Name
+	if name == "" {
+		name = "image"
+	}
+	d := newDumper(bin, name, opts)
+	d.inMemory = true
+	defer d.closeAll()
+	return d.run()
+}
+
 // dumpFile is Dump for an opened file; path names it and locates the files
 // found beside it.
 func dumpFile(bin *elf.File, path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
+	d := newDumper(bin, path, opts)
+	defer d.closeAll()
+	return d.run()
+}
+
+func newDumper(bin *elf.File, path string, opts dumpsyms.Options) *dumper {
 	d := &dumper{opts: opts, path: path, bin: bin}
 	d.sr = &sectionReader{ratio: opts.MaxInflateRatio, warn: func(format string, args ...any) {
 		d.warn("%s: "+format, append([]any{path}, args...)...)
 	}}
-	defer func() {
-		for _, c := range d.close {
-			c.Close()
-		}
-	}()
-	return d.run()
+	return d
+}
+
+func (d *dumper) closeAll() {
+	for _, c := range d.close {
+		c.Close()
+	}
 }
 
 func (d *dumper) run() (*dumpsyms.Symbols, error) {
@@ -231,6 +259,9 @@ func hasDWARF(f *elf.File) bool {
 func (d *dumper) findDebugFile() *elf.File {
 	if hasDWARF(d.bin) {
 		return d.bin
+	}
+	if d.inMemory {
+		return nil
 	}
 	link, crc, hasLink := debugLink(d.bin)
 	var cands []string

@@ -61,6 +61,12 @@ func FuzzDump(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// As an image in memory (a vDSO in a dump), then as a file.
+		if s, err := DumpImage(bytes.NewReader(data), dumpsyms.Options{Name: "fuzzed"}); err == nil {
+			if err := s.Write(io.Discard); err != nil {
+				t.Fatal(err)
+			}
+		}
 		ef, err := elf.NewFile(bytes.NewReader(data))
 		if err != nil {
 			return

@@ -119,6 +119,10 @@ func TrustName(t unwind.Trust) string {
 		return "inline"
 	case unwind.TrustLeaf:
 		return "leaf"
+	case unwind.TrustSignal:
+		return "signal"
+	case unwind.TrustCallSite:
+		return "scan_call"
 	}
 	return "none"
 }

@@ -357,7 +357,7 @@ func (f formatter) unloadedHits(addr uint64, mods []*stackwalk.Module) []unloade
 // frame-pointer fallback finds there, so it is reported as "frame_pointer".
 func trustName(t unwind.Trust) string {
 	switch t {
-	case unwind.TrustScan:
+	case unwind.TrustScan, unwind.TrustCallSite:
 		return "scan"
 	case unwind.TrustCFIScan:
 		return "cfi_scan"
@@ -367,7 +367,9 @@ func trustName(t unwind.Trust) string {
 		return "cfi"
 	case unwind.TrustPrewalked:
 		return "prewalked"
-	case unwind.TrustContext:
+	case unwind.TrustContext, unwind.TrustSignal:
+		// rust-minidump has no trust for a frame the kernel's signal
+		// frame restores: it is a saved context, as the first frame's.
 		return "context"
 	}
 	return "none"

@@ -54,10 +54,14 @@ func (Unwinder) ContextFrame(raw any, _ unwind.Env) (*unwind.Frame, error) {
 	return f, nil
 }
 
-// Caller implements unwind.CPU: CFI, then (Windows, context frame) a
+// Caller implements unwind.CPU: the registers a signal frame saved (when
+// last is the signal trampoline), then CFI, then (Windows, context frame) a
 // simulated return, then (not Windows) the frame pointer, then scanning.
 func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool) *unwind.Frame {
 	last := frames[len(frames)-1]
+	if f := bySignalFrame(env, last); f != nil {
+		return f
+	}
 	var f *unwind.Frame
 	if rules := env.CFI(unwind.RuleAddress(last, amd64.RIP, 1)); rules != nil {
 		if unwind.Outermost(rules) {
@@ -80,9 +84,10 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 	if f == nil {
 		return nil
 	}
-	if unwind.TerminateWalk(f.Regs[amd64.RIP], f.Regs[amd64.RSP], last.Regs[amd64.RSP], last.Trust == unwind.TrustContext) {
+	if unwind.TerminateWalk(f.Regs[amd64.RIP], f.Regs[amd64.RSP], last.Regs[amd64.RSP], unwind.Innermost(last)) {
 		return nil
 	}
+	unwind.MarkTrampoline(env, f, f.Regs[amd64.RIP], trampolines)
 	return f
 }
 
@@ -94,6 +99,9 @@ func byCFI(env unwind.Env, last *unwind.Frame, rules *cfi.RuleSet) *unwind.Frame
 	f.Trust = unwind.TrustCFI
 	return f
 }
+
+// callBefore checks x86-64 call instructions before scanned return addresses.
+var callBefore = unwind.X86CallBefore(64)
 
 // nonCanonical reports whether p is outside x86-64's canonical address halves.
 func nonCanonical(p uint64) bool { return p > 0x7FFFFFFFFFFF && p < 0xFFFF800000000000 }
@@ -133,7 +141,7 @@ func bySimulatedReturn(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 }
 
 func byScan(env unwind.Env, last *unwind.Frame) *unwind.Frame {
-	f := unwind.CallerByScan(env, last, amd64.RIP, amd64.RSP, unwind.ScanWords(last.Trust), 8, unwind.TrustScan)
+	f := unwind.CallerByScanChecked(env, last, amd64.RIP, amd64.RSP, unwind.ScanWords(last.Trust), 8, unwind.TrustScan, callBefore)
 	if f == nil {
 		return nil
 	}

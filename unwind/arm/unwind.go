@@ -63,9 +63,14 @@ func (Unwinder) ContextFrame(raw any, _ unwind.Env) (*unwind.Frame, error) {
 	return f, nil
 }
 
-// Caller implements unwind.CPU.
+// Caller implements unwind.CPU: the registers a signal frame saved (when
+// last is a signal trampoline), then CFI, then lr for a wild pc, then
+// (iOS) the frame pointer, then scanning.
 func (u Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool) *unwind.Frame {
 	last := frames[len(frames)-1]
+	if f := bySignalFrame(env, last); f != nil {
+		return f
+	}
 	addr := unwind.RuleAddress(last, arm.SlotPC, 2)
 	var f *unwind.Frame
 	if !u.IOS {
@@ -88,14 +93,15 @@ func (u Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed boo
 		f = byFramePointer(env, last)
 	}
 	if f == nil && scanAllowed {
-		f = unwind.CallerByScan(env, last, arm.SlotPC, arm.SlotSP, unwind.ScanWords(last.Trust), 4, unwind.TrustScan)
+		f = unwind.CallerByScanChecked(env, last, arm.SlotPC, arm.SlotSP, unwind.ScanWords(last.Trust), 4, unwind.TrustScan, callBefore)
 	}
 	if f == nil {
 		return nil
 	}
-	if unwind.TerminateWalk(f.Regs[arm.SlotPC], f.Regs[arm.SlotSP], last.Regs[arm.SlotSP], last.Trust == unwind.TrustContext) {
+	if unwind.TerminateWalk(f.Regs[arm.SlotPC], f.Regs[arm.SlotSP], last.Regs[arm.SlotSP], unwind.Innermost(last)) {
 		return nil
 	}
+	unwind.MarkTrampoline(env, f, f.Regs[arm.SlotPC]&^1, trampolines)
 	return f
 }
 

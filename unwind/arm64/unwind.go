@@ -96,9 +96,14 @@ func (u *Unwinder) ContextFrame(raw any, env unwind.Env) (*unwind.Frame, error) 
 	return f, nil
 }
 
-// Caller implements unwind.CPU: CFI, then the frame pointer, then scanning.
+// Caller implements unwind.CPU: the registers a signal frame saved (when
+// last is the signal trampoline), then CFI, then the frame pointer, then
+// scanning.
 func (u *Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool) *unwind.Frame {
 	last := frames[len(frames)-1]
+	if f := u.bySignalFrame(env, last); f != nil {
+		return f
+	}
 	addr := unwind.RuleAddress(last, arm64.RegPC, 4)
 	var f *unwind.Frame
 	if rules := env.CFI(addr); unwind.Outermost(rules) {
@@ -125,9 +130,10 @@ func (u *Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bo
 	if f == nil {
 		return nil
 	}
-	if unwind.TerminateWalk(f.Regs[arm64.RegPC], f.Regs[arm64.RegSP], last.Regs[arm64.RegSP], last.Trust == unwind.TrustContext) {
+	if unwind.TerminateWalk(f.Regs[arm64.RegPC], f.Regs[arm64.RegSP], last.Regs[arm64.RegSP], unwind.Innermost(last)) {
 		return nil
 	}
+	unwind.MarkTrampoline(env, f, f.Regs[arm64.RegPC], trampolines)
 	return f
 }
 
@@ -187,5 +193,5 @@ func (u *Unwinder) correctLR(env unwind.Env, frames []*unwind.Frame) {
 }
 
 func byScan(env unwind.Env, last *unwind.Frame) *unwind.Frame {
-	return unwind.CallerByScan(env, last, arm64.RegPC, arm64.RegSP, unwind.ScanWords(last.Trust), 8, unwind.TrustScan)
+	return unwind.CallerByScanChecked(env, last, arm64.RegPC, arm64.RegSP, unwind.ScanWords(last.Trust), 8, unwind.TrustScan, callBefore)
 }

@@ -37,6 +37,10 @@ type Env struct {
 	Wins      map[uint64]*unwind.WinInfo // by exact instruction address
 	IsWindows bool
 	Eval      *cfi.Evaluator
+	// Code holds code bytes by start address, for ReadCode.
+	Code map[uint64][]byte
+	// FuncNames names functions by their start address, for FunctionName.
+	FuncNames map[uint64]string
 }
 
 // New returns an Env with an empty stack at base, for a CPU's rule names.
@@ -73,6 +77,19 @@ func (e *Env) ReadMemory(addr uint64, n int) ([]byte, error) {
 	off := addr - e.StackBase
 	return e.Stack[off : off+uint64(n)], nil
 }
+
+// ReadCode implements unwind.CodeReader over Code.
+func (e *Env) ReadCode(addr uint64, n int) ([]byte, error) {
+	for start, b := range e.Code {
+		if addr >= start && addr-start <= uint64(len(b)) && uint64(len(b))-(addr-start) >= uint64(n) {
+			return b[addr-start : addr-start+uint64(n)], nil
+		}
+	}
+	return nil, fmt.Errorf("no code at %#x", addr)
+}
+
+// FunctionName implements unwind.FunctionNamer over FuncNames (exact starts).
+func (e *Env) FunctionName(addr uint64) string { return e.FuncNames[addr] }
 
 func (e *Env) module(addr uint64) *Module {
 	for i := range e.Modules {

@@ -80,10 +80,14 @@ func (Unwinder) ContextFrame(raw any, _ unwind.Env) (*unwind.Frame, error) {
 	return f, nil
 }
 
-// Caller implements unwind.CPU: STACK WIN, then STACK CFI, then the ebp
+// Caller implements unwind.CPU: the registers a signal frame saved (when
+// last is a signal trampoline), then STACK WIN, then STACK CFI, then the ebp
 // chain (with a scan when ebp does not point into the stack).
 func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool) *unwind.Frame {
 	last := frames[len(frames)-1]
+	if f := bySignalFrame(env, last); f != nil {
+		return f
+	}
 	addr := unwind.RuleAddress(last, x86.EIP, 1)
 	var f *unwind.Frame
 	if win := env.Win(addr); win != nil {
@@ -111,9 +115,10 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 	if f == nil {
 		return nil
 	}
-	if unwind.TerminateWalk(f.Regs[x86.EIP], f.Regs[x86.ESP], last.Regs[x86.ESP], last.Trust == unwind.TrustContext) {
+	if unwind.TerminateWalk(f.Regs[x86.EIP], f.Regs[x86.ESP], last.Regs[x86.ESP], unwind.Innermost(last)) {
 		return nil
 	}
+	unwind.MarkTrampoline(env, f, f.Regs[x86.EIP], trampolines)
 	return f
 }
 
@@ -121,8 +126,13 @@ var errNoEvaluator = errors.New("x86: no STACK WIN evaluator")
 
 func read32(env unwind.Env, addr uint32) (uint32, bool) { return unwind.Read32(env, uint64(addr)) }
 
+// callBefore checks i386 call instructions before scanned return addresses.
+var callBefore = unwind.X86CallBefore(32)
+
+// scan is Breakpad's scan that passes over candidates with code bytes in
+// the dump and no call instruction before them (unwind.ScanForCaller).
 func scan(env unwind.Env, start uint32, words int) (loc, ip uint32, ok bool) {
-	l, v, ok := unwind.ScanForReturnAddress(env, uint64(start), words, 4)
+	l, v, _, ok := unwind.ScanForCaller(env, uint64(start), words, 4, callBefore)
 	return uint32(l), uint32(v), ok
 }
 

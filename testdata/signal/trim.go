@@ -1,0 +1,125 @@
+//go:build ignore
+
+// trim keeps the records of a Breakpad .sym file that the signal-frame
+// tests need: MODULE, INFO, FILE and INLINE_ORIGIN records, and the FUNC
+// (with its line and INLINE records), PUBLIC and STACK records of the named
+// functions, each function's range running to the next FUNC or PUBLIC.
+//
+//	go run trim.go FILE.sym NAME... >OUT.sym
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+type sym struct {
+	addr uint64
+	name string
+}
+
+// fields returns a FUNC or PUBLIC record's address and name.
+func fields(l string) (uint64, string, bool) {
+	f := strings.Fields(l)
+	if len(f) > 1 && f[1] == "m" {
+		f = append(f[:1], f[2:]...)
+	}
+	n := 4 // FUNC addr size params name
+	if f[0] == "PUBLIC" {
+		n = 3
+	}
+	if len(f) <= n {
+		return 0, "", false
+	}
+	a, err := strconv.ParseUint(f[1], 16, 64)
+	return a, strings.Join(f[n:], " "), err == nil
+}
+
+func main() {
+	b, err := os.ReadFile(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	names := map[string]bool{}
+	for _, n := range os.Args[2:] {
+		names[n] = true
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	var syms []sym
+	for _, l := range lines {
+		if strings.HasPrefix(l, "FUNC ") || strings.HasPrefix(l, "PUBLIC ") {
+			if a, n, ok := fields(l); ok {
+				syms = append(syms, sym{a, n})
+			}
+		}
+	}
+	slices.SortFunc(syms, func(x, y sym) int {
+		if x.addr < y.addr {
+			return -1
+		} else if x.addr > y.addr {
+			return 1
+		}
+		return 0
+	})
+	var ranges [][2]uint64
+	for i, s := range syms {
+		if names[s.name] {
+			end := s.addr + 1<<16
+			for j := i + 1; j < len(syms); j++ {
+				if syms[j].addr > s.addr {
+					end = syms[j].addr
+					break
+				}
+			}
+			ranges = append(ranges, [2]uint64{s.addr, end})
+		}
+	}
+	kept := func(hex string) bool {
+		a, err := strconv.ParseUint(hex, 16, 64)
+		if err != nil {
+			return false
+		}
+		for _, r := range ranges {
+			if a >= r[0] && a < r[1] {
+				return true
+			}
+		}
+		return false
+	}
+	w := bufio.NewWriter(os.Stdout)
+	defer w.Flush()
+	keep := false
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			continue
+		}
+		switch {
+		case f[0] == "MODULE" || f[0] == "INFO" || f[0] == "FILE" || f[0] == "INLINE_ORIGIN":
+			fmt.Fprintln(w, l)
+			continue
+		case f[0] == "FUNC" || f[0] == "PUBLIC":
+			a := f[1]
+			if a == "m" {
+				a = f[2]
+			}
+			keep = kept(a) && f[0] == "FUNC"
+			if kept(a) {
+				fmt.Fprintln(w, l)
+			}
+			continue
+		case f[0] == "STACK" && len(f) > 3 && f[2] == "INIT":
+			keep = kept(f[3])
+		case f[0] == "STACK" && len(f) > 2 && f[1] == "WIN":
+			keep = len(f) > 3 && kept(f[3])
+		}
+		if keep {
+			fmt.Fprintln(w, l)
+		}
+	}
+}

@@ -1,0 +1,40 @@
+package amd64_test
+
+import (
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/unwind"
+	amd64unwind "github.com/gobreakpad/gobreakpad/unwind/amd64"
+)
+
+// TestScanCallSite: with the code in the dump, a scanned candidate with no
+// call before it (a stored code pointer) is passed over and the next one,
+// after a call, is taken with trust "after a call instruction"; without
+// the code, Breakpad's scan takes the first.
+func TestScanCallSite(t *testing.T) {
+	code := func() map[uint64][]byte {
+		b := make([]byte, 0x40)
+		// 0x402010: mov eax, 1 (no call ends at 0x402015)
+		copy(b[0x10:], []byte{0xb8, 0x01, 0x00, 0x00, 0x00})
+		// 0x402020: call [rip+0x100] (6 bytes; ends at 0x402026)
+		copy(b[0x20:], []byte{0xff, 0x15, 0x00, 0x01, 0x00, 0x00})
+		return map[uint64][]byte{0x402000: b}
+	}
+	for _, withCode := range []bool{true, false} {
+		env := newEnv()
+		if withCode {
+			env.Code = code()
+		}
+		sp := env.Push(0x402015, 0x402026, 0)
+		f := contextFrame(t, env, 0x401010, sp, 1) // rbp 1: no frame chain
+		c := (amd64unwind.Unwinder{}).Caller(env, []*unwind.Frame{f}, true)
+		if c == nil {
+			t.Fatalf("code %v: no caller", withCode)
+		}
+		if withCode {
+			check(t, c, unwind.TrustCallSite, 0x402026, sp+16)
+		} else {
+			check(t, c, unwind.TrustScan, 0x402015, sp+8)
+		}
+	}
+}

@@ -1,0 +1,34 @@
+package amd64
+
+import (
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/unwind"
+)
+
+// rtSigframe is Linux x86-64's rt_sigframe as the trampoline sees it:
+// the handler's return popped pretcode, so the stack pointer is at the
+// ucontext (uc_flags, uc_link, uc_stack: 40 bytes), whose mcontext's
+// general registers follow in struct sigcontext's order (r8-r15, rdi, rsi,
+// rbp, rbx, rdx, rax, rcx, rsp, rip).
+var rtSigframe = &unwind.SignalFrame{
+	Regs: func(_ unwind.Env, sp uint64) (uint64, bool) { return sp + 40, true },
+	Offsets: map[int]uint64{
+		amd64.R8: 0, amd64.R9: 8, amd64.R10: 16, amd64.R11: 24, amd64.R12: 32, amd64.R13: 40,
+		amd64.R14: 48, amd64.R15: 56, amd64.RDI: 64, amd64.RSI: 72, amd64.RBP: 80, amd64.RBX: 88,
+		amd64.RDX: 96, amd64.RAX: 104, amd64.RCX: 112, amd64.RSP: 120, amd64.RIP: 128,
+	},
+	WordSize: 8,
+}
+
+// trampolines: glibc's and musl's __restore_rt (mov rax, 15; syscall).
+var trampolines = []unwind.Trampoline{{
+	Code:  []byte{0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05},
+	Names: []string{"__restore_rt"},
+	Frame: rtSigframe,
+}}
+
+// bySignalFrame returns the interrupted frame when last is the signal
+// trampoline, or nil.
+func bySignalFrame(env unwind.Env, last *unwind.Frame) *unwind.Frame {
+	return unwind.CallerOfSignal(env, last, last.Regs[amd64.RIP], amd64.RIP, amd64.RSP, trampolines)
+}

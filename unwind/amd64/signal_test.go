@@ -1,0 +1,98 @@
+package amd64_test
+
+import (
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/unwind"
+	amd64unwind "github.com/gobreakpad/gobreakpad/unwind/amd64"
+	"github.com/gobreakpad/gobreakpad/unwind/unwindtest"
+)
+
+const restoreRT = 0x7f0000000100
+
+// signalEnv lays out a handler (context frame at 0x401010) that returns to
+// __restore_rt, the rt_sigframe above it, and the interrupted function at
+// 0x402010 whose CFI starts at its pc, returning to 0x403020. It returns
+// the env, the context frame and the registers the signal frame saves.
+func signalEnv(t *testing.T) (*unwindtest.Env, *unwind.Frame, map[int]uint64) {
+	env := newEnv()
+	env.Modules = append(env.Modules, unwindtest.Module{Base: 0x7f0000000000, Size: 0x1000})
+	env.CFIs = []unwindtest.CFIRange{
+		{Start: 0x401000, Size: 0x100, Init: ".cfa: $rsp 8 + .ra: .cfa -8 + ^"},
+		{Start: 0x402010, Size: 0x10, Init: ".cfa: $rsp 8 + .ra: .cfa -8 + ^"},
+	}
+	sp := env.Push(restoreRT)
+	env.Push(0, 0, 0, 0, 0) // uc_flags, uc_link, uc_stack
+	// struct sigcontext: r8-r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip.
+	order := []int{amd64.R8, amd64.R9, amd64.R10, amd64.R11, amd64.R12, amd64.R13, amd64.R14, amd64.R15,
+		amd64.RDI, amd64.RSI, amd64.RBP, amd64.RBX, amd64.RDX, amd64.RAX, amd64.RCX, amd64.RSP, amd64.RIP}
+	want := map[int]uint64{}
+	interruptedSP := sp + 8*(1+5+17+4)
+	for _, r := range order {
+		v := uint64(0x1000 + r)
+		switch r {
+		case amd64.RSP:
+			v = interruptedSP
+		case amd64.RIP:
+			v = 0x402010
+		}
+		want[r] = v
+		env.Push(v)
+	}
+	env.Push(0, 0, 0, 0)
+	if a := env.Push(0x403020); a != interruptedSP {
+		t.Fatalf("layout: return address at %#x, want %#x", a, interruptedSP)
+	}
+	env.Push(0, 0)
+	return env, contextFrame(t, env, 0x401010, sp, 0), want
+}
+
+func checkSignalWalk(t *testing.T, env *unwindtest.Env, ctx *unwind.Frame, want map[int]uint64) {
+	t.Helper()
+	frames := unwindtest.Walk(amd64unwind.Unwinder{}, env, ctx, 10)
+	if len(frames) < 4 {
+		t.Fatalf("%d frames, want 4", len(frames))
+	}
+	check(t, frames[1], unwind.TrustCFI, restoreRT, ctx.Regs[amd64.RSP]+8)
+	if !frames[1].Trampoline {
+		t.Error("trampoline frame not marked")
+	}
+	s := frames[2]
+	if s.Trust != unwind.TrustSignal || !s.Interrupted {
+		t.Errorf("signal frame: trust %v interrupted %v", s.Trust, s.Interrupted)
+	}
+	for r, v := range want {
+		if !s.Has(r) || s.Regs[r] != v {
+			t.Errorf("signal frame %s = %#x (known %v), want %#x", amd64.RegisterNames[r], s.Regs[r], s.Has(r), v)
+		}
+	}
+	// The interrupted function's rules are looked up at its pc, not pc-1.
+	check(t, frames[3], unwind.TrustCFI, 0x403020, want[amd64.RSP]+8)
+}
+
+// TestSignalFrameByCode: __restore_rt recognised by its code bytes.
+func TestSignalFrameByCode(t *testing.T) {
+	env, ctx, want := signalEnv(t)
+	env.Code = map[uint64][]byte{restoreRT: {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05}}
+	checkSignalWalk(t, env, ctx, want)
+}
+
+// TestSignalFrameByName: __restore_rt recognised by its symbol.
+func TestSignalFrameByName(t *testing.T) {
+	env, ctx, want := signalEnv(t)
+	env.FuncNames = map[uint64]string{restoreRT: "__restore_rt"}
+	checkSignalWalk(t, env, ctx, want)
+}
+
+// TestNoSignalFrame: other code at the return address is no trampoline.
+func TestNoSignalFrame(t *testing.T) {
+	env, ctx, _ := signalEnv(t)
+	env.Code = map[uint64][]byte{restoreRT: {0x48, 0xc7, 0xc0, 0x3c, 0x00, 0x00, 0x00, 0x0f, 0x05}}
+	frames := unwindtest.Walk(amd64unwind.Unwinder{}, env, ctx, 10)
+	for _, f := range frames {
+		if f.Trust == unwind.TrustSignal {
+			t.Errorf("signal frame found at %#x without a trampoline", f.Regs[amd64.RIP])
+		}
+	}
+}

@@ -1,0 +1,32 @@
+package arm64_test
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/unwind"
+	arm64unwind "github.com/gobreakpad/gobreakpad/unwind/arm64"
+	"github.com/gobreakpad/gobreakpad/unwind/unwindtest"
+)
+
+// TestScanCallSite: a candidate after an add (a stored code pointer) is
+// passed over; candidates after BL, BLR and BLRAA are taken, verified.
+func TestScanCallSite(t *testing.T) {
+	code := make([]byte, 0x40)
+	put := func(off int, w uint32) { binary.LittleEndian.PutUint32(code[off:], w) }
+	put(0x10, 0x91000400) // add x0, x0, #1: no call before 0x403014
+	put(0x20, 0x94000010) // bl
+	put(0x28, 0xd63f0100) // blr x8
+	put(0x30, 0xd73f0911) // blraa x8, x17
+	for _, ra := range []uint64{0x403024, 0x40302c, 0x403034} {
+		u := arm64unwind.NewUnwinder(modBase + modSize)
+		env := newEnv(u)
+		env.Code = map[uint64][]byte{0x403000: code}
+		sp := env.Push(0x403014, ra, 0)
+		frames := unwindtest.Walk(u, env, contextFrame(t, u, env, 0x401010, sp, 0x10, 0), 2)
+		if len(frames) != 2 {
+			t.Fatalf("%#x: got %d frames", ra, len(frames))
+		}
+		check(t, frames[1], unwind.TrustCallSite, ra, sp+16)
+	}
+}

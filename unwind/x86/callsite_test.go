@@ -1,0 +1,28 @@
+package x86_test
+
+import (
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/arch/x86"
+	"github.com/gobreakpad/gobreakpad/unwind"
+	x86unwind "github.com/gobreakpad/gobreakpad/unwind/x86"
+)
+
+// TestScanCallSite: with the code in the dump, a scanned candidate with no
+// call before it is passed over for the next one, after call eax.
+func TestScanCallSite(t *testing.T) {
+	code := make([]byte, 0x40)
+	copy(code[0x10:], []byte{0xb8, 0x01, 0x00, 0x00, 0x00}) // mov eax, 1: no call before 0x402015
+	copy(code[0x20:], []byte{0x90, 0x90, 0xff, 0xd0})       // nop; nop; call eax: ends at 0x402024
+	env := newEnv()
+	env.IsWindows = false
+	env.Code = map[uint64][]byte{0x402000: code}
+	sp := env.Push(0x402015, 0x402024, 0)
+	c := (x86unwind.Unwinder{}).Caller(env, []*unwind.Frame{contextFrame(t, env, 0x401010, uint32(sp), 1)}, true)
+	if c == nil {
+		t.Fatal("no caller")
+	}
+	if c.Regs[x86.EIP] != 0x402024 || c.Regs[x86.ESP] != sp+8 {
+		t.Errorf("caller eip %#x esp %#x; want 0x402024 %#x", c.Regs[x86.EIP], c.Regs[x86.ESP], sp+8)
+	}
+}

@@ -1,0 +1,56 @@
+package x86
+
+import (
+	"github.com/gobreakpad/gobreakpad/arch/x86"
+	"github.com/gobreakpad/gobreakpad/unwind"
+)
+
+// sigcontextRegs are the general registers' offsets in Linux i386's struct
+// sigcontext (gs, fs, es, ds, edi, esi, ebp, esp, ebx, edx, ecx, eax,
+// trapno, err, eip, cs, eflags, ...).
+var sigcontextRegs = map[int]uint64{
+	x86.EDI: 16, x86.ESI: 20, x86.EBP: 24, x86.ESP: 28, x86.EBX: 32, x86.EDX: 36,
+	x86.ECX: 40, x86.EAX: 44, x86.EIP: 56, x86.EFL: 64,
+}
+
+// sigframe is the old-style frame: after the handler's return popped
+// pretcode, the stack holds the signal number, then the sigcontext.
+var sigframe = &unwind.SignalFrame{
+	Regs:     func(_ unwind.Env, sp uint64) (uint64, bool) { return uint64(uint32(sp + 4)), true },
+	Offsets:  sigcontextRegs,
+	WordSize: 4,
+}
+
+// rtSigframe is the rt frame: signal number, pinfo, puc (the ucontext's
+// address), then siginfo and the ucontext, whose mcontext starts 20 bytes
+// in (uc_flags, uc_link, uc_stack).
+var rtSigframe = &unwind.SignalFrame{
+	Regs: func(env unwind.Env, sp uint64) (uint64, bool) {
+		uc, ok := unwind.Read32(env, uint64(uint32(sp+8)))
+		if !ok {
+			return 0, false
+		}
+		return uint64(uc + 20), true
+	},
+	Offsets:  sigcontextRegs,
+	WordSize: 4,
+}
+
+// trampolines: the vDSO's __kernel_sigreturn (pop eax; mov eax, 119;
+// int 0x80) and __kernel_rt_sigreturn (mov eax, 173; int 0x80), which
+// glibc's restorers share.
+var trampolines = []unwind.Trampoline{{
+	Code:  []byte{0x58, 0xb8, 0x77, 0x00, 0x00, 0x00, 0xcd, 0x80},
+	Names: []string{"__kernel_sigreturn", "__restore"},
+	Frame: sigframe,
+}, {
+	Code:  []byte{0xb8, 0xad, 0x00, 0x00, 0x00, 0xcd, 0x80},
+	Names: []string{"__kernel_rt_sigreturn", "__restore_rt"},
+	Frame: rtSigframe,
+}}
+
+// bySignalFrame returns the interrupted frame when last is a signal
+// trampoline, or nil.
+func bySignalFrame(env unwind.Env, last *unwind.Frame) *unwind.Frame {
+	return unwind.CallerOfSignal(env, last, last.Regs[x86.EIP], x86.EIP, x86.ESP, trampolines)
+}
