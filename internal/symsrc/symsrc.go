@@ -19,6 +19,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
 	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
 	"github.com/gobreakpad/gobreakpad/symbols/gsym"
+	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
 	"github.com/gobreakpad/gobreakpad/symbols/remote"
 	"github.com/gobreakpad/gobreakpad/symbols/symbfile"
 	"github.com/gobreakpad/gobreakpad/symbols/symcache"
@@ -210,6 +211,18 @@ func Open(cfg Config) (*Sources, error) {
 		return c, nil
 	}
 
+	// One converter of PDBs and PEs per cache directory: a module is
+	// converted once, whichever source found its files.
+	convs := map[string]*pdbsyms.Converter{}
+	converter := func(c *cache.Cache) *pdbsyms.Converter {
+		if conv := convs[c.Dir]; conv != nil {
+			return conv
+		}
+		conv := &pdbsyms.Converter{Cache: c}
+		convs[c.Dir] = conv
+		s.closers = append(s.closers, conv)
+		return conv
+	}
 	add := func(name string, src symbols.Source) {
 		s.chain = append(s.chain, s.trace.wrap(name, src))
 		if c, ok := src.(io.Closer); ok {
@@ -227,10 +240,13 @@ func Open(cfg Config) (*Sources, error) {
 		add(label+" (GSYM)", gsym.NewDirs(dirs...))
 		add(label, breakpad.NewDirs(dirs...))
 		// Native ELF files in the same directories (.build-id trees,
-		// binaries named as the modules), converted into the cache.
+		// binaries named as the modules), then Windows symbol-store trees
+		// and folders of PDBs and PEs, converted into the cache.
 		if c, err := client(""); err == nil {
 			delete(s.clients, c.Cache.Dir) // a cache, not a server
 			add(label+" (ELF files)", elfsyms.NewDirs(c.Cache, dirs...))
+			conv := converter(c.Cache)
+			add(label+" (PDB files)", pdbsyms.NewDirs(conv, dirs...))
 		}
 	}
 	for _, u := range bpURLs {
@@ -252,9 +268,7 @@ func Open(cfg Config) (*Sources, error) {
 		bp := remote.NewBreakpad(sv.url, c)
 		add(bp.String(), bp)
 		ms := remote.NewSymSrv(sv.url, c)
-		conv := &pdbConverter{c: c.Cache}
-		ms.Convert = conv.convert
-		s.closers = append(s.closers, conv)
+		ms.Convert = converter(c.Cache).Convert
 		add(ms.String(), ms)
 	}
 	for _, u := range cfg.DebuginfodURLs {
