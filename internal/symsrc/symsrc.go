@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -63,6 +64,44 @@ type Sources struct {
 	// Dirs are the local directories searched (for warnings about
 	// missing ones).
 	Dirs []string
+	// caches are the cache directories used.
+	caches []string
+}
+
+// File returns the path of a Breakpad .sym file holding module m's
+// symbols, asking the sources for them first (Load: downloads and
+// conversions land in the cache): the module's NAME/ID/NAME.sym in a local
+// store or a cache, or its conversion from ELF files in a cache
+// (buildid/BUILDID/breakpad.sym). It fails when the symbols came in
+// another form only (a SymCache, symbfile or GSYM file: give that file
+// instead).
+func (s *Sources) File(m symbols.Module) (string, error) {
+	syms, err := s.Load(m)
+	if err != nil {
+		return "", err
+	}
+	if syms.Empty() {
+		return "", fmt.Errorf("%w: %s %s", symbols.ErrNotFound, m.DebugFile, m.DebugID)
+	}
+	name := elfsyms.BaseName(m.DebugFile)
+	if cache.CheckName(name) != nil || cache.CheckName(m.DebugID) != nil {
+		return "", fmt.Errorf("%w: %q %q: not usable as file names", cache.ErrBadName, m.DebugFile, m.DebugID)
+	}
+	var cands []string
+	for _, d := range append(append([]string(nil), s.Dirs...), s.caches...) {
+		cands = append(cands, filepath.Join(d, name, m.DebugID, pdbsyms.SymName(name)))
+	}
+	if id := elfsyms.BuildID(m); id != "" {
+		for _, d := range s.caches {
+			cands = append(cands, filepath.Join(d, "buildid", id, elfsyms.ConvertedName))
+		}
+	}
+	for _, p := range cands {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s %s: its symbols are in no .sym file (%s)", m.DebugFile, m.DebugID, strings.Join(s.trace.from(m), "; "))
 }
 
 // Remote reports whether any source fetches from a server.
@@ -204,6 +243,9 @@ func Open(cfg Config) (*Sources, error) {
 		dir = filepath.Clean(dir)
 		if c := s.clients[dir]; c != nil {
 			return c, nil
+		}
+		if !slices.Contains(s.caches, dir) {
+			s.caches = append(s.caches, dir)
 		}
 		c := &remote.Client{Cache: &cache.Cache{Dir: dir, MissTTL: cfg.MissTTL}, RequestTimeout: cfg.RequestTimeout,
 			Deadline: deadline, Progress: cfg.Progress, UserAgent: "gobreakpad"}
