@@ -9,6 +9,15 @@
 // machine-readable form, -s adds stack contents. Each SYMBOL_PATH is a
 // Breakpad symbol directory (SYMBOL_PATH/DEBUG_FILE/DEBUG_ID/DEBUG_FILE.sym).
 //
+// Symbols may also come from servers, as for minidump_stackwalk
+// (docs/symbols.md): a SYMBOL_PATH may be an http(s) URL of a Breakpad-layout
+// store or in _NT_SYMBOL_PATH syntax (srv*CACHE*URL, cache*DIR,
+// directories); --symbols-url URL adds a Breakpad-layout store;
+// $_NT_SYMBOL_PATH and $DEBUGINFOD_URLS are honoured. Downloads are kept in
+// --symbols-cache DIR; --symbols-timeout and --symbols-walk-timeout bound the
+// requests; a server that is down leaves its modules without symbols. -v
+// says on stderr where each module's symbols came from, or why none.
+//
 // It walks arm, arm64, x86, mips and mips64 microdumps as Breakpad's
 // processor does and, unlike it, x86_64 ones too. It exits with status 1
 // when the microdump cannot be walked (no microdump in the file, no CPU
@@ -20,14 +29,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/gobreakpad/gobreakpad/internal/cmdline"
+	"github.com/gobreakpad/gobreakpad/internal/symsrc"
 	"github.com/gobreakpad/gobreakpad/microdump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 )
 
 func main() {
@@ -44,6 +54,11 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "m", Usage: "output in machine-readable format"},
 			&cli.BoolFlag{Name: "s", Usage: "output stack contents"},
+			&cli.StringSliceFlag{Name: "symbols-url", Usage: "a Breakpad-layout symbol server `URL` (URL/NAME/ID/NAME.sym; repeatable)"},
+			&cli.StringFlag{Name: "symbols-cache", Usage: "keep downloaded symbols in `DIR` (default: the user cache directory's gobreakpad)"},
+			&cli.DurationFlag{Name: "symbols-timeout", Value: 30 * time.Second, Usage: "give up a symbol download after `DURATION`"},
+			&cli.DurationFlag{Name: "symbols-walk-timeout", Usage: "no symbol download after `DURATION` from the start (0: no limit)"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say on stderr where each module's symbols came from"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			args := cmd.Args().Slice()
@@ -53,12 +68,17 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			if cmd.Bool("m") && cmd.Bool("s") {
 				return cmdline.Usagef("-s has no effect with -m")
 			}
-			return run(stdout, stderr, args[0], args[1:], cmd.Bool("m"), cmd.Bool("s"))
+			cfg := symsrc.Config{Paths: args[1:], URLs: cmd.StringSlice("symbols-url"), CacheDir: cmd.String("symbols-cache"),
+				RequestTimeout: cmd.Duration("symbols-timeout"), WalkTimeout: cmd.Duration("symbols-walk-timeout"), Progress: stderr}
+			cfg.FromEnv()
+			return run(stdout, stderr, args[0], cfg, cmd.Bool("verbose"), cmd.Bool("m"), cmd.Bool("s"))
 		},
 	}
 }
 
-func run(stdout, stderr io.Writer, path string, symPaths []string, machine, contents bool) error {
+// run walks the microdump at path with the symbols cfg names (none when it
+// names no source).
+func run(stdout, stderr io.Writer, path string, cfg symsrc.Config, verbose, machine, contents bool) error {
 	text, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -78,13 +98,19 @@ func run(stdout, stderr io.Writer, path string, symPaths []string, machine, cont
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	var syms symbols.Source
-	if len(symPaths) > 0 {
-		for _, w := range cmdline.CheckDirs("symbol path", symPaths) {
+	if len(cfg.Paths) > 0 || len(cfg.URLs) > 0 || cfg.NTSymbolPath != "" || len(cfg.DebuginfodURLs) > 0 {
+		src, err := symsrc.Open(cfg)
+		if err != nil {
+			return err
+		}
+		for _, w := range cmdline.CheckDirs("symbol path", src.Dirs) {
 			fmt.Fprintf(stderr, "microdump_stackwalk: warning: %s; walking without it\n", w)
 		}
-		dirs := breakpad.NewDirs(symPaths...)
-		defer dirs.Close()
-		syms = dirs
+		defer src.Close()
+		if verbose {
+			defer src.Summary(stderr, "microdump_stackwalk")
+		}
+		syms = src
 	}
 	p.Walk(stackwalk.Options{Symbols: syms})
 	if machine {

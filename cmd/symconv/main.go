@@ -7,6 +7,20 @@
 // the output's comes from -f or from OUTPUT's extension. OUTPUT "-" writes
 // to stdout (then -f is needed). `symconv --help` lists the formats read and
 // written.
+//
+// With --module NAME/ID, INPUT is a symbol path instead of a file, in the
+// syntax minidump_stackwalk takes (docs/symbols.md): a Breakpad store
+// directory, the http(s) URL of a Breakpad-layout store, or
+// _NT_SYMBOL_PATH syntax (srv*CACHE*URL for a Microsoft symbol server, whose
+// PDB or PE is converted with dumpsyms/pe); the module's symbols are fetched
+// into --symbols-cache DIR and converted:
+//
+//	symconv --module xul.pdb/44E4EC8C2F41492B9369D6B9A059577C2 https://symbols.mozilla.org/ xul.symc
+//	symconv --module app.pdb/9214611565FA4C538FE724A797B860F71 'srv*/tmp/cache*https://msdl.microsoft.com/download/symbols' app.sym
+//
+// --code-file and --code-id name the executable (a PE without its PDB;
+// ELF build IDs for the ELF files of a directory). $_NT_SYMBOL_PATH and
+// $DEBUGINFOD_URLS are not read: the sources are INPUT's alone.
 package main
 
 import (
@@ -14,9 +28,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gobreakpad/gobreakpad/internal/cmdline"
 	"io"
 	"os"
+	"strings"
+	"time"
+
+	"github.com/gobreakpad/gobreakpad/internal/cmdline"
+	"github.com/gobreakpad/gobreakpad/internal/symsrc"
+	"github.com/gobreakpad/gobreakpad/symbols"
 
 	"github.com/gobreakpad/gobreakpad/internal/formats"
 	"github.com/urfave/cli/v3"
@@ -30,12 +49,19 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:      "symconv",
 		Usage:     "convert a symbol file into another format",
-		ArgsUsage: "INPUT OUTPUT",
+		ArgsUsage: "INPUT OUTPUT\n   symconv --module NAME/ID [--symbols-cache DIR] SYMBOL_PATH OUTPUT",
 		Description: "Reads: " + formats.Readers() + ".\nWrites: " + formats.Writers() + ".\n" +
-			"The output format is -f's, or the one OUTPUT's extension names; OUTPUT - is stdout.",
+			"The output format is -f's, or the one OUTPUT's extension names; OUTPUT - is stdout.\n" +
+			"With --module, INPUT is a symbol path (a Breakpad store directory, a Breakpad-layout store's URL, " +
+			"srv*CACHE*URL for a Microsoft symbol server) the module's symbols are fetched from.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "f", Usage: "output `FORMAT`"},
 			&cli.BoolFlag{Name: "v", Usage: "say on stderr what the input held that was skipped"},
+			&cli.StringFlag{Name: "module", Usage: "convert the symbols of the module `NAME/ID` (debug file and debug identifier) found in the symbol path INPUT"},
+			&cli.StringFlag{Name: "code-file", Usage: "with --module: the module's executable `NAME`"},
+			&cli.StringFlag{Name: "code-id", Usage: "with --module: the executable's code identifier `ID` (PE timestamp and size, ELF build ID)"},
+			&cli.StringFlag{Name: "symbols-cache", Usage: "keep downloaded symbols in `DIR` (default: the user cache directory's gobreakpad)"},
+			&cli.DurationFlag{Name: "symbols-timeout", Value: 30 * time.Second, Usage: "give up a symbol download after `DURATION`"},
 		},
 		Writer:    stdout,
 		ErrWriter: stderr,
@@ -48,7 +74,26 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			if c.Bool("v") {
 				warn = func(f string, a ...any) { fmt.Fprintf(stderr, "symconv: "+f+"\n", a...) }
 			}
-			return convert(args[0], args[1], c.String("f"), stdout, warn)
+			in := args[0]
+			if mod := c.String("module"); mod != "" {
+				i := strings.LastIndexByte(mod, '/')
+				if i <= 0 || i == len(mod)-1 {
+					return cmdline.Usagef("--module %q: want NAME/ID", mod)
+				}
+				m := symbols.Module{DebugFile: mod[:i], DebugID: mod[i+1:], CodeFile: c.String("code-file"), CodeID: c.String("code-id")}
+				src, err := symsrc.Open(symsrc.Config{Paths: []string{in}, CacheDir: c.String("symbols-cache"),
+					RequestTimeout: c.Duration("symbols-timeout"), Progress: stderr})
+				if err != nil {
+					return err
+				}
+				defer src.Close()
+				if in, err = src.File(m); err != nil {
+					return fmt.Errorf("%s from %s: %w", mod, args[0], err)
+				}
+			} else if c.IsSet("code-file") || c.IsSet("code-id") {
+				return cmdline.Usagef("--code-file and --code-id need --module")
+			}
+			return convert(in, args[1], c.String("f"), stdout, warn)
 		},
 	}
 }

@@ -92,3 +92,36 @@ func TestSymbolServerPDB(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestPDBFolder: a plain folder holding a corpus PDB, given as a symbol
+// path, gives the module's symbols through the chain (after the .sym
+// stores), converted into the cache, and -v's summary names the source.
+func TestPDBFolder(t *testing.T) {
+	src := filepath.Join(corpus.Dir(t), "windows", "breakpad", "dump_syms_regtest.pdb")
+	if _, err := os.Stat(src); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(src, filepath.Join(dir, "dump_syms_regtest.pdb")); err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := t.TempDir()
+	s, err := Open(Config{Paths: []string{dir}, CacheDir: cacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := symbols.Module{DebugFile: `c:\build\dump_syms_regtest.pdb`, DebugID: "9214611565FA4C538FE724A797B860F71"}
+	syms, err := s.Load(m)
+	if err != nil || syms.Lookup == nil || syms.Win == nil {
+		t.Fatalf("%+v, %v: want lookups and STACK WIN", syms, err)
+	}
+	if _, err := os.Stat(filepath.Join(cacheDir, "dump_syms_regtest.pdb", m.DebugID, "dump_syms_regtest.sym")); err != nil {
+		t.Errorf("converted file: %v", err)
+	}
+	var sum bytes.Buffer
+	s.Summary(&sum, "prog")
+	if want := "prog: symbols: " + m.DebugFile + " " + m.DebugID + ": from " + dir + " (PDB files) (lookups, STACK WIN)\n"; sum.String() != want {
+		t.Errorf("summary %q, want %q", sum.String(), want)
+	}
+}

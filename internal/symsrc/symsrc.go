@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
 	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
 	"github.com/gobreakpad/gobreakpad/symbols/gsym"
+	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
 	"github.com/gobreakpad/gobreakpad/symbols/remote"
 	"github.com/gobreakpad/gobreakpad/symbols/symbfile"
 	"github.com/gobreakpad/gobreakpad/symbols/symcache"
@@ -62,6 +64,44 @@ type Sources struct {
 	// Dirs are the local directories searched (for warnings about
 	// missing ones).
 	Dirs []string
+	// caches are the cache directories used.
+	caches []string
+}
+
+// File returns the path of a Breakpad .sym file holding module m's
+// symbols, asking the sources for them first (Load: downloads and
+// conversions land in the cache): the module's NAME/ID/NAME.sym in a local
+// store or a cache, or its conversion from ELF files in a cache
+// (buildid/BUILDID/breakpad.sym). It fails when the symbols came in
+// another form only (a SymCache, symbfile or GSYM file: give that file
+// instead).
+func (s *Sources) File(m symbols.Module) (string, error) {
+	syms, err := s.Load(m)
+	if err != nil {
+		return "", err
+	}
+	if syms.Empty() {
+		return "", fmt.Errorf("%w: %s %s", symbols.ErrNotFound, m.DebugFile, m.DebugID)
+	}
+	name := elfsyms.BaseName(m.DebugFile)
+	if cache.CheckName(name) != nil || cache.CheckName(m.DebugID) != nil {
+		return "", fmt.Errorf("%w: %q %q: not usable as file names", cache.ErrBadName, m.DebugFile, m.DebugID)
+	}
+	var cands []string
+	for _, d := range append(append([]string(nil), s.Dirs...), s.caches...) {
+		cands = append(cands, filepath.Join(d, name, m.DebugID, pdbsyms.SymName(name)))
+	}
+	if id := elfsyms.BuildID(m); id != "" {
+		for _, d := range s.caches {
+			cands = append(cands, filepath.Join(d, "buildid", id, elfsyms.ConvertedName))
+		}
+	}
+	for _, p := range cands {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s %s: its symbols are in no .sym file (%s)", m.DebugFile, m.DebugID, strings.Join(s.trace.from(m), "; "))
 }
 
 // Remote reports whether any source fetches from a server.
@@ -204,12 +244,27 @@ func Open(cfg Config) (*Sources, error) {
 		if c := s.clients[dir]; c != nil {
 			return c, nil
 		}
+		if !slices.Contains(s.caches, dir) {
+			s.caches = append(s.caches, dir)
+		}
 		c := &remote.Client{Cache: &cache.Cache{Dir: dir, MissTTL: cfg.MissTTL}, RequestTimeout: cfg.RequestTimeout,
 			Deadline: deadline, Progress: cfg.Progress, UserAgent: "gobreakpad"}
 		s.clients[dir] = c
 		return c, nil
 	}
 
+	// One converter of PDBs and PEs per cache directory: a module is
+	// converted once, whichever source found its files.
+	convs := map[string]*pdbsyms.Converter{}
+	converter := func(c *cache.Cache) *pdbsyms.Converter {
+		if conv := convs[c.Dir]; conv != nil {
+			return conv
+		}
+		conv := &pdbsyms.Converter{Cache: c}
+		convs[c.Dir] = conv
+		s.closers = append(s.closers, conv)
+		return conv
+	}
 	add := func(name string, src symbols.Source) {
 		s.chain = append(s.chain, s.trace.wrap(name, src))
 		if c, ok := src.(io.Closer); ok {
@@ -227,10 +282,13 @@ func Open(cfg Config) (*Sources, error) {
 		add(label+" (GSYM)", gsym.NewDirs(dirs...))
 		add(label, breakpad.NewDirs(dirs...))
 		// Native ELF files in the same directories (.build-id trees,
-		// binaries named as the modules), converted into the cache.
+		// binaries named as the modules), then Windows symbol-store trees
+		// and folders of PDBs and PEs, converted into the cache.
 		if c, err := client(""); err == nil {
 			delete(s.clients, c.Cache.Dir) // a cache, not a server
 			add(label+" (ELF files)", elfsyms.NewDirs(c.Cache, dirs...))
+			conv := converter(c.Cache)
+			add(label+" (PDB files)", pdbsyms.NewDirs(conv, dirs...))
 		}
 	}
 	for _, u := range bpURLs {
@@ -252,9 +310,7 @@ func Open(cfg Config) (*Sources, error) {
 		bp := remote.NewBreakpad(sv.url, c)
 		add(bp.String(), bp)
 		ms := remote.NewSymSrv(sv.url, c)
-		conv := &pdbConverter{c: c.Cache}
-		ms.Convert = conv.convert
-		s.closers = append(s.closers, conv)
+		ms.Convert = converter(c.Cache).Convert
 		add(ms.String(), ms)
 	}
 	for _, u := range cfg.DebuginfodURLs {

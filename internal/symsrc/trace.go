@@ -88,3 +88,13 @@ func (t *trace) write(w io.Writer, prog string) {
 		fmt.Fprintf(w, "%s: symbols: %s: none (%s)\n", prog, name, why)
 	}
 }
+
+// from returns the sources m's symbols came from.
+func (t *trace) from(m symbols.Module) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r := t.recs[m]; r != nil {
+		return append([]string(nil), r.from...)
+	}
+	return nil
+}

@@ -1,15 +1,14 @@
 package remote
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 
-	"github.com/gobreakpad/gobreakpad/cab"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
+	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
 )
 
 // SymSrv is a symbols.Source over a Microsoft symbol server (the layout
@@ -25,7 +24,7 @@ import (
 // the cache then being a downstream store.
 //
 // Files become symbols through Convert (the programs convert them with
-// dumpsyms/pe, see internal/symsrc); while it is nil
+// dumpsyms/pe through symbols/pdbsyms.Converter, see internal/symsrc); while it is nil
 // Load reports every module not found without a request, and FetchPDB and
 // FetchPE still fetch files.
 type SymSrv struct {
@@ -111,28 +110,9 @@ func (s *SymSrv) fetchFile(name, id string) (string, error) {
 
 // extract stores the one file of the cabinet at path as local.
 func (s *SymSrv) extract(path string, local []string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	r, err := cab.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, path, err)
-	}
-	if len(r.Files) != 1 {
-		return "", fmt.Errorf("%w: %s: %d files in the cabinet, want 1", symbols.ErrNotFound, path, len(r.Files))
-	}
-	f, err := r.Files[0].Open()
-	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, path, err)
-	}
 	limit := s.Client.MaxSize
 	if limit <= 0 {
 		limit = DefaultMaxSize
 	}
-	p, err := s.Client.Cache.Write(f, limit, local...)
-	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, path, err)
-	}
-	return p, nil
+	return pdbsyms.Extract(s.Client.Cache, path, limit, local...)
 }

@@ -1,0 +1,136 @@
+// Package pdbsyms gives symbols from native Windows debug files: Converter
+// turns a module's PDB (or, without one, its PE) into a Breakpad .sym file
+// with dumpsyms/pe, kept in the symbol cache as NAME.pdb/GUIDAGE/NAME.sym
+// beside the PDB (a Breakpad store layout, so Breakpad's own tools read the
+// cache too); Dirs is a symbols.Source over local Windows symbol-store trees
+// and plain folders of PDBs and PEs. symbols/remote's Microsoft symbol
+// server source hands its downloads to a Converter (internal/symsrc wires
+// it).
+package pdbsyms
+
+import (
+	"bytes"
+	stdpe "debug/pe"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gobreakpad/gobreakpad/cab"
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	"github.com/gobreakpad/gobreakpad/dumpsyms/pe"
+	"github.com/gobreakpad/gobreakpad/dumpsyms/peexports"
+	"github.com/gobreakpad/gobreakpad/pe/unwindinfo"
+	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/cache"
+	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
+)
+
+// SymName is the converted file's name for a debug file name: NAME.sym for
+// NAME.pdb (Breakpad's store layout).
+func SymName(debugFile string) string {
+	base := elfsyms.BaseName(debugFile)
+	if strings.HasSuffix(strings.ToLower(base), ".pdb") {
+		base = base[:len(base)-4]
+	}
+	return base + ".sym"
+}
+
+// A Converter turns PDBs and PEs into symbols, once per module into Cache,
+// and serves the converted files (each mapped once).
+type Converter struct {
+	Cache *cache.Cache
+	// Warn, when set, receives dumpsyms's warnings.
+	Warn func(format string, args ...any)
+
+	conv  elfsyms.Once
+	files elfsyms.Files
+}
+
+// Convert returns the symbols of module m made from its PDB at pdbPath or,
+// when that is empty, its PE at pePath: read from the cache's
+// NAME.pdb/GUIDAGE/NAME.sym when already converted (by this process or
+// another), else converted with dumpsyms/pe and written there first.
+func (c *Converter) Convert(m symbols.Module, pdbPath, pePath string) (*symbols.Symbols, error) {
+	debugFile := elfsyms.BaseName(m.DebugFile)
+	p, err := c.conv.Do(debugFile+"/"+m.DebugID, func() (string, error) {
+		if p, ok := c.Cache.Lookup(debugFile, m.DebugID, SymName(debugFile)); ok {
+			return p, nil
+		}
+		in := pdbPath
+		if in == "" {
+			in = pePath
+		}
+		if in == "" {
+			return "", fmt.Errorf("%w: %s %s: no PDB or PE", symbols.ErrNotFound, m.DebugFile, m.DebugID)
+		}
+		if pdbPath != "" && pePath != "" {
+			// dumpsyms/pe takes x64 STACK CFI from the PE beside the
+			// PDB: lay the two side by side, as a build directory has them.
+			tmp, err := os.MkdirTemp("", "gobreakpad-pdb-")
+			if err != nil {
+				return "", err
+			}
+			defer os.RemoveAll(tmp)
+			exe := strings.TrimSuffix(debugFile, filepath.Ext(debugFile)) + strings.ToLower(filepath.Ext(elfsyms.BaseName(m.CodeFile)))
+			if os.Symlink(pdbPath, filepath.Join(tmp, debugFile)) == nil && os.Symlink(pePath, filepath.Join(tmp, exe)) == nil {
+				in = filepath.Join(tmp, debugFile)
+			}
+		}
+		s, err := dumpFile(in, pdbPath == "", c.Warn)
+		if err != nil {
+			return "", fmt.Errorf("converting %s: %w", in, err)
+		}
+		return c.Cache.WriteFunc(func(w io.Writer) error { return s.Write(w) }, debugFile, m.DebugID, SymName(debugFile))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c.files.Open(p)
+}
+
+// dumpFile converts a PDB, or a PE (isPE): with its PDB when one is found
+// beside it or at the path its CodeView record names, else its exports and
+// x64 unwind information alone, as Breakpad's dump_syms does for a PE
+// without a PDB.
+func dumpFile(path string, isPE bool, warn func(string, ...any)) (*dumpsyms.Symbols, error) {
+	s, err := pe.Dump(path, dumpsyms.Options{Inlines: true, Warn: warn})
+	if err == nil || !isPE {
+		return s, err
+	}
+	f, perr := stdpe.Open(path)
+	if perr != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return peexports.Dump(f, path, peexports.Options{Options: dumpsyms.Options{Warn: warn}, Style: unwindinfo.StyleBreakpad})
+}
+
+// Close releases the converted files' mappings.
+func (c *Converter) Close() error { return c.files.Close() }
+
+// Extract stores the one file of the CAB archive at path (a symbol store's
+// compressed NAM_ form) in c as elems, reading at most limit bytes of it.
+func Extract(c *cache.Cache, path string, limit int64, elems ...string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	r, err := cab.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, path, err)
+	}
+	if len(r.Files) != 1 {
+		return "", fmt.Errorf("%w: %s: %d files in the cabinet, want 1", symbols.ErrNotFound, path, len(r.Files))
+	}
+	f, err := r.Files[0].Open()
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, path, err)
+	}
+	p, err := c.Write(f, limit, elems...)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, path, err)
+	}
+	return p, nil
+}
