@@ -16,15 +16,15 @@ type Writer struct {
 	Source Source
 	Flags  uint32
 
-	inits  []byte
-	deltas []byte
-	wins   []byte
-	funcs  []byte
-	nInit, nDelta, nWin, nFunc uint32
+	inits                       []byte
+	deltas                      []byte
+	wins                        []byte
+	funcs                       []byte
+	nInit, nDelta, nWin, nFunc  uint32
 	lastInit, lastWin, lastFunc uint64
-	str    []byte
-	strOff map[string]uint32
-	err    error
+	str                         []byte
+	strOff                      map[string]uint32
+	err                         error
 }
 
 func (w *Writer) text(s string) (uint32, uint32) {
