@@ -153,6 +153,7 @@ func (d *fastDirs) openCached(ff *fastFile, m symbols.Module) bool {
 		ff.hasCache = false
 		return false
 	}
+	c.RawPaths = true // names as the .sym wrote them
 	s := &symbols.Symbols{Lookup: &symsymcache.Cache{Cache: c}, Win: x, Corrupt: x.Flags&cfiindex.FlagCorrupt != 0}
 	if x.HasCFI() {
 		s.CFI = x
