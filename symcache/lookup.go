@@ -74,6 +74,9 @@ func (c *Cache) FullPath(f File) string {
 	comp, _ := c.String(f.CompDir)
 	dir, _ := c.String(f.Directory)
 	name, _ := c.String(f.Name)
+	if c.RawPaths {
+		return JoinPath(JoinPath(comp, dir), name)
+	}
 	return CleanPath(JoinPath(JoinPath(comp, dir), name))
 }
 

@@ -22,6 +22,11 @@ type Cache struct {
 	// (file index) -> string. Joining and cleaning them is most of a
 	// lookup's work otherwise.
 	paths sync.Map
+	// RawPaths, set before the first lookup, makes lookups return file
+	// paths joined but not cleaned: the names a .sym file held, for caches
+	// written from one (the fast path of docs/symcache.md), where symbolic
+	// would clean them ("./a/../b" stays as written).
+	RawPaths bool
 }
 
 // ErrFormat is wrapped by every error about malformed input.

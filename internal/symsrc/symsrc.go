@@ -280,7 +280,14 @@ func Open(cfg Config) (*Sources, error) {
 		add(label+" (SymCache)", symcache.NewDirs(dirs...))
 		add(label+" (symbfile)", symbfile.NewDirs(dirs...))
 		add(label+" (GSYM)", gsym.NewDirs(dirs...))
-		add(label, breakpad.NewDirs(dirs...))
+		if cfg.CacheDir != "" {
+			// The fast path for .sym files (docs/symcache.md): a SymCache
+			// and an unwind index kept in the cache named on the command
+			// line.
+			add(label, newFastDirs(&cache.Cache{Dir: filepath.Clean(cfg.CacheDir)}, dirs...))
+		} else {
+			add(label, breakpad.NewDirs(dirs...))
+		}
 		// Native ELF files in the same directories (.build-id trees,
 		// binaries named as the modules), then Windows symbol-store trees
 		// and folders of PDBs and PEs, converted into the cache.

@@ -1,0 +1,244 @@
+package symsrc
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/gobreakpad/gobreakpad/cfiindex"
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	dsbreakpad "github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
+	"github.com/gobreakpad/gobreakpad/internal/formats"
+	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	"github.com/gobreakpad/gobreakpad/symbols/cache"
+	symsymcache "github.com/gobreakpad/gobreakpad/symbols/symcache"
+	"github.com/gobreakpad/gobreakpad/symcache"
+	"github.com/gobreakpad/gobreakpad/symfile"
+)
+
+// Cache file extensions of the fast path for .sym files (docs/symcache.md).
+const (
+	fastSymcExt  = ".symc"
+	fastIndexExt = ".cfidx"
+)
+
+// fastDirs is the Breakpad store source with the fast path: for a module's
+// .sym found in the stores, a SymCache (lookups) and a cfiindex (unwind
+// rules) made from that same .sym (same size and modification time) in the
+// cache directory answer instead of the .sym, which is then not opened.
+// Without them the .sym is loaded as by breakpad.Dirs, and both are written
+// into the cache when the sources are closed (after the walk).
+type fastDirs struct {
+	store *symfile.Store
+	cache *cache.Cache
+
+	mu      sync.Mutex
+	loaded  map[string]*fastFile
+	closers []io.Closer
+}
+
+type fastFile struct {
+	once sync.Once
+	syms *symbols.Symbols
+	err  error
+	// Set when the .sym was loaded: what the cache files are made from.
+	t        *symfile.Table
+	symPath  string
+	elems    []string // cache names of the .sym (NAME, ID, NAME.sym)
+	src      cfiindex.Source
+	hasCache bool
+}
+
+func newFastDirs(c *cache.Cache, roots ...string) *fastDirs {
+	return &fastDirs{store: symfile.NewStore(roots...), cache: c, loaded: map[string]*fastFile{}}
+}
+
+// cacheElems returns the cache names of a module's .sym (NAME, ID,
+// NAME.sym), or false when its names cannot form them.
+func cacheElems(m symbols.Module) ([]string, bool) {
+	rel, err := symfile.RelPath(m.DebugFile, m.DebugID)
+	if err != nil {
+		return nil, false
+	}
+	e := strings.Split(strings.ReplaceAll(rel, "\\", "/"), "/")
+	if len(e) != 3 {
+		return nil, false
+	}
+	for _, s := range e {
+		if cache.CheckName(s) != nil {
+			return nil, false
+		}
+	}
+	return e, true
+}
+
+// with returns elems with the file name's .sym extension replaced by ext.
+func with(elems []string, ext string) []string {
+	e := []string{elems[0], elems[1], elems[2]}
+	e[2] = strings.TrimSuffix(e[2], ".sym") + ext
+	return e
+}
+
+// Load implements symbols.Source.
+func (d *fastDirs) Load(m symbols.Module) (*symbols.Symbols, error) {
+	p, err := d.store.Find(m.DebugFile, m.DebugID)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", symbols.ErrNotFound, err)
+	}
+	d.mu.Lock()
+	ff := d.loaded[p]
+	if ff == nil {
+		ff = &fastFile{}
+		d.loaded[p] = ff
+	}
+	d.mu.Unlock()
+	ff.once.Do(func() { d.open(ff, p, m) })
+	if ff.err != nil {
+		return nil, ff.err
+	}
+	return ff.syms, nil
+}
+
+func (d *fastDirs) open(ff *fastFile, p string, m symbols.Module) {
+	fi, err := os.Stat(p)
+	elems, named := cacheElems(m)
+	if err == nil && named {
+		ff.src = cfiindex.Source{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+		ff.elems = elems
+		if d.openCached(ff, m) {
+			return
+		}
+	}
+	t, err := symfile.Open(p)
+	if err != nil {
+		ff.err = err
+		return
+	}
+	ff.t, ff.symPath = t, p
+	ff.syms = breakpad.Symbols(t)
+}
+
+// openCached serves ff from the cache files when they were made from the
+// same .sym; it reports false when they are missing, stale or unreadable,
+// or when the .sym's lookups cannot be served from a SymCache.
+func (d *fastDirs) openCached(ff *fastFile, m symbols.Module) bool {
+	ip, ok := d.cache.Lookup(with(ff.elems, fastIndexExt)...)
+	if !ok {
+		return false
+	}
+	x, err := cfiindex.Open(ip)
+	if err != nil {
+		return false
+	}
+	ff.hasCache = x.Source == ff.src // up to date: not rewritten
+	if !ff.hasCache || x.Flags&cfiindex.FlagNoLookups != 0 {
+		x.Close()
+		return false
+	}
+	cp, ok := d.cache.Lookup(with(ff.elems, fastSymcExt)...)
+	if !ok {
+		x.Close()
+		ff.hasCache = false
+		return false
+	}
+	c, err := symcache.Open(cp)
+	if err != nil || !strings.EqualFold(c.DebugID.String(), m.DebugID) {
+		if c != nil {
+			c.Close()
+		}
+		x.Close()
+		ff.hasCache = false
+		return false
+	}
+	c.RawPaths = true // names as the .sym wrote them
+	s := &symbols.Symbols{Lookup: &symsymcache.Cache{Cache: c}, Win: x, Corrupt: x.Flags&cfiindex.FlagCorrupt != 0}
+	if x.HasCFI() {
+		s.CFI = x
+	}
+	ff.syms = s
+	d.mu.Lock()
+	d.closers = append(d.closers, x, c)
+	d.mu.Unlock()
+	return true
+}
+
+// Close writes the cache files of the .sym files loaded (after the walk: the
+// conversion costs a reading of the .sym into the symbol model, done once)
+// and releases the files.
+func (d *fastDirs) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var first error
+	for p, ff := range d.loaded {
+		if ff.t != nil {
+			if !ff.hasCache && ff.elems != nil {
+				// A cache that cannot be written is no error of the walk.
+				_ = d.convert(ff)
+			}
+			if err := ff.t.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+		delete(d.loaded, p)
+	}
+	for _, c := range d.closers {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	d.closers = nil
+	return first
+}
+
+// convert writes the SymCache, then the index (whose presence, with the
+// .sym's size and time, says both are complete).
+func (d *fastDirs) convert(ff *fastFile) error {
+	w := cfiindex.FromTable(ff.t)
+	w.Source = ff.src
+	model, err := dsbreakpad.ReadFile(ff.symPath, nil)
+	if err != nil {
+		return err
+	}
+	if representable(model) {
+		if _, err := d.cache.WriteFunc(func(out io.Writer) error {
+			return formats.WriteSymCache(out, model, symcache.LatestVersion)
+		}, with(ff.elems, fastSymcExt)...); err != nil {
+			return err
+		}
+	} else {
+		w.Flags |= cfiindex.FlagNoLookups
+	}
+	_, err = d.cache.WriteFunc(func(out io.Writer) error {
+		_, err := w.WriteTo(out)
+		return err
+	}, with(ff.elems, fastIndexExt)...)
+	return err
+}
+
+// representable reports whether a SymCache answers the model's lookups as
+// the .sym does: every address below 4 GiB.
+func representable(s *dumpsyms.Symbols) bool {
+	const lim = 1 << 32
+	for _, p := range s.Publics {
+		if p.Address >= lim {
+			return false
+		}
+	}
+	for i := range s.Funcs {
+		f := &s.Funcs[i]
+		for _, r := range f.Ranges {
+			if r.Address >= lim || r.Size > lim-r.Address {
+				return false
+			}
+		}
+		for _, l := range f.Lines {
+			if l.Address >= lim || l.Size > lim-l.Address {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,162 @@
+package symsrc
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/gobreakpad/gobreakpad/cfiindex"
+	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	"github.com/gobreakpad/gobreakpad/symbols/cache"
+	symsymcache "github.com/gobreakpad/gobreakpad/symbols/symcache"
+)
+
+// fastSym exercises what the fast path must answer as the .sym does: file
+// names that symbolic would clean, inlined calls, PUBLIC records, CFI
+// deltas (one outside its INIT's block), nested STACK WIN records of both
+// types, parameter sizes and a corrupt record.
+const fastSym = `MODULE windows x86 0123456789ABCDEF0123456789ABCDEF1 fast.pdb
+FILE 0 ./src/../src/a.c
+FILE 1 b.h
+INLINE_ORIGIN 0 inl
+FUNC 100 40 8 f
+INLINE 0 12 1 0 110 10
+100 10 10 0
+110 10 3 1
+120 20 11 0
+FUNC 200 30 c g
+200 30 20 0
+PUBLIC 180 4 pub
+PUBLIC 300 0 tail
+STACK CFI INIT 100 40 .cfa: $esp 4 + .ra: .cfa 4 - ^
+STACK CFI 101 .cfa: $esp 8 +
+STACK CFI 104 $ebp: .cfa 8 - ^
+STACK CFI INIT 200 30 .cfa: $esp 4 + .ra: .cfa 4 - ^
+STACK CFI 110 .cfa: $esp 12 +
+STACK CFI 210 .cfa: $esp 16 +
+STACK WIN 4 100 40 1 0 8 0 10 0 1 $T0 $ebp = $eip $T0 4 + ^ =
+STACK WIN 4 108 8 1 0 8 0 10 0 1 $T1 $ebp =
+STACK WIN 0 200 20 1 0 c 4 10 0 0 1
+STACK WIN 0 210 8 1 0 c 4 10 0 0 0
+FUNC zz bad
+`
+
+func TestFastPath(t *testing.T) {
+	store, cdir := t.TempDir(), t.TempDir()
+	m := symbols.Module{DebugFile: "fast.pdb", DebugID: "0123456789ABCDEF0123456789ABCDEF1"}
+	sym := filepath.Join(store, "fast.pdb", m.DebugID, "fast.sym")
+	if err := os.MkdirAll(filepath.Dir(sym), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sym, []byte(fastSym), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ref := breakpad.NewDirs(store)
+	defer ref.Close()
+	want, err := ref.Load(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func() (*fastDirs, *symbols.Symbols) {
+		d := newFastDirs(&cache.Cache{Dir: cdir}, store)
+		s, err := d.Load(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d, s
+	}
+	cold, s := load()
+	if _, ok := s.Lookup.(*breakpad.Table); !ok {
+		t.Fatalf("cold load: lookups from %T, want the .sym", s.Lookup)
+	}
+	cold.Close() // writes the cache
+	warm, s := load()
+	if _, ok := s.Lookup.(*symsymcache.Cache); !ok {
+		t.Fatalf("warm load: lookups from %T, want the SymCache", s.Lookup)
+	}
+	if _, ok := s.CFI.(*cfiindex.Index); !ok {
+		t.Fatalf("warm load: CFI from %T, want the index", s.CFI)
+	}
+	if s.Corrupt != want.Corrupt || !want.Corrupt {
+		t.Errorf("corrupt = %v, want %v (true)", s.Corrupt, want.Corrupt)
+	}
+	for a := uint64(0); a < 0x340; a++ {
+		for _, inl := range []bool{false, true} {
+			g, gok := s.Lookup.Lookup(a, inl)
+			w, wok := want.Lookup.Lookup(a, inl)
+			if gok != wok || !reflect.DeepEqual(g, w) {
+				t.Errorf("Lookup(%#x, %v) = %+v %v, want %+v %v", a, inl, g, gok, w, wok)
+			}
+		}
+		g, gok := s.CFI.CFIRules(a, nil)
+		w, wok := want.CFI.CFIRules(a, nil)
+		if gok != wok || !reflect.DeepEqual(g, w) {
+			t.Errorf("CFIRules(%#x) = %q %v, want %q %v", a, g, gok, w, wok)
+		}
+		gw, gok := s.Win.StackWin(a)
+		ww, wok := want.Win.StackWin(a)
+		if gok != wok || gw != ww {
+			t.Errorf("StackWin(%#x) = %+v %v, want %+v %v", a, gw, gok, ww, wok)
+		}
+	}
+	warm.Close()
+
+	// A changed .sym (another modification time) is read again and the
+	// cache rewritten.
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(sym, later, later); err != nil {
+		t.Fatal(err)
+	}
+	stale, s := load()
+	if _, ok := s.Lookup.(*breakpad.Table); !ok {
+		t.Errorf("stale cache used: lookups from %T", s.Lookup)
+	}
+	stale.Close()
+	again, s := load()
+	if _, ok := s.Lookup.(*symsymcache.Cache); !ok {
+		t.Errorf("cache not rewritten: lookups from %T", s.Lookup)
+	}
+	again.Close()
+}
+
+// TestFastPathHighAddresses: a .sym with addresses at or above 4 GiB keeps
+// its lookups from the .sym (a SymCache cannot hold them); only the index
+// is written, and says so.
+func TestFastPathHighAddresses(t *testing.T) {
+	store, cdir := t.TempDir(), t.TempDir()
+	m := symbols.Module{DebugFile: "high", DebugID: "0123456789ABCDEF0123456789ABCDEF0"}
+	sym := filepath.Join(store, "high", m.DebugID, "high.sym")
+	os.MkdirAll(filepath.Dir(sym), 0o755)
+	text := "MODULE Linux x86_64 0123456789ABCDEF0123456789ABCDEF0 high\nFILE 0 a.c\nFUNC 100000000 10 0 f\n100000000 10 1 0\nSTACK CFI INIT 100000000 10 .cfa: $rsp 8 + .ra: .cfa 8 - ^\n"
+	if err := os.WriteFile(sym, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		d := newFastDirs(&cache.Cache{Dir: cdir}, store)
+		s, err := d.Load(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sym, ok := s.Lookup.Lookup(0x100000004, false); !ok || sym.Function != "f" {
+			t.Errorf("pass %d: Lookup = %+v %v, want f", i, sym, ok)
+		}
+		if _, ok := s.Lookup.(*breakpad.Table); !ok {
+			t.Errorf("pass %d: lookups from %T, want the .sym", i, s.Lookup)
+		}
+		d.Close()
+	}
+	if _, err := os.Stat(filepath.Join(cdir, "high", m.DebugID, "high.symc")); err == nil {
+		t.Error("a SymCache was written for addresses above 4 GiB")
+	}
+	x, err := cfiindex.Open(filepath.Join(cdir, "high", m.DebugID, "high.cfidx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if x.Flags&cfiindex.FlagNoLookups == 0 {
+		t.Error("index does not say the lookups need the .sym")
+	}
+}

@@ -1,0 +1,51 @@
+package symfile
+
+// This file exports the resolved views of the records that drive unwinding,
+// for indexes built from a parsed file (package cfiindex): each answers
+// exactly as the lookups of this package do.
+
+// EachCFI calls f, in address order, for every STACK CFI INIT record that
+// lookups use (overlapping records resolved as Breakpad does), with every
+// delta record that applies anywhere within its range, as CFIRules at the
+// range's last address returns them. It stops when f returns false.
+func (t *Table) EachCFI(f func(CFIRules) bool) {
+	for _, c := range t.cfi {
+		r, ok := t.CFIRules(c.last)
+		if !ok {
+			continue
+		}
+		if !f(r) {
+			return
+		}
+	}
+}
+
+// EachFunc calls f, in address order, for every FUNC record's range as
+// lookups see it (the first address and size of the part of the record
+// lookups find; overlapping records resolved as Breakpad does), with its
+// parameter size. It stops when f returns false.
+func (t *Table) EachFunc(f func(addr, size, paramSize uint64) bool) {
+	for _, s := range t.funcs {
+		fl, _ := parseFuncLine(t.lineAt(s.off))
+		if !f(s.start, s.last-s.start+1, fl.param) {
+			return
+		}
+	}
+}
+
+// StackWinBounds returns the addresses at which the answer of StackWin may
+// change: the first address of every STACK WIN record lookups use and the
+// address after its last (when that does not wrap). Between two consecutive
+// bounds (sorted), StackWin answers the same.
+func (t *Table) StackWinBounds() []uint64 {
+	var b []uint64
+	for k := range t.win {
+		for _, s := range t.win[k].s {
+			b = append(b, s.start)
+			if s.last+1 != 0 {
+				b = append(b, s.last+1)
+			}
+		}
+	}
+	return b
+}
