@@ -14,7 +14,7 @@ import (
 )
 
 // converted returns the generated 200 MiB .sym written in the named format
-// (docs/symcache.md's table), converting it on first use into the temporary
+// (docs/symbfile.md's table), converting it on first use into the temporary
 // directory beside it.
 func converted(b *testing.B, name string) string {
 	src, _ := generated(b)
@@ -62,11 +62,13 @@ func minorFaults() int64 {
 // lookups; and touched-KB/lookup, the memory pages first touched per
 // lookup over the first 10,000 lookups after opening (minor page faults ×
 // 4 KiB: the mapped file's pages and the heap a lookup needs), which is what
-// a walk of a few dozen frames pays.
+// a walk of a few dozen frames pays. For mapped files it undercounts on
+// kernels that map a page-cached file's whole large folio on a fault
+// (docs/symbfile.md).
 func BenchmarkFormatLookup200MB(b *testing.B) {
 	_, info := generated(b)
 	addrs := randomAddrs(info, 1<<20)
-	for _, name := range []string{"breakpad", "symcache", "symbfile"} {
+	for _, name := range []string{"breakpad", "symcache", "symbfile", "gsym"} {
 		b.Run(name, func(b *testing.B) {
 			p := converted(b, name)
 			f, err := formats.ByName(name)
