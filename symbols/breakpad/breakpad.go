@@ -6,7 +6,6 @@ package breakpad
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symfile"
@@ -19,23 +18,21 @@ import (
 // memory-mapped and indexed once, and shared by the modules naming it.
 type Dirs struct {
 	store *symfile.Store
-
-	mu     sync.Mutex
-	loaded map[string]*loadedFile
-}
-
-// loadedFile is one symbol file, opened once however many modules and
-// goroutines ask for it.
-type loadedFile struct {
-	once sync.Once
-	syms *symbols.Symbols
-	t    *symfile.Table
-	err  error
+	files symbols.Files[*symfile.Table]
 }
 
 // NewDirs returns a Source searching roots in order.
 func NewDirs(roots ...string) *Dirs {
-	return &Dirs{store: symfile.NewStore(roots...), loaded: map[string]*loadedFile{}}
+	d := &Dirs{store: symfile.NewStore(roots...)}
+	d.files.Open = func(p string) (*symfile.Table, *symbols.Symbols, error) {
+		t, err := symfile.Open(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		return t, Symbols(t), nil
+	}
+	d.files.CloseFile = (*symfile.Table).Close
+	return d
 }
 
 // Load implements symbols.Source: the first existing symbol file among the
@@ -46,45 +43,13 @@ func (d *Dirs) Load(m symbols.Module) (*symbols.Symbols, error) {
 		// Missing, or a name that cannot be a path inside the roots.
 		return nil, fmt.Errorf("%w: %v", symbols.ErrNotFound, err)
 	}
-	d.mu.Lock()
-	lf := d.loaded[p]
-	if lf == nil {
-		lf = &loadedFile{}
-		d.loaded[p] = lf
-	}
-	d.mu.Unlock()
-	// Different files load concurrently; each is opened once.
-	lf.once.Do(func() {
-		t, err := symfile.Open(p)
-		if err != nil {
-			lf.err = err
-			return
-		}
-		lf.t = t
-		lf.syms = Symbols(t)
-	})
-	if lf.err != nil {
-		return nil, lf.err
-	}
-	return lf.syms, nil
+	_, syms, err := d.files.Load(p)
+	return syms, err
 }
 
 // Close releases the symbol files' mappings. The symbols loaded through d
 // must not be used afterwards.
-func (d *Dirs) Close() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var first error
-	for p, lf := range d.loaded {
-		if lf.t != nil {
-			if err := lf.t.Close(); err != nil && first == nil {
-				first = err
-			}
-		}
-		delete(d.loaded, p)
-	}
-	return first
-}
+func (d *Dirs) Close() error { return d.files.Close() }
 
 // Symbols returns what a parsed symbol file holds: lookups (even when it
 // has no FUNC or PUBLIC record: Breakpad counts the module's symbols as

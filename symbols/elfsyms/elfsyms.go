@@ -104,53 +104,28 @@ func ModuleName(m symbols.Module) string {
 // Files opens converted .sym files once each, however many modules and
 // goroutines ask.
 type Files struct {
-	mu    sync.Mutex
-	files map[string]*symFile
-}
-
-type symFile struct {
-	once sync.Once
-	t    *symfile.Table
-	syms *symbols.Symbols
-	err  error
+	once  sync.Once
+	files symbols.Files[*symfile.Table]
 }
 
 // Open returns the symbols of the .sym file at path.
 func (s *Files) Open(path string) (*symbols.Symbols, error) {
-	s.mu.Lock()
-	if s.files == nil {
-		s.files = map[string]*symFile{}
-	}
-	f := s.files[path]
-	if f == nil {
-		f = &symFile{}
-		s.files[path] = f
-	}
-	s.mu.Unlock()
-	f.once.Do(func() {
-		f.t, f.err = symfile.Open(path)
-		if f.err == nil {
-			f.syms = breakpad.Symbols(f.t)
+	s.once.Do(func() {
+		s.files.Open = func(p string) (*symfile.Table, *symbols.Symbols, error) {
+			t, err := symfile.Open(p)
+			if err != nil {
+				return nil, nil, err
+			}
+			return t, breakpad.Symbols(t), nil
 		}
+		s.files.CloseFile = (*symfile.Table).Close
 	})
-	return f.syms, f.err
+	_, syms, err := s.files.Load(path)
+	return syms, err
 }
 
 // Close unmaps the files.
-func (s *Files) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var first error
-	for p, f := range s.files {
-		if f.t != nil {
-			if err := f.t.Close(); err != nil && first == nil {
-				first = err
-			}
-		}
-		delete(s.files, p)
-	}
-	return first
-}
+func (s *Files) Close() error { return s.files.Close() }
 
 // Once runs one conversion per key, however many goroutines ask.
 type Once struct {

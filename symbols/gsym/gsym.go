@@ -14,12 +14,10 @@ package gsym
 
 import (
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/gobreakpad/gobreakpad/gsym"
 	"github.com/gobreakpad/gobreakpad/symbols"
@@ -85,21 +83,21 @@ func (l *Lookuper) Lookup(rel uint64, inlines bool) (symbols.Symbol, bool) {
 // the modules naming it.
 type Dirs struct {
 	roots []string
-
-	mu     sync.Mutex
-	loaded map[string]*loadedFile
-}
-
-type loadedFile struct {
-	once sync.Once
-	f    *gsym.File
-	syms *symbols.Symbols
-	err  error
+	files symbols.Files[*gsym.File]
 }
 
 // NewDirs returns a Source searching roots in order.
 func NewDirs(roots ...string) *Dirs {
-	return &Dirs{roots: roots, loaded: map[string]*loadedFile{}}
+	d := &Dirs{roots: roots}
+	d.files.Open = func(p string) (*gsym.File, *symbols.Symbols, error) {
+		f, err := gsym.Open(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		return f, &symbols.Symbols{Lookup: &Lookuper{File: f}}, nil
+	}
+	d.files.CloseFile = (*gsym.File).Close
+	return d
 }
 
 // baseName is the last element of a Unix or Windows path.
@@ -166,42 +164,16 @@ func (d *Dirs) Load(m symbols.Module) (*symbols.Symbols, error) {
 	if p == "" {
 		return nil, fmt.Errorf("%s %s: %w", m.DebugFile, m.DebugID, symbols.ErrNotFound)
 	}
-	d.mu.Lock()
-	lf := d.loaded[p]
-	if lf == nil {
-		lf = &loadedFile{}
-		d.loaded[p] = lf
+	f, syms, err := d.files.Load(p)
+	if err != nil {
+		return nil, err
 	}
-	d.mu.Unlock()
-	lf.once.Do(func() {
-		f, err := gsym.Open(p)
-		if err != nil {
-			lf.err = err
-			return
-		}
-		lf.f = f
-		lf.syms = &symbols.Symbols{Lookup: &Lookuper{File: f}}
-	})
-	if lf.err != nil {
-		return nil, lf.err
+	if check && m.CodeID != "" && len(f.Header.ID()) > 0 && !strings.EqualFold(hex.EncodeToString(f.Header.ID()), m.CodeID) {
+		return nil, fmt.Errorf("%s: UUID %x is not the module's build ID %s: %w", p, f.Header.ID(), m.CodeID, symbols.ErrNotFound)
 	}
-	if check && m.CodeID != "" && len(lf.f.Header.ID()) > 0 && !strings.EqualFold(hex.EncodeToString(lf.f.Header.ID()), m.CodeID) {
-		return nil, fmt.Errorf("%s: UUID %x is not the module's build ID %s: %w", p, lf.f.Header.ID(), m.CodeID, symbols.ErrNotFound)
-	}
-	return lf.syms, nil
+	return syms, nil
 }
 
 // Close releases the files' mappings. The symbols loaded through d must not
 // be used afterwards.
-func (d *Dirs) Close() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var errs []error
-	for p, lf := range d.loaded {
-		if lf.f != nil {
-			errs = append(errs, lf.f.Close())
-		}
-		delete(d.loaded, p)
-	}
-	return errors.Join(errs...)
-}
+func (d *Dirs) Close() error { return d.files.Close() }

@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"sync"
 
 	"github.com/gobreakpad/gobreakpad/symbfile"
 	"github.com/gobreakpad/gobreakpad/symbols"
@@ -62,19 +61,21 @@ func (t *Table) Lookup(rel uint64, inlines bool) (symbols.Symbol, bool) {
 // Each file is read and indexed once.
 type Dirs struct {
 	roots []string
-
-	mu     sync.Mutex
-	loaded map[string]*loadedFile
-}
-
-type loadedFile struct {
-	once sync.Once
-	syms *symbols.Symbols
-	err  error
+	files symbols.Files[*symbfile.Table] // read into memory: nothing to release
 }
 
 // NewDirs returns a Source searching roots in order.
-func NewDirs(roots ...string) *Dirs { return &Dirs{roots: roots, loaded: map[string]*loadedFile{}} }
+func NewDirs(roots ...string) *Dirs {
+	d := &Dirs{roots: roots}
+	d.files.Open = func(p string) (*symbfile.Table, *symbols.Symbols, error) {
+		t, err := symbfile.Open(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		return t, &symbols.Symbols{Lookup: &Table{Table: t}}, nil
+	}
+	return d
+}
 
 // Load implements symbols.Source.
 func (d *Dirs) Load(m symbols.Module) (*symbols.Symbols, error) {
@@ -87,34 +88,12 @@ func (d *Dirs) Load(m symbols.Module) (*symbols.Symbols, error) {
 			if _, err := os.Stat(p); err != nil {
 				continue
 			}
-			d.mu.Lock()
-			lf := d.loaded[p]
-			if lf == nil {
-				lf = &loadedFile{}
-				d.loaded[p] = lf
-			}
-			d.mu.Unlock()
-			lf.once.Do(func() {
-				t, err := symbfile.Open(p)
-				if err != nil {
-					lf.err = err
-					return
-				}
-				lf.syms = &symbols.Symbols{Lookup: &Table{Table: t}}
-			})
-			if lf.err != nil {
-				return nil, lf.err
-			}
-			return lf.syms, nil
+			_, syms, err := d.files.Load(p)
+			return syms, err
 		}
 	}
 	return nil, fmt.Errorf("%s %s: %w", m.DebugFile, m.DebugID, symbols.ErrNotFound)
 }
 
 // Close drops the loaded files.
-func (d *Dirs) Close() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	clear(d.loaded)
-	return nil
-}
+func (d *Dirs) Close() error { return d.files.Close() }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symcache"
@@ -99,20 +98,22 @@ func (c *Cache) hasAt(i, idx uint32, depth int) bool {
 // from the module's is not used. Each file is mapped once.
 type Dirs struct {
 	roots []string
-
-	mu     sync.Mutex
-	loaded map[string]*loadedFile
-}
-
-type loadedFile struct {
-	once sync.Once
-	c    *symcache.Cache
-	syms *symbols.Symbols
-	err  error
+	files symbols.Files[*symcache.Cache]
 }
 
 // NewDirs returns a Source searching roots in order.
-func NewDirs(roots ...string) *Dirs { return &Dirs{roots: roots, loaded: map[string]*loadedFile{}} }
+func NewDirs(roots ...string) *Dirs {
+	d := &Dirs{roots: roots}
+	d.files.Open = func(p string) (*symcache.Cache, *symbols.Symbols, error) {
+		c, err := symcache.Open(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, &symbols.Symbols{Lookup: &Cache{Cache: c}}, nil
+	}
+	d.files.CloseFile = (*symcache.Cache).Close
+	return d
+}
 
 // Path returns the store path of a module's file with extension ext
 // (".symc", ".symbfile") under root, or false when the module's names
@@ -135,46 +136,18 @@ func (d *Dirs) Load(m symbols.Module) (*symbols.Symbols, error) {
 		if _, err := os.Stat(p); err != nil {
 			continue
 		}
-		d.mu.Lock()
-		lf := d.loaded[p]
-		if lf == nil {
-			lf = &loadedFile{}
-			d.loaded[p] = lf
+		c, syms, err := d.files.Load(p)
+		if err != nil {
+			return nil, err
 		}
-		d.mu.Unlock()
-		lf.once.Do(func() {
-			c, err := symcache.Open(p)
-			if err != nil {
-				lf.err = err
-				return
-			}
-			lf.c = c
-			lf.syms = &symbols.Symbols{Lookup: &Cache{Cache: c}}
-		})
-		if lf.err != nil {
-			return nil, lf.err
+		if !strings.EqualFold(c.DebugID.String(), m.DebugID) {
+			return nil, fmt.Errorf("%w: %s has debug id %s, not %s", symbols.ErrNotFound, p, c.DebugID, m.DebugID)
 		}
-		if !strings.EqualFold(lf.c.DebugID.String(), m.DebugID) {
-			return nil, fmt.Errorf("%w: %s has debug id %s, not %s", symbols.ErrNotFound, p, lf.c.DebugID, m.DebugID)
-		}
-		return lf.syms, nil
+		return syms, nil
 	}
 	return nil, fmt.Errorf("%s %s: %w", m.DebugFile, m.DebugID, symbols.ErrNotFound)
 }
 
 // Close unmaps the files. The symbols loaded through d must not be used
 // afterwards.
-func (d *Dirs) Close() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var first error
-	for p, lf := range d.loaded {
-		if lf.c != nil {
-			if err := lf.c.Close(); err != nil && first == nil {
-				first = err
-			}
-		}
-		delete(d.loaded, p)
-	}
-	return first
-}
+func (d *Dirs) Close() error { return d.files.Close() }
