@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"strings"
 	"sync/atomic"
 	"unicode"
 
@@ -44,10 +43,7 @@ func baseName(p string) string {
 			return c.out
 		}
 	}
-	out := p
-	if i := max(strings.LastIndexByte(p, '/'), strings.LastIndexByte(p, '\\')); i >= 0 {
-		out = p[i+1:]
-	}
+	out := symbols.BaseName(p)
 	if len(p) > 4096 {
 		lastBase.Store(&baseCache{p, out})
 	}

@@ -31,6 +31,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/gobreakpad/gobreakpad/symbols"
 	"io"
 	"strconv"
 	"strings"
@@ -87,7 +88,7 @@ func FromProcess(dump string, st *stackwalk.ProcessState, sig string) *Record {
 		}
 		f := Frame{Function: sf.Function, File: sf.SourceFile, Line: sf.SourceLine, Trust: TrustName(sf.Trust)}
 		if sf.Module != nil {
-			f.Module = baseName(sf.Module.CodeFile)
+			f.Module = symbols.BaseName(sf.Module.CodeFile)
 			if f.Function == "" {
 				f.Function = "+0x" + strconv.FormatUint(sf.Instruction-sf.Module.Base, 16)
 			}
@@ -125,14 +126,6 @@ func TrustName(t unwind.Trust) string {
 		return "scan_call"
 	}
 	return "none"
-}
-
-// baseName is a module path's last element, for Windows and Unix paths.
-func baseName(p string) string {
-	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
-		return p[i+1:]
-	}
-	return p
 }
 
 const header = "# crashdiff golden file (gobreakpad): see docs/signature.md\n"

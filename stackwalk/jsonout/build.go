@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/gobreakpad/gobreakpad/minidump"
+	"github.com/gobreakpad/gobreakpad/symbols"
 	"sort"
 	"strconv"
 	"strings"
@@ -250,22 +251,14 @@ func (f formatter) module(m *stackwalk.Module, mac bool) module {
 		BaseAddr:       f.addr(m.Base),
 		CodeID:         codeID,
 		CorruptSymbols: m.CorruptSymbols,
-		DebugFile:      basename(m.DebugFile),
+		DebugFile:      symbols.BaseName(m.DebugFile),
 		DebugID:        m.DebugID,
 		EndAddr:        f.addr(m.Base + m.Size),
-		Filename:       basename(m.CodeFile),
+		Filename:       symbols.BaseName(m.CodeFile),
 		LoadedSymbols:  m.SymbolsLoaded,
 		MissingSymbols: m.MissingSymbols,
 		Version:        strp(m.Version),
 	}
-}
-
-// basename strips a path of either OS's separators, as rust-minidump's does.
-func basename(p string) string {
-	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
-		return p[i+1:]
-	}
-	return p
 }
 
 // thread converts a call stack. rust-minidump numbers physical frames only;
@@ -298,7 +291,7 @@ func (f formatter) thread(cs *stackwalk.CallStack, st *stackwalk.ProcessState) t
 			fr.FunctionOffset = f.addrp(sf.Instruction - sf.FunctionBase)
 		}
 		if sf.Module != nil {
-			fr.Module = strp(basename(sf.Module.CodeFile))
+			fr.Module = strp(symbols.BaseName(sf.Module.CodeFile))
 			fr.ModuleOffset = f.addrp(sf.Instruction - sf.Module.Base)
 		} else {
 			fr.UnloadedModules = f.unloadedHits(sf.Instruction, st.UnloadedModules)
@@ -324,7 +317,7 @@ func (f formatter) unloadedHits(addr uint64, mods []*stackwalk.Module) []unloade
 	byName := map[string][]uint64{}
 	for _, m := range mods {
 		if addr >= m.Base && addr-m.Base < m.Size {
-			name := basename(m.CodeFile)
+			name := symbols.BaseName(m.CodeFile)
 			byName[name] = append(byName[name], addr-m.Base)
 		}
 	}

@@ -85,12 +85,7 @@ func Convert(c *cache.Cache, id, name, exe, dbg string, warn func(string, ...any
 }
 
 // BaseName is the last element of a Unix or Windows path.
-func BaseName(p string) string {
-	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
-		p = p[i+1:]
-	}
-	return p
-}
+func BaseName(p string) string { return symbols.BaseName(p) }
 
 // ModuleName is the name a module's converted symbols carry: its code
 // file's base name, else its debug file's.

@@ -100,17 +100,9 @@ func NewDirs(roots ...string) *Dirs {
 	return d
 }
 
-// baseName is the last element of a Unix or Windows path.
-func baseName(p string) string {
-	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
-		p = p[i+1:]
-	}
-	return p
-}
-
 // storePath is the store-relative path of a module's GSYM file, or "".
 func storePath(debugFile, debugID string) string {
-	name := baseName(debugFile)
+	name := symbols.BaseName(debugFile)
 	if name == "" || name == "." || name == ".." || debugID == "" || strings.ContainsAny(debugID, `/\`) || debugID == "." || debugID == ".." {
 		return ""
 	}
@@ -134,7 +126,7 @@ func (d *Dirs) find(m symbols.Module) (string, bool) {
 	if _, err := hex.DecodeString(buildID); err != nil || len(buildID) < 2 {
 		buildID = ""
 	}
-	code := baseName(m.CodeFile)
+	code := symbols.BaseName(m.CodeFile)
 	if code == "." || code == ".." {
 		code = ""
 	}
