@@ -39,26 +39,8 @@ func ReadSymbfile(path string, warn func(format string, args ...any)) (*dumpsyms
 // SymbolsFromSymbfile is ReadSymbfile over an indexed symbfile.
 func SymbolsFromSymbfile(t *symbfile.Table, name string) *dumpsyms.Symbols {
 	s := &dumpsyms.Symbols{Module: symfile.Module{OS: "unknown", Arch: "unknown", ID: strings.Repeat("0", 33), Name: name}}
-	files := map[string]uint32{}
-	file := func(p string) uint32 {
-		n, ok := files[p]
-		if !ok {
-			n = uint32(len(s.Files))
-			files[p] = n
-			s.Files = append(s.Files, symfile.File{Number: n, Name: p})
-		}
-		return n
-	}
-	origins := map[string]uint32{}
-	origin := func(name string) uint32 {
-		n, ok := origins[name]
-		if !ok {
-			n = uint32(len(s.Origins))
-			origins[name] = n
-			s.Origins = append(s.Origins, symfile.InlineOrigin{ID: n, Name: name})
-		}
-		return n
-	}
+	names := dumpsyms.NewNames(s)
+	file, origin := names.File, names.Origin
 	// Ranges are sorted by depth, then start: the depth-0 ones first.
 	funcOf := map[int]int{} // index in t.Ranges of a depth-0 range -> index in s.Funcs
 	var nested []int        // deeper ranges

@@ -36,26 +36,8 @@ func ReadSymCache(path string, warn func(format string, args ...any)) (*dumpsyms
 // SymbolsFromSymCache is ReadSymCache over an open cache.
 func SymbolsFromSymCache(c *symcache.Cache, name string) *dumpsyms.Symbols {
 	s := &dumpsyms.Symbols{Module: symfile.Module{OS: "unknown", Arch: c.Arch.String(), ID: c.DebugID.String(), Name: name}}
-	files := map[string]uint32{}
-	file := func(p string) uint32 {
-		n, ok := files[p]
-		if !ok {
-			n = uint32(len(s.Files))
-			files[p] = n
-			s.Files = append(s.Files, symfile.File{Number: n, Name: p})
-		}
-		return n
-	}
-	origins := map[string]uint32{}
-	origin := func(name string) uint32 {
-		n, ok := origins[name]
-		if !ok {
-			n = uint32(len(s.Origins))
-			origins[name] = n
-			s.Origins = append(s.Origins, symfile.InlineOrigin{ID: n, Name: name})
-		}
-		return n
-	}
+	names := dumpsyms.NewNames(s)
+	file, origin := names.File, names.Origin
 	// An inlined call: its depth (0: called from the FUNC), the source
 	// location it was inlined into (the call site, shared by every range
 	// of the call) and its own function.
