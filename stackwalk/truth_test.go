@@ -19,7 +19,7 @@ const truthTop = 40
 
 // aliases are names glibc gives one function; gdb and a symbol file may
 // pick different ones.
-var aliases = map[string]string{"gsignal": "raise", "__clone3": "clone3", "__pthread_kill_implementation": "pthread_kill"}
+var aliases = map[string]string{"gsignal": "raise", "__clone3": "clone3", "__clone": "clone", "___pthread_join": "pthread_join", "__pthread_kill_implementation": "pthread_kill"}
 
 var gdbInternal = regexp.MustCompile(`\\s+`)
 

@@ -68,6 +68,14 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 			return nil
 		}
 		f = byCFI(env, last, rules)
+		// Rules that give no return address at a realigned frame lack
+		// the expressions its CFA needs: its frame record and saved
+		// CFA decide.
+		if f != nil && unwind.ImplausibleCaller(env, f.Regs[amd64.RIP]) && !env.Windows() {
+			if g := byFramePointer(env, last); g != nil && g.Regs[amd64.RSP] != last.Regs[amd64.RBP]+16 {
+				f = g
+			}
+		}
 	}
 	if f == nil && last.Trust == unwind.TrustContext && env.Windows() {
 		f = bySimulatedReturn(env, last)
@@ -122,6 +130,11 @@ func byFramePointer(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 	}
 	if _, ok := unwind.Read64(env, callerRBP); !ok {
 		return nil
+	}
+	// A realigned frame (see unwind.RealignedCFA): the caller's rsp is
+	// the CFA the prologue saved, above the alignment gap.
+	if cfa, ok := unwind.RealignedCFA(env, rbp, rip, 8, 8); ok {
+		rsp = cfa
 	}
 	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustFP}
 	f.Regs[amd64.RIP], f.Regs[amd64.RSP], f.Regs[amd64.RBP] = rip, rsp, callerRBP

@@ -1,44 +1,37 @@
 package x86
 
-import "github.com/gobreakpad/gobreakpad/unwind"
-
-// Realigned frames. A function that realigns its stack (gcc's i386 main:
-// "lea ecx,[esp+4]; and esp,-16; push [ecx-4]; push ebp; mov ebp,esp;
-// push ecx ...") builds its ebp frame record below the alignment gap, with
-// a copy of the return address above the saved ebp, and keeps the
-// caller's stack pointer (the CFA, ecx) among the registers it pushes next.
-// Following the frame record alone gives the right return address but a
-// stack pointer inside the gap, which derails the caller's CFI.
-
-// realignSearchWords is how many words below ebp the saved CFA is looked
-// for (the saved-register area of the prologue).
-const realignSearchWords = 8
-
-// realignMaxGap bounds the distance from the frame record to the CFA:
-// the record's 8 bytes, the return-address copy and up to 64 bytes of
-// alignment padding.
-const realignMaxGap = 8 + 4 + 64
+import (
+	"github.com/gobreakpad/gobreakpad/arch/x86"
+	"github.com/gobreakpad/gobreakpad/unwind"
+)
 
 // realignedCFA recognizes a realigned frame from its ebp frame record
-// (ret, the return address read at ebp+4): a word saved just below ebp
-// that points a little above the record, at a stack pointer whose word
-// below holds the same return address (the original the prologue
-// copied). It returns that stack pointer, the caller's.
+// (ret, the return address read at ebp+4) and returns the caller's stack
+// pointer (see unwind.RealignedCFA).
 func realignedCFA(env unwind.Env, ebp, ret uint32) (uint32, bool) {
-	for i := uint32(1); i <= realignSearchWords; i++ {
-		if ebp < 4*i {
-			break
-		}
-		v, ok := read32(env, ebp-4*i)
-		if !ok {
-			break
-		}
-		if v <= ebp+8 || v-ebp > realignMaxGap {
-			continue
-		}
-		if orig, ok := read32(env, v-4); ok && orig == ret {
-			return v, true
-		}
+	v, ok := unwind.RealignedCFA(env, uint64(ebp), uint64(ret), 4, 0)
+	return uint32(v), ok
+}
+
+// byRealignedFrame is the caller of a realigned frame from its ebp frame
+// record and saved CFA, or nil when last's frame record is not a
+// realigned one.
+func byRealignedFrame(env unwind.Env, last *unwind.Frame) *unwind.Frame {
+	if !last.Has(x86.EBP) {
+		return nil
 	}
-	return 0, false
+	ebp := uint32(last.Regs[x86.EBP])
+	eip, ok1 := read32(env, ebp+4)
+	cebp, ok2 := read32(env, ebp)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	cfa, ok := realignedCFA(env, ebp, eip)
+	if !ok {
+		return nil
+	}
+	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustFP}
+	f.Regs[x86.EIP], f.Regs[x86.ESP], f.Regs[x86.EBP] = uint64(eip), uint64(cfa), uint64(cebp)
+	f.Valid = 1<<x86.EIP | 1<<x86.ESP | 1<<x86.EBP
+	return f
 }

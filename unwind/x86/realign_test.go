@@ -38,3 +38,24 @@ func TestRealignedMain(t *testing.T) {
 	frames = unwindtest.Walk(x86unwind.Unwinder{}, env, contextFrame(t, env, 0x401010, uint32(sp), uint32(fp)), 2)
 	check(t, frames[1], unwind.TrustFP, 0x402050, fp+8, 0x777)
 }
+
+// TestRealignedStaleCFI: STACK CFI of a realigned function as Breakpad's
+// dump_syms writes it (the CFA expression left out: a rule of the
+// epilogue, .cfa: $esp 4 +, still in force) gives no return address; the
+// frame record and the saved CFA give the caller.
+func TestRealignedStaleCFI(t *testing.T) {
+	env := newEnv()
+	env.IsWindows = false
+	env.CFIs = []unwindtest.CFIRange{{Start: 0x401000, Size: 0x100,
+		Init: ".cfa: $esp 4 + .ra: .cfa -4 + ^"}}
+	const cfa = stackBase + 32
+	sp := env.Push(0x5, 0) // main's locals: the word at esp is no return address
+	env.Push(cfa)          // saved ecx: the caller's esp
+	fp := env.Push(0x777, 0x402050, 0xdead, 0xbeef)
+	env.Push(0x402050, 0, 0, 0, 0)
+	frames := unwindtest.Walk(x86unwind.Unwinder{}, env, contextFrame(t, env, 0x401010, uint32(sp), uint32(fp)), 2)
+	if len(frames) != 2 {
+		t.Fatalf("got %d frames, want 2", len(frames))
+	}
+	check(t, frames[1], unwind.TrustFP, 0x402050, cfa, 0x777)
+}

@@ -104,6 +104,14 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 			if f != nil {
 				f.Trust = unwind.TrustCFI
 			}
+			// Rules that give no return address at a realigned frame
+			// lack the expressions its CFA needs: its frame record
+			// and saved CFA decide.
+			if f != nil && unwind.ImplausibleCaller(env, f.Regs[x86.EIP]) {
+				if g := byRealignedFrame(env, last); g != nil {
+					f = g
+				}
+			}
 		}
 	}
 	if f == nil {
