@@ -6,8 +6,9 @@
 # for the mingw-w64 targets with CodeView debug information, for x86_64 and
 # i686 at -O0 and -O2, one folder per build (x64-O0, x64-O2, x86-O0,
 # x86-O2): prog.exe, prog.pdb, lib.dll, lib.pdb, a dump per crash
-# (cpp.dmp, dll.dmp, thread.dmp, inline.dmp; prog.cpp says what each does)
-# and truth.txt.
+# (cpp.dmp, dll.dmp, thread.dmp, inline.dmp; prog.cpp says what each does;
+# for i686 also entry.dmp, threads at functions' first instructions, see
+# mkx86/main.go) and truth.txt.
 #
 # Needs: apt-get install -y clang-22 lld-22 llvm-22 mingw-w64 wine64.
 #
@@ -37,6 +38,7 @@ rm -rf .bin
 export WINEDEBUG=-all
 export WINEPREFIX="${WINEPREFIX:-$(mktemp -d)/wine}"
 scenarios="cpp dll thread inline"
+build=/tmp/gobreakpad-winprogs
 
 # frames DIR SCENARIO prints the frames of a dump's threads, one a line:
 # thread index, module, address, 1 for a thread's first frame.
@@ -62,18 +64,30 @@ for arch in x64 x86; do
 	esac
 	for opt in O0 O2; do
 		d=$arch-$opt
-		rm -rf "$d"
-		mkdir "$d"
-		# -s: no DWARF from mingw's CRT objects in the PE (llvm-symbolizer
-		# then reads the PDB); /pdbaltpath: the PDB named without this
-		# machine's directory.
-		flags="--target=$target -$opt -g -gcodeview -fdebug-compilation-dir=. -fuse-ld=lld -Wl,-s"
-		clang-22 $flags -shared -Wl,--pdb=$d/lib.pdb -Wl,-Xlink=/pdbaltpath:lib.pdb \
-			-Wl,--out-implib=$d/liblib.a -o $d/lib.dll lib.c
-		clang-22 $flags -fno-exceptions -fno-rtti -Wl,--pdb=$d/prog.pdb -Wl,-Xlink=/pdbaltpath:prog.pdb \
-			-o $d/prog.exe prog.cpp -L$d -llib -ldbghelp
-		rm $d/liblib.a
-		for s in $scenarios; do
+		rm -rf "$d" "$build"
+		mkdir "$d" "$build"
+		cp prog.cpp lib.c "$build"
+		# Built in a fixed directory, with fixed object names and -Brepro
+		# (time stamp and PDB GUID from a hash of the output), so that the
+		# PEs and PDBs come out the same from any checkout. -s: no DWARF from
+		# mingw's CRT objects in the PE (llvm-symbolizer then reads the PDB);
+		# /pdbaltpath: the PDB named without the build directory.
+		(
+			cd "$build"
+			cflags="--target=$target -$opt -g -gcodeview -fdebug-compilation-dir=."
+			lflags="--target=$target -fuse-ld=lld -Wl,-s -Wl,-Xlink=-Brepro"
+			clang-22 $cflags -c -o lib.o lib.c
+			clang-22 $lflags -shared -Wl,--pdb=lib.pdb -Wl,-Xlink=/pdbaltpath:lib.pdb \
+				-Wl,--out-implib=liblib.a -o lib.dll lib.o
+			clang-22 $cflags -fno-exceptions -fno-rtti -c -o prog.o prog.cpp
+			clang-22 $lflags -Wl,--pdb=prog.pdb -Wl,-Xlink=/pdbaltpath:prog.pdb \
+				-o prog.exe prog.o -L. -llib -ldbghelp
+		)
+		cp "$build/prog.exe" "$build/prog.pdb" "$build/lib.dll" "$build/lib.pdb" $d/
+		rm -rf "$build"
+		ss=$scenarios
+		[ $arch = x64 ] || ss="$scenarios entry"
+		for s in $ss; do
 			if [ $arch = x64 ]; then
 				rc=0
 				(cd $d && wine prog.exe $s wine-$s.dmp) || rc=$?
@@ -86,7 +100,7 @@ for arch in x64 x86; do
 			fi
 		done
 		: > $d/truth.txt
-		for s in $scenarios; do
+		for s in $ss; do
 			stopped=
 			while read -r t mod addr first; do
 				case " $stopped " in *" $t "*) continue ;; esac
@@ -96,7 +110,7 @@ for arch in x64 x86; do
 					;;
 				esac
 				[ "$first" = 1 ] || addr=$(printf '0x%x' $((addr - 1)))
-				out=$(llvm-symbolizer-22 --obj=$d/$mod --inlines --adjust-vma=0 "$addr" | sed '/^$/d' | sed "s|$PWD/||")
+				out=$(llvm-symbolizer-22 --obj=$d/$mod --inlines --adjust-vma=0 "$addr" | sed '/^$/d' | sed "s|$build/||")
 				printf 'dump %s thread %s %s %s\n%s\n' "$s" "$t" "$mod" "$addr" "$out" >> $d/truth.txt
 				if echo "$out" | grep -Eq '^(main|crash_proc|idle_proc)(\(|$)'; then
 					stopped="$stopped $t"

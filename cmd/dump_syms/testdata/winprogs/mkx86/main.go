@@ -48,20 +48,31 @@ import (
 )
 
 // A thread of a scenario: its chain, leaf first ("lib.dll:" names a
-// function of the DLL), and whether the leaf crashes or spins.
+// function of the DLL), and whether the leaf crashes or spins, or (entry)
+// stands at its first instruction.
 type thread struct {
 	chain []string
 	crash bool
+	entry bool
 }
 
 var scenarios = map[string][]thread{
-	"cpp":    {{[]string{"geo::Square::area", "geo::total<geo::Shape>", "geo::Registry::measure", "run_cpp", "main"}, true}},
-	"dll":    {{[]string{"lib.dll:lib_step", "lib.dll:lib_apply", "run_dll", "main"}, true}},
-	"inline": {{[]string{"run_inline", "main"}, true}},
+	"cpp":    {{[]string{"geo::Square::area", "geo::total<geo::Shape>", "geo::Registry::measure", "run_cpp", "main"}, true, false}},
+	"dll":    {{[]string{"lib.dll:lib_step", "lib.dll:lib_apply", "run_dll", "main"}, true, false}},
+	"inline": {{[]string{"run_inline", "main"}, true, false}},
 	"thread": {
-		{[]string{"thread_crash", "thread_work", "crash_proc"}, true},
-		{[]string{"main_wait", "run_thread", "main"}, false},
-		{[]string{"idle_loop", "idle_proc"}, false},
+		{[]string{"thread_crash", "thread_work", "crash_proc"}, true, false},
+		{[]string{"main_wait", "run_thread", "main"}, false, false},
+		{[]string{"idle_loop", "idle_proc"}, false, false},
+	},
+	// Threads at functions' first instructions, their callers' frames
+	// (and parameters) below: the crashing one in the template (whose
+	// parameters, 12 bytes, differ from its caller's, 4), one in the DLL,
+	// one in run_cpp.
+	"entry": {
+		{[]string{"geo::total<geo::Shape>", "geo::Registry::measure", "run_cpp", "main"}, true, true},
+		{[]string{"lib.dll:lib_apply", "run_dll", "main"}, false, true},
+		{[]string{"run_cpp", "main"}, false, true},
 	},
 }
 
@@ -506,7 +517,9 @@ func run(dir, scenario, out string) error {
 		for j := len(frames) - 1; j >= 0; j-- {
 			f := frames[j]
 			var stop uint32
-			if j == 0 {
+			if j == 0 && th.entry {
+				stop = f.start
+			} else if j == 0 {
 				stop, err = leafPC(f.code, th.crash)
 			} else {
 				stop, err = callSite(f.code, frames[j-1].start)
