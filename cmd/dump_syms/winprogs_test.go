@@ -144,7 +144,9 @@ func walkWin(t *testing.T, walker, dump, store string) map[string][]winFrame {
 // built each thread's stack and registers by executing the real machine
 // code of the chain's functions up to each call, so only the PDBs' STACK
 // WIN records (FrameData) can walk them; for i686 entry.dmp also has
-// threads at functions' first instructions (prologues not run yet).
+// threads at functions' first instructions (prologues not run yet), and
+// mkx86 -sweep walks the i686 chains stopped at every instruction from
+// each function's entry to its call of the next.
 //
 // Our dump_syms on the two PDBs and minidump_stackwalk must give, for each
 // thread, the chain known from the source (Mozilla's names), the crash at
@@ -164,6 +166,16 @@ func TestWindowsPrograms(t *testing.T) {
 		for _, pdb := range []string{"prog.pdb", "lib.pdb"} {
 			if r := cmdtest.Run(t, dumpSyms, "-d", "--store", store, filepath.Join(dir, pdb)); r.Code != 0 {
 				t.Fatalf("dump_syms %s/%s: %s", build, pdb, r.Stderr)
+			}
+		}
+		if strings.HasPrefix(build, "x86") {
+			// Every instruction up to each call of the chains, not only
+			// the call sites (mkx86 -sweep).
+			mkx86 := cmdtest.Build(t, "github.com/gobreakpad/gobreakpad/cmd/dump_syms/testdata/winprogs/mkx86")
+			if r := cmdtest.Run(t, mkx86, "-sweep", dir); r.Code != 0 {
+				t.Errorf("mkx86 -sweep %s: %d\n%s%s", build, r.Code, r.Stdout, r.Stderr)
+			} else {
+				t.Log(strings.TrimSpace(r.Stdout))
 			}
 		}
 		truth := readWinTruth(t, filepath.Join(dir, "truth.txt"))

@@ -24,7 +24,17 @@
 // 1 for the leaf's instruction and 0 for a return address), for mkprogs.sh
 // to symbolize with llvm-symbolizer.
 //
+// With -sweep it checks the walk itself instead, at every instruction
+// the model reaches: for the first thread of each scenario and each
+// function of its chain, a dump with the thread stopped at each
+// instruction from the function's entry to its call of the next one (the
+// leaf: to the crash or the loop's branch), its callers below, walked
+// (in-process, with the symbols our dump_syms makes from the PDBs) must
+// give the rest of the chain, each caller found by STACK WIN.
+// TestWindowsPrograms runs it on the committed i686 builds.
+//
 //	go run ./cmd/dump_syms/testdata/winprogs/mkx86 DIR SCENARIO OUT.dmp
+//	go run ./cmd/dump_syms/testdata/winprogs/mkx86 -sweep DIR
 package main
 
 import (
@@ -32,6 +42,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -44,6 +55,9 @@ import (
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/minidump/synth"
 	"github.com/gobreakpad/gobreakpad/moduleid"
+	"github.com/gobreakpad/gobreakpad/stackwalk"
+	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	"github.com/gobreakpad/gobreakpad/unwind"
 	"golang.org/x/arch/x86/x86asm"
 )
 
@@ -54,25 +68,26 @@ type thread struct {
 	chain []string
 	crash bool
 	entry bool
+	at    uint32 // the leaf's instruction, when set (-sweep)
 }
 
 var scenarios = map[string][]thread{
-	"cpp":    {{[]string{"geo::Square::area", "geo::total<geo::Shape>", "geo::Registry::measure", "run_cpp", "main"}, true, false}},
-	"dll":    {{[]string{"lib.dll:lib_step", "lib.dll:lib_apply", "run_dll", "main"}, true, false}},
-	"inline": {{[]string{"run_inline", "main"}, true, false}},
+	"cpp":    {{[]string{"geo::Square::area", "geo::total<geo::Shape>", "geo::Registry::measure", "run_cpp", "main"}, true, false, 0}},
+	"dll":    {{[]string{"lib.dll:lib_step", "lib.dll:lib_apply", "run_dll", "main"}, true, false, 0}},
+	"inline": {{[]string{"run_inline", "main"}, true, false, 0}},
 	"thread": {
-		{[]string{"thread_crash", "thread_work", "crash_proc"}, true, false},
-		{[]string{"main_wait", "run_thread", "main"}, false, false},
-		{[]string{"idle_loop", "idle_proc"}, false, false},
+		{[]string{"thread_crash", "thread_work", "crash_proc"}, true, false, 0},
+		{[]string{"main_wait", "run_thread", "main"}, false, false, 0},
+		{[]string{"idle_loop", "idle_proc"}, false, false, 0},
 	},
 	// Threads at functions' first instructions, their callers' frames
 	// (and parameters) below: the crashing one in the template (whose
 	// parameters, 12 bytes, differ from its caller's, 4), one in the DLL,
 	// one in run_cpp.
 	"entry": {
-		{[]string{"geo::total<geo::Shape>", "geo::Registry::measure", "run_cpp", "main"}, true, true},
-		{[]string{"lib.dll:lib_apply", "run_dll", "main"}, false, true},
-		{[]string{"run_cpp", "main"}, false, true},
+		{[]string{"geo::total<geo::Shape>", "geo::Registry::measure", "run_cpp", "main"}, true, true, 0},
+		{[]string{"lib.dll:lib_apply", "run_dll", "main"}, false, true, 0},
+		{[]string{"run_cpp", "main"}, false, true, 0},
 	},
 }
 
@@ -85,8 +100,15 @@ var stdcallPops = map[string]uint32{
 }
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "-sweep" {
+		if err := sweep(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "mkx86:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) != 4 {
-		fmt.Fprintln(os.Stderr, "usage: mkx86 DIR SCENARIO OUT.dmp")
+		fmt.Fprintln(os.Stderr, "usage: mkx86 DIR SCENARIO OUT.dmp | mkx86 -sweep DIR")
 		os.Exit(2)
 	}
 	if err := run(os.Args[1], os.Args[2], os.Args[3]); err != nil {
@@ -461,14 +483,57 @@ func run(dir, scenario, out string) error {
 	if !ok {
 		return fmt.Errorf("no scenario %q", scenario)
 	}
-	exe, err := loadModule(dir, "prog.exe", "prog.pdb")
+	exe, dll, err := loadModules(dir)
 	if err != nil {
 		return err
 	}
-	dll, err := loadModule(dir, "lib.dll", "lib.pdb")
+	data, err := makeDump(exe, dll, threads, os.Stdout)
 	if err != nil {
 		return err
 	}
+	return os.WriteFile(out, data, 0o644)
+}
+
+func loadModules(dir string) (exe, dll *module, err error) {
+	if exe, err = loadModule(dir, "prog.exe", "prog.pdb"); err != nil {
+		return nil, nil, err
+	}
+	if dll, err = loadModule(dir, "lib.dll", "lib.pdb"); err != nil {
+		return nil, nil, err
+	}
+	return exe, dll, nil
+}
+
+// chainFrame is a function of a thread's chain.
+type chainFrame struct {
+	m          *module
+	start, end uint32
+	code       []inst
+}
+
+func (th thread) frames(exe, dll *module) ([]chainFrame, error) {
+	var frames []chainFrame
+	for _, name := range th.chain {
+		m := exe
+		if n, ok := strings.CutPrefix(name, "lib.dll:"); ok {
+			m, name = dll, n
+		}
+		start, end, err := m.fn(name)
+		if err != nil {
+			return nil, err
+		}
+		code, err := m.insts(start, end)
+		if err != nil {
+			return nil, err
+		}
+		frames = append(frames, chainFrame{m, start, end, code})
+	}
+	return frames, nil
+}
+
+// makeDump encodes the dump of threads, writing their frames' addresses
+// to w.
+func makeDump(exe, dll *module, threads []thread, w io.Writer) ([]byte, error) {
 	b := synth.New(arch.X86, minidump.PlatformWin32NT)
 	for i, th := range threads {
 		top := uint32(0x00300000 + i*0x100000)
@@ -476,26 +541,9 @@ func run(dir, scenario, out string) error {
 			x86asm.EAX: 0xa0a0a0a0, x86asm.ECX: 0xc0c0c0c0, x86asm.EDX: 0xd0d0d0d0, x86asm.EBX: 0xb0b0b0b0,
 			x86asm.ESI: 0x51515151, x86asm.EDI: 0xd1d1d1d1, x86asm.EBP: top - 0x10, x86asm.ESP: top - 0x40,
 		}, mem: map[uint32]uint32{}}
-		type frame struct {
-			m          *module
-			start, end uint32
-			code       []inst
-		}
-		var frames []frame
-		for _, name := range th.chain {
-			m := exe
-			if n, ok := strings.CutPrefix(name, "lib.dll:"); ok {
-				m, name = dll, n
-			}
-			start, end, err := m.fn(name)
-			if err != nil {
-				return err
-			}
-			code, err := m.insts(start, end)
-			if err != nil {
-				return err
-			}
-			frames = append(frames, frame{m, start, end, code})
+		frames, err := th.frames(exe, dll)
+		if err != nil {
+			return nil, err
 		}
 		// The outermost function's caller: the C runtime's call of main,
 		// or for a thread procedure none (its return address 0).
@@ -509,7 +557,7 @@ func run(dir, scenario, out string) error {
 				}
 			}
 			if ret == 0 {
-				return errors.New("no call of main")
+				return nil, errors.New("no call of main")
 			}
 		}
 		st.push(ret)
@@ -517,7 +565,9 @@ func run(dir, scenario, out string) error {
 		for j := len(frames) - 1; j >= 0; j-- {
 			f := frames[j]
 			var stop uint32
-			if j == 0 && th.entry {
+			if j == 0 && th.at != 0 {
+				stop = th.at
+			} else if j == 0 && th.entry {
 				stop = f.start
 			} else if j == 0 {
 				stop, err = leafPC(f.code, th.crash)
@@ -525,10 +575,10 @@ func run(dir, scenario, out string) error {
 				stop, err = callSite(f.code, frames[j-1].start)
 			}
 			if err != nil {
-				return fmt.Errorf("%s: %w", th.chain[j], err)
+				return nil, fmt.Errorf("%s: %w", th.chain[j], err)
 			}
 			if err := st.exec(f.m, f.code, stop); err != nil {
-				return fmt.Errorf("%s: %w", th.chain[j], err)
+				return nil, fmt.Errorf("%s: %w", th.chain[j], err)
 			}
 			if j > 0 {
 				var call inst
@@ -559,16 +609,125 @@ func run(dir, scenario, out string) error {
 			b.SetExceptionRecord(tid, rec, synth.X86(ctx))
 		}
 		for j, pc := range pcs {
-			fmt.Printf("%d %s 0x%x %d\n", i, frames[j].m.name, pc, map[bool]int{true: 1}[j == 0])
+			fmt.Fprintf(w, "%d %s 0x%x %d\n", i, frames[j].m.name, pc, map[bool]int{true: 1}[j == 0])
 		}
 	}
 	for _, m := range []*module{exe, dll} {
 		md := b.AddPDBModule(`C:\prog\`+m.name, uint64(m.base), m.size, minidump.GUID(m.rsds.GUID), m.rsds.Age, m.rsds.PDBFileName)
 		md.TimeDateStamp = m.stamp
 	}
-	data, err := b.Bytes()
+	return b.Bytes()
+}
+
+// sweep is -sweep (see the command's documentation).
+func sweep(dir string) error {
+	exe, dll, err := loadModules(dir)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(out, data, 0o644)
+	store, err := os.MkdirTemp("", "mkx86-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(store)
+	for _, pdb := range []string{"prog.pdb", "lib.pdb"} {
+		syms, err := dspe.Dump(filepath.Join(dir, pdb), dumpsyms.Options{})
+		if err != nil {
+			return err
+		}
+		p := filepath.Join(store, syms.Module.Name, syms.Module.ID, strings.TrimSuffix(syms.Module.Name, ".pdb")+".sym")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		err = syms.Write(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	src := breakpad.NewDirs(store)
+	defer src.Close()
+	positions, wrong := 0, 0
+	for _, name := range []string{"cpp", "dll", "inline", "thread"} {
+		th := scenarios[name][0]
+		frames, err := th.frames(exe, dll)
+		if err != nil {
+			return err
+		}
+		for k := range frames {
+			var limit uint32
+			if k == 0 {
+				limit, err = leafPC(frames[0].code, th.crash)
+			} else {
+				limit, err = callSite(frames[k].code, frames[k-1].start)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", th.chain[k], err)
+			}
+			for _, in := range frames[k].code {
+				if in.pc > limit {
+					break
+				}
+				data, err := makeDump(exe, dll, []thread{{chain: th.chain[k:], crash: true, at: in.pc}}, io.Discard)
+				if err != nil {
+					return fmt.Errorf("%s+0x%x: %w", th.chain[k], in.pc-frames[k].start, err)
+				}
+				got, err := walkNames(data, src)
+				if err != nil {
+					return err
+				}
+				positions++
+				want := th.chain[k:]
+				ok := len(got) >= len(want)
+				for i := 0; ok && i < len(want); i++ {
+					ok = got[i] == strings.TrimPrefix(want[i], "lib.dll:")
+				}
+				if !ok {
+					wrong++
+					fmt.Printf("%s %s+0x%x: walked %q\n", dir, th.chain[k], in.pc-frames[k].start, got)
+				}
+			}
+		}
+	}
+	fmt.Printf("%s: %d positions walked, %d wrong\n", dir, positions, wrong)
+	if wrong > 0 {
+		return fmt.Errorf("%d positions walked wrong", wrong)
+	}
+	return nil
+}
+
+// walkNames walks a dump's first thread and returns its physical frames'
+// function names (without argument lists), each caller marked when not
+// found by STACK WIN.
+func walkNames(data []byte, src *breakpad.Dirs) ([]string, error) {
+	f, err := minidump.NewFileBytes(data)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := stackwalk.Read(f)
+	if err != nil {
+		return nil, err
+	}
+	ps.Walk(stackwalk.Options{Symbols: src})
+	if len(ps.Threads) == 0 {
+		return nil, errors.New("no thread")
+	}
+	var names []string
+	for i, fr := range ps.Threads[0].Frames {
+		if fr.Trust == unwind.TrustInline {
+			continue
+		}
+		n, _, _ := strings.Cut(fr.Function, "(")
+		if i > 0 && fr.Trust != unwind.TrustCFI {
+			n += " (not by STACK WIN)"
+		}
+		names = append(names, n)
+	}
+	return names, nil
 }
