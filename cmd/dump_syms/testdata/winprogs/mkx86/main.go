@@ -30,7 +30,9 @@
 // instruction from the function's entry to its call of the next one (the
 // leaf: to the crash or the loop's branch), its callers below, walked
 // (in-process, with the symbols our dump_syms makes from the PDBs) must
-// give the rest of the chain, each caller found by STACK WIN.
+// give the rest of the chain, each caller found by STACK WIN, with every
+// register the walk says it recovered (eip, esp, ebp, ebx, esi, edi)
+// equal to the model's.
 // TestWindowsPrograms runs it on the committed i686 builds.
 //
 //	go run ./cmd/dump_syms/testdata/winprogs/mkx86 DIR SCENARIO OUT.dmp
@@ -487,7 +489,7 @@ func run(dir, scenario, out string) error {
 	if err != nil {
 		return err
 	}
-	data, err := makeDump(exe, dll, threads, os.Stdout)
+	data, _, err := makeDump(exe, dll, threads, os.Stdout)
 	if err != nil {
 		return err
 	}
@@ -531,11 +533,22 @@ func (th thread) frames(exe, dll *module) ([]chainFrame, error) {
 	return frames, nil
 }
 
+// regState is a frame's registers as the model has them: eip, esp, ebp,
+// ebx, esi, edi (a caller's at its call, esp above the return address).
+type regState [6]uint32
+
+func (st *machine) state(eip uint32) regState {
+	r := st.regs
+	return regState{eip, r[x86asm.ESP], r[x86asm.EBP], r[x86asm.EBX], r[x86asm.ESI], r[x86asm.EDI]}
+}
+
 // makeDump encodes the dump of threads, writing their frames' addresses
-// to w.
-func makeDump(exe, dll *module, threads []thread, w io.Writer) ([]byte, error) {
+// to w; it returns the first thread's frames' registers.
+func makeDump(exe, dll *module, threads []thread, w io.Writer) ([]byte, []regState, error) {
 	b := synth.New(arch.X86, minidump.PlatformWin32NT)
+	var first []regState
 	for i, th := range threads {
+		var truth []regState
 		top := uint32(0x00300000 + i*0x100000)
 		st := &machine{regs: map[x86asm.Reg]uint32{
 			x86asm.EAX: 0xa0a0a0a0, x86asm.ECX: 0xc0c0c0c0, x86asm.EDX: 0xd0d0d0d0, x86asm.EBX: 0xb0b0b0b0,
@@ -543,7 +556,7 @@ func makeDump(exe, dll *module, threads []thread, w io.Writer) ([]byte, error) {
 		}, mem: map[uint32]uint32{}}
 		frames, err := th.frames(exe, dll)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		// The outermost function's caller: the C runtime's call of main,
 		// or for a thread procedure none (its return address 0).
@@ -557,7 +570,7 @@ func makeDump(exe, dll *module, threads []thread, w io.Writer) ([]byte, error) {
 				}
 			}
 			if ret == 0 {
-				return nil, errors.New("no call of main")
+				return nil, nil, errors.New("no call of main")
 			}
 		}
 		st.push(ret)
@@ -575,10 +588,10 @@ func makeDump(exe, dll *module, threads []thread, w io.Writer) ([]byte, error) {
 				stop, err = callSite(f.code, frames[j-1].start)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", th.chain[j], err)
+				return nil, nil, fmt.Errorf("%s: %w", th.chain[j], err)
 			}
 			if err := st.exec(f.m, f.code, stop); err != nil {
-				return nil, fmt.Errorf("%s: %w", th.chain[j], err)
+				return nil, nil, fmt.Errorf("%s: %w", th.chain[j], err)
 			}
 			if j > 0 {
 				var call inst
@@ -587,11 +600,16 @@ func makeDump(exe, dll *module, threads []thread, w io.Writer) ([]byte, error) {
 						call = in
 					}
 				}
+				truth = append([]regState{st.state(stop + uint32(call.Len))}, truth...)
 				st.push(stop + uint32(call.Len))
 				pcs = append([]uint32{stop + uint32(call.Len)}, pcs...)
 			} else {
+				truth = append([]regState{st.state(stop)}, truth...)
 				pcs = append([]uint32{stop}, pcs...)
 			}
+		}
+		if i == 0 {
+			first = truth
 		}
 		esp := st.regs[x86asm.ESP]
 		stack := synth.NewStack(uint64(esp), 4)
@@ -616,7 +634,8 @@ func makeDump(exe, dll *module, threads []thread, w io.Writer) ([]byte, error) {
 		md := b.AddPDBModule(`C:\prog\`+m.name, uint64(m.base), m.size, minidump.GUID(m.rsds.GUID), m.rsds.Age, m.rsds.PDBFileName)
 		md.TimeDateStamp = m.stamp
 	}
-	return b.Bytes()
+	data, err := b.Bytes()
+	return data, first, err
 }
 
 // sweep is -sweep (see the command's documentation).
@@ -653,7 +672,7 @@ func sweep(dir string) error {
 	}
 	src := breakpad.NewDirs(store)
 	defer src.Close()
-	positions, wrong := 0, 0
+	positions, wrong, wrongRegs := 0, 0, 0
 	for _, name := range []string{"cpp", "dll", "inline", "thread"} {
 		th := scenarios[name][0]
 		frames, err := th.frames(exe, dll)
@@ -674,13 +693,17 @@ func sweep(dir string) error {
 				if in.pc > limit {
 					break
 				}
-				data, err := makeDump(exe, dll, []thread{{chain: th.chain[k:], crash: true, at: in.pc}}, io.Discard)
+				data, truth, err := makeDump(exe, dll, []thread{{chain: th.chain[k:], crash: true, at: in.pc}}, io.Discard)
 				if err != nil {
 					return fmt.Errorf("%s+0x%x: %w", th.chain[k], in.pc-frames[k].start, err)
 				}
-				got, err := walkNames(data, src)
+				got, regs, err := walkNames(data, src)
 				if err != nil {
 					return err
+				}
+				if bad := checkRegs(regs, truth); bad != "" {
+					wrongRegs++
+					fmt.Printf("%s %s+0x%x: %s\n", dir, th.chain[k], in.pc-frames[k].start, bad)
 				}
 				positions++
 				want := th.chain[k:]
@@ -695,9 +718,9 @@ func sweep(dir string) error {
 			}
 		}
 	}
-	fmt.Printf("%s: %d positions walked, %d wrong\n", dir, positions, wrong)
-	if wrong > 0 {
-		return fmt.Errorf("%d positions walked wrong", wrong)
+	fmt.Printf("%s: %d positions walked, %d wrong, %d with a wrong register\n", dir, positions, wrong, wrongRegs)
+	if wrong > 0 || wrongRegs > 0 {
+		return fmt.Errorf("%d positions walked wrong, %d with a wrong register", wrong, wrongRegs)
 	}
 	return nil
 }
@@ -705,20 +728,21 @@ func sweep(dir string) error {
 // walkNames walks a dump's first thread and returns its physical frames'
 // function names (without argument lists), each caller marked when not
 // found by STACK WIN.
-func walkNames(data []byte, src *breakpad.Dirs) ([]string, error) {
+func walkNames(data []byte, src *breakpad.Dirs) ([]string, []unwind.Context, error) {
 	f, err := minidump.NewFileBytes(data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ps, err := stackwalk.Read(f)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ps.Walk(stackwalk.Options{Symbols: src})
 	if len(ps.Threads) == 0 {
-		return nil, errors.New("no thread")
+		return nil, nil, errors.New("no thread")
 	}
 	var names []string
+	var regs []unwind.Context
 	for i, fr := range ps.Threads[0].Frames {
 		if fr.Trust == unwind.TrustInline {
 			continue
@@ -728,6 +752,22 @@ func walkNames(data []byte, src *breakpad.Dirs) ([]string, error) {
 			n += " (not by STACK WIN)"
 		}
 		names = append(names, n)
+		regs = append(regs, fr.Context)
 	}
-	return names, nil
+	return names, regs, nil
+}
+
+// checkRegs compares the registers the walk recovered (those it says it
+// knows) for the chain's frames with the model's.
+func checkRegs(got []unwind.Context, want []regState) string {
+	names := []string{"eip", "esp", "ebp", "ebx", "esi", "edi"}
+	slots := []int{x86.EIP, x86.ESP, x86.EBP, x86.EBX, x86.ESI, x86.EDI}
+	for j := 1; j < len(want) && j < len(got); j++ {
+		for k, r := range slots {
+			if got[j].Has(r) && uint32(got[j].Regs[r]) != want[j][k] {
+				return fmt.Sprintf("frame %d: %s = 0x%x, want 0x%x", j, names[k], got[j].Regs[r], want[j][k])
+			}
+		}
+	}
+	return ""
 }
