@@ -21,6 +21,7 @@ var winThreads = map[string][][]string{
 		"geo::Registry::measure(int*)", "run_cpp()", "main(int, char**)"}},
 	"dll":    {{"lib.dll!lib_step(int*, int)", "lib.dll!lib_apply(int*, int)", "run_dll(int)", "main(int, char**)"}},
 	"inline": {{"level3(int)", "level2(int)", "level1(int)", "run_inline(int)", "main(int, char**)"}},
+	"align":  {{"align_leaf(int*, int)", "aligned_work(int)", "run_align(int)", "main(int, char**)"}},
 	"thread": {
 		{"thread_crash(int)", "thread_work(int)", "crash_proc(void*)"},
 		{"main_wait()", "run_thread()", "main(int, char**)"},
@@ -133,7 +134,8 @@ func walkWin(t *testing.T, walker, dump, store string) map[string][]winFrame {
 
 // TestWindowsPrograms walks the crashes of testdata/winprogs end to end:
 // prog.cpp (C++: classes, methods in a namespace, a template, a virtual
-// call; two threads besides the main one; an inlined chain) and the DLL
+// call; two threads besides the main one; an inlined chain; a frame
+// realigned for an over-aligned local) and the DLL
 // lib.c, built with clang-22 and lld-22 for the mingw-w64 targets with
 // CodeView debug information, x86_64 and i686, -O0 and -O2 (mkprogs.sh).
 // The x86_64 dumps come from the programs crashing under wine64
@@ -179,7 +181,7 @@ func TestWindowsPrograms(t *testing.T) {
 			}
 		}
 		truth := readWinTruth(t, filepath.Join(dir, "truth.txt"))
-		scenarios := []string{"cpp", "dll", "thread", "inline"}
+		scenarios := []string{"cpp", "dll", "thread", "inline", "align"}
 		if strings.HasPrefix(build, "x86") {
 			scenarios = append(scenarios, "entry")
 		}

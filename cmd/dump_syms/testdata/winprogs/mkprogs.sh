@@ -6,7 +6,8 @@
 # for the mingw-w64 targets with CodeView debug information, for x86_64 and
 # i686 at -O0 and -O2, one folder per build (x64-O0, x64-O2, x86-O0,
 # x86-O2): prog.exe, prog.pdb, lib.dll, lib.pdb, a dump per crash
-# (cpp.dmp, dll.dmp, thread.dmp, inline.dmp; prog.cpp says what each does;
+# (cpp.dmp, dll.dmp, thread.dmp, inline.dmp, align.dmp; prog.cpp says what
+# each does;
 # for i686 also entry.dmp, threads at functions' first instructions, see
 # mkx86/main.go) and truth.txt.
 #
@@ -37,7 +38,7 @@ rm -rf .bin
 	./cmd/dump_syms/testdata/wincrash/fixdump ./cmd/dump_syms/testdata/winprogs/mkx86)
 export WINEDEBUG=-all
 export WINEPREFIX="${WINEPREFIX:-$(mktemp -d)/wine}"
-scenarios="cpp dll thread inline"
+scenarios="cpp dll thread inline align"
 build=/tmp/gobreakpad-winprogs
 
 # frames DIR SCENARIO prints the frames of a dump's threads, one a line:

@@ -14,6 +14,9 @@
  *   inline  main -> run_inline -> level1 -> level2 -> level3 (the three
  *           always inlined into run_inline), which writes through a null
  *           pointer
+ *   align   main -> run_align -> aligned_work (its frame realigned to 64
+ *           bytes for a local) -> align_leaf, which writes through a null
+ *           pointer
  */
 #include <windows.h>
 #include <dbghelp.h>
@@ -175,6 +178,25 @@ NOINLINE int run_inline(int n) {
 	return n;
 }
 
+NOINLINE void align_leaf(volatile int *p, int n) {
+	*p = n; /* the crash */
+}
+
+NOINLINE int aligned_work(int n) {
+	alignas(64) volatile int block[16];
+	for (int i = 0; i < 16; i++)
+		block[i] = n + i;
+	align_leaf(target, block[3]);
+	sink = block[5];
+	return block[7];
+}
+
+NOINLINE int run_align(int n) {
+	int r = aligned_work(n + 1);
+	sink = r;
+	return r;
+}
+
 int main(int argc, char **argv) {
 	if (argc > 2)
 		dump_name = argv[2];
@@ -189,6 +211,8 @@ int main(int argc, char **argv) {
 		r = run_thread();
 	else if (!strcmp(what, "inline"))
 		r = run_inline(argc);
+	else if (!strcmp(what, "align"))
+		r = run_align(argc);
 	sink = r;
 	return 0;
 }

@@ -77,6 +77,7 @@ var scenarios = map[string][]thread{
 	"cpp":    {{[]string{"geo::Square::area", "geo::total<geo::Shape>", "geo::Registry::measure", "run_cpp", "main"}, true, false, 0}},
 	"dll":    {{[]string{"lib.dll:lib_step", "lib.dll:lib_apply", "run_dll", "main"}, true, false, 0}},
 	"inline": {{[]string{"run_inline", "main"}, true, false, 0}},
+	"align":  {{[]string{"align_leaf", "aligned_work", "run_align", "main"}, true, false, 0}},
 	"thread": {
 		{[]string{"thread_crash", "thread_work", "crash_proc"}, true, false, 0},
 		{[]string{"main_wait", "run_thread", "main"}, false, false, 0},
@@ -673,7 +674,7 @@ func sweep(dir string) error {
 	src := breakpad.NewDirs(store)
 	defer src.Close()
 	positions, wrong, wrongRegs := 0, 0, 0
-	for _, name := range []string{"cpp", "dll", "inline", "thread"} {
+	for _, name := range []string{"cpp", "dll", "inline", "thread", "align"} {
 		th := scenarios[name][0]
 		frames, err := th.frames(exe, dll)
 		if err != nil {
