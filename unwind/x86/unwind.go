@@ -186,11 +186,11 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 	if !info.ValidAll {
 		return nil
 	}
+	// The parameters the callee (the frame walked just before last, if it
+	// had STACK WIN information) popped: only that frame's, as Breakpad.
 	var calleeParams uint32
-	for i := len(frames) - 2; i >= 0; i-- {
-		if w := frames[i].Win; w != nil {
-			calleeParams = w.ParameterSize
-		}
+	if n := len(frames); n >= 2 && frames[n-2].Win != nil {
+		calleeParams = frames[n-2].Win.ParameterSize
 	}
 	esp, ebp := uint32(last.Regs[x86.ESP]), uint32(last.Regs[x86.EBP])
 	// The program sees only ebp, esp and (when known) ebx of the callee.

@@ -148,3 +148,23 @@ func TestCallThroughNull(t *testing.T) {
 	check(t, frames[1], unwind.TrustScan, 0x402050, sp+4, fp)
 	check(t, frames[2], unwind.TrustFP, 0x403050, fp+8, stackBase+0xc)
 }
+
+func TestStackWinCalleeParamsOfTheCalleeOnly(t *testing.T) {
+	env := newEnv()
+	// Three FPO frames: the context frame's function takes 12 bytes of
+	// parameters, its caller's 4, the next one has 8 bytes of locals. The
+	// third frame's return address lies past the 4 bytes its callee (the
+	// second frame) popped, not past the context frame's 12 (which an
+	// earlier walker used, skipping the frame).
+	env.Wins[0x401010] = &unwind.WinInfo{Type: unwind.WinFPO, ValidAll: true, ParameterSize: 12}
+	env.Wins[0x40204f] = &unwind.WinInfo{Type: unwind.WinFPO, ValidAll: true, ParameterSize: 4}
+	env.Wins[0x40304f] = &unwind.WinInfo{Type: unwind.WinFPO, ValidAll: true, LocalSize: 8}
+	sp := env.Push(0x402050, 1, 2, 3, 0x403050, 9, 7, 7, 0x401080, 0, 0x402090, 0, 0)
+	frames := unwindtest.Walk(x86unwind.Unwinder{}, env, contextFrame(t, env, 0x401010, uint32(sp), 0xe0), 4)
+	if len(frames) != 4 {
+		t.Fatalf("got %d frames, want 4", len(frames))
+	}
+	check(t, frames[1], unwind.TrustCFI, 0x402050, sp+4, 0xe0)
+	check(t, frames[2], unwind.TrustCFI, 0x403050, sp+20, 0xe0)
+	check(t, frames[3], unwind.TrustCFI, 0x401080, sp+36, 0xe0)
+}
