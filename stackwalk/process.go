@@ -218,6 +218,12 @@ func (p *ProcessState) Walk(opt Options) {
 	mods := p.moduleMap()
 	syms := newSymbolizer(opt.Symbols, mods)
 	syms.image, syms.memory = opt.ImageSymbols, p.memory
+	if len(p.UnloadedModules) > 0 {
+		// Breakpad keeps unloaded modules in a range map of their own,
+		// the earliest of overlapping ones winning, whatever the loaded
+		// modules' merge rule.
+		syms.unloaded = newModuleMap(p.UnloadedModules, mergeExclusive)
+	}
 	windows := p.System.OSShort == "windows"
 	var jobs []func()
 	var budget atomic.Int64
