@@ -2,6 +2,7 @@ package minidump_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -152,12 +153,18 @@ func FuzzDecodeContext(f *testing.F) {
 func FuzzParseMaps(f *testing.F) {
 	f.Add([]byte("00400000-00452000 r-xp 00000000 08:02 173521 /usr/bin/a\n7fff0000-7fff1000 rw-p 00000000 00:00 0 [stack]\n"))
 	f.Add([]byte("ffffffffff600000-ffffffffff601000 r-xp 00000000 00:"))
+	f.Add([]byte("+10-20 r-xp 0x0 00:00 1_0\nFFFFFFFFFFFFFFFF-10000000000000000 ---p 0 0 18446744073709551616\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		entries, _ := minidump.ParseMaps(b)
+		entries, err := minidump.ParseMaps(b)
 		for _, e := range entries {
 			if e.End < e.Start {
 				t.Fatalf("entry ends before it starts: %+v", e)
 			}
+		}
+		// Counting agrees with parsing, error included.
+		n, cerr := minidump.CountMaps(b)
+		if n != len(entries) || fmt.Sprint(cerr) != fmt.Sprint(err) {
+			t.Fatalf("CountMaps = %d, %v; ParseMaps gave %d entries, %v", n, cerr, len(entries), err)
 		}
 	})
 }
