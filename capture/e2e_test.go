@@ -316,8 +316,95 @@ func TestTestdata(t *testing.T) {
 			if d.cpu.String() != want["cpu"] {
 				t.Errorf("cpu %v, want %s", d.cpu, want["cpu"])
 			}
-			checkChain(t, crashingFrames(t, filepath.Join(dir, "crash.dmp"), filepath.Join(dir, "symbols")), strings.Fields(want["chain"]))
+			frames := crashingFrames(t, filepath.Join(dir, "crash.dmp"), filepath.Join(dir, "symbols"))
+			checkChain(t, frames, strings.Fields(want["chain"]))
+			if b, err := os.ReadFile(filepath.Join(dir, "regs.txt")); err == nil {
+				checkRegs(t, d, string(b))
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, "truth.txt")); err == nil {
+				checkTruth(t, frames, string(b))
+			}
 		})
+	}
+}
+
+// x86Regs names the registers of an x86 context as gdb does.
+func x86Regs(c *x86.Context) map[string]uint32 {
+	return map[string]uint32{
+		"eax": c.Eax, "ecx": c.Ecx, "edx": c.Edx, "ebx": c.Ebx, "esp": c.Esp, "ebp": c.Ebp, "esi": c.Esi, "edi": c.Edi,
+		"eip": c.Eip, "eflags": c.EFlags, "cs": c.Cs, "ss": c.Ss, "ds": c.Ds, "es": c.Es, "fs": c.Fs, "gs": c.Gs,
+	}
+}
+
+// checkRegs compares a dump's x86 contexts with the registers gdb showed at
+// the same crash (regs.txt: one line of NAME=VALUE per thread, the crashing
+// thread first): the exception context equals the first line, and every
+// line's thread is in the thread list with the same pc, stack and frame
+// pointers, flags and segments (the other registers of a thread blocked in
+// a system call may hold thread ids, which differ from run to run).
+func checkRegs(t *testing.T, d dumpFacts, text string) {
+	t.Helper()
+	if d.exc.Context.X86 == nil {
+		t.Fatalf("regs.txt is for x86 contexts; the exception's is %v", d.exc.Context.CPU)
+	}
+	stable := []string{"eip", "esp", "ebp", "eflags", "cs", "ss", "ds", "es", "fs", "gs"}
+	for i, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		want := map[string]uint32{}
+		for _, f := range strings.Fields(line) {
+			k, v, _ := strings.Cut(f, "=")
+			n, err := strconv.ParseUint(v, 0, 32)
+			if err != nil {
+				t.Fatalf("regs.txt line %d: %q: %v", i+1, f, err)
+			}
+			want[k] = uint32(n)
+		}
+		if len(want) != 16 {
+			t.Fatalf("regs.txt line %d: %d registers, want 16", i+1, len(want))
+		}
+		if i == 0 {
+			got := x86Regs(d.exc.Context.X86)
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("crashing thread: %s = %#x, gdb showed %#x", k, got[k], v)
+				}
+			}
+		}
+		found := false
+		for _, th := range d.threads {
+			if th.Context == nil || th.Context.X86 == nil {
+				continue
+			}
+			got := x86Regs(th.Context.X86)
+			same := true
+			for _, k := range stable {
+				same = same && got[k] == want[k]
+			}
+			found = found || same
+		}
+		if !found {
+			t.Errorf("no thread of the dump has the registers gdb showed: %s", line)
+		}
+	}
+}
+
+// checkTruth compares the crashing thread's frames with gdb's backtrace
+// (truth.txt: frame, function, file:line; "??" for a frame gdb could not
+// name): the same number of frames, and the same function where gdb names
+// one.
+func checkTruth(t *testing.T, frames []string, text string) {
+	t.Helper()
+	var truth []string
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		if f := strings.Split(line, "\t"); len(f) >= 2 {
+			truth = append(truth, f[1])
+		}
+	}
+	ok := len(frames) == len(truth)
+	for i := range min(len(frames), len(truth)) {
+		ok = ok && (truth[i] == "??" || frames[i] == truth[i])
+	}
+	if !ok {
+		t.Errorf("crashing thread's frames %q, gdb's %q", frames, truth)
 	}
 }
 

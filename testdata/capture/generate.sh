@@ -5,7 +5,8 @@
 #   x64-threads    a live capture of crasher threads: the crash is in a worker thread
 #   x64-core-abort a kernel core of crasher abort, converted by core2md
 #   x86-core-segv  a qemu-i386 core of crasher segv (32-bit x86), converted by core2md
-#   x86-threads    a live capture of the 32-bit crasher threads on an x86-64 host
+#   x86-threads    a live capture of the 32-bit crasher threads on an x86-64 host, with
+#                  gdb's truth of the same run (truth.txt, regs.txt; needs gdb and setarch)
 #   arm64-core-segv a qemu-aarch64 core of crasher segv, converted by core2md
 #
 # Each case holds crash.dmp, the program's Breakpad symbols (symbols/), and
@@ -70,9 +71,33 @@ if want x64-threads; then
 	st=$(capture x64-threads threads)
 	info x64-threads 11 1 5 amd64 "$st" crash_here level3 level2 level1 crasher_thread
 fi
+# gdbtruth CASE BINARY MODE: gdb's view of BINARY MODE at its fatal signal, run as
+# capture runs it (same argv and environment, no address randomization):
+# truth.txt, the crashing thread's backtrace as the corpus's truth.txt files
+# (frame, function, file:line; "??" where gdb cannot name it), and regs.txt, the
+# registers of every thread, one line per thread, the crashing thread first.
+gdbtruth() {
+	run gdb -q -batch -nx -ex "set startup-with-shell off" -ex "unset environment LINES" \
+		-ex "unset environment COLUMNS" -ex run -ex "info registers" -ex bt \
+		-ex "thread apply all info registers" --args "$2" "$3" >gdb.out 2>/dev/null
+	sed -n 's/^#\([0-9]*\) .* in \([^ ]*\) .* at [^ ]*\/\([^/ ]*:[0-9]*\)$/\1	\2	\3/p;
+		s/^#\([0-9]*\) *\([^ 0][^ ]*\) (.*) at [^ ]*\/\([^/ ]*:[0-9]*\)$/\1	\2	\3/p;
+		s/^#\([0-9]*\) .* in ?? ().*$/\1	??	/p' gdb.out >"$here/$1/truth.txt"
+	awk '/^(eax|ecx|edx|ebx|esp|ebp|esi|edi|eip|eflags|cs|ss|ds|es|fs|gs) / {
+		line = line sep $1 "=" $2; sep = " "
+		if ($1 == "gs") { print line; line = ""; sep = "" }
+	}' gdb.out | awk '!seen[$0]++' >"$here/$1/regs.txt"
+}
 if want x86-threads; then
-	st=$(capture x86-threads threads crasher-x86)
+	# Without address randomization, as under gdb, and by its full path (gdb
+	# runs programs by theirs), so that the stacks and regs.txt agree.
+	rm -rf "$here/x86-threads" out && mkdir -p "$here/x86-threads" out
+	st=0
+	run setarch -R ./minidump_capture -o out -- "$work/crasher-x86" threads 2>/dev/null || st=$?
+	mv out/*.dmp "$here/x86-threads/crash.dmp"
+	syms x86-threads crasher-x86
 	info x86-threads 11 1 5 x86 "$st" crash_here level3 level2 level1 crasher_thread
+	gdbtruth x86-threads "$work/crasher-x86" threads
 fi
 
 qemucore() { # CASE QEMU BINARY
