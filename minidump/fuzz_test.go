@@ -104,14 +104,32 @@ func readEverything(f *minidump.File) {
 	f.UnloadedModuleList()
 	f.HandleData()
 	f.CrashpadInfo()
-	f.LinuxMaps()
+	maps, mapsErr := f.LinuxMaps()
+	if n, err := f.LinuxMapCount(); n != len(maps) || fmt.Sprint(err) != fmt.Sprint(mapsErr) {
+		panic(fmt.Sprintf("LinuxMapCount = %d, %v; LinuxMaps gave %d entries, %v", n, err, len(maps), mapsErr))
+	}
 	f.LinuxDSODebug()
-	f.LinuxAuxv()
+	auxv, _ := f.LinuxAuxv()
+	for _, e := range auxv {
+		if v, ok := f.LinuxAuxvValue(e.Type); !ok || v != firstAuxv(auxv, e.Type) {
+			panic(fmt.Sprintf("LinuxAuxvValue(%d) = %#x, %v; the list's first is %#x", e.Type, v, ok, firstAuxv(auxv, e.Type)))
+		}
+	}
 	f.LinuxCPUInfo()
 	f.LinuxProcStatus()
 	f.LinuxLSBRelease()
 	f.LinuxCmdLine()
 	f.LinuxEnviron()
+}
+
+// firstAuxv returns the value of the first auxv entry of type typ.
+func firstAuxv(entries []minidump.AuxvEntry, typ uint64) uint64 {
+	for _, e := range entries {
+		if e.Type == typ {
+			return e.Value
+		}
+	}
+	return 0
 }
 
 func FuzzFile(f *testing.F) {
