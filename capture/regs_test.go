@@ -87,3 +87,29 @@ func TestLiveContext64(t *testing.T) {
 		}
 	}
 }
+
+// TestMachine checks the machine name of the system info's uname line: the
+// host's for a CPU that runs natively on it, as Breakpad's client in a
+// 32-bit x86 process on x86-64 records x86_64; the CPU's own otherwise.
+func TestMachine(t *testing.T) {
+	for _, c := range []struct {
+		host string
+		cpu  arch.CPU
+		want string
+	}{
+		{"x86_64", arch.X86, "x86_64"},
+		{"x86_64", arch.AMD64, "x86_64"},
+		{"x86_64", arch.ARM64, "aarch64"}, // a qemu-aarch64 core converted here
+		{"aarch64", arch.ARM64, "aarch64"},
+		{"", arch.X86, "i686"},
+		{"i686", arch.X86, "i686"},
+	} {
+		p := &Process{CPU: c.cpu, OSMachine: c.host, OSRelease: "6.1", OSVersion: "#1"}
+		if got := p.machine(); got != c.want {
+			t.Errorf("%s host, %v process: machine %q, want %q", c.host, c.cpu, got, c.want)
+		}
+		if csd := p.systemInfo().CSDVersion; !strings.HasSuffix(csd, " "+c.want) {
+			t.Errorf("%s host, %v process: uname line %q", c.host, c.cpu, csd)
+		}
+	}
+}
