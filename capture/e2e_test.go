@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/arch"
+	"github.com/gobreakpad/gobreakpad/arch/x86"
 	"github.com/gobreakpad/gobreakpad/capture"
 	"github.com/gobreakpad/gobreakpad/capture/elfcore"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
@@ -315,8 +316,95 @@ func TestTestdata(t *testing.T) {
 			if d.cpu.String() != want["cpu"] {
 				t.Errorf("cpu %v, want %s", d.cpu, want["cpu"])
 			}
-			checkChain(t, crashingFrames(t, filepath.Join(dir, "crash.dmp"), filepath.Join(dir, "symbols")), strings.Fields(want["chain"]))
+			frames := crashingFrames(t, filepath.Join(dir, "crash.dmp"), filepath.Join(dir, "symbols"))
+			checkChain(t, frames, strings.Fields(want["chain"]))
+			if b, err := os.ReadFile(filepath.Join(dir, "regs.txt")); err == nil {
+				checkRegs(t, d, string(b))
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, "truth.txt")); err == nil {
+				checkTruth(t, frames, string(b))
+			}
 		})
+	}
+}
+
+// x86Regs names the registers of an x86 context as gdb does.
+func x86Regs(c *x86.Context) map[string]uint32 {
+	return map[string]uint32{
+		"eax": c.Eax, "ecx": c.Ecx, "edx": c.Edx, "ebx": c.Ebx, "esp": c.Esp, "ebp": c.Ebp, "esi": c.Esi, "edi": c.Edi,
+		"eip": c.Eip, "eflags": c.EFlags, "cs": c.Cs, "ss": c.Ss, "ds": c.Ds, "es": c.Es, "fs": c.Fs, "gs": c.Gs,
+	}
+}
+
+// checkRegs compares a dump's x86 contexts with the registers gdb showed at
+// the same crash (regs.txt: one line of NAME=VALUE per thread, the crashing
+// thread first): the exception context equals the first line, and every
+// line's thread is in the thread list with the same pc, stack and frame
+// pointers, flags and segments (the other registers of a thread blocked in
+// a system call may hold thread ids, which differ from run to run).
+func checkRegs(t *testing.T, d dumpFacts, text string) {
+	t.Helper()
+	if d.exc.Context.X86 == nil {
+		t.Fatalf("regs.txt is for x86 contexts; the exception's is %v", d.exc.Context.CPU)
+	}
+	stable := []string{"eip", "esp", "ebp", "eflags", "cs", "ss", "ds", "es", "fs", "gs"}
+	for i, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		want := map[string]uint32{}
+		for _, f := range strings.Fields(line) {
+			k, v, _ := strings.Cut(f, "=")
+			n, err := strconv.ParseUint(v, 0, 32)
+			if err != nil {
+				t.Fatalf("regs.txt line %d: %q: %v", i+1, f, err)
+			}
+			want[k] = uint32(n)
+		}
+		if len(want) != 16 {
+			t.Fatalf("regs.txt line %d: %d registers, want 16", i+1, len(want))
+		}
+		if i == 0 {
+			got := x86Regs(d.exc.Context.X86)
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("crashing thread: %s = %#x, gdb showed %#x", k, got[k], v)
+				}
+			}
+		}
+		found := false
+		for _, th := range d.threads {
+			if th.Context == nil || th.Context.X86 == nil {
+				continue
+			}
+			got := x86Regs(th.Context.X86)
+			same := true
+			for _, k := range stable {
+				same = same && got[k] == want[k]
+			}
+			found = found || same
+		}
+		if !found {
+			t.Errorf("no thread of the dump has the registers gdb showed: %s", line)
+		}
+	}
+}
+
+// checkTruth compares the crashing thread's frames with gdb's backtrace
+// (truth.txt: frame, function, file:line; "??" for a frame gdb could not
+// name): the same number of frames, and the same function where gdb names
+// one.
+func checkTruth(t *testing.T, frames []string, text string) {
+	t.Helper()
+	var truth []string
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		if f := strings.Split(line, "\t"); len(f) >= 2 {
+			truth = append(truth, f[1])
+		}
+	}
+	ok := len(frames) == len(truth)
+	for i := range min(len(frames), len(truth)) {
+		ok = ok && (truth[i] == "??" || frames[i] == truth[i])
+	}
+	if !ok {
+		t.Errorf("crashing thread's frames %q, gdb's %q", frames, truth)
 	}
 }
 
@@ -482,37 +570,110 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// TestRun32 captures a 32-bit x86 program on an x86-64 host.
+// crasher32 compiles crasher.c for 32-bit x86 with gcc -m32 or, without
+// multilib, Debian's i686-linux-gnu-gcc cross compiler, or skips the test.
+func crasher32(t *testing.T) string {
+	t.Helper()
+	for _, cc := range []struct {
+		name  string
+		flags []string
+	}{{"gcc", []string{"-m32"}}, {"i686-linux-gnu-gcc", nil}} {
+		if _, err := exec.LookPath(cc.name); err != nil {
+			continue
+		}
+		key := "crasher32-" + cc.name
+		path, err := once(key, func(out string) error {
+			args := append([]string{"-O1", "-g", "-pthread", "-o", out, filepath.Join(corpus.Root(), "testdata", "capture", "crasher.c")}, cc.flags...)
+			if b, err := exec.Command(cc.name, args...).CombinedOutput(); err != nil {
+				return fmt.Errorf("%v\n%s", err, b)
+			}
+			return nil
+		})
+		if err == nil {
+			return path
+		}
+	}
+	t.Skip("no compiler for 32-bit x86 (gcc -m32 with multilib, or i686-linux-gnu-gcc): skipping")
+	return ""
+}
+
+// TestRun32 captures a 32-bit x86 program on an x86-64 host: every thread's
+// context is an x86 one whose registers point into the process (pc in
+// crash_here for the crashing thread, stack pointers in mapped memory), and
+// the crashing thread walks to its true chain.
 func TestRun32(t *testing.T) {
-	prog := crasher(t, "gcc", "-m32")
+	prog := crasher32(t)
 	if err := exec.Command(prog, "exit").Run(); err != nil {
 		t.Skipf("32-bit programs do not run here: %v", err)
 	}
 	ptraceOK(t)
-	var procs []*capture.Process
-	ws, err := capture.Run([]string{prog, "segv"}, capture.RunOptions{OnCrash: func(p *capture.Process) error {
-		procs = append(procs, p)
-		return nil
-	}})
-	if err != nil {
-		t.Fatal(err)
+	lo, hi := symbolRange(t, prog, "crash_here")
+	for _, c := range []struct {
+		mode    string
+		threads int
+		chain   []string
+	}{
+		{"segv", 1, []string{"crash_here", "level3", "level2", "level1", "main"}},
+		{"threads", 5, []string{"crash_here", "level3", "level2", "level1", "crasher_thread"}},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			var procs []*capture.Process
+			ws, err := capture.Run([]string{prog, c.mode}, capture.RunOptions{OnCrash: func(p *capture.Process) error {
+				procs = append(procs, p)
+				return nil
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ws.Signaled() || ws.Signal() != syscall.SIGSEGV || len(procs) != 1 {
+				t.Fatalf("status %#x, %d captures", uint32(ws), len(procs))
+			}
+			p := procs[0]
+			if p.CPU != arch.X86 {
+				t.Errorf("cpu %v, want x86", p.CPU)
+			}
+			if len(p.Threads) != c.threads {
+				t.Errorf("%d threads, want %d", len(p.Threads), c.threads)
+			}
+			if len(p.Notes) != 0 {
+				t.Errorf("notes:\n%s", strings.Join(p.Notes, "\n"))
+			}
+			var base uint64
+			for _, m := range p.Modules {
+				if m.Path == prog {
+					base = m.Base
+				}
+			}
+			for i, th := range p.Threads {
+				xc, ok := th.Context.(*x86.Context)
+				if !ok {
+					t.Fatalf("thread %d: context %T, want x86", th.ID, th.Context)
+				}
+				if xc.Cs != 0x23 || xc.Ss != 0x2b || xc.Ds != 0x2b || xc.EFlags&0x200 == 0 || uint64(xc.Eip) != th.PC || uint64(xc.Esp) != th.SP {
+					t.Errorf("thread %d: segments or flags not a 32-bit user thread's: %+v", th.ID, xc)
+				}
+				if len(th.Stack.Data) == 0 {
+					t.Errorf("thread %d: no stack captured at esp %#x", th.ID, xc.Esp)
+				}
+				if i == 0 && (th.PC < base+lo || th.PC >= base+hi) {
+					t.Errorf("crashing thread's eip %#x is not in crash_here [%#x, %#x)", th.PC, base+lo, base+hi)
+				}
+			}
+			if p.DSODebug == nil || len(p.DSODebug.LinkMaps) < 3 {
+				t.Errorf("dso debug %+v: want the link maps of a dynamic program", p.DSODebug)
+			}
+			path := filepath.Join(t.TempDir(), "crash.dmp")
+			f, err := os.Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.WriteMinidump(f); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			checkChain(t, crashingFrames(t, path, symbols(t, prog)), c.chain)
+		})
 	}
-	if !ws.Signaled() || ws.Signal() != syscall.SIGSEGV || len(procs) != 1 {
-		t.Fatalf("status %#x, %d captures", uint32(ws), len(procs))
-	}
-	if procs[0].CPU != arch.X86 {
-		t.Errorf("cpu %v, want x86", procs[0].CPU)
-	}
-	path := filepath.Join(t.TempDir(), "crash.dmp")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := procs[0].WriteMinidump(f); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	checkChain(t, crashingFrames(t, path, symbols(t, prog)), []string{"crash_here", "level3", "level2", "level1", "main"})
 }
 
 // makeCore runs argv with core dumps enabled in dir and returns the core

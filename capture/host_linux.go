@@ -7,8 +7,8 @@ import (
 )
 
 // addHostInfo records what describes the machine rather than the process:
-// /proc/cpuinfo, the distribution's release file and uname's release and
-// version. /etc/lsb-release is preferred, as Breakpad reads it; systems
+// /proc/cpuinfo, the distribution's release file and uname's release,
+// version and machine. /etc/lsb-release is preferred, as Breakpad reads it; systems
 // without it (Debian) have /etc/os-release, whose KEY=value lines
 // rust-minidump's reader understands as well.
 func (p *Process) addHostInfo() {
@@ -26,7 +26,7 @@ func (p *Process) addHostInfo() {
 	}
 	var u syscall.Utsname
 	if err := syscall.Uname(&u); err == nil {
-		p.OSRelease, p.OSVersion = utsString(u.Release[:]), utsString(u.Version[:])
+		p.OSRelease, p.OSVersion, p.OSMachine = utsString(u.Release[:]), utsString(u.Version[:]), utsString(u.Machine[:])
 	}
 }
 

@@ -84,6 +84,11 @@ type Process struct {
 	UserTime, SystemTime time.Duration
 	NumCPU               int
 	OSRelease, OSVersion string // uname's release and version; empty when unknown
+	// OSMachine is uname's machine name (x86_64 for a 32-bit x86 program on
+	// an x86-64 kernel too, as Breakpad's client records it); empty when
+	// unknown, and not used for a CPU that does not run natively on it (a
+	// qemu-user core converted on another machine).
+	OSMachine string
 
 	// Notes says what could not be captured and why (unreadable memory,
 	// modules without identifiers). A capture with notes is still a valid dump.

@@ -15,16 +15,19 @@ import (
 	"unsafe"
 
 	"github.com/gobreakpad/gobreakpad/arch"
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/arch/x86"
 	"github.com/gobreakpad/gobreakpad/capture/procfs"
 )
 
 // ptrace requests and options not named by package syscall.
 const (
 	ptraceGetSiginfo = 0x4202
+	ptraceGetRegset  = 0x4204
 	ptraceGetFPRegs  = 14
+	ntPrstatus       = 1
 
 	stopTimeout = 2 * time.Second // how long a thread may take to stop for the capture
-	user32CS    = 0x23            // the code segment of 32-bit processes on x86-64 Linux
 )
 
 // fatalSignals are the signals whose default action ends the process with a
@@ -365,32 +368,35 @@ func (p *Process) readLive(tgid int, tids []int) error {
 	return nil
 }
 
-// liveThread reads the registers of a stopped task.
+// liveThread reads the registers of a stopped task: the general ones with
+// PTRACE_GETREGSET (whose length tells a 32-bit process from a 64-bit one,
+// see liveContext), the floating-point ones with PTRACE_GETFPREGS (the
+// fxsave area, for both).
 func liveThread(tid int) (Thread, arch.CPU, error) {
-	var regs syscall.PtraceRegs
-	if err := syscall.PtraceGetRegs(tid, &regs); err != nil {
-		return Thread{}, 0, err
+	gregs := make([]byte, amd64NumRegs*8)
+	iov := syscall.Iovec{Base: &gregs[0]}
+	iov.SetLen(len(gregs))
+	if _, _, e := syscall.Syscall6(syscall.SYS_PTRACE, ptraceGetRegset, uintptr(tid), ntPrstatus, uintptr(unsafe.Pointer(&iov)), 0, 0); e != 0 {
+		return Thread{}, 0, e
 	}
-	words := (*[amd64NumRegs]uint64)(unsafe.Pointer(&regs))[:]
+	gregs = gregs[:min(iov.Len, uint64(len(gregs)))]
 	fx := make([]byte, fxsaveSize)
 	if _, _, e := syscall.Syscall6(syscall.SYS_PTRACE, ptraceGetFPRegs, uintptr(tid), 0, uintptr(unsafe.Pointer(&fx[0])), 0, 0); e != 0 {
 		fx = nil
 	}
 	th := Thread{ID: uint32(tid)}
-	if regs.Cs == user32CS {
-		c, err := x86Context(x86FromAMD64Regs(words), nil, fx)
-		if err != nil {
-			return th, 0, err
-		}
-		th.Context, th.SP, th.PC = c, uint64(c.Esp), uint64(c.Eip)
-		return th, arch.X86, nil
-	}
-	c, err := amd64Context(words, fx)
+	c, cpu, err := liveContext(gregs, fx)
 	if err != nil {
 		return th, 0, err
 	}
-	th.Context, th.SP, th.PC = c, c.Rsp, c.Rip
-	return th, arch.AMD64, nil
+	th.Context = c
+	switch c := c.(type) {
+	case *x86.Context:
+		th.SP, th.PC = uint64(c.Esp), uint64(c.Eip)
+	case *amd64.Context:
+		th.SP, th.PC = c.Rsp, c.Rip
+	}
+	return th, cpu, nil
 }
 
 // processTimes reads the start time and CPU times from /proc/PID/stat.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
 	"github.com/gobreakpad/gobreakpad/arch/arm64"
 	"github.com/gobreakpad/gobreakpad/arch/x86"
@@ -194,6 +195,45 @@ func x86FromAMD64Regs(r []uint64) []uint64 {
 	}
 	return out
 }
+
+// liveContext converts the general registers that PTRACE_GETREGSET with
+// NT_PRSTATUS returned for a stopped task on an x86-64 host, and the fxsave
+// area of PTRACE_GETFPREGS (nil when unreadable), into a minidump context.
+//
+// The register set comes in the tracee's own layout, which its length
+// tells: the 216 bytes of x86-64's user_regs_struct, or the 68 bytes of
+// i386's for a 32-bit process (Go's syscall.PtraceGetRegs uses this request
+// too, so its PtraceRegs holds the i386 words packed at its start for such
+// a process). An x86-64 layout whose code segment is the 32-bit user one
+// (what PTRACE_GETREGS returns for a 32-bit process) is converted to x86
+// as well.
+func liveContext(gregs, fxsave []byte) (Context, arch.CPU, error) {
+	le := binary.LittleEndian
+	switch len(gregs) {
+	case i386NumRegs * 4:
+		words := make([]uint64, i386NumRegs)
+		for i := range words {
+			words[i] = uint64(le.Uint32(gregs[4*i:]))
+		}
+		c, err := x86Context(words, nil, fxsave)
+		return c, arch.X86, err
+	case amd64NumRegs * 8:
+		words := make([]uint64, amd64NumRegs)
+		for i := range words {
+			words[i] = le.Uint64(gregs[8*i:])
+		}
+		if words[amd64Cs] == user32CS {
+			c, err := x86Context(x86FromAMD64Regs(words), nil, fxsave)
+			return c, arch.X86, err
+		}
+		c, err := amd64Context(words, fxsave)
+		return c, arch.AMD64, err
+	}
+	return nil, arch.Unknown, fmt.Errorf("general registers: %d bytes, neither x86-64's %d nor i386's %d", len(gregs), amd64NumRegs*8, i386NumRegs*4)
+}
+
+// user32CS is the code segment of 32-bit processes on x86-64 Linux.
+const user32CS = 0x23
 
 // arm64Context converts AArch64 user_pt_regs words (x0-x30, sp, pc, pstate)
 // and an optional user_fpsimd_state into a minidump context.

@@ -214,7 +214,7 @@ func (p *Process) systemInfo() *minidump.SystemInfo {
 		NumberOfProcessors: uint8(min(p.NumCPU, 255)),
 	}
 	if p.OSRelease != "" {
-		si.CSDVersion = strings.Join([]string{"Linux", p.OSRelease, p.OSVersion, machineName(p.CPU)}, " ")
+		si.CSDVersion = strings.Join([]string{"Linux", p.OSRelease, p.OSVersion, p.machine()}, " ")
 	}
 	si.ProcessorArchitecture = minidump.LinuxArchitecture(p.CPU)
 	if p.CPU == arch.AMD64 || p.CPU == arch.X86 {
@@ -229,6 +229,20 @@ func (p *Process) systemInfo() *minidump.SystemInfo {
 		copy(si.CPUInfo[:12], vendor[:])
 	}
 	return si
+}
+
+// machine returns the machine name uname gave the process: the host's when
+// the process's CPU runs natively there (a 32-bit x86 program on x86-64
+// sees x86_64), else the CPU's own.
+func (p *Process) machine() string {
+	native := map[string][]arch.CPU{
+		"x86_64": {arch.AMD64, arch.X86}, "i686": {arch.X86}, "i586": {arch.X86}, "i386": {arch.X86},
+		"aarch64": {arch.ARM64, arch.ARM},
+	}
+	if slices.Contains(native[p.OSMachine], p.CPU) {
+		return p.OSMachine
+	}
+	return machineName(p.CPU)
 }
 
 // machineName returns uname's machine name for the CPU.

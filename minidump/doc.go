@@ -35,6 +35,8 @@
 //	CrashpadInfo()        *CrashpadInfo: ids, simple annotations, per-module list and
 //	                      simple annotations and annotation objects
 //	LinuxMaps()           []MapsEntry parsed from /proc/PID/maps (ParseMaps for text)
+//	LinuxMapCount()       how many entries LinuxMaps gives, without building them
+//	                      (CountMaps for text)
 //	LinuxCmdLine(), LinuxEnviron(), LinuxProcStatus(), LinuxLSBRelease(),
 //	LinuxCPUInfo(), LinuxAuxv(), LinuxDSODebug()
 //	Stream(t)             raw bytes of any stream; Location(l) of any location

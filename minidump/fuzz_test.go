@@ -2,6 +2,7 @@ package minidump_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -103,14 +104,32 @@ func readEverything(f *minidump.File) {
 	f.UnloadedModuleList()
 	f.HandleData()
 	f.CrashpadInfo()
-	f.LinuxMaps()
+	maps, mapsErr := f.LinuxMaps()
+	if n, err := f.LinuxMapCount(); n != len(maps) || fmt.Sprint(err) != fmt.Sprint(mapsErr) {
+		panic(fmt.Sprintf("LinuxMapCount = %d, %v; LinuxMaps gave %d entries, %v", n, err, len(maps), mapsErr))
+	}
 	f.LinuxDSODebug()
-	f.LinuxAuxv()
+	auxv, _ := f.LinuxAuxv()
+	for _, e := range auxv {
+		if v, ok := f.LinuxAuxvValue(e.Type); !ok || v != firstAuxv(auxv, e.Type) {
+			panic(fmt.Sprintf("LinuxAuxvValue(%d) = %#x, %v; the list's first is %#x", e.Type, v, ok, firstAuxv(auxv, e.Type)))
+		}
+	}
 	f.LinuxCPUInfo()
 	f.LinuxProcStatus()
 	f.LinuxLSBRelease()
 	f.LinuxCmdLine()
 	f.LinuxEnviron()
+}
+
+// firstAuxv returns the value of the first auxv entry of type typ.
+func firstAuxv(entries []minidump.AuxvEntry, typ uint64) uint64 {
+	for _, e := range entries {
+		if e.Type == typ {
+			return e.Value
+		}
+	}
+	return 0
 }
 
 func FuzzFile(f *testing.F) {
@@ -152,12 +171,18 @@ func FuzzDecodeContext(f *testing.F) {
 func FuzzParseMaps(f *testing.F) {
 	f.Add([]byte("00400000-00452000 r-xp 00000000 08:02 173521 /usr/bin/a\n7fff0000-7fff1000 rw-p 00000000 00:00 0 [stack]\n"))
 	f.Add([]byte("ffffffffff600000-ffffffffff601000 r-xp 00000000 00:"))
+	f.Add([]byte("+10-20 r-xp 0x0 00:00 1_0\nFFFFFFFFFFFFFFFF-10000000000000000 ---p 0 0 18446744073709551616\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		entries, _ := minidump.ParseMaps(b)
+		entries, err := minidump.ParseMaps(b)
 		for _, e := range entries {
 			if e.End < e.Start {
 				t.Fatalf("entry ends before it starts: %+v", e)
 			}
+		}
+		// Counting agrees with parsing, error included.
+		n, cerr := minidump.CountMaps(b)
+		if n != len(entries) || fmt.Sprint(cerr) != fmt.Sprint(err) {
+			t.Fatalf("CountMaps = %d, %v; ParseMaps gave %d entries, %v", n, cerr, len(entries), err)
 		}
 	})
 }

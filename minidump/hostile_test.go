@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"runtime"
 	"strings"
@@ -320,6 +321,42 @@ func TestParseMaps(t *testing.T) {
 	}
 	if _, err := minidump.ParseMaps([]byte("2000-1000 r-xp 0 00:00 0\n")); err == nil {
 		t.Error("end before start accepted")
+	}
+	if n, cerr := minidump.CountMaps([]byte(text)); n != 3 || fmt.Sprint(cerr) != fmt.Sprint(err) {
+		t.Errorf("CountMaps = %d, %v; want 3, %v", n, cerr, err)
+	}
+	// The numbers are strconv.ParseUint's, errors included.
+	for _, c := range []struct {
+		line string
+		ok   bool
+	}{
+		{"ABCDEF-abcdef0 r-xp 0 00:00 9", true},
+		{"0-ffffffffffffffff r-xp ffffffffffffffff 00:00 18446744073709551615", true},
+		{"0-10000000000000000 r-xp 0 00:00 0", false},
+		{"0-1 r-xp 0 00:00 18446744073709551616", false},
+		{"0x0-1 r-xp 0 00:00 0", false},
+		{"+0-1 r-xp 0 00:00 0", false},
+		{"0-1 r-xp 0 00:00 1_0", false},
+		{"0-1 r-xp 0 00:00 a", false},
+		{"-1 r-xp 0 00:00 0", false},
+		{"0-1 r-xp  00:00", false},
+	} {
+		_, err := minidump.ParseMaps([]byte(c.line))
+		if (err == nil) != c.ok {
+			t.Errorf("%q: error %v, want ok %v", c.line, err, c.ok)
+		}
+		if !c.ok && err != nil && strings.Contains(c.line, "18446744073709551616") && !strings.Contains(err.Error(), "strconv.ParseUint: parsing \"18446744073709551616\": value out of range") {
+			t.Errorf("%q: error %v is not strconv's", c.line, err)
+		}
+	}
+}
+
+// TestCountMapsAllocs checks that counting well-formed maps allocates nothing.
+func TestCountMapsAllocs(t *testing.T) {
+	text := []byte(strings.Repeat("7f0000000000-7f0000001000 r-xp 00001000 08:02 173521   /usr/lib/x86_64-linux-gnu/libc.so.6\n", 50))
+	var n int
+	if a := testing.AllocsPerRun(10, func() { n, _ = minidump.CountMaps(text) }); a != 0 || n != 50 {
+		t.Errorf("CountMaps: %v allocations, %d entries; want 0 and 50", a, n)
 	}
 }
 

@@ -3,6 +3,7 @@ package minidump
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -38,10 +39,44 @@ func (f *File) LinuxMaps() ([]MapsEntry, error) {
 	return m, nil
 }
 
+// LinuxMapCount returns how many entries LinuxMaps would return, and its
+// error, without building them: nothing is allocated unless a line is
+// malformed.
+func (f *File) LinuxMapCount() (int, error) {
+	b, err := f.stream(LinuxMaps)
+	if err != nil {
+		return 0, fmt.Errorf("linux maps: %w", err)
+	}
+	n, err := CountMaps(b)
+	if err != nil {
+		return n, fmt.Errorf("linux maps: %w", err)
+	}
+	return n, nil
+}
+
 // ParseMaps parses the text of /proc/PID/maps. It returns the entries of
 // the well-formed lines and an error naming the first malformed one.
 func ParseMaps(b []byte) ([]MapsEntry, error) {
 	var out []MapsEntry
+	err := eachMapsLine(b, func(m mapsFields) {
+		out = append(out, MapsEntry{Start: m.start, End: m.end, Perms: string(m.perms), Offset: m.offset,
+			Dev: string(m.dev), Inode: m.inode, Path: string(m.path)})
+	})
+	return out, err
+}
+
+// CountMaps returns how many entries ParseMaps would return for b, and its
+// error, without building them.
+func CountMaps(b []byte) (int, error) {
+	n := 0
+	err := eachMapsLine(b, func(mapsFields) { n++ })
+	return n, err
+}
+
+// eachMapsLine calls fn with the fields of each well-formed line of maps
+// text b (blank lines skipped) and returns an error naming the first
+// malformed one.
+func eachMapsLine(b []byte, fn func(mapsFields)) error {
 	var firstErr error
 	for n := 1; len(b) > 0; n++ {
 		line := b
@@ -53,20 +88,26 @@ func ParseMaps(b []byte) ([]MapsEntry, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		e, err := parseMapsLine(line)
+		m, err := parseMapsLine(line)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("line %d: %w", n, err)
 			}
 			continue
 		}
-		out = append(out, e)
+		fn(m)
 	}
-	return out, firstErr
+	return firstErr
 }
 
-func parseMapsLine(line []byte) (MapsEntry, error) {
-	var e MapsEntry
+// mapsFields are the fields of one maps line; the byte slices alias it.
+type mapsFields struct {
+	start, end, offset, inode uint64
+	perms, dev, path          []byte
+}
+
+func parseMapsLine(line []byte) (mapsFields, error) {
+	var e mapsFields
 	field := func() []byte {
 		line = bytes.TrimLeft(line, " \t")
 		i := bytes.IndexAny(line, " \t")
@@ -83,28 +124,58 @@ func parseMapsLine(line []byte) (MapsEntry, error) {
 		return e, fmt.Errorf("address range %q has no '-'", rng)
 	}
 	var err error
-	if e.Start, err = strconv.ParseUint(string(rng[:dash]), 16, 64); err != nil {
+	if e.start, err = parseUint(rng[:dash], 16); err != nil {
 		return e, fmt.Errorf("start address: %w", err)
 	}
-	if e.End, err = strconv.ParseUint(string(rng[dash+1:]), 16, 64); err != nil {
+	if e.end, err = parseUint(rng[dash+1:], 16); err != nil {
 		return e, fmt.Errorf("end address: %w", err)
 	}
-	if e.End < e.Start {
-		return e, fmt.Errorf("end %#x before start %#x", e.End, e.Start)
+	if e.end < e.start {
+		return e, fmt.Errorf("end %#x before start %#x", e.end, e.start)
 	}
-	e.Perms = string(field())
-	if len(e.Perms) != 4 {
-		return e, fmt.Errorf("permissions %q", e.Perms)
+	e.perms = field()
+	if len(e.perms) != 4 {
+		return e, fmt.Errorf("permissions %q", e.perms)
 	}
-	if e.Offset, err = strconv.ParseUint(string(field()), 16, 64); err != nil {
+	if e.offset, err = parseUint(field(), 16); err != nil {
 		return e, fmt.Errorf("offset: %w", err)
 	}
-	e.Dev = string(field())
-	if e.Inode, err = strconv.ParseUint(string(field()), 10, 64); err != nil {
+	e.dev = field()
+	if e.inode, err = parseUint(field(), 10); err != nil {
 		return e, fmt.Errorf("inode: %w", err)
 	}
-	e.Path = string(bytes.TrimRight(bytes.TrimLeft(line, " \t"), "\r"))
+	e.path = bytes.TrimRight(bytes.TrimLeft(line, " \t"), "\r")
 	return e, nil
+}
+
+// parseUint is strconv.ParseUint(string(b), base, 64) (base 10 or 16: digits
+// only, no sign, prefix or underscore) without converting b to a string
+// unless it fails.
+func parseUint(b []byte, base uint64) (uint64, error) {
+	var v uint64
+	ok := len(b) > 0
+	for _, c := range b {
+		var d uint64
+		switch {
+		case '0' <= c && c <= '9':
+			d = uint64(c - '0')
+		case base == 16 && 'a' <= c && c <= 'f':
+			d = uint64(c-'a') + 10
+		case base == 16 && 'A' <= c && c <= 'F':
+			d = uint64(c-'A') + 10
+		default:
+			ok = false
+		}
+		if !ok || v > (math.MaxUint64-d)/base {
+			ok = false
+			break
+		}
+		v = v*base + d
+	}
+	if !ok {
+		return strconv.ParseUint(string(b), int(base), 64) // its error
+	}
+	return v, nil
 }
 
 // KeyValue is one "key: value" or "KEY=value" line of a Linux text stream.
@@ -223,16 +294,15 @@ const (
 // LinuxAuxvValue returns the value of the first auxiliary vector entry of
 // type typ, and whether the dump has one.
 func (f *File) LinuxAuxvValue(typ uint64) (uint64, bool) {
-	entries, err := f.LinuxAuxv()
-	if err != nil {
-		return 0, false
-	}
-	for _, e := range entries {
+	var v uint64
+	found := false
+	f.eachAuxv(func(e AuxvEntry) bool {
 		if e.Type == typ {
-			return e.Value, true
+			v, found = e.Value, true
 		}
-	}
-	return 0, false
+		return !found
+	})
+	return v, found
 }
 
 // LinuxAuxv decodes the LinuxAuxv stream: pairs of pointer-sized words,
@@ -243,8 +313,25 @@ func (f *File) LinuxAuxv() ([]AuxvEntry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("linux auxv: %w", err)
 	}
-	ps := f.pointerSize()
 	var out []AuxvEntry
+	eachAuxvEntry(b, f.pointerSize(), func(e AuxvEntry) bool {
+		out = append(out, e)
+		return true
+	})
+	return out, nil
+}
+
+// eachAuxv calls fn with the entries of the LinuxAuxv stream, if any, until
+// it returns false.
+func (f *File) eachAuxv(fn func(AuxvEntry) bool) {
+	if b, err := f.stream(LinuxAuxv); err == nil {
+		eachAuxvEntry(b, f.pointerSize(), fn)
+	}
+}
+
+// eachAuxvEntry calls fn with the entries of auxv bytes b (words of ps
+// bytes) up to AT_NULL, until it returns false.
+func eachAuxvEntry(b []byte, ps int, fn func(AuxvEntry) bool) {
 	for ; len(b) >= 2*ps; b = b[2*ps:] {
 		var e AuxvEntry
 		if ps == 4 {
@@ -252,12 +339,10 @@ func (f *File) LinuxAuxv() ([]AuxvEntry, error) {
 		} else {
 			e = AuxvEntry{le64(b), le64(b[8:])}
 		}
-		if e.Type == 0 {
-			break
+		if e.Type == 0 || !fn(e) {
+			return
 		}
-		out = append(out, e)
 	}
-	return out, nil
 }
 
 // pointerSize returns the dump's pointer size from its system info, 8 when

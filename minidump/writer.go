@@ -294,6 +294,25 @@ func (w *Writer) MemoryInfoList(entries []MemoryInfo) {
 	w.Stream(MemoryInfoListStream, b)
 }
 
+// UnloadedModuleList writes the unloaded module list stream
+// (MINIDUMP_UNLOADED_MODULE_LIST and its entries) from the BaseOfImage,
+// SizeOfImage, CheckSum, TimeDateStamp and Name of each entry (ModuleNameRva
+// is ignored); the names are written before the stream.
+func (w *Writer) UnloadedModuleList(mods []UnloadedModule) {
+	le := binary.LittleEndian
+	b := le.AppendUint32(nil, 12) // SizeOfHeader
+	b = le.AppendUint32(b, unloadedModuleSize)
+	b = le.AppendUint32(b, uint32(len(mods)))
+	for _, m := range mods {
+		b = le.AppendUint64(b, m.BaseOfImage)
+		b = le.AppendUint32(b, m.SizeOfImage)
+		b = le.AppendUint32(b, m.CheckSum)
+		b = le.AppendUint32(b, m.TimeDateStamp)
+		b = le.AppendUint32(b, w.String(m.Name))
+	}
+	w.Stream(UnloadedModuleListStream, b)
+}
+
 // ThreadNames writes the thread name list stream from the ThreadID and Name
 // of each entry (ThreadNameRva and NameErr are ignored).
 func (w *Writer) ThreadNames(names []ThreadName) {

@@ -324,6 +324,30 @@ func TestMemoryInfoList(t *testing.T) {
 	}
 }
 
+func TestUnloadedModuleList(t *testing.T) {
+	want := []minidump.UnloadedModule{
+		{BaseOfImage: 0x7ff000000000, SizeOfImage: 0x2000, CheckSum: 7, TimeDateStamp: 0x5e000000, Name: `C:\Windows\gone.dll`},
+		{BaseOfImage: 0x10000, SizeOfImage: 0x1000, Name: "other.dll"},
+	}
+	w := minidump.NewWriter()
+	w.UnloadedModuleList(want)
+	data, _ := w.Bytes()
+	f, err := minidump.NewFileBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.UnloadedModuleList()
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("unloaded modules = %+v, %v", got, err)
+	}
+	for i := range want {
+		got[i].ModuleNameRva = 0
+		if got[i] != want[i] {
+			t.Errorf("unloaded module %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
 func TestOpenMappedAndRead(t *testing.T) {
 	big := bytes.Repeat([]byte{0xab}, 3<<20) // past the size Open reads whole: mapped
 	for _, size := range []int{100, len(big)} {

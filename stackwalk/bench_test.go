@@ -3,6 +3,7 @@ package stackwalk_test
 import (
 	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"io"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -60,4 +61,23 @@ func BenchmarkWalkThreadsParallel(b *testing.B) {
 // BenchmarkWalkWindowsX86 walks a Windows x86 dump with STACK WIN records.
 func BenchmarkWalkWindowsX86(b *testing.B) {
 	benchWalk(b, "breakpad/processor/minidump2.dmp", "breakpad/processor/symbols")
+}
+
+// BenchmarkReadLinux reads a Linux dump into a ProcessState without walking
+// it: the streams, modules, threads and the Linux extras (readExtras).
+func BenchmarkReadLinux(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join(corpus.Dir(b), "generated/threads-x64-O2/crash.dmp"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := minidump.NewFileBytes(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := stackwalk.Read(f); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

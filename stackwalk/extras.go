@@ -1,10 +1,8 @@
 package stackwalk
 
 import (
-	"bufio"
 	"bytes"
 	"strconv"
-	"strings"
 
 	"github.com/gobreakpad/gobreakpad/minidump"
 )
@@ -12,29 +10,33 @@ import (
 // readExtras reads what the dump's Linux and Mozilla streams say beyond
 // Breakpad's report: the pid (when the misc info stream lacks it), the
 // distribution, the CPU microcode, the number of memory mappings and the
-// dump writer's soft errors.
+// dump writer's soft errors. It allocates little: the maps are counted
+// without being built, the text streams scanned in place, and absent
+// streams cost no error value.
 func readExtras(f *minidump.File, p *ProcessState) {
 	if !p.HasProcessID {
-		b, err := f.LinuxStream(minidump.LinuxProcStatus)
+		b, err := optionalStream(f, minidump.LinuxProcStatus)
 		p.problem(err, "no process id")
 		if err == nil {
 			p.ProcessID, p.HasProcessID = parsePID(b)
 		}
 	}
-	b, err := f.LinuxStream(minidump.LinuxLSBRelease)
+	b, err := optionalStream(f, minidump.LinuxLSBRelease)
 	p.problem(err, "no distribution")
 	if err == nil {
 		p.LSBRelease = parseLSB(b)
 	}
-	b, err = f.LinuxStream(minidump.LinuxCPUInfo)
+	b, err = optionalStream(f, minidump.LinuxCPUInfo)
 	p.problem(err, "no CPU microcode")
 	if err == nil {
 		p.System.CPUMicrocode, p.System.HasCPUMicrocode = parseMicrocode(b)
 	}
-	if maps, err := f.LinuxMaps(); err == nil {
-		p.LinuxMapCount, p.HasLinuxMaps = len(maps), true
+	if f.StreamIndex(minidump.LinuxMaps) >= 0 {
+		if n, err := f.LinuxMapCount(); err == nil {
+			p.LinuxMapCount, p.HasLinuxMaps = n, true
+		}
 	}
-	b, err = f.Stream(minidump.MozSoftErrors)
+	b, err = optionalStream(f, minidump.MozSoftErrors)
 	p.problem(err, "no writer's soft errors")
 	if err == nil {
 		p.SoftErrors = b
@@ -44,55 +46,94 @@ func readExtras(f *minidump.File, p *ProcessState) {
 	}
 }
 
+// optionalStream is f.Stream(t) for a stream a dump may well lack: an
+// absent one gives minidump.ErrNoStream itself, which costs no allocation.
+func optionalStream(f *minidump.File, t minidump.StreamType) ([]byte, error) {
+	if f.StreamIndex(t) < 0 {
+		return nil, minidump.ErrNoStream
+	}
+	return f.Stream(t)
+}
+
+// maxLine is the longest line the text scans read, as bufio.Scanner's
+// default limit (bufio.MaxScanTokenSize, newline included): a longer line
+// ends the scan.
+const maxLine = 64<<10 - 1
+
+// eachLine calls fn with each line of text b, without its newline and one
+// trailing carriage return (bufio.ScanLines' lines), until fn returns false
+// or a line is longer than maxLine.
+func eachLine(b []byte, fn func(line []byte) bool) {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if len(line) > maxLine {
+			return
+		}
+		line, _ = bytes.CutSuffix(line, []byte{'\r'})
+		if !fn(line) {
+			return
+		}
+	}
+}
+
 // parseMicrocode reads the first "microcode" field of /proc/cpuinfo text, a
 // hex number.
-func parseMicrocode(b []byte) (uint64, bool) {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || strings.TrimSpace(k) != "microcode" {
-			continue
+func parseMicrocode(b []byte) (n uint64, ok bool) {
+	eachLine(b, func(line []byte) bool {
+		k, v, found := bytes.Cut(line, []byte{':'})
+		if !found || string(bytes.TrimSpace(k)) != "microcode" {
+			return true
 		}
-		n, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(v), "0x"), 16, 64)
-		return n, err == nil
-	}
-	return 0, false
+		var err error
+		n, err = strconv.ParseUint(string(bytes.TrimPrefix(bytes.TrimSpace(v), []byte("0x"))), 16, 64)
+		ok = err == nil
+		return false
+	})
+	return n, ok
 }
 
 // parsePID finds the "Pid:" line of /proc/PID/status text.
-func parsePID(b []byte) (uint32, bool) {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || k != "Pid" {
-			continue
+func parsePID(b []byte) (pid uint32, ok bool) {
+	eachLine(b, func(line []byte) bool {
+		k, v, found := bytes.Cut(line, []byte{':'})
+		if !found || string(k) != "Pid" {
+			return true
 		}
-		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
-		return uint32(n), err == nil
-	}
-	return 0, false
+		n, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 10, 32)
+		pid, ok = uint32(n), err == nil
+		return false
+	})
+	return pid, ok
 }
 
 // parseLSB reads KEY=value lines of lsb-release or os-release text.
 func parseLSB(b []byte) *LSBRelease {
 	var l LSBRelease
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), "=")
-		if !ok {
-			continue
+	eachLine(b, func(line []byte) bool {
+		k, v, found := bytes.Cut(line, []byte{'='})
+		if !found {
+			return true
 		}
-		v = strings.Trim(strings.TrimSpace(v), `"`)
-		switch strings.TrimSpace(k) {
+		var field *string
+		switch string(bytes.TrimSpace(k)) {
 		case "DISTRIB_ID", "ID":
-			l.ID = v
+			field = &l.ID
 		case "DISTRIB_RELEASE", "VERSION_ID":
-			l.Release = v
+			field = &l.Release
 		case "DISTRIB_CODENAME", "VERSION_CODENAME":
-			l.Codename = v
+			field = &l.Codename
 		case "DISTRIB_DESCRIPTION", "PRETTY_NAME":
-			l.Description = v
+			field = &l.Description
+		default:
+			return true
 		}
-	}
+		*field = string(bytes.Trim(bytes.TrimSpace(v), `"`))
+		return true
+	})
 	return &l
 }

@@ -1,6 +1,12 @@
 package stackwalk
 
-import "testing"
+import (
+	"bufio"
+	"bytes"
+	"strconv"
+	"strings"
+	"testing"
+)
 
 func TestParseLinuxText(t *testing.T) {
 	l := parseLSB([]byte("DISTRIB_ID=Ubuntu\nDISTRIB_RELEASE=16.04\nDISTRIB_CODENAME=xenial\nDISTRIB_DESCRIPTION=\"Ubuntu 16.04.3 LTS\"\n"))
@@ -24,9 +30,75 @@ func TestParseLinuxText(t *testing.T) {
 func FuzzParseLinuxText(f *testing.F) {
 	f.Add([]byte("DISTRIB_ID=Ubuntu\nPid:\t12\n"))
 	f.Add([]byte("ID=\"debian\"\nVERSION_ID=\"12\"\nmicrocode : 0x12\n"))
+	f.Add([]byte("Pid:\t12\r\nmicrocode\t:\t0x1f\r\nPRETTY_NAME=\"a\"\r\n"))
+	f.Add([]byte(strings.Repeat("x", 70000) + "\nPid: 3\n"))
+	f.Add([]byte(strings.Repeat("x", 65535) + "\nPid: 3\n"))
+	f.Add([]byte(strings.Repeat("x", 65536) + "\nPid: 3\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		parseLSB(b)
-		parsePID(b)
-		parseMicrocode(b)
+		// The in-place scans agree with the bufio.Scanner ones they replaced.
+		if got, want := *parseLSB(b), *bufioParseLSB(b); got != want {
+			t.Fatalf("parseLSB = %+v, want %+v", got, want)
+		}
+		p, ok := parsePID(b)
+		if wp, wok := bufioParsePID(b); p != wp || ok != wok {
+			t.Fatalf("parsePID = %d, %v; want %d, %v", p, ok, wp, wok)
+		}
+		m, ok := parseMicrocode(b)
+		if wm, wok := bufioParseMicrocode(b); m != wm || ok != wok {
+			t.Fatalf("parseMicrocode = %#x, %v; want %#x, %v", m, ok, wm, wok)
+		}
 	})
+}
+
+// bufioParseMicrocode is the bufio.Scanner form parseMicrocode replaced (the reference of FuzzParseLinuxText): it reads the first "microcode" field of /proc/cpuinfo text, a
+// hex number.
+func bufioParseMicrocode(b []byte) (uint64, bool) {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok || strings.TrimSpace(k) != "microcode" {
+			continue
+		}
+		n, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(v), "0x"), 16, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+// bufioParsePID is the bufio.Scanner form parsePID replaced: it finds the "Pid:" line of /proc/PID/status text.
+func bufioParsePID(b []byte) (uint32, bool) {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok || k != "Pid" {
+			continue
+		}
+		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
+		return uint32(n), err == nil
+	}
+	return 0, false
+}
+
+// bufioParseLSB is the bufio.Scanner form parseLSB replaced: it reads KEY=value lines of lsb-release or os-release text.
+func bufioParseLSB(b []byte) *LSBRelease {
+	var l LSBRelease
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), "=")
+		if !ok {
+			continue
+		}
+		v = strings.Trim(strings.TrimSpace(v), `"`)
+		switch strings.TrimSpace(k) {
+		case "DISTRIB_ID", "ID":
+			l.ID = v
+		case "DISTRIB_RELEASE", "VERSION_ID":
+			l.Release = v
+		case "DISTRIB_CODENAME", "VERSION_CODENAME":
+			l.Codename = v
+		case "DISTRIB_DESCRIPTION", "PRETTY_NAME":
+			l.Description = v
+		}
+	}
+	return &l
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"sync/atomic"
 	"unicode"
 
@@ -139,17 +140,27 @@ func Print(w io.Writer, p *ProcessState, opt PrintOptions) error {
 	return b.Flush()
 }
 
+// printedModule is the module a frame is printed in: its module, else the
+// unloaded module Breakpad attributes it to, else nil.
+func printedModule(f *StackFrame) *Module {
+	if f.Module != nil {
+		return f.Module
+	}
+	return f.UnloadedModule
+}
+
 // frameLocation writes a frame's "module!function [file : line + off]" text.
 func frameLocation(b *bufio.Writer, f *StackFrame) {
 	addr := f.ReturnAddress()
-	if f.Module == nil {
+	m := printedModule(f)
+	if m == nil {
 		fmt.Fprintf(b, "0x%x", addr)
 		return
 	}
-	b.WriteString(Escape(baseName(f.Module.CodeFile)))
+	b.WriteString(Escape(baseName(m.CodeFile)))
 	switch {
 	case f.Function == "":
-		fmt.Fprintf(b, " + 0x%x", addr-f.Module.Base)
+		fmt.Fprintf(b, " + 0x%x", addr-m.Base)
 	case f.SourceFile != "":
 		fmt.Fprintf(b, "!%s [%s : %d + 0x%x]", Escape(f.Function), Escape(baseName(f.SourceFile)), f.SourceLine, addr-f.SourceLineBase)
 	default:
@@ -401,7 +412,8 @@ func printModules(b *bufio.Writer, p *ProcessState) {
 	// flag spreads to every module sharing them (such as empty ones).
 	type ident struct{ file, id string }
 	missing, corrupt := map[ident]bool{}, map[ident]bool{}
-	for _, m := range p.Modules {
+	// Unloaded modules (empty debug file and identifier) count too.
+	for _, m := range slices.Concat(p.Modules, p.UnloadedModules) {
 		if m.MissingSymbols {
 			missing[ident{m.DebugFile, m.DebugID}] = true
 		}
@@ -477,11 +489,11 @@ func printStackMachineReadable(b *bufio.Writer, n int, t *CallStack) {
 	for i, f := range t.Frames {
 		fmt.Fprintf(b, "%d|%d|", n, i)
 		addr := f.ReturnAddress()
-		switch {
-		case f.Module == nil:
+		switch m := printedModule(f); {
+		case m == nil:
 			fmt.Fprintf(b, "||||0x%x", addr)
 		case f.Function == "":
-			fmt.Fprintf(b, "%s||||0x%x", stripSeparator(baseName(f.Module.CodeFile)), addr-f.Module.Base)
+			fmt.Fprintf(b, "%s||||0x%x", stripSeparator(baseName(m.CodeFile)), addr-m.Base)
 		case f.SourceFile != "":
 			fmt.Fprintf(b, "%s|%s|%s|%d|0x%x", stripSeparator(baseName(f.Module.CodeFile)),
 				stripSeparator(f.Function), stripSeparator(f.SourceFile), f.SourceLine, addr-f.SourceLineBase)

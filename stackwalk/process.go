@@ -83,10 +83,10 @@ func Read(f *minidump.File) (*ProcessState, error) {
 	if len(p.Modules) > 0 {
 		p.MainModule = 0
 	}
-	if ul, err := f.UnloadedModuleList(); err != nil {
+	if present(f, minidump.UnloadedModuleListStream) {
+		ul, err := f.UnloadedModuleList()
 		p.problem(err, "no unloaded module read")
-	} else {
-		for _, u := range ul {
+		for _, u := range ul { // none on error
 			p.UnloadedModules = append(p.UnloadedModules, &Module{
 				Base: u.BaseOfImage, Size: uint64(u.SizeOfImage), CodeFile: u.Name, Unloaded: true,
 			})
@@ -108,19 +108,23 @@ func Read(f *minidump.File) (*ProcessState, error) {
 			p.CrashReason, p.CrashAddress = crashreason.Raw(r.ExceptionCode, r.ExceptionFlags), r.ExceptionAddress
 		}
 	}
-	a, err := f.AssertionInfo()
-	p.problem(err, "no assertion read")
-	if err == nil {
-		p.Assertion = assertionText(a)
-	}
-	mi, err := f.MiscInfo()
-	p.problem(err, "no process times or id")
-	if err == nil {
-		if mi.Flags1&minidump.MiscInfoProcessTimes != 0 {
-			p.ProcessCreateTime = mi.ProcessCreateTime
+	if present(f, minidump.AssertionInfoStream) {
+		a, err := f.AssertionInfo()
+		p.problem(err, "no assertion read")
+		if err == nil {
+			p.Assertion = assertionText(a)
 		}
-		if mi.Flags1&minidump.MiscInfoProcessID != 0 {
-			p.ProcessID, p.HasProcessID = mi.ProcessID, true
+	}
+	if present(f, minidump.MiscInfoStream) {
+		mi, err := f.MiscInfo()
+		p.problem(err, "no process times or id")
+		if err == nil {
+			if mi.Flags1&minidump.MiscInfoProcessTimes != 0 {
+				p.ProcessCreateTime = mi.ProcessCreateTime
+			}
+			if mi.Flags1&minidump.MiscInfoProcessID != 0 {
+				p.ProcessID, p.HasProcessID = mi.ProcessID, true
+			}
 		}
 	}
 	readExtras(f, p)
@@ -146,6 +150,11 @@ func Read(f *minidump.File) (*ProcessState, error) {
 	return p, nil
 }
 
+// present reports whether the dump has a stream of type t. The accessors of
+// optional streams are called only then: an absent stream is no problem,
+// and asking for it would only make an error value to drop.
+func present(f *minidump.File, t minidump.StreamType) bool { return f.StreamIndex(t) >= 0 }
+
 // problem records err, a stream that could not be read though present, in
 // p.Problems with what was left out.
 func (p *ProcessState) problem(err error, dropped string) {
@@ -160,7 +169,12 @@ func (p *ProcessState) problem(err error, dropped string) {
 // crashed or asked for the dump, the exception's context) and stack memory.
 func chooseThreads(f *minidump.File, p *ProcessState, threads []minidump.Thread, exc *minidump.Exception) {
 	var names map[uint32]string
-	if tn, err := f.ThreadNames(); err != nil {
+	var tn []minidump.ThreadName
+	err := minidump.ErrNoStream
+	if present(f, minidump.ThreadNamesStream) {
+		tn, err = f.ThreadNames()
+	}
+	if err != nil {
 		p.problem(err, "no thread name read")
 	} else {
 		names = map[uint32]string{}
@@ -174,7 +188,11 @@ func chooseThreads(f *minidump.File, p *ProcessState, threads []minidump.Thread,
 	}
 	var dumpThread, reqThread uint32
 	var hasDumpThread, hasReqThread bool
-	bi, err := f.BreakpadInfo()
+	var bi *minidump.BreakpadInfo
+	err = minidump.ErrNoStream
+	if present(f, minidump.BreakpadInfoStream) {
+		bi, err = f.BreakpadInfo()
+	}
 	p.problem(err, "dump and requesting threads unknown")
 	if err == nil {
 		if bi.Validity&minidump.BreakpadInfoValidDumpThreadID != 0 {
@@ -218,6 +236,12 @@ func (p *ProcessState) Walk(opt Options) {
 	mods := p.moduleMap()
 	syms := newSymbolizer(opt.Symbols, mods)
 	syms.image, syms.memory = opt.ImageSymbols, p.memory
+	if len(p.UnloadedModules) > 0 {
+		// Breakpad keeps unloaded modules in a range map of their own,
+		// the earliest of overlapping ones winning, whatever the loaded
+		// modules' merge rule.
+		syms.unloaded = newModuleMap(p.UnloadedModules, mergeExclusive)
+	}
 	windows := p.System.OSShort == "windows"
 	var jobs []func()
 	var budget atomic.Int64

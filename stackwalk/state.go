@@ -188,6 +188,11 @@ type StackFrame struct {
 	Instruction uint64
 	// Module contains Instruction, or is nil.
 	Module *Module
+	// UnloadedModule is, when Module is nil, the unloaded module Breakpad
+	// attributes the frame to: the one of ProcessState.UnloadedModules
+	// containing Instruction, of those its range map keeps (the earliest of
+	// overlapping ones). The human and -m outputs name it as a module.
+	UnloadedModule *Module
 
 	// Function is the enclosing FUNC or PUBLIC name, FunctionBase its
 	// absolute start address. SourceFile, SourceLine and SourceLineBase come

@@ -21,6 +21,9 @@ type symbolState struct {
 type symbolizer struct {
 	source symbols.Source
 	mods   *moduleMap
+	// unloaded finds the unloaded module of an address outside every
+	// module; nil when there are none.
+	unloaded *moduleMap
 	// quiet leaves the modules' symbol flags alone (for lookups that are
 	// not frames of a walk, such as stack contents).
 	quiet bool
@@ -92,6 +95,15 @@ func (s *symbolizer) flag(m *Module, missing, corrupt bool) {
 func (s *symbolizer) fill(f *StackFrame, wantInlines bool) []*StackFrame {
 	m := s.mods.at(f.Instruction)
 	if m == nil {
+		if u := s.unloadedAt(f.Instruction); u != nil {
+			f.UnloadedModule = u
+			// Breakpad looks for its symbols under an empty debug file
+			// name, finds none, and counts it among the modules
+			// without symbols.
+			if s.source != nil {
+				s.flag(u, true, false)
+			}
+		}
 		return nil
 	}
 	f.Module = m
@@ -140,7 +152,9 @@ func (s *symbolizer) fill(f *StackFrame, wantInlines bool) []*StackFrame {
 }
 
 // seemsValid is Breakpad's InstructionAddressSeemsValid: addr is inside a
-// module and, if that module has symbols, inside a function.
+// module and, if that module has symbols, inside a function. (Breakpad's
+// also takes addresses in unloaded modules, but its only caller, the stack
+// scan, asks only about addresses in loaded ones.)
 func (s *symbolizer) seemsValid(addr uint64) bool {
 	m := s.mods.at(addr)
 	if m == nil {
@@ -155,6 +169,14 @@ func (s *symbolizer) seemsValid(addr uint64) bool {
 	}
 	sym, ok := st.syms.Lookup.Lookup(addr-m.Base, false)
 	return ok && sym.Function != ""
+}
+
+// unloadedAt returns the unloaded module Breakpad finds at addr, or nil.
+func (s *symbolizer) unloadedAt(addr uint64) *Module {
+	if s.unloaded == nil {
+		return nil
+	}
+	return s.unloaded.at(addr)
 }
 
 // fromImage reads a module's symbols from its whole image in the dump.

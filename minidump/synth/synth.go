@@ -36,6 +36,7 @@ type Builder struct {
 
 	threads   []minidump.ThreadData
 	modules   []minidump.ModuleData
+	unloaded  []minidump.UnloadedModule
 	memory    []minidump.MemoryRange
 	exception *exceptionData
 	breakpad  *minidump.BreakpadInfo
@@ -109,6 +110,12 @@ func (b *Builder) AddPDBModule(name string, base uint64, size uint32, guid minid
 	return b.AddModule(name, base, size, minidump.CodeViewPDB70Record(guid, age, pdb))
 }
 
+// AddUnloadedModule adds an entry to the unloaded module list (the stream
+// is written only when there is one).
+func (b *Builder) AddUnloadedModule(name string, base uint64, size uint32) {
+	b.unloaded = append(b.unloaded, minidump.UnloadedModule{BaseOfImage: base, SizeOfImage: size, Name: name})
+}
+
 // AddMemory adds a range of process memory (beyond the thread stacks).
 func (b *Builder) AddMemory(start uint64, data []byte) {
 	b.memory = append(b.memory, minidump.MemoryRange{Start: start, Data: data})
@@ -136,13 +143,17 @@ func (b *Builder) AddStream(t minidump.StreamType, data []byte) {
 	b.streams = append(b.streams, rawStream{t, data})
 }
 
-// Bytes encodes the dump: thread list, module list, memory list, exception,
-// system info, misc info, Breakpad info, then the raw streams.
+// Bytes encodes the dump: thread list, module list, unloaded module list
+// (when there are unloaded modules), memory list, exception, system info,
+// misc info, Breakpad info, then the raw streams.
 func (b *Builder) Bytes() ([]byte, error) {
 	w := minidump.NewWriter()
 	w.TimeDateStamp = b.TimeDateStamp
 	w.ThreadList(b.threads)
 	w.ModuleList(b.modules)
+	if len(b.unloaded) > 0 {
+		w.UnloadedModuleList(b.unloaded)
+	}
 	for _, m := range b.memory {
 		w.AddMemory(m.Start, m.Data)
 	}
