@@ -127,6 +127,7 @@ func Read(f *minidump.File) (*ProcessState, error) {
 	if m, err := f.Memory(); err == nil {
 		p.memory = m
 	}
+	p.maps = readMemMap(f)
 
 	threads, thErr := f.ThreadList()
 	p.problem(thErr, "no thread walked")
@@ -232,7 +233,7 @@ func (p *ProcessState) Walk(opt Options) {
 		if cpu == nil {
 			continue
 		}
-		env := &walkEnv{syms: syms, windows: windows, eval: evaluatorFor(cpu), entry: p.EntryPoint, code: p.memory, calls: opt.CheckCallSites}
+		env := &walkEnv{syms: syms, windows: windows, eval: evaluatorFor(cpu), entry: p.EntryPoint, code: p.memory, calls: opt.CheckCallSites, maps: p.maps}
 		if r, ok := cs.Memory.(*region); ok && !(ctx.CPU.PointerSize() == 4 && r.end() > 1<<32) {
 			env.stack = r
 		}

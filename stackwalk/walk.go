@@ -96,7 +96,11 @@ type walkEnv struct {
 	entry   uint64        // the program's entry point, or 0
 	code    unwind.Memory // the dump's whole memory, for code bytes; or nil
 	calls   bool          // scans check call sites (Options.CheckCallSites)
+	maps    memMap        // the dump's address space map, or nil
 }
+
+// Executable answers from the dump's address space map (unwind.MemoryMap).
+func (e *walkEnv) Executable(addr uint64) (exec, known bool) { return e.maps.executable(addr) }
 
 // CheckCallSites says whether scans check call sites (unwind.CallSiteChecking).
 func (e *walkEnv) CheckCallSites() bool { return e.calls }

@@ -278,10 +278,20 @@ func RuleAddress(last *Frame, pc int, adjust uint64) uint64 {
 // return address may still be in a register or on top of the stack.
 func Innermost(last *Frame) bool { return last.Trust == TrustContext || last.Interrupted }
 
+// MemoryMap is an optional Env method: what the dump's map of the
+// process's address space (a Linux dump's /proc/PID/maps, a memory info
+// list) says of addr. known is false when the dump has no map; a map
+// without addr says it is not executable (nothing is mapped there).
+type MemoryMap interface {
+	Executable(addr uint64) (exec, known bool)
+}
+
 // wildPC reports whether a context frame's pc is outside all code: in the
-// first page (a call through a null pointer) or outside every module
-// without being in the stack (a call through a wild pointer). A pc in the
-// stack (code run from the stack) is left to Breakpad's strategies.
+// first page (a call through a null pointer), or outside the stack and
+// either in memory the dump's map says is not executable (a module's data,
+// an unmapped address) or, without a map, outside every module (a call
+// through a wild pointer). A pc in the stack (code run from the stack) is
+// left to Breakpad's strategies.
 func wildPC(env Env, last *Frame, pc int) bool {
 	if !Innermost(last) {
 		return false
@@ -290,11 +300,15 @@ func wildPC(env Env, last *Frame, pc int) bool {
 	if p < 1<<12 {
 		return true
 	}
-	if env.InModule(p) {
+	if _, err := env.ReadMemory(p, 1); err == nil {
 		return false
 	}
-	_, err := env.ReadMemory(p, 1)
-	return err != nil
+	if m, ok := env.(MemoryMap); ok {
+		if exec, known := m.Executable(p); known {
+			return !exec
+		}
+	}
+	return !env.InModule(p)
 }
 
 // CallerOfNullCall goes beyond Breakpad for a context frame whose pc is

@@ -6,6 +6,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/arch/arm64"
 	"github.com/gobreakpad/gobreakpad/unwind"
 	arm64unwind "github.com/gobreakpad/gobreakpad/unwind/arm64"
+	"github.com/gobreakpad/gobreakpad/unwind/unwindtest"
 )
 
 // TestWildCall: a context pc outside every module (a call through a wild
@@ -25,5 +26,23 @@ func TestWildCall(t *testing.T) {
 		c.Regs[arm64.RegFP] != fp || c.Has(arm64.RegLR) {
 		t.Errorf("caller: trust %v pc %#x sp %#x fp %#x, lr valid %v", c.Trust, c.Regs[arm64.RegPC],
 			c.Regs[arm64.RegSP], c.Regs[arm64.RegFP], c.Has(arm64.RegLR))
+	}
+}
+
+// TestWildCallIntoData: a context pc inside a module but in memory the
+// dump's map says is not executable takes its caller from lr too.
+func TestWildCallIntoData(t *testing.T) {
+	u := &arm64unwind.Unwinder{}
+	env := newEnv(u)
+	env.Maps = []unwindtest.Mapping{{Start: modBase, End: modBase + 0x8000, Exec: true}, {Start: modBase + 0x8000, End: modBase + modSize}}
+	sp := env.Push(0, 0)
+	fp := env.Push(stackBase+0x20, 0x403050, 0, 0)
+	f := contextFrame(t, u, env, modBase+0x8040, sp, fp, 0x402054)
+	c := u.Caller(env, []*unwind.Frame{f}, true)
+	if c == nil {
+		t.Fatal("no caller")
+	}
+	if c.Trust != unwind.TrustLeaf || c.Regs[arm64.RegPC] != 0x402054 || c.Regs[arm64.RegSP] != sp || c.Regs[arm64.RegFP] != fp {
+		t.Errorf("caller: trust %v pc %#x sp %#x fp %#x", c.Trust, c.Regs[arm64.RegPC], c.Regs[arm64.RegSP], c.Regs[arm64.RegFP])
 	}
 }
