@@ -139,6 +139,9 @@ func (e *walkEnv) InModule(addr uint64) bool { return e.syms.mods.at(addr) != ni
 
 func (e *walkEnv) SeemsValid(addr uint64) bool { return e.syms.seemsValid(addr) }
 
+// FunctionStart says whether a function starts at addr (unwind.FunctionStarts).
+func (e *walkEnv) FunctionStart(addr uint64) bool { return e.syms.functionStart(addr) }
+
 func (e *walkEnv) Windows() bool { return e.windows }
 
 func (e *walkEnv) Evaluator() *cfi.Evaluator { return e.eval }

@@ -231,6 +231,7 @@ func ScanForCaller(env Env, start uint64, words, size int, check CallCheck) (loc
 	if c, ok := env.(CallSiteChecking); ok && !c.CheckCallSites() {
 		check = nil
 	}
+	starts, _ := env.(FunctionStarts)
 	end := start + uint64(words*size)
 	if size == 4 {
 		end = uint64(uint32(start) + uint32(words*size))
@@ -247,9 +248,17 @@ func ScanForCaller(env Env, start uint64, words, size int, check CallCheck) (loc
 			if check != nil {
 				switch check(env, v) {
 				case CallBefore:
+					// Even at a function's start: a call to a
+					// no-return function ending the function before.
 					trust = TrustCallSite
 				case NoCallBefore:
 					goto next
+				default:
+					// No code bytes: a candidate at a function's
+					// start is a stored function pointer.
+					if starts != nil && starts.FunctionStart(v) {
+						goto next
+					}
 				}
 			}
 			return l, v, trust, true
@@ -260,6 +269,19 @@ func ScanForCaller(env Env, start uint64, words, size int, check CallCheck) (loc
 		}
 	}
 	return 0, 0, TrustNone, false
+}
+
+// FunctionStarts is an optional Env method: whether a symbol source says
+// a function starts exactly at addr (a FUNC or PUBLIC record there). With
+// call sites checked (ScanForCaller), a candidate there whose code bytes
+// are not in the dump is passed over: a function's start is what a stored
+// function pointer holds, and a return address only when the function
+// before ends with a call to a no-return function, which the code bytes
+// would show. Breakpad's scans take such candidates, and its outputs of
+// dumps without a truth contain them (a qsort callback's address), so
+// unchecked scans keep them.
+type FunctionStarts interface {
+	FunctionStart(addr uint64) bool
 }
 
 // RuleAddress is the address whose CFI or STACK WIN rules unwind frame

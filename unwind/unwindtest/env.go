@@ -43,7 +43,13 @@ type Env struct {
 	FuncNames map[uint64]string
 	// Maps is the process's memory map for Executable; nil: no map.
 	Maps []Mapping
+	// FuncStarts are the addresses where a symbol says a function
+	// starts, for FunctionStart.
+	FuncStarts map[uint64]bool
 }
+
+// FunctionStart implements unwind.FunctionStarts over FuncStarts.
+func (e *Env) FunctionStart(addr uint64) bool { return e.FuncStarts[addr] }
 
 // Mapping is one range of the process's memory map.
 type Mapping struct {

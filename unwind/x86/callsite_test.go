@@ -26,3 +26,30 @@ func TestScanCallSite(t *testing.T) {
 		t.Errorf("caller eip %#x esp %#x; want 0x402024 %#x", c.Regs[x86.EIP], c.Regs[x86.ESP], sp+8)
 	}
 }
+
+// TestScanFunctionStart: with call sites checked, a candidate at the start
+// of a function (a stored function pointer) whose code is not in the dump
+// is passed over; after a call in the dump it is a return address.
+func TestScanFunctionStart(t *testing.T) {
+	for _, withCode := range []bool{false, true} {
+		env := newEnv()
+		env.IsWindows = false
+		env.Modules[0].Funcs = append(env.Modules[0].Funcs, [2]uint64{0x404000, 0x404100}, [2]uint64{0x404100, 0x404200})
+		env.FuncStarts = map[uint64]bool{0x404000: true, 0x404100: true}
+		if withCode {
+			env.Code = map[uint64][]byte{0x4040fb: {0xe8, 0, 0, 0, 0}} // call rel32, ends at 0x404100
+		}
+		sp := env.Push(0x404100, 0x402050, 0)
+		c := (x86unwind.Unwinder{}).Caller(env, []*unwind.Frame{contextFrame(t, env, 0x401010, uint32(sp), 1)}, true)
+		if c == nil {
+			t.Fatalf("code %v: no caller", withCode)
+		}
+		want, wantSP := uint64(0x402050), sp+8
+		if withCode {
+			want, wantSP = 0x404100, sp+4
+		}
+		if c.Regs[x86.EIP] != want || c.Regs[x86.ESP] != wantSP {
+			t.Errorf("code %v: caller eip %#x esp %#x; want %#x %#x", withCode, c.Regs[x86.EIP], c.Regs[x86.ESP], want, wantSP)
+		}
+	}
+}
