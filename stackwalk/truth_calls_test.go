@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,17 +55,18 @@ func readCallsTruth(t *testing.T, dir string) callsTruth {
 	return c
 }
 
-// walkCallsCase walks a case's dump with its symbols as minidump_stackwalk
-// does with a symbol path, and returns the crashing thread's function names.
-func walkCallsCase(t *testing.T, dir string) []string {
+// walkCallsCase walks a case's dump with the symbols under symDir as
+// minidump_stackwalk does with a symbol path (checkCalls:
+// --check-call-sites), and returns the crashing thread's function names.
+func walkCallsCase(t *testing.T, dir, symDir string, checkCalls bool) []string {
 	f, err := minidump.Open(filepath.Join(dir, "crash.dmp"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	syms := breakpad.NewDirs(filepath.Join(dir, "symbols"))
+	syms := breakpad.NewDirs(symDir)
 	defer syms.Close()
-	p, err := stackwalk.Process(f, stackwalk.Options{Symbols: syms, ImageSymbols: elfimage.Load})
+	p, err := stackwalk.Process(f, stackwalk.Options{Symbols: syms, ImageSymbols: elfimage.Load, CheckCallSites: checkCalls})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,19 +94,94 @@ func TestCallsTruth(t *testing.T) {
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			truth := readCallsTruth(t, dir)
-			ours := walkCallsCase(t, dir)
-			found, spurious := alignTruth(ours, truth.chain)
 			named := 0
 			for _, n := range truth.chain {
 				if n != "" {
 					named++
 				}
 			}
-			t.Logf("truth %d named frames (+%d tail call frames): %d found, %d spurious",
-				named, len(truth.tails), found, spurious)
-			if found != named || spurious != 0 {
-				t.Errorf("truth: %d of %d found, %d spurious\nours  %q\ntruth %q", found, named, spurious, ours, truth.chain)
+			// As minidump_stackwalk walks, and with --check-call-sites.
+			for _, cc := range []bool{false, true} {
+				ours := walkCallsCase(t, dir, filepath.Join(dir, "symbols"), cc)
+				found, spurious := alignTruth(ours, truth.chain)
+				t.Logf("check call sites %v: truth %d named frames (+%d tail call frames %q): %d found, %d spurious",
+					cc, named, len(truth.tails), truth.tails, found, spurious)
+				if found != named || spurious != 0 {
+					t.Errorf("check call sites %v: truth %d of %d found, %d spurious\nours  %q\ntruth %q",
+						cc, found, named, spurious, ours, truth.chain)
+				}
 			}
 		})
+	}
+}
+
+// withoutCFI copies a case's symbols to a temporary folder without their
+// STACK records, so that the walk must use frame pointers and scans.
+func withoutCFI(t *testing.T, dir string) string {
+	out := t.TempDir()
+	root := filepath.Join(dir, "symbols")
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var keep []string
+		for _, l := range strings.SplitAfter(string(b), "\n") {
+			if !strings.HasPrefix(l, "STACK ") {
+				keep = append(keep, l)
+			}
+		}
+		rel, _ := filepath.Rel(root, path)
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(out, rel)), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(out, rel), []byte(strings.Join(keep, "")), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestCallsTruthNoCFI walks the wild calls (null, data, unmapped) of
+// testdata/truth/calls built with frame pointers (O0, O2) with symbols
+// stripped of their STACK records, as a dump whose modules have no CFI:
+// the chain from the function that made the call up to main must be the
+// frames right after the context's, found by the wild-call rules and the
+// frame pointers (the libc frames around it are left out: the trimmed symbol
+// files name the code of the functions they dropped after their
+// neighbours).
+func TestCallsTruthNoCFI(t *testing.T) {
+	dirs, _ := filepath.Glob("../testdata/truth/calls/*-*-O[02]")
+	n := 0
+	for _, dir := range dirs {
+		mode, _, _ := strings.Cut(filepath.Base(dir), "-")
+		if mode != "null" && mode != "data" && mode != "unmapped" {
+			continue
+		}
+		n++
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			truth := readCallsTruth(t, dir)
+			want := truth.chain[1:]
+			for i, fn := range want {
+				if fn == "main" {
+					want = want[:i+1]
+					break
+				}
+			}
+			sd := withoutCFI(t, dir)
+			for _, cc := range []bool{false, true} {
+				ours := walkCallsCase(t, dir, sd, cc)
+				if len(ours) < 1+len(want) || !slices.Equal(ours[1:1+len(want)], want) {
+					t.Errorf("check call sites %v: frames 1-%d %q; want %q", cc, len(want), ours, want)
+				}
+			}
+		})
+	}
+	if n != 18 {
+		t.Errorf("%d wild-call cases with frame pointers; want 18", n)
 	}
 }
