@@ -57,6 +57,12 @@ const (
 	// TrustCallSite marks a frame found by scanning whose return address
 	// follows a call instruction decoded from the dump's code bytes.
 	TrustCallSite
+	// TrustTailCall marks a frame with no registers of its own: the
+	// function its caller's call instruction (decoded from the dump's code
+	// bytes) called, which is not the function of the frame below it,
+	// so it left by a tail call (a jump) that gdb shows as a tail call
+	// frame.
+	TrustTailCall
 )
 
 // String returns the Breakpad description printed after "Found by:".
@@ -82,6 +88,8 @@ func (t Trust) String() string {
 		return "signal frame"
 	case TrustCallSite:
 		return "stack scanning, after a call instruction"
+	case TrustTailCall:
+		return "target of the caller's call, left by a tail call"
 	}
 	return "unknown"
 }

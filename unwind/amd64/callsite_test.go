@@ -64,3 +64,21 @@ func TestScanFunctionStart(t *testing.T) {
 		}
 	}
 }
+
+// TestCallTarget: the target of a call rel32 ending at a return address,
+// forward and backward; no target for an indirect call or without code.
+func TestCallTarget(t *testing.T) {
+	env := newEnv()
+	env.Code = map[uint64][]byte{
+		0x402000: {0xe8, 0xfb, 0x0f, 0x00, 0x00}, // call 0x403000 (0x402005 + 0xffb)
+		0x402010: {0xe8, 0xeb, 0xef, 0xff, 0xff}, // call 0x401000 (0x402015 - 0x1015)
+		0x402020: {0x90, 0xff, 0x15, 0, 0, 0, 0}, // nop; call [rip]
+	}
+	u := amd64unwind.Unwinder{}
+	for ra, want := range map[uint64]uint64{0x402005: 0x403000, 0x402015: 0x401000, 0x402027: 0, 0x402105: 0} {
+		got, ok := u.CallTarget(env, ra)
+		if ok != (want != 0) || got != want {
+			t.Errorf("%#x: target %#x %v; want %#x", ra, got, ok, want)
+		}
+	}
+}

@@ -56,3 +56,21 @@ func TestScanFunctionStart(t *testing.T) {
 		}
 	}
 }
+
+// TestCallTarget: the target of the BL before a return address, forward
+// and backward; none after BLR or without code.
+func TestCallTarget(t *testing.T) {
+	u := arm64unwind.NewUnwinder(modBase + modSize)
+	env := newEnv(u)
+	code := make([]byte, 0x20)
+	binary.LittleEndian.PutUint32(code[0x00:], 0x94000400) // bl +0x1000
+	binary.LittleEndian.PutUint32(code[0x08:], 0x97fffc00) // bl -0x1000
+	binary.LittleEndian.PutUint32(code[0x10:], 0xd63f0100) // blr x8
+	env.Code = map[uint64][]byte{0x402000: code}
+	for ra, want := range map[uint64]uint64{0x402004: 0x403000, 0x40200c: 0x401008, 0x402014: 0, 0x402104: 0} {
+		got, ok := u.CallTarget(env, ra)
+		if ok != (want != 0) || got != want {
+			t.Errorf("%#x: target %#x %v; want %#x", ra, got, ok, want)
+		}
+	}
+}

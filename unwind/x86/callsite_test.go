@@ -53,3 +53,21 @@ func TestScanFunctionStart(t *testing.T) {
 		}
 	}
 }
+
+// TestCallTarget: the target of a call rel32 ending at a return address,
+// wrapping at 4 GiB as the CPU does.
+func TestCallTarget(t *testing.T) {
+	env := newEnv()
+	env.Code = map[uint64][]byte{
+		0x402000: {0xe8, 0xfb, 0x0f, 0x00, 0x00}, // call 0x403000
+		0x402010: {0xe8, 0x00, 0x00, 0x00, 0x80}, // call 0x402015 - 2 GiB, wrapped
+		0x402020: {0x90, 0x90, 0xff, 0xd0},       // call eax
+	}
+	u := x86unwind.Unwinder{}
+	for ra, want := range map[uint64]uint64{0x402005: 0x403000, 0x402015: 0x80402015, 0x402024: 0} {
+		got, ok := u.CallTarget(env, ra)
+		if ok != (want != 0) || got != want {
+			t.Errorf("%#x: target %#x %v; want %#x", ra, got, ok, want)
+		}
+	}
+}
