@@ -95,7 +95,9 @@ func (p *Process) collectMemory(mem memoryReader) {
 
 // How much code a capture keeps around the code addresses in each thread's
 // stack: codeWindow bytes on either side of each of the first
-// maxCodeWindows such words within codeScan bytes of the stack pointer.
+// maxCodeWindows distinct such words within codeScan bytes of the stack
+// pointer (a recursion's return address, repeated in every frame, takes
+// one window).
 const (
 	codeWindow     = 16
 	maxCodeWindows = 64
@@ -117,6 +119,7 @@ func (p *Process) codeWindows(mem memoryReader, sp, end uint64, clip func(addr, 
 		return nil
 	}
 	var out []span
+	seen := map[uint64]bool{}
 	for o := 0; o+word <= len(b) && len(out) < maxCodeWindows; o += word {
 		var v uint64
 		if word == 4 {
@@ -124,11 +127,15 @@ func (p *Process) codeWindows(mem memoryReader, sp, end uint64, clip func(addr, 
 		} else {
 			v = binary.LittleEndian.Uint64(b[o:])
 		}
+		if seen[v] {
+			continue
+		}
 		i := procfs.Find(p.Maps, v)
 		if i < 0 || !p.Maps[i].Executable() {
 			continue
 		}
 		if s, ok := clip(v, codeWindow, codeWindow); ok {
+			seen[v] = true
 			out = append(out, s)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
 	"github.com/gobreakpad/gobreakpad/capture/elfcore"
 	"github.com/gobreakpad/gobreakpad/capture/procfs"
@@ -445,5 +446,27 @@ func TestReadDSODebugLoop(t *testing.T) {
 	put(0x200, dtDebug, 0)
 	if d, err := readDSODebug(mem, auxv, 8); err == nil {
 		t.Errorf("unset DT_DEBUG gave %+v", d)
+	}
+}
+
+// TestCodeWindowsDistinct: a code address repeated down the stack (a deep
+// recursion's return address) takes one window, so the windows reach the
+// callers beyond it.
+func TestCodeWindowsDistinct(t *testing.T) {
+	const sp, code = 0x7000_0000, 0x40_0000
+	p := &Process{CPU: arch.AMD64, Maps: []procfs.Mapping{{Start: code, End: code + pageSize, Perms: "r-xp"}}}
+	var stack []byte
+	for range 2 * maxCodeWindows {
+		stack = binary.LittleEndian.AppendUint64(stack, code+0x100)
+	}
+	stack = binary.LittleEndian.AppendUint64(stack, code+0x800)
+	mem := &fakeMemory{pages: map[uint64][]byte{}}
+	mem.fill(sp, sp+pageSize, 0)
+	copy(mem.pages[sp], stack)
+	clip := func(addr, below, above uint64) (span, bool) { return span{addr - below, addr + above}, true }
+	got := p.codeWindows(mem, sp, sp+uint64(len(stack)), clip)
+	want := []span{{code + 0x100 - codeWindow, code + 0x100 + codeWindow}, {code + 0x800 - codeWindow, code + 0x800 + codeWindow}}
+	if !slices.Equal(got, want) {
+		t.Errorf("windows %#x; want %#x", got, want)
 	}
 }

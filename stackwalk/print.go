@@ -317,7 +317,13 @@ func printStack(b *bufio.Writer, t *CallStack, sym *symbolizer) {
 		}
 		fmt.Fprintf(b, "\n    Found by: %s\n", f.Trust)
 		if sym != nil && i+1 < len(t.Frames) {
-			printStackContents(b, f, t.Frames[i+1], t.Memory, sym)
+			// A tail call frame has no stack of its own: the
+			// contents run to the next frame that has.
+			next := t.Frames[i+1]
+			for j := i + 2; next.Trust == unwind.TrustTailCall && j < len(t.Frames); j++ {
+				next = t.Frames[j]
+			}
+			printStackContents(b, f, next, t.Memory, sym)
 		}
 	}
 }

@@ -42,6 +42,14 @@ type Options struct {
 	// true chain: the bytes around a context's pc reject some of the
 	// candidates Breakpad takes).
 	CheckCallSites bool
+	// TailCalls shows the functions that left by a tail call: where the
+	// direct call before a caller's return address (decoded from the
+	// dump's code bytes) called a function with line records that is not
+	// the function of the frame below, a frame for the called function is
+	// inserted (trust unwind.TrustTailCall, no registers), as gdb shows
+	// its tail call frames. Off, the walk shows the frames Breakpad's
+	// does.
+	TailCalls bool
 }
 
 // Process reads a minidump and walks every thread, as Breakpad's
@@ -131,6 +139,7 @@ func Read(f *minidump.File) (*ProcessState, error) {
 	if m, err := f.Memory(); err == nil {
 		p.memory = m
 	}
+	p.maps = readMemMap(f)
 
 	threads, thErr := f.ThreadList()
 	p.problem(thErr, "no thread walked")
@@ -256,7 +265,7 @@ func (p *ProcessState) Walk(opt Options) {
 		if cpu == nil {
 			continue
 		}
-		env := &walkEnv{syms: syms, windows: windows, eval: evaluatorFor(cpu), entry: p.EntryPoint, code: p.memory, calls: opt.CheckCallSites}
+		env := &walkEnv{syms: syms, windows: windows, eval: evaluatorFor(cpu), entry: p.EntryPoint, code: p.memory, calls: opt.CheckCallSites, maps: p.maps, tails: opt.TailCalls}
 		if r, ok := cs.Memory.(*region); ok && !(ctx.CPU.PointerSize() == 4 && r.end() > 1<<32) {
 			env.stack = r
 		}

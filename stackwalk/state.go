@@ -84,6 +84,8 @@ type ProcessState struct {
 	// memory is the dump's whole memory (MemoryList and Memory64List), or
 	// nil: unwinders read code bytes from it, never stack values.
 	memory unwind.Memory
+	// maps is the dump's map of the address space (executable or not), or nil.
+	maps memMap
 }
 
 // moduleMap returns the modules indexed by address.

@@ -179,6 +179,21 @@ func (s *symbolizer) unloadedAt(addr uint64) *Module {
 	return s.unloaded.at(addr)
 }
 
+// functionStart reports whether the module's symbols put the start of a
+// function (FUNC or PUBLIC) exactly at addr.
+func (s *symbolizer) functionStart(addr uint64) bool {
+	m := s.mods.at(addr)
+	if m == nil || s.source == nil {
+		return false
+	}
+	st := s.symbols(m)
+	if st.missing || st.syms.Lookup == nil {
+		return false
+	}
+	sym, ok := st.syms.Lookup.Lookup(addr-m.Base, false)
+	return ok && sym.Function != "" && sym.FunctionBase == addr-m.Base
+}
+
 // fromImage reads a module's symbols from its whole image in the dump.
 func (s *symbolizer) fromImage(m *Module, sm symbols.Module) (*symbols.Symbols, error) {
 	if s.image == nil || s.memory == nil || m.Size == 0 || m.Size > maxImage {

@@ -96,7 +96,12 @@ type walkEnv struct {
 	entry   uint64        // the program's entry point, or 0
 	code    unwind.Memory // the dump's whole memory, for code bytes; or nil
 	calls   bool          // scans check call sites (Options.CheckCallSites)
+	maps    memMap        // the dump's address space map, or nil
+	tails   bool          // show tail call frames (tailCallFrame)
 }
+
+// Executable answers from the dump's address space map (unwind.MemoryMap).
+func (e *walkEnv) Executable(addr uint64) (exec, known bool) { return e.maps.executable(addr) }
 
 // CheckCallSites says whether scans check call sites (unwind.CallSiteChecking).
 func (e *walkEnv) CheckCallSites() bool { return e.calls }
@@ -134,6 +139,9 @@ func (e *walkEnv) Win(addr uint64) *unwind.WinInfo { return e.syms.win(addr) }
 func (e *walkEnv) InModule(addr uint64) bool { return e.syms.mods.at(addr) != nil }
 
 func (e *walkEnv) SeemsValid(addr uint64) bool { return e.syms.seemsValid(addr) }
+
+// FunctionStart says whether a function starts at addr (unwind.FunctionStarts).
+func (e *walkEnv) FunctionStart(addr uint64) bool { return e.syms.functionStart(addr) }
 
 func (e *walkEnv) Windows() bool { return e.windows }
 
@@ -190,6 +198,7 @@ func walkThread(cpu unwind.CPU, raw any, env *walkEnv, budget *atomic.Int64) ([]
 	physical := []*unwind.Frame{first}
 	scanned := 0
 	pastEntry := false
+	var callee *StackFrame // the last physical frame
 	for f := first; f != nil; {
 		sf := &StackFrame{Trust: f.Trust, Context: f.Context, cpu: cpu}
 		sf.Instruction = f.Regs[cpu.PC()]
@@ -197,6 +206,13 @@ func walkThread(cpu unwind.CPU, raw any, env *walkEnv, budget *atomic.Int64) ([]
 			sf.Instruction -= cpu.InstructionAdjust()
 		}
 		inlines := env.syms.fill(sf, true)
+		if tc := tailCallFrame(cpu, env, f, callee); tc != nil {
+			out = append(out, tc)
+		}
+		callee = sf
+		if f.Trampoline {
+			callee = nil
+		}
 		if sf.Function == entryPoint {
 			pastEntry = true
 		}
@@ -222,4 +238,36 @@ func walkThread(cpu unwind.CPU, raw any, env *walkEnv, budget *atomic.Int64) ([]
 		f = next
 	}
 	return out, nil
+}
+
+// tailCallFrame returns the frame of a function that left by a tail call
+// between callee and the caller frame f, or nil: the direct call before
+// f's return address (decoded from the dump's code bytes) called a
+// function that symbols say starts there and that is not callee's, so
+// that function jumped to callee's (or to another that did). Only callers
+// found by CFI or frame pointers are asked: their return addresses are
+// not stale values. The frame has no registers; its instruction is the
+// called function's start.
+func tailCallFrame(cpu unwind.CPU, env *walkEnv, f *unwind.Frame, callee *StackFrame) *StackFrame {
+	if !env.tails || callee == nil || callee.Function == "" || f.Interrupted || f.Trampoline {
+		return nil
+	}
+	if f.Trust != unwind.TrustCFI && f.Trust != unwind.TrustFP {
+		return nil
+	}
+	ct, ok := cpu.(unwind.CallTargeter)
+	if !ok {
+		return nil
+	}
+	target, ok := ct.CallTarget(env, f.Regs[cpu.PC()])
+	if !ok || target == callee.FunctionBase || !env.syms.functionStart(target) {
+		return nil
+	}
+	tc := &StackFrame{Trust: unwind.TrustTailCall, Instruction: target, cpu: cpu}
+	tc.Context.Regs[cpu.PC()] = target
+	env.syms.fill(tc, false)
+	if tc.Function == "" || tc.SourceLine == 0 {
+		return nil
+	}
+	return tc
 }

@@ -30,3 +30,32 @@ func X86CallBefore(mode int) CallCheck {
 		return NoCallBefore
 	}
 }
+
+// CallTargeter is implemented by a CPU whose direct calls can be decoded
+// from the dump's code bytes: CallTarget returns the target of the direct
+// call instruction that ends at ra, a return address.
+type CallTargeter interface {
+	CallTarget(env Env, ra uint64) (target uint64, ok bool)
+}
+
+// X86CallTarget is CallTarget for x86 (mode 32) and x86-64 (mode 64): a
+// call rel32 (E8) ending at ra.
+func X86CallTarget(env Env, ra uint64, mode int) (uint64, bool) {
+	b := ReadCode(env, ra-5, 5)
+	if b == nil || b[0] != 0xe8 {
+		return 0, false
+	}
+	inst, err := x86asm.Decode(b, mode)
+	if err != nil || inst.Len != 5 || inst.Op != x86asm.CALL {
+		return 0, false
+	}
+	rel, ok := inst.Args[0].(x86asm.Rel)
+	if !ok {
+		return 0, false
+	}
+	t := ra + uint64(int64(rel))
+	if mode == 32 {
+		t &= 0xffffffff
+	}
+	return t, true
+}

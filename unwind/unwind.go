@@ -57,6 +57,12 @@ const (
 	// TrustCallSite marks a frame found by scanning whose return address
 	// follows a call instruction decoded from the dump's code bytes.
 	TrustCallSite
+	// TrustTailCall marks a frame with no registers of its own: the
+	// function its caller's call instruction (decoded from the dump's code
+	// bytes) called, which is not the function of the frame below it,
+	// so it left by a tail call (a jump) that gdb shows as a tail call
+	// frame.
+	TrustTailCall
 )
 
 // String returns the Breakpad description printed after "Found by:".
@@ -82,6 +88,8 @@ func (t Trust) String() string {
 		return "signal frame"
 	case TrustCallSite:
 		return "stack scanning, after a call instruction"
+	case TrustTailCall:
+		return "target of the caller's call, left by a tail call"
 	}
 	return "unknown"
 }
@@ -231,6 +239,7 @@ func ScanForCaller(env Env, start uint64, words, size int, check CallCheck) (loc
 	if c, ok := env.(CallSiteChecking); ok && !c.CheckCallSites() {
 		check = nil
 	}
+	starts, _ := env.(FunctionStarts)
 	end := start + uint64(words*size)
 	if size == 4 {
 		end = uint64(uint32(start) + uint32(words*size))
@@ -247,9 +256,17 @@ func ScanForCaller(env Env, start uint64, words, size int, check CallCheck) (loc
 			if check != nil {
 				switch check(env, v) {
 				case CallBefore:
+					// Even at a function's start: a call to a
+					// no-return function ending the function before.
 					trust = TrustCallSite
 				case NoCallBefore:
 					goto next
+				default:
+					// No code bytes: a candidate at a function's
+					// start is a stored function pointer.
+					if starts != nil && starts.FunctionStart(v) {
+						goto next
+					}
 				}
 			}
 			return l, v, trust, true
@@ -260,6 +277,19 @@ func ScanForCaller(env Env, start uint64, words, size int, check CallCheck) (loc
 		}
 	}
 	return 0, 0, TrustNone, false
+}
+
+// FunctionStarts is an optional Env method: whether a symbol source says
+// a function starts exactly at addr (a FUNC or PUBLIC record there). With
+// call sites checked (ScanForCaller), a candidate there whose code bytes
+// are not in the dump is passed over: a function's start is what a stored
+// function pointer holds, and a return address only when the function
+// before ends with a call to a no-return function, which the code bytes
+// would show. Breakpad's scans take such candidates, and its outputs of
+// dumps without a truth contain them (a qsort callback's address), so
+// unchecked scans keep them.
+type FunctionStarts interface {
+	FunctionStart(addr uint64) bool
 }
 
 // RuleAddress is the address whose CFI or STACK WIN rules unwind frame
@@ -278,10 +308,20 @@ func RuleAddress(last *Frame, pc int, adjust uint64) uint64 {
 // return address may still be in a register or on top of the stack.
 func Innermost(last *Frame) bool { return last.Trust == TrustContext || last.Interrupted }
 
+// MemoryMap is an optional Env method: what the dump's map of the
+// process's address space (a Linux dump's /proc/PID/maps, a memory info
+// list) says of addr. known is false when the dump has no map; a map
+// without addr says it is not executable (nothing is mapped there).
+type MemoryMap interface {
+	Executable(addr uint64) (exec, known bool)
+}
+
 // wildPC reports whether a context frame's pc is outside all code: in the
-// first page (a call through a null pointer) or outside every module
-// without being in the stack (a call through a wild pointer). A pc in the
-// stack (code run from the stack) is left to Breakpad's strategies.
+// first page (a call through a null pointer), or outside the stack and
+// either in memory the dump's map says is not executable (a module's data,
+// an unmapped address) or, without a map, outside every module (a call
+// through a wild pointer). A pc in the stack (code run from the stack) is
+// left to Breakpad's strategies.
 func wildPC(env Env, last *Frame, pc int) bool {
 	if !Innermost(last) {
 		return false
@@ -290,11 +330,15 @@ func wildPC(env Env, last *Frame, pc int) bool {
 	if p < 1<<12 {
 		return true
 	}
-	if env.InModule(p) {
+	if _, err := env.ReadMemory(p, 1); err == nil {
 		return false
 	}
-	_, err := env.ReadMemory(p, 1)
-	return err != nil
+	if m, ok := env.(MemoryMap); ok {
+		if exec, known := m.Executable(p); known {
+			return !exec
+		}
+	}
+	return !env.InModule(p)
 }
 
 // CallerOfNullCall goes beyond Breakpad for a context frame whose pc is

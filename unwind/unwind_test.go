@@ -14,14 +14,15 @@ import (
 
 func TestTrustStrings(t *testing.T) {
 	for trust, want := range map[unwind.Trust]string{
-		unwind.TrustContext: "given as instruction pointer in context",
-		unwind.TrustCFI:     "call frame info",
-		unwind.TrustCFIScan: "call frame info with scanning",
-		unwind.TrustFP:      "previous frame's frame pointer",
-		unwind.TrustScan:    "stack scanning",
-		unwind.TrustInline:  "inline record",
-		unwind.TrustLeaf:    "simulating a return from leaf function",
-		unwind.TrustNone:    "unknown",
+		unwind.TrustContext:  "given as instruction pointer in context",
+		unwind.TrustCFI:      "call frame info",
+		unwind.TrustCFIScan:  "call frame info with scanning",
+		unwind.TrustFP:       "previous frame's frame pointer",
+		unwind.TrustScan:     "stack scanning",
+		unwind.TrustInline:   "inline record",
+		unwind.TrustLeaf:     "simulating a return from leaf function",
+		unwind.TrustNone:     "unknown",
+		unwind.TrustTailCall: "target of the caller's call, left by a tail call",
 	} {
 		if got := trust.String(); got != want {
 			t.Errorf("%d: %q, want %q", trust, got, want)

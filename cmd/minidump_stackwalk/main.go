@@ -81,6 +81,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "d", Usage: "dump the pointers found on the stacks, with their symbols"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.GOMAXPROCS(0), Usage: "walk up to `N` threads at once (the output does not depend on it)"},
 			&cli.BoolFlag{Name: "json", Usage: "output rust-minidump's JSON report"},
+			&cli.BoolFlag{Name: "tail-calls", Usage: "show the functions that left by a tail call, from the direct call before each caller's return address where the dump holds the code (not Breakpad's walk)"},
 			&cli.BoolFlag{Name: "check-call-sites", Usage: "stack scans take only candidates with a call instruction before them, where the dump holds the code (not Breakpad's scan)"},
 			&cli.BoolFlag{Name: "pretty", Usage: "indent the JSON report (implies --json)"},
 			&cli.BoolFlag{Name: "signature", Usage: "print the crash signature instead of the report (with --json: add it to the report)"},
@@ -110,6 +111,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 				signature:      cmd.Bool("signature") || cmd.String("signature-lists") != "",
 				signatureLists: cmd.String("signature-lists"),
 				checkCalls:     cmd.Bool("check-call-sites"),
+				tailCalls:      cmd.Bool("tail-calls"),
 			}
 			switch f := cmd.String("f"); f {
 			case "human":
@@ -144,6 +146,7 @@ type options struct {
 	signatureLists                                         string
 	symbols                                                symbolOptions
 	checkCalls                                             bool
+	tailCalls                                              bool
 }
 
 // check rejects flags that another flag would make ignored.
@@ -188,7 +191,7 @@ func run(stdout, stderr io.Writer, dumpPath string, symPaths []string, o options
 		return explainOpen(dumpPath, err)
 	}
 	defer f.Close()
-	opt := stackwalk.Options{Workers: o.workers, CheckCallSites: o.checkCalls}
+	opt := stackwalk.Options{Workers: o.workers, CheckCallSites: o.checkCalls, TailCalls: o.tailCalls}
 	var syms symbols.Source
 	src, err := symbolSources(symPaths, o.symbols, stderr)
 	if err != nil {

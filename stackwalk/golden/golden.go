@@ -124,6 +124,8 @@ func TrustName(t unwind.Trust) string {
 		return "signal"
 	case unwind.TrustCallSite:
 		return "scan_call"
+	case unwind.TrustTailCall:
+		return "tail_call"
 	}
 	return "none"
 }

@@ -172,3 +172,9 @@ func byScan(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 	}
 	return f
 }
+
+// CallTarget returns the target of the direct call ending at ra
+// (unwind.CallTargeter).
+func (Unwinder) CallTarget(env unwind.Env, ra uint64) (uint64, bool) {
+	return unwind.X86CallTarget(env, ra, 64)
+}

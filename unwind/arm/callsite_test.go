@@ -32,3 +32,28 @@ func TestScanCallSite(t *testing.T) {
 		check(t, frames[1], unwind.TrustCallSite, ra, sp+8)
 	}
 }
+
+// TestScanFunctionStart: with call sites checked, a candidate at the start
+// of a function (a stored function pointer) whose code is not in the dump
+// is passed over; after a BL in the dump it is a return address.
+func TestScanFunctionStart(t *testing.T) {
+	for _, withCode := range []bool{false, true} {
+		u := armunwind.Unwinder{}
+		env := newEnv(u)
+		env.Modules[0].Funcs = append(env.Modules[0].Funcs, [2]uint64{0x14000, 0x14100}, [2]uint64{0x14100, 0x14200})
+		env.FuncStarts = map[uint64]bool{0x14000: true, 0x14100: true}
+		if withCode {
+			env.Code = map[uint64][]byte{0x140fc: binary.LittleEndian.AppendUint32(nil, 0xeb000010)} // bl
+		}
+		sp := env.Push(0x14100, 0x13050, 0)
+		frames := unwindtest.Walk(u, env, contextFrame(t, u, env, 0x11010, uint32(sp), 0, 0, 0), 2)
+		if len(frames) != 2 {
+			t.Fatalf("code %v: got %d frames", withCode, len(frames))
+		}
+		if withCode {
+			check(t, frames[1], unwind.TrustCallSite, 0x14100, sp+4)
+		} else {
+			check(t, frames[1], unwind.TrustScan, 0x13050, sp+8)
+		}
+	}
+}

@@ -25,3 +25,18 @@ func callBefore(env unwind.Env, ra uint64) unwind.CallSite {
 	}
 	return unwind.NoCallBefore
 }
+
+// CallTarget returns the target of the BL instruction before ra
+// (unwind.CallTargeter).
+func (u *Unwinder) CallTarget(env unwind.Env, ra uint64) (uint64, bool) {
+	b := unwind.ReadCode(env, ra-4, 4)
+	if b == nil {
+		return 0, false
+	}
+	w := binary.LittleEndian.Uint32(b)
+	if w&0xfc000000 != 0x94000000 {
+		return 0, false
+	}
+	off := int64(int32(w<<6)>>6) * 4
+	return ra - 4 + uint64(off), true
+}

@@ -143,6 +143,9 @@ func (u *Unwinder) byFramePointer(env unwind.Env, frames []*unwind.Frame) *unwin
 		u.correctLR(env, frames)
 	}
 	fp := last.Regs[arm64.RegFP]
+	if last.Trust == unwind.TrustLeaf && !last.Has(arm64.RegLR) && fp != 0 {
+		return u.pastWildLeaf(env, last)
+	}
 	var callerFP, callerLR uint64
 	if fp != 0 {
 		var ok bool
@@ -160,6 +163,39 @@ func (u *Unwinder) byFramePointer(env unwind.Env, frames []*unwind.Frame) *unwin
 	}
 	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustFP}
 	f.Regs[arm64.RegFP], f.Regs[arm64.RegSP], f.Regs[arm64.RegPC], f.Regs[arm64.RegLR] = callerFP, sp, last.Regs[arm64.RegLR], callerLR
+	f.Valid = 1<<arm64.RegPC | 1<<arm64.RegLR | 1<<arm64.RegFP | 1<<arm64.RegSP
+	return f
+}
+
+// pastWildLeaf is the frame-pointer step from the function that called
+// through a wild pointer (a frame found by unwind.CallerOfWildLeaf: its pc
+// is the context's lr, its own lr lost to the call): its return address
+// is in its frame record at fp, not in lr. The step is Breakpad's
+// frame-pointer step from that frame with lr and fp taken from its record
+// (lr = [fp+8], fp = [fp]): the caller's pc is that lr, and its lr, fp and
+// sp come from the record the saved fp points to.
+func (u *Unwinder) pastWildLeaf(env unwind.Env, last *unwind.Frame) *unwind.Frame {
+	fp := last.Regs[arm64.RegFP]
+	recFP, ok := unwind.Read64(env, fp)
+	if !ok {
+		return nil
+	}
+	pc, ok := unwind.Read64(env, fp+8)
+	if !ok {
+		return nil
+	}
+	var callerFP, callerLR uint64
+	if recFP != 0 {
+		if callerFP, ok = unwind.Read64(env, recFP); !ok {
+			return nil
+		}
+		if callerLR, ok = unwind.Read64(env, recFP+8); !ok {
+			return nil
+		}
+	}
+	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustFP}
+	f.Regs[arm64.RegFP], f.Regs[arm64.RegSP] = callerFP, recFP+16
+	f.Regs[arm64.RegPC], f.Regs[arm64.RegLR] = u.strip(env, pc), u.strip(env, callerLR)
 	f.Valid = 1<<arm64.RegPC | 1<<arm64.RegLR | 1<<arm64.RegFP | 1<<arm64.RegSP
 	return f
 }

@@ -41,6 +41,33 @@ type Env struct {
 	Code map[uint64][]byte
 	// FuncNames names functions by their start address, for FunctionName.
 	FuncNames map[uint64]string
+	// Maps is the process's memory map for Executable; nil: no map.
+	Maps []Mapping
+	// FuncStarts are the addresses where a symbol says a function
+	// starts, for FunctionStart.
+	FuncStarts map[uint64]bool
+}
+
+// FunctionStart implements unwind.FunctionStarts over FuncStarts.
+func (e *Env) FunctionStart(addr uint64) bool { return e.FuncStarts[addr] }
+
+// Mapping is one range of the process's memory map.
+type Mapping struct {
+	Start, End uint64 // [Start, End)
+	Exec       bool
+}
+
+// Executable implements unwind.MemoryMap over Maps.
+func (e *Env) Executable(addr uint64) (exec, known bool) {
+	if e.Maps == nil {
+		return false, false
+	}
+	for _, m := range e.Maps {
+		if addr >= m.Start && addr < m.End {
+			return m.Exec, true
+		}
+	}
+	return false, true
 }
 
 // New returns an Env with an empty stack at base, for a CPU's rule names.
