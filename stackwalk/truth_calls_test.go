@@ -198,9 +198,9 @@ func TestCallsTruthNoCFI(t *testing.T) {
 // could have made the jump. Keyed by mode and optimisation; the function
 // is inserted before main.
 var sourceTailCalls = map[string]string{
-	"null-O2": "run", "null-O2fp": "run",
-	"data-O2": "run", "data-O2fp": "run",
-	"unmapped-O2": "run", "unmapped-O2fp": "run",
+	"null-O2": "run", "null-O2nofp": "run",
+	"data-O2": "run", "data-O2nofp": "run",
+	"unmapped-O2": "run", "unmapped-O2nofp": "run",
 }
 
 // alignOptional is alignTruth where the truth frames marked optional (tail

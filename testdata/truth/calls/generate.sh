@@ -7,7 +7,7 @@
 # backtrace at the fatal signal, one frame a line: number, tab, function.
 #
 # OPT: O0 (-O0), O2 (-O2 -fno-omit-frame-pointer: the frame pointer kept,
-# so that the two -O2 levels differ on every CPU) and O2fp (-O2
+# so that the two -O2 levels differ on every CPU) and O2nofp (-O2
 # -fomit-frame-pointer).
 #
 # info.txt, when present, says truth_tailcall_frames=N...: the frames gdb
@@ -80,11 +80,11 @@ syms() {
 }
 
 modes="null data unmapped tail recurse abort"
-for o in O0 O2 O2fp; do
+for o in O0 O2 O2nofp; do
 	case $o in
 	O0) opt=-O0 ;;
 	O2) opt="-O2 -fno-omit-frame-pointer" ;;
-	O2fp) opt="-O2 -fomit-frame-pointer" ;;
+	O2nofp) opt="-O2 -fomit-frame-pointer" ;;
 	esac
 	cflags="$opt -g -static -fdebug-prefix-map=$work=. -fdebug-prefix-map=$here=."
 	gcc $cflags -o calls-x64 "$here/calls.c"

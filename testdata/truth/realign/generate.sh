@@ -2,7 +2,7 @@
 # Regenerates the realigned-stack cases in this folder from realign.c (see
 # its modes: over, drap, force), for x86-64 (a live capture by minidump_capture),
 # i386 and arm64 (qemu-user cores converted by core2md), each at -O0, -O2
-# and -O2 -fomit-frame-pointer (O2fp).
+# and -O2 -fomit-frame-pointer (O2nofp).
 #
 # Each case MODE-ARCH-OPT holds crash.dmp, the program's Breakpad symbols
 # (symbols/) and truth.txt: gdb's backtrace at the fatal signal (natively
@@ -97,11 +97,11 @@ subprocess.run(["./trim", sys.argv[1]] + sorted(names), stdout=open(sys.argv[3],
 ' "$2.sym" "$here/$1/truth.txt" "$here/$1/symbols/$name/$id/$name.sym"
 }
 
-for o in O0 O2 O2fp; do
+for o in O0 O2 O2nofp; do
 	case $o in
 	O0) opt=-O0 ;;
 	O2) opt=-O2 ;;
-	O2fp) opt="-O2 -fomit-frame-pointer" ;;
+	O2nofp) opt="-O2 -fomit-frame-pointer" ;;
 	esac
 	cflags="$opt -g -static -fdebug-prefix-map=$work=. -fdebug-prefix-map=$here=."
 	$cc_x64 $cflags -o $prog-x64 "$src"

@@ -3,7 +3,7 @@
 # and an abort (abort) in a second thread, a few frames below its start
 # routine, while main waits in pthread_join; for x86-64 (a live capture by
 # minidump_capture), i386 and arm64 (qemu-user cores converted by core2md),
-# each at -O0, -O2 and -O2 -fomit-frame-pointer (O2fp).
+# each at -O0, -O2 and -O2 -fomit-frame-pointer (O2nofp).
 #
 # Each case PROG-ARCH-OPT (PROG: the mode) holds crash.dmp, the program's
 # Breakpad symbols (symbols/), truth.txt: gdb's backtrace of the crashing
@@ -54,11 +54,11 @@ syms() {
 	go run "$root/testdata/signal/trim.go" "$2.sym" $keep >"$here/$1/symbols/$name/$id/$name.sym"
 }
 
-for o in O0 O2 O2fp; do
+for o in O0 O2 O2nofp; do
 	case $o in
 	O0) opt=-O0 ;;
 	O2) opt=-O2 ;;
-	O2fp) opt="-O2 -fomit-frame-pointer" ;;
+	O2nofp) opt="-O2 -fomit-frame-pointer" ;;
 	esac
 	cflags="$opt -g -static -fdebug-prefix-map=$work=. -fdebug-prefix-map=$here=."
 	gcc $cflags -o threads-x64 "$here/threads.c"
