@@ -324,6 +324,11 @@ func (d *dumper) run() error {
 	d.fmt = &formatter{tpi: tpi, ipi: ipi, ptrSize: ptr, fwd: map[string]uint64{}}
 	d.progress("functions")
 	funcs := d.functions()
+	// The type records (the largest streams, often copied: see pdb.Open)
+	// name functions and inlines only: free them before the publics.
+	d.fmt = nil
+	d.f.MSF.Release(pdb.StreamTPI)
+	d.f.MSF.Release(pdb.StreamIPI)
 	d.progress("publics")
 	d.publics(funcs)
 	d.progress("frame data")

@@ -213,6 +213,7 @@ func (d *dumper) functions() []dumpsyms.Function {
 		for _, p := range procs {
 			d.addFunction(&funcs, seen, ml, p)
 		}
+		d.f.MSF.Release(int(mod.SymStream))
 	}
 	sortFuncs(funcs)
 	d.syms.Funcs = funcs

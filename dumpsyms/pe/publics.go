@@ -81,6 +81,7 @@ func (d *dumper) publics(funcs []dumpsyms.Function) {
 		d.warn("public symbols: %v", err)
 		return
 	}
+	defer d.f.MSF.Release(int(d.dbi.Header.SymRecordStream))
 	byAddr := map[uint32]int{} // final RVA → index in pubs
 	var pubs []symfile.Public
 	// Every range of every function: a function split by OMAP has
