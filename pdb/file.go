@@ -49,6 +49,7 @@ func Open(path string) (*File, error) {
 				unmap()
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
+			pf.MSF.mapped = true
 			pf.closer = closerFunc(unmap)
 			return pf, nil
 		}

@@ -33,6 +33,7 @@ type SuperBlock struct {
 type MSF struct {
 	r       io.ReaderAt
 	data    []byte // the whole file when it is in memory or mapped; else nil
+	mapped  bool   // data is a read-only shared mapping of the file, made by Open
 	size    int64
 	read    atomic.Int64 // bytes of streams read so far
 	Super   SuperBlock
@@ -243,13 +244,14 @@ func contiguous(blocks []uint32) bool {
 }
 
 // Release tells the MSF that the bytes of stream i will not be read again
-// soon. On a mapped file (see Open) the pages wholly inside the stream's
+// soon. On a file mapped by Open the pages wholly inside the stream's
 // blocks leave the process's resident memory: they stay in the system's
 // page cache, and reading the stream again (slices of it kept meanwhile
-// included) faults them back in, unchanged. Streams read into copies are
-// not affected: a copy is freed when no longer referenced.
+// included) faults them back in, unchanged. Otherwise (bytes given to
+// NewMSFBytes, streams read into copies) it does nothing: a copy is freed
+// when no longer referenced.
 func (m *MSF) Release(i int) {
-	if m.data == nil || i < 0 || i >= len(m.streams) || m.streams[i].size == nilStream {
+	if !m.mapped || i < 0 || i >= len(m.streams) || m.streams[i].size == nilStream {
 		return
 	}
 	s := m.streams[i]

@@ -2,7 +2,6 @@ package pdb
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -53,6 +52,7 @@ func TestInPlaceStreams(t *testing.T) {
 	minPieceSize = 1 // every stream in pieces, however fragmented
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
+		orig := bytes.Clone(data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestInPlaceStreams(t *testing.T) {
 			for _, read := range []func(*File) (*TypeStream, error){(*File).TPI, (*File).IPI} {
 				want, err1 := read(ra)
 				got, err2 := read(f)
-				if fmt.Sprint(err1) != fmt.Sprint(err2) || (want == nil) != (got == nil) {
+				if err1 != nil || err2 != nil || (want == nil) != (got == nil) {
 					t.Fatalf("%s: type streams: %v in place, %v read", p, err2, err1)
 				}
 				if want == nil {
@@ -98,6 +98,9 @@ func TestInPlaceStreams(t *testing.T) {
 					}
 				}
 			}
+		}
+		if !bytes.Equal(data, orig) {
+			t.Fatalf("%s: the bytes given to NewFileBytes changed", p)
 		}
 		if err := mapped.Close(); err != nil {
 			t.Fatal(err)
