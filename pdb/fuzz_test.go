@@ -49,6 +49,12 @@ func exerciseC13(data []byte) {
 			ParseInlineeLines(s.Data)
 		case DEBUG_S_FRAMEDATA:
 			ParseFrameDataSubsection(s.Data)
+		case DEBUG_S_CROSSSCOPEIMPORTS:
+			ParseCrossScopeImports(s.Data)
+		case DEBUG_S_CROSSSCOPEEXPORTS:
+			if e, err := ParseCrossScopeExports(s.Data); err == nil {
+				ExportedIndex(e, 0x80000001)
+			}
 		}
 	}
 }

@@ -321,7 +321,7 @@ func (d *dumper) run() error {
 	if m := d.dbi.Header.Machine; m == pdb.MachineAMD64 || m == pdb.MachineARM64 || m == pdb.MachineIA64 {
 		ptr = 8
 	}
-	d.fmt = &formatter{tpi: tpi, ipi: ipi, ptrSize: ptr, fwd: map[string]uint64{}}
+	d.fmt = &formatter{tpi: tpi, ipi: ipi, ptrSize: ptr, fwd: map[string]uint64{}, xmod: &crossModules{d: d}}
 	d.progress("functions")
 	funcs := d.functions()
 	// The type records (the largest streams, often copied: see pdb.Open)

@@ -14,6 +14,7 @@ type moduleLines struct {
 	lines     []*pdb.Lines
 	checksums map[uint32]pdb.FileChecksum
 	inlinees  map[pdb.TypeIndex]pdb.InlineeLine
+	imports   []pdb.CrossScopeImport // DEBUG_S_CROSSSCOPEIMPORTS
 }
 
 // lineInfo is one line entry: an address range of the original image, a
@@ -61,6 +62,12 @@ func (d *dumper) readModuleLines(ms *pdb.ModuleStream, modName string) *moduleLi
 			for k, v := range c {
 				ml.checksums[k] = v
 			}
+		case pdb.DEBUG_S_CROSSSCOPEIMPORTS:
+			imp, err := pdb.ParseCrossScopeImports(s.Data)
+			if err != nil {
+				d.warn("module %s: %v", modName, err)
+			}
+			ml.imports = append(ml.imports, imp...)
 		case pdb.DEBUG_S_INLINEELINES:
 			il, err := pdb.ParseInlineeLines(s.Data)
 			if err != nil {
@@ -146,6 +153,7 @@ func (d *dumper) functions() []dumpsyms.Function {
 			continue
 		}
 		ml := d.readModuleLines(ms, mod.Name)
+		d.fmt.imports = ml.imports
 		it := ms.Iter()
 		var cur *procInfo
 		var stack []*inlineSite // open inline sites of cur
