@@ -15,6 +15,11 @@ type moduleLines struct {
 	checksums map[uint32]pdb.FileChecksum
 	inlinees  map[pdb.TypeIndex]pdb.InlineeLine
 	imports   []pdb.CrossScopeImport // DEBUG_S_CROSSSCOPEIMPORTS
+	// maxEnd[i] is the largest end (segment<<32 + offset+size) of
+	// lines[:i+1], which are sorted by start: the first subsection that can
+	// reach an address is found by binary search (a module has one per
+	// function).
+	maxEnd []uint64
 }
 
 // lineInfo is one line entry: an address range of the original image, a
@@ -84,6 +89,13 @@ func (d *dumper) readModuleLines(ms *pdb.ModuleStream, modName string) *moduleLi
 		}
 		return cmp.Compare(a.Offset, b.Offset)
 	})
+	ml.maxEnd = make([]uint64, len(ml.lines))
+	for i, l := range ml.lines {
+		ml.maxEnd[i] = uint64(l.Segment)<<32 + uint64(l.Offset) + uint64(l.CodeSize)
+		if i > 0 {
+			ml.maxEnd[i] = max(ml.maxEnd[i], ml.maxEnd[i-1])
+		}
+	}
 	return ml
 }
 
@@ -92,7 +104,12 @@ func (d *dumper) readModuleLines(ms *pdb.ModuleStream, modName string) *moduleLi
 // block, the last to the end of the subsection's code).
 func (d *dumper) linesIn(ml *moduleLines, seg uint16, off, size uint32) []lineInfo {
 	var out []lineInfo
-	for _, l := range ml.lines {
+	first, _ := slices.BinarySearch(ml.maxEnd, uint64(seg)<<32+uint64(off)+1)
+	limit := uint64(seg)<<32 + uint64(off) + uint64(size)
+	for _, l := range ml.lines[first:] {
+		if uint64(l.Segment)<<32|uint64(l.Offset) >= limit {
+			break
+		}
 		if l.Segment != seg || uint64(l.Offset) >= uint64(off)+uint64(size) || uint64(l.Offset)+uint64(l.CodeSize) <= uint64(off) {
 			continue
 		}

@@ -671,10 +671,25 @@ func (f *formatter) forwardSize(c pdb.Class, ti pdb.TypeIndex) uint64 {
 // dump_syms strips.
 var compilerSuffix = regexp.MustCompile(`((\.(cold|constprop|llvm|localalias|lto_priv|isra|part|str)(\.[0-9]+)?)|( ?\[clone[^\]]*\] ?))+$`)
 
+// hasCompilerSuffix reports whether s holds one of the pieces that
+// compilerSuffix matches: without one the expression (which backtracks
+// from every position of the name) cannot match.
+func hasCompilerSuffix(s string) bool {
+	if !strings.ContainsAny(s, ".[") {
+		return false
+	}
+	for _, p := range [...]string{".cold", ".constprop", ".llvm", ".localalias", ".lto_priv", ".isra", ".part", ".str", "[clone"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // fixName normalizes a name as Mozilla's dump_syms: compiler suffixes
 // stripped, "`anonymous namespace'" written "(anonymous namespace)".
 func fixName(s string) string {
-	if strings.ContainsAny(s, ". ") {
+	if hasCompilerSuffix(s) {
 		s = compilerSuffix.ReplaceAllString(s, "")
 	}
 	return strings.ReplaceAll(s, "`anonymous namespace'", "(anonymous namespace)")
