@@ -195,7 +195,7 @@ func dumpPDBPath(path string, pi *peInfo, wopts Options) (*dumpsyms.Symbols, err
 	if opts.Name != "" {
 		name = opts.Name
 	}
-	syms, err := DumpPDB(f, name, opts)
+	syms, err := dumpMapped(f, name, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
