@@ -23,12 +23,25 @@
 //     [ParsePub], [ParseRef], [ParseFrameProc], [ParseInlineSite] with
 //     [DecodeAnnotations]);
 //   - a module's C13 line information ([ParseSubsections]): DEBUG_S_LINES,
-//     DEBUG_S_FILECHKSMS, DEBUG_S_INLINEELINES, DEBUG_S_FRAMEDATA;
+//     DEBUG_S_FILECHKSMS, DEBUG_S_INLINEELINES, DEBUG_S_FRAMEDATA, and the
+//     cross-module references of link-time code generation
+//     (DEBUG_S_CROSSSCOPEIMPORTS/EXPORTS: [ParseCrossScopeImports],
+//     [ParseCrossScopeExports], [TypeIndex.CrossModule], [ExportedIndex]);
 //   - the TPI and IPI type streams ([File.TPI], [File.IPI],
 //     [TypeStream.Record]) and the records names are made of
 //     (LF_PROCEDURE, LF_MFUNCTION, LF_ARGLIST, LF_POINTER, LF_MODIFIER,
 //     LF_ARRAY, classes, unions, enums, LF_FUNC_ID, LF_MFUNC_ID,
 //     LF_STRING_ID).
+//
+// Memory: [Open] maps the file where the platform allows (Unix). A stream
+// whose blocks follow each other is then a slice of the mapping, not a
+// copy; the TPI and IPI streams, which the free page map's blocks cut
+// every 4096 blocks (16 MB with 4 KiB blocks), are read in place in pieces
+// (a record crossing a piece's end is copied); other streams are copied.
+// [MSF.Release] gives a stream's pages back once read. [NewFileBytes] reads
+// a PDB already in memory the same way; [NewFile] reads through an
+// io.ReaderAt, copying each stream. Bytes of streams are valid until
+// [File.Close].
 //
 // Bad input gives errors wrapping [ErrFormat], never a panic: stream sizes
 // and counts are checked against the bytes that hold them before anything

@@ -26,7 +26,11 @@ type File struct {
 	namesErr  error
 }
 
-// Open opens the PDB file at path.
+// Open opens the PDB file at path. Where the platform allows, the file is
+// mapped into memory: streams whose blocks are consecutive in the file
+// are then read without copying (see MSF.Stream), the others are copied
+// from the mapping. The bytes of streams and of the records read from them
+// must not be used after Close.
 func Open(path string) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -37,6 +41,19 @@ func Open(path string) (*File, error) {
 		f.Close()
 		return nil, err
 	}
+	if st.Mode().IsRegular() {
+		if data, unmap, err := mmapFile(f, st.Size()); err == nil && data != nil {
+			f.Close() // the mapping stays valid after the descriptor is closed
+			pf, err := NewFileBytes(data)
+			if err != nil {
+				unmap()
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			pf.MSF.mapped = true
+			pf.closer = closerFunc(unmap)
+			return pf, nil
+		}
+	}
 	pf, err := NewFile(f, st.Size())
 	if err != nil {
 		f.Close()
@@ -44,6 +61,21 @@ func Open(path string) (*File, error) {
 	}
 	pf.closer = f
 	return pf, nil
+}
+
+type closerFunc func() error
+
+func (c closerFunc) Close() error { return c() }
+
+// NewFileBytes reads the PDB held in data (a file read whole, or a mapping
+// of it); streams on consecutive blocks are slices of data (see
+// NewMSFBytes).
+func NewFileBytes(data []byte) (*File, error) {
+	m, err := NewMSFBytes(data)
+	if err != nil {
+		return nil, err
+	}
+	return &File{MSF: m}, nil
 }
 
 // NewFile reads the PDB in r, size bytes long.
@@ -55,10 +87,12 @@ func NewFile(r io.ReaderAt, size int64) (*File, error) {
 	return &File{MSF: m}, nil
 }
 
-// Close closes the file opened by Open.
+// Close closes the file opened by Open (and unmaps it). A second Close
+// does nothing.
 func (f *File) Close() error {
-	if f.closer != nil {
-		return f.closer.Close()
+	if c := f.closer; c != nil {
+		f.closer = nil
+		return c.Close()
 	}
 	return nil
 }
@@ -119,6 +153,19 @@ func (f *File) IPI() (*TypeStream, error) { return f.typeStream(StreamIPI, "IPI"
 func (f *File) typeStream(i int, name string) (*TypeStream, error) {
 	if f.MSF.StreamSize(i) <= 0 {
 		return nil, nil
+	}
+	// The type streams are the largest: read in place when the file is
+	// in memory, though their blocks are not all consecutive.
+	ps, ok, err := f.MSF.streamPieces(i)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if ok {
+		t, err := parseTypeStream(ps)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return t, nil
 	}
 	b, err := f.MSF.Stream(i)
 	if err != nil {

@@ -1,6 +1,7 @@
 package pdb
 
 import (
+	"bytes"
 	"encoding/binary"
 	"testing"
 )
@@ -48,6 +49,12 @@ func exerciseC13(data []byte) {
 			ParseInlineeLines(s.Data)
 		case DEBUG_S_FRAMEDATA:
 			ParseFrameDataSubsection(s.Data)
+		case DEBUG_S_CROSSSCOPEIMPORTS:
+			ParseCrossScopeImports(s.Data)
+		case DEBUG_S_CROSSSCOPEEXPORTS:
+			if e, err := ParseCrossScopeExports(s.Data); err == nil {
+				ExportedIndex(e, 0x80000001)
+			}
 		}
 	}
 }
@@ -87,8 +94,28 @@ func FuzzTypes(f *testing.F) {
 	f.Add(append(hdr, recs...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ts, err := ParseTypeStream(data)
+		// The same stream in pieces (a file in memory whose blocks are
+		// not consecutive) reads the same.
+		n := 1
+		if len(data) > 0 {
+			n += int(data[len(data)-1]) % 61
+		}
+		ts2, err2 := parseTypeStream(splitPieces(data, n))
+		if (err == nil) != (err2 == nil) {
+			t.Fatalf("in one piece: %v; in pieces of %d: %v", err, n, err2)
+		}
 		if err != nil {
 			return
+		}
+		if ts.Len() != ts2.Len() {
+			t.Fatalf("%d records in one piece, %d in pieces of %d", ts.Len(), ts2.Len(), n)
+		}
+		for i := range ts.Len() {
+			k1, d1, _ := ts.Record(ts.Header.IndexBegin + TypeIndex(i))
+			k2, d2, _ := ts2.Record(ts.Header.IndexBegin + TypeIndex(i))
+			if k1 != k2 || !bytes.Equal(d1, d2) {
+				t.Fatalf("record %d differs in pieces of %d", i, n)
+			}
 		}
 		for i := 0; i < ts.Len() && i < 1000; i++ {
 			k, p, err := ts.Record(ts.Header.IndexBegin + TypeIndex(i))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync/atomic"
 )
 
@@ -31,6 +32,8 @@ type SuperBlock struct {
 // MSF is an opened multi-stream file: the container of a PDB's streams.
 type MSF struct {
 	r       io.ReaderAt
+	data    []byte // the whole file when it is in memory or mapped; else nil
+	mapped  bool   // data is a read-only shared mapping of the file, made by Open
 	size    int64
 	read    atomic.Int64 // bytes of streams read so far
 	Super   SuperBlock
@@ -50,8 +53,19 @@ const nilStream = 0xFFFFFFFF
 const ReadBudget = 16
 
 // NewMSF reads the superblock and the stream directory of the MSF container
-// in r, size bytes long.
+// in r, size bytes long. Streams are copied out of r when read.
 func NewMSF(r io.ReaderAt, size int64) (*MSF, error) {
+	return newMSF(r, nil, size)
+}
+
+// NewMSFBytes reads the MSF container held in data (a file read whole, or
+// a mapping of it). A stream whose blocks follow each other in the file is
+// returned as a slice of data, without copying; the others are copied.
+func NewMSFBytes(data []byte) (*MSF, error) {
+	return newMSF(bytes.NewReader(data), data, int64(len(data)))
+}
+
+func newMSF(r io.ReaderAt, data []byte, size int64) (*MSF, error) {
 	var hdr [56]byte
 	if _, err := r.ReadAt(hdr[:], 0); err != nil {
 		return nil, fmt.Errorf("msf: superblock: %w", err)
@@ -63,7 +77,7 @@ func NewMSF(r io.ReaderAt, size int64) (*MSF, error) {
 		return nil, fmt.Errorf("msf: no MSF 7.00 signature: %w", ErrFormat)
 	}
 	le := binary.LittleEndian
-	m := &MSF{r: r, size: size}
+	m := &MSF{r: r, data: data, size: size}
 	sb := &m.Super
 	sb.BlockSize = le.Uint32(hdr[32:])
 	sb.FreeBlockMapBlock = le.Uint32(hdr[36:])
@@ -152,7 +166,10 @@ func (m *MSF) StreamSize(i int) int64 {
 }
 
 // Stream returns the whole content of stream i. It reads the stream's
-// blocks on each call.
+// blocks on each call. For an MSF made by NewMSFBytes (and a File opened by
+// Open, which maps the file where it can), a stream whose blocks are
+// consecutive is a slice of the file's bytes: read-only (a mapping faults
+// on writes), valid until the File is closed.
 func (m *MSF) Stream(i int) ([]byte, error) {
 	if i < 0 || i >= len(m.streams) {
 		return nil, fmt.Errorf("msf: stream %d of %d: %w", i, len(m.streams), ErrFormat)
@@ -184,13 +201,27 @@ func (m *MSF) readStream(s streamDesc) ([]byte, error) {
 	if n := m.read.Add(int64(s.size)); n > ReadBudget*m.size+1<<20 {
 		return nil, fmt.Errorf("%d bytes of streams read from a file of %d (overlapping streams?): %w", n, m.size, ErrFormat)
 	}
-	out := make([]byte, s.size)
-	for i := 0; int64(i)*bs < int64(s.size); i++ {
-		blk := s.blocks[i]
+	nb := (int64(s.size) + bs - 1) / bs
+	for _, blk := range s.blocks[:nb] {
 		if blk >= m.Super.NumBlocks {
 			return nil, fmt.Errorf("block %d past the file's %d: %w", blk, m.Super.NumBlocks, ErrFormat)
 		}
+	}
+	if m.data != nil && contiguous(s.blocks[:nb]) {
+		start := int64(s.blocks[0]) * bs
+		if end := start + int64(s.size); end <= int64(len(m.data)) {
+			return m.data[start:end:end], nil
+		}
+	}
+	out := make([]byte, s.size)
+	for i, blk := range s.blocks[:nb] {
 		chunk := out[int64(i)*bs : min(int64(i+1)*bs, int64(s.size))]
+		if m.data != nil {
+			if off := int64(blk) * bs; off+int64(len(chunk)) <= int64(len(m.data)) {
+				copy(chunk, m.data[off:])
+				continue
+			}
+		}
 		n, err := m.r.ReadAt(chunk, int64(blk)*bs)
 		if n < len(chunk) {
 			if err == nil || err == io.EOF {
@@ -200,4 +231,46 @@ func (m *MSF) readStream(s streamDesc) ([]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// contiguous reports whether blocks are consecutive block numbers.
+func contiguous(blocks []uint32) bool {
+	for i := 1; i < len(blocks); i++ {
+		if blocks[i] != blocks[i-1]+1 {
+			return false
+		}
+	}
+	return true
+}
+
+// Release tells the MSF that the bytes of stream i will not be read again
+// soon. On a file mapped by Open the pages wholly inside the stream's
+// blocks leave the process's resident memory: they stay in the system's
+// page cache, and reading the stream again (slices of it kept meanwhile
+// included) faults them back in, unchanged. Otherwise (bytes given to
+// NewMSFBytes, streams read into copies) it does nothing: a copy is freed
+// when no longer referenced.
+func (m *MSF) Release(i int) {
+	if !m.mapped || i < 0 || i >= len(m.streams) || m.streams[i].size == nilStream {
+		return
+	}
+	s := m.streams[i]
+	bs := int64(m.Super.BlockSize)
+	page := int64(os.Getpagesize())
+	nb := min((int64(s.size)+bs-1)/bs, int64(len(s.blocks)))
+	for j := int64(0); j < nb; {
+		k := j + 1
+		for k < nb && s.blocks[k] == s.blocks[k-1]+1 {
+			k++
+		}
+		start := int64(s.blocks[j]) * bs
+		end := min(int64(s.blocks[k-1]+1)*bs, start+int64(s.size)-j*bs, int64(len(m.data)))
+		// Whole pages only: a page may hold the start of the next stream.
+		start = (start + page - 1) / page * page
+		end = end / page * page
+		if start < end {
+			dropPages(m.data[start:end])
+		}
+		j = k
+	}
 }

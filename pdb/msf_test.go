@@ -125,6 +125,20 @@ func FuzzMSF(f *testing.F) {
 			}
 		}
 		exercise(pf)
+		// The file in memory: streams as slices or pieces of it.
+		defer func(n int) { minPieceSize = n }(minPieceSize)
+		minPieceSize = 1
+		inMem, err := NewFileBytes(data)
+		if err != nil {
+			t.Fatalf("NewFileBytes: %v (NewFile read it)", err)
+		}
+		for i := 0; i < inMem.MSF.NumStreams() && i < 64; i++ {
+			if b, err := inMem.MSF.Stream(i); err == nil && int64(len(b)) > int64(len(data)) {
+				t.Fatalf("stream %d of %d bytes from a file of %d", i, len(b), len(data))
+			}
+			inMem.MSF.Release(i)
+		}
+		exercise(inMem)
 	})
 }
 

@@ -60,35 +60,40 @@ type TypeStreamHeader struct {
 // TypeStream is a TPI or IPI stream with an index of its records.
 type TypeStream struct {
 	Header  TypeStreamHeader
-	data    []byte   // the records
+	data    pieces   // the stream
 	offsets []uint32 // of record i (index IndexBegin+i) in data
 }
 
 // ParseTypeStream reads a TPI or IPI stream and indexes its records.
 func ParseTypeStream(data []byte) (*TypeStream, error) {
-	b := &buf{b: data, ctx: "type stream"}
+	return parseTypeStream(onePiece(data))
+}
+
+func parseTypeStream(ps pieces) (*TypeStream, error) {
+	b := &buf{b: ps.at(0, min(56, ps.size)), ctx: "type stream"}
 	h := TypeStreamHeader{Version: b.u32(), HeaderSize: b.u32(), IndexBegin: TypeIndex(b.u32()), IndexEnd: TypeIndex(b.u32()),
 		RecordBytes: b.u32(), HashStream: b.u16(), HashAuxStream: b.u16()}
 	if b.err != nil {
 		return nil, b.err
 	}
-	if h.HeaderSize < 24 || int64(h.HeaderSize)+int64(h.RecordBytes) > int64(len(data)) {
-		return nil, fmt.Errorf("type stream: header of %d and %d record bytes in %d: %w", h.HeaderSize, h.RecordBytes, len(data), ErrFormat)
+	if h.HeaderSize < 24 || int64(h.HeaderSize)+int64(h.RecordBytes) > int64(ps.size) {
+		return nil, fmt.Errorf("type stream: header of %d and %d record bytes in %d: %w", h.HeaderSize, h.RecordBytes, ps.size, ErrFormat)
 	}
 	if h.IndexEnd < h.IndexBegin {
 		return nil, fmt.Errorf("type stream: index range %#x-%#x: %w", h.IndexBegin, h.IndexEnd, ErrFormat)
 	}
-	t := &TypeStream{Header: h, data: data[h.HeaderSize : h.HeaderSize+h.RecordBytes]}
+	t := &TypeStream{Header: h, data: ps}
 	// Each record takes at least 4 bytes: the count cannot exceed that.
 	n := uint64(h.IndexEnd - h.IndexBegin)
-	if n > uint64(len(t.data))/4 {
-		return nil, fmt.Errorf("type stream: %d records in %d bytes: %w", n, len(t.data), ErrFormat)
+	if n > uint64(h.RecordBytes)/4 {
+		return nil, fmt.Errorf("type stream: %d records in %d bytes: %w", n, h.RecordBytes, ErrFormat)
 	}
 	t.offsets = make([]uint32, 0, n)
-	off := 0
-	for off+4 <= len(t.data) && uint64(len(t.offsets)) < n {
-		l := int(binary.LittleEndian.Uint16(t.data[off:]))
-		if l < 2 || off+2+l > len(t.data) {
+	off := int(h.HeaderSize)
+	end := off + int(h.RecordBytes)
+	for off+4 <= end && uint64(len(t.offsets)) < n {
+		l := int(ps.u16(off))
+		if l < 2 || off+2+l > end {
 			return nil, fmt.Errorf("type stream: record %#x: length %d past the end: %w", h.IndexBegin+TypeIndex(len(t.offsets)), l, ErrFormat)
 		}
 		t.offsets = append(t.offsets, uint32(off))
@@ -103,9 +108,9 @@ func (t *TypeStream) Record(ti TypeIndex) (LeafKind, []byte, error) {
 	if t == nil || ti < t.Header.IndexBegin || uint64(ti-t.Header.IndexBegin) >= uint64(len(t.offsets)) {
 		return 0, nil, fmt.Errorf("type index %#x outside the stream: %w", ti, ErrFormat)
 	}
-	off := t.offsets[ti-t.Header.IndexBegin]
-	l := binary.LittleEndian.Uint16(t.data[off:])
-	return LeafKind(binary.LittleEndian.Uint16(t.data[off+2:])), t.data[off+4 : off+2+uint32(l)], nil
+	off := int(t.offsets[ti-t.Header.IndexBegin])
+	rec := t.data.at(off+2, int(t.data.u16(off))) // kind and data, checked by parseTypeStream
+	return LeafKind(binary.LittleEndian.Uint16(rec)), rec[2:], nil
 }
 
 // Len returns the number of records.

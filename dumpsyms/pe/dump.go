@@ -195,7 +195,7 @@ func dumpPDBPath(path string, pi *peInfo, wopts Options) (*dumpsyms.Symbols, err
 	if opts.Name != "" {
 		name = opts.Name
 	}
-	syms, err := DumpPDB(f, name, opts)
+	syms, err := dumpMapped(f, name, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -321,9 +321,14 @@ func (d *dumper) run() error {
 	if m := d.dbi.Header.Machine; m == pdb.MachineAMD64 || m == pdb.MachineARM64 || m == pdb.MachineIA64 {
 		ptr = 8
 	}
-	d.fmt = &formatter{tpi: tpi, ipi: ipi, ptrSize: ptr, fwd: map[string]uint64{}}
+	d.fmt = &formatter{tpi: tpi, ipi: ipi, ptrSize: ptr, fwd: map[string]uint64{}, xmod: &crossModules{d: d}}
 	d.progress("functions")
 	funcs := d.functions()
+	// The type records (the largest streams, often copied: see pdb.Open)
+	// name functions and inlines only: free them before the publics.
+	d.fmt = nil
+	d.f.MSF.Release(pdb.StreamTPI)
+	d.f.MSF.Release(pdb.StreamIPI)
 	d.progress("publics")
 	d.publics(funcs)
 	d.progress("frame data")

@@ -14,6 +14,12 @@ type moduleLines struct {
 	lines     []*pdb.Lines
 	checksums map[uint32]pdb.FileChecksum
 	inlinees  map[pdb.TypeIndex]pdb.InlineeLine
+	imports   []pdb.CrossScopeImport // DEBUG_S_CROSSSCOPEIMPORTS
+	// maxEnd[i] is the largest end (segment<<32 + offset+size) of
+	// lines[:i+1], which are sorted by start: the first subsection that can
+	// reach an address is found by binary search (a module has one per
+	// function).
+	maxEnd []uint64
 }
 
 // lineInfo is one line entry: an address range of the original image, a
@@ -61,6 +67,12 @@ func (d *dumper) readModuleLines(ms *pdb.ModuleStream, modName string) *moduleLi
 			for k, v := range c {
 				ml.checksums[k] = v
 			}
+		case pdb.DEBUG_S_CROSSSCOPEIMPORTS:
+			imp, err := pdb.ParseCrossScopeImports(s.Data)
+			if err != nil {
+				d.warn("module %s: %v", modName, err)
+			}
+			ml.imports = append(ml.imports, imp...)
 		case pdb.DEBUG_S_INLINEELINES:
 			il, err := pdb.ParseInlineeLines(s.Data)
 			if err != nil {
@@ -77,6 +89,13 @@ func (d *dumper) readModuleLines(ms *pdb.ModuleStream, modName string) *moduleLi
 		}
 		return cmp.Compare(a.Offset, b.Offset)
 	})
+	ml.maxEnd = make([]uint64, len(ml.lines))
+	for i, l := range ml.lines {
+		ml.maxEnd[i] = uint64(l.Segment)<<32 + uint64(l.Offset) + uint64(l.CodeSize)
+		if i > 0 {
+			ml.maxEnd[i] = max(ml.maxEnd[i], ml.maxEnd[i-1])
+		}
+	}
 	return ml
 }
 
@@ -85,7 +104,12 @@ func (d *dumper) readModuleLines(ms *pdb.ModuleStream, modName string) *moduleLi
 // block, the last to the end of the subsection's code).
 func (d *dumper) linesIn(ml *moduleLines, seg uint16, off, size uint32) []lineInfo {
 	var out []lineInfo
-	for _, l := range ml.lines {
+	first, _ := slices.BinarySearch(ml.maxEnd, uint64(seg)<<32+uint64(off)+1)
+	limit := uint64(seg)<<32 + uint64(off) + uint64(size)
+	for _, l := range ml.lines[first:] {
+		if uint64(l.Segment)<<32|uint64(l.Offset) >= limit {
+			break
+		}
 		if l.Segment != seg || uint64(l.Offset) >= uint64(off)+uint64(size) || uint64(l.Offset)+uint64(l.CodeSize) <= uint64(off) {
 			continue
 		}
@@ -146,6 +170,7 @@ func (d *dumper) functions() []dumpsyms.Function {
 			continue
 		}
 		ml := d.readModuleLines(ms, mod.Name)
+		d.fmt.imports = ml.imports
 		it := ms.Iter()
 		var cur *procInfo
 		var stack []*inlineSite // open inline sites of cur
@@ -213,6 +238,7 @@ func (d *dumper) functions() []dumpsyms.Function {
 		for _, p := range procs {
 			d.addFunction(&funcs, seen, ml, p)
 		}
+		d.f.MSF.Release(int(mod.SymStream))
 	}
 	sortFuncs(funcs)
 	d.syms.Funcs = funcs

@@ -23,15 +23,22 @@ func FuzzDumpPDB(f *testing.F) {
 	}
 	f.Add([]byte(pdb.Magic))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		pf, err := pdb.NewFile(bytes.NewReader(data), int64(len(data)))
-		if err != nil {
-			return
+		// Through an io.ReaderAt (streams copied), then in memory (streams
+		// as slices or pieces of the file, as pdb.Open maps it).
+		for _, open := range []func([]byte) (*pdb.File, error){
+			func(b []byte) (*pdb.File, error) { return pdb.NewFile(bytes.NewReader(b), int64(len(b))) },
+			pdb.NewFileBytes,
+		} {
+			pf, err := open(data)
+			if err != nil {
+				return
+			}
+			s, err := DumpPDB(pf, "fuzz.pdb", dumpsyms.Options{Inlines: true})
+			if err != nil {
+				continue
+			}
+			s.Write(io.Discard)
 		}
-		s, err := DumpPDB(pf, "fuzz.pdb", dumpsyms.Options{Inlines: true})
-		if err != nil {
-			return
-		}
-		s.Write(io.Discard)
 	})
 }
 

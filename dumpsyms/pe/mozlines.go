@@ -82,6 +82,9 @@ func (d *dumper) mozillaLines(f *dumpsyms.Function, lines []lineInfo, sites []*i
 		d.mozInlines(&out, inl, lines, childrenOf(sites, nil), sites, 0)
 	}
 	slices.SortStableFunc(out, func(a, b mozLine) int { return cmp.Compare(a.addr, b.addr) })
+	// Kept until written: sized exactly (append's doubling would leave up
+	// to half of each function's records unused).
+	f.Lines = slices.Grow(f.Lines, len(out))
 	for i, l := range out {
 		var n uint32
 		if i+1 < len(out) {
@@ -123,8 +126,10 @@ func (d *dumper) mozillaLines(f *dumpsyms.Function, lines []lineInfo, sites []*i
 		}
 		return cmp.Compare(a.s.file, b.s.file)
 	})
+	f.Inlines = slices.Grow(f.Inlines, len(recs))
 	for _, r := range recs {
 		in := symfile.Inline{Depth: r.s.depth, CallLine: r.s.line, CallFile: int32(r.s.file), HasCallFile: true, Origin: r.s.origin}
+		in.Ranges = make([]symfile.Range, 0, len(r.ranges))
 		for _, x := range r.ranges {
 			in.Ranges = append(in.Ranges, symfile.Range{Address: uint64(x.rva), Size: uint64(x.length)})
 		}

@@ -19,6 +19,11 @@ type formatter struct {
 	depth    int
 	steps    int
 	fwd      map[string]uint64 // sizes of forward-declared classes, by name
+
+	// Cross-module references (crossmodule.go): the imports of the module
+	// whose names are being formatted.
+	imports []pdb.CrossScopeImport
+	xmod    *crossModules
 }
 
 // maxTypeDepth bounds the recursion through type records: cyclic or
@@ -56,7 +61,7 @@ func orOmitted(name string) string {
 }
 
 func (f *formatter) emitFunction(w *strings.Builder, name string, ti pdb.TypeIndex) error {
-	k, data, err := f.tpi.Record(ti)
+	k, data, err := f.typeRec(ti)
 	if err != nil {
 		return err
 	}
@@ -99,7 +104,7 @@ func (f *formatter) emitID(w *strings.Builder, ti pdb.TypeIndex) error {
 		return errTooDeep
 	}
 	defer func() { f.depth-- }()
-	k, data, err := f.ipi.Record(ti)
+	k, data, err := f.idRec(ti)
 	if err != nil {
 		fmt.Fprintf(w, "<missing type 0x%x>", uint32(ti))
 		return nil
@@ -110,7 +115,7 @@ func (f *formatter) emitID(w *strings.Builder, ti pdb.TypeIndex) error {
 		if err != nil {
 			return err
 		}
-		k2, d2, err := f.tpi.Record(m.Type)
+		k2, d2, err := f.typeRec(m.Type)
 		if err != nil {
 			return err
 		}
@@ -132,7 +137,7 @@ func (f *formatter) emitID(w *strings.Builder, ti pdb.TypeIndex) error {
 		if err != nil {
 			return err
 		}
-		k2, d2, err := f.tpi.Record(fi.Type)
+		k2, d2, err := f.typeRec(fi.Type)
 		if err != nil {
 			return err
 		}
@@ -184,7 +189,7 @@ func isAnonymousNamespace(s string) bool {
 // const methods (allowConst) and the this type first when it is not a
 // pointer to the class.
 func (f *formatter) methodArgs(w *strings.Builder, m pdb.MemberFunction, allowConst bool) error {
-	k, data, err := f.tpi.Record(m.ArgList)
+	k, data, err := f.typeRec(m.ArgList)
 	if err != nil {
 		return err
 	}
@@ -227,7 +232,7 @@ func (f *formatter) methodArgs(w *strings.Builder, m pdb.MemberFunction, allowCo
 // ptrToClass reports whether ptr is a pointer to class (given), and then
 // whether the class is const.
 func (f *formatter) ptrToClass(ptr, class pdb.TypeIndex) (given, isConst bool) {
-	k, data, err := f.tpi.Record(ptr)
+	k, data, err := f.typeRec(ptr)
 	if err != nil || k != pdb.LF_POINTER {
 		return false, false
 	}
@@ -238,7 +243,7 @@ func (f *formatter) ptrToClass(ptr, class pdb.TypeIndex) (given, isConst bool) {
 	if p.Referent == class {
 		return true, false
 	}
-	k, data, err = f.tpi.Record(p.Referent)
+	k, data, err = f.typeRec(p.Referent)
 	if err == nil && k == pdb.LF_MODIFIER {
 		if m, err := pdb.ParseModifier(data); err == nil && m.Type == class {
 			return true, m.Modifiers&1 != 0
@@ -264,7 +269,7 @@ func (f *formatter) typeIndex(w *strings.Builder, ti pdb.TypeIndex) error {
 	if ti < 0x1000 {
 		return f.primitive(w, ti, false)
 	}
-	k, data, err := f.tpi.Record(ti)
+	k, data, err := f.typeRec(ti)
 	if err != nil {
 		fmt.Fprintf(w, "<missing type 0x%x>", uint32(ti))
 		return nil
@@ -342,7 +347,7 @@ func (f *formatter) pointer(w *strings.Builder, p pdb.Pointer, isConst bool) err
 		if p.Referent < 0x1000 {
 			return f.otherPtr(w, p.Referent, attrs)
 		}
-		k, data, err := f.tpi.Record(p.Referent)
+		k, data, err := f.typeRec(p.Referent)
 		if err != nil {
 			fmt.Fprintf(w, "<missing type 0x%x>", uint32(p.Referent))
 			return nil
@@ -361,7 +366,7 @@ func (f *formatter) pointer(w *strings.Builder, p pdb.Pointer, isConst bool) err
 				return err
 			}
 			attrs[len(attrs)-1].pointeeConst = m.Modifiers&1 != 0
-			k2, d2, err := f.tpi.Record(m.Type)
+			k2, d2, err := f.typeRec(m.Type)
 			if err == nil && k2 == pdb.LF_POINTER {
 				q, err := pdb.ParsePointer(d2)
 				if err != nil {
@@ -383,7 +388,7 @@ func (f *formatter) pointer(w *strings.Builder, p pdb.Pointer, isConst bool) err
 // declarator form, others as the type then the sigils.
 func (f *formatter) otherPtr(w *strings.Builder, ti pdb.TypeIndex, attrs []ptrAttr) error {
 	if ti >= 0x1000 {
-		if k, data, err := f.tpi.Record(ti); err == nil {
+		if k, data, err := f.typeRec(ti); err == nil {
 			switch k {
 			case pdb.LF_MFUNCTION:
 				m, err := pdb.ParseMemberFunction(data)
@@ -475,7 +480,7 @@ func (f *formatter) array(w *strings.Builder, a pdb.Array) error {
 		if base < 0x1000 {
 			break
 		}
-		k, data, err := f.tpi.Record(base)
+		k, data, err := f.typeRec(base)
 		if err != nil || k != pdb.LF_ARRAY {
 			break
 		}
@@ -509,7 +514,7 @@ func (f *formatter) modifier(w *strings.Builder, m pdb.Modifier) error {
 	if m.Type < 0x1000 {
 		return f.primitive(w, m.Type, isConst)
 	}
-	k, data, err := f.tpi.Record(m.Type)
+	k, data, err := f.typeRec(m.Type)
 	if err != nil {
 		fmt.Fprintf(w, "<missing type 0x%x>", uint32(m.Type))
 		return nil
@@ -581,7 +586,7 @@ func (f *formatter) size(ti pdb.TypeIndex, depth int) uint64 {
 		}
 		return primitiveSizes[uint32(ti)&0xff]
 	}
-	k, data, err := f.tpi.Record(ti)
+	k, data, err := f.typeRec(ti)
 	if err != nil {
 		return 0
 	}
@@ -638,7 +643,7 @@ func (f *formatter) forwardSize(c pdb.Class, ti pdb.TypeIndex) uint64 {
 	f.fwd[name] = c.Size // until found; also ends cycles
 	end := f.tpi.Header.IndexBegin + pdb.TypeIndex(f.tpi.Len())
 	for i := ti + 1; i < end; i++ {
-		k, data, err := f.tpi.Record(i)
+		k, data, err := f.typeRec(i)
 		if err != nil {
 			break
 		}
@@ -666,10 +671,25 @@ func (f *formatter) forwardSize(c pdb.Class, ti pdb.TypeIndex) uint64 {
 // dump_syms strips.
 var compilerSuffix = regexp.MustCompile(`((\.(cold|constprop|llvm|localalias|lto_priv|isra|part|str)(\.[0-9]+)?)|( ?\[clone[^\]]*\] ?))+$`)
 
+// hasCompilerSuffix reports whether s holds one of the pieces that
+// compilerSuffix matches: without one the expression (which backtracks
+// from every position of the name) cannot match.
+func hasCompilerSuffix(s string) bool {
+	if !strings.ContainsAny(s, ".[") {
+		return false
+	}
+	for _, p := range [...]string{".cold", ".constprop", ".llvm", ".localalias", ".lto_priv", ".isra", ".part", ".str", "[clone"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // fixName normalizes a name as Mozilla's dump_syms: compiler suffixes
 // stripped, "`anonymous namespace'" written "(anonymous namespace)".
 func fixName(s string) string {
-	if strings.ContainsAny(s, ". ") {
+	if hasCompilerSuffix(s) {
 		s = compilerSuffix.ReplaceAllString(s, "")
 	}
 	return strings.ReplaceAll(s, "`anonymous namespace'", "(anonymous namespace)")

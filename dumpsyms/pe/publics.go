@@ -81,6 +81,7 @@ func (d *dumper) publics(funcs []dumpsyms.Function) {
 		d.warn("public symbols: %v", err)
 		return
 	}
+	defer d.f.MSF.Release(int(d.dbi.Header.SymRecordStream))
 	byAddr := map[uint32]int{} // final RVA → index in pubs
 	var pubs []symfile.Public
 	// Every range of every function: a function split by OMAP has
@@ -141,12 +142,13 @@ func (d *dumper) publics(funcs []dumpsyms.Function) {
 		if inside(uint64(rva)) || skipPublic(p.Name) {
 			continue
 		}
+		// Demangled only where the name is used: most publics name a
+		// function whose own name (with its argument list) stays.
 		name, size, hasSize := parseWinName(p.Name)
-		name = demangle(fixName(name))
 		if i, ok := funcAt[uint64(rva)]; ok {
 			f := &d.syms.Funcs[i]
 			if !strings.Contains(f.Name, "(") {
-				f.Name = name
+				f.Name = demangle(fixName(name))
 			}
 			if hasSize {
 				f.ParamSize = uint64(size)
@@ -157,6 +159,7 @@ func (d *dumper) publics(funcs []dumpsyms.Function) {
 			pubs[i].Multiple = true
 			continue
 		}
+		name = demangle(fixName(name))
 		if name == "" {
 			name = "<name omitted>"
 		}

@@ -1,6 +1,8 @@
 package pe
 
 import (
+	"slices"
+
 	"github.com/gobreakpad/gobreakpad/pdb"
 	"github.com/gobreakpad/gobreakpad/symfile"
 )
@@ -33,10 +35,17 @@ func (d *dumper) stackWin() {
 		if err != nil {
 			d.warn("frame data: %v", err)
 		}
+		// Program strings are shared (/names holds each once): one Go
+		// string per offset.
+		programs := map[uint32]string{}
+		recs = make([]rec, 0, len(fd))
 		for _, f := range fd {
 			r := rec{typ: frameFrameData, rva: f.RVAStart, code: f.CodeSize, prolog: uint32(f.PrologSize), params: f.ParamsSize,
 				saved: uint32(f.SavedRegsSize), local: f.LocalSize, maxStack: f.MaxStackSize}
-			if p, err := d.names.String(f.FrameFunc); err == nil {
+			if p, ok := programs[f.FrameFunc]; ok {
+				r.program, r.hasProgram = p, true
+			} else if p, err := d.names.String(f.FrameFunc); err == nil {
+				programs[f.FrameFunc] = p
 				r.program, r.hasProgram = p, true
 			} else {
 				d.warn("frame data at %#x: %v", f.RVAStart, err)
@@ -56,6 +65,7 @@ func (d *dumper) stackWin() {
 				params: uint32(f.Params) * 4, saved: uint32(f.Regs) * 4, local: f.Locals * 4, usesBP: f.UseBP})
 		}
 	}
+	d.syms.Wins = slices.Grow(d.syms.Wins, len(recs))
 	lastType, lastRVA, lastCode, lastProlog := ^uint32(0), ^uint32(0), uint32(0), ^uint32(0)
 	for _, r := range recs {
 		if r.typ == lastType && r.rva == lastRVA && r.code == lastCode && r.prolog == lastProlog {
