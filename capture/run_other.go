@@ -21,5 +21,6 @@ type RunOptions struct {
 // Run is implemented for linux/amd64 only (which also traces 32-bit x86
 // programs); elsewhere it reports that.
 func Run(argv []string, opt RunOptions) (syscall.WaitStatus, error) {
-	return 0, errors.New("run: capturing live processes is supported on linux/amd64 only, not " + runtime.GOOS + "/" + runtime.GOARCH)
+	var none syscall.WaitStatus // an integer on Unix, a struct on Windows
+	return none, errors.New("run: capturing live processes is supported on linux/amd64 only, not " + runtime.GOOS + "/" + runtime.GOARCH)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/signal"
 	"runtime"
 	"syscall"
 	"time"
@@ -30,4 +31,23 @@ func exitLike(ws syscall.WaitStatus) {
 	syscall.Tgkill(os.Getpid(), syscall.Gettid(), sig)
 	time.Sleep(time.Second)
 	os.Exit(128 + int(sig)) // the signal's default action was to ignore it
+}
+
+// forwardSignals passes SIGTERM and SIGHUP sent to this command on to the
+// program, and keeps SIGINT and SIGQUIT from ending this command: the
+// terminal sends those to the program as well, and this command must outlive
+// it to report its status. The handlers are installed at once; the returned
+// function starts forwarding to the program's pid.
+func forwardSignals() func(pid int) {
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
+	return func(pid int) {
+		go func() {
+			for sig := range ch {
+				if sig == syscall.SIGTERM || sig == syscall.SIGHUP {
+					syscall.Kill(pid, sig.(syscall.Signal))
+				}
+			}
+		}()
+	}
 }

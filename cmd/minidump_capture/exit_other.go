@@ -15,3 +15,6 @@ func exitLike(ws syscall.WaitStatus) {
 	}
 	os.Exit(ws.ExitStatus())
 }
+
+// forwardSignals forwards nothing: capture.Run does not run programs here.
+func forwardSignals() func(pid int) { return func(int) {} }

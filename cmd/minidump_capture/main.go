@@ -28,7 +28,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -42,7 +41,8 @@ import (
 func main() {
 	var status syscall.WaitStatus
 	code := cmdline.Run(context.Background(), newCommand(os.Stderr, &status), os.Args, os.Stdout, os.Stderr)
-	if code != 0 && status == 0 {
+	var none syscall.WaitStatus // no status: the program never ran
+	if code != 0 && status == none {
 		os.Exit(code)
 	}
 	exitLike(status)
@@ -74,25 +74,6 @@ func newCommand(stderr io.Writer, status *syscall.WaitStatus) *cli.Command {
 			*status = ws
 			return err
 		},
-	}
-}
-
-// forwardSignals passes SIGTERM and SIGHUP sent to this command on to the
-// program, and keeps SIGINT and SIGQUIT from ending this command: the
-// terminal sends those to the program as well, and this command must outlive
-// it to report its status. The handlers are installed at once; the returned
-// function starts forwarding to the program's pid.
-func forwardSignals() func(pid int) {
-	ch := make(chan os.Signal, 4)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
-	return func(pid int) {
-		go func() {
-			for sig := range ch {
-				if sig == syscall.SIGTERM || sig == syscall.SIGHUP {
-					syscall.Kill(pid, sig.(syscall.Signal))
-				}
-			}
-		}()
 	}
 }
 
