@@ -1,16 +1,9 @@
 package stackwalk_test
 
 import (
-	"bytes"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/minidump"
-	"github.com/gobreakpad/gobreakpad/stackwalk"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
-	"github.com/gobreakpad/gobreakpad/symbols/elfimage"
 	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
@@ -22,53 +15,16 @@ import (
 // frame where gdb shows "<signal handler called>" and the interrupted
 // frame after it restored from the signal frame.
 func TestSignalTruth(t *testing.T) {
-	dirs, _ := filepath.Glob("../testdata/signal/*-*")
-	if len(dirs) == 0 {
-		t.Fatal("no cases in testdata/signal")
-	}
-	for _, dir := range dirs {
+	for _, dir := range caseDirs(t, "../testdata/signal/*-*") {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join(dir, "truth.txt"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var truth []string
-			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-				_, fn, _ := strings.Cut(l, "\t")
-				if fn == "<signal handler called>" {
-					fn = ""
-				}
-				truth = append(truth, normName(fn))
-			}
-			f, err := minidump.Open(filepath.Join(dir, "crash.dmp"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			syms := breakpad.NewDirs(filepath.Join(dir, "symbols"))
-			defer syms.Close()
 			// The vDSO of x86-native-abort has no symbol file: its
 			// symbols and CFI come from its image in the dump.
-			p, err := stackwalk.Process(f, stackwalk.Options{Symbols: syms, ImageSymbols: elfimage.Load})
-			if err != nil {
-				t.Fatal(err)
+			w := walkTruth(t, dir, truthOptions{})
+			if !w.exact() {
+				t.Errorf("truth: %s", w.chainMatch)
 			}
-			var m bytes.Buffer
-			if err := stackwalk.PrintMachineReadable(&m, p); err != nil {
-				t.Fatal(err)
-			}
-			ours, _ := crashChain(m.Bytes())
-			found, spurious := alignTruth(ours, truth)
-			named := 0
-			for _, n := range truth {
-				if n != "" {
-					named++
-				}
-			}
-			if found != named || spurious != 0 || len(ours) != len(truth) {
-				t.Errorf("truth: %d of %d found, %d spurious\nours  %q\ntruth %q", found, named, spurious, ours, truth)
-			}
-			frames := p.Threads[p.RequestingThread].Frames
+			truth := w.truth.chain
+			frames := w.p.Threads[w.p.RequestingThread].Frames
 			sig := -1
 			for i, f := range frames {
 				if f.Trust == unwind.TrustSignal {

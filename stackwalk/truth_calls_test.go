@@ -1,88 +1,14 @@
 package stackwalk_test
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
-	"github.com/gobreakpad/gobreakpad/symbols/elfimage"
 )
-
-// callsTruth is one case of testdata/truth/calls: gdb's chain with the
-// tail call frames gdb makes from DWARF call-site records left out (they
-// are in neither the dump nor the symbol file), and those frames' names.
-type callsTruth struct {
-	chain []string // normalised names, "" where gdb names none
-	tails []string // the tail call frames left out of chain
-	// full is gdb's whole chain; optional marks its tail call frames.
-	full     []string
-	optional []bool
-}
-
-func readCallsTruth(t *testing.T, dir string) callsTruth {
-	b, err := os.ReadFile(filepath.Join(dir, "truth.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	skip := map[int]bool{}
-	if info, err := os.ReadFile(filepath.Join(dir, "info.txt")); err == nil {
-		for _, l := range strings.Split(string(info), "\n") {
-			if v, ok := strings.CutPrefix(l, "truth_tailcall_frames="); ok {
-				for _, f := range strings.Fields(v) {
-					n, _ := strconv.Atoi(f)
-					skip[n] = true
-				}
-			}
-		}
-	}
-	var c callsTruth
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		num, fn, _ := strings.Cut(l, "\t")
-		n, err := strconv.Atoi(num)
-		if err != nil {
-			t.Fatalf("truth.txt: bad line %q", l)
-		}
-		c.full = append(c.full, normName(fn))
-		c.optional = append(c.optional, skip[n])
-		if skip[n] {
-			c.tails = append(c.tails, normName(fn))
-			continue
-		}
-		c.chain = append(c.chain, normName(fn))
-	}
-	return c
-}
-
-// walkCallsCase walks a case's dump with the symbols under symDir as
-// minidump_stackwalk does with a symbol path (checkCalls:
-// --check-call-sites), and returns the crashing thread's function names.
-func walkCallsCase(t *testing.T, dir, symDir string, opt stackwalk.Options) []string {
-	f, err := minidump.Open(filepath.Join(dir, "crash.dmp"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms := breakpad.NewDirs(symDir)
-	defer syms.Close()
-	opt.Symbols, opt.ImageSymbols = syms, elfimage.Load
-	p, err := stackwalk.Process(f, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m bytes.Buffer
-	if err := stackwalk.PrintMachineReadable(&m, p); err != nil {
-		t.Fatal(err)
-	}
-	ours, _ := crashChain(m.Bytes())
-	return ours
-}
 
 // TestCallsTruth walks the crashes of testdata/truth/calls (calls through
 // null and wild function pointers, tail calls, deep recursion, abort from a
@@ -93,28 +19,15 @@ func walkCallsCase(t *testing.T, dir, symDir string, opt stackwalk.Options) []st
 // (info.txt) are not expected: nothing in the dump or the symbol file says
 // that a function jumped to its callee.
 func TestCallsTruth(t *testing.T) {
-	dirs, _ := filepath.Glob("../testdata/truth/calls/*-*-*")
-	if len(dirs) == 0 {
-		t.Fatal("no cases in testdata/truth/calls")
-	}
-	for _, dir := range dirs {
+	for _, dir := range truthCases(t, "calls") {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			truth := readCallsTruth(t, dir)
-			named := 0
-			for _, n := range truth.chain {
-				if n != "" {
-					named++
-				}
-			}
 			// As minidump_stackwalk walks, and with --check-call-sites.
 			for _, cc := range []bool{false, true} {
-				ours := walkCallsCase(t, dir, filepath.Join(dir, "symbols"), stackwalk.Options{CheckCallSites: cc})
-				found, spurious := alignTruth(ours, truth.chain)
+				w := walkTruth(t, dir, truthOptions{walk: stackwalk.Options{CheckCallSites: cc}})
 				t.Logf("check call sites %v: truth %d named frames (+%d tail call frames %q): %d found, %d spurious",
-					cc, named, len(truth.tails), truth.tails, found, spurious)
-				if found != named || spurious != 0 {
-					t.Errorf("check call sites %v: truth %d of %d found, %d spurious\nours  %q\ntruth %q",
-						cc, found, named, spurious, ours, truth.chain)
+					cc, w.named, len(w.truth.tails), w.truth.tails, w.found, w.spurious)
+				if !w.allFound() {
+					t.Errorf("check call sites %v: truth %s", cc, w.chainMatch)
 				}
 			}
 		})
@@ -170,7 +83,7 @@ func TestCallsTruthNoCFI(t *testing.T) {
 		}
 		n++
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			truth := readCallsTruth(t, dir)
+			truth := loadTruth(t, filepath.Join(dir, "truth.txt"))
 			want := truth.chain[1:]
 			for i, fn := range want {
 				if fn == "main" {
@@ -180,7 +93,7 @@ func TestCallsTruthNoCFI(t *testing.T) {
 			}
 			sd := withoutCFI(t, dir)
 			for _, cc := range []bool{false, true} {
-				ours := walkCallsCase(t, dir, sd, stackwalk.Options{CheckCallSites: cc})
+				ours := walkTruth(t, dir, truthOptions{symbols: sd, walk: stackwalk.Options{CheckCallSites: cc}}).ours
 				if len(ours) < 1+len(want) || !slices.Equal(ours[1:1+len(want)], want) {
 					t.Errorf("check call sites %v: frames 1-%d %q; want %q", cc, len(want), ours, want)
 				}
@@ -262,7 +175,7 @@ func TestCallsTruthTailCalls(t *testing.T) {
 	gdbTails, foundTails := 0, 0
 	for _, dir := range dirs {
 		name := filepath.Base(dir)
-		truth := readCallsTruth(t, dir)
+		truth := loadTruth(t, filepath.Join(dir, "truth.txt"))
 		full, optional := truth.full, truth.optional
 		p := strings.Split(name, "-")
 		if fn, ok := sourceTailCalls[p[0]+"-"+p[2]]; ok {
@@ -276,7 +189,7 @@ func TestCallsTruthTailCalls(t *testing.T) {
 				named++
 			}
 		}
-		ours := walkCallsCase(t, dir, filepath.Join(dir, "symbols"), stackwalk.Options{TailCalls: true})
+		ours := walkTruth(t, dir, truthOptions{walk: stackwalk.Options{TailCalls: true}}).ours
 		found, optFound, spurious := alignOptional(ours, full, optional)
 		gdbTails += len(truth.tails)
 		if _, ok := sourceTailCalls[p[0]+"-"+p[2]]; !ok {

@@ -90,21 +90,14 @@ func withoutRealignedCFI(sym string) string {
 	return strings.Join(out, "\n")
 }
 
-// copyCase copies a case's crash.dmp path and its symbols, rewritten by
-// edit, into a temporary case folder.
-func copyCase(t *testing.T, dir string, edit func(string) string) string {
+// copySymbols copies a case's symbols, rewritten by edit, into a
+// temporary symbol folder.
+func copySymbols(t *testing.T, dir string, edit func(string) string) string {
 	t.Helper()
 	tmp := t.TempDir()
-	dmp, err := os.ReadFile(filepath.Join(dir, "crash.dmp"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, "crash.dmp"), dmp, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	syms, _ := filepath.Glob(filepath.Join(dir, "symbols", "*", "*", "*.sym"))
 	for _, s := range syms {
-		rel, _ := filepath.Rel(dir, s)
+		rel, _ := filepath.Rel(filepath.Join(dir, "symbols"), s)
 		b, err := os.ReadFile(s)
 		if err != nil {
 			t.Fatal(err)
@@ -141,17 +134,14 @@ func TestTruthRealign(t *testing.T) {
 	}
 	for _, dir := range truthCases(t, "realign") {
 		name := filepath.Base(dir)
-		truth := readTruthFile(t, filepath.Join(dir, "truth.txt"))
 		for _, v := range variants {
 			t.Run(name+"/"+v.name, func(t *testing.T) {
-				d := dir
+				var o truthOptions
 				if v.edit != nil {
-					d = copyCase(t, dir, v.edit)
+					o.symbols = copySymbols(t, dir, v.edit)
 				}
-				_, m := walkTruthCase(t, d)
-				ours, _ := crashChain(m)
 				miss, isMiss := realignMisses[name+"/"+v.name]
-				checkChain(t, "crashing thread", ours, truth, miss, isMiss)
+				checkMatch(t, "crashing thread", walkTruth(t, dir, o).chainMatch, miss, isMiss)
 			})
 		}
 	}

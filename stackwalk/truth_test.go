@@ -136,8 +136,19 @@ func crashChain(m []byte) (chain []string, rest string) {
 // how many frames of ours match nothing in it (a truth frame gdb could
 // not name matches any one frame without counting as found).
 func alignTruth(ours, truth []string) (found, spurious int) {
-	type cell struct{ hits, covered int }
-	better := func(a, b cell) cell {
+	dp := alignTable(ours, truth)
+	end := dp[len(ours)][len(truth)]
+	return end.hits, len(ours) - end.covered
+}
+
+// alignCell is the best alignment of prefixes of ours and truth: the named
+// truth frames found, and the frames of ours paired with a truth frame.
+type alignCell struct{ hits, covered int }
+
+// alignTable is alignTruth's table: cell [i][j] aligns ours[:i] with
+// truth[:j] (truthDiff walks it back).
+func alignTable(ours, truth []string) [][]alignCell {
+	better := func(a, b alignCell) alignCell {
 		if a.hits != b.hits {
 			if a.hits > b.hits {
 				return a
@@ -149,24 +160,23 @@ func alignTruth(ours, truth []string) (found, spurious int) {
 		}
 		return b
 	}
-	dp := make([][]cell, len(ours)+1)
+	dp := make([][]alignCell, len(ours)+1)
 	for i := range dp {
-		dp[i] = make([]cell, len(truth)+1)
+		dp[i] = make([]alignCell, len(truth)+1)
 	}
 	for i := range ours {
 		for j := range truth {
 			best := better(dp[i][j+1], dp[i+1][j])
 			c := dp[i][j]
 			if truth[j] != "" && ours[i] == truth[j] {
-				best = better(best, cell{c.hits + 1, c.covered + 1})
+				best = better(best, alignCell{c.hits + 1, c.covered + 1})
 			} else if truth[j] == "" {
-				best = better(best, cell{c.hits, c.covered + 1})
+				best = better(best, alignCell{c.hits, c.covered + 1})
 			}
 			dp[i+1][j+1] = best
 		}
 	}
-	end := dp[len(ours)][len(truth)]
-	return end.hits, len(ours) - end.covered
+	return dp
 }
 
 func top(s []string) []string {

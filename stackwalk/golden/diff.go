@@ -6,10 +6,12 @@ import (
 )
 
 // String is the frame as a diff shows it: "module!function file:line
-// [trust]".
+// [trust]" ("module (unloaded)!..." in an unloaded module).
 func (f Frame) String() string {
 	s := f.Function
-	if f.Module != "" {
+	if f.Unloaded {
+		s = f.Module + unloadedSuffix + "!" + s
+	} else if f.Module != "" {
 		s = f.Module + "!" + s
 	}
 	if f.File != "" {

@@ -22,9 +22,16 @@
 // "frame", index, module (file name), function, source file, line (empty
 // when unknown), trust (context, cfi, cfi_scan, frame_pointer, scan,
 // prewalked, inline, leaf, none). A frame without a function has
-// "+0xOFFSET" (its module offset) in the function column. Tabs, newlines
-// and "%" inside values are written %09, %0A, %0D and %25. Lines starting
-// with "#" are comments.
+// "+0xOFFSET" (its module offset) in the function column, or "0xADDRESS"
+// outside every module. A frame outside the loaded modules but in the
+// range of a module the process had unloaded (Breakpad's attribution, as
+// the stackwalk outputs print it) has that module's file name followed by
+// " (unloaded)" in the module column, and its offset from that module's
+// base; records written before unloaded modules were recorded show such a
+// frame as "0xADDRESS" without a module, and read as they did. Tabs,
+// newlines and "%" inside values are written %09, %0A, %0D and %25 (and a
+// loaded module's name ending in " (unloaded)" has that space written
+// %20). Lines starting with "#" are comments.
 package golden
 
 import (
@@ -64,12 +71,19 @@ type Record struct {
 
 // Frame is one frame of a Record.
 type Frame struct {
-	Module   string
+	Module string
+	// Unloaded says that Module is a module the process had unloaded
+	// (stackwalk.StackFrame.UnloadedModule): the frame is outside every
+	// loaded module.
+	Unloaded bool
 	Function string // "+0xOFFSET" (module offset) when the frame has no function
 	File     string
 	Line     int
 	Trust    string
 }
+
+// unloadedSuffix follows an unloaded module's name in the module column.
+const unloadedSuffix = " (unloaded)"
 
 // FromProcess makes the Record of a walked process with its signature.
 func FromProcess(dump string, st *stackwalk.ProcessState, sig string) *Record {
@@ -87,10 +101,14 @@ func FromProcess(dump string, st *stackwalk.ProcessState, sig string) *Record {
 			continue
 		}
 		f := Frame{Function: sf.Function, File: sf.SourceFile, Line: sf.SourceLine, Trust: TrustName(sf.Trust)}
-		if sf.Module != nil {
-			f.Module = symbols.BaseName(sf.Module.CodeFile)
+		m := sf.Module
+		if m == nil && sf.UnloadedModule != nil {
+			m, f.Unloaded = sf.UnloadedModule, true
+		}
+		if m != nil {
+			f.Module = symbols.BaseName(m.CodeFile)
 			if f.Function == "" {
-				f.Function = "+0x" + strconv.FormatUint(sf.Instruction-sf.Module.Base, 16)
+				f.Function = "+0x" + strconv.FormatUint(sf.Instruction-m.Base, 16)
 			}
 		} else if f.Function == "" {
 			f.Function = "0x" + strconv.FormatUint(sf.Instruction, 16)
@@ -153,7 +171,7 @@ func (r *Record) Marshal() []byte {
 		if f.Line != 0 {
 			line = strconv.Itoa(f.Line)
 		}
-		fmt.Fprintf(&b, "frame\t%d\t%s\t%s\t%s\t%s\t%s\n", i, escape(f.Module), escape(f.Function), escape(f.File), line, escape(f.Trust))
+		fmt.Fprintf(&b, "frame\t%d\t%s\t%s\t%s\t%s\t%s\n", i, moduleColumn(f), escape(f.Function), escape(f.File), line, escape(f.Trust))
 	}
 	return b.Bytes()
 }
@@ -175,7 +193,8 @@ func Parse(rd io.Reader, name string) (*Record, error) {
 			if len(fields) != 7 {
 				return nil, bad(fmt.Sprintf("a frame line has 7 fields, not %d", len(fields)))
 			}
-			f := Frame{Module: unescape(fields[2]), Function: unescape(fields[3]), File: unescape(fields[4]), Trust: unescape(fields[6])}
+			f := Frame{Function: unescape(fields[3]), File: unescape(fields[4]), Trust: unescape(fields[6])}
+			f.Module, f.Unloaded = parseModule(fields[2])
 			if fields[5] != "" {
 				v, err := strconv.Atoi(fields[5])
 				if err != nil {
@@ -224,9 +243,34 @@ func Parse(rd io.Reader, name string) (*Record, error) {
 	return r, nil
 }
 
+// moduleColumn is a frame's module as written: an unloaded module's name
+// with unloadedSuffix, a loaded module's with the space of such a suffix
+// written %20.
+func moduleColumn(f Frame) string {
+	m := escape(f.Module)
+	if f.Unloaded {
+		return m + unloadedSuffix
+	}
+	if s, ok := strings.CutSuffix(m, unloadedSuffix); ok {
+		return s + "%20" + unloadedSuffix[1:]
+	}
+	return m
+}
+
+// parseModule reads a module column: the module and whether it was
+// unloaded.
+func parseModule(col string) (string, bool) {
+	if s, ok := strings.CutSuffix(col, unloadedSuffix); ok {
+		return unescape(s), true
+	}
+	return unescape(col), false
+}
+
 var (
-	escaper   = strings.NewReplacer("%", "%25", "\t", "%09", "\n", "%0A", "\r", "%0D")
-	unescaper = strings.NewReplacer("%25", "%", "%09", "\t", "%0A", "\n", "%0D", "\r")
+	escaper = strings.NewReplacer("%", "%25", "\t", "%09", "\n", "%0A", "\r", "%0D")
+	// unescaper also reads %20, which only a module column has (a literal
+	// "%20" is written "%2520").
+	unescaper = strings.NewReplacer("%25", "%", "%09", "\t", "%0A", "\n", "%0D", "\r", "%20", " ")
 )
 
 func escape(s string) string   { return escaper.Replace(s) }

@@ -15,17 +15,9 @@
 # Needs gcc, gcc-multilib (or gcc-i686-linux-gnu), gcc-12-aarch64-linux-gnu
 # (with libc6-dev-arm64-cross) and qemu-user; run from anywhere, with Go on
 # PATH. With case names as arguments, only those cases are made again.
-set -eu
 cases="$*"
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$root"
-go build -o "$work/minidump_capture" ./cmd/minidump_capture
-go build -o "$work/core2md" ./cmd/core2md
-go build -o "$work/dump_syms" ./cmd/dump_syms
-cd "$work"
+. "$here/../truth/lib.sh"
 # Map the build folders away so that the build IDs do not change from run to run.
 cflags="-O1 -g -pthread -fdebug-prefix-map=$work=. -fdebug-prefix-map=$root=."
 gcc $cflags -o crasher-x64 "$here/crasher.c"
@@ -33,18 +25,7 @@ gcc $cflags -o crasher-x64 "$here/crasher.c"
 gcc -m32 $cflags -o crasher-x86 "$here/crasher.c" 2>/dev/null ||
 	i686-linux-gnu-gcc $cflags -o crasher-x86 "$here/crasher.c"
 aarch64-linux-gnu-gcc-12 $cflags -o crasher-arm64 "$here/crasher.c"
-# A clean environment: the dumps keep the program's environ.
-run() { env -i PATH=/usr/bin:/bin "$@"; }
-
-syms() { # CASE BINARY
-	mkdir -p "$here/$1/symbols"
-	./dump_syms "$2" >"$2.sym"
-	id=$(head -1 "$2.sym" | cut -d' ' -f4)
-	name=$(head -1 "$2.sym" | cut -d' ' -f5)
-	rm -rf "$here/$1/symbols"
-	mkdir -p "$here/$1/symbols/$name/$id"
-	cp "$2.sym" "$here/$1/symbols/$name/$id/$name.sym"
-}
+syms() { syms_full "$@"; } # CASE BINARY: the whole .sym (dynamic programs: small)
 info() { # CASE SIGNAL CODE THREADS CPU STATUS CHAIN...
 	c=$1 sig=$2 code=$3 threads=$4 cpu=$5 status=$6
 	shift 6
@@ -55,7 +36,7 @@ want() { # CASE: is CASE to be made (all are without arguments)?
 	case " $cases " in *" $1 "*) return 0 ;; esac
 	return 1
 }
-capture() { # CASE MODE [BINARY]
+livecapture() { # CASE MODE [BINARY]: the exit status
 	rm -rf "$here/$1" out && mkdir -p "$here/$1" out
 	status=0
 	run ./minidump_capture -o out -- "./${3:-crasher-x64}" "$2" 2>/dev/null || status=$?
@@ -64,11 +45,11 @@ capture() { # CASE MODE [BINARY]
 	echo "$status"
 }
 if want x64-segv; then
-	st=$(capture x64-segv segv)
+	st=$(livecapture x64-segv segv)
 	info x64-segv 11 1 1 amd64 "$st" crash_here level3 level2 level1 main
 fi
 if want x64-threads; then
-	st=$(capture x64-threads threads)
+	st=$(livecapture x64-threads threads)
 	info x64-threads 11 1 5 amd64 "$st" crash_here level3 level2 level1 crasher_thread
 fi
 # gdbtruth CASE BINARY MODE: gdb's view of BINARY MODE at its fatal signal, run as

@@ -19,84 +19,38 @@
 # Needs gcc, gcc-12-aarch64-linux-gnu with libc6-dev-arm64-cross,
 # gcc-i686-linux-gnu, qemu-user, gdb and gdb-multiarch; run from anywhere,
 # with Go on PATH. Tests need none of these.
-set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$root"
-go build -o "$work/minidump_capture" ./cmd/minidump_capture
-go build -o "$work/core2md" ./cmd/core2md
-go build -o "$work/dump_syms" ./cmd/dump_syms
-cd "$work"
-cflags="-O1 -g -static -fdebug-prefix-map=$work=. -fdebug-prefix-map=$here=."
-gcc $cflags -o sigcrash-x64 "$here/sigcrash.c"
-i686-linux-gnu-gcc $cflags -o sigcrash-x86 "$here/sigcrash.c"
-aarch64-linux-gnu-gcc-12 $cflags -o sigcrash-arm64 "$here/sigcrash.c"
-run() { env -i PATH=/usr/bin:/bin "$@"; }
+. "$here/../truth/lib.sh"
+compile sigcrash "$here/sigcrash.c" -O1
 
-# gdb's backtrace as "N<TAB>function" lines.
-bt2truth() {
-	sed -n 's/^#\([0-9]*\)  *\(0x[0-9a-f]* in \)\{0,1\}\([^ ]*\).*/\1\t\3/p' |
-		sed 's/\t<signal$/\t<signal handler called>/' | awk '!seen[$1]++'
-}
-gdbflags="-batch -nx -ex 'set pagination off' -ex 'set backtrace past-main on'"
-truth_native() { # BINARY MODE
-	eval gdb $gdbflags -ex "'run $2'" -ex continue -ex bt "./$1" 2>/dev/null | bt2truth
-}
-truth_stub() { # BINARY MODE QEMU...: through qemu's gdb stub
-	b=$1 m=$2
-	shift 2
-	port=$((20000 + $$ % 10000))
-	run "$@" -g "$port" "./$b" "$m" >/dev/null 2>&1 &
-	sleep 1
-	eval gdb-multiarch $gdbflags -ex "'target remote :$port'" -ex continue -ex continue -ex bt "./$b" 2>/dev/null | bt2truth
-	wait $! 2>/dev/null || true
-}
-truth_core() { # BINARY CORE
-	eval gdb-multiarch $gdbflags -ex bt "./$1" "$2" 2>/dev/null | bt2truth
-}
-
-# case CASE BINARY: symbols for the case, trimmed to the truth's functions.
+# syms CASE BINARY: symbols trimmed to the truth's functions, the
+# trampolines and their neighbours, whose ranges gdb does not name.
 syms() {
-	mkdir -p "$here/$1"
-	./dump_syms "$2" >"$2.sym"
-	id=$(head -1 "$2.sym" | cut -d' ' -f4)
-	name=$(head -1 "$2.sym" | cut -d' ' -f5)
-	rm -rf "$here/$1/symbols"
-	mkdir -p "$here/$1/symbols/$name/$id"
-	keep=$(cut -f2 "$here/$1/truth.txt" | grep -v '^<' | tr '\n' ' ')
-	# The trampolines and their neighbours, whose ranges gdb does not name.
-	keep="$keep gsignal __restore_rt __restore sigaction __sigaction __libc_sigaction _dl_sysinfo_int80 __kernel_vsyscall"
-	go run "$here/trim.go" "$2.sym" $keep >"$here/$1/symbols/$name/$id/$name.sym"
+	syms_trim "$1" "$2" $(truth_names "$here/$1/truth.txt") gsignal __restore_rt __restore \
+		sigaction __sigaction __libc_sigaction _dl_sysinfo_int80 __kernel_vsyscall
 }
 
 for m in abort segv; do
 	c=x64-$m
-	rm -rf "$here/$c" out && mkdir -p "$here/$c" out
-	truth_native sigcrash-x64 $m >"$here/$c/truth.txt"
-	run ./minidump_capture -o out -- ./sigcrash-x64 $m 2>/dev/null || true
-	mv out/*.dmp "$here/$c/crash.dmp"
+	newcase $c
+	gdb_native sigcrash-x64 $m continue bt | bt2truth >"$here/$c/truth.txt"
+	capture $c sigcrash-x64 $m
 	syms $c sigcrash-x64
 
 	# i386: gdb reads qemu's core (its stub reports the wrong signal
 	# frame for static programs); arm64: gdb runs the program through
-	# qemu's stub, on a CPU without SVE (gdb 13 rejects the SVE record of
-	# qemu's signal frames, in cores too).
+	# qemu's stub (lib.sh: on a CPU without SVE).
 	for a in x86 arm64; do
 		c=$a-$m
-		rm -rf "$here/$c" qemu_*.core && mkdir -p "$here/$c"
-		if [ $a = x86 ]; then
-			set -- qemu-i386
-		else
-			set -- qemu-aarch64 -cpu cortex-a57
-			truth_stub sigcrash-$a $m "$@" >"$here/$c/truth.txt"
+		newcase $c
+		if [ $a = arm64 ]; then
+			gdb_stub $a sigcrash-$a $m continue bt | bt2truth >"$here/$c/truth.txt"
 		fi
-		(ulimit -c unlimited; run "$@" ./sigcrash-$a $m) >/dev/null 2>&1 || true
-		core=$(ls qemu_*.core)
-		[ $a = x86 ] && truth_core sigcrash-$a "$core" >"$here/$c/truth.txt"
-		./core2md --no-host-info -o "$here/$c/crash.dmp" "$core" sigcrash-$a
-		rm -f "$core"
+		core=$(qemu_core $a sigcrash-$a $m)
+		if [ $a = x86 ]; then
+			gdb_core sigcrash-$a "$core" bt | bt2truth >"$here/$c/truth.txt"
+		fi
+		core2md $c "$core" sigcrash-$a
 		syms $c sigcrash-$a
 	done
 done
@@ -106,10 +60,9 @@ done
 # __kernel_vsyscall and the handler returns into its __kernel_sigreturn;
 # core2md saves the vDSO whole, and the walker reads its symbols and CFI.
 c=x86-native-abort
-rm -rf "$here/$c" core core.* && mkdir -p "$here/$c"
+newcase $c
 (ulimit -c unlimited; run ./sigcrash-x86 abort) >/dev/null 2>&1 || true
 core=$(ls core core.* 2>/dev/null | head -1)
-truth_core sigcrash-x86 "$core" >"$here/$c/truth.txt"
-./core2md --no-host-info -o "$here/$c/crash.dmp" "$core" sigcrash-x86
-rm -f "$core"
+gdb_core sigcrash-x86 "$core" bt | bt2truth >"$here/$c/truth.txt"
+core2md $c "$core" sigcrash-x86
 syms $c sigcrash-x86

@@ -39,17 +39,83 @@ func fields(l string) (uint64, string, bool) {
 	return a, strings.Join(f[n:], " "), err == nil
 }
 
-func main() {
-	b, err := os.ReadFile(os.Args[1])
+// aliases are the names glibc gives the functions a truth names otherwise.
+var aliases = map[string]string{"gsignal": "raise", "__clone3": "clone3", "__clone": "clone", "___pthread_join": "pthread_join"}
+
+// norm is a name without its parameter list (the last balanced
+// parenthesis group of a name ending in ")" or ") const"), by its alias's
+// name.
+func norm(s string) string {
+	s = strings.TrimSpace(s)
+	if strings.HasSuffix(s, ")") || strings.HasSuffix(s, ") const") {
+		d := 0
+		for i := len(s) - 1; i >= 0; i-- {
+			switch s[i] {
+			case ')':
+				d++
+			case '(':
+				d--
+			}
+			if s[i] == '(' && d == 0 {
+				s = s[:i]
+				break
+			}
+		}
+	}
+	if a, ok := aliases[s]; ok {
+		return a
+	}
+	return s
+}
+
+// truthNames returns the names of the FUNC and PUBLIC records of lines
+// that the truth file names.
+func truthNames(path string, lines []string) map[string]bool {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	want := map[string]bool{}
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if _, fn, ok := strings.Cut(l, "\t"); ok {
+			want[norm(fn)] = true
+		}
+	}
 	names := map[string]bool{}
-	for _, n := range os.Args[2:] {
-		names[n] = true
+	for _, l := range lines {
+		if strings.HasPrefix(l, "FUNC ") || strings.HasPrefix(l, "PUBLIC ") {
+			if _, n, ok := fields(l); ok && want[norm(n)] {
+				names[n] = true
+			}
+		}
+	}
+	return names
+}
+
+func main() {
+	args := os.Args[1:]
+	truth := ""
+	if len(args) > 1 && args[0] == "-truth" {
+		truth, args = args[1], args[2:]
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: trim FILE.sym NAME... | trim -truth TRUTH.txt FILE.sym")
+		os.Exit(2)
+	}
+	b, err := os.ReadFile(args[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	names := map[string]bool{}
+	for _, n := range args[1:] {
+		names[n] = true
+	}
+	if truth != "" {
+		names = truthNames(truth, lines)
+	}
 	var syms []sym
 	for _, l := range lines {
 		if strings.HasPrefix(l, "FUNC ") || strings.HasPrefix(l, "PUBLIC ") {
