@@ -628,66 +628,33 @@ func (p *parser) specialName() (*name, error) {
 	return nil, p.fail("unknown operator")
 }
 
+// funcClass reads a member function's class: 'A' to 'X' in groups of eight
+// per access (private, protected, public), each group plain, static,
+// virtual and thunk (virtual, with an adjustor), near then far; 'Y' and 'Z'
+// global, near and far.
 func (p *parser) funcClass(c byte) (funcClass, error) {
-	thunk := func(fc funcClass) (funcClass, error) {
+	switch {
+	case c == 'Y':
+		return fcGlobal, nil
+	case c == 'Z':
+		return fcGlobal | fcFar, nil
+	case c < 'A' || c > 'X':
+		return 0, p.fail("unknown function class")
+	}
+	i := c - 'A'
+	fc := [...]funcClass{fcPrivate, fcProtected, fcPublic}[i/8] |
+		[...]funcClass{0, fcStatic, fcVirtual, fcVirtual | fcThunk}[i%8/2]
+	if i%2 == 1 {
+		fc |= fcFar
+	}
+	if fc&fcThunk != 0 {
 		n, err := p.number() // the adjustor
 		if err != nil {
 			return 0, err
 		}
 		p.adjustor = n
-		return fc | fcThunk, nil
 	}
-	switch c {
-	case 'A':
-		return fcPrivate, nil
-	case 'B':
-		return fcPrivate | fcFar, nil
-	case 'C', 'D':
-		return fcPrivate | fcStatic, nil
-	case 'E', 'F':
-		return fcPrivate | fcVirtual, nil
-	case 'G':
-		return thunk(fcPrivate | fcVirtual)
-	case 'H':
-		return thunk(fcPrivate | fcVirtual | fcFar)
-	case 'I':
-		return fcProtected, nil
-	case 'J':
-		return fcProtected | fcFar, nil
-	case 'K':
-		return fcProtected | fcStatic, nil
-	case 'L':
-		return fcProtected | fcStatic | fcFar, nil
-	case 'M':
-		return fcProtected | fcVirtual, nil
-	case 'N':
-		return fcProtected | fcVirtual | fcFar, nil
-	case 'O':
-		return thunk(fcProtected | fcVirtual)
-	case 'P':
-		return thunk(fcProtected | fcVirtual | fcFar)
-	case 'Q':
-		return fcPublic, nil
-	case 'R':
-		return fcPublic | fcFar, nil
-	case 'S':
-		return fcPublic | fcStatic, nil
-	case 'T':
-		return fcPublic | fcStatic | fcFar, nil
-	case 'U':
-		return fcPublic | fcVirtual, nil
-	case 'V':
-		return fcPublic | fcVirtual | fcFar, nil
-	case 'W':
-		return thunk(fcPublic | fcVirtual)
-	case 'X':
-		return thunk(fcPublic | fcVirtual | fcFar)
-	case 'Y':
-		return fcGlobal, nil
-	case 'Z':
-		return fcGlobal | fcFar, nil
-	}
-	return 0, p.fail("unknown function class")
+	return fc, nil
 }
 
 func (p *parser) qualifier() storage {
