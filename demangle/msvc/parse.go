@@ -262,19 +262,7 @@ func (p *parser) parse() (*result, error) {
 				return nil, err
 			}
 		}
-		cc, err := p.callingConv()
-		if err != nil {
-			return nil, err
-		}
-		rsc, err := p.returnStorage()
-		if err != nil {
-			return nil, err
-		}
-		ret, err := p.returnType(rsc)
-		if err != nil {
-			return nil, err
-		}
-		params, err := p.funcParams()
+		cc, ret, params, err := p.memberSignature()
 		if err != nil {
 			return nil, err
 		}
@@ -723,6 +711,29 @@ func (p *parser) callingConv() (callConv, error) {
 	return 0, p.fail("unknown calling convention")
 }
 
+// memberSignature reads what follows a member function's class and this
+// qualifiers: calling convention, return storage and type ("@" for none, as
+// constructors and destructors have) and parameters.
+func (p *parser) memberSignature() (callConv, *typ, []*typ, error) {
+	cc, err := p.callingConv()
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	rsc, err := p.returnStorage()
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	ret, err := p.returnType(rsc)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	params, err := p.funcParams()
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	return cc, ret, params, nil
+}
+
 func (p *parser) returnType(sc storage) (*typ, error) {
 	if p.consume("@") {
 		return &typ{}, nil
@@ -797,19 +808,7 @@ func (p *parser) memberFuncPtr(qualifiers bool) (*typ, error) {
 			return nil, err
 		}
 	}
-	cc, err := p.callingConv()
-	if err != nil {
-		return nil, err
-	}
-	rsc, err := p.returnStorage()
-	if err != nil {
-		return nil, err
-	}
-	ret, err := p.returnType(rsc)
-	if err != nil {
-		return nil, err
-	}
-	params, err := p.funcParams()
+	cc, ret, params, err := p.memberSignature()
 	if err != nil {
 		return nil, err
 	}
@@ -1159,19 +1158,7 @@ func (p *parser) vtordispThunk() (*typ, error) {
 	if err != nil {
 		return nil, err
 	}
-	cc, err := p.callingConv()
-	if err != nil {
-		return nil, err
-	}
-	rsc, err := p.returnStorage()
-	if err != nil {
-		return nil, err
-	}
-	ret, err := p.returnType(rsc)
-	if err != nil {
-		return nil, err
-	}
-	params, err := p.funcParams()
+	cc, ret, params, err := p.memberSignature()
 	if err != nil {
 		return nil, err
 	}
