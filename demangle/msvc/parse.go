@@ -351,30 +351,23 @@ func (p *parser) str() (string, error) {
 	return s, nil
 }
 
-func (p *parser) memorizeName(n *name) {
-	if len(p.names) >= 10 {
-		return
-	}
-	k := nameKey(n)
-	for _, m := range p.names {
-		if nameKey(m) == k {
-			return
-		}
-	}
-	p.names = append(p.names, n)
-}
+func (p *parser) memorizeName(n *name) { p.names = memorize(p.names, n, nameKey) }
 
-func (p *parser) memorizeType(t *typ) {
-	if len(p.types) >= 10 {
-		return
+func (p *parser) memorizeType(t *typ) { p.types = memorize(p.types, t, typeKey) }
+
+// memorize adds v to a back-reference table: ten entries at most, each key
+// once.
+func memorize[T any](table []T, v T, key func(T) string) []T {
+	if len(table) >= 10 {
+		return table
 	}
-	k := typeKey(t)
-	for _, m := range p.types {
-		if typeKey(m) == k {
-			return
+	k := key(v)
+	for _, m := range table {
+		if key(m) == k {
+			return table
 		}
 	}
-	p.types = append(p.types, t)
+	return append(table, v)
 }
 
 func (p *parser) templateName() (*name, error) {
