@@ -638,16 +638,18 @@ func (p *parser) funcClass(c byte) (funcClass, error) {
 	return fc, nil
 }
 
+// cv is the const and volatile storage of the four letters of each run the
+// qualifiers use: 'A' to 'D' (none, const, volatile, both), 'Q' to 'T' the
+// same, 'E' to 'H' the same and far.
+var cv = [4]storage{0, scConst, scVolatile, scConst | scVolatile}
+
 func (p *parser) qualifier() storage {
 	var s storage
-	switch p.peek() {
-	case 'A', 'Q':
-	case 'B', 'R':
-		s = scConst
-	case 'C', 'S':
-		s = scVolatile
-	case 'D', 'T':
-		s = scConst | scVolatile
+	switch c := p.peek(); {
+	case c >= 'A' && c <= 'D':
+		s = cv[c-'A']
+	case c >= 'Q' && c <= 'T':
+		s = cv[c-'Q']
 	default:
 		return 0
 	}
@@ -735,28 +737,11 @@ func (p *parser) returnType(sc storage) (*typ, error) {
 }
 
 func (p *parser) storageClass() storage {
-	var s storage
-	switch p.peek() {
-	case 'A', 'Q':
-	case 'B', 'R':
-		s = scConst
-	case 'C', 'S':
-		s = scVolatile
-	case 'D', 'T':
-		s = scConst | scVolatile
-	case 'E':
-		s = scFar
-	case 'F':
-		s = scConst | scFar
-	case 'G':
-		s = scVolatile | scFar
-	case 'H':
-		s = scConst | scVolatile | scFar
-	default:
-		return 0
+	if c := p.peek(); c >= 'E' && c <= 'H' {
+		p.pos++
+		return cv[c-'E'] | scFar
 	}
-	p.pos++
-	return s
+	return p.qualifier()
 }
 
 func (p *parser) returnStorage() (storage, error) {
@@ -767,17 +752,10 @@ func (p *parser) returnStorage() (storage, error) {
 	if err != nil {
 		return 0, err
 	}
-	switch c {
-	case 'A':
-		return 0, nil
-	case 'B':
-		return scConst, nil
-	case 'C':
-		return scVolatile, nil
-	case 'D':
-		return scConst | scVolatile, nil
+	if c < 'A' || c > 'D' {
+		return 0, p.fail("unknown return storage class")
 	}
-	return 0, p.fail("unknown return storage class")
+	return cv[c-'A'], nil
 }
 
 func (p *parser) memberFuncPtr(qualifiers bool) (*typ, error) {
