@@ -454,6 +454,11 @@ func (p *parser) nestedName() (*name, error) {
 		}
 		return &name{kind: nkDiscriminator, num: d}, nil
 	}
+	return p.plainName()
+}
+
+// plainName reads a simple name up to its '@' and memorizes it.
+func (p *parser) plainName() (*name, error) {
 	s, err := p.str()
 	if err != nil {
 		return nil, err
@@ -480,13 +485,7 @@ func (p *parser) unqualifiedName(function bool) (*name, error) {
 	if p.consume("?") {
 		return p.specialName()
 	}
-	s, err := p.str()
-	if err != nil {
-		return nil, err
-	}
-	n := &name{kind: nkPlain, str: s}
-	p.memorizeName(n)
-	return n, nil
+	return p.plainName()
 }
 
 func (p *parser) scope() ([]*name, error) {
