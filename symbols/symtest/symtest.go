@@ -1,6 +1,7 @@
 // Package symtest is test support for symbol sources: the Breakpad symbols
-// dumpsyms/elf makes of an ELF file, the file's build ID, and the
-// comparison of two sources' answers over a range of addresses.
+// dumpsyms/elf makes of an ELF file, the file's build ID, a model's
+// Breakpad table, and the comparison of two sources' answers over a range
+// of addresses or at a model's FUNC and line addresses.
 package symtest
 
 import (
@@ -40,6 +41,12 @@ func ELF(t testing.TB, path string) *symbols.Symbols {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return breakpad.Symbols(Table(t, s))
+}
+
+// Table returns the Breakpad table of the records s writes.
+func Table(t testing.TB, s *dumpsyms.Symbols) *symfile.Table {
+	t.Helper()
 	var buf bytes.Buffer
 	if err := s.Write(&buf); err != nil {
 		t.Fatal(err)
@@ -48,7 +55,32 @@ func ELF(t testing.TB, path string) *symbols.Symbols {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return breakpad.Symbols(tab)
+	return tab
+}
+
+// AgreeAtFuncs compares the lookups of syms with those of the Breakpad
+// table of want at the address of each FUNC and line record of want: the
+// same function and line, or nothing found by either. It returns how many
+// addresses agree, and an error naming the first that does not.
+func AgreeAtFuncs(t testing.TB, syms *symbols.Symbols, want *dumpsyms.Symbols) (int, error) {
+	t.Helper()
+	ref := Table(t, want)
+	n := 0
+	for _, f := range want.Funcs {
+		addrs := []uint64{f.Ranges[0].Address}
+		for _, l := range f.Lines {
+			addrs = append(addrs, l.Address)
+		}
+		for _, a := range addrs {
+			got, ok := syms.Lookup.Lookup(a, false)
+			w, wok := ref.Lookup(a)
+			if ok != wok || got.Function != w.Name || got.Line != int(w.Line) {
+				return n, fmt.Errorf("%#x: got %q line %d, want %q line %d", a, got.Function, got.Line, w.Name, w.Line)
+			}
+			n++
+		}
+	}
+	return n, nil
 }
 
 // Same fails t at the first module-relative address below end where got and
