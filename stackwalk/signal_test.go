@@ -2,9 +2,7 @@ package stackwalk_test
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/minidump"
@@ -28,18 +26,7 @@ func TestSignalTruth(t *testing.T) {
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join(dir, "truth.txt"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var truth []string
-			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-				_, fn, _ := strings.Cut(l, "\t")
-				if fn == "<signal handler called>" {
-					fn = ""
-				}
-				truth = append(truth, normName(fn))
-			}
+			truth := readTruthFile(t, filepath.Join(dir, "truth.txt"))
 			f, err := minidump.Open(filepath.Join(dir, "crash.dmp"))
 			if err != nil {
 				t.Fatal(err)
