@@ -1,14 +1,9 @@
 package stackwalk_test
 
 import (
-	"bytes"
 	"path/filepath"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/minidump"
-	"github.com/gobreakpad/gobreakpad/stackwalk"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
-	"github.com/gobreakpad/gobreakpad/symbols/elfimage"
 	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
@@ -27,24 +22,10 @@ func TestSignalTruth(t *testing.T) {
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			truth := readTruthFile(t, filepath.Join(dir, "truth.txt"))
-			f, err := minidump.Open(filepath.Join(dir, "crash.dmp"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			syms := breakpad.NewDirs(filepath.Join(dir, "symbols"))
-			defer syms.Close()
 			// The vDSO of x86-native-abort has no symbol file: its
 			// symbols and CFI come from its image in the dump.
-			p, err := stackwalk.Process(f, stackwalk.Options{Symbols: syms, ImageSymbols: elfimage.Load})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var m bytes.Buffer
-			if err := stackwalk.PrintMachineReadable(&m, p); err != nil {
-				t.Fatal(err)
-			}
-			ours, _ := crashChain(m.Bytes())
+			p, m := walkTruthCase(t, dir)
+			ours, _ := crashChain(m)
 			found, spurious := alignTruth(ours, truth)
 			named := 0
 			for _, n := range truth {
