@@ -22,3 +22,23 @@ func ThreeFuncs(base uint64) Module {
 	return Module{Base: base, Size: 0x10000, HasSymbols: true,
 		Funcs: [][2]uint64{{base + 0x1000, base + 0x1100}, {base + 0x2000, base + 0x2100}, {base + 0x3000, base + 0x3100}}}
 }
+
+// CheckSignal reports an error unless frames[1] is a signal trampoline's
+// frame and frames[2] the frame the kernel's signal frame restores
+// (TrustSignal, interrupted) with the registers of want, by slot. label
+// starts each message ("" or the case's name and ": ").
+func CheckSignal(t testing.TB, cpu unwind.CPU, label string, frames []*unwind.Frame, want map[int]uint64) {
+	t.Helper()
+	if !frames[1].Trampoline {
+		t.Errorf("%strampoline frame not marked", label)
+	}
+	s := frames[2]
+	if s.Trust != unwind.TrustSignal || !s.Interrupted {
+		t.Errorf("%ssignal frame: trust %v interrupted %v", label, s.Trust, s.Interrupted)
+	}
+	for r, v := range want {
+		if !s.Has(r) || s.Regs[r] != v {
+			t.Errorf("%ssignal frame %s = %#x (known %v), want %#x", label, cpu.Names()[r], s.Regs[r], s.Has(r), v)
+		}
+	}
+}
