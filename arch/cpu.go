@@ -48,6 +48,17 @@ func (c CPU) String() string {
 	return cpuNames[c]
 }
 
+// CPUNamed returns the architecture whose String is name, Unknown for names
+// of none.
+func CPUNamed(name string) CPU {
+	for c, n := range cpuNames {
+		if n == name {
+			return CPU(c)
+		}
+	}
+	return Unknown
+}
+
 // PointerSize returns the size in bytes of a pointer (and of a general
 // register) on the architecture, or 0 when it is unknown.
 func (c CPU) PointerSize() int {

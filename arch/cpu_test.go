@@ -13,3 +13,14 @@ func TestCPU(t *testing.T) {
 		}
 	}
 }
+
+func TestCPUNamed(t *testing.T) {
+	for c := Unknown; c <= LoongArch64; c++ {
+		if got := CPUNamed(c.String()); got != c {
+			t.Errorf("CPUNamed(%q) = %v", c.String(), got)
+		}
+	}
+	if got := CPUNamed("x86_64"); got != Unknown {
+		t.Errorf("CPUNamed(x86_64) = %v, want unknown", got)
+	}
+}

@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 
+	"github.com/gobreakpad/gobreakpad/internal/mmap"
 	"github.com/gobreakpad/gobreakpad/symbols"
 )
 
@@ -29,18 +29,9 @@ type Index struct {
 
 // Open maps the index file at path.
 func Open(path string) (*Index, error) {
-	f, err := os.Open(path)
+	b, unmap, err := mmap.Open(path, mmap.Normal)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	b, unmap, err := mapFile(f, fi.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	x, err := New(b)
 	if err != nil {

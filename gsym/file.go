@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/gobreakpad/gobreakpad/internal/mmap"
 )
 
 // ErrNotFound is returned (wrapped) by lookups of an address no function
@@ -39,18 +40,10 @@ type File struct {
 
 // Open maps the named file and reads its header.
 func Open(name string) (*File, error) {
-	fh, err := os.Open(name)
+	// Lookups touch a few scattered pages: no read-ahead.
+	b, unmap, err := mmap.Open(name, mmap.Random)
 	if err != nil {
 		return nil, err
-	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return nil, err
-	}
-	b, unmap, err := mapFile(fh, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	f, err := NewFileBytes(b)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/gobreakpad/gobreakpad/internal/mmap"
 )
 
 // ErrNoStream reports that the dump has no stream of the requested type.
@@ -70,7 +72,11 @@ func Open(name string) (*File, error) {
 		}
 		return f, nil
 	}
-	data, unmap, err := mmapFile(fh, size)
+	var data []byte
+	var unmap func() error
+	if mmap.Supported {
+		data, unmap, err = mmap.File(fh, size, mmap.Normal)
+	}
 	if err != nil || data == nil {
 		// Not mappable (empty file, special file, platform): read through the descriptor.
 		f, err := newFile(fh, uint64(size), nil)

@@ -167,33 +167,36 @@ func LinuxArchitecture(cpu arch.CPU) ProcessorArchitecture {
 
 // CPU returns the processor architecture as an arch.CPU.
 func (s *SystemInfo) CPU() arch.CPU {
-	switch s.ProcessorArchitecture {
-	case ArchX86, ArchX86Win64:
-		return arch.X86
-	case ArchAMD64:
-		return arch.AMD64
-	case ArchARM:
-		return arch.ARM
-	case ArchARM64, ArchARM64Old:
-		return arch.ARM64
-	case ArchPPC:
-		return arch.PPC
-	case ArchPPC64:
-		return arch.PPC64
-	case ArchSPARC:
-		return arch.SPARC
-	case ArchMIPS:
-		return arch.MIPS
-	case ArchMIPS64:
-		return arch.MIPS64
-	case ArchRISCV:
-		return arch.RISCV
-	case ArchRISCV64:
-		return arch.RISCV64
-	case ArchLoongArch64:
-		return arch.LoongArch64
+	for _, e := range archCPUs {
+		if e.arch == s.ProcessorArchitecture {
+			return e.cpu
+		}
 	}
 	return arch.Unknown
+}
+
+// Architecture returns the processor architecture of a CPU, the inverse of
+// [SystemInfo.CPU]: ArchX86 for x86, ArchARM64 for arm64; ArchUnknown for
+// arch.Unknown.
+func Architecture(cpu arch.CPU) ProcessorArchitecture {
+	for _, e := range archCPUs {
+		if e.cpu == cpu {
+			return e.arch
+		}
+	}
+	return ArchUnknown
+}
+
+// archCPUs are the processor architectures with an arch.CPU; of two with
+// the same CPU, the first is the one Architecture returns.
+var archCPUs = [...]struct {
+	arch ProcessorArchitecture
+	cpu  arch.CPU
+}{
+	{ArchX86, arch.X86}, {ArchX86Win64, arch.X86}, {ArchAMD64, arch.AMD64}, {ArchARM, arch.ARM},
+	{ArchARM64, arch.ARM64}, {ArchARM64Old, arch.ARM64}, {ArchPPC, arch.PPC}, {ArchPPC64, arch.PPC64},
+	{ArchSPARC, arch.SPARC}, {ArchMIPS, arch.MIPS}, {ArchMIPS64, arch.MIPS64}, {ArchRISCV, arch.RISCV},
+	{ArchRISCV64, arch.RISCV64}, {ArchLoongArch64, arch.LoongArch64},
 }
 
 // CPUName returns the architecture's name as minidump_dump prints it
@@ -230,27 +233,36 @@ func (s *SystemInfo) CPUName() string {
 // "mac", "ios", "linux", "solaris", "android", "ps3", "nacl", "fuchsia";
 // "" when unknown).
 func (s *SystemInfo) OSName() string {
-	switch s.PlatformID {
-	case PlatformWin32NT, PlatformWin32Windows:
-		return "windows"
-	case PlatformMacOSX:
-		return "mac"
-	case PlatformIOS:
-		return "ios"
-	case PlatformLinux:
-		return "linux"
-	case PlatformSolaris:
-		return "solaris"
-	case PlatformAndroid:
-		return "android"
-	case PlatformPS3:
-		return "ps3"
-	case PlatformNaCl:
-		return "nacl"
-	case PlatformFuchsia:
-		return "fuchsia"
+	for _, e := range platformNames {
+		if e.platform == s.PlatformID {
+			return e.name
+		}
 	}
 	return ""
+}
+
+// PlatformNamed returns the platform of a short system name, the inverse of
+// [SystemInfo.OSName]: PlatformWin32NT for "windows"; false for names OSName
+// does not return.
+func PlatformNamed(name string) (PlatformID, bool) {
+	for _, e := range platformNames {
+		if e.name == name {
+			return e.platform, true
+		}
+	}
+	return 0, false
+}
+
+// platformNames are the platforms' short names; of two platforms with the
+// same name, the first is the one PlatformNamed returns.
+var platformNames = [...]struct {
+	platform PlatformID
+	name     string
+}{
+	{PlatformWin32NT, "windows"}, {PlatformWin32Windows, "windows"}, {PlatformMacOSX, "mac"},
+	{PlatformIOS, "ios"}, {PlatformLinux, "linux"}, {PlatformSolaris, "solaris"},
+	{PlatformAndroid, "android"}, {PlatformPS3, "ps3"}, {PlatformNaCl, "nacl"},
+	{PlatformFuchsia, "fuchsia"},
 }
 
 // CPUVendor returns the x86 CPUID vendor string ("GenuineIntel") for x86 and

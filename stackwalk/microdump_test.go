@@ -14,13 +14,13 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 )
 
-// microdumpReport walks a microdump file with the symbol paths and returns
-// its human and -m reports.
-func microdumpReport(t *testing.T, path string, syms ...string) (human, machine []byte) {
+// readMicrodump reads the microdump file at path into a ProcessState; the
+// test is skipped when the file is absent.
+func readMicrodump(t *testing.T, path string) *stackwalk.ProcessState {
 	t.Helper()
 	text, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatal(err)
+		t.Skip(err)
 	}
 	md, err := microdump.Parse(text)
 	if err != nil {
@@ -30,6 +30,14 @@ func microdumpReport(t *testing.T, path string, syms ...string) (human, machine 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// microdumpReport walks a microdump file with the symbol paths and returns
+// its human and -m reports.
+func microdumpReport(t *testing.T, path string, syms ...string) (human, machine []byte) {
+	t.Helper()
+	p := readMicrodump(t, path)
 	var opt stackwalk.Options
 	var popt stackwalk.PrintOptions
 	if len(syms) > 0 {
@@ -232,18 +240,7 @@ func TestMicrodumpProcessorExpectations(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.dump, func(t *testing.T) {
-			text, err := os.ReadFile(filepath.Join(bp, c.dump))
-			if err != nil {
-				t.Skip(err)
-			}
-			md, err := microdump.Parse(text)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := stackwalk.ReadMicrodump(md)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := readMicrodump(t, filepath.Join(bp, c.dump))
 			dirs := breakpad.NewDirs(filepath.Join(bp, "symbols/microdump"))
 			defer dirs.Close()
 			p.Walk(stackwalk.Options{Symbols: dirs})

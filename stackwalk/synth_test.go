@@ -25,11 +25,7 @@ import (
 // module's debug identifier) where breakpad.Dirs finds it, and walks the dump.
 func walkSynth(t *testing.T, b *synth.Builder, symText string) *stackwalk.ProcessState {
 	t.Helper()
-	data, err := b.Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := minidump.NewFileBytes(data)
+	f, err := b.File()
 	if err != nil {
 		t.Fatal(err)
 	}

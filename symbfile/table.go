@@ -3,6 +3,7 @@ package symbfile
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -96,11 +97,11 @@ func NewTable(ranges []Range, pads []ReturnPad) *Table {
 func (t *Table) index() {
 	slices.SortStableFunc(t.Ranges, func(a, b Range) int {
 		if a.Depth != b.Depth {
-			return cmpU(uint64(a.Depth), uint64(b.Depth))
+			return cmp.Compare(uint64(a.Depth), uint64(b.Depth))
 		}
-		return cmpU(a.Start, b.Start)
+		return cmp.Compare(a.Start, b.Start)
 	})
-	slices.SortStableFunc(t.Pads, func(a, b ReturnPad) int { return cmpU(a.Addr, b.Addr) })
+	slices.SortStableFunc(t.Pads, func(a, b ReturnPad) int { return cmp.Compare(a.Addr, b.Addr) })
 	t.depths = nil
 	for lo := 0; lo < len(t.Ranges); {
 		d := t.Ranges[lo].Depth
@@ -121,16 +122,6 @@ func (t *Table) index() {
 		t.depths = append(t.depths, di)
 		lo = hi
 	}
-}
-
-func cmpU(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // covering returns the range of depth d covering addr inside [lo, hi), the
@@ -181,7 +172,7 @@ func (t *Table) Covering(addr uint64) []int {
 // bases of the ranges covering addr).
 func (t *Table) Lookup(addr uint64) []Frame {
 	cov := t.Covering(addr)
-	if p, ok := slices.BinarySearchFunc(t.Pads, addr, func(p ReturnPad, a uint64) int { return cmpU(p.Addr, a) }); ok {
+	if p, ok := slices.BinarySearchFunc(t.Pads, addr, func(p ReturnPad, a uint64) int { return cmp.Compare(p.Addr, a) }); ok {
 		pad := t.Pads[p]
 		out := make([]Frame, len(pad.Frames))
 		for i, f := range pad.Frames {

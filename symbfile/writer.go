@@ -2,6 +2,7 @@ package symbfile
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"io"
 	"slices"
@@ -31,12 +32,12 @@ func (w *Writer) AddReturnPad(p ReturnPad) { w.pads = append(w.pads, p) }
 // Flush writes the file.
 func (w *Writer) Flush() error {
 	slices.SortStableFunc(w.ranges, func(a, b Range) int {
-		if c := cmpU(a.Start, b.Start); c != 0 {
+		if c := cmp.Compare(a.Start, b.Start); c != 0 {
 			return c
 		}
-		return cmpU(uint64(a.Depth), uint64(b.Depth))
+		return cmp.Compare(uint64(a.Depth), uint64(b.Depth))
 	})
-	slices.SortStableFunc(w.pads, func(a, b ReturnPad) int { return cmpU(a.Addr, b.Addr) })
+	slices.SortStableFunc(w.pads, func(a, b ReturnPad) int { return cmp.Compare(a.Addr, b.Addr) })
 	idx := map[string]uint64{}
 	var table []byte
 	intern := func(s string) uint64 {

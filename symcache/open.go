@@ -2,23 +2,15 @@ package symcache
 
 import (
 	"fmt"
-	"os"
+
+	"github.com/gobreakpad/gobreakpad/internal/mmap"
 )
 
 // Open maps the file at path into memory and parses it; Close unmaps it.
 func Open(path string) (*Cache, error) {
-	f, err := os.Open(path)
+	data, unmap, err := mmap.Open(path, mmap.Normal)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	data, unmap, err := mapFile(f, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	c, err := Parse(data)
 	if err != nil {

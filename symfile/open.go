@@ -6,6 +6,8 @@ import (
 	"os"
 	"runtime"
 	"sync"
+
+	"github.com/gobreakpad/gobreakpad/internal/mmap"
 )
 
 // Open memory-maps the symbol file at path and indexes it as [Parse] does,
@@ -27,7 +29,7 @@ func Open(path string) (*Table, error) {
 	if st.Size() >= math.MaxUint32 {
 		return nil, fmt.Errorf("%s: symbol file of %d bytes is too large (limit 4 GiB)", path, st.Size())
 	}
-	data, unmap, err := mapFile(f, st.Size())
+	data, unmap, err := mmap.File(f, st.Size(), mmap.Sequential)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -36,8 +38,8 @@ func Open(path string) (*Table, error) {
 	// them once it is done: a large file never stays resident as a whole
 	// (the kernel reads a page in again when a lookup touches it).
 	t := &Table{data: data}
-	t.parse(parallelMin, releasePages)
-	releasePages(data)
+	t.parse(parallelMin, mmap.Release)
+	mmap.Release(data)
 	// Unmap when the Table becomes unreachable without Close, once either way.
 	var once sync.Once
 	var err2 error

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gobreakpad/gobreakpad/internal/cmdtest"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
 	"github.com/gobreakpad/gobreakpad/stackwalk/golden"
 )
@@ -262,19 +262,9 @@ func TestExitStatus(t *testing.T) {
 		{args("--golden", gdir, "--no-such-flag"), 2, ""},
 		{append(args("--golden", gdir), dumps[1]), 1, ""},
 	} {
-		cmd := exec.Command(bin, c.args...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if code != c.code || !strings.Contains(stderr.String(), c.stderr) {
-			t.Errorf("crashdiff %s: exit %d, want %d; stderr:\n%s", strings.Join(c.args, " "), code, c.code, stderr.String())
+		r := cmdtest.Run(t, bin, c.args...)
+		if r.Code != c.code || !strings.Contains(r.Stderr, c.stderr) {
+			t.Errorf("crashdiff %s: exit %d, want %d; stderr:\n%s", strings.Join(c.args, " "), r.Code, c.code, r.Stderr)
 		}
 	}
 }

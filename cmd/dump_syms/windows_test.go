@@ -45,13 +45,9 @@ func TestWindowsX86Walk(t *testing.T) {
 	ctx := &x86.Context{ContextFlags: x86.ContextFull, Eip: base + 0x1050, Esp: uint32(st.Start()), Ebp: 0}
 	b.AddThread(1, synth.X86(ctx), st)
 	b.SetException(1, 0xc0000005, 0, synth.X86(ctx))
-	data, err := b.Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	dmp := filepath.Join(dir, "crash.dmp")
-	if err := os.WriteFile(dmp, data, 0o644); err != nil {
+	if err := b.WriteFile(dmp); err != nil {
 		t.Fatal(err)
 	}
 	ours, ref := filepath.Join(dir, "ours"), filepath.Join(dir, "ref")

@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -51,15 +50,10 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 		ArgsUsage:              "MICRODUMP [SYMBOL_PATH ...]",
 		UseShortOptionHandling: true,
 		HideHelpCommand:        true,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "m", Usage: "output in machine-readable format"},
 			&cli.BoolFlag{Name: "s", Usage: "output stack contents"},
-			&cli.StringSliceFlag{Name: "symbols-url", Usage: "a Breakpad-layout symbol server `URL` (URL/NAME/ID/NAME.sym; repeatable)"},
-			&cli.StringFlag{Name: "symbols-cache", Usage: "keep downloaded symbols in `DIR` (default: the user cache directory's gobreakpad)"},
-			&cli.DurationFlag{Name: "symbols-timeout", Value: 30 * time.Second, Usage: "give up a symbol download after `DURATION`"},
-			&cli.DurationFlag{Name: "symbols-walk-timeout", Usage: "no symbol download after `DURATION` from the start (0: no limit)"},
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say on stderr where each module's symbols came from"},
-		},
+		}, symsrc.Flags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			args := cmd.Args().Slice()
 			if len(args) == 0 {
@@ -68,9 +62,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			if cmd.Bool("m") && cmd.Bool("s") {
 				return cmdline.Usagef("-s has no effect with -m")
 			}
-			cfg := symsrc.Config{Paths: args[1:], URLs: cmd.StringSlice("symbols-url"), CacheDir: cmd.String("symbols-cache"),
-				RequestTimeout: cmd.Duration("symbols-timeout"), WalkTimeout: cmd.Duration("symbols-walk-timeout"), Progress: stderr}
-			cfg.FromEnv()
+			cfg := symsrc.CommandConfig(cmd, args[1:], stderr)
 			return run(stdout, stderr, args[0], cfg, cmd.Bool("verbose"), cmd.Bool("m"), cmd.Bool("s"))
 		},
 	}
@@ -98,7 +90,7 @@ func run(stdout, stderr io.Writer, path string, cfg symsrc.Config, verbose, mach
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	var syms symbols.Source
-	if len(cfg.Paths) > 0 || len(cfg.URLs) > 0 || cfg.NTSymbolPath != "" || len(cfg.DebuginfodURLs) > 0 {
+	if !cfg.None() {
 		src, err := symsrc.Open(cfg)
 		if err != nil {
 			return err

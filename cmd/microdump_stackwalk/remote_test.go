@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -15,30 +11,6 @@ import (
 	"github.com/gobreakpad/gobreakpad/internal/cmdtest"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
 )
-
-// runClean runs the program without the symbol variables of the caller's
-// environment, plus env.
-func runClean(t *testing.T, prog string, env []string, args ...string) cmdtest.Result {
-	t.Helper()
-	cmd := exec.Command(prog, args...)
-	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "DEBUGINFOD_URLS=") && !strings.HasPrefix(e, "_NT_SYMBOL_PATH=") {
-			cmd.Env = append(cmd.Env, e)
-		}
-	}
-	cmd.Env = append(cmd.Env, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return cmdtest.Result{Stdout: out.String(), Stderr: errb.String(), Code: code}
-}
 
 // TestSymbolsURL walks the corpus microdumps through a Breakpad-layout HTTP
 // store on a loopback port (Go's file server over the corpus's
@@ -59,7 +31,7 @@ func TestSymbolsURL(t *testing.T) {
 	for _, a := range []string{"arm", "arm64"} {
 		dump := filepath.Join(dir, "microdump-"+a+".dmp")
 		for _, m := range [][]string{nil, {"-m"}} {
-			local := runClean(t, prog, nil, append(append(m[:len(m):len(m)], dump), syms)...)
+			local := cmdtest.RunClean(t, prog, nil, append(append(m[:len(m):len(m)], dump), syms)...)
 			if local.Code != 0 || local.Stderr != "" || !strings.Contains(local.Stdout, "MicrodumpWriterTest") {
 				t.Fatalf("%s %v: local walk: exit %d, stderr %q", a, m, local.Code, local.Stderr)
 			}
@@ -76,7 +48,7 @@ func TestSymbolsURL(t *testing.T) {
 			} {
 				args := append(append(m[:len(m):len(m)], dump), w.args...)
 				before := n.Load()
-				r := runClean(t, prog, w.env, args...)
+				r := cmdtest.RunClean(t, prog, w.env, args...)
 				if r.Code != 0 || r.Stderr != "" || r.Stdout != local.Stdout {
 					t.Fatalf("%s %v %s: exit %d, stderr %q, output differs from the local walk:\n%s", a, m, w.name, r.Code, r.Stderr, r.Stdout)
 				}
@@ -84,7 +56,7 @@ func TestSymbolsURL(t *testing.T) {
 					t.Errorf("%s %v %s: no request with a cold cache", a, m, w.name)
 				}
 				before = n.Load()
-				if r := runClean(t, prog, w.env, args...); r.Stdout != local.Stdout {
+				if r := cmdtest.RunClean(t, prog, w.env, args...); r.Stdout != local.Stdout {
 					t.Errorf("%s %v %s: second walk differs", a, m, w.name)
 				}
 				if d := n.Load() - before; d != 0 {
@@ -102,7 +74,7 @@ func TestVerbose(t *testing.T) {
 	prog := cmdtest.Build(t, ".")
 	srv := httptest.NewServer(http.FileServer(http.Dir(syms)))
 	defer srv.Close()
-	r := runClean(t, prog, nil, "-v", "--symbols-cache", t.TempDir(), "--symbols-url", srv.URL, filepath.Join(dir, "microdump-arm64.dmp"))
+	r := cmdtest.RunClean(t, prog, nil, "-v", "--symbols-cache", t.TempDir(), "--symbols-url", srv.URL, filepath.Join(dir, "microdump-arm64.dmp"))
 	if r.Code != 0 || !strings.Contains(r.Stderr, "microdump_stackwalk: symbols: breakpad_unittests ") ||
 		!strings.Contains(r.Stderr, ": from "+srv.URL) || !strings.Contains(r.Stderr, ": none (") {
 		t.Errorf("exit %d, stderr:\n%s", r.Code, r.Stderr)

@@ -63,12 +63,8 @@ func writeSynth(t *testing.T, ids ...uint32) string {
 	for _, id := range ids {
 		b.AddThread(id, synth.AMD64(&amd64.Context{ContextFlags: amd64.ContextFull}), nil)
 	}
-	data, err := b.Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := filepath.Join(t.TempDir(), "x.dmp")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
+	if err := b.WriteFile(p); err != nil {
 		t.Fatal(err)
 	}
 	return p

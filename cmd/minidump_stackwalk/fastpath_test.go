@@ -54,11 +54,11 @@ func TestSymbolsCacheFastPath(t *testing.T) {
 		for _, fl := range flags {
 			args := append(append([]string{}, fl...), c.dump)
 			args = append(args, c.paths...)
-			want := runEnv(t, prog, nil, args...)
+			want := cmdtest.RunClean(t, prog, nil, args...)
 			// First with the cache: cold for the files of this case not
 			// walked before; second: warm.
 			for _, name := range []string{"cold", "warm"} {
-				got := runEnv(t, prog, nil, append([]string{"--symbols-cache", cacheDir}, args...)...)
+				got := cmdtest.RunClean(t, prog, nil, append([]string{"--symbols-cache", cacheDir}, args...)...)
 				if got.Stdout != want.Stdout || got.Code != want.Code {
 					t.Errorf("%s %v (%s): output differs from the walk without a cache (exit %d, want %d):\n%s",
 						c.name, fl, name, got.Code, want.Code, firstDiff(want.Stdout, got.Stdout))

@@ -43,11 +43,11 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/gobreakpad/gobreakpad/internal/cmdline"
+	"github.com/gobreakpad/gobreakpad/internal/symsrc"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/stackwalk/jsonout"
@@ -71,7 +71,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 		ArgsUsage:              "DUMP [SYMBOL_PATH ...]",
 		UseShortOptionHandling: true,
 		HideHelpCommand:        true,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "f", Value: "human", Usage: "output `FORMAT`: human or machine (pipe-delimited)"},
 			&cli.BoolFlag{Name: "m", Usage: "output in machine-readable format (as -f machine)"},
 			&cli.BoolFlag{Name: "s", Usage: "output stack contents"},
@@ -86,12 +86,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "pretty", Usage: "indent the JSON report (implies --json)"},
 			&cli.BoolFlag{Name: "signature", Usage: "print the crash signature instead of the report (with --json: add it to the report)"},
 			&cli.StringFlag{Name: "signature-lists", Usage: "add the signature lists of `DIR` to the defaults (implies --signature)"},
-			&cli.StringSliceFlag{Name: "symbols-url", Usage: "a Breakpad-layout symbol server `URL` (URL/NAME/ID/NAME.sym; repeatable)"},
-			&cli.StringFlag{Name: "symbols-cache", Usage: "keep downloaded symbols in `DIR` (default: the user cache directory's gobreakpad)"},
-			&cli.DurationFlag{Name: "symbols-timeout", Value: 30 * time.Second, Usage: "give up a symbol download after `DURATION`"},
-			&cli.DurationFlag{Name: "symbols-walk-timeout", Usage: "no symbol download after `DURATION` from the start (0: no limit)"},
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say on stderr where each module's symbols came from"},
-		},
+		}, symsrc.Flags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			args := cmd.Args().Slice()
 			if len(args) == 0 {
@@ -129,10 +124,8 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			if o.workers < 1 {
 				return cmdline.Usagef("-j %d: at least 1 thread at once", o.workers)
 			}
-			o.symbols = symbolOptions{urls: cmd.StringSlice("symbols-url"), cacheDir: cmd.String("symbols-cache"),
-				requestTimeout: cmd.Duration("symbols-timeout"), walkTimeout: cmd.Duration("symbols-walk-timeout"),
-				verbose: cmd.Bool("verbose")}
-			return run(stdout, stderr, args[0], args[1:], o)
+			o.symbols, o.verbose = symsrc.CommandConfig(cmd, args[1:], stderr), cmd.Bool("verbose")
+			return run(stdout, stderr, args[0], o)
 		},
 	}
 }
@@ -144,7 +137,8 @@ type options struct {
 	workers, thread                                        int
 	signature                                              bool
 	signatureLists                                         string
-	symbols                                                symbolOptions
+	symbols                                                symsrc.Config
+	verbose                                                bool
 	checkCalls                                             bool
 	tailCalls                                              bool
 }
@@ -185,7 +179,7 @@ func (o options) check() error {
 	return nil
 }
 
-func run(stdout, stderr io.Writer, dumpPath string, symPaths []string, o options) error {
+func run(stdout, stderr io.Writer, dumpPath string, o options) error {
 	f, err := minidump.Open(dumpPath)
 	if err != nil {
 		return explainOpen(dumpPath, err)
@@ -193,16 +187,16 @@ func run(stdout, stderr io.Writer, dumpPath string, symPaths []string, o options
 	defer f.Close()
 	opt := stackwalk.Options{Workers: o.workers, CheckCallSites: o.checkCalls, TailCalls: o.tailCalls}
 	var syms symbols.Source
-	src, err := symbolSources(symPaths, o.symbols, stderr)
-	if err != nil {
-		return err
-	}
-	if src != nil {
+	if !o.symbols.None() {
+		src, err := symsrc.Open(o.symbols)
+		if err != nil {
+			return err
+		}
 		for _, w := range cmdline.CheckDirs("symbol path", src.Dirs) {
 			fmt.Fprintf(stderr, "minidump_stackwalk: warning: %s; walking without it\n", w)
 		}
 		defer src.Close()
-		if o.symbols.verbose {
+		if o.verbose {
 			defer src.Summary(stderr, "minidump_stackwalk")
 		}
 		syms = src

@@ -3,14 +3,12 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -64,29 +62,6 @@ func readCases(t *testing.T, names []string) []walkCase {
 	return out
 }
 
-// run runs the program with a clean symbol environment plus env.
-func runEnv(t *testing.T, prog string, env []string, args ...string) cmdtest.Result {
-	t.Helper()
-	cmd := exec.Command(prog, args...)
-	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "DEBUGINFOD_URLS=") && !strings.HasPrefix(e, "_NT_SYMBOL_PATH=") {
-			cmd.Env = append(cmd.Env, e)
-		}
-	}
-	cmd.Env = append(cmd.Env, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return cmdtest.Result{Stdout: out.String(), Stderr: errb.String(), Code: code}
-}
-
 // storeServer serves the files of roots (the first that has a path wins) on
 // a loopback port, counting requests.
 type storeServer struct {
@@ -129,7 +104,7 @@ func TestSymbolsURL(t *testing.T) {
 	prog := cmdtest.Build(t, ".")
 	for _, c := range readCases(t, remoteCases) {
 		t.Run(c.name, func(t *testing.T) {
-			local := runEnv(t, prog, nil, append([]string{"-m", c.dump}, c.paths...)...)
+			local := cmdtest.RunClean(t, prog, nil, append([]string{"-m", c.dump}, c.paths...)...)
 			if local.Code != 0 {
 				t.Fatalf("local walk: %d %s", local.Code, local.Stderr)
 			}
@@ -152,7 +127,7 @@ func TestSymbolsURL(t *testing.T) {
 					w.args[0] = "srv*" + cacheDir + "*" + srv.URL
 				}
 				before := srv.n.Load()
-				r := runEnv(t, prog, w.env, append([]string{"-m", c.dump}, w.args...)...)
+				r := cmdtest.RunClean(t, prog, w.env, append([]string{"-m", c.dump}, w.args...)...)
 				if r.Code != 0 || r.Stdout != local.Stdout {
 					t.Fatalf("%s: exit %d, output differs from the local walk:\n%s\nstderr: %s", w.name, r.Code, r.Stdout, r.Stderr)
 				}
@@ -160,7 +135,7 @@ func TestSymbolsURL(t *testing.T) {
 					t.Errorf("%s: no request with a cold cache", w.name)
 				}
 				again := srv.n.Load()
-				r = runEnv(t, prog, w.env, append([]string{"-m", c.dump}, w.args...)...)
+				r = cmdtest.RunClean(t, prog, w.env, append([]string{"-m", c.dump}, w.args...)...)
 				if r.Stdout != local.Stdout {
 					t.Fatalf("%s: second walk differs", w.name)
 				}
@@ -179,7 +154,7 @@ func TestSymbolsServerDown(t *testing.T) {
 	prog := cmdtest.Build(t, ".")
 	c := readCases(t, []string{"gen-deep_chain-x64-O2"})[0]
 	empty := t.TempDir()
-	want := runEnv(t, prog, nil, "-m", c.dump, empty)
+	want := cmdtest.RunClean(t, prog, nil, "-m", c.dump, empty)
 	release := make(chan struct{})
 	defer close(release)
 	servers := map[string]http.HandlerFunc{
@@ -195,7 +170,7 @@ func TestSymbolsServerDown(t *testing.T) {
 		srv := httptest.NewServer(h)
 		defer srv.Close()
 		start := time.Now()
-		r := runEnv(t, prog, []string{"DEBUGINFOD_URLS=" + srv.URL}, "-m", "-v", "--symbols-timeout", "1s",
+		r := cmdtest.RunClean(t, prog, []string{"DEBUGINFOD_URLS=" + srv.URL}, "-m", "-v", "--symbols-timeout", "1s",
 			"--symbols-url", srv.URL, "--symbols-cache", t.TempDir(), c.dump, empty)
 		el := time.Since(start)
 		if r.Code != 0 || r.Stdout != want.Stdout {
@@ -219,14 +194,14 @@ func TestSymbolsServerDown(t *testing.T) {
 func TestSymbolsSharedCache(t *testing.T) {
 	prog := cmdtest.Build(t, ".")
 	c := readCases(t, []string{"gen-deep_chain-x64-O2"})[0]
-	local := runEnv(t, prog, nil, append([]string{"-m", c.dump}, c.paths...)...)
+	local := cmdtest.RunClean(t, prog, nil, append([]string{"-m", c.dump}, c.paths...)...)
 	srv := serveStores(t, c.paths...)
 	cacheDir := t.TempDir()
 	var wg sync.WaitGroup
 	results := make([]cmdtest.Result, 4)
 	for i := range results {
 		wg.Go(func() {
-			results[i] = runEnv(t, prog, nil, "-m", "--symbols-url", srv.URL, "--symbols-cache", cacheDir, c.dump)
+			results[i] = cmdtest.RunClean(t, prog, nil, "-m", "--symbols-url", srv.URL, "--symbols-cache", cacheDir, c.dump)
 		})
 	}
 	wg.Wait()
@@ -278,12 +253,12 @@ func TestDebuginfod(t *testing.T) {
 	c := readCases(t, []string{"gen-deep_chain-x64-O2"})[0]
 	const buildID = "34c24ca3bc10a3e5f062f9443d3440c0ae260199"
 	srv := startDebuginfod(t, filepath.Dir(c.dump), buildID)
-	local := runEnv(t, prog, nil, append([]string{"-m", c.dump}, c.paths...)...)
+	local := cmdtest.RunClean(t, prog, nil, append([]string{"-m", c.dump}, c.paths...)...)
 	cacheDir := t.TempDir()
 	syslib := c.paths[1:] // the system libraries' .sym files stay local
 	for i := range 2 {
 		before := srv.n.Load()
-		r := runEnv(t, prog, []string{"DEBUGINFOD_URLS=" + srv.URL}, append([]string{"-m", "-v", "--symbols-cache", cacheDir, c.dump}, syslib...)...)
+		r := cmdtest.RunClean(t, prog, []string{"DEBUGINFOD_URLS=" + srv.URL}, append([]string{"-m", "-v", "--symbols-cache", cacheDir, c.dump}, syslib...)...)
 		if r.Code != 0 || r.Stdout != local.Stdout {
 			t.Fatalf("walk %d: exit %d, output differs from the local walk:\n%s\nstderr: %s", i, r.Code, r.Stdout, r.Stderr)
 		}
@@ -309,11 +284,11 @@ func TestDebuginfod(t *testing.T) {
 func TestNativeFiles(t *testing.T) {
 	prog := cmdtest.Build(t, ".")
 	c := readCases(t, []string{"gen-deep_chain-x64-O2"})[0]
-	local := runEnv(t, prog, nil, append([]string{"-m", c.dump}, c.paths...)...)
+	local := cmdtest.RunClean(t, prog, nil, append([]string{"-m", c.dump}, c.paths...)...)
 	cacheDir := t.TempDir()
 	args := append([]string{"-m", "-v", "--symbols-cache", cacheDir, c.dump, filepath.Dir(c.dump)}, c.paths[1:]...)
 	for i := range 2 {
-		r := runEnv(t, prog, nil, args...)
+		r := cmdtest.RunClean(t, prog, nil, args...)
 		if r.Code != 0 || r.Stdout != local.Stdout {
 			t.Fatalf("walk %d: exit %d, output differs from the local walk:\n%s\nstderr: %s", i, r.Code, r.Stdout, r.Stderr)
 		}

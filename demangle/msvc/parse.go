@@ -262,19 +262,7 @@ func (p *parser) parse() (*result, error) {
 				return nil, err
 			}
 		}
-		cc, err := p.callingConv()
-		if err != nil {
-			return nil, err
-		}
-		rsc, err := p.returnStorage()
-		if err != nil {
-			return nil, err
-		}
-		ret, err := p.returnType(rsc)
-		if err != nil {
-			return nil, err
-		}
-		params, err := p.funcParams()
+		cc, ret, params, err := p.memberSignature()
 		if err != nil {
 			return nil, err
 		}
@@ -363,30 +351,23 @@ func (p *parser) str() (string, error) {
 	return s, nil
 }
 
-func (p *parser) memorizeName(n *name) {
-	if len(p.names) >= 10 {
-		return
-	}
-	k := nameKey(n)
-	for _, m := range p.names {
-		if nameKey(m) == k {
-			return
-		}
-	}
-	p.names = append(p.names, n)
-}
+func (p *parser) memorizeName(n *name) { p.names = memorize(p.names, n, nameKey) }
 
-func (p *parser) memorizeType(t *typ) {
-	if len(p.types) >= 10 {
-		return
+func (p *parser) memorizeType(t *typ) { p.types = memorize(p.types, t, typeKey) }
+
+// memorize adds v to a back-reference table: ten entries at most, each key
+// once.
+func memorize[T any](table []T, v T, key func(T) string) []T {
+	if len(table) >= 10 {
+		return table
 	}
-	k := typeKey(t)
-	for _, m := range p.types {
-		if typeKey(m) == k {
-			return
+	k := key(v)
+	for _, m := range table {
+		if key(m) == k {
+			return table
 		}
 	}
-	p.types = append(p.types, t)
+	return append(table, v)
 }
 
 func (p *parser) templateName() (*name, error) {
@@ -473,6 +454,11 @@ func (p *parser) nestedName() (*name, error) {
 		}
 		return &name{kind: nkDiscriminator, num: d}, nil
 	}
+	return p.plainName()
+}
+
+// plainName reads a simple name up to its '@' and memorizes it.
+func (p *parser) plainName() (*name, error) {
 	s, err := p.str()
 	if err != nil {
 		return nil, err
@@ -499,13 +485,7 @@ func (p *parser) unqualifiedName(function bool) (*name, error) {
 	if p.consume("?") {
 		return p.specialName()
 	}
-	s, err := p.str()
-	if err != nil {
-		return nil, err
-	}
-	n := &name{kind: nkPlain, str: s}
-	p.memorizeName(n)
-	return n, nil
+	return p.plainName()
 }
 
 func (p *parser) scope() ([]*name, error) {
@@ -628,78 +608,47 @@ func (p *parser) specialName() (*name, error) {
 	return nil, p.fail("unknown operator")
 }
 
+// funcClass reads a member function's class: 'A' to 'X' in groups of eight
+// per access (private, protected, public), each group plain, static,
+// virtual and thunk (virtual, with an adjustor), near then far; 'Y' and 'Z'
+// global, near and far.
 func (p *parser) funcClass(c byte) (funcClass, error) {
-	thunk := func(fc funcClass) (funcClass, error) {
+	switch {
+	case c == 'Y':
+		return fcGlobal, nil
+	case c == 'Z':
+		return fcGlobal | fcFar, nil
+	case c < 'A' || c > 'X':
+		return 0, p.fail("unknown function class")
+	}
+	i := c - 'A'
+	fc := [...]funcClass{fcPrivate, fcProtected, fcPublic}[i/8] |
+		[...]funcClass{0, fcStatic, fcVirtual, fcVirtual | fcThunk}[i%8/2]
+	if i%2 == 1 {
+		fc |= fcFar
+	}
+	if fc&fcThunk != 0 {
 		n, err := p.number() // the adjustor
 		if err != nil {
 			return 0, err
 		}
 		p.adjustor = n
-		return fc | fcThunk, nil
 	}
-	switch c {
-	case 'A':
-		return fcPrivate, nil
-	case 'B':
-		return fcPrivate | fcFar, nil
-	case 'C', 'D':
-		return fcPrivate | fcStatic, nil
-	case 'E', 'F':
-		return fcPrivate | fcVirtual, nil
-	case 'G':
-		return thunk(fcPrivate | fcVirtual)
-	case 'H':
-		return thunk(fcPrivate | fcVirtual | fcFar)
-	case 'I':
-		return fcProtected, nil
-	case 'J':
-		return fcProtected | fcFar, nil
-	case 'K':
-		return fcProtected | fcStatic, nil
-	case 'L':
-		return fcProtected | fcStatic | fcFar, nil
-	case 'M':
-		return fcProtected | fcVirtual, nil
-	case 'N':
-		return fcProtected | fcVirtual | fcFar, nil
-	case 'O':
-		return thunk(fcProtected | fcVirtual)
-	case 'P':
-		return thunk(fcProtected | fcVirtual | fcFar)
-	case 'Q':
-		return fcPublic, nil
-	case 'R':
-		return fcPublic | fcFar, nil
-	case 'S':
-		return fcPublic | fcStatic, nil
-	case 'T':
-		return fcPublic | fcStatic | fcFar, nil
-	case 'U':
-		return fcPublic | fcVirtual, nil
-	case 'V':
-		return fcPublic | fcVirtual | fcFar, nil
-	case 'W':
-		return thunk(fcPublic | fcVirtual)
-	case 'X':
-		return thunk(fcPublic | fcVirtual | fcFar)
-	case 'Y':
-		return fcGlobal, nil
-	case 'Z':
-		return fcGlobal | fcFar, nil
-	}
-	return 0, p.fail("unknown function class")
+	return fc, nil
 }
+
+// cv is the const and volatile storage of the four letters of each run the
+// qualifiers use: 'A' to 'D' (none, const, volatile, both), 'Q' to 'T' the
+// same, 'E' to 'H' the same and far.
+var cv = [4]storage{0, scConst, scVolatile, scConst | scVolatile}
 
 func (p *parser) qualifier() storage {
 	var s storage
-	switch p.peek() {
-	case 'A', 'Q':
-	case 'B', 'R':
-		s = scConst
-	case 'C', 'S':
-		s = scVolatile
-	case 'D', 'T':
-		s = scConst | scVolatile
+	switch c := p.peek(); {
+	case c >= 'A' && c <= 'D':
+		s = cv[c-'A']
+	case c >= 'Q' && c <= 'T':
+		s = cv[c-'Q']
 	default:
 		return 0
 	}
@@ -756,6 +705,29 @@ func (p *parser) callingConv() (callConv, error) {
 	return 0, p.fail("unknown calling convention")
 }
 
+// memberSignature reads what follows a member function's class and this
+// qualifiers: calling convention, return storage and type ("@" for none, as
+// constructors and destructors have) and parameters.
+func (p *parser) memberSignature() (callConv, *typ, []*typ, error) {
+	cc, err := p.callingConv()
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	rsc, err := p.returnStorage()
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	ret, err := p.returnType(rsc)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	params, err := p.funcParams()
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	return cc, ret, params, nil
+}
+
 func (p *parser) returnType(sc storage) (*typ, error) {
 	if p.consume("@") {
 		return &typ{}, nil
@@ -764,28 +736,11 @@ func (p *parser) returnType(sc storage) (*typ, error) {
 }
 
 func (p *parser) storageClass() storage {
-	var s storage
-	switch p.peek() {
-	case 'A', 'Q':
-	case 'B', 'R':
-		s = scConst
-	case 'C', 'S':
-		s = scVolatile
-	case 'D', 'T':
-		s = scConst | scVolatile
-	case 'E':
-		s = scFar
-	case 'F':
-		s = scConst | scFar
-	case 'G':
-		s = scVolatile | scFar
-	case 'H':
-		s = scConst | scVolatile | scFar
-	default:
-		return 0
+	if c := p.peek(); c >= 'E' && c <= 'H' {
+		p.pos++
+		return cv[c-'E'] | scFar
 	}
-	p.pos++
-	return s
+	return p.qualifier()
 }
 
 func (p *parser) returnStorage() (storage, error) {
@@ -796,17 +751,10 @@ func (p *parser) returnStorage() (storage, error) {
 	if err != nil {
 		return 0, err
 	}
-	switch c {
-	case 'A':
-		return 0, nil
-	case 'B':
-		return scConst, nil
-	case 'C':
-		return scVolatile, nil
-	case 'D':
-		return scConst | scVolatile, nil
+	if c < 'A' || c > 'D' {
+		return 0, p.fail("unknown return storage class")
 	}
-	return 0, p.fail("unknown return storage class")
+	return cv[c-'A'], nil
 }
 
 func (p *parser) memberFuncPtr(qualifiers bool) (*typ, error) {
@@ -830,19 +778,7 @@ func (p *parser) memberFuncPtr(qualifiers bool) (*typ, error) {
 			return nil, err
 		}
 	}
-	cc, err := p.callingConv()
-	if err != nil {
-		return nil, err
-	}
-	rsc, err := p.returnStorage()
-	if err != nil {
-		return nil, err
-	}
-	ret, err := p.returnType(rsc)
-	if err != nil {
-		return nil, err
-	}
-	params, err := p.funcParams()
+	cc, ret, params, err := p.memberSignature()
 	if err != nil {
 		return nil, err
 	}
@@ -1192,19 +1128,7 @@ func (p *parser) vtordispThunk() (*typ, error) {
 	if err != nil {
 		return nil, err
 	}
-	cc, err := p.callingConv()
-	if err != nil {
-		return nil, err
-	}
-	rsc, err := p.returnStorage()
-	if err != nil {
-		return nil, err
-	}
-	ret, err := p.returnType(rsc)
-	if err != nil {
-		return nil, err
-	}
-	params, err := p.funcParams()
+	cc, ret, params, err := p.memberSignature()
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package elf
 
 import (
+	"cmp"
 	"debug/elf"
 	"fmt"
 	"slices"
@@ -357,7 +358,7 @@ func (c *cfiConverter) convertFDE(sec *dwarfcfi.Section, f *dwarfcfi.FDE, load u
 	err := sec.Run(f, c.record)
 	e := dumpsyms.CFIEntry{Init: symfile.CFIInit{Address: f.Begin - load, Size: f.Length, Rules: formatRules(c.initial)}}
 	// Group the changes by address, last rule for a register winning.
-	slices.SortStableFunc(c.changes, func(a, b addrRule) int { return cmpU64(a.addr, b.addr) })
+	slices.SortStableFunc(c.changes, func(a, b addrRule) int { return cmp.Compare(a.addr, b.addr) })
 	for i := 0; i < len(c.changes); {
 		j := i
 		var rs []regRule

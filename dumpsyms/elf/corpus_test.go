@@ -3,82 +3,26 @@ package elf
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/symdiff"
 )
 
-// symRecords reads a .sym text as a multiset of records the way
-// ../shared/tools/symdiff does: line and INLINE records name their file and
-// origin instead of numbering them, FILE and INLINE_ORIGIN records are
-// dropped, and line records are prefixed by their FUNC's address so that a
-// line is attributed to its function.
-type symRecords map[string]int
-
-func parseSym(text string, noInlines, noModule bool) symRecords {
-	lines := strings.Split(text, "\n")
-	files, origins := map[string]string{}, map[string]string{}
-	for _, l := range lines {
-		p := strings.SplitN(l, " ", 3)
-		if len(p) == 3 && p[0] == "FILE" {
-			files[p[1]] = p[2]
-		} else if len(p) == 3 && p[0] == "INLINE_ORIGIN" {
-			origins[p[1]] = p[2]
+// parseSym reads a .sym text as symdiff does, without INLINE records when
+// noInlines is set and without MODULE and INFO records when noModule is.
+func parseSym(text string, noInlines, noModule bool) symdiff.Records {
+	return symdiff.Parse(text, func(kind string, _ []string, rec string) string {
+		if noInlines && kind == "INLINE" || noModule && (kind == "MODULE" || kind == "INFO") {
+			return ""
 		}
-	}
-	out := symRecords{}
-	for _, l := range lines {
-		if l == "" {
-			continue
-		}
-		p := strings.Split(l, " ")
-		switch p[0] {
-		case "FILE", "INLINE_ORIGIN":
-		case "MODULE", "INFO":
-			if !noModule {
-				out[l]++
-			}
-		case "INLINE":
-			if noInlines || len(p) < 7 {
-				continue
-			}
-			out[fmt.Sprintf("INLINE %s %s %s %s %s", p[1], p[2], files[p[3]], origins[p[4]], strings.Join(p[5:], " "))]++
-		case "FUNC", "PUBLIC", "STACK":
-			out[l]++
-		default:
-			if len(p) == 4 {
-				out[fmt.Sprintf("%s %s %s %s", p[0], p[1], p[2], files[p[3]])]++
-			} else {
-				out[l]++
-			}
-		}
-	}
-	return out
-}
-
-// diff returns the records of want missing from got and those of got not in
-// want.
-func (want symRecords) diff(got symRecords) (missing, extra []string) {
-	for r, n := range want {
-		for i := got[r]; i < n; i++ {
-			missing = append(missing, r)
-		}
-	}
-	for r, n := range got {
-		for i := want[r]; i < n; i++ {
-			extra = append(extra, r)
-		}
-	}
-	slices.Sort(missing)
-	slices.Sort(extra)
-	return missing, extra
+		return rec
+	})
 }
 
 func dumpText(t testing.TB, path string, dirs []string, inlines bool) string {
@@ -205,7 +149,7 @@ func TestBreakpadCorpus(t *testing.T) {
 				gotText := dumpText(t, r.input, r.dirs, inl)
 				want := parseSym(wantText, noInlines, noModule)
 				got := parseSym(gotText, noInlines, noModule)
-				missing, extra := want.diff(got)
+				missing, extra := symdiff.Diff(want, got)
 				missing, extra = tolerate(t, r, wantText, gotText, missing, extra)
 				for _, m := range missing {
 					t.Errorf("missing: %s", m)

@@ -1,6 +1,7 @@
 package elf
 
 import (
+	"cmp"
 	"debug/dwarf"
 	"encoding/binary"
 	"errors"
@@ -647,7 +648,7 @@ func assignLines(cu *unitState) {
 		return
 	}
 	lines := cu.lines
-	slices.SortStableFunc(lines, func(a, b lineRec) int { return cmpU64(a.addr, b.addr) })
+	slices.SortStableFunc(lines, func(a, b lineRec) int { return cmp.Compare(a.addr, b.addr) })
 	for _, fn := range cu.funcs {
 		for k, r := range fn.ranges {
 			// First line ending after r.lo.

@@ -34,6 +34,7 @@ package elf
 
 import (
 	"bytes"
+	"cmp"
 	"compress/zlib"
 	"debug/dwarf"
 	"debug/elf"
@@ -582,7 +583,7 @@ func (d *dumper) openAlt() (*dwarfSource, []byte) {
 // records: addresses made module-relative, one function per start address
 // (the first one read), files and inline origins numbered by name.
 func (d *dumper) buildFunctions(funcs []*funcRec) {
-	slices.SortStableFunc(funcs, func(a, b *funcRec) int { return cmpU64(a.ranges[0].lo, b.ranges[0].lo) })
+	slices.SortStableFunc(funcs, func(a, b *funcRec) int { return cmp.Compare(a.ranges[0].lo, b.ranges[0].lo) })
 	origins := map[string]uint32{}
 	type pending struct {
 		fn      *funcRec
@@ -617,7 +618,7 @@ func (d *dumper) buildFunctions(funcs []*funcRec) {
 		for _, r := range fn.ranges {
 			f.Ranges = append(f.Ranges, symfile.Range{Address: r.lo - d.load, Size: r.hi - r.lo})
 		}
-		slices.SortStableFunc(fn.lines, func(a, b lineRec) int { return cmpU64(a.addr, b.addr) })
+		slices.SortStableFunc(fn.lines, func(a, b lineRec) int { return cmp.Compare(a.addr, b.addr) })
 		f.Lines = make([]symfile.Line, 0, len(fn.lines))
 		for _, l := range fn.lines {
 			d.files.used[l.file] = true
@@ -687,16 +688,6 @@ func (d *dumper) buildFunctions(funcs []*funcRec) {
 	d.out.Funcs = out
 }
 
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // readExterns reads the function symbols that become PUBLIC records unless
 // a FUNC starts at their address, in Breakpad's order of precedence (the
 // first symbol at an address names it): the binary's .symtab (or its
@@ -752,7 +743,7 @@ func (d *dumper) finishPublics() {
 			out = append(out, p)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b symfile.Public) int { return cmpU64(a.Address, b.Address) })
+	slices.SortStableFunc(out, func(a, b symfile.Public) int { return cmp.Compare(a.Address, b.Address) })
 	d.out.Publics = out
 }
 

@@ -2,7 +2,6 @@ package pe
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -10,72 +9,9 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/symdiff"
 	"github.com/gobreakpad/gobreakpad/pe/unwindinfo"
 )
-
-// records reads a .sym text as a multiset of records: line records name
-// their file instead of numbering it, as ../shared/tools/symdiff does; FILE and INLINE_ORIGIN records are dropped. keep rewrites or
-// drops (returning "") each record.
-func records(text string, keep func(kind string, f []string, rec string) string) map[string]int {
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	lines := strings.Split(text, "\n")
-	files, origins := map[string]string{}, map[string]string{}
-	for _, l := range lines {
-		p := strings.SplitN(l, " ", 3)
-		if len(p) == 3 && p[0] == "FILE" {
-			files[p[1]] = p[2]
-		} else if len(p) == 3 && p[0] == "INLINE_ORIGIN" {
-			origins[p[1]] = p[2]
-		}
-	}
-	out := map[string]int{}
-	for _, l := range lines {
-		if l == "" {
-			continue
-		}
-		f := strings.Split(l, " ")
-		kind, rec := f[0], l
-		switch f[0] {
-		case "FILE", "INLINE_ORIGIN":
-			continue
-		case "FUNC":
-		case "INLINE":
-			if len(f) < 7 {
-				continue
-			}
-			rec = fmt.Sprintf("INLINE %s %s %s %s %s", f[1], f[2], files[f[3]], origins[f[4]], strings.Join(f[5:], " "))
-		case "MODULE", "INFO", "PUBLIC", "STACK":
-		default:
-			kind = "LINE"
-			if len(f) == 4 {
-				rec = fmt.Sprintf("%s %s %s %s", f[0], f[1], f[2], files[f[3]])
-			}
-		}
-		if keep != nil {
-			rec = keep(kind, f, rec)
-		}
-		if rec != "" {
-			out[rec]++
-		}
-	}
-	return out
-}
-
-func diffRecords(want, got map[string]int) (missing, extra []string) {
-	for r, n := range want {
-		for i := got[r]; i < n; i++ {
-			missing = append(missing, r)
-		}
-	}
-	for r, n := range got {
-		for i := want[r]; i < n; i++ {
-			extra = append(extra, r)
-		}
-	}
-	slices.Sort(missing)
-	slices.Sort(extra)
-	return missing, extra
-}
 
 func dumpText(t *testing.T, path string, opts dumpsyms.Options) string {
 	t.Helper()
@@ -174,7 +110,7 @@ func TestBreakpadReferences(t *testing.T) {
 			}
 			wantText := readText(t, corpus.File(t, dir+ref))
 			gotText := dumpTextWith(t, pdbPath, Options{CFIStyle: unwindinfo.StyleBreakpad})
-			missing, extra := diffRecords(records(wantText, keep), records(gotText, keep))
+			missing, extra := symdiff.Diff(symdiff.Parse(wantText, keep), symdiff.Parse(gotText, keep))
 			if len(missing)+len(extra) > 0 {
 				t.Errorf("%d missing, %d unexpected: %q %q", len(missing), len(extra), first(missing), first(extra))
 			}
@@ -187,7 +123,7 @@ func TestBreakpadReferences(t *testing.T) {
 				}
 				return f[1]
 			}
-			_, extra = diffRecords(records(wantText, pubs), records(gotText, pubs))
+			_, extra = symdiff.Diff(symdiff.Parse(wantText, pubs), symdiff.Parse(gotText, pubs))
 			if len(extra) > 0 {
 				t.Errorf("PUBLIC records not in Breakpad's: %q", extra)
 			}
@@ -213,9 +149,9 @@ func TestBreakpadCFI(t *testing.T) {
 			}
 			return ""
 		}
-		want := records(readText(t, corpus.File(t, tc.ref)), keep)
-		got := records(dumpTextWith(t, corpus.File(t, tc.in), Options{CFIStyle: unwindinfo.StyleBreakpad}), keep)
-		missing, extra := diffRecords(want, got)
+		want := symdiff.Parse(readText(t, corpus.File(t, tc.ref)), keep)
+		got := symdiff.Parse(dumpTextWith(t, corpus.File(t, tc.in), Options{CFIStyle: unwindinfo.StyleBreakpad}), keep)
+		missing, extra := symdiff.Diff(want, got)
 		n := 0
 		for _, c := range want {
 			n += c
@@ -252,7 +188,7 @@ func TestMozillaReferences(t *testing.T) {
 			}
 			wantText := readText(t, corpus.File(t, "mozilla-dump_syms/windows/"+tc.ref+".sym"))
 			gotText := dumpTextWith(t, path, tc.opts)
-			missing, extra := diffRecords(records(wantText, keep), records(gotText, keep))
+			missing, extra := symdiff.Diff(symdiff.Parse(wantText, keep), symdiff.Parse(gotText, keep))
 			if len(missing)+len(extra) > 0 {
 				t.Errorf("%d missing, %d unexpected: %q %q", len(missing), len(extra), first(missing), first(extra))
 			}
@@ -287,9 +223,9 @@ func TestAgreement(t *testing.T) {
 		{"windows/mozilla/mozwer.dll", moz + "mozwer.sym", Options{CFIStyle: unwindinfo.StyleMozillaPE, PEOnly: PEOnlyMozilla}, 4645, 4645, 0, 0},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			want := records(readText(t, corpus.File(t, tc.ref)), nil)
-			got := records(dumpTextWith(t, corpus.File(t, tc.in), tc.opts), nil)
-			missing, extra := diffRecords(want, got)
+			want := symdiff.Parse(readText(t, corpus.File(t, tc.ref)), nil)
+			got := symdiff.Parse(dumpTextWith(t, corpus.File(t, tc.in), tc.opts), nil)
+			missing, extra := symdiff.Diff(want, got)
 			count := func(m map[string]int) (n int) {
 				for _, c := range m {
 					n += c

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/demangle/msvc"
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	"github.com/gobreakpad/gobreakpad/internal/peimage"
 	"github.com/gobreakpad/gobreakpad/moduleid"
 	"github.com/gobreakpad/gobreakpad/pe/unwindinfo"
 	"github.com/gobreakpad/gobreakpad/symfile"
@@ -70,8 +71,8 @@ func Module(f *pe.File, fileName string) (symfile.Module, symfile.CodeID, error)
 	if dir.VirtualAddress == 0 || dir.Size == 0 {
 		return m, cid, ErrNoCodeView
 	}
-	img := image{f: f}
-	b, err := img.slice(dir.VirtualAddress, dir.Size)
+	img := peimage.New(f)
+	b, err := img.Slice(dir.VirtualAddress, dir.Size)
 	if err != nil {
 		return m, cid, fmt.Errorf("debug directory: %w", err)
 	}
@@ -81,7 +82,7 @@ func Module(f *pe.File, fileName string) (symfile.Module, symfile.CodeID, error)
 			continue
 		}
 		n, rva := binary.LittleEndian.Uint32(e[16:]), binary.LittleEndian.Uint32(e[20:])
-		cv, err := img.slice(rva, n)
+		cv, err := img.Slice(rva, n)
 		if err != nil {
 			return m, cid, fmt.Errorf("debug directory: entry %d: %w", i/28, err)
 		}
@@ -130,8 +131,8 @@ func Exports(f *pe.File) ([]symfile.Public, error) {
 	if dir.VirtualAddress == 0 || dir.Size == 0 {
 		return nil, nil
 	}
-	img := image{f: f}
-	d, err := img.slice(dir.VirtualAddress, 40)
+	img := peimage.New(f)
+	d, err := img.Slice(dir.VirtualAddress, 40)
 	if err != nil {
 		return nil, fmt.Errorf("export directory: %w", err)
 	}
@@ -140,15 +141,15 @@ func Exports(f *pe.File) ([]symfile.Public, error) {
 	if nfuncs > maxExports || nnames > maxExports {
 		return nil, fmt.Errorf("export directory: %d functions, %d names: too many", nfuncs, nnames)
 	}
-	funcs, err := img.slice(le.Uint32(d[28:]), 4*nfuncs)
+	funcs, err := img.Slice(le.Uint32(d[28:]), 4*nfuncs)
 	if err != nil {
 		return nil, fmt.Errorf("export directory: address table: %w", err)
 	}
-	names, err := img.slice(le.Uint32(d[32:]), 4*nnames)
+	names, err := img.Slice(le.Uint32(d[32:]), 4*nnames)
 	if err != nil {
 		return nil, fmt.Errorf("export directory: name table: %w", err)
 	}
-	ords, err := img.slice(le.Uint32(d[36:]), 2*nnames)
+	ords, err := img.Slice(le.Uint32(d[36:]), 2*nnames)
 	if err != nil {
 		return nil, fmt.Errorf("export directory: ordinal table: %w", err)
 	}
@@ -162,7 +163,7 @@ func Exports(f *pe.File) ([]symfile.Public, error) {
 		if rva == 0 || rva-dir.VirtualAddress < dir.Size { // unused slot, or a forwarder
 			continue
 		}
-		nb, err := img.rest(le.Uint32(names[4*i:]))
+		nb, err := img.Rest(le.Uint32(names[4*i:]))
 		if err != nil {
 			return nil, fmt.Errorf("export %d: name: %w", i, err)
 		}

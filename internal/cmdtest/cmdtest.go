@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -65,7 +66,27 @@ type Result struct {
 // Run runs the program with args and returns its outputs and exit status.
 func Run(t testing.TB, prog string, args ...string) Result {
 	t.Helper()
+	return run(t, exec.Command(prog, args...))
+}
+
+// RunClean runs the program as Run does, in the caller's environment less
+// the symbol server variables ($DEBUGINFOD_URLS, $_NT_SYMBOL_PATH), so that
+// the machine's configuration stays out of the test, plus env ("NAME=value"
+// entries).
+func RunClean(t testing.TB, prog string, env []string, args ...string) Result {
+	t.Helper()
 	cmd := exec.Command(prog, args...)
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "DEBUGINFOD_URLS=") && !strings.HasPrefix(e, "_NT_SYMBOL_PATH=") {
+			cmd.Env = append(cmd.Env, e)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	return run(t, cmd)
+}
+
+func run(t testing.TB, cmd *exec.Cmd) Result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -74,7 +95,7 @@ func Run(t testing.TB, prog string, args ...string) Result {
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("%s: %v", prog, err)
+		t.Fatalf("%s: %v", cmd.Path, err)
 	}
 	return Result{out.String(), errb.String(), code}
 }

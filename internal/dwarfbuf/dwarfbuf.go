@@ -156,18 +156,27 @@ func (b *Buf) Skip(n int) {
 	}
 }
 
-// Bytes returns the next n bytes (aliasing the data), nil after an error.
-func (b *Buf) Bytes(n uint64) []byte {
-	if n > uint64(len(b.data)) || !b.need(int(n)) {
-		b.Fail(b.short)
+// take returns the next n bytes (aliasing the data) and steps over them; nil,
+// with the error recorded, when fewer are left.
+func (b *Buf) take(n int) []byte {
+	if !b.need(n) {
 		return nil
 	}
-	v := b.data[b.off : b.off+int(n)]
-	b.off += int(n)
+	v := b.data[b.off : b.off+n]
+	b.off += n
 	return v
 }
 
-// U8 reads one byte.
+// Bytes returns the next n bytes (aliasing the data), nil after an error.
+func (b *Buf) Bytes(n uint64) []byte {
+	if n > uint64(len(b.data)) {
+		b.Fail(b.short)
+		return nil
+	}
+	return b.take(int(n))
+}
+
+// U8 reads one byte (on its own, not through take, to stay inlined).
 func (b *Buf) U8() uint8 {
 	if !b.need(1) {
 		return 0
@@ -179,32 +188,26 @@ func (b *Buf) U8() uint8 {
 
 // U16 reads a 2-byte number in the Buf's byte order.
 func (b *Buf) U16() uint16 {
-	if !b.need(2) {
-		return 0
+	if v := b.take(2); v != nil {
+		return b.order.Uint16(v)
 	}
-	v := b.order.Uint16(b.data[b.off:])
-	b.off += 2
-	return v
+	return 0
 }
 
 // U32 reads a 4-byte number in the Buf's byte order.
 func (b *Buf) U32() uint32 {
-	if !b.need(4) {
-		return 0
+	if v := b.take(4); v != nil {
+		return b.order.Uint32(v)
 	}
-	v := b.order.Uint32(b.data[b.off:])
-	b.off += 4
-	return v
+	return 0
 }
 
 // U64 reads an 8-byte number in the Buf's byte order.
 func (b *Buf) U64() uint64 {
-	if !b.need(8) {
-		return 0
+	if v := b.take(8); v != nil {
+		return b.order.Uint64(v)
 	}
-	v := b.order.Uint64(b.data[b.off:])
-	b.off += 8
-	return v
+	return 0
 }
 
 // InitialLength reads a DWARF initial length: a 4-byte length, or

@@ -17,14 +17,9 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbfile"
 )
 
-// TestSymbfileFromELFAgreesWithLLVM: our writer on the ELF inline-no-tco,
-// read back by our reader, gives llvm-symbolizer's inline chains at every
-// instruction address, as symblib's own file does.
-func TestSymbfileFromELFAgreesWithLLVM(t *testing.T) {
-	model, err := elf.Dump(corpus.File(t, "symbfile/inline-no-tco"), dumpsyms.Options{Inlines: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+// symbfileOf returns the symbfile WriteSymbfile makes of model, read back.
+func symbfileOf(t *testing.T, model *dumpsyms.Symbols) *symbfile.Table {
+	t.Helper()
 	var buf bytes.Buffer
 	if err := WriteSymbfile(&buf, model); err != nil {
 		t.Fatal(err)
@@ -33,6 +28,18 @@ func TestSymbfileFromELFAgreesWithLLVM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tb
+}
+
+// TestSymbfileFromELFAgreesWithLLVM: our writer on the ELF inline-no-tco,
+// read back by our reader, gives llvm-symbolizer's inline chains at every
+// instruction address, as symblib's own file does.
+func TestSymbfileFromELFAgreesWithLLVM(t *testing.T) {
+	model, err := elf.Dump(corpus.File(t, "symbfile/inline-no-tco"), dumpsyms.Options{Inlines: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := symbfileOf(t, model)
 	b, err := os.ReadFile("../../symbfile/testdata/inline-no-tco.llvm-symbolizer.tsv")
 	if err != nil {
 		t.Fatal(err)
@@ -107,14 +114,7 @@ func TestSymbfileFromCorpusELFsAgreesWithLLVM(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var buf bytes.Buffer
-				if err := WriteSymbfile(&buf, model); err != nil {
-					t.Fatal(err)
-				}
-				tb, err := symbfile.Parse(buf.Bytes())
-				if err != nil {
-					t.Fatal(err)
-				}
+				tb := symbfileOf(t, model)
 				addrs := map[uint64]bool{}
 				for _, f := range model.Funcs {
 					for _, r := range f.Ranges {

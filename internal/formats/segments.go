@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 
@@ -38,15 +39,15 @@ func segments(f *dumpsyms.Function) []segment {
 		}
 	}
 	for _, rs := range byDepth {
-		slices.SortFunc(rs, func(a, b inlRange) int { return cmpU64(a.start, b.start) })
+		slices.SortFunc(rs, func(a, b inlRange) int { return cmp.Compare(a.start, b.start) })
 	}
 	for _, l := range f.Lines {
 		cuts = append(cuts, l.Address, l.Address+l.Size)
 	}
 	lines := f.Lines
-	if !slices.IsSortedFunc(lines, func(a, b symfile.Line) int { return cmpU64(a.Address, b.Address) }) {
+	if !slices.IsSortedFunc(lines, func(a, b symfile.Line) int { return cmp.Compare(a.Address, b.Address) }) {
 		lines = slices.Clone(lines)
-		slices.SortStableFunc(lines, func(a, b symfile.Line) int { return cmpU64(a.Address, b.Address) })
+		slices.SortStableFunc(lines, func(a, b symfile.Line) int { return cmp.Compare(a.Address, b.Address) })
 	}
 	var out []segment
 	for _, fr := range f.Ranges {
@@ -98,16 +99,6 @@ func indexOfLine(orig, sorted []symfile.Line, j int) int {
 		}
 	}
 	return -1
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // names resolves FILE numbers and INLINE_ORIGIN ids of a model.

@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"cmp"
 	"io"
 	"slices"
 
@@ -153,7 +154,7 @@ func covered(s *dumpsyms.Symbols, addr uint64) bool {
 		if len(f.Ranges) == 0 {
 			return -1
 		}
-		return cmpU64(f.Ranges[0].Address, a)
+		return cmp.Compare(f.Ranges[0].Address, a)
 	})
 	for _, j := range []int{i - 1, i} {
 		if j < 0 || j >= len(s.Funcs) {

@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"cmp"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -129,7 +130,7 @@ func SymbolsFromSymbfile(t *symbfile.Table, name string) *dumpsyms.Symbols {
 	// A range without lines or inlined calls reaching the next range is
 	// what a PUBLIC record becomes: make it one again (the last PUBLIC,
 	// written one byte long, stays a FUNC of that byte).
-	slices.SortStableFunc(s.Funcs, func(a, b dumpsyms.Function) int { return cmpU64(a.Ranges[0].Address, b.Ranges[0].Address) })
+	slices.SortStableFunc(s.Funcs, func(a, b dumpsyms.Function) int { return cmp.Compare(a.Ranges[0].Address, b.Ranges[0].Address) })
 	funcs := s.Funcs[:0]
 	for k, f := range s.Funcs {
 		r := f.Ranges[0]
@@ -141,7 +142,7 @@ func SymbolsFromSymbfile(t *symbfile.Table, name string) *dumpsyms.Symbols {
 		funcs = append(funcs, f)
 	}
 	s.Funcs = funcs
-	slices.SortStableFunc(s.Publics, func(a, b symfile.Public) int { return cmpU64(a.Address, b.Address) })
+	slices.SortStableFunc(s.Publics, func(a, b symfile.Public) int { return cmp.Compare(a.Address, b.Address) })
 	return s
 }
 

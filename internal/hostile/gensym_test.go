@@ -50,12 +50,8 @@ func symDump(t *testing.T, windows bool) (path, debugFile, debugID string) {
 		b.SetException(1, 11, 0, synth.AMD64(ctx))
 		debugFile, debugID = "app", "33323130353437363839616263646566"+"0"
 	}
-	data, err := b.Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
 	path = filepath.Join(t.TempDir(), "app.dmp")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	if err := b.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
 	return path, debugFile, debugID

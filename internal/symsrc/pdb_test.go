@@ -12,7 +12,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/dumpsyms/pe"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symfile"
+	"github.com/gobreakpad/gobreakpad/symbols/symtest"
 )
 
 // TestSymbolServerPDB serves a corpus PDB from a Microsoft-layout store over
@@ -48,12 +48,6 @@ func TestSymbolServerPDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var text bytes.Buffer
-	want.Write(&text)
-	ref, err := symfile.Parse(text.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	before := 0
 	for round := range 2 {
@@ -68,20 +62,9 @@ func TestSymbolServerPDB(t *testing.T) {
 		if syms.Lookup == nil || syms.Win == nil {
 			t.Fatalf("round %d: %+v: want lookups and STACK WIN", round, syms)
 		}
-		n := 0
-		for _, f := range want.Funcs {
-			addrs := []uint64{f.Ranges[0].Address}
-			for _, l := range f.Lines {
-				addrs = append(addrs, l.Address)
-			}
-			for _, a := range addrs {
-				got, ok := syms.Lookup.Lookup(a, false)
-				w, wok := ref.Lookup(a)
-				if ok != wok || got.Function != w.Name || got.Line != int(w.Line) {
-					t.Fatalf("round %d: %#x: got %q line %d, want %q line %d", round, a, got.Function, got.Line, w.Name, w.Line)
-				}
-				n++
-			}
+		n, err := symtest.AgreeAtFuncs(t, syms, want)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
 		}
 		if round == 0 {
 			t.Logf("%d addresses agree; %d requests", n, requests)

@@ -18,12 +18,8 @@ import (
 
 func writeDump(t *testing.T, b *synth.Builder) string {
 	t.Helper()
-	data, err := b.Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := filepath.Join(t.TempDir(), "x.dmp")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
+	if err := b.WriteFile(p); err != nil {
 		t.Fatal(err)
 	}
 	return p

@@ -16,6 +16,7 @@ package synth
 
 import (
 	"encoding/binary"
+	"os"
 
 	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
@@ -172,6 +173,15 @@ func (b *Builder) Bytes() ([]byte, error) {
 		w.Stream(s.t, s.b)
 	}
 	return w.Bytes()
+}
+
+// WriteFile encodes the dump into the file at path.
+func (b *Builder) WriteFile(path string) error {
+	data, err := b.Bytes()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
 }
 
 // File encodes the dump and opens it.

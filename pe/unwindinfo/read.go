@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/gobreakpad/gobreakpad/internal/peimage"
 )
 
 // MaxChain bounds how many unwind information structures one function's
@@ -21,7 +23,7 @@ var ErrNoExceptionDirectory = errors.New("no exception directory")
 type Table struct {
 	// Functions are the RUNTIME_FUNCTION entries in the directory's order.
 	Functions []RuntimeFunction
-	img       *image
+	img       *peimage.Image
 }
 
 // New reads the exception directory of an x64 PE image (IMAGE_FILE_MACHINE_AMD64,
@@ -42,8 +44,8 @@ func New(f *pe.File) (*Table, error) {
 	if dir.VirtualAddress == 0 || dir.Size == 0 {
 		return nil, ErrNoExceptionDirectory
 	}
-	img := newImage(f)
-	b, err := img.slice(dir.VirtualAddress, dir.Size)
+	img := peimage.New(f)
+	b, err := img.Slice(dir.VirtualAddress, dir.Size)
 	if err != nil {
 		return nil, fmt.Errorf("unwind info: exception directory: %w", err)
 	}
@@ -70,13 +72,13 @@ func (t *Table) Info(rf RuntimeFunction) (*Info, error) {
 		if n >= MaxChain {
 			return nil, fmt.Errorf("indirect unwind info: more than %d steps (a loop?)", MaxChain)
 		}
-		b, err := t.img.slice(rf.UnwindInfo&^1, 12)
+		b, err := t.img.Slice(rf.UnwindInfo&^1, 12)
 		if err != nil {
 			return nil, fmt.Errorf("indirect unwind info at %#x: %w", rf.UnwindInfo&^1, err)
 		}
 		rf = readRuntimeFunction(b)
 	}
-	b, err := t.img.rest(rf.UnwindInfo)
+	b, err := t.img.Rest(rf.UnwindInfo)
 	if err != nil {
 		return nil, fmt.Errorf("unwind info at %#x: %w", rf.UnwindInfo, err)
 	}
@@ -205,51 +207,4 @@ func parseCodes(b []byte, version uint8) ([]Code, error) {
 		i += 1 + extra
 	}
 	return codes, nil
-}
-
-// image maps relative virtual addresses to the bytes of the sections that
-// hold them, loading each section once.
-type image struct {
-	secs []*pe.Section
-	data [][]byte
-	errs []error
-}
-
-func newImage(f *pe.File) *image {
-	return &image{secs: f.Sections, data: make([][]byte, len(f.Sections)), errs: make([]error, len(f.Sections))}
-}
-
-// rest returns the bytes of the section holding rva from rva to the
-// section's end (its raw data; the zero fill beyond is not addressable).
-func (m *image) rest(rva uint32) ([]byte, error) {
-	for i, s := range m.secs {
-		vsize := max(s.VirtualSize, s.Size)
-		if rva < s.VirtualAddress || rva-s.VirtualAddress >= vsize {
-			continue
-		}
-		if m.data[i] == nil && m.errs[i] == nil {
-			m.data[i], m.errs[i] = s.Data()
-		}
-		if m.errs[i] != nil {
-			return nil, fmt.Errorf("section %s: %w", s.Name, m.errs[i])
-		}
-		off := rva - s.VirtualAddress
-		if uint64(off) >= uint64(len(m.data[i])) {
-			return nil, fmt.Errorf("rva %#x: past the raw data of section %s", rva, s.Name)
-		}
-		return m.data[i][off:], nil
-	}
-	return nil, fmt.Errorf("rva %#x: in no section", rva)
-}
-
-// slice returns n bytes at rva, all in one section.
-func (m *image) slice(rva, n uint32) ([]byte, error) {
-	b, err := m.rest(rva)
-	if err != nil {
-		return nil, err
-	}
-	if uint64(n) > uint64(len(b)) {
-		return nil, fmt.Errorf("rva %#x: %d bytes past the end of the section", rva, n)
-	}
-	return b[:n], nil
 }

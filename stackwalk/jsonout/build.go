@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/stackwalk/crashreason"
 	"github.com/gobreakpad/gobreakpad/unwind"
@@ -458,52 +459,15 @@ func rustOSName(platform minidump.PlatformID) string {
 // platformFromName recovers the platform from Breakpad's short OS name, for
 // a ProcessState given without its minidump.
 func platformFromName(os string) minidump.PlatformID {
-	switch os {
-	case "windows":
-		return minidump.PlatformWin32NT
-	case "mac":
-		return minidump.PlatformMacOSX
-	case "ios":
-		return minidump.PlatformIOS
-	case "linux":
-		return minidump.PlatformLinux
-	case "solaris":
-		return minidump.PlatformSolaris
-	case "android":
-		return minidump.PlatformAndroid
-	case "ps3":
-		return minidump.PlatformPS3
-	case "nacl":
-		return minidump.PlatformNaCl
-	case "fuchsia":
-		return minidump.PlatformFuchsia
+	if p, ok := minidump.PlatformNamed(os); ok {
+		return p
 	}
 	return unknownPlatform
 }
 
 // cpuFromName recovers the architecture from Breakpad's CPU name.
 func cpuFromName(cpu string) minidump.ProcessorArchitecture {
-	switch cpu {
-	case "x86":
-		return minidump.ArchX86
-	case "amd64":
-		return minidump.ArchAMD64
-	case "ppc":
-		return minidump.ArchPPC
-	case "ppc64":
-		return minidump.ArchPPC64
-	case "sparc":
-		return minidump.ArchSPARC
-	case "arm":
-		return minidump.ArchARM
-	case "arm64":
-		return minidump.ArchARM64
-	case "mips":
-		return minidump.ArchMIPS
-	case "mips64":
-		return minidump.ArchMIPS64
-	}
-	return minidump.ArchUnknown
+	return minidump.Architecture(arch.CPUNamed(cpu))
 }
 
 // parseJSON decodes Mozilla's soft-errors stream, to be re-encoded with

@@ -1,7 +1,6 @@
 package pdbsyms
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,7 +9,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
-	"github.com/gobreakpad/gobreakpad/symfile"
+	"github.com/gobreakpad/gobreakpad/symbols/symtest"
 )
 
 // link makes dst (and its directories) a symbolic link to src.
@@ -33,12 +32,7 @@ func checkAgainst(t *testing.T, syms *symbols.Symbols, src string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var text bytes.Buffer
-	want.Write(&text)
-	ref, err := symfile.Parse(text.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref := symtest.Table(t, want)
 	if syms == nil || (len(want.CFI) > 0) != (syms.CFI != nil) {
 		t.Fatalf("%d STACK CFI records made, symbols %+v", len(want.CFI), syms)
 	}
@@ -60,21 +54,11 @@ func checkAgainst(t *testing.T, syms *symbols.Symbols, src string) int {
 			n++
 		}
 	}
-	for _, f := range want.Funcs {
-		addrs := []uint64{f.Ranges[0].Address}
-		for _, l := range f.Lines {
-			addrs = append(addrs, l.Address)
-		}
-		for _, a := range addrs {
-			got, ok := syms.Lookup.Lookup(a, false)
-			w, wok := ref.Lookup(a)
-			if ok != wok || got.Function != w.Name || got.Line != int(w.Line) {
-				t.Fatalf("%#x: got %q line %d, want %q line %d", a, got.Function, got.Line, w.Name, w.Line)
-			}
-			n++
-		}
+	m, err := symtest.AgreeAtFuncs(t, syms, want)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return n
+	return n + m
 }
 
 // TestDirs lays corpus PDBs and PEs out as a symbol-store tree (plain and

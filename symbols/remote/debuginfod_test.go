@@ -1,21 +1,13 @@
 package remote
 
 import (
-	"bytes"
-	"encoding/hex"
-	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/dumpsyms/elf"
 	"github.com/gobreakpad/gobreakpad/internal/cmdtest"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
-	"github.com/gobreakpad/gobreakpad/moduleid"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
-	"github.com/gobreakpad/gobreakpad/symfile"
+	"github.com/gobreakpad/gobreakpad/symbols/symtest"
 )
 
 // TestDebuginfodSplit serves a stripped program and its separate debug file
@@ -23,16 +15,7 @@ import (
 // /executable and /debuginfo answer as those of the unstripped build.
 func TestDebuginfodSplit(t *testing.T) {
 	dir := corpus.File(t, "elf/x64-dw4")
-	f, err := os.Open(filepath.Join(dir, "buildid/deep_chain"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := moduleid.BuildID(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	buildID := hex.EncodeToString(id)
+	buildID := symtest.BuildID(t, filepath.Join(dir, "buildid/deep_chain"))
 	url := cmdtest.Debuginfod(t, filepath.Join(dir, "buildid"), buildID)
 
 	c := newClient(t)
@@ -43,37 +26,7 @@ func TestDebuginfodSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := elf.Dump(filepath.Join(dir, "full/deep_chain"), dumpsyms.Options{Inlines: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	full.Write(&buf)
-	tab, err := symfile.Parse(buf.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := breakpad.Symbols(tab)
-	if got.CFI == nil || want.CFI == nil {
-		t.Fatalf("CFI: got %v, want %v", got.CFI != nil, want.CFI != nil)
-	}
-	same := 0
-	for rel := uint64(0); rel < 0x3000; rel++ {
-		g, gok := got.Lookup.Lookup(rel, true)
-		w, wok := want.Lookup.Lookup(rel, true)
-		if gok != wok || fmt.Sprint(g) != fmt.Sprint(w) {
-			t.Fatalf("%#x: got %+v, want %+v", rel, g, w)
-		}
-		gc, _ := got.CFI.CFIRules(rel, nil)
-		wc, _ := want.CFI.CFIRules(rel, nil)
-		if fmt.Sprint(gc) != fmt.Sprint(wc) {
-			t.Fatalf("%#x: CFI %q, want %q", rel, gc, wc)
-		}
-		if gok && g.HasLine {
-			same++
-		}
-	}
-	if same == 0 {
+	if symtest.Same(t, got, symtest.ELF(t, filepath.Join(dir, "full/deep_chain")), 0x3000) == 0 {
 		t.Fatal("no address with a line: nothing compared")
 	}
 	// A second source over the same cache converts nothing and asks nothing.

@@ -55,18 +55,7 @@ func checkSignalWalk(t *testing.T, env *unwindtest.Env, ctx *unwind.Frame, want 
 		t.Fatalf("%d frames, want 4", len(frames))
 	}
 	check(t, frames[1], unwind.TrustCFI, restoreRT, ctx.Regs[amd64.RSP]+8)
-	if !frames[1].Trampoline {
-		t.Error("trampoline frame not marked")
-	}
-	s := frames[2]
-	if s.Trust != unwind.TrustSignal || !s.Interrupted {
-		t.Errorf("signal frame: trust %v interrupted %v", s.Trust, s.Interrupted)
-	}
-	for r, v := range want {
-		if !s.Has(r) || s.Regs[r] != v {
-			t.Errorf("signal frame %s = %#x (known %v), want %#x", amd64.RegisterNames[r], s.Regs[r], s.Has(r), v)
-		}
-	}
+	unwindtest.CheckSignal(t, amd64unwind.Unwinder{}, "", frames, want)
 	// The interrupted function's rules are looked up at its pc, not pc-1.
 	check(t, frames[3], unwind.TrustCFI, 0x403020, want[amd64.RSP]+8)
 }

@@ -12,7 +12,6 @@ import (
 const (
 	stackBase = 0x7fff0000
 	modBase   = 0x400000
-	modSize   = 0x10000
 )
 
 // contextFrame is a context frame at pc with the given rsp and rbp.
@@ -27,15 +26,12 @@ func contextFrame(t *testing.T, env *unwindtest.Env, pc, rsp, rbp uint64) *unwin
 
 func check(t *testing.T, f *unwind.Frame, trust unwind.Trust, rip, rsp uint64) {
 	t.Helper()
-	if f.Trust != trust || f.Regs[amd64.RIP] != rip || f.Regs[amd64.RSP] != rsp {
-		t.Errorf("frame: trust %v rip %#x rsp %#x; want %v %#x %#x", f.Trust, f.Regs[amd64.RIP], f.Regs[amd64.RSP], trust, rip, rsp)
-	}
+	unwindtest.Check(t, amd64unwind.Unwinder{}, f, trust, rip, rsp)
 }
 
 func newEnv() *unwindtest.Env {
 	env := unwindtest.New(amd64unwind.Unwinder{}, stackBase)
-	env.Modules = []unwindtest.Module{{Base: modBase, Size: modSize, HasSymbols: true,
-		Funcs: [][2]uint64{{0x401000, 0x401100}, {0x402000, 0x402100}, {0x403000, 0x403100}}}}
+	env.Modules = []unwindtest.Module{unwindtest.ThreeFuncs(modBase)}
 	return env
 }
 

@@ -1,6 +1,7 @@
 package arm_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/arch/arm"
@@ -57,18 +58,7 @@ func TestSignalFrame(t *testing.T) {
 			t.Fatalf("rt %v: %d frames, want 4", rt, len(frames))
 		}
 		check(t, frames[1], unwind.TrustCFI, lr, sp)
-		if !frames[1].Trampoline {
-			t.Error("trampoline frame not marked")
-		}
-		s := frames[2]
-		if s.Trust != unwind.TrustSignal || !s.Interrupted {
-			t.Errorf("rt %v: signal frame: trust %v interrupted %v", rt, s.Trust, s.Interrupted)
-		}
-		for r, v := range want {
-			if !s.Has(r) || s.Regs[r] != v {
-				t.Errorf("rt %v: signal frame %s = %#x (known %v), want %#x", rt, arm.RegisterNames[r], s.Regs[r], s.Has(r), v)
-			}
-		}
+		unwindtest.CheckSignal(t, u, fmt.Sprintf("rt %v: ", rt), frames, want)
 		check(t, frames[3], unwind.TrustCFI, 0x13020, interruptedSP)
 	}
 }

@@ -13,8 +13,7 @@ const stackBase = 0xbe000000
 
 func newEnv(u armunwind.Unwinder) *unwindtest.Env {
 	env := unwindtest.New(u, stackBase)
-	env.Modules = []unwindtest.Module{{Base: 0x10000, Size: 0x10000, HasSymbols: true,
-		Funcs: [][2]uint64{{0x11000, 0x11100}, {0x12000, 0x12100}, {0x13000, 0x13100}}}}
+	env.Modules = []unwindtest.Module{unwindtest.ThreeFuncs(0x10000)}
 	return env
 }
 
@@ -32,9 +31,7 @@ func contextFrame(t *testing.T, u armunwind.Unwinder, env *unwindtest.Env, pc, s
 
 func check(t *testing.T, f *unwind.Frame, trust unwind.Trust, pc, sp uint64) {
 	t.Helper()
-	if f.Trust != trust || f.Regs[arm.SlotPC] != pc || f.Regs[arm.SlotSP] != sp {
-		t.Errorf("frame: trust %v pc %#x sp %#x; want %v %#x %#x", f.Trust, f.Regs[arm.SlotPC], f.Regs[arm.SlotSP], trust, pc, sp)
-	}
+	unwindtest.Check(t, armunwind.Unwinder{}, f, trust, pc, sp)
 }
 
 func TestCFI(t *testing.T) {

@@ -54,18 +54,7 @@ func TestSignalFrame(t *testing.T) {
 			t.Fatalf("byName %v: %d frames, want 4", byName, len(frames))
 		}
 		check(t, frames[1], unwind.TrustCFI, rtSigreturn, sp)
-		if !frames[1].Trampoline {
-			t.Error("trampoline frame not marked")
-		}
-		s := frames[2]
-		if s.Trust != unwind.TrustSignal || !s.Interrupted {
-			t.Errorf("signal frame: trust %v interrupted %v", s.Trust, s.Interrupted)
-		}
-		for r, v := range want {
-			if !s.Has(r) || s.Regs[r] != v {
-				t.Errorf("signal frame %s = %#x (known %v), want %#x", arm64.RegisterNames[r], s.Regs[r], s.Has(r), v)
-			}
-		}
+		unwindtest.CheckSignal(t, u, "", frames, want)
 		check(t, frames[3], unwind.TrustCFI, 0x403024, interruptedSP)
 	}
 }

@@ -18,8 +18,7 @@ const (
 
 func newEnv(u *arm64unwind.Unwinder) *unwindtest.Env {
 	env := unwindtest.New(u, stackBase)
-	env.Modules = []unwindtest.Module{{Base: modBase, Size: modSize, HasSymbols: true,
-		Funcs: [][2]uint64{{0x401000, 0x401100}, {0x402000, 0x402100}, {0x403000, 0x403100}}}}
+	env.Modules = []unwindtest.Module{unwindtest.ThreeFuncs(modBase)}
 	return env
 }
 
@@ -37,9 +36,7 @@ func contextFrame(t *testing.T, u *arm64unwind.Unwinder, env *unwindtest.Env, pc
 
 func check(t *testing.T, f *unwind.Frame, trust unwind.Trust, pc, sp uint64) {
 	t.Helper()
-	if f.Trust != trust || f.Regs[arm64.RegPC] != pc || f.Regs[arm64.RegSP] != sp {
-		t.Errorf("frame: trust %v pc %#x sp %#x; want %v %#x %#x", f.Trust, f.Regs[arm64.RegPC], f.Regs[arm64.RegSP], trust, pc, sp)
-	}
+	unwindtest.Check(t, &arm64unwind.Unwinder{}, f, trust, pc, sp)
 }
 
 func TestCFI(t *testing.T) {

@@ -12,13 +12,11 @@ import (
 const (
 	stackBase = 0x7f900000
 	modBase   = 0x400000
-	modSize   = 0x10000
 )
 
 func newEnv(u mipsunwind.Unwinder) *unwindtest.Env {
 	env := unwindtest.New(u, stackBase)
-	env.Modules = []unwindtest.Module{{Base: modBase, Size: modSize, HasSymbols: true,
-		Funcs: [][2]uint64{{0x401000, 0x401100}, {0x402000, 0x402100}, {0x403000, 0x403100}}}}
+	env.Modules = []unwindtest.Module{unwindtest.ThreeFuncs(modBase)}
 	return env
 }
 
@@ -44,9 +42,7 @@ func contextFrame(t *testing.T, u mipsunwind.Unwinder, env *unwindtest.Env, pc, 
 
 func check(t *testing.T, f *unwind.Frame, trust unwind.Trust, pc, sp uint64) {
 	t.Helper()
-	if f.Trust != trust || f.Regs[mips.RegPC] != pc || f.Regs[mips.RegSP] != sp {
-		t.Errorf("frame: trust %v pc %#x sp %#x; want %v %#x %#x", f.Trust, f.Regs[mips.RegPC], f.Regs[mips.RegSP], trust, pc, sp)
-	}
+	unwindtest.Check(t, mipsunwind.Unwinder{}, f, trust, pc, sp)
 }
 
 func TestContextFrame(t *testing.T) {

@@ -1,6 +1,7 @@
 package x86_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/arch/x86"
@@ -62,18 +63,7 @@ func TestSignalFrame(t *testing.T) {
 			t.Fatalf("rt %v: %d frames, want 4", rt, len(frames))
 		}
 		check(t, frames[1], unwind.TrustCFI, tramp, sp+4, 0)
-		if !frames[1].Trampoline {
-			t.Error("trampoline frame not marked")
-		}
-		s := frames[2]
-		if s.Trust != unwind.TrustSignal || !s.Interrupted {
-			t.Errorf("rt %v: signal frame: trust %v interrupted %v", rt, s.Trust, s.Interrupted)
-		}
-		for r, v := range want {
-			if !s.Has(r) || s.Regs[r] != v {
-				t.Errorf("rt %v: signal frame %s = %#x (known %v), want %#x", rt, x86.RegisterNames[r], s.Regs[r], s.Has(r), v)
-			}
-		}
+		unwindtest.CheckSignal(t, x86unwind.Unwinder{}, fmt.Sprintf("rt %v: ", rt), frames, want)
 		check(t, frames[3], unwind.TrustCFI, 0x403020, interruptedSP+4, 0xb9b9)
 	}
 }

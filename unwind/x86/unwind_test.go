@@ -14,8 +14,7 @@ const stackBase = 0x00120000
 func newEnv() *unwindtest.Env {
 	env := unwindtest.New(x86unwind.Unwinder{}, stackBase)
 	env.IsWindows = true
-	env.Modules = []unwindtest.Module{{Base: 0x400000, Size: 0x10000, HasSymbols: true,
-		Funcs: [][2]uint64{{0x401000, 0x401100}, {0x402000, 0x402100}, {0x403000, 0x403100}}}}
+	env.Modules = []unwindtest.Module{unwindtest.ThreeFuncs(0x400000)}
 	return env
 }
 

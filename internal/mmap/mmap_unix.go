@@ -1,6 +1,6 @@
 //go:build unix
 
-package gsym
+package mmap
 
 import (
 	"fmt"
@@ -8,11 +8,12 @@ import (
 	"syscall"
 )
 
-// mapFile maps f read-only. Lookups touch a few scattered pages, so the
-// kernel is told not to read ahead.
-func mapFile(f *os.File, size int64) ([]byte, func() error, error) {
+// Supported reports whether files are memory-mapped here.
+const Supported = true
+
+func file(f *os.File, size int64, advice Advice) ([]byte, func() error, error) {
 	if size == 0 {
-		return nil, func() error { return nil }, nil
+		return nil, noUnmap, nil
 	}
 	if size != int64(int(size)) {
 		return nil, nil, fmt.Errorf("file of %d bytes is too large to map", size)
@@ -21,6 +22,6 @@ func mapFile(f *os.File, size int64) ([]byte, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	_ = syscall.Madvise(b, syscall.MADV_RANDOM)
+	advise(b, advice)
 	return b, func() error { return syscall.Munmap(b) }, nil
 }

@@ -1,0 +1,19 @@
+//go:build !unix
+
+package mmap
+
+import (
+	"io"
+	"os"
+)
+
+// Supported reports whether files are memory-mapped here.
+const Supported = false
+
+func file(f *os.File, size int64, advice Advice) ([]byte, func() error, error) {
+	b, err := io.ReadAll(f)
+	return b, noUnmap, err
+}
+
+// Release does nothing: the file was read into the heap.
+func Release([]byte) {}
