@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/gobreakpad/gobreakpad/internal/mmap"
 )
 
 // File is an open PDB file. Streams are read when first asked for.
@@ -41,8 +43,10 @@ func Open(path string) (*File, error) {
 		f.Close()
 		return nil, err
 	}
-	if st.Mode().IsRegular() {
-		if data, unmap, err := mmapFile(f, st.Size()); err == nil && data != nil {
+	// Where files cannot be mapped, streams are read through the
+	// descriptor rather than reading the whole file.
+	if mmap.Supported && st.Mode().IsRegular() && st.Size() > 0 && int64(int(st.Size())) == st.Size() {
+		if data, unmap, err := mmap.File(f, st.Size(), mmap.Normal); err == nil && data != nil {
 			f.Close() // the mapping stays valid after the descriptor is closed
 			pf, err := NewFileBytes(data)
 			if err != nil {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
+
+	"github.com/gobreakpad/gobreakpad/internal/mmap"
 )
 
 // Magic is the signature a PDB 7.0 file (an MSF 7.00 container) starts with.
@@ -269,7 +271,7 @@ func (m *MSF) Release(i int) {
 		start = (start + page - 1) / page * page
 		end = end / page * page
 		if start < end {
-			dropPages(m.data[start:end])
+			mmap.Release(m.data[start:end])
 		}
 		j = k
 	}
