@@ -29,6 +29,17 @@ const (
 	// reader (its mozwer.sym reference): Breakpad's sums, with the INIT
 	// record giving the CFA at entry (".cfa: $rsp 8 + .ra: .cfa 8 - ^").
 	StyleMozillaPE
+	// StylePrologue is ours: the rules at every instruction of the prolog.
+	// The INIT record gives the state at the function's entry
+	// (".cfa: $rsp 8 + .ra: .cfa 8 - ^"; for a chained fragment, the state
+	// after the prologs of the functions it is chained to), and a STACK CFI
+	// record at the end of each prolog instruction (its UNWIND_CODE's
+	// offset) gives the rules that instruction changes, ending in
+	// StyleSymbolic's state after the prolog. Registers saved above the CFA
+	// are written ".cfa N + ^". Epilogs are not described (x64 unwind
+	// information has no codes for them): the state after the prolog holds
+	// to the function's end, as in the other styles.
+	StylePrologue
 )
 
 // Entry is the STACK CFI rule text of one RUNTIME_FUNCTION: the INIT
@@ -79,6 +90,8 @@ func (t *Table) Rules(style Style) ([]Entry, error) {
 		case StyleMozillaPE:
 			e = breakpadRules(rf, chain)
 			e.Init = ".cfa: $rsp 8 + .ra: .cfa 8 - ^"
+		case StylePrologue:
+			e = prologueRules(rf, chain)
 		default:
 			e = symbolicRules(rf, chain, style == StyleMozilla)
 		}

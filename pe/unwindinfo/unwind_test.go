@@ -144,6 +144,35 @@ func TestOps(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("breakpad style:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
 	}
+	got, err = rules(t, img, StylePrologue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Entry 0: push rbp, two allocations, the frame register, a save (the
+	// XMM saves change no rule). Entries 1 and 2 start where entry 0's
+	// prolog ends; their own codes (version 2: the epilog code is no prolog
+	// instruction) allocate 32 bytes, which the frame register hides, and
+	// save rsi relative to RSP (their unwind information names no frame
+	// register). Entry 3: the machine frame at offset 0 is in force at the
+	// entry.
+	p0 := ".cfa: $rbp 65536 + .ra: .cfa 8 - ^ $rbp: .cfa 16 - ^ $rbx: .cfa 65488 - ^"
+	want = []string{
+		"STACK CFI INIT 2000 100 .cfa: $rsp 8 + .ra: .cfa 8 - ^",
+		"STACK CFI 2002 .cfa: $rsp 16 + $rbp: .cfa 16 - ^",
+		"STACK CFI 2008 .cfa: $rsp 32 +",
+		"STACK CFI 2010 .cfa: $rsp 65568 +",
+		"STACK CFI 2014 .cfa: $rbp 65536 +",
+		"STACK CFI 2018 $rbx: .cfa 65488 - ^",
+		"STACK CFI INIT 2100 80 " + p0,
+		"STACK CFI 2108 $rsi: .cfa 65576 - ^",
+		"STACK CFI INIT 2180 10 " + p0,
+		"STACK CFI 2188 $rsi: .cfa 65576 - ^",
+		"STACK CFI INIT 2190 10 .cfa: $rsp 56 + .ra: .cfa 48 - ^ $rsp: .cfa 24 - ^",
+		"STACK CFI 2194 .cfa: $rsp 72 +",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("prologue style:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
 }
 
 // TestHostile checks that loops, truncations and addresses outside the
@@ -206,7 +235,7 @@ func FuzzTable(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, st := range []Style{StyleSymbolic, StyleMozilla, StyleBreakpad, StyleMozillaPE} {
+		for _, st := range []Style{StyleSymbolic, StyleMozilla, StyleBreakpad, StyleMozillaPE, StylePrologue} {
 			tab.Rules(st)
 		}
 	})
