@@ -2,6 +2,7 @@ package unwindinfo
 
 import (
 	"debug/pe"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gobreakpad/gobreakpad/cfi"
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -292,6 +294,60 @@ func (m *model) check(rules map[string]string) error {
 	return nil
 }
 
+// ReadMemory reads the model's memory for package cfi.
+func (m *model) ReadMemory(addr uint64, n int) ([]byte, error) {
+	v, ok := m.mem[addr]
+	if !ok || n != 8 {
+		return nil, fmt.Errorf("%#x: never written", addr)
+	}
+	return binary.LittleEndian.AppendUint64(nil, v), nil
+}
+
+var evaluator = func() *cfi.Evaluator {
+	e, err := cfi.NewEvaluator(8, regNames[:])
+	if err != nil {
+		panic(err)
+	}
+	return e
+}()
+
+// checkWalker is check with the walker's own evaluator (package cfi, as
+// the amd64 stack walker uses it): the INIT record's rules and those of
+// the records at or below pc, in order.
+func (m *model) checkWalker(e Entry, pc uint32) error {
+	texts := []string{e.Init}
+	for _, c := range e.Changes {
+		if c.Address <= pc {
+			texts = append(texts, c.Rules)
+		}
+	}
+	rs, err := evaluator.RuleSet(texts...)
+	if err != nil {
+		return err
+	}
+	var callee, caller cfi.Registers
+	for r, v := range m.regs {
+		callee.Set(r, v)
+	}
+	cfa, ra, err := rs.FindCallerRegs(&callee, m, &caller)
+	if err != nil {
+		return err
+	}
+	if cfa != modelRSP+8 || ra != modelRA {
+		return fmt.Errorf("walker: cfa %#x ra %#x", cfa, ra)
+	}
+	for _, r := range calleeSaved {
+		got, ok := caller.Get(r)
+		if !ok {
+			got = m.regs[r]
+		}
+		if got != m.entry[r] {
+			return fmt.Errorf("walker: %s = %#x, want %#x", regNames[r], got, m.entry[r])
+		}
+	}
+	return nil
+}
+
 // prologStats counts a sweep over the prologs of an image.
 type prologStats struct {
 	functions, skipped int
@@ -420,7 +476,11 @@ func sweepImage(t *testing.T, path string, styles []Style, st *prologStats) {
 					if !ok {
 						continue
 					}
-					if err := m.check(rulesAt(e, rf.Begin+off)); err != nil {
+					err := m.check(rulesAt(e, rf.Begin+off))
+					if err == nil && s == StylePrologue {
+						err = m.checkWalker(e, rf.Begin+off)
+					}
+					if err != nil {
 						msg := fmt.Sprintf("%s %#x+%#x: %v", filepath.Base(path), rf.Begin, off, err)
 						record = append(record, func() {
 							if inside {
@@ -459,7 +519,8 @@ func sweepImage(t *testing.T, path string, styles []Style, st *prologStats) {
 // corpus's images (MSVC-built) and of testdata/winprogs' (clang-built) on
 // a model of the registers and memory and checks each style's rules at
 // every instruction boundary of every prolog: the CFA, the return address
-// and every callee-saved register. StylePrologue must be right
+// and every callee-saved register (for StylePrologue also with package
+// cfi's evaluator, the stack walker's). StylePrologue must be right
 // everywhere; the styles describing the state after the prolog are right
 // only there.
 //
