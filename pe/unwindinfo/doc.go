@@ -19,12 +19,15 @@
 //     "STACK CFI a .cfa: $rsp N +"), which knows no saved registers.
 //   - [StyleMozillaPE]: Breakpad's sums with the CFA at entry in the INIT
 //     record, as Mozilla dump_syms's older PE reader wrote them.
-//   - [StylePrologue] (ours): the rules at every instruction of the prolog,
-//     from the entry's state in the INIT record to symbolic's after the
-//     prolog, one STACK CFI record at the end of each prolog instruction
-//     (each UNWIND_CODE's offset), for walks stopped inside a prolog.
+//   - [StyleExact] (ours): the rules at every instruction, as Windows' own
+//     unwinder computes them there: from the entry's state in the INIT
+//     record to symbolic's after the prolog, one STACK CFI record at the
+//     end of each prolog instruction (each UNWIND_CODE's offset), and
+//     records in each epilog, found by its code as Windows finds it.
 //
-// The package uses only the standard library. Bad tables (offsets past the
-// end of a section, chains that loop, unknown codes) give errors and never
-// panics; reading is bounded by the sizes of the image's sections.
+// Besides the standard library, the package uses golang.org/x/arch's x86
+// decoder to find epilogs (StyleExact). Bad tables (offsets past the end
+// of a section, chains that loop, unknown codes) give errors and never
+// panics; reading is bounded by the sizes of the image's sections, and
+// StyleExact decodes at most four times their size of code.
 package unwindinfo

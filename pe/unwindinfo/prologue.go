@@ -50,6 +50,21 @@ func (r *ruleSet) set(rule string) {
 	r.rules[name] = rule
 }
 
+// setAll sets each rule of a rule text ("name: expr name: expr ...").
+func (r *ruleSet) setAll(text string) {
+	var rule []string
+	for tok := range strings.FieldsSeq(text) {
+		if strings.HasSuffix(tok, ":") && len(rule) > 0 {
+			r.set(strings.Join(rule, " "))
+			rule = rule[:0]
+		}
+		rule = append(rule, tok)
+	}
+	if len(rule) > 0 {
+		r.set(strings.Join(rule, " "))
+	}
+}
+
 func (r *ruleSet) String() string {
 	names := slices.Clone(r.names)
 	slices.SortStableFunc(names, func(a, b string) int {
@@ -154,40 +169,62 @@ func offsetGroups(codes []Code, f func(off uint8, group []Code)) {
 	}
 }
 
-// prologueRules gives the rules at every instruction of the prolog: the
+// exactRules gives the rules at every instruction of the function: the
 // INIT record has the state at the function's entry (for a chained
 // fragment: after the prologs of the functions it is chained to, whose
-// codes all apply in it), and a STACK CFI record at the end of each prolog
-// instruction that changes a rule gives the rules it changes. The state
-// after the last is symbolic's (StyleSymbolic) for unchained functions.
-func prologueRules(rf RuntimeFunction, chain []*Info) Entry {
+// codes all apply in it), a STACK CFI record at the end of each prolog
+// instruction that changes a rule gives the rules it changes (the state
+// after the last is symbolic's, StyleSymbolic, for unchained functions),
+// and the epilogs found in the function's code get records as Windows'
+// unwinder reads them (epilogChanges). Scanning the code takes its size
+// from *budget; when that is spent, *budget is set to -1 and epilogs are
+// left out.
+func (t *Table) exactRules(rf RuntimeFunction, chain []*Info, budget *int64) Entry {
 	e := Entry{Address: rf.Begin, Size: rf.End - rf.Begin}
 	s := frameState{sp: 8}
-	var init ruleSet
-	init.set(s.cfa())
-	init.set(slotRule(".ra", 8))
+	var init, post ruleSet
+	both := func(rule string) { init.set(rule); post.set(rule) }
+	both(s.cfa())
+	both(slotRule(".ra", 8))
 	// The functions this one is chained to, primary first: their prologs
 	// have run.
 	for k := len(chain) - 1; k >= 1; k-- {
 		offsetGroups(prologueCodes(chain[k]), func(_ uint8, group []Code) {
-			s.applyGroup(chain[k], group, &init)
+			var rs ruleSet
+			s.applyGroup(chain[k], group, &rs)
+			for _, n := range rs.names {
+				both(rs.rules[n])
+			}
 		})
 	}
 	info := chain[0]
 	offsetGroups(prologueCodes(info), func(off uint8, group []Code) {
+		var ch ruleSet
+		s.applyGroup(info, group, &ch)
+		for _, n := range ch.names {
+			post.set(ch.rules[n])
+		}
 		switch {
 		case off == 0:
-			s.applyGroup(info, group, &init)
+			for _, n := range ch.names {
+				init.set(ch.rules[n])
+			}
 		case uint32(off) >= e.Size:
 			// Never reached inside the function: Windows never applies it.
 		default:
-			var ch ruleSet
-			s.applyGroup(info, group, &ch)
 			if len(ch.names) > 0 {
 				e.Changes = append(e.Changes, Change{Address: rf.Begin + uint32(off), Rules: ch.String()})
 			}
 		}
 	})
 	e.Init = init.String()
+	from := min(uint32(info.PrologSize), e.Size)
+	code := t.codeAt(rf.Begin, min(e.Size, maxEpilogScan))
+	if len(code) > 0 && *budget >= int64(len(code)) {
+		*budget -= int64(len(code))
+		e.Changes = append(e.Changes, epilogChanges(rf.Begin, e.Size, findEpilogs(code, from), &post)...)
+	} else if len(code) > 0 {
+		*budget = -1
+	}
 	return e
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -100,6 +101,17 @@ func (m *model) exec(in x86asm.Inst) error {
 		}
 		m.regs[4] -= 8
 		m.mem[m.regs[4]] = m.regs[n]
+		return nil
+	case x86asm.POP:
+		if !dstOK || !dst64 {
+			return errModel
+		}
+		v, ok := m.mem[m.regs[4]]
+		if !ok {
+			v = m.next()
+		}
+		m.regs[4] += 8
+		m.regs[dst] = v
 		return nil
 	case x86asm.SUB, x86asm.ADD:
 		if !dstOK || !dst64 {
@@ -356,10 +368,14 @@ type prologStats struct {
 	firstWrong         map[Style][]string
 	firstWrongAfter    map[Style][]string
 	wrongAfterChained  map[Style]int // of wrongAfter, at chained fragments
+	epilogs, inEpilog  int           // epilogs, and positions in them and just after
+	wrongEpilog        map[Style]int
+	firstWrongEpilog   map[Style][]string
 }
 
 func newStats() *prologStats {
-	return &prologStats{wrong: map[Style]int{}, wrongAfter: map[Style]int{}, firstWrong: map[Style][]string{}, firstWrongAfter: map[Style][]string{}, wrongAfterChained: map[Style]int{}}
+	return &prologStats{wrong: map[Style]int{}, wrongAfter: map[Style]int{}, firstWrong: map[Style][]string{}, firstWrongAfter: map[Style][]string{}, wrongAfterChained: map[Style]int{},
+		wrongEpilog: map[Style]int{}, firstWrongEpilog: map[Style][]string{}}
 }
 
 // sweepImage runs the prolog of every function of an image on the model
@@ -477,7 +493,7 @@ func sweepImage(t *testing.T, path string, styles []Style, st *prologStats) {
 						continue
 					}
 					err := m.check(rulesAt(e, rf.Begin+off))
-					if err == nil && s == StylePrologue {
+					if err == nil && s == StyleExact {
 						err = m.checkWalker(e, rf.Begin+off)
 					}
 					if err != nil {
@@ -512,6 +528,58 @@ func sweepImage(t *testing.T, path string, styles []Style, st *prologStats) {
 		for _, f := range record {
 			f()
 		}
+		// The epilogs, from the state after the prolog: at each
+		// instruction of each (its ret or jump included) and at the
+		// instruction after it, when in the function (the body's state).
+		for _, ep := range findEpilogs(code(rf.Begin)[:rf.End-rf.Begin], size) {
+			em := *m
+			em.mem = maps.Clone(m.mem)
+			if !ep.adjRS {
+				// Pops alone: the code before them set RSP to the saved
+				// registers (MSVC: mov rsp, r11), which the model, not
+				// running the body, does here.
+				em.regs[4] = modelRSP - 8*uint64(len(ep.pops))
+			}
+			st.epilogs++
+			offs := append([]uint32{ep.start}, ep.ends...)
+			b := code(rf.Begin)
+			for i, off := range offs {
+				probe := &em
+				if i == len(offs)-1 {
+					if off >= rf.End-rf.Begin {
+						break
+					}
+					probe = m // after the ret: the body's state
+				}
+				st.inEpilog++
+				for _, s := range styles {
+					e, ok := byStyle[s][rf.Begin]
+					if !ok {
+						continue
+					}
+					err := probe.check(rulesAt(e, rf.Begin+off))
+					if err == nil && s == StyleExact {
+						err = probe.checkWalker(e, rf.Begin+off)
+					}
+					if err != nil {
+						st.wrongEpilog[s]++
+						if len(st.firstWrongEpilog[s]) < 8 {
+							st.firstWrongEpilog[s] = append(st.firstWrongEpilog[s], fmt.Sprintf("%s %#x+%#x (epilog at +%#x): %v", filepath.Base(path), rf.Begin, off, ep.start, err))
+						}
+					}
+				}
+				if i < len(offs)-2 { // not through the ret or jump
+					in, err := x86asm.Decode(b[off:], 64)
+					if err == nil {
+						err = em.exec(in)
+					}
+					if err != nil {
+						t.Errorf("%s %#x+%#x: epilog: %v", filepath.Base(path), rf.Begin, off, err)
+						break
+					}
+				}
+			}
+		}
 	}
 }
 
@@ -519,8 +587,8 @@ func sweepImage(t *testing.T, path string, styles []Style, st *prologStats) {
 // corpus's images (MSVC-built) and of testdata/winprogs' (clang-built) on
 // a model of the registers and memory and checks each style's rules at
 // every instruction boundary of every prolog: the CFA, the return address
-// and every callee-saved register (for StylePrologue also with package
-// cfi's evaluator, the stack walker's). StylePrologue must be right
+// and every callee-saved register (for StyleExact also with package
+// cfi's evaluator, the stack walker's). StyleExact must be right
 // everywhere; the styles describing the state after the prolog are right
 // only there.
 //
@@ -543,8 +611,8 @@ func TestProloguesOnModel(t *testing.T) {
 	} else {
 		t.Logf("shared corpus not found at %s: its images left out", root)
 	}
-	styles := []Style{StylePrologue, StyleSymbolic, StyleBreakpad}
-	names := map[Style]string{StylePrologue: "prologue", StyleSymbolic: "symbolic", StyleBreakpad: "breakpad"}
+	styles := []Style{StyleExact, StyleSymbolic, StyleBreakpad}
+	names := map[Style]string{StyleExact: "exact", StyleSymbolic: "symbolic", StyleBreakpad: "breakpad"}
 	total := newStats()
 	for _, img := range images {
 		if _, err := os.Stat(img); err != nil {
@@ -553,18 +621,25 @@ func TestProloguesOnModel(t *testing.T) {
 		}
 		st := newStats()
 		sweepImage(t, img, styles, st)
-		t.Logf("%s: %d functions (%d not modelled), %d positions inside prologs: wrong prologue %d, symbolic %d, breakpad %d; %d prolog ends: wrong %d, %d, %d",
+		t.Logf("%s: %d functions (%d not modelled), %d positions inside prologs: wrong exact %d, symbolic %d, breakpad %d; %d prolog ends: wrong %d, %d, %d; %d epilogs, %d positions in and just after them: wrong %d, %d, %d",
 			filepath.Base(filepath.Dir(img))+"/"+filepath.Base(img), st.functions, st.skipped, st.positions,
-			st.wrong[StylePrologue], st.wrong[StyleSymbolic], st.wrong[StyleBreakpad],
-			st.after, st.wrongAfter[StylePrologue], st.wrongAfter[StyleSymbolic], st.wrongAfter[StyleBreakpad])
+			st.wrong[StyleExact], st.wrong[StyleSymbolic], st.wrong[StyleBreakpad],
+			st.after, st.wrongAfter[StyleExact], st.wrongAfter[StyleSymbolic], st.wrongAfter[StyleBreakpad],
+			st.epilogs, st.inEpilog, st.wrongEpilog[StyleExact], st.wrongEpilog[StyleSymbolic], st.wrongEpilog[StyleBreakpad])
 		total.functions += st.functions
 		total.skipped += st.skipped
 		total.positions += st.positions
 		total.after += st.after
+		total.epilogs += st.epilogs
+		total.inEpilog += st.inEpilog
 		for _, s := range styles {
 			total.wrong[s] += st.wrong[s]
 			total.wrongAfter[s] += st.wrongAfter[s]
 			total.wrongAfterChained[s] += st.wrongAfterChained[s]
+			total.wrongEpilog[s] += st.wrongEpilog[s]
+			if len(total.firstWrongEpilog[s]) < 8 {
+				total.firstWrongEpilog[s] = append(total.firstWrongEpilog[s], st.firstWrongEpilog[s]...)
+			}
 			if len(total.firstWrong[s]) < 8 {
 				total.firstWrong[s] = append(total.firstWrong[s], st.firstWrong[s]...)
 			}
@@ -573,13 +648,14 @@ func TestProloguesOnModel(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("all: %d functions (%d not modelled), %d positions inside prologs, %d prolog ends", total.functions, total.skipped, total.positions, total.after)
+	t.Logf("all: %d functions (%d not modelled), %d positions inside prologs, %d prolog ends, %d epilogs with %d positions in and just after them",
+		total.functions, total.skipped, total.positions, total.after, total.epilogs, total.inEpilog)
 	for _, s := range styles {
-		t.Logf("%s: wrong at %d positions inside prologs, %d prolog ends (%d of chained fragments); first inside: %q; first at the end: %q",
-			names[s], total.wrong[s], total.wrongAfter[s], total.wrongAfterChained[s], total.firstWrong[s], total.firstWrongAfter[s])
+		t.Logf("%s: wrong at %d positions inside prologs, %d prolog ends (%d of chained fragments), %d positions of epilogs; first inside: %q; first at the end: %q; first in epilogs: %q",
+			names[s], total.wrong[s], total.wrongAfter[s], total.wrongAfterChained[s], total.wrongEpilog[s], total.firstWrong[s], total.firstWrongAfter[s], total.firstWrongEpilog[s])
 	}
-	if total.wrong[StylePrologue] > 0 || total.wrongAfter[StylePrologue] > 0 {
-		t.Errorf("prologue style wrong at %d positions", total.wrong[StylePrologue]+total.wrongAfter[StylePrologue])
+	if n := total.wrong[StyleExact] + total.wrongAfter[StyleExact] + total.wrongEpilog[StyleExact]; n > 0 {
+		t.Errorf("exact style wrong at %d positions", n)
 	}
 	// Symbolic replays a chained fragment's codes before its primary
 	// function's, so the registers a fragment saves come out at the wrong

@@ -242,6 +242,15 @@ func (m *image) rest(rva uint32) ([]byte, error) {
 	return nil, fmt.Errorf("rva %#x: in no section", rva)
 }
 
+// size returns the raw size of the image's sections.
+func (m *image) size() int64 {
+	var n int64
+	for _, s := range m.secs {
+		n += int64(s.Size)
+	}
+	return n
+}
+
 // slice returns n bytes at rva, all in one section.
 func (m *image) slice(rva, n uint32) ([]byte, error) {
 	b, err := m.rest(rva)

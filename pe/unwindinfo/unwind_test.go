@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/pe"
 	"encoding/binary"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -144,7 +145,7 @@ func TestOps(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("breakpad style:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
 	}
-	got, err = rules(t, img, StylePrologue)
+	got, err = rules(t, img, StyleExact)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestOps(t *testing.T) {
 		"STACK CFI 2194 .cfa: $rsp 72 +",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("prologue style:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+		t.Errorf("exact style:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
 	}
 }
 
@@ -235,8 +236,46 @@ func FuzzTable(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, st := range []Style{StyleSymbolic, StyleMozilla, StyleBreakpad, StyleMozillaPE, StylePrologue} {
+		for _, st := range []Style{StyleSymbolic, StyleMozilla, StyleBreakpad, StyleMozillaPE, StyleExact} {
 			tab.Rules(st)
 		}
 	})
+}
+
+// TestEpilogs finds epilogs by their code and writes their records.
+func TestEpilogs(t *testing.T) {
+	code := []byte{
+		0x53,                   // 0: push rbx (the prolog)
+		0x48, 0x83, 0xec, 0x20, // 1: sub rsp, 32
+		0x48, 0x83, 0xc4, 0x20, // 5: add rsp, 32 (an epilog)
+		0x5b,                // 9: pop rbx
+		0xc3,                // a: ret
+		0x5b,                // b: pop rbx (an epilog of pops alone)
+		0xe9, 0, 0x10, 0, 0, // c: jmp out of the function (a tail call)
+		0x48, 0x8d, 0x65, 0x10, // 11: lea rsp, [rbp+16]
+		0x90, // 15: nop: no epilog
+		0xc3, // 16: ret alone: nothing to describe
+	}
+	eps := findEpilogs(code, 5)
+	if len(eps) != 2 || eps[0].start != 5 || !eps[0].adjRS || len(eps[0].pops) != 1 || eps[1].start != 0xb || eps[1].adjRS {
+		t.Fatalf("epilogs %+v", eps)
+	}
+	var post ruleSet
+	post.set(".cfa: $rsp 48 +")
+	post.set(".ra: .cfa 8 - ^")
+	post.set("$rbx: .cfa 16 - ^")
+	var got []string
+	for _, c := range epilogChanges(0x1000, uint32(len(code)), eps, &post) {
+		got = append(got, fmt.Sprintf("%x %s", c.Address, c.Rules))
+	}
+	want := []string{
+		"1009 .cfa: $rsp 16 +",
+		"100a .cfa: $rsp 8 + $rbx: $rbx",
+		"100b .cfa: $rsp 16 + .ra: .cfa 8 - ^ $rbx: .cfa 16 - ^",
+		"100c .cfa: $rsp 8 + $rbx: $rbx",
+		"1011 .cfa: $rsp 48 + .ra: .cfa 8 - ^ $rbx: .cfa 16 - ^",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("records:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
 }

@@ -71,16 +71,16 @@ var scenarios = []struct {
 
 var styles = map[string]unwindinfo.Style{
 	"symbolic": unwindinfo.StyleSymbolic, "mozilla": unwindinfo.StyleMozilla, "breakpad": unwindinfo.StyleBreakpad,
-	"mozilla-pe": unwindinfo.StyleMozillaPE, "prologue": unwindinfo.StylePrologue,
+	"mozilla-pe": unwindinfo.StyleMozillaPE, "exact": unwindinfo.StyleExact,
 }
 
 func main() {
-	style := flag.String("cfi-style", "prologue", "STACK CFI style of the symbols walked with")
+	style := flag.String("cfi-style", "exact", "STACK CFI style of the symbols walked with")
 	expectWrong := flag.Bool("expect-wrong", false, "exit 0 even when positions walk wrong")
 	flag.Parse()
 	st, ok := styles[*style]
 	if flag.NArg() != 1 || !ok {
-		fmt.Fprintln(os.Stderr, "usage: mkx64 [-cfi-style symbolic|mozilla|breakpad|mozilla-pe|prologue] [-expect-wrong] DIR")
+		fmt.Fprintln(os.Stderr, "usage: mkx64 [-cfi-style symbolic|mozilla|breakpad|mozilla-pe|exact] [-expect-wrong] DIR")
 		os.Exit(2)
 	}
 	wrong, err := sweep(flag.Arg(0), st)
