@@ -149,8 +149,9 @@ func walkWin(t *testing.T, walker, dump, store string) map[string][]winFrame {
 // threads at functions' first instructions (prologues not run yet), and
 // mkx86 -sweep walks the i686 chains stopped at every instruction from
 // each function's entry to its call of the next; mkx64 does the same for
-// the x86_64 builds on synthetic dumps, with .pdata's STACK CFI in the
-// exact style (every position true) and, logged, in the default.
+// the x86_64 builds on synthetic dumps, and on through the epilogs, with
+// .pdata's STACK CFI in the exact style (every position true) and,
+// logged, in the default.
 //
 // Our dump_syms on the two PDBs and minidump_stackwalk must give, for each
 // thread, the chain known from the source (Mozilla's names), the crash at
@@ -183,10 +184,10 @@ func TestWindowsPrograms(t *testing.T) {
 			}
 		}
 		if strings.HasPrefix(build, "x64") {
-			// Every instruction up to each call of the chains, prologs
-			// included, on synthetic dumps (mkx64): true with
-			// --cfi-style exact; symbolic's rules (the default) are
-			// logged for comparison.
+			// Every instruction from each chain function's entry to its
+			// call and on to its return, prologs and epilogs included, on
+			// synthetic dumps (mkx64): true with --cfi-style exact;
+			// symbolic's rules (the default) are logged for comparison.
 			mkx64 := cmdtest.Build(t, "github.com/gobreakpad/gobreakpad/cmd/dump_syms/testdata/winprogs/mkx64")
 			if r := cmdtest.Run(t, mkx64, "-cfi-style", "exact", dir); r.Code != 0 {
 				t.Errorf("mkx64 -cfi-style exact %s: %d\n%s%s", build, r.Code, r.Stdout, r.Stderr)

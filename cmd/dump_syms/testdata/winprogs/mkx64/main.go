@@ -1,31 +1,33 @@
 // Command mkx64 is mkx86's -sweep for the x86_64 builds of prog.exe: it
 // checks walks of threads stopped at every instruction of the chains'
-// functions, prologs included, on synthetic dumps, with the STACK CFI of
-// a given --cfi-style.
+// functions, prologs and epilogs included, on synthetic dumps, with the
+// STACK CFI of a given --cfi-style.
 //
 // For the first thread of each scenario (its chain known from the source)
 // and each function of the chain, it writes a dump with the thread
 // stopped at each instruction from the function's entry to its call of
 // the next function of the chain (the leaf: to the crashing store or the
-// spinning loop's backward branch), its callers below, each stopped at its
-// call. The threads' stacks and registers are those the real machine code
-// leaves: each function's instructions, from its entry to the stopping
-// point, in address order, run on a model of the registers and the stack
-// (pushes, pops, moves between registers and to memory, rsp arithmetic,
-// lea, calls of other functions, which keep rsp and clobber the volatile
-// registers), values the model cannot know becoming distinct junk words.
-// (These small functions' code before their calls is straight-line as far
-// as rsp and the saved registers go.) Each dump is walked in-process with
-// the symbols our dump_syms makes from the PDBs and the PEs' .pdata in the
+// spinning loop's backward branch) and on, as if that call had returned,
+// to the function's first return (its epilog), its callers below, each
+// stopped at its call. The threads' stacks and registers are those the
+// real machine code leaves: each function's instructions, from its entry
+// to the stopping point, in address order, run on a model of the registers
+// and the stack (pushes, pops, moves between registers and to memory, rsp
+// arithmetic, lea, calls of other functions, which keep rsp and clobber
+// the volatile registers), values the model cannot know becoming distinct
+// junk words. (These small functions' code is straight-line as far as rsp
+// and the saved registers go.) Each dump is walked in-process with the
+// symbols our dump_syms makes from the PDBs and the PEs' .pdata in the
 // style given: the walk must give the rest of the chain, each caller found
 // by STACK CFI (or, under a leaf function without unwind information, as
 // its return), with every register the walk says it recovered (rip, rsp,
 // rbp, rbx, rsi, rdi, r12-r15) equal to the model's.
 //
-// It prints each wrong position and the counts, positions inside prologs
-// (before the end of the function's UNWIND_INFO prolog) apart; it exits 1
-// when a position walks wrong and -expect-wrong is not given.
-// TestWindowsProgramsX64Sweep runs it on the committed x86_64 builds.
+// It prints each wrong position and the counts, positions in prologs
+// (before the end of the function's UNWIND_INFO prolog), bodies and
+// epilogs (from the first add rsp, lea rsp, pop or return after the stop's
+// limit) apart; it exits 1 when a position walks wrong and -expect-wrong
+// is not given. TestWindowsPrograms runs it on the committed x86_64 builds.
 //
 //	go run ./cmd/dump_syms/testdata/winprogs/mkx64 [-cfi-style STYLE] [-expect-wrong] DIR
 package main
@@ -387,6 +389,16 @@ func (st *machine) exec(code []inst, stop uint64) error {
 	return fmt.Errorf("0x%x not reached", stop)
 }
 
+// isRSPAdjust reports whether in is add rsp, imm or lea rsp, [...] (an
+// epilog's first instruction) or a pop (one of its others).
+func isRSPAdjust(in x86asm.Inst) bool {
+	if in.Op == x86asm.POP {
+		return true
+	}
+	r, ok := in.Args[0].(x86asm.Reg)
+	return ok && r == x86asm.RSP && (in.Op == x86asm.ADD || in.Op == x86asm.LEA)
+}
+
 func isJump(op x86asm.Op) bool {
 	switch op {
 	case x86asm.JMP, x86asm.JE, x86asm.JNE, x86asm.JL, x86asm.JLE, x86asm.JG, x86asm.JGE, x86asm.JB, x86asm.JBE,
@@ -587,7 +599,7 @@ func sweep(dir string, style unwindinfo.Style) (int, error) {
 	}
 	src := breakpad.NewDirs(store)
 	defer src.Close()
-	var positions, inProlog, wrong, wrongProlog int
+	count, wrong := map[string]int{}, map[string]int{}
 	for _, sc := range scenarios {
 		var frames []chainFrame
 		for _, name := range sc.chain {
@@ -623,9 +635,25 @@ func sweep(dir string, style unwindinfo.Style) (int, error) {
 				return 0, fmt.Errorf("%s: %w", f.name, err)
 			}
 			prologEnd := f.m.prologs[f.start]
+			epilog, past := false, false
 			for _, in := range f.code {
-				if in.pc > limit {
+				if past {
 					break
+				}
+				kind := "body"
+				switch {
+				case in.pc < prologEnd:
+					kind = "prolog"
+				case in.pc > limit && (in.Op == x86asm.JMP || in.Op == x86asm.RET || isRSPAdjust(in.Inst)) || epilog:
+					// From the stop's limit on, up to the function's first
+					// return: its epilog (add rsp or lea rsp, pops, ret).
+					kind, epilog = "epilog", true
+				}
+				if in.pc > limit && (in.Op == x86asm.RET || in.Op == x86asm.JMP) {
+					past = true
+					if in.Op == x86asm.JMP {
+						break
+					}
 				}
 				data, truth, err := makeDump(exe, dll, frames[k:], outerRet, in.pc)
 				if err != nil {
@@ -643,11 +671,7 @@ func sweep(dir string, style unwindinfo.Style) (int, error) {
 						got[i] += " (found as a leaf's return under a function with unwind info)"
 					}
 				}
-				positions++
-				inside := in.pc < prologEnd
-				if inside {
-					inProlog++
-				}
+				count[kind]++
 				want := sc.chain[k:]
 				ok := len(got) >= len(want)
 				for i := 0; ok && i < len(want); i++ {
@@ -660,21 +684,16 @@ func sweep(dir string, style unwindinfo.Style) (int, error) {
 					bad = checkRegs(regs, truth)
 				}
 				if bad != "" {
-					wrong++
-					if inside {
-						wrongProlog++
-					}
-					where := "body"
-					if inside {
-						where = "prolog"
-					}
-					fmt.Printf("%s %s+0x%x (%s): %s\n", dir, f.name, in.pc-f.start, where, bad)
+					wrong[kind]++
+					fmt.Printf("%s %s+0x%x (%s): %s\n", dir, f.name, in.pc-f.start, kind, bad)
 				}
 			}
 		}
 	}
-	fmt.Printf("%s: %d positions walked (%d inside prologs): %d wrong (%d inside prologs)\n", dir, positions, inProlog, wrong, wrongProlog)
-	return wrong, nil
+	fmt.Printf("%s: %d positions walked (%d in prologs, %d in bodies, %d in epilogs): %d wrong (%d in prologs, %d in bodies, %d in epilogs)\n", dir,
+		count["prolog"]+count["body"]+count["epilog"], count["prolog"], count["body"], count["epilog"],
+		wrong["prolog"]+wrong["body"]+wrong["epilog"], wrong["prolog"], wrong["body"], wrong["epilog"])
+	return wrong["prolog"] + wrong["body"] + wrong["epilog"], nil
 }
 
 // walkNames walks a dump's first thread and returns its physical frames'
