@@ -28,91 +28,82 @@ const maxEpilogScan = 1 << 20
 // first byte sequence that is no instruction (data in code).
 func findEpilogs(code []byte, from uint32) []epilog {
 	code = code[:min(len(code), maxEpilogScan)]
-	type ins struct {
-		off uint32
-		in  x86asm.Inst
-	}
-	var all []ins
-	for off := uint32(0); int(off) < len(code); {
+	size := uint32(len(code))
+	var (
+		out  []epilog
+		cur  epilog
+		open bool // cur holds an epilog's instructions so far
+	)
+	for off := uint32(0); off < size; {
 		in, err := x86asm.Decode(code[off:], 64)
 		if err != nil {
 			break
 		}
-		all = append(all, ins{off, in})
-		off += uint32(in.Len)
-	}
-	size := uint32(len(code))
-	isPop := func(in x86asm.Inst) (uint8, bool) {
-		if in.Op != x86asm.POP {
-			return 0, false
-		}
-		r, ok := in.Args[0].(x86asm.Reg)
-		if !ok || r < x86asm.RAX || r > x86asm.R15 {
-			return 0, false
-		}
-		return uint8(r - x86asm.RAX), true
-	}
-	isEnd := func(i ins) bool {
-		switch i.in.Op {
-		case x86asm.RET:
-			return true
-		case x86asm.JMP:
-			switch a := i.in.Args[0].(type) {
-			case x86asm.Rel:
-				t := int64(i.off) + int64(i.in.Len) + int64(a)
-				return t < 0 || t >= int64(size)
-			case x86asm.Mem:
-				return a.Base == x86asm.RIP && a.Index == 0
+		end := off + uint32(in.Len)
+		switch {
+		case off < from:
+			open = false
+		case isPop(in):
+			if !open {
+				cur, open = epilog{start: off}, true
 			}
-		}
-		return false
-	}
-	var out []epilog
-	for k := 0; k < len(all); k++ {
-		i := all[k]
-		if i.off < from {
-			continue
-		}
-		e := epilog{start: i.off}
-		j := k
-		switch i.in.Op {
-		case x86asm.ADD:
-			if r, ok := i.in.Args[0].(x86asm.Reg); ok && r == x86asm.RSP {
-				if _, ok := i.in.Args[1].(x86asm.Imm); ok {
-					e.adjRS = true
-				}
+			cur.pops = append(cur.pops, uint8(in.Args[0].(x86asm.Reg)-x86asm.RAX))
+			cur.ends = append(cur.ends, end)
+		case isEpilogEnd(in, off, size):
+			if open {
+				cur.ends = append(cur.ends, end)
+				out = append(out, cur)
 			}
-		case x86asm.LEA:
-			if r, ok := i.in.Args[0].(x86asm.Reg); ok && r == x86asm.RSP {
-				if m, ok := i.in.Args[1].(x86asm.Mem); ok && m.Base >= x86asm.RAX && m.Base <= x86asm.R15 && m.Base != x86asm.RSP && m.Index == 0 {
-					e.adjRS = true
-				}
-			}
+			open = false
+		case isRSPRestore(in):
+			cur, open = epilog{start: off, adjRS: true, ends: []uint32{end}}, true
+		default:
+			open = false
 		}
-		if e.adjRS {
-			e.ends = append(e.ends, i.off+uint32(i.in.Len))
-			j++
-		}
-		for ; j < len(all); j++ {
-			r, ok := isPop(all[j].in)
-			if !ok {
-				break
-			}
-			e.pops = append(e.pops, r)
-			e.ends = append(e.ends, all[j].off+uint32(all[j].in.Len))
-		}
-		if j >= len(all) || !isEnd(all[j]) {
-			continue
-		}
-		e.ends = append(e.ends, all[j].off+uint32(all[j].in.Len))
-		if !e.adjRS && len(e.pops) == 0 {
-			k = j // a lone ret: nothing to describe
-			continue
-		}
-		out = append(out, e)
-		k = j
+		off = end
 	}
 	return out
+}
+
+// isPop reports whether in pops a general register.
+func isPop(in x86asm.Inst) bool {
+	r, ok := in.Args[0].(x86asm.Reg)
+	return in.Op == x86asm.POP && ok && r >= x86asm.RAX && r <= x86asm.R15
+}
+
+// isRSPRestore reports whether in is an epilog's first instruction:
+// add rsp, imm or lea rsp, [reg + disp].
+func isRSPRestore(in x86asm.Inst) bool {
+	if r, ok := in.Args[0].(x86asm.Reg); !ok || r != x86asm.RSP {
+		return false
+	}
+	switch in.Op {
+	case x86asm.ADD:
+		_, ok := in.Args[1].(x86asm.Imm)
+		return ok
+	case x86asm.LEA:
+		m, ok := in.Args[1].(x86asm.Mem)
+		return ok && m.Base >= x86asm.RAX && m.Base <= x86asm.R15 && m.Base != x86asm.RSP && m.Index == 0
+	}
+	return false
+}
+
+// isEpilogEnd reports whether in, at off in a function of size bytes,
+// ends an epilog: a return, or a jump out of the function.
+func isEpilogEnd(in x86asm.Inst, off, size uint32) bool {
+	switch in.Op {
+	case x86asm.RET:
+		return true
+	case x86asm.JMP:
+		switch a := in.Args[0].(type) {
+		case x86asm.Rel:
+			t := int64(off) + int64(in.Len) + int64(a)
+			return t < 0 || t >= int64(size)
+		case x86asm.Mem:
+			return a.Base == x86asm.RIP && a.Index == 0
+		}
+	}
+	return false
 }
 
 // epilogChanges returns the STACK CFI records of a function's epilogs: in

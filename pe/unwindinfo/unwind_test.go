@@ -227,6 +227,12 @@ func FuzzTable(f *testing.F) {
 	s.u32(0x2000, 0x2010, 0x1020, 0)
 	s.u8(2, 0, 4, 0, 0, byte(OpPushMachframe), 0, byte(OpEpilog), 0, byte(OpSetFPReg), 0, 0)
 	f.Add(s.b, uint32(12))
+	// A function whose code is in the section (decoded for epilogs).
+	var c sect
+	c.u32(0x1000, 0x1020, 0x100c)
+	c.u8(1, 4, 2, 0, 4, byte(OpAllocSmall)|3<<4, 1, byte(OpPushNonvol)|3<<4)
+	c.u8(0x48, 0x83, 0xc4, 0x20, 0x5b, 0xc3, 0x5b, 0xe9, 0, 0, 1, 0, 0x48, 0x8d, 0x65, 0x10, 0xc3)
+	f.Add(c.b, uint32(12))
 	f.Fuzz(func(t *testing.T, data []byte, dirSize uint32) {
 		pf, err := pe.NewFile(bytes.NewReader(buildPE(data, dirSize)))
 		if err != nil {
