@@ -115,6 +115,36 @@ func TestWindowsFlags(t *testing.T) {
 	}
 }
 
+// TestWindowsExactStyle: --cfi-style exact writes main's rules of
+// testdata/winprogs' x64-O2 prog.exe at each instruction of its prolog
+// (push rbp, push rsi, push rdi, sub rsp 32, lea rbp [rsp+32]) and of its
+// epilog (add rsp 32, three pops, ret), and the default stays symbolic's
+// one record.
+func TestWindowsExactStyle(t *testing.T) {
+	pdb := filepath.Join("testdata", "winprogs", "x64-O2", "prog.pdb")
+	dumpSyms := cmdtest.Build(t, ".")
+	r := cmdtest.Run(t, dumpSyms, "--cfi-style", "exact", pdb)
+	want := `STACK CFI INIT 1880 f2 .cfa: $rsp 8 + .ra: .cfa 8 - ^
+STACK CFI 1881 .cfa: $rsp 16 + $rbp: .cfa 16 - ^
+STACK CFI 1882 .cfa: $rsp 24 + $rsi: .cfa 24 - ^
+STACK CFI 1883 .cfa: $rsp 32 + $rdi: .cfa 32 - ^
+STACK CFI 1887 .cfa: $rsp 64 +
+STACK CFI 188c .cfa: $rbp 32 +
+STACK CFI 196e .cfa: $rsp 32 +
+STACK CFI 196f .cfa: $rsp 24 + $rdi: $rdi
+STACK CFI 1970 .cfa: $rsp 16 + $rsi: $rsi
+STACK CFI 1971 .cfa: $rsp 8 + $rbp: $rbp
+STACK CFI INIT 1980 `
+	if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+		t.Errorf("--cfi-style exact: %d %s: no\n%s", r.Code, r.Stderr, want)
+	}
+	r = cmdtest.Run(t, dumpSyms, pdb)
+	want = "STACK CFI INIT 1880 f2 .cfa: $rbp 32 + $rbp: .cfa 16 - ^ $rsi: .cfa 24 - ^ $rdi: .cfa 32 - ^ .ra: .cfa 8 - ^\nSTACK CFI INIT 1980 "
+	if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+		t.Errorf("default: %d %s: no\n%s", r.Code, r.Stderr, want)
+	}
+}
+
 // TestWindowsX64Walk walks a real Windows x64 crash end to end: crash.exe
 // (testdata/wincrash/crash.c, built with clang-22 and lld-22 for mingw-w64
 // with CodeView debug information) crashed under wine64, whose

@@ -25,6 +25,7 @@ type model struct {
 	entry [16]uint64
 	mem   map[uint64]uint64
 	junk  uint64
+	calls int // calls run (__chkstk's, in prologs)
 }
 
 const (
@@ -150,6 +151,7 @@ func (m *model) exec(in x86asm.Inst) error {
 		}
 	case x86asm.CALL:
 		m.regs[10], m.regs[11] = m.next(), m.next()
+		m.calls++
 		return nil
 	case x86asm.MOVAPS, x86asm.MOVUPS, x86asm.MOVDQA, x86asm.MOVDQU, x86asm.MOVSS, x86asm.MOVSD_XMM, x86asm.NOP:
 		// XMM saves and spills (no rule names XMM registers): the slots
@@ -369,6 +371,7 @@ type prologStats struct {
 	firstWrongAfter    map[Style][]string
 	wrongAfterChained  map[Style]int // of wrongAfter, at chained fragments
 	epilogs, inEpilog  int           // epilogs, and positions in them and just after
+	chkstk             int           // prologs calling __chkstk
 	wrongEpilog        map[Style]int
 	firstWrongEpilog   map[Style][]string
 }
@@ -528,6 +531,9 @@ func sweepImage(t *testing.T, path string, styles []Style, st *prologStats) {
 		for _, f := range record {
 			f()
 		}
+		if m.calls > 0 {
+			st.chkstk++
+		}
 		// The epilogs, from the state after the prolog: at each
 		// instruction of each (its ret or jump included) and at the
 		// instruction after it, when in the function (the body's state).
@@ -631,6 +637,7 @@ func TestProloguesOnModel(t *testing.T) {
 		total.positions += st.positions
 		total.after += st.after
 		total.epilogs += st.epilogs
+		total.chkstk += st.chkstk
 		total.inEpilog += st.inEpilog
 		for _, s := range styles {
 			total.wrong[s] += st.wrong[s]
@@ -648,8 +655,8 @@ func TestProloguesOnModel(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("all: %d functions (%d not modelled), %d positions inside prologs, %d prolog ends, %d epilogs with %d positions in and just after them",
-		total.functions, total.skipped, total.positions, total.after, total.epilogs, total.inEpilog)
+	t.Logf("all: %d functions (%d not modelled, %d calling __chkstk in their prologs), %d positions inside prologs, %d prolog ends, %d epilogs with %d positions in and just after them",
+		total.functions, total.skipped, total.chkstk, total.positions, total.after, total.epilogs, total.inEpilog)
 	for _, s := range styles {
 		t.Logf("%s: wrong at %d positions inside prologs, %d prolog ends (%d of chained fragments), %d positions of epilogs; first inside: %q; first at the end: %q; first in epilogs: %q",
 			names[s], total.wrong[s], total.wrongAfter[s], total.wrongAfterChained[s], total.wrongEpilog[s], total.firstWrong[s], total.firstWrongAfter[s], total.firstWrongEpilog[s])
