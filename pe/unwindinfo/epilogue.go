@@ -65,10 +65,10 @@ func findEpilogs(code []byte, from uint32) []epilog {
 	return out
 }
 
-// isPop reports whether in pops a general register.
+// isPop reports whether in pops a general register other than RSP.
 func isPop(in x86asm.Inst) bool {
 	r, ok := in.Args[0].(x86asm.Reg)
-	return in.Op == x86asm.POP && ok && r >= x86asm.RAX && r <= x86asm.R15
+	return in.Op == x86asm.POP && ok && r >= x86asm.RAX && r <= x86asm.R15 && r != x86asm.RSP
 }
 
 // isRSPRestore reports whether in is an epilog's first instruction:
@@ -112,7 +112,7 @@ func isEpilogEnd(in x86asm.Inst, off, size uint32) bool {
 // address (what Windows' unwinder computes by running the rest of the
 // epilog), and each register popped has its own value again; after the
 // epilog's last instruction, when code of the function follows, the state
-// after the prolog (post) again.
+// after the prolog (post) again, for the rules the epilog changed.
 func epilogChanges(begin, size uint32, epilogs []epilog, post *ruleSet) []Change {
 	var out []Change
 	add := func(c Change) {
@@ -146,9 +146,20 @@ func epilogChanges(begin, size uint32, epilogs []epilog, post *ruleSet) []Change
 			k++
 		}
 		// e.ends[k] is the end of the ret or jump: the code after it (a
-		// path that did not leave) is in the body's state.
+		// path that did not leave) is in the body's state again: the CFA
+		// and the popped registers' rules (the others did not change).
 		if end := e.ends[k]; end < size {
-			add(Change{begin + end, post.String()})
+			var back ruleSet
+			back.set(post.rules[".cfa"])
+			for _, r := range e.pops {
+				if rule, ok := post.rules[RegisterName(r)]; ok {
+					back.set(rule)
+				} else {
+					// Popped but not saved by the prolog: its own value.
+					back.set(RegisterName(r) + ": " + RegisterName(r))
+				}
+			}
+			add(Change{begin + end, back.String()})
 		}
 	}
 	return out

@@ -277,9 +277,9 @@ func TestEpilogs(t *testing.T) {
 	want := []string{
 		"1009 .cfa: $rsp 16 +",
 		"100a .cfa: $rsp 8 + $rbx: $rbx",
-		"100b .cfa: $rsp 16 + .ra: .cfa 8 - ^ $rbx: .cfa 16 - ^",
+		"100b .cfa: $rsp 16 + $rbx: .cfa 16 - ^",
 		"100c .cfa: $rsp 8 + $rbx: $rbx",
-		"1011 .cfa: $rsp 48 + .ra: .cfa 8 - ^ $rbx: .cfa 16 - ^",
+		"1011 .cfa: $rsp 48 + $rbx: .cfa 16 - ^",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("records:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
