@@ -95,8 +95,9 @@ func TestWindowsX86Walk(t *testing.T) {
 
 // TestWindowsFlags: --cfi-style and --pe-only choose whose records come
 // out of a PE: Breakpad's PE-only output for a PE alone by default,
-// Mozilla's FUNC placeholders with --pe-only mozilla, and an unknown style
-// is a usage error.
+// Mozilla's FUNC placeholders with --pe-only mozilla, Breakpad's records
+// with our STACK CFI with --cfi-style exact, and an unknown style is a
+// usage error.
 func TestWindowsFlags(t *testing.T) {
 	dll := corpus.File(t, "windows/mozilla/mozwer.dll")
 	dumpSyms := cmdtest.Build(t, ".")
@@ -108,6 +109,12 @@ func TestWindowsFlags(t *testing.T) {
 	for _, want := range []string{"FUNC 1000 94 0 OutOfProcessExceptionEventCallback\n", "FUNC 1310 64 0 <unknown in mozwer.dll>\n", "PUBLIC 50d7f 0 <unknown in mozwer.dll>\n", "STACK CFI INIT 1000 94 .cfa: $rsp 8 + .ra: .cfa 8 - ^\n"} {
 		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
 			t.Errorf("--pe-only mozilla: %d %s: no %q", r.Code, r.Stderr, want)
+		}
+	}
+	r = cmdtest.Run(t, dumpSyms, "--cfi-style", "exact", dll)
+	for _, want := range []string{"STACK CFI INIT 1000 94 .cfa: $rsp 8 + .ra: .cfa 8 - ^\n", "PUBLIC 1000 0 OutOfProcessExceptionEventCallback\n"} {
+		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+			t.Errorf("--cfi-style exact: %d %s: no %q", r.Code, r.Stderr, want)
 		}
 	}
 	if r = cmdtest.Run(t, dumpSyms, "--cfi-style", "gcc", dll); r.Code == 0 {
