@@ -217,6 +217,29 @@ func TestWindowsPrograms(t *testing.T) {
 	}
 }
 
+// TestWindowsStackProbeSweep walks testdata/winprogs/chkstk's big.exe
+// (clang-22, x86_64; mkchkstk.sh) stopped at every instruction of
+// main -> outer -> deep, whose 20000-byte frame is allocated through
+// ___chkstk_ms in its prolog, and of ___chkstk_ms itself up to its first
+// probe (where a stack overflow stops), on mkx64's synthetic dumps: every
+// position true with --cfi-style exact (deep's caller found by STACK CFI
+// from deep's state before its sub rsp, rax); symbolic's rules logged.
+func TestWindowsStackProbeSweep(t *testing.T) {
+	dir := filepath.Join("testdata", "winprogs", "chkstk")
+	mkx64 := cmdtest.Build(t, "github.com/gobreakpad/gobreakpad/cmd/dump_syms/testdata/winprogs/mkx64")
+	if r := cmdtest.Run(t, mkx64, "-cfi-style", "exact", dir); r.Code != 0 {
+		t.Errorf("mkx64 -cfi-style exact %s: %d\n%s%s", dir, r.Code, r.Stdout, r.Stderr)
+	} else {
+		t.Log("exact style: " + strings.TrimSpace(r.Stdout))
+	}
+	if r := cmdtest.Run(t, mkx64, "-cfi-style", "symbolic", "-expect-wrong", dir); r.Code != 0 {
+		t.Errorf("mkx64 -cfi-style symbolic %s: %d\n%s%s", dir, r.Code, r.Stdout, r.Stderr)
+	} else {
+		out := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+		t.Log("symbolic style: " + out[len(out)-1])
+	}
+}
+
 func checkWinThread(t *testing.T, threads map[string][]winFrame, truth map[string][]winFrame, scenario string, chain []string, crashed bool, crashes map[string]bool, x86 bool) {
 	t.Helper()
 	want := make([]winFrame, len(chain))

@@ -23,6 +23,14 @@
 // its return), with every register the walk says it recovered (rip, rsp,
 // rbp, rbx, rsi, rdi, r12-r15) equal to the model's.
 //
+// For ../chkstk (big.exe, whose deep allocates its frame through
+// ___chkstk_ms), it also stops the thread at each instruction of that
+// stack probe up to its first probing write, where a stack overflow stops,
+// deep stopped at its call in its prolog: the probe has no unwind
+// information (Windows cannot unwind it either), so deep is found by
+// scanning, and the callers below it must be found by STACK CFI from
+// deep's prolog state.
+//
 // It prints each wrong position and the counts, positions in prologs
 // (before the end of the function's UNWIND_INFO prolog), bodies and
 // epilogs (from the first add rsp, lea rsp, pop or return after the stop's
@@ -58,17 +66,31 @@ import (
 
 // The chains, leaf first, of each scenario's first thread ("lib.dll:"
 // names a function of the DLL), and whether the leaf crashes or spins.
-var scenarios = []struct {
+type scenario struct {
 	name  string
 	chain []string
 	crash bool
-}{
-	{"cpp", []string{"geo::Square::area", "geo::total<geo::Shape>", "geo::Registry::measure", "run_cpp", "main"}, true},
-	{"dll", []string{"lib.dll:lib_step", "lib.dll:lib_apply", "run_dll", "main"}, true},
-	{"inline", []string{"run_inline", "main"}, true},
-	{"align", []string{"align_leaf", "aligned_work", "run_align", "main"}, true},
-	{"thread", []string{"thread_crash", "thread_work", "crash_proc"}, true},
-	{"spin", []string{"main_wait", "run_thread", "main"}, false},
+	// chkstk: the leaf is the stack probe the chain's first function
+	// calls in its prolog (___chkstk_ms, without unwind information), the
+	// thread stopped at each of its instructions up to its first probe.
+	chkstk bool
+}
+
+var scenarios = []scenario{
+	{"cpp", []string{"geo::Square::area", "geo::total<geo::Shape>", "geo::Registry::measure", "run_cpp", "main"}, true, false},
+	{"dll", []string{"lib.dll:lib_step", "lib.dll:lib_apply", "run_dll", "main"}, true, false},
+	{"inline", []string{"run_inline", "main"}, true, false},
+	{"align", []string{"align_leaf", "aligned_work", "run_align", "main"}, true, false},
+	{"thread", []string{"thread_crash", "thread_work", "crash_proc"}, true, false},
+	{"spin", []string{"main_wait", "run_thread", "main"}, false, false},
+}
+
+// chkstkScenarios are ../chkstk's (big.exe: main -> outer -> deep, whose
+// 20000-byte frame is allocated through ___chkstk_ms): the crash in deep,
+// and the probe in ___chkstk_ms, where a stack overflow stops.
+var chkstkScenarios = []scenario{
+	{"crash", []string{"deep", "outer", "main"}, true, false},
+	{"probe", []string{"deep", "outer", "main"}, true, true},
 }
 
 var styles = map[string]unwindinfo.Style{
@@ -301,7 +323,7 @@ var volatile = []x86asm.Reg{x86asm.RAX, x86asm.RCX, x86asm.RDX, x86asm.R8, x86as
 
 // exec runs the instructions of code before stop on the model.
 func (st *machine) exec(code []inst, stop uint64) error {
-	for _, in := range code {
+	for i, in := range code {
 		if in.pc == stop {
 			return nil
 		}
@@ -359,6 +381,11 @@ func (st *machine) exec(code []inst, stop uint64) error {
 			}
 			continue
 		case x86asm.CALL:
+			if i+1 < len(code) && code[i+1].Op == x86asm.SUB && code[i+1].Args[0] == x86asm.RSP && code[i+1].Args[1] == x86asm.RAX {
+				// The stack probe of a prolog (mov eax, N; call
+				// ___chkstk_ms; sub rsp, rax) keeps every register.
+				continue
+			}
 			for _, r := range volatile {
 				st.regs[r] = st.next()
 			}
@@ -486,7 +513,7 @@ func (st *machine) state(rip uint64) regState {
 
 // makeDump encodes the dump of a thread stopped at `at` in frames[0],
 // its callers at their calls, and returns the frames' registers.
-func makeDump(exe, dll *module, frames []chainFrame, outerRet, at uint64) ([]byte, []regState, error) {
+func makeDump(mods []*module, frames []chainFrame, outerRet, at uint64) ([]byte, []regState, error) {
 	b := synth.New(arch.AMD64, minidump.PlatformWin32NT)
 	top := uint64(0x00300000)
 	st := &machine{regs: map[x86asm.Reg]uint64{}, mem: map[uint64]uint64{}}
@@ -540,7 +567,7 @@ func makeDump(exe, dll *module, frames []chainFrame, outerRet, at uint64) ([]byt
 	rec := minidump.ExceptionRecord{ExceptionCode: 0xc0000005, ExceptionAddress: pcs[0], NumberParameters: 2}
 	rec.ExceptionInformation[0] = 1
 	b.SetExceptionRecord(0x100, rec, synth.AMD64(ctx))
-	for _, m := range []*module{exe, dll} {
+	for _, m := range mods {
 		md := b.AddPDBModule(`C:\prog\`+m.name, m.base, m.size, minidump.GUID(m.rsds.GUID), m.rsds.Age, m.rsds.PDBFileName)
 		md.TimeDateStamp = m.stamp
 	}
@@ -560,20 +587,29 @@ func mainCaller(exe *module, main uint64) (uint64, error) {
 }
 
 func sweep(dir string, style unwindinfo.Style) (int, error) {
-	exe, err := loadModule(dir, "prog.exe", "prog.pdb")
+	scs, pdbs := scenarios, []string{"prog.pdb", "lib.pdb"}
+	exeName := "prog"
+	if _, err := os.Stat(filepath.Join(dir, "big.exe")); err == nil {
+		scs, pdbs, exeName = chkstkScenarios, []string{"big.pdb"}, "big"
+	}
+	exe, err := loadModule(dir, exeName+".exe", exeName+".pdb")
 	if err != nil {
 		return 0, err
 	}
-	dll, err := loadModule(dir, "lib.dll", "lib.pdb")
-	if err != nil {
-		return 0, err
+	mods := []*module{exe}
+	var dll *module
+	if len(pdbs) > 1 {
+		if dll, err = loadModule(dir, "lib.dll", "lib.pdb"); err != nil {
+			return 0, err
+		}
+		mods = append(mods, dll)
 	}
 	store, err := os.MkdirTemp("", "mkx64-")
 	if err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(store)
-	for _, pdb := range []string{"prog.pdb", "lib.pdb"} {
+	for _, pdb := range pdbs {
 		syms, err := dspe.DumpWith(filepath.Join(dir, pdb), dspe.Options{CFIStyle: style})
 		if err != nil {
 			return 0, err
@@ -600,7 +636,7 @@ func sweep(dir string, style unwindinfo.Style) (int, error) {
 	src := breakpad.NewDirs(store)
 	defer src.Close()
 	count, wrong := map[string]int{}, map[string]int{}
-	for _, sc := range scenarios {
+	for _, sc := range scs {
 		var frames []chainFrame
 		for _, name := range sc.chain {
 			m := exe
@@ -617,6 +653,29 @@ func sweep(dir string, style unwindinfo.Style) (int, error) {
 			}
 			frames = append(frames, chainFrame{m, name, start, end, code})
 		}
+		if sc.chkstk {
+			// The probe: the target of the first call of the chain's
+			// first function, to its first return.
+			f := frames[0]
+			var target uint64
+			for _, in := range f.code {
+				if rel, ok := in.Args[0].(x86asm.Rel); ok && in.Op == x86asm.CALL {
+					target = in.pc + uint64(in.Len) + uint64(int64(rel))
+					break
+				}
+			}
+			code, err := exe.insts(target, target+64)
+			if err != nil {
+				return 0, fmt.Errorf("stack probe: %w", err)
+			}
+			for i, in := range code {
+				if in.Op == x86asm.RET {
+					code = code[:i+1]
+					break
+				}
+			}
+			frames = append([]chainFrame{{exe, "___chkstk_ms", target, code[len(code)-1].pc + 1, code}}, frames...)
+		}
 		outerRet := uint64(0)
 		if sc.chain[len(sc.chain)-1] == "main" {
 			if outerRet, err = mainCaller(exe, frames[len(frames)-1].start); err != nil {
@@ -626,9 +685,23 @@ func sweep(dir string, style unwindinfo.Style) (int, error) {
 		for k := range frames {
 			f := frames[k]
 			var limit uint64
-			if k == 0 {
+			switch {
+			case k == 0 && sc.chkstk:
+				// Up to its first probe (or [rcx], 0: a write through rcx).
+				for _, in := range f.code {
+					if in.Op == x86asm.OR {
+						if m, ok := in.Args[0].(x86asm.Mem); ok && m.Base == x86asm.RCX {
+							limit = in.pc
+							break
+						}
+					}
+				}
+				if limit == 0 {
+					err = errors.New("no probe")
+				}
+			case k == 0:
 				limit, err = leafPC(f.code, sc.crash)
-			} else {
+			default:
 				limit, err = callSite(f.code, frames[k-1].start, f.m != frames[k-1].m)
 			}
 			if err != nil {
@@ -642,6 +715,8 @@ func sweep(dir string, style unwindinfo.Style) (int, error) {
 				}
 				kind := "body"
 				switch {
+				case sc.chkstk && k == 0:
+					kind = "probe"
 				case in.pc < prologEnd:
 					kind = "prolog"
 				case in.pc > limit && (in.Op == x86asm.JMP || in.Op == x86asm.RET || isRSPAdjust(in.Inst)) || epilog:
@@ -655,7 +730,10 @@ func sweep(dir string, style unwindinfo.Style) (int, error) {
 						break
 					}
 				}
-				data, truth, err := makeDump(exe, dll, frames[k:], outerRet, in.pc)
+				if sc.chkstk && k > 0 {
+					break // the chain's sweep is the other scenario's
+				}
+				data, truth, err := makeDump(mods, frames[k:], outerRet, in.pc)
 				if err != nil {
 					return 0, fmt.Errorf("%s+0x%x: %w", f.name, in.pc-f.start, err)
 				}
@@ -663,16 +741,29 @@ func sweep(dir string, style unwindinfo.Style) (int, error) {
 				if err != nil {
 					return 0, err
 				}
-				// A return from a leaf function holds only under a function
-				// without unwind information.
-				for i := 1; i < len(got) && i < len(frames)-k; i++ {
-					callee := frames[k+i-1]
-					if _, hasInfo := callee.m.prologs[callee.start]; trusts[i] == unwind.TrustLeaf && hasInfo {
-						got[i] += " (found as a leaf's return under a function with unwind info)"
+				// Callers are found by STACK CFI, except under a function
+				// without unwind information (a leaf's return, or when
+				// that function pushed words, ___chkstk_ms, by scanning:
+				// Windows' own unwinder cannot do better there).
+				for i := 1; i < len(got) && i < len(trusts); i++ {
+					noInfo := false
+					if i-1 < len(frames)-k {
+						callee := frames[k+i-1]
+						_, hasInfo := callee.m.prologs[callee.start]
+						noInfo = !hasInfo
+					}
+					switch {
+					case trusts[i] == unwind.TrustCFI:
+					case noInfo && (trusts[i] == unwind.TrustLeaf || trusts[i] == unwind.TrustScan || trusts[i] == unwind.TrustCallSite):
+					default:
+						got[i] += " (found by " + trusts[i].String() + ")"
 					}
 				}
 				count[kind]++
 				want := sc.chain[k:]
+				if sc.chkstk {
+					want = append([]string{"__chkstk_ms"}, sc.chain...)
+				}
 				ok := len(got) >= len(want)
 				for i := 0; ok && i < len(want); i++ {
 					ok = got[i] == strings.TrimPrefix(want[i], "lib.dll:")
@@ -690,15 +781,18 @@ func sweep(dir string, style unwindinfo.Style) (int, error) {
 			}
 		}
 	}
-	fmt.Printf("%s: %d positions walked (%d in prologs, %d in bodies, %d in epilogs): %d wrong (%d in prologs, %d in bodies, %d in epilogs)\n", dir,
-		count["prolog"]+count["body"]+count["epilog"], count["prolog"], count["body"], count["epilog"],
-		wrong["prolog"]+wrong["body"]+wrong["epilog"], wrong["prolog"], wrong["body"], wrong["epilog"])
-	return wrong["prolog"] + wrong["body"] + wrong["epilog"], nil
+	probes, probesWrong := "", ""
+	if count["probe"] > 0 {
+		probes, probesWrong = fmt.Sprintf(", %d in the stack probe", count["probe"]), fmt.Sprintf(", %d in the stack probe", wrong["probe"])
+	}
+	fmt.Printf("%s: %d positions walked (%d in prologs, %d in bodies, %d in epilogs%s): %d wrong (%d in prologs, %d in bodies, %d in epilogs%s)\n", dir,
+		count["prolog"]+count["body"]+count["epilog"]+count["probe"], count["prolog"], count["body"], count["epilog"], probes,
+		wrong["prolog"]+wrong["body"]+wrong["epilog"]+wrong["probe"], wrong["prolog"], wrong["body"], wrong["epilog"], probesWrong)
+	return wrong["prolog"] + wrong["body"] + wrong["epilog"] + wrong["probe"], nil
 }
 
 // walkNames walks a dump's first thread and returns its physical frames'
-// function names (without argument lists), each caller marked when found
-// neither by STACK CFI nor as a leaf function's return.
+// function names (without argument lists), registers and trust.
 func walkNames(data []byte, src *breakpad.Dirs) ([]string, []unwind.Context, []unwind.Trust, error) {
 	f, err := minidump.NewFileBytes(data)
 	if err != nil {
@@ -715,14 +809,11 @@ func walkNames(data []byte, src *breakpad.Dirs) ([]string, []unwind.Context, []u
 	var names []string
 	var regs []unwind.Context
 	var trusts []unwind.Trust
-	for i, fr := range ps.Threads[0].Frames {
+	for _, fr := range ps.Threads[0].Frames {
 		if fr.Trust == unwind.TrustInline {
 			continue
 		}
 		n, _, _ := strings.Cut(fr.Function, "(")
-		if i > 0 && fr.Trust != unwind.TrustCFI && fr.Trust != unwind.TrustLeaf {
-			n += " (found by " + fr.Trust.String() + ")"
-		}
 		names = append(names, n)
 		regs = append(regs, fr.Context)
 		trusts = append(trusts, fr.Trust)
