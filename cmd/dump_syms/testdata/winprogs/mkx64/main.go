@@ -35,7 +35,8 @@
 // (before the end of the function's UNWIND_INFO prolog), bodies and
 // epilogs (from the first add rsp, lea rsp, pop or return after the stop's
 // limit) apart; it exits 1 when a position walks wrong and -expect-wrong
-// is not given. TestWindowsPrograms runs it on the committed x86_64 builds.
+// is not given. TestWindowsPrograms runs it on the committed x86_64 builds,
+// TestWindowsStackProbeSweep on ../chkstk.
 //
 //	go run ./cmd/dump_syms/testdata/winprogs/mkx64 [-cfi-style STYLE] [-expect-wrong] DIR
 package main
