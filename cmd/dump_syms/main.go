@@ -4,7 +4,7 @@
 // dump_syms write it:
 //
 //	dump_syms [-i] [-c] [-d] [-m] [-v] [-n NAME] [-o OS] [--store DIR] [--symbols-cache DIR]
-//	          [--cfi-style symbolic|mozilla|breakpad|mozilla-pe] [--pe-only breakpad|mozilla]
+//	          [--cfi-style symbolic|mozilla|breakpad|mozilla-pe|exact] [--pe-only breakpad|mozilla]
 //	          BINARY [DEBUG_DIR ...]
 //
 // The .sym text goes to stdout, or with --store into DIR/NAME/ID/NAME.sym,
@@ -21,9 +21,11 @@
 // For Windows x64, STACK CFI comes from the PE's .pdata/.xdata when the PE
 // is at hand (given, or beside the PDB): --cfi-style symbolic (the default)
 // is what Mozilla's dump_syms writes today and Sentry symbolic's snapshot,
-// mozilla matches Mozilla's older reference files, breakpad Breakpad's. A
-// PE whose PDB is not found gives Breakpad's PE-only records, or with
-// --pe-only mozilla Mozilla's (FUNC placeholders for .pdata functions).
+// mozilla matches Mozilla's older reference files, breakpad Breakpad's;
+// exact (ours) gives the rules at every instruction, prologs and epilogs
+// included, for walks stopped there (docs/dump_syms.md). A PE whose PDB is
+// not found gives Breakpad's PE-only records, or with --pe-only mozilla
+// Mozilla's (FUNC placeholders for .pdata functions).
 package main
 
 import (
@@ -74,7 +76,7 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 			&cli.IntFlag{Name: "max-inflate-ratio", Usage: "skip a compressed section declaring more than `N` times its compressed size (at least 64 MiB)", Value: elf.DefaultInflateRatio},
 			&cli.StringFlag{Name: "store", Usage: "write into symbol store `DIR` as NAME/ID/NAME.sym instead of stdout"},
 			&cli.StringFlag{Name: "symbols-cache", Usage: "keep debug files fetched from $DEBUGINFOD_URLS in `DIR` (default: the user cache directory's gobreakpad)"},
-			&cli.StringFlag{Name: "cfi-style", Usage: "x64 Windows STACK CFI from a PE's .pdata in `STYLE`: symbolic (Mozilla's dump_syms today), mozilla (its older references: negative offsets clamped), breakpad, mozilla-pe", Value: "symbolic"},
+			&cli.StringFlag{Name: "cfi-style", Usage: "x64 Windows STACK CFI from a PE's .pdata in `STYLE`: symbolic (Mozilla's dump_syms today), mozilla (its older references: negative offsets clamped), breakpad, mozilla-pe, exact (ours: the rules at every instruction, prologs and epilogs included)", Value: "symbolic"},
 			&cli.StringFlag{Name: "pe-only", Usage: "records of a PE whose PDB is not found, as `TOOL` writes them: breakpad (exports, STACK CFI in Breakpad's style) or mozilla (a FUNC per .pdata function, STACK CFI in --cfi-style)", Value: "breakpad"},
 		},
 		Writer:    stdout,
@@ -119,8 +121,10 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 		wopts.CFIStyle = unwindinfo.StyleBreakpad
 	case "mozilla-pe":
 		wopts.CFIStyle = unwindinfo.StyleMozillaPE
+	case "exact":
+		wopts.CFIStyle = unwindinfo.StyleExact
 	default:
-		return cmdline.Usagef("--cfi-style %q: want symbolic, mozilla, breakpad or mozilla-pe", st)
+		return cmdline.Usagef("--cfi-style %q: want symbolic, mozilla, breakpad, mozilla-pe or exact", st)
 	}
 	switch f := c.String("pe-only"); f {
 	case "breakpad":

@@ -91,8 +91,9 @@ func TestWindowsX86Walk(t *testing.T) {
 
 // TestWindowsFlags: --cfi-style and --pe-only choose whose records come
 // out of a PE: Breakpad's PE-only output for a PE alone by default,
-// Mozilla's FUNC placeholders with --pe-only mozilla, and an unknown style
-// is a usage error.
+// Mozilla's FUNC placeholders with --pe-only mozilla, Breakpad's records
+// with our STACK CFI with --cfi-style exact, and an unknown style is a
+// usage error.
 func TestWindowsFlags(t *testing.T) {
 	dll := corpus.File(t, "windows/mozilla/mozwer.dll")
 	dumpSyms := cmdtest.Build(t, ".")
@@ -106,8 +107,44 @@ func TestWindowsFlags(t *testing.T) {
 			t.Errorf("--pe-only mozilla: %d %s: no %q", r.Code, r.Stderr, want)
 		}
 	}
+	r = cmdtest.Run(t, dumpSyms, "--cfi-style", "exact", dll)
+	for _, want := range []string{"STACK CFI INIT 1000 94 .cfa: $rsp 8 + .ra: .cfa 8 - ^\n", "PUBLIC 1000 0 OutOfProcessExceptionEventCallback\n"} {
+		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+			t.Errorf("--cfi-style exact: %d %s: no %q", r.Code, r.Stderr, want)
+		}
+	}
 	if r = cmdtest.Run(t, dumpSyms, "--cfi-style", "gcc", dll); r.Code == 0 {
 		t.Errorf("--cfi-style gcc: exit 0, want a usage error")
+	}
+}
+
+// TestWindowsExactStyle: --cfi-style exact writes main's rules of
+// testdata/winprogs' x64-O2 prog.exe at each instruction of its prolog
+// (push rbp, push rsi, push rdi, sub rsp 32, lea rbp [rsp+32]) and of its
+// epilog (add rsp 32, three pops, ret), and the default stays symbolic's
+// one record.
+func TestWindowsExactStyle(t *testing.T) {
+	pdb := filepath.Join("testdata", "winprogs", "x64-O2", "prog.pdb")
+	dumpSyms := cmdtest.Build(t, ".")
+	r := cmdtest.Run(t, dumpSyms, "--cfi-style", "exact", pdb)
+	want := `STACK CFI INIT 1880 f2 .cfa: $rsp 8 + .ra: .cfa 8 - ^
+STACK CFI 1881 .cfa: $rsp 16 + $rbp: .cfa 16 - ^
+STACK CFI 1882 .cfa: $rsp 24 + $rsi: .cfa 24 - ^
+STACK CFI 1883 .cfa: $rsp 32 + $rdi: .cfa 32 - ^
+STACK CFI 1887 .cfa: $rsp 64 +
+STACK CFI 188c .cfa: $rbp 32 +
+STACK CFI 196e .cfa: $rsp 32 +
+STACK CFI 196f .cfa: $rsp 24 + $rdi: $rdi
+STACK CFI 1970 .cfa: $rsp 16 + $rsi: $rsi
+STACK CFI 1971 .cfa: $rsp 8 + $rbp: $rbp
+STACK CFI INIT 1980 `
+	if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+		t.Errorf("--cfi-style exact: %d %s: no\n%s", r.Code, r.Stderr, want)
+	}
+	r = cmdtest.Run(t, dumpSyms, pdb)
+	want = "STACK CFI INIT 1880 f2 .cfa: $rbp 32 + $rbp: .cfa 16 - ^ $rsi: .cfa 24 - ^ $rdi: .cfa 32 - ^ .ra: .cfa 8 - ^\nSTACK CFI INIT 1980 "
+	if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+		t.Errorf("default: %d %s: no\n%s", r.Code, r.Stderr, want)
 	}
 }
 

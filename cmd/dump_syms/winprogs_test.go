@@ -148,7 +148,10 @@ func walkWin(t *testing.T, walker, dump, store string) map[string][]winFrame {
 // WIN records (FrameData) can walk them; for i686 entry.dmp also has
 // threads at functions' first instructions (prologues not run yet), and
 // mkx86 -sweep walks the i686 chains stopped at every instruction from
-// each function's entry to its call of the next.
+// each function's entry to its call of the next; mkx64 does the same for
+// the x86_64 builds on synthetic dumps, and on through the epilogs, with
+// .pdata's STACK CFI in the exact style (every position true) and,
+// logged, in the default.
 //
 // Our dump_syms on the two PDBs and minidump_stackwalk must give, for each
 // thread, the chain known from the source (Mozilla's names), the crash at
@@ -180,6 +183,24 @@ func TestWindowsPrograms(t *testing.T) {
 				t.Log(strings.TrimSpace(r.Stdout))
 			}
 		}
+		if strings.HasPrefix(build, "x64") {
+			// Every instruction from each chain function's entry to its
+			// call and on to its return, prologs and epilogs included, on
+			// synthetic dumps (mkx64): true with --cfi-style exact;
+			// symbolic's rules (the default) are logged for comparison.
+			mkx64 := cmdtest.Build(t, "github.com/gobreakpad/gobreakpad/cmd/dump_syms/testdata/winprogs/mkx64")
+			if r := cmdtest.Run(t, mkx64, "-cfi-style", "exact", dir); r.Code != 0 {
+				t.Errorf("mkx64 -cfi-style exact %s: %d\n%s%s", build, r.Code, r.Stdout, r.Stderr)
+			} else {
+				t.Log("exact style: " + strings.TrimSpace(r.Stdout))
+			}
+			if r := cmdtest.Run(t, mkx64, "-cfi-style", "symbolic", "-expect-wrong", dir); r.Code != 0 {
+				t.Errorf("mkx64 -cfi-style symbolic %s: %d\n%s%s", build, r.Code, r.Stdout, r.Stderr)
+			} else {
+				out := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+				t.Log("symbolic style: " + out[len(out)-1])
+			}
+		}
 		truth := readWinTruth(t, filepath.Join(dir, "truth.txt"))
 		scenarios := []string{"cpp", "dll", "thread", "inline", "align"}
 		if strings.HasPrefix(build, "x86") {
@@ -193,6 +214,29 @@ func TestWindowsPrograms(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestWindowsStackProbeSweep walks testdata/winprogs/chkstk's big.exe
+// (clang-22, x86_64; mkchkstk.sh) stopped at every instruction of
+// main -> outer -> deep, whose 20000-byte frame is allocated through
+// ___chkstk_ms in its prolog, and of ___chkstk_ms itself up to its first
+// probe (where a stack overflow stops), on mkx64's synthetic dumps: every
+// position true with --cfi-style exact (deep's caller found by STACK CFI
+// from deep's state before its sub rsp, rax); symbolic's rules logged.
+func TestWindowsStackProbeSweep(t *testing.T) {
+	dir := filepath.Join("testdata", "winprogs", "chkstk")
+	mkx64 := cmdtest.Build(t, "github.com/gobreakpad/gobreakpad/cmd/dump_syms/testdata/winprogs/mkx64")
+	if r := cmdtest.Run(t, mkx64, "-cfi-style", "exact", dir); r.Code != 0 {
+		t.Errorf("mkx64 -cfi-style exact %s: %d\n%s%s", dir, r.Code, r.Stdout, r.Stderr)
+	} else {
+		t.Log("exact style: " + strings.TrimSpace(r.Stdout))
+	}
+	if r := cmdtest.Run(t, mkx64, "-cfi-style", "symbolic", "-expect-wrong", dir); r.Code != 0 {
+		t.Errorf("mkx64 -cfi-style symbolic %s: %d\n%s%s", dir, r.Code, r.Stdout, r.Stderr)
+	} else {
+		out := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+		t.Log("symbolic style: " + out[len(out)-1])
 	}
 }
 

@@ -25,8 +25,10 @@ type Options struct {
 	// dump_syms writes today (through Sentry symbolic): saved registers
 	// included, negative offsets kept. unwindinfo.StyleMozilla is Mozilla's
 	// older references (negative offsets clamped to 0),
-	// unwindinfo.StyleBreakpad Breakpad's (the CFA only) and
-	// unwindinfo.StyleMozillaPE Mozilla's older PE-alone reader.
+	// unwindinfo.StyleBreakpad Breakpad's (the CFA only),
+	// unwindinfo.StyleMozillaPE Mozilla's older PE-alone reader and
+	// unwindinfo.StyleExact ours, the rules at every instruction (also for
+	// a PE alone in Breakpad's form).
 	CFIStyle unwindinfo.Style
 
 	// PEOnly is the form of the records of a PE whose PDB is not found.
@@ -39,7 +41,8 @@ type PEOnlyForm int
 const (
 	// PEOnlyBreakpad is Breakpad's Windows dump_syms (peexports.Dump):
 	// MODULE, INFO CODE_ID, the exports as PUBLIC records and the x64
-	// STACK CFI in Breakpad's style whatever CFIStyle says.
+	// STACK CFI in Breakpad's style whatever CFIStyle says, except
+	// unwindinfo.StyleExact (ours: no reference to keep).
 	PEOnlyBreakpad PEOnlyForm = iota
 	// PEOnlyMozilla is Mozilla's dump_syms: a FUNC record for every .pdata
 	// function, named after the export at its address or "<unknown in
@@ -77,7 +80,11 @@ func dumpPEOnly(path string, opts Options) (*dumpsyms.Symbols, error) {
 // dumpPEFile writes the records of an open PE alone; name is its file name.
 func dumpPEFile(f *pe.File, name string, opts Options) (*dumpsyms.Symbols, error) {
 	if opts.PEOnly != PEOnlyMozilla {
-		return peexports.Dump(f, name, peexports.Options{Options: opts.Options, Style: unwindinfo.StyleBreakpad})
+		style := unwindinfo.StyleBreakpad
+		if opts.CFIStyle == unwindinfo.StyleExact {
+			style = unwindinfo.StyleExact
+		}
+		return peexports.Dump(f, name, peexports.Options{Options: opts.Options, Style: style})
 	}
 	mod, cid, err := peexports.Module(f, name)
 	if err != nil && !errors.Is(err, peexports.ErrNoCodeView) {

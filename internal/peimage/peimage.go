@@ -54,3 +54,13 @@ func (m *Image) Slice(rva, n uint32) ([]byte, error) {
 	}
 	return b[:n], nil
 }
+
+// Size returns the raw size of the image's sections: what bounds the work
+// of a reader over them.
+func (m *Image) Size() int64 {
+	var n int64
+	for _, s := range m.secs {
+		n += int64(s.Size)
+	}
+	return n
+}

@@ -6,7 +6,7 @@
 //
 // [Table.Rules] turns them into Breakpad STACK CFI rule text, one entry (a
 // STACK CFI INIT record, and for [StyleBreakpad] one STACK CFI record) per
-// RUNTIME_FUNCTION, in one of the three styles found in the wild:
+// RUNTIME_FUNCTION, in one of the styles found in the wild, or in ours:
 //
 //   - [StyleSymbolic]: Sentry symbolic's current rules (also Mozilla
 //     dump_syms's): the CFA after the prolog, every saved register and the
@@ -19,8 +19,15 @@
 //     "STACK CFI a .cfa: $rsp N +"), which knows no saved registers.
 //   - [StyleMozillaPE]: Breakpad's sums with the CFA at entry in the INIT
 //     record, as Mozilla dump_syms's older PE reader wrote them.
+//   - [StyleExact] (ours): the rules at every instruction, as Windows' own
+//     unwinder computes them there: from the entry's state in the INIT
+//     record to symbolic's after the prolog, one STACK CFI record at the
+//     end of each prolog instruction (each UNWIND_CODE's offset), and
+//     records in each epilog, found by its code as Windows finds it.
 //
-// The package uses only the standard library. Bad tables (offsets past the
-// end of a section, chains that loop, unknown codes) give errors and never
-// panics; reading is bounded by the sizes of the image's sections.
+// Besides the standard library, the package uses golang.org/x/arch's x86
+// decoder to find epilogs (StyleExact). Bad tables (offsets past the end
+// of a section, chains that loop, unknown codes) give errors and never
+// panics; reading is bounded by the sizes of the image's sections, and
+// StyleExact decodes at most four times their size of code.
 package unwindinfo

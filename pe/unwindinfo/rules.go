@@ -29,6 +29,20 @@ const (
 	// reader (its mozwer.sym reference): Breakpad's sums, with the INIT
 	// record giving the CFA at entry (".cfa: $rsp 8 + .ra: .cfa 8 - ^").
 	StyleMozillaPE
+	// StyleExact is ours: the rules at every instruction of the function,
+	// as Windows' own unwinder (RtlVirtualUnwind) computes them there. The
+	// INIT record gives the state at the function's entry
+	// (".cfa: $rsp 8 + .ra: .cfa 8 - ^"; for a chained fragment, the state
+	// after the prologs of the functions it is chained to); a STACK CFI
+	// record at the end of each prolog instruction (its UNWIND_CODE's
+	// offset) gives the rules that instruction changes, ending in
+	// StyleSymbolic's state after the prolog; in each epilog, which x64
+	// unwind information does not describe and Windows recognizes by its
+	// code (add rsp or lea rsp, pops, ret or a jump out), a record after
+	// each instruction, and after its last one the state after the prolog
+	// again. Registers saved above the CFA are written ".cfa N + ^", a
+	// register an epilog has popped "$reg: $reg".
+	StyleExact
 )
 
 // Entry is the STACK CFI rule text of one RUNTIME_FUNCTION: the INIT
@@ -61,6 +75,9 @@ func (t *Table) Rules(style Style) ([]Entry, error) {
 		errs []error
 		bad  int
 	)
+	// How many code bytes StyleExact may decode looking for epilogs,
+	// against hostile tables of many functions over the same bytes.
+	budget := t.img.Size()*4 + 1<<16
 	for i, rf := range t.Functions {
 		if rf == (RuntimeFunction{}) || rf.End < rf.Begin {
 			continue
@@ -79,6 +96,8 @@ func (t *Table) Rules(style Style) ([]Entry, error) {
 		case StyleMozillaPE:
 			e = breakpadRules(rf, chain)
 			e.Init = ".cfa: $rsp 8 + .ra: .cfa 8 - ^"
+		case StyleExact:
+			e = t.exactRules(rf, chain, &budget)
 		default:
 			e = symbolicRules(rf, chain, style == StyleMozilla)
 		}
@@ -86,6 +105,9 @@ func (t *Table) Rules(style Style) ([]Entry, error) {
 	}
 	if bad > maxErrors {
 		errs = append(errs, fmt.Errorf("and %d more functions with bad unwind info", bad-maxErrors))
+	}
+	if style == StyleExact && budget < 0 {
+		errs = append(errs, errors.New("epilogs: functions overlap so much that scanning their code would read the image more than 4 times: later functions' epilogs left out"))
 	}
 	return out, errors.Join(errs...)
 }

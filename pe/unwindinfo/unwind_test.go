@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/pe"
 	"encoding/binary"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -144,6 +145,35 @@ func TestOps(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("breakpad style:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
 	}
+	got, err = rules(t, img, StyleExact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Entry 0: push rbp, two allocations, the frame register, a save (the
+	// XMM saves change no rule). Entries 1 and 2 start where entry 0's
+	// prolog ends; their own codes (version 2: the epilog code is no prolog
+	// instruction) allocate 32 bytes, which the frame register hides, and
+	// save rsi relative to RSP (their unwind information names no frame
+	// register). Entry 3: the machine frame at offset 0 is in force at the
+	// entry.
+	p0 := ".cfa: $rbp 65536 + .ra: .cfa 8 - ^ $rbp: .cfa 16 - ^ $rbx: .cfa 65488 - ^"
+	want = []string{
+		"STACK CFI INIT 2000 100 .cfa: $rsp 8 + .ra: .cfa 8 - ^",
+		"STACK CFI 2002 .cfa: $rsp 16 + $rbp: .cfa 16 - ^",
+		"STACK CFI 2008 .cfa: $rsp 32 +",
+		"STACK CFI 2010 .cfa: $rsp 65568 +",
+		"STACK CFI 2014 .cfa: $rbp 65536 +",
+		"STACK CFI 2018 $rbx: .cfa 65488 - ^",
+		"STACK CFI INIT 2100 80 " + p0,
+		"STACK CFI 2108 $rsi: .cfa 65576 - ^",
+		"STACK CFI INIT 2180 10 " + p0,
+		"STACK CFI 2188 $rsi: .cfa 65576 - ^",
+		"STACK CFI INIT 2190 10 .cfa: $rsp 56 + .ra: .cfa 48 - ^ $rsp: .cfa 24 - ^",
+		"STACK CFI 2194 .cfa: $rsp 72 +",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("exact style:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
 }
 
 // TestHostile checks that loops, truncations and addresses outside the
@@ -197,6 +227,12 @@ func FuzzTable(f *testing.F) {
 	s.u32(0x2000, 0x2010, 0x1020, 0)
 	s.u8(2, 0, 4, 0, 0, byte(OpPushMachframe), 0, byte(OpEpilog), 0, byte(OpSetFPReg), 0, 0)
 	f.Add(s.b, uint32(12))
+	// A function whose code is in the section (decoded for epilogs).
+	var c sect
+	c.u32(0x1000, 0x1020, 0x100c)
+	c.u8(1, 4, 2, 0, 4, byte(OpAllocSmall)|3<<4, 1, byte(OpPushNonvol)|3<<4)
+	c.u8(0x48, 0x83, 0xc4, 0x20, 0x5b, 0xc3, 0x5b, 0xe9, 0, 0, 1, 0, 0x48, 0x8d, 0x65, 0x10, 0xc3)
+	f.Add(c.b, uint32(12))
 	f.Fuzz(func(t *testing.T, data []byte, dirSize uint32) {
 		pf, err := pe.NewFile(bytes.NewReader(buildPE(data, dirSize)))
 		if err != nil {
@@ -206,8 +242,46 @@ func FuzzTable(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, st := range []Style{StyleSymbolic, StyleMozilla, StyleBreakpad, StyleMozillaPE} {
+		for _, st := range []Style{StyleSymbolic, StyleMozilla, StyleBreakpad, StyleMozillaPE, StyleExact} {
 			tab.Rules(st)
 		}
 	})
+}
+
+// TestEpilogs finds epilogs by their code and writes their records.
+func TestEpilogs(t *testing.T) {
+	code := []byte{
+		0x53,                   // 0: push rbx (the prolog)
+		0x48, 0x83, 0xec, 0x20, // 1: sub rsp, 32
+		0x48, 0x83, 0xc4, 0x20, // 5: add rsp, 32 (an epilog)
+		0x5b,                // 9: pop rbx
+		0xc3,                // a: ret
+		0x5b,                // b: pop rbx (an epilog of pops alone)
+		0xe9, 0, 0x10, 0, 0, // c: jmp out of the function (a tail call)
+		0x48, 0x8d, 0x65, 0x10, // 11: lea rsp, [rbp+16]
+		0x90, // 15: nop: no epilog
+		0xc3, // 16: ret alone: nothing to describe
+	}
+	eps := findEpilogs(code, 5)
+	if len(eps) != 2 || eps[0].start != 5 || !eps[0].adjRS || len(eps[0].pops) != 1 || eps[1].start != 0xb || eps[1].adjRS {
+		t.Fatalf("epilogs %+v", eps)
+	}
+	var post ruleSet
+	post.set(".cfa: $rsp 48 +")
+	post.set(".ra: .cfa 8 - ^")
+	post.set("$rbx: .cfa 16 - ^")
+	var got []string
+	for _, c := range epilogChanges(0x1000, uint32(len(code)), eps, &post) {
+		got = append(got, fmt.Sprintf("%x %s", c.Address, c.Rules))
+	}
+	want := []string{
+		"1009 .cfa: $rsp 16 +",
+		"100a .cfa: $rsp 8 + $rbx: $rbx",
+		"100b .cfa: $rsp 16 + $rbx: .cfa 16 - ^",
+		"100c .cfa: $rsp 8 + $rbx: $rbx",
+		"1011 .cfa: $rsp 48 + $rbx: .cfa 16 - ^",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("records:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
 }

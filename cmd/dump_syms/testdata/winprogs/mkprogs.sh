@@ -23,6 +23,9 @@
 # crash would leave: the threads' stacks and registers as the real machine
 # code of each function of the chain leaves them (see mkx86/main.go).
 #
+# (mkx64, which the tests run, sweeps the x86_64 builds the way mkx86 -sweep
+# sweeps the i686 ones; it writes nothing here.)
+#
 # truth.txt: llvm-symbolizer-22's frames (inline ones included) from the PE
 # and its PDB at each frame's address of each thread, up to main or the
 # thread procedure: the crash's instruction, then the return addresses
