@@ -94,8 +94,13 @@ func (c *Converter) Convert(m symbols.Module, pdbPath, pePath string) (*symbols.
 // beside it or at the path its CodeView record names, else its exports and
 // x64 unwind information alone, as Breakpad's dump_syms does for a PE
 // without a PDB.
+//
+// x64 STACK CFI is in the exact style (rules at every prolog and epilog
+// instruction, docs/dump_syms.md): no reference tool reads these
+// conversions, and a walk stopped inside a prolog or epilog is only right
+// with them.
 func dumpFile(path string, isPE bool, warn func(string, ...any)) (*dumpsyms.Symbols, error) {
-	s, err := pe.Dump(path, dumpsyms.Options{Inlines: true, Warn: warn})
+	s, err := pe.DumpWith(path, pe.Options{Options: dumpsyms.Options{Inlines: true, Warn: warn}, CFIStyle: unwindinfo.StyleExact})
 	if err == nil || !isPE {
 		return s, err
 	}
@@ -104,7 +109,7 @@ func dumpFile(path string, isPE bool, warn func(string, ...any)) (*dumpsyms.Symb
 		return nil, err
 	}
 	defer f.Close()
-	return peexports.Dump(f, path, peexports.Options{Options: dumpsyms.Options{Warn: warn}, Style: unwindinfo.StyleBreakpad})
+	return peexports.Dump(f, path, peexports.Options{Options: dumpsyms.Options{Warn: warn}, Style: unwindinfo.StyleExact})
 }
 
 // Close releases the converted files' mappings.
