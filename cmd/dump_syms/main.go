@@ -24,6 +24,14 @@
 // mozilla matches Mozilla's older reference files, breakpad Breakpad's. A
 // PE whose PDB is not found gives Breakpad's PE-only records, or with
 // --pe-only mozilla Mozilla's (FUNC placeholders for .pdata functions).
+//
+// As Mozilla's dump_syms, a PE's PDB not found beside it nor at its
+// recorded path is fetched from Microsoft symbol servers:
+// --symbol-server "SRV*CACHE*URL;..." (else $HOME/.dump_syms/config, else
+// $_NT_SYMBOL_PATH), NAME.pdb/GUIDAGE/NAME.pdb or its cabinet NAME.pd_,
+// kept in CACHE; --debug-id ID (or --code-id ID) fetches the PDB (or PE)
+// named BINARY first. Microsoft Cabinet files (.pd_, .ex_, .dl_) are read
+// wherever a PDB or PE is, given or found beside (docs/dump_syms.md).
 package main
 
 import (

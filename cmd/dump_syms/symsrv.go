@@ -336,8 +336,7 @@ func (w *winFiles) findPDB(dir string) func(name, id string) (string, error) {
 			ss := remote.NewSymSrv(s.url, c)
 			p, err := ss.FetchPDB(symbols.Module{DebugFile: name, DebugID: id})
 			if err != nil {
-				w.warn("symbol server: %v", err)
-				errs = append(errs, err)
+				errs = append(errs, err) // said by the PE's warning
 				continue
 			}
 			pp, err := w.pdbFile(p)
