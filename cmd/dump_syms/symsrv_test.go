@@ -319,6 +319,24 @@ func TestCabinetInputs(t *testing.T) {
 			t.Errorf("%s: %d bytes, %v; want %d", args, len(got), err, len(want))
 		}
 	}
+	// A stored name that is not a file name ("..") is replaced by the
+	// cabinet's unpacked name.
+	cabData, err := os.ReadFile(filepath.Join(dir, "basic32.pd_"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(cabData, []byte("basic32.pdb\x00"))
+	if i < 0 {
+		t.Fatal("no stored name in basic32.pd_")
+	}
+	copy(cabData[i:], "..\x00")
+	evil := filepath.Join(t.TempDir(), "evil.pd_")
+	if err := os.WriteFile(evil, cabData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := runCmd(t, evil); err != nil || !strings.HasPrefix(got, "MODULE windows x86 "+moduleID(t, want)+" evil.pdb\n") {
+		t.Errorf("a cabinet storing \"..\": %.100q, %v", got, err)
+	}
 	if _, err := exec.LookPath("gcab"); err != nil {
 		t.Skip("gcab not installed (apt-get install gcab)")
 	}
