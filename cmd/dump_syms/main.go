@@ -26,6 +26,14 @@
 // included, for walks stopped there (docs/dump_syms.md). A PE whose PDB is
 // not found gives Breakpad's PE-only records, or with --pe-only mozilla
 // Mozilla's (FUNC placeholders for .pdata functions).
+//
+// As Mozilla's dump_syms, a PE's PDB not found beside it nor at its
+// recorded path is fetched from Microsoft symbol servers:
+// --symbol-server "SRV*CACHE*URL;..." (else $HOME/.dump_syms/config, else
+// $_NT_SYMBOL_PATH), NAME.pdb/GUIDAGE/NAME.pdb or its cabinet NAME.pd_,
+// kept in CACHE; --debug-id ID (or --code-id ID) fetches the PDB (or PE)
+// named BINARY first. Microsoft Cabinet files (.pd_, .ex_, .dl_) are read
+// wherever a PDB or PE is, given or found beside (docs/dump_syms.md).
 package main
 
 import (
@@ -78,6 +86,9 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 			&cli.StringFlag{Name: "symbols-cache", Usage: "keep debug files fetched from $DEBUGINFOD_URLS in `DIR` (default: the user cache directory's gobreakpad)"},
 			&cli.StringFlag{Name: "cfi-style", Usage: "x64 Windows STACK CFI from a PE's .pdata in `STYLE`: symbolic (Mozilla's dump_syms today), mozilla (its older references: negative offsets clamped), breakpad, mozilla-pe, exact (ours: the rules at every instruction, prologs and epilogs included)", Value: "symbolic"},
 			&cli.StringFlag{Name: "pe-only", Usage: "records of a PE whose PDB is not found, as `TOOL` writes them: breakpad (exports, STACK CFI in Breakpad's style) or mozilla (a FUNC per .pdata function, STACK CFI in --cfi-style)", Value: "breakpad"},
+			&cli.StringFlag{Name: "symbol-server", Usage: "fetch a PE's PDB from the symbol servers of `PATH` (\"SRV*CACHE*URL;...\"; default: $HOME/.dump_syms/config, else $_NT_SYMBOL_PATH)"},
+			&cli.StringFlag{Name: "debug-id", Usage: "fetch the PDB named BINARY with debug identifier `ID` from the symbol servers, then dump it"},
+			&cli.StringFlag{Name: "code-id", Usage: "fetch the PE named BINARY with code identifier `ID` from the symbol servers, then dump it"},
 		},
 		Writer:    stdout,
 		ErrWriter: stderr,
@@ -160,7 +171,7 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 		}
 	}
 	wopts.Options = opts
-	syms, err := dump(args[0], wopts)
+	syms, err := dumpWindows(c, args[0], wopts, stderr)
 	if err != nil {
 		return err
 	}

@@ -85,6 +85,16 @@ func DumpWith(path string, opts Options) (*dumpsyms.Symbols, error) {
 			return nil, err
 		}
 		pdbPath, err := findPDB(path, pi)
+		if err != nil && opts.FindPDB != nil && pi.hasRSDS {
+			name := pi.rsds.PDBFileName
+			name = name[strings.LastIndexAny(name, `\/`)+1:]
+			var ferr error
+			if pdbPath, ferr = opts.FindPDB(name, pi.rsds.DebugID()); ferr == nil {
+				err = nil
+			} else {
+				err = fmt.Errorf("%w; %w", err, ferr)
+			}
+		}
 		if err != nil {
 			warn(opts.Options, "%v: writing what the PE alone holds", err)
 			return dumpPEOnly(path, opts)
@@ -100,6 +110,23 @@ func DumpWith(path string, opts Options) (*dumpsyms.Symbols, error) {
 		}
 	}
 	return dumpPDBPath(path, pi, opts)
+}
+
+// DumpFiles reads the PDB at pdbPath with the PE at pePath (empty: none)
+// as DumpWith reads a PDB with the PE beside it, for files that are not
+// side by side under their own names (extracted from a symbol server's
+// cabinets, fetched into a cache). The MODULE record names the PDB's file
+// (opts.Name aside), INFO CODE_ID the PE's.
+func DumpFiles(pdbPath, pePath string, opts Options) (*dumpsyms.Symbols, error) {
+	var pi *peInfo
+	if pePath != "" {
+		p, err := readPE(pePath)
+		if err != nil {
+			return nil, err
+		}
+		pi = p
+	}
+	return dumpPDBPath(pdbPath, pi, opts)
 }
 
 func readPE(path string) (*peInfo, error) {

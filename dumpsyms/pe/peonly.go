@@ -33,6 +33,16 @@ type Options struct {
 
 	// PEOnly is the form of the records of a PE whose PDB is not found.
 	PEOnly PEOnlyForm
+
+	// FindPDB, when set, is asked for the PDB of a PE that is neither
+	// beside the PE nor at the path its CodeView record names: pdbName is
+	// the record's file name (its last path element, as the record gives
+	// it: check it before making a path of it), debugID the PDB's
+	// identifier (GUID and age, as MODULE records write it). It returns
+	// the path of a PDB file, or an error saying why there is none (the
+	// PE is then dumped alone, as PEOnly says). cmd/dump_syms asks
+	// Microsoft symbol servers with it.
+	FindPDB func(pdbName, debugID string) (string, error)
 }
 
 // PEOnlyForm selects the records written for a PE without its PDB.

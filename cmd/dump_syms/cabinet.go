@@ -1,0 +1,140 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gobreakpad/gobreakpad/cab"
+	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/cache"
+)
+
+// cabMagic starts every Microsoft Cabinet file.
+const cabMagic = "MSCF"
+
+// magic returns the first bytes of the file at path.
+func magic(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	m, _ := io.ReadFull(f, b)
+	return string(b[:m])
+}
+
+// unpackedName is the name of the file a cabinet named name holds, as
+// symbol stores name them: .pd_ for .pdb, .ex_ for .exe, .dl_ for .dll.
+func unpackedName(name string) string {
+	ext := filepath.Ext(name)
+	switch strings.ToLower(ext) {
+	case ".pd_":
+		return strings.TrimSuffix(name, ext) + ".pdb"
+	case ".ex_":
+		return strings.TrimSuffix(name, ext) + ".exe"
+	case ".dl_":
+		return strings.TrimSuffix(name, ext) + ".dll"
+	case ".db_":
+		return strings.TrimSuffix(name, ext) + ".dbg"
+	}
+	return name
+}
+
+// unpack returns path itself when it is not a cabinet, else the path of
+// the file it holds, extracted into the temporary directory under its own
+// name. A cabinet of several files gives the one named as path's
+// unpacked name (unpackedName), as Mozilla's dump_syms picks it.
+func (w *winFiles) unpack(path string) (string, error) {
+	if magic(path, len(cabMagic)) != cabMagic {
+		return path, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	r, err := cab.NewReader(f, st.Size())
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	want := unpackedName(filepath.Base(path))
+	var file *cab.File
+	for _, cf := range r.Files {
+		if strings.EqualFold(symbols.BaseName(cf.Name), want) {
+			file = cf
+			break
+		}
+	}
+	if file == nil && len(r.Files) == 1 {
+		file = r.Files[0]
+	}
+	if file == nil {
+		return "", fmt.Errorf("%s: a cabinet of %d files, none named %s", path, len(r.Files), want)
+	}
+	limit := max(64<<20, w.maxRatio*st.Size())
+	if int64(file.Size) > limit {
+		return "", fmt.Errorf("%s: %s declares %d bytes, over %d times the cabinet's size (--max-inflate-ratio)", path, file.Name, file.Size, w.maxRatio)
+	}
+	// The stored name may hold directories or anything else: only a
+	// plain file name is used, else the cabinet's own unpacked name.
+	name := symbols.BaseName(file.Name)
+	if cache.CheckName(name) != nil {
+		name = want
+	}
+	if w.tmp == "" {
+		if w.tmp, err = os.MkdirTemp("", "dump_syms-cab-"); err != nil {
+			return "", err
+		}
+	}
+	dir, err := os.MkdirTemp(w.tmp, "f")
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, name)
+	src, err := file.Open()
+	if err != nil {
+		return "", fmt.Errorf("%s: %s: %w", path, file.Name, err)
+	}
+	dst, err := os.Create(out)
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(dst, io.LimitReader(src, int64(file.Size)))
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: extracting %s: %w", path, file.Name, err)
+	}
+	return out, nil
+}
+
+// companionPE returns the PE of a PDB that came from a cabinet or a
+// store: beside the original file (dir), NAME.exe or NAME.dll, else
+// their cabinets NAME.ex_ and NAME.dl_ (extracted). It returns "" when
+// there is none.
+func (w *winFiles) companionPE(dir, stem string) string {
+	for _, ext := range []string{".exe", ".dll", ".ex_", ".dl_"} {
+		p := filepath.Join(dir, stem+ext)
+		if !isFile(p) {
+			continue
+		}
+		u, err := w.unpack(p)
+		if err != nil {
+			w.warn("%v", err)
+			continue
+		}
+		if magic(u, 2) == "MZ" {
+			return u
+		}
+	}
+	return ""
+}
