@@ -63,6 +63,11 @@ const (
 	// so it left by a tail call (a jump) that gdb shows as a tail call
 	// frame.
 	TrustTailCall
+	// TrustPrologue marks a frame found from its callee's code: decoded
+	// from the callee's start up to its pc, it shows how far the stack
+	// pointer moved and where the return address is (unwind.FrameState),
+	// when the callee has no CFI and no frame pointer of its own yet.
+	TrustPrologue
 )
 
 // String returns the Breakpad description printed after "Found by:".
@@ -90,6 +95,8 @@ func (t Trust) String() string {
 		return "stack scanning, after a call instruction"
 	case TrustTailCall:
 		return "target of the caller's call, left by a tail call"
+	case TrustPrologue:
+		return "the callee's code decoded up to its pc"
 	}
 	return "unknown"
 }

@@ -117,6 +117,9 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 	if f == nil {
 		f = unwind.CallerOfNullCall(env, last, x86.EIP, x86.ESP, x86.EBP, 4)
 	}
+	if f == nil && !env.Windows() {
+		f = byFrameState(env, last)
+	}
 	if f == nil {
 		f = byEBP(env, last, scanAllowed)
 	}

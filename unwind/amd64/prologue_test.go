@@ -1,0 +1,88 @@
+package amd64_test
+
+import (
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/unwind"
+	amd64unwind "github.com/gobreakpad/gobreakpad/unwind/amd64"
+)
+
+// TestBeforeFramePointer: a context pc in a function (no CFI) that has not
+// made its frame pointer yet takes its caller from the return address its
+// code says is on the stack (pushes and subtractions decoded from the
+// function's start), not from rbp, which still holds the caller's frame
+// pointer and would skip the caller; pushed registers are restored. Once
+// the function has made its frame pointer (mov rbp, rsp), or when its
+// code is not in the dump, the frame pointer decides as in Breakpad.
+func TestBeforeFramePointer(t *testing.T) {
+	code := []byte{
+		0x53,                   // 401000: push rbx
+		0x48, 0x83, 0xec, 0x10, // 401001: sub rsp, 0x10
+		0x90,             // 401005: nop
+		0x55,             // 401006: push rbp
+		0x48, 0x89, 0xe5, // 401007: mov rbp, rsp
+		0x90, // 40100a: nop
+	}
+	for _, tc := range []struct {
+		name   string
+		pc     uint64
+		noCode bool
+		pushed int // words above rsp before the return address
+		trust  unwind.Trust
+	}{
+		{"at the start", 0x401000, true, 0, unwind.TrustPrologue},
+		{"after push and sub", 0x401005, false, 3, unwind.TrustPrologue},
+		{"after push rbp", 0x401007, false, 4, unwind.TrustPrologue},
+		{"frame made", 0x40100a, false, 4, unwind.TrustFP},
+		{"code not in the dump", 0x401005, true, 3, unwind.TrustFP},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newEnv()
+			if !tc.noCode {
+				env.Code = map[uint64][]byte{0x401000: code}
+			}
+			// Stack: what the function pushed (rbp, two words of
+			// locals, rbx), the return address, then the caller's frame
+			// record (rbp points at it) and the outer one.
+			callerFP := stackBase + uint64(tc.pushed+2)*8
+			outerFP := callerFP + 32
+			words := []uint64{callerFP, 0, 0, 0x5a7ed}[4-tc.pushed:]
+			sp := env.Push(append(words, 0x402050, 0)...)
+			env.Push(outerFP, 0x403050, 0, 0, 0, 0x404050)
+			rbp := callerFP
+			if tc.name == "frame made" {
+				rbp = sp // mov rbp, rsp: rbp points at the pushed rbp
+			}
+			c := (amd64unwind.Unwinder{}).Caller(env, []*unwind.Frame{contextFrame(t, env, tc.pc, sp, rbp)}, true)
+			if tc.name == "frame made" {
+				// Breakpad's rules from here on (this code's frame
+				// record is not where rbp points, so none succeeds).
+				if c != nil && c.Trust == unwind.TrustPrologue {
+					t.Errorf("trust %v after mov rbp, rsp", c.Trust)
+				}
+				return
+			}
+			if c == nil {
+				t.Fatal("no caller")
+			}
+			wantRBX := uint64(0xb0b) // the context's: not pushed
+			if tc.pushed >= 1 && tc.pc != 0x401000 {
+				wantRBX = 0x5a7ed
+			}
+			switch tc.trust {
+			case unwind.TrustPrologue:
+				check(t, c, tc.trust, 0x402050, sp+uint64(tc.pushed+1)*8)
+				if c.Regs[amd64.RBP] != callerFP || c.Regs[amd64.RBX] != wantRBX {
+					t.Errorf("rbp %#x rbx %#x; want %#x %#x", c.Regs[amd64.RBP], c.Regs[amd64.RBX], callerFP, wantRBX)
+				}
+			case unwind.TrustFP:
+				// The frame pointer: past the caller (Breakpad's).
+				want := uint64(0x403050)
+				if c.Trust != unwind.TrustFP || c.Regs[amd64.RIP] != want {
+					t.Errorf("trust %v rip %#x; want the frame pointer's %#x", c.Trust, c.Regs[amd64.RIP], want)
+				}
+			}
+		})
+	}
+}
