@@ -23,6 +23,12 @@ type FrameState struct {
 	// Saved maps a register slot the function pushed to its distance
 	// below the caller's stack pointer.
 	Saved map[int]uint64
+	// Framed is set when the function made its frame pointer the usual
+	// way before the pc (push rbp as its first push, then mov rbp, rsp):
+	// the return address is at rbp + word and the caller's rbp at rbp,
+	// whatever rbp's saved value looks like. CFA and Saved are then
+	// those of the moment rbp was made.
+	Framed bool
 }
 
 // X86FrameState decodes the x86 (mode 32) or x86-64 (mode 64) code of the
@@ -32,7 +38,7 @@ type FrameState struct {
 // subtractions of constants move the stack pointer, nothing before pc
 // leaves the straight path (ret, jmp) and the function has not made its
 // frame pointer (mov ebp/rbp, esp/rsp), after which the frame pointer
-// rule holds. regSlot maps a pushed register to its slot (false: not
+// rule holds (FrameState.Framed when it made it the usual way). regSlot maps a pushed register to its slot (false: not
 // tracked). The return address is then at sp + CFA - word. For a
 // caller's frame (innermost false) pc is a return address: the function
 // is the one holding the call before it.
@@ -61,6 +67,12 @@ func X86FrameState(env Env, pc uint64, innermost bool, mode int, regSlot func(x8
 	sp, bp := x86asm.ESP, x86asm.EBP
 	if mode == 64 {
 		sp, bp = x86asm.RSP, x86asm.RBP
+	}
+	bpSlot := -1
+	if regSlot != nil {
+		if s, ok := regSlot(bp); ok {
+			bpSlot = s
+		}
 	}
 	for off := 0; off < len(code); {
 		in, err := x86asm.Decode(code[off:], mode)
@@ -108,6 +120,10 @@ func X86FrameState(env Env, pc uint64, innermost bool, mode int, regSlot func(x8
 			continue
 		case x86asm.MOV:
 			if src, ok := in.Args[1].(x86asm.Reg); ok && dst == bp && src == sp {
+				if st.CFA == 2*word && st.Saved[bpSlot] == 2*word && bpSlot >= 0 {
+					st.Framed = true
+					return st, true
+				}
 				return FrameState{}, false // the frame pointer rule holds
 			}
 		case x86asm.RET, x86asm.JMP, x86asm.LJMP, x86asm.LRET, x86asm.IRET, x86asm.IRETD, x86asm.IRETQ,

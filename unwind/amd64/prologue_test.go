@@ -86,3 +86,34 @@ func TestBeforeFramePointer(t *testing.T) {
 		})
 	}
 }
+
+// TestMadeFramePointer: a function whose code shows it made its frame
+// pointer (push rbp; mov rbp, rsp) has its return address at rbp+8 and
+// its caller's rbp at rbp even when that saved value is no stack address
+// (its caller, built without frame pointers, kept another value in rbp),
+// where Breakpad's rule takes the chain for broken and scans.
+func TestMadeFramePointer(t *testing.T) {
+	env := newEnv()
+	env.Code = map[uint64][]byte{0x401000: {
+		0x55,             // push rbp
+		0x48, 0x89, 0xe5, // mov rbp, rsp
+		0x90, // nop
+	}}
+	sp := env.Push(0x402123, 1, 0x402050, 0)
+	rbp := sp + 8
+	c := (amd64unwind.Unwinder{}).Caller(env, []*unwind.Frame{contextFrame(t, env, 0x401004, sp, rbp)}, true)
+	if c == nil {
+		t.Fatal("no caller")
+	}
+	check(t, c, unwind.TrustFP, 0x402050, rbp+16)
+	if c.Regs[amd64.RBP] != 1 {
+		t.Errorf("rbp %#x; want the saved 0x1", c.Regs[amd64.RBP])
+	}
+	// Without the code, Breakpad's rule refuses the chain and scans
+	// (finding the word at sp first).
+	env.Code = nil
+	c = (amd64unwind.Unwinder{}).Caller(env, []*unwind.Frame{contextFrame(t, env, 0x401004, sp, rbp)}, true)
+	if c == nil || c.Trust != unwind.TrustScan {
+		t.Errorf("without code: %+v; want a scanned frame", c)
+	}
+}

@@ -181,6 +181,9 @@ func byFrameState(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 	if !ok {
 		return nil
 	}
+	if st.Framed {
+		return byMadeFramePointer(env, last)
+	}
 	cfa := last.Regs[amd64.RSP] + st.CFA
 	rip, ok := unwind.Read64(env, cfa-8)
 	if !ok || nonCanonical(rip) || !env.SeemsValid(rip-1) || callBefore(env, rip) == unwind.NoCallBefore {
@@ -195,6 +198,29 @@ func byFrameState(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 	}
 	f.Set(amd64.RIP, rip)
 	f.Set(amd64.RSP, cfa)
+	return f
+}
+
+// byMadeFramePointer is the frame-pointer step from a frame whose code
+// shows it made its frame pointer (push rbp; mov rbp, rsp): the return
+// address is at rbp+8 and the caller's rbp at rbp, even when that saved
+// value is no stack address (code built without frame pointers keeps
+// other values in rbp), which the plain rule takes for a broken chain.
+func byMadeFramePointer(env unwind.Env, last *unwind.Frame) *unwind.Frame {
+	rbp := last.Regs[amd64.RBP]
+	if !last.Has(amd64.RBP) || rbp%8 != 0 || rbp < last.Regs[amd64.RSP] {
+		return nil
+	}
+	rip, ok1 := unwind.Read64(env, rbp+8)
+	callerRBP, ok2 := unwind.Read64(env, rbp)
+	if !ok1 || !ok2 || nonCanonical(rip) || !env.SeemsValid(rip-1) || callBefore(env, rip) == unwind.NoCallBefore {
+		return nil
+	}
+	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustFP}
+	f.Valid &= calleeSaved
+	f.Set(amd64.RIP, rip)
+	f.Set(amd64.RSP, rbp+16)
+	f.Set(amd64.RBP, callerRBP)
 	return f
 }
 

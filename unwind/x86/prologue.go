@@ -33,8 +33,8 @@ func byFrameState(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 		return nil
 	}
 	st, ok := unwind.X86FrameState(env, last.Regs[x86.EIP], unwind.Innermost(last), 32, regSlot)
-	if !ok {
-		return nil
+	if !ok || st.Framed {
+		return nil // the ebp chain (Breakpad's rules, realignment included)
 	}
 	cfa := uint64(uint32(last.Regs[x86.ESP] + st.CFA))
 	eip, ok := unwind.Read32(env, cfa-4)
