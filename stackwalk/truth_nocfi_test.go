@@ -63,15 +63,16 @@ func noCFICases(t *testing.T) []noCFICase {
 }
 
 // walkM walks a dump as minidump_stackwalk -m does with the symbol path
-// symDir ("" for none) and returns the -m report.
-func walkM(t *testing.T, dump, symDir string) []byte {
+// symDir ("" for none), with --check-call-sites when checkCalls is set, and
+// returns the -m report.
+func walkM(t *testing.T, dump, symDir string, checkCalls bool) []byte {
 	t.Helper()
 	f, err := minidump.Open(dump)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var opt stackwalk.Options
+	opt := stackwalk.Options{CheckCallSites: checkCalls}
 	if symDir != "" {
 		syms := breakpad.NewDirs(symDir)
 		defer syms.Close()
@@ -164,15 +165,18 @@ func (s *noCFIScore) add(truth, ours []string) {
 // noCFIFloor is what TestTruthWithoutCFI requires of our walks, summed
 // over all cases: at least found truth frames, at most spurious frames.
 var noCFIFloor = map[string]struct{ found, spurious int }{
-	"nocfi": {0, 1 << 30},
-	"nosym": {0, 1 << 30},
+	"nocfi":    {0, 1 << 30},
+	"nosym":    {0, 1 << 30},
+	"nocfi+cc": {0, 1 << 30},
+	"nosym+cc": {0, 1 << 30},
 }
 
 // TestTruthWithoutCFI walks every case of the own truth corpus as a dump
 // whose modules have no CFI: with the STACK records removed from every
 // symbol file (nocfi), and with no symbol file at all (nosym; frames are
 // named afterwards from the case's symbol files, to be compared with gdb's
-// chain). It logs a table of truth frames found and spurious frames per
+// chain), each as minidump_stackwalk walks by default and with
+// --check-call-sites (+cc). It logs a table of truth frames found and spurious frames per
 // group, architecture and optimisation (with -nocfi.base BINARY, the same
 // for that minidump_stackwalk, e.g. the session's base build) and checks
 // the sums against noCFIFloor.
@@ -191,9 +195,12 @@ func TestTruthWithoutCFI(t *testing.T) {
 		full := filepath.Join(c.dir, "symbols")
 		dump := filepath.Join(c.dir, "crash.dmp")
 		stripped := withoutCFI(t, c.dir)
-		for _, v := range []struct{ name, syms string }{{"nocfi", stripped}, {"nosym", ""}} {
+		for _, v := range []struct {
+			name, syms string
+			checkCalls bool
+		}{{"nocfi", stripped, false}, {"nosym", "", false}, {"nocfi+cc", stripped, true}, {"nosym+cc", "", true}} {
 			k := key{v.name, c.group, c.arch, c.opt}
-			chain := namedCrashChain(t, walkM(t, dump, v.syms), full)
+			chain := namedCrashChain(t, walkM(t, dump, v.syms, v.checkCalls), full)
 			get(ours, k).add(c.truth, chain)
 			if total[v.name] == nil {
 				total[v.name] = &noCFIScore{}
@@ -207,6 +214,9 @@ func TestTruthWithoutCFI(t *testing.T) {
 				continue
 			}
 			args := []string{"-m", dump}
+			if v.checkCalls {
+				args = []string{"-m", "--check-call-sites", dump}
+			}
 			if v.syms != "" {
 				args = append(args, v.syms)
 			}
@@ -257,7 +267,7 @@ func TestTruthWithoutCFI(t *testing.T) {
 			s.exact += base[k].exact
 		}
 	}
-	for _, v := range []string{"nocfi", "nosym"} {
+	for _, v := range []string{"nocfi", "nosym", "nocfi+cc", "nosym+cc"} {
 		row(key{v, "all", "", ""}, total[v], sums[v])
 	}
 	t.Logf("truth frames found without CFI:\n%s", tab.String())
