@@ -163,12 +163,15 @@ func (s *noCFIScore) add(truth, ours []string) {
 }
 
 // noCFIFloor is what TestTruthWithoutCFI requires of our walks, summed
-// over all cases: at least found truth frames, at most spurious frames.
+// over all 142 cases (2967 truth frames): at least found truth frames, at
+// most spurious frames. The session's base build found 2248 (553
+// spurious) without STACK records, 2289 (891) without symbols, 2251 (604)
+// and 2277 (760) with --check-call-sites (docs/stackwalk.md).
 var noCFIFloor = map[string]struct{ found, spurious int }{
-	"nocfi":    {0, 1 << 30},
-	"nosym":    {0, 1 << 30},
-	"nocfi+cc": {0, 1 << 30},
-	"nosym+cc": {0, 1 << 30},
+	"nocfi":    {2749, 536},
+	"nosym":    {2294, 875},
+	"nocfi+cc": {2774, 164},
+	"nosym+cc": {2301, 247},
 }
 
 // TestTruthWithoutCFI walks every case of the own truth corpus as a dump

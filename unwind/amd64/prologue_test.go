@@ -117,3 +117,24 @@ func TestMadeFramePointer(t *testing.T) {
 		t.Errorf("without code: %+v; want a scanned frame", c)
 	}
 }
+
+// TestBeforeFramePointerTrampoline: a signal handler returns to the start
+// of the signal trampoline, which no call precedes: the return address the
+// handler's code points at is taken there too (and the trampoline's frame
+// then leads to the interrupted code).
+func TestBeforeFramePointerTrampoline(t *testing.T) {
+	env := newEnv()
+	env.Modules[0].Funcs = append(env.Modules[0].Funcs, [2]uint64{0x404f00, 0x405100})
+	restore := []byte{0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05} // mov rax, 15; syscall
+	code := make([]byte, 16)                                                // no call before the trampoline
+	env.Code = map[uint64][]byte{
+		0x401000: {0x53, 0x90}, // push rbx; nop
+		0x404ff0: append(code, restore...),
+	}
+	sp := env.Push(0x5a7ed, 0x405000, 0)
+	c := (amd64unwind.Unwinder{}).Caller(env, []*unwind.Frame{contextFrame(t, env, 0x401001, sp, 0)}, true)
+	if c == nil {
+		t.Fatal("no caller")
+	}
+	check(t, c, unwind.TrustPrologue, 0x405000, sp+16)
+}

@@ -112,8 +112,9 @@ func byCFI(env unwind.Env, last *unwind.Frame, rules *cfi.RuleSet) *unwind.Frame
 	return f
 }
 
-// callBefore checks x86-64 call instructions before scanned return addresses.
-var callBefore = unwind.X86CallBefore(64)
+// callBefore checks x86-64 call instructions before scanned return
+// addresses (or a signal trampoline's start, where a handler returns).
+var callBefore = unwind.OrTrampoline(unwind.X86CallBefore(64), trampolines)
 
 // nonCanonical reports whether p is outside x86-64's canonical address halves.
 func nonCanonical(p uint64) bool { return p > 0x7FFFFFFFFFFF && p < 0xFFFF800000000000 }

@@ -137,8 +137,9 @@ var errNoEvaluator = errors.New("x86: no STACK WIN evaluator")
 
 func read32(env unwind.Env, addr uint32) (uint32, bool) { return unwind.Read32(env, uint64(addr)) }
 
-// callBefore checks i386 call instructions before scanned return addresses.
-var callBefore = unwind.X86CallBefore(32)
+// callBefore checks i386 call instructions before scanned return addresses
+// (or a signal trampoline's start, where a handler returns).
+var callBefore = unwind.OrTrampoline(unwind.X86CallBefore(32), trampolines)
 
 // scan is Breakpad's scan that passes over candidates with code bytes in
 // the dump and no call instruction before them (unwind.ScanForCaller).
