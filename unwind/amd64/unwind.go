@@ -121,7 +121,9 @@ func nonCanonical(p uint64) bool { return p > 0x7FFFFFFFFFFF && p < 0xFFFF800000
 
 func byFramePointer(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 	rbp := last.Regs[amd64.RBP]
-	if rbp%8 != 0 {
+	// An rbp below rsp is junk: left to scanning (Breakpad follows it
+	// and the walk ends, the caller's rsp not above the callee's).
+	if rbp%8 != 0 || rbp < last.Regs[amd64.RSP] {
 		return nil
 	}
 	rip, ok1 := unwind.Read64(env, rbp+8)

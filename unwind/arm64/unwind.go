@@ -157,6 +157,12 @@ func (u *Unwinder) byFramePointer(env unwind.Env, frames []*unwind.Frame) *unwin
 		}
 		return u.pastWildLeaf(env, last)
 	}
+	// A frame pointer below sp is junk: left to scanning (Breakpad
+	// follows it and the walk ends, the caller's sp not above the
+	// callee's).
+	if fp != 0 && fp < last.Regs[arm64.RegSP] {
+		return nil
+	}
 	var callerFP, callerLR uint64
 	if fp != 0 {
 		var ok bool

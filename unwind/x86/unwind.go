@@ -154,7 +154,10 @@ func byEBP(env unwind.Env, last *unwind.Frame, scanAllowed bool) *unwind.Frame {
 	trust := unwind.TrustFP
 	eip, ok1 := read32(env, ebp+4)
 	cebp, ok2 := read32(env, ebp)
-	if ok1 && ok2 {
+	// An ebp below esp is no frame of this function's caller: junk,
+	// scanned past as an unreadable one (Breakpad follows it and the walk
+	// ends there, the caller's esp not above the callee's).
+	if ok1 && ok2 && ebp >= esp {
 		callerEIP, callerEBP, callerESP = eip, cebp, ebp+8
 		if cfa, ok := realignedCFA(env, ebp, eip); ok {
 			callerESP = cfa
