@@ -73,15 +73,11 @@ func X86FrameState(env Env, pc uint64, innermost bool, mode int, regSlot func(x8
 	if mode == 64 {
 		sp, bp = x86asm.RSP, x86asm.RBP
 	}
-	bpSlot := -1
-	if regSlot != nil {
-		if s, ok := regSlot(bp); ok {
-			bpSlot = s
-		}
-	}
+	bpFirst := false // the first push was the frame pointer's
 	for off := 0; off < len(code); {
 		in, err := x86asm.Decode(code[off:], mode)
-		if err != nil || in.Len == 0 {
+		// A cut instruction decodes as a bare prefix (no opcode).
+		if err != nil || in.Len == 0 || in.Op == 0 {
 			return FrameState{}, false
 		}
 		off += in.Len
@@ -89,6 +85,9 @@ func X86FrameState(env Env, pc uint64, innermost bool, mode int, regSlot func(x8
 		switch in.Op {
 		case x86asm.PUSH:
 			st.CFA += word
+			if dst == bp && st.CFA == 2*word {
+				bpFirst = true
+			}
 			if r, ok := in.Args[0].(x86asm.Reg); ok && regSlot != nil {
 				if slot, ok := regSlot(r); ok {
 					if st.Saved == nil {
@@ -125,7 +124,7 @@ func X86FrameState(env Env, pc uint64, innermost bool, mode int, regSlot func(x8
 			continue
 		case x86asm.MOV:
 			if src, ok := in.Args[1].(x86asm.Reg); ok && dst == bp && src == sp {
-				if st.CFA == 2*word && st.Saved[bpSlot] == 2*word && bpSlot >= 0 {
+				if bpFirst && st.CFA == 2*word {
 					st.Framed = true
 					return st, true
 				}
