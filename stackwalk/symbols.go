@@ -194,6 +194,24 @@ func (s *symbolizer) functionStart(addr uint64) bool {
 	return ok && sym.Function != "" && sym.FunctionBase == addr-m.Base
 }
 
+// functionBase returns the start of the FUNC or PUBLIC record covering
+// addr, when the module has symbols.
+func (s *symbolizer) functionBase(addr uint64) (uint64, bool) {
+	m := s.mods.at(addr)
+	if m == nil || s.source == nil {
+		return 0, false
+	}
+	st := s.symbols(m)
+	if st.missing || st.syms.Lookup == nil {
+		return 0, false
+	}
+	sym, ok := st.syms.Lookup.Lookup(addr-m.Base, false)
+	if !ok || sym.Function == "" {
+		return 0, false
+	}
+	return m.Base + sym.FunctionBase, true
+}
+
 // fromImage reads a module's symbols from its whole image in the dump.
 func (s *symbolizer) fromImage(m *Module, sm symbols.Module) (*symbols.Symbols, error) {
 	if s.image == nil || s.memory == nil || m.Size == 0 || m.Size > maxImage {

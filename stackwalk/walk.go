@@ -143,6 +143,10 @@ func (e *walkEnv) SeemsValid(addr uint64) bool { return e.syms.seemsValid(addr) 
 // FunctionStart says whether a function starts at addr (unwind.FunctionStarts).
 func (e *walkEnv) FunctionStart(addr uint64) bool { return e.syms.functionStart(addr) }
 
+// FunctionBase returns the start of the function covering addr
+// (unwind.FunctionBaser).
+func (e *walkEnv) FunctionBase(addr uint64) (uint64, bool) { return e.syms.functionBase(addr) }
+
 func (e *walkEnv) Windows() bool { return e.windows }
 
 func (e *walkEnv) Evaluator() *cfi.Evaluator { return e.eval }

@@ -63,6 +63,11 @@ const (
 	// so it left by a tail call (a jump) that gdb shows as a tail call
 	// frame.
 	TrustTailCall
+	// TrustPrologue marks a frame found from its callee's code: decoded
+	// from the callee's start up to its pc, it shows how far the stack
+	// pointer moved and where the return address is (unwind.FrameState),
+	// when the callee has no CFI and no frame pointer of its own yet.
+	TrustPrologue
 )
 
 // String returns the Breakpad description printed after "Found by:".
@@ -90,6 +95,8 @@ func (t Trust) String() string {
 		return "stack scanning, after a call instruction"
 	case TrustTailCall:
 		return "target of the caller's call, left by a tail call"
+	case TrustPrologue:
+		return "the callee's code decoded up to its pc"
 	}
 	return "unknown"
 }
@@ -234,12 +241,15 @@ type CallSiteChecking interface {
 // stored code pointer, not a return address, and is passed over. It
 // returns the trust the candidate earns: TrustCallSite when a call was
 // decoded before it, else TrustScan (no code bytes: Breakpad's evidence
-// alone).
+// alone). With check, a candidate the dump's memory map (MemoryMap) says
+// is not executable is passed over too, and the scan then looks as far
+// past it as a new scan from it would.
 func ScanForCaller(env Env, start uint64, words, size int, check CallCheck) (loc, ip uint64, trust Trust, ok bool) {
 	if c, ok := env.(CallSiteChecking); ok && !c.CheckCallSites() {
 		check = nil
 	}
 	starts, _ := env.(FunctionStarts)
+	maps, _ := env.(MemoryMap)
 	end := start + uint64(words*size)
 	if size == 4 {
 		end = uint64(uint32(start) + uint32(words*size))
@@ -252,6 +262,20 @@ func ScanForCaller(env Env, start uint64, words, size int, check CallCheck) (loc
 		// A return address may point just past the end of a function that
 		// calls a no-return function: test the address one byte back.
 		if env.InModule(v-1) && env.SeemsValid(v-1) {
+			// With call sites checked: a module's data (the dump's
+			// map says it is not executable) holds no return address.
+			// Breakpad takes such words, and its outputs of dumps
+			// without a truth show them (docs/stackwalk.md).
+			if check != nil && maps != nil {
+				if exec, known := maps.Executable(v - 1); known && !exec {
+					// Breakpad's walk would take it and scan on from
+					// there: look as far past it.
+					if e := l + uint64((RASearchWords+1)*size); e > end && e > l {
+						end = e
+					}
+					goto next
+				}
+			}
 			trust := TrustScan
 			if check != nil {
 				switch check(env, v) {

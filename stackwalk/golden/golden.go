@@ -144,6 +144,8 @@ func TrustName(t unwind.Trust) string {
 		return "scan_call"
 	case unwind.TrustTailCall:
 		return "tail_call"
+	case unwind.TrustPrologue:
+		return "prologue"
 	}
 	return "none"
 }

@@ -357,7 +357,9 @@ func trustName(t unwind.Trust) string {
 		return "cfi_scan"
 	case unwind.TrustFP, unwind.TrustLeaf:
 		return "frame_pointer"
-	case unwind.TrustCFI:
+	case unwind.TrustCFI, unwind.TrustPrologue:
+		// Rules decoded from the callee's code are call frame
+		// information made by the walker.
 		return "cfi"
 	case unwind.TrustPrewalked:
 		return "prewalked"

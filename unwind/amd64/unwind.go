@@ -7,6 +7,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
 	"github.com/gobreakpad/gobreakpad/cfi"
 	"github.com/gobreakpad/gobreakpad/unwind"
+	"golang.org/x/arch/x86/x86asm"
 )
 
 // calleeSaved: kept from the callee when CFI does not mention them.
@@ -84,6 +85,9 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 		f = unwind.CallerOfNullCall(env, last, amd64.RIP, amd64.RSP, amd64.RBP, 8)
 	}
 	if f == nil && !env.Windows() {
+		f = byFrameState(env, last)
+	}
+	if f == nil && !env.Windows() {
 		f = byFramePointer(env, last)
 	}
 	if f == nil && scanAllowed {
@@ -108,15 +112,18 @@ func byCFI(env unwind.Env, last *unwind.Frame, rules *cfi.RuleSet) *unwind.Frame
 	return f
 }
 
-// callBefore checks x86-64 call instructions before scanned return addresses.
-var callBefore = unwind.X86CallBefore(64)
+// callBefore checks x86-64 call instructions before scanned return
+// addresses (or a signal trampoline's start, where a handler returns).
+var callBefore = unwind.OrTrampoline(unwind.X86CallBefore(64), trampolines)
 
 // nonCanonical reports whether p is outside x86-64's canonical address halves.
 func nonCanonical(p uint64) bool { return p > 0x7FFFFFFFFFFF && p < 0xFFFF800000000000 }
 
 func byFramePointer(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 	rbp := last.Regs[amd64.RBP]
-	if rbp%8 != 0 {
+	// An rbp below rsp is junk: left to scanning (Breakpad follows it
+	// and the walk ends, the caller's rsp not above the callee's).
+	if rbp%8 != 0 || rbp < last.Regs[amd64.RSP] {
 		return nil
 	}
 	rip, ok1 := unwind.Read64(env, rbp+8)
@@ -139,6 +146,84 @@ func byFramePointer(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustFP}
 	f.Regs[amd64.RIP], f.Regs[amd64.RSP], f.Regs[amd64.RBP] = rip, rsp, callerRBP
 	f.Valid = 1<<amd64.RIP | 1<<amd64.RSP | 1<<amd64.RBP
+	return f
+}
+
+// regSlot maps a pushed x86-64 register to its slot.
+func regSlot(r x86asm.Reg) (int, bool) {
+	switch r {
+	case x86asm.RBX:
+		return amd64.RBX, true
+	case x86asm.RBP:
+		return amd64.RBP, true
+	case x86asm.R12:
+		return amd64.R12, true
+	case x86asm.R13:
+		return amd64.R13, true
+	case x86asm.R14:
+		return amd64.R14, true
+	case x86asm.R15:
+		return amd64.R15, true
+	}
+	return 0, false
+}
+
+// byFrameState finds the caller of the context frame (or of a frame a
+// signal frame restored) whose function has not made its frame pointer
+// yet at the pc, from the function's code decoded from its start
+// (unwind.X86FrameState): the return address is at rsp plus what the
+// function pushed and subtracted so far, and rbp still holds the caller's
+// (or lies where the function pushed it). The frame pointer would skip
+// the caller. Callers found from a return address are left to the frame
+// pointer and scanning, as Breakpad's.
+func byFrameState(env unwind.Env, last *unwind.Frame) *unwind.Frame {
+	if !last.Has(amd64.RSP) {
+		return nil
+	}
+	st, ok := unwind.X86FrameState(env, last.Regs[amd64.RIP], unwind.Innermost(last), 64, regSlot)
+	if !ok {
+		return nil
+	}
+	if st.Framed {
+		return byMadeFramePointer(env, last)
+	}
+	cfa := last.Regs[amd64.RSP] + st.CFA
+	rip, ok := unwind.Read64(env, cfa-8)
+	if !ok || nonCanonical(rip) || !env.SeemsValid(rip-1) || callBefore(env, rip) == unwind.NoCallBefore {
+		return nil
+	}
+	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustPrologue}
+	f.Valid &= calleeSaved
+	for slot, off := range st.Saved {
+		if v, ok := unwind.Read64(env, cfa-off); ok {
+			f.Set(slot, v)
+		}
+	}
+	f.Set(amd64.RIP, rip)
+	f.Set(amd64.RSP, cfa)
+	return f
+}
+
+// byMadeFramePointer is the frame-pointer step from a frame whose code
+// shows it made its frame pointer (push rbp; mov rbp, rsp): the return
+// address is at rbp+8 and the caller's rbp at rbp, even when that saved
+// value is no stack address (code built without frame pointers keeps
+// other values in rbp), which the plain rule takes for a broken chain.
+func byMadeFramePointer(env unwind.Env, last *unwind.Frame) *unwind.Frame {
+	rbp := last.Regs[amd64.RBP]
+	if !last.Has(amd64.RBP) || rbp%8 != 0 || rbp < last.Regs[amd64.RSP] {
+		return nil
+	}
+	rip, ok1 := unwind.Read64(env, rbp+8)
+	callerRBP, ok2 := unwind.Read64(env, rbp)
+	if !ok1 || !ok2 || nonCanonical(rip) || !env.SeemsValid(rip-1) || callBefore(env, rip) == unwind.NoCallBefore {
+		return nil
+	}
+	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustFP}
+	f.Valid &= calleeSaved
+	f.Set(amd64.RIP, rip)
+	f.Set(amd64.RSP, rbp+16)
+	f.Set(amd64.RBP, callerRBP)
 	return f
 }
 

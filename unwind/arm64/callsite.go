@@ -8,10 +8,13 @@ import (
 	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
-// callBefore is arm64's unwind.CallCheck: the instruction before the
-// return address is BL or BLR, or one of the pointer-authenticating
-// BLRAA, BLRAAZ, BLRAB, BLRABZ.
-func callBefore(env unwind.Env, ra uint64) unwind.CallSite {
+// callBefore is arm64's unwind.CallCheck: callInstBefore, or the start
+// of a signal trampoline (where a handler returns).
+var callBefore = unwind.OrTrampoline(callInstBefore, trampolines)
+
+// callInstBefore: the instruction before the return address is BL or BLR,
+// or one of the pointer-authenticating BLRAA, BLRAAZ, BLRAB, BLRABZ.
+func callInstBefore(env unwind.Env, ra uint64) unwind.CallSite {
 	b := unwind.ReadCode(env, ra-4, 4)
 	if b == nil {
 		return unwind.CallUnknown

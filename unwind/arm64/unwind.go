@@ -122,6 +122,9 @@ func (u *Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bo
 		f = unwind.CallerOfWildLeaf(env, last, arm64.RegPC, arm64.RegLR, calleeSaved|1<<arm64.RegSP|1<<arm64.RegFP)
 	}
 	if f == nil {
+		f = u.byFrameState(env, last)
+	}
+	if f == nil {
 		f = u.byFramePointer(env, frames)
 	}
 	if f == nil && scanAllowed {
@@ -145,6 +148,20 @@ func (u *Unwinder) byFramePointer(env unwind.Env, frames []*unwind.Frame) *unwin
 	fp := last.Regs[arm64.RegFP]
 	if last.Trust == unwind.TrustLeaf && !last.Has(arm64.RegLR) && fp != 0 {
 		return u.pastWildLeaf(env, last)
+	}
+	if last.Trust == unwind.TrustPrologue {
+		// Its registers are its own (byFrameState), not Breakpad's
+		// shifted ones: fp is its own frame record, if any.
+		if fp == 0 || fp < last.Regs[arm64.RegSP] {
+			return nil
+		}
+		return u.pastWildLeaf(env, last)
+	}
+	// A frame pointer below sp is junk: left to scanning (Breakpad
+	// follows it and the walk ends, the caller's sp not above the
+	// callee's).
+	if fp != 0 && fp < last.Regs[arm64.RegSP] {
+		return nil
 	}
 	var callerFP, callerLR uint64
 	if fp != 0 {

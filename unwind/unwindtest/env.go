@@ -51,6 +51,21 @@ type Env struct {
 // FunctionStart implements unwind.FunctionStarts over FuncStarts.
 func (e *Env) FunctionStart(addr uint64) bool { return e.FuncStarts[addr] }
 
+// FunctionBase implements unwind.FunctionBaser over the Funcs of modules
+// with symbols: the start of the range covering addr.
+func (e *Env) FunctionBase(addr uint64) (uint64, bool) {
+	m := e.module(addr)
+	if m == nil || !m.HasSymbols {
+		return 0, false
+	}
+	for _, f := range m.Funcs {
+		if addr >= f[0] && addr < f[1] {
+			return f[0], true
+		}
+	}
+	return 0, false
+}
+
 // Mapping is one range of the process's memory map.
 type Mapping struct {
 	Start, End uint64 // [Start, End)

@@ -117,6 +117,9 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 	if f == nil {
 		f = unwind.CallerOfNullCall(env, last, x86.EIP, x86.ESP, x86.EBP, 4)
 	}
+	if f == nil && !env.Windows() {
+		f = byFrameState(env, last)
+	}
 	if f == nil {
 		f = byEBP(env, last, scanAllowed)
 	}
@@ -134,8 +137,9 @@ var errNoEvaluator = errors.New("x86: no STACK WIN evaluator")
 
 func read32(env unwind.Env, addr uint32) (uint32, bool) { return unwind.Read32(env, uint64(addr)) }
 
-// callBefore checks i386 call instructions before scanned return addresses.
-var callBefore = unwind.X86CallBefore(32)
+// callBefore checks i386 call instructions before scanned return addresses
+// (or a signal trampoline's start, where a handler returns).
+var callBefore = unwind.OrTrampoline(unwind.X86CallBefore(32), trampolines)
 
 // scan is Breakpad's scan that passes over candidates with code bytes in
 // the dump and no call instruction before them (unwind.ScanForCaller).
@@ -150,7 +154,10 @@ func byEBP(env unwind.Env, last *unwind.Frame, scanAllowed bool) *unwind.Frame {
 	trust := unwind.TrustFP
 	eip, ok1 := read32(env, ebp+4)
 	cebp, ok2 := read32(env, ebp)
-	if ok1 && ok2 {
+	// An ebp below esp is no frame of this function's caller: junk,
+	// scanned past as an unreadable one (Breakpad follows it and the walk
+	// ends there, the caller's esp not above the callee's).
+	if ok1 && ok2 && ebp >= esp {
 		callerEIP, callerEBP, callerESP = eip, cebp, ebp+8
 		if cfa, ok := realignedCFA(env, ebp, eip); ok {
 			callerESP = cfa
