@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -41,19 +40,11 @@ func noCFICases(t *testing.T) []noCFICase {
 			name := filepath.Base(dir)
 			p := strings.Split(name, "-")
 			c := noCFICase{group: g, arch: p[1], opt: p[2], name: name, dir: dir}
-			if g == "calls" {
-				c.truth = readCallsTruth(t, dir).chain
-			} else {
-				c.truth = readTruthFile(t, filepath.Join(dir, "truth.txt"))
-			}
+			c.truth = readTruthFile(t, filepath.Join(dir, "truth.txt"))
 			out = append(out, c)
 		}
 	}
-	dirs, _ := filepath.Glob("../testdata/signal/*-*")
-	for _, dir := range dirs {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			continue
-		}
+	for _, dir := range caseDirs(t, "../testdata/signal/*-*") {
 		name := filepath.Base(dir)
 		arch, _, _ := strings.Cut(name, "-")
 		out = append(out, noCFICase{group: "signal", arch: arch, opt: "O1", name: name, dir: dir,
