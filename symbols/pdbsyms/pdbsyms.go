@@ -115,19 +115,29 @@ func dumpFile(path string, isPE bool, warn func(string, ...any)) (*dumpsyms.Symb
 // Close releases the converted files' mappings.
 func (c *Converter) Close() error { return c.files.Close() }
 
+// MaxInflateRatio bounds what [Extract] takes out of a cabinet: at most this
+// many times the cabinet's size (and at least 64 MiB). Real PDBs compress 3
+// to 10 times; a small hostile cabinet must not fill the disk.
+const MaxInflateRatio = 64
+
 // Extract stores the one file of the CAB archive at path (a symbol store's
-// compressed NAM_ form) in c as elems, reading at most limit bytes of it.
+// compressed NAM_ form) in c as elems, reading at most limit bytes of it,
+// and at most MaxInflateRatio times the cabinet's size.
 func Extract(c *cache.Cache, path string, limit int64, elems ...string) (string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return "", err
 	}
+	limit = min(limit, max(64<<20, MaxInflateRatio*int64(len(data))))
 	r, err := cab.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, path, err)
 	}
 	if len(r.Files) != 1 {
 		return "", fmt.Errorf("%w: %s: %d files in the cabinet, want 1", symbols.ErrNotFound, path, len(r.Files))
+	}
+	if size := int64(r.Files[0].Size); size > limit {
+		return "", fmt.Errorf("%w: %s: %s declares %d bytes, over the limit of %d", symbols.ErrNotFound, path, r.Files[0].Name, size, limit)
 	}
 	f, err := r.Files[0].Open()
 	if err != nil {

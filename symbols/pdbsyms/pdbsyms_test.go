@@ -1,9 +1,11 @@
 package pdbsyms
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/internal/corpus"
@@ -153,4 +155,27 @@ func elfsymsBase(p string) string {
 		}
 	}
 	return p
+}
+
+// TestExtractBomb: a cabinet declaring far more than MaxInflateRatio times
+// its size is refused before anything is decompressed or written.
+func TestExtractBomb(t *testing.T) {
+	data, err := os.ReadFile("../../cab/testdata/hello.cab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := binary.LittleEndian.Uint32(data[16:]) // CFHEADER.coffFiles
+	binary.LittleEndian.PutUint32(data[files:], 0xfffffff0)
+	path := filepath.Join(t.TempDir(), "bomb.pd_")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &cache.Cache{Dir: t.TempDir()}
+	_, err = Extract(c, path, MaxExtract, "bomb.pdb")
+	if err == nil || !strings.Contains(err.Error(), "over the limit") {
+		t.Fatalf("err = %v, want the declared size refused", err)
+	}
+	if ents, _ := os.ReadDir(c.Dir); len(ents) != 0 {
+		t.Errorf("cache holds %d entries after a refused cabinet", len(ents))
+	}
 }
