@@ -155,14 +155,10 @@ func (w *winFiles) client(dir string) (*remote.Client, error) {
 	if dir == "" {
 		dir = w.cacheDir
 	}
-	if dir == "" {
-		d, err := cache.DefaultDir()
-		if err != nil {
-			return nil, fmt.Errorf("symbol cache: %w (give one with --symbols-cache)", err)
-		}
-		dir = d
+	dir, err := cache.DirOr(dir)
+	if err != nil {
+		return nil, err
 	}
-	dir = filepath.Clean(dir)
 	if c := w.clients[dir]; c != nil {
 		return c, nil
 	}

@@ -233,14 +233,10 @@ func Open(cfg Config) (*Sources, error) {
 		if dir == "" {
 			dir = defCache
 		}
-		if dir == "" {
-			d, err := cache.DefaultDir()
-			if err != nil {
-				return nil, fmt.Errorf("symbol cache: %w (give one with --symbols-cache)", err)
-			}
-			dir = d
+		dir, err := cache.DirOr(dir)
+		if err != nil {
+			return nil, err
 		}
-		dir = filepath.Clean(dir)
 		if c := s.clients[dir]; c != nil {
 			return c, nil
 		}

@@ -61,6 +61,19 @@ func DefaultDir() (string, error) {
 	return filepath.Join(d, "gobreakpad"), nil
 }
 
+// DirOr returns dir, cleaned, or when it is empty the default directory
+// (DefaultDir), with an error saying how to give one when there is none.
+func DirOr(dir string) (string, error) {
+	if dir == "" {
+		d, err := DefaultDir()
+		if err != nil {
+			return "", fmt.Errorf("symbol cache: %w (give one with --symbols-cache)", err)
+		}
+		dir = d
+	}
+	return filepath.Clean(dir), nil
+}
+
 // CheckName reports whether s can be one element of a path in the cache.
 func CheckName(s string) error {
 	switch {
