@@ -88,6 +88,18 @@ func Read(f *minidump.File) (*ProcessState, error) {
 	for i := range raw {
 		p.Modules = append(p.Modules, convertModule(&raw[i]))
 	}
+	if modErr == nil {
+		// Breakpad's processor stores the modules in a range map whose
+		// strategy depends on the platform, and refuses the whole list
+		// when one cannot be stored: it then lists no module and finds
+		// no address in any. The modules stay in Modules (for --json).
+		if _, err := f.StrictModuleList(); err != nil {
+			p.moduleMerge = mergeRefused
+			p.problem(err, "module list left out as Breakpad's processor does")
+		} else if sys != nil && (sys.PlatformID == minidump.PlatformLinux || sys.PlatformID == minidump.PlatformAndroid) {
+			p.moduleMerge = mergeTruncateLower
+		}
+	}
 	if len(p.Modules) > 0 {
 		p.MainModule = 0
 	}
@@ -247,9 +259,15 @@ func (p *ProcessState) Walk(opt Options) {
 	syms.image, syms.memory = opt.ImageSymbols, p.memory
 	if len(p.UnloadedModules) > 0 {
 		// Breakpad keeps unloaded modules in a range map of their own,
-		// the earliest of overlapping ones winning, whatever the loaded
-		// modules' merge rule.
-		syms.unloaded = newModuleMap(p.UnloadedModules, mergeExclusive)
+		// with kTruncateLower whatever the platform (the lower of two
+		// overlapping modules ends below the other's base, a module at a
+		// stored one's base is dropped), and refuses more than
+		// minidump.MaxModules.
+		merge := mergeTruncateLower
+		if len(p.UnloadedModules) > minidump.MaxModules {
+			merge = mergeRefused
+		}
+		syms.unloaded = newModuleMap(p.UnloadedModules, merge)
 	}
 	windows := p.System.OSShort == "windows"
 	var jobs []func()
