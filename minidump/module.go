@@ -127,9 +127,8 @@ func (f *File) moduleList(t StreamType, name string) ([]Module, error) {
 		m := &mods[i]
 		m.RawModule = decodeRawModule(b[i*moduleSize:])
 		m.platform, m.platformKnown = platform, known
-		if m.SizeOfImage == 0 || uint64(m.SizeOfImage)-1 > ^uint64(0)-m.BaseOfImage {
-			// Breakpad rejects the whole list for one such module (a
-			// module may end at the very top of the address space).
+		if m.SizeOfImage == 0 || uint64(m.SizeOfImage) > ^uint64(0)-m.BaseOfImage {
+			// Breakpad rejects the whole list for one such module.
 			return nil, fmt.Errorf("%s: module %d: bad range %#x+%#x", name, i, m.BaseOfImage, m.SizeOfImage)
 		}
 		if m.Name, err = f.String(m.ModuleNameRva); err != nil {

@@ -261,11 +261,17 @@ func (p *ProcessState) Walk(opt Options) {
 		// Breakpad keeps unloaded modules in a range map of their own,
 		// with kTruncateLower whatever the platform (the lower of two
 		// overlapping modules ends below the other's base, a module at a
-		// stored one's base is dropped), and refuses more than
-		// minidump.MaxModules.
+		// stored one's base is dropped), and refuses the whole list for
+		// more than minidump.MaxModules, or one empty or ending past
+		// 2^64-1.
 		merge := mergeTruncateLower
 		if len(p.UnloadedModules) > minidump.MaxModules {
 			merge = mergeRefused
+		}
+		for _, m := range p.UnloadedModules {
+			if m.Size == 0 || m.Size > ^uint64(0)-m.Base {
+				merge = mergeRefused // MinidumpUnloadedModule::Read fails the list
+			}
 		}
 		syms.unloaded = newModuleMap(p.UnloadedModules, merge)
 	}

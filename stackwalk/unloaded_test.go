@@ -2,6 +2,7 @@ package stackwalk_test
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,6 +68,11 @@ func unloadedDump() *synth.Builder {
 // module list flags modules without debug identifiers as Breakpad's does
 // once a frame fell in an unloaded module.
 func TestUnloadedModuleFrames(t *testing.T) {
+	if *overlapDir != "" {
+		if err := unloadedDump().WriteFile(filepath.Join(*overlapDir, "unloaded.dmp")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	p := walkSynth(t, unloadedDump(), unloadedSyms)
 	expectFirst(t, frames(t, p),
 		"0|0|old.dll||||0x1234 given as instruction pointer in context",
