@@ -116,8 +116,17 @@ func (f *File) StrictModuleList() ([]Module, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.CheckModuleList(mods); err != nil {
+		return nil, err
+	}
+	return mods, nil
+}
+
+// CheckModuleList applies StrictModuleList's checks to mods, the module list
+// of f as ModuleList returned it, for callers that already read it.
+func (f *File) CheckModuleList(mods []Module) error {
 	if len(mods) > MaxModules {
-		return nil, fmt.Errorf("module list: %d modules exceed %d", len(mods), MaxModules)
+		return fmt.Errorf("module list: %d modules exceed %d", len(mods), MaxModules)
 	}
 	linux, android := false, false
 	if si, err := f.SystemInfo(); err == nil {
@@ -125,6 +134,7 @@ func (f *File) StrictModuleList() ([]Module, error) {
 		linux = android || si.PlatformID == PlatformLinux
 	}
 	var rm rangemap.Map[int]
+	rm.Reserve(len(mods))
 	if linux {
 		rm.Strategy = rangemap.TruncateLower
 	}
@@ -133,7 +143,7 @@ func (f *File) StrictModuleList() ([]Module, error) {
 		m := &mods[i]
 		base, size := m.BaseOfImage, uint64(m.SizeOfImage)
 		if base == ^uint64(0) {
-			return nil, fmt.Errorf("module list: module %d (%s): bad base address", i, m.Name)
+			return fmt.Errorf("module list: module %d (%s): bad base address", i, m.Name)
 		}
 		if r, ok := rm.Retrieve(base); ok {
 			o := &mods[r.Entry]
@@ -144,17 +154,17 @@ func (f *File) StrictModuleList() ([]Module, error) {
 		}
 		if !rm.Store(base, size, i) && !(android && strings.HasPrefix(m.Name, "/dev/ashmem/")) {
 			if !android || base >= lastEnd {
-				return nil, fmt.Errorf("module list: module %d (%s) %#x+%#x overlaps another", i, m.Name, base, size)
+				return fmt.Errorf("module list: module %d (%s) %#x+%#x overlaps another", i, m.Name, base, size)
 			}
 			size -= lastEnd - base
 			base = lastEnd
 			if !rm.Store(base, size, i) {
-				return nil, fmt.Errorf("module list: module %d (%s) %#x+%#x overlaps another, after moving its base", i, m.Name, base, size)
+				return fmt.Errorf("module list: module %d (%s) %#x+%#x overlaps another, after moving its base", i, m.Name, base, size)
 			}
 		}
 		lastEnd = base + size
 	}
-	return mods, nil
+	return nil
 }
 
 // StrictMemoryList is MemoryList with Breakpad's checks: at most

@@ -93,7 +93,7 @@ func Read(f *minidump.File) (*ProcessState, error) {
 		// strategy depends on the platform, and refuses the whole list
 		// when one cannot be stored: it then lists no module and finds
 		// no address in any. The modules stay in Modules (for --json).
-		if _, err := f.StrictModuleList(); err != nil {
+		if err := f.CheckModuleList(raw); err != nil {
 			p.moduleMerge = mergeRefused
 			p.problem(err, "module list left out as Breakpad's processor does")
 		} else if sys != nil && (sys.PlatformID == minidump.PlatformLinux || sys.PlatformID == minidump.PlatformAndroid) {

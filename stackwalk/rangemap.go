@@ -38,6 +38,7 @@ type moduleRange = rangemap.Range[*Module]
 // storeModules stores mods, in order, in a range map with strategy s.
 func storeModules(mods []*Module, s rangemap.Strategy) []moduleRange {
 	rm := rangemap.Map[*Module]{Strategy: s}
+	rm.Reserve(len(mods))
 	for _, m := range mods {
 		rm.Store(m.Base, m.Size, m)
 	}

@@ -5,7 +5,10 @@
 // which modules are listed and in what order all follow from them.
 package rangemap
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // Strategy is how Store resolves a range overlapping a stored one
 // (Breakpad's MergeRangeStrategy).
@@ -108,6 +111,9 @@ func (m *Map[E]) Store(base, size uint64, e E) bool {
 		return true
 	}
 }
+
+// Reserve makes room for n more ranges without growing the map again.
+func (m *Map[E]) Reserve(n int) { m.r = slices.Grow(m.r, n) }
 
 // Retrieve returns the range holding addr (RangeMap::RetrieveRange).
 func (m *Map[E]) Retrieve(addr uint64) (Range[E], bool) {
