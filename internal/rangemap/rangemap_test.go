@@ -75,3 +75,35 @@ func TestRetrieve(t *testing.T) {
 		t.Errorf("Len = %d", m.Len())
 	}
 }
+
+// FuzzStore stores the ranges the bytes describe (strategy, then 3 bytes a
+// range: base and size, scaled small so that they overlap often, or near the
+// top of the address space) and checks the map's invariants: ranges sorted,
+// not overlapping, each inside the range it was stored from.
+func FuzzStore(f *testing.F) {
+	f.Add([]byte{1, 1, 4, 0, 2, 1, 0, 0, 0, 0})
+	f.Add([]byte{2, 0, 8, 1, 4, 8, 3, 2, 9, 0, 1, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 {
+			return
+		}
+		m := &Map[span]{Strategy: Strategy(b[0] % 3)}
+		b = b[1:]
+		for len(b) >= 3 {
+			base, size := uint64(b[0])*0x10, uint64(b[1])*0x10+uint64(b[2]&0xf)
+			if b[2]&0x80 != 0 {
+				base = ^uint64(0) - base
+			}
+			b = b[3:]
+			m.Store(base, size, span{base, size})
+			for i, r := range m.Ranges() {
+				if r.Base > r.High || r.Base < r.Entry.base || r.High > r.Entry.base+(r.Entry.size-1) {
+					t.Fatalf("range %d [%#x-%#x] outside %#x+%#x", i, r.Base, r.High, r.Entry.base, r.Entry.size)
+				}
+				if i > 0 && m.Ranges()[i-1].High >= r.Base {
+					t.Fatalf("ranges %d and %d overlap", i-1, i)
+				}
+			}
+		}
+	})
+}
