@@ -169,6 +169,17 @@ Module|a.dll||a.dll||0x7f0000000000|0x7f000001ffff|0
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Modules keeps every module with a sound range, for --json
+			// (rust-minidump leaves out only the others).
+			sound := 0
+			for _, m := range tc.mods {
+				if m.size != 0 && m.size <= ^uint64(0)-m.base {
+					sound++
+				}
+			}
+			if len(p.Modules) != sound {
+				t.Errorf("%d modules kept, want %d", len(p.Modules), sound)
+			}
 			var buf bytes.Buffer
 			if err := stackwalk.PrintMachineReadable(&buf, p); err != nil {
 				t.Fatal(err)

@@ -83,17 +83,21 @@ func Read(f *minidump.File) (*ProcessState, error) {
 	p.problem(sysErr, "no system information")
 
 	// Modules.
-	raw, modErr := f.ModuleList()
+	// Modules whose range is empty or ends past 2^64-1 are left out (as
+	// rust-minidump does, for --json); Breakpad refuses the whole list for
+	// one, and also when a module cannot be stored in its processor's range
+	// map, whose strategy depends on the platform: it then lists no module
+	// and finds no address in any. The modules stay in Modules.
+	raw, skipped, modErr := f.ModuleListSkipping()
 	p.problem(modErr, "no module read")
 	for i := range raw {
 		p.Modules = append(p.Modules, convertModule(&raw[i]))
 	}
 	if modErr == nil {
-		// Breakpad's processor stores the modules in a range map whose
-		// strategy depends on the platform, and refuses the whole list
-		// when one cannot be stored: it then lists no module and finds
-		// no address in any. The modules stay in Modules (for --json).
-		if err := f.CheckModuleList(raw); err != nil {
+		if len(skipped) > 0 {
+			p.moduleMerge = mergeRefused
+			p.Problems = append(p.Problems, fmt.Errorf("module list: module %d: empty range or one past 2^64-1 (module list left out as Breakpad's processor does)", skipped[0]))
+		} else if err := f.CheckModuleList(raw); err != nil {
 			p.moduleMerge = mergeRefused
 			p.problem(err, "module list left out as Breakpad's processor does")
 		} else if sys != nil && (sys.PlatformID == minidump.PlatformLinux || sys.PlatformID == minidump.PlatformAndroid) {
@@ -165,7 +169,7 @@ func Read(f *minidump.File) (*ProcessState, error) {
 		exc = nil
 	}
 	chooseThreads(f, p, threads, exc)
-	if sysErr != nil && thErr != nil && excErr != nil && len(p.Modules) == 0 {
+	if sysErr != nil && thErr != nil && excErr != nil && (len(p.Modules) == 0 || p.moduleMerge == mergeRefused) {
 		return p, fmt.Errorf("process: nothing readable in the dump: %w", sysErr)
 	}
 	return p, nil
