@@ -76,6 +76,11 @@ func readEverything(f *minidump.File) {
 		f.StackMemory(&threads[i])
 	}
 	mods, _ := f.ModuleList()
+	f.CheckModuleList(mods)
+	f.StrictModuleList()
+	if kept, _, _ := f.ModuleListSkipping(); len(kept) > len(mods) && mods != nil {
+		panic("ModuleListSkipping kept more modules than the list has")
+	}
 	for i := range mods {
 		m := &mods[i]
 		m.CodeFile()

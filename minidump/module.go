@@ -108,13 +108,22 @@ type ImageDebugMisc struct {
 
 // ModuleList decodes the module list stream.
 func (f *File) ModuleList() ([]Module, error) {
-	return f.moduleList(ModuleListStream, "module list")
+	mods, _, err := f.moduleList(ModuleListStream, "module list", false)
+	return mods, err
 }
 
-func (f *File) moduleList(t StreamType, name string) ([]Module, error) {
+// ModuleListSkipping decodes the module list stream as rust-minidump does:
+// a module whose range is empty or whose end (base + size) does not fit in 64
+// bits is left out, where ModuleList (as Breakpad) refuses the whole list.
+// skipped holds the indices of the modules left out.
+func (f *File) ModuleListSkipping() (mods []Module, skipped []int, err error) {
+	return f.moduleList(ModuleListStream, "module list", true)
+}
+
+func (f *File) moduleList(t StreamType, name string, skip bool) ([]Module, []int, error) {
 	b, n, err := f.countedList(t, name, moduleSize)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var platform PlatformID
 	known := false
@@ -123,19 +132,26 @@ func (f *File) moduleList(t StreamType, name string) ([]Module, error) {
 	}
 	mods := make([]Module, n)
 	bud := f.newBudget()
-	for i := range mods {
-		m := &mods[i]
+	var skipped []int
+	k := 0
+	for i := range n {
+		m := &mods[k]
 		m.RawModule = decodeRawModule(b[i*moduleSize:])
 		m.platform, m.platformKnown = platform, known
 		if m.SizeOfImage == 0 || uint64(m.SizeOfImage) > ^uint64(0)-m.BaseOfImage {
+			if skip {
+				skipped = append(skipped, int(i))
+				continue
+			}
 			// Breakpad rejects the whole list for one such module.
-			return nil, fmt.Errorf("%s: module %d: bad range %#x+%#x", name, i, m.BaseOfImage, m.SizeOfImage)
+			return nil, nil, fmt.Errorf("%s: module %d: bad range %#x+%#x", name, i, m.BaseOfImage, m.SizeOfImage)
 		}
+		k++
 		if m.Name, err = f.String(m.ModuleNameRva); err != nil {
-			return nil, fmt.Errorf("%s: module %d: name: %w", name, i, err)
+			return nil, nil, fmt.Errorf("%s: module %d: name: %w", name, i, err)
 		}
 		if err := bud.take(len(m.Name) + int(m.CvRecord.DataSize) + int(m.MiscRecord.DataSize)); err != nil {
-			return nil, fmt.Errorf("%s: module %d: %w", name, i, err)
+			return nil, nil, fmt.Errorf("%s: module %d: %w", name, i, err)
 		}
 		m.CodeView, m.CodeViewErr = f.cvRecord(m.CvRecord)
 		if m.CodeViewErr != nil {
@@ -146,7 +162,7 @@ func (f *File) moduleList(t StreamType, name string) ([]Module, error) {
 			m.MiscErr = fmt.Errorf("%s: module %d (%s): misc record: %w", name, i, m.Name, m.MiscErr)
 		}
 	}
-	return mods, nil
+	return mods[:k], skipped, nil
 }
 
 func decodeRawModule(e []byte) RawModule {

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+
+	"github.com/gobreakpad/gobreakpad/internal/rangemap"
 )
 
 // Limits of Breakpad's processor (minidump.cc) beyond the format's own
@@ -20,6 +23,9 @@ const (
 	// MaxRegionBytes is the largest memory region whose bytes Breakpad
 	// reads; larger regions have no memory.
 	MaxRegionBytes = 64 << 20
+	// MaxModules is the most entries of a module list or unloaded module
+	// list.
+	MaxModules = 2048
 )
 
 // CheckStreams reports why Breakpad's processor refuses the whole dump: a
@@ -92,51 +98,73 @@ func (f *File) StrictThreadNames() ([]ThreadName, error) {
 	return names, nil
 }
 
-// StrictModuleList is ModuleList with Breakpad's range checks: outside
-// Linux and Android (as the system info says), a module overlapping an
-// earlier one, other than an exact repeat of an earlier module, makes the
-// list unreadable.
+// StrictModuleList is ModuleList with the checks of Breakpad's
+// MinidumpModuleList::Read, which refuses the whole list when one fails: at
+// most MaxModules modules, no base address of all ones, and every module
+// stored in a range map (package internal/rangemap) in the dump's order.
+// Linux and Android lists (as the system info says) use the TruncateLower
+// strategy, where only a module starting where a stored one starts fails;
+// the others the Exclusive one, where any overlap fails. A module that
+// repeats the stored module holding its base (same base, size, name and
+// code identifier) is skipped. On Android, a module named under
+// /dev/ashmem/ is skipped when it cannot be stored, and one starting below
+// the end of the module stored before it is moved up to that end (Breakpad
+// backs out the client's correction for packed relocations) and stored again.
+// The modules are returned whole, as the dump has them.
 func (f *File) StrictModuleList() ([]Module, error) {
 	mods, err := f.ModuleList()
 	if err != nil {
 		return nil, err
 	}
-	if si, err := f.SystemInfo(); err == nil && (si.PlatformID == PlatformLinux || si.PlatformID == PlatformAndroid) {
-		return mods, nil
-	}
-	var stored []addrSpan
-	for i := range mods {
-		m := &mods[i]
-		lo, hi := m.BaseOfImage, m.BaseOfImage+uint64(m.SizeOfImage)-1
-		overlap := false
-		for _, s := range stored {
-			if lo <= s.hi && s.lo <= hi {
-				overlap = true
-				break
-			}
-		}
-		if overlap {
-			if repeatsEarlier(mods, i) {
-				continue
-			}
-			return nil, fmt.Errorf("module list: module %d (%s) overlaps another", i, m.Name)
-		}
-		stored = append(stored, addrSpan{lo, hi})
+	if err := f.CheckModuleList(mods); err != nil {
+		return nil, err
 	}
 	return mods, nil
 }
 
-// repeatsEarlier reports whether module i repeats an earlier module exactly.
-func repeatsEarlier(mods []Module, i int) bool {
-	m := &mods[i]
-	for j := range i {
-		o := &mods[j]
-		if o.BaseOfImage == m.BaseOfImage && o.SizeOfImage == m.SizeOfImage &&
-			o.Name == m.Name && o.CodeIdentifier() == m.CodeIdentifier() {
-			return true
-		}
+// CheckModuleList applies StrictModuleList's checks to mods, the module list
+// of f as ModuleList returned it, for callers that already read it.
+func (f *File) CheckModuleList(mods []Module) error {
+	if len(mods) > MaxModules {
+		return fmt.Errorf("module list: %d modules exceed %d", len(mods), MaxModules)
 	}
-	return false
+	linux, android := false, false
+	if si, err := f.SystemInfo(); err == nil {
+		android = si.PlatformID == PlatformAndroid
+		linux = android || si.PlatformID == PlatformLinux
+	}
+	var rm rangemap.Map[int]
+	rm.Reserve(len(mods))
+	if linux {
+		rm.Strategy = rangemap.TruncateLower
+	}
+	var lastEnd uint64
+	for i := range mods {
+		m := &mods[i]
+		base, size := m.BaseOfImage, uint64(m.SizeOfImage)
+		if base == ^uint64(0) {
+			return fmt.Errorf("module list: module %d (%s): bad base address", i, m.Name)
+		}
+		if r, ok := rm.Retrieve(base); ok {
+			o := &mods[r.Entry]
+			if o.BaseOfImage == m.BaseOfImage && o.SizeOfImage == m.SizeOfImage &&
+				o.Name == m.Name && o.CodeIdentifier() == m.CodeIdentifier() {
+				continue // a repeat (crbug.com/838322)
+			}
+		}
+		if !rm.Store(base, size, i) && !(android && strings.HasPrefix(m.Name, "/dev/ashmem/")) {
+			if !android || base >= lastEnd {
+				return fmt.Errorf("module list: module %d (%s) %#x+%#x overlaps another", i, m.Name, base, size)
+			}
+			size -= lastEnd - base
+			base = lastEnd
+			if !rm.Store(base, size, i) {
+				return fmt.Errorf("module list: module %d (%s) %#x+%#x overlaps another, after moving its base", i, m.Name, base, size)
+			}
+		}
+		lastEnd = base + size
+	}
+	return nil
 }
 
 // StrictMemoryList is MemoryList with Breakpad's checks: at most

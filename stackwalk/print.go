@@ -409,8 +409,8 @@ func (p *ProcessState) mainBase() (uint64, bool) {
 }
 
 func printModules(b *bufio.Writer, p *ProcessState) {
-	if p.Modules == nil {
-		return
+	if p.Modules == nil || p.moduleMerge == mergeRefused {
+		return // Breakpad has no module list
 	}
 	b.WriteString("\nLoaded modules:\n")
 	main, hasMain := p.mainBase()

@@ -83,10 +83,26 @@ func Read(f *minidump.File) (*ProcessState, error) {
 	p.problem(sysErr, "no system information")
 
 	// Modules.
-	raw, modErr := f.ModuleList()
+	// Modules whose range is empty or ends past 2^64-1 are left out (as
+	// rust-minidump does, for --json); Breakpad refuses the whole list for
+	// one, and also when a module cannot be stored in its processor's range
+	// map, whose strategy depends on the platform: it then lists no module
+	// and finds no address in any. The modules stay in Modules.
+	raw, skipped, modErr := f.ModuleListSkipping()
 	p.problem(modErr, "no module read")
 	for i := range raw {
 		p.Modules = append(p.Modules, convertModule(&raw[i]))
+	}
+	if modErr == nil {
+		if len(skipped) > 0 {
+			p.moduleMerge = mergeRefused
+			p.Problems = append(p.Problems, fmt.Errorf("module list: module %d: empty range or one past 2^64-1 (module list left out as Breakpad's processor does)", skipped[0]))
+		} else if err := f.CheckModuleList(raw); err != nil {
+			p.moduleMerge = mergeRefused
+			p.problem(err, "module list left out as Breakpad's processor does")
+		} else if sys != nil && (sys.PlatformID == minidump.PlatformLinux || sys.PlatformID == minidump.PlatformAndroid) {
+			p.moduleMerge = mergeTruncateLower
+		}
 	}
 	if len(p.Modules) > 0 {
 		p.MainModule = 0
@@ -153,7 +169,7 @@ func Read(f *minidump.File) (*ProcessState, error) {
 		exc = nil
 	}
 	chooseThreads(f, p, threads, exc)
-	if sysErr != nil && thErr != nil && excErr != nil && len(p.Modules) == 0 {
+	if sysErr != nil && thErr != nil && excErr != nil && (len(p.Modules) == 0 || p.moduleMerge == mergeRefused) {
 		return p, fmt.Errorf("process: nothing readable in the dump: %w", sysErr)
 	}
 	return p, nil
@@ -247,9 +263,21 @@ func (p *ProcessState) Walk(opt Options) {
 	syms.image, syms.memory = opt.ImageSymbols, p.memory
 	if len(p.UnloadedModules) > 0 {
 		// Breakpad keeps unloaded modules in a range map of their own,
-		// the earliest of overlapping ones winning, whatever the loaded
-		// modules' merge rule.
-		syms.unloaded = newModuleMap(p.UnloadedModules, mergeExclusive)
+		// with kTruncateLower whatever the platform (the lower of two
+		// overlapping modules ends below the other's base, a module at a
+		// stored one's base is dropped), and refuses the whole list for
+		// more than minidump.MaxModules, or one empty or ending past
+		// 2^64-1.
+		merge := mergeTruncateLower
+		if len(p.UnloadedModules) > minidump.MaxModules {
+			merge = mergeRefused
+		}
+		for _, m := range p.UnloadedModules {
+			if m.Size == 0 || m.Size > ^uint64(0)-m.Base {
+				merge = mergeRefused // MinidumpUnloadedModule::Read fails the list
+			}
+		}
+		syms.unloaded = newModuleMap(p.UnloadedModules, merge)
 	}
 	windows := p.System.OSShort == "windows"
 	var jobs []func()

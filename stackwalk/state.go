@@ -105,10 +105,14 @@ func (p *ProcessState) Uptime() (uint32, bool) {
 	return 0, false
 }
 
-// ModulesByAddress returns the modules Breakpad lists: sorted by base
-// address, leaving out any that overlap one earlier in the dump (for
-// Android microdumps, only those Breakpad's shrinking range map cannot
-// store: a module ending where another ends).
+// ModulesByAddress returns the modules Breakpad lists, in its order (by
+// address): those its processor's range map stores. For Linux and Android
+// minidumps, overlapping modules are shrunk (the lower ends below the
+// other's base) and only a module at a stored one's base is left out; for
+// other minidumps an overlap makes Breakpad refuse the whole list (none is
+// returned); for Android microdumps, only a module ending where another
+// ends is left out; for Linux microdumps, any overlapping one stored
+// earlier.
 func (p *ProcessState) ModulesByAddress() []*Module {
 	return p.moduleMap().sorted
 }

@@ -2,6 +2,7 @@ package stackwalk_test
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,8 +38,9 @@ func expectFirst(t *testing.T, got []string, want ...string) {
 // the pc is in old.dll's former range; the stack holds an address into
 // old.dll, which is no return address for Breakpad's scan (it takes only
 // addresses in loaded modules), then a return into app.exe's main. A second
-// thread's pc is in later.dll, whose range overlaps old.dll's, so that
-// Breakpad's range map drops it whole: no module there.
+// thread's pc is in later.dll, whose range overlaps the top of old.dll's:
+// Breakpad's range map of unloaded modules (kTruncateLower) ends old.dll
+// below later.dll's base and keeps later.dll whole.
 func unloadedDump() *synth.Builder {
 	b := synth.New(arch.AMD64, minidump.PlatformWin32NT)
 	st := synth.NewStack(0x120000, 8)
@@ -62,10 +64,15 @@ func unloadedDump() *synth.Builder {
 // TestUnloadedModuleFrames checks that frames in unloaded modules are
 // named after them in the human and -m outputs, as Breakpad's
 // StackFrameSymbolizer does (it falls back to the unloaded module list),
-// that of overlapping unloaded modules only the first counts, and that the
+// that of overlapping unloaded modules the lower one is cut short, and that the
 // module list flags modules without debug identifiers as Breakpad's does
 // once a frame fell in an unloaded module.
 func TestUnloadedModuleFrames(t *testing.T) {
+	if *overlapDir != "" {
+		if err := unloadedDump().WriteFile(filepath.Join(*overlapDir, "unloaded.dmp")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	p := walkSynth(t, unloadedDump(), unloadedSyms)
 	expectFirst(t, frames(t, p),
 		"0|0|old.dll||||0x1234 given as instruction pointer in context",
@@ -74,11 +81,11 @@ func TestUnloadedModuleFrames(t *testing.T) {
 	if fr[0].Module != nil || fr[0].UnloadedModule == nil || fr[0].UnloadedModule.CodeFile != `C:\Windows\System32\old.dll` {
 		t.Errorf("frame 0: module %v, unloaded module %v", fr[0].Module, fr[0].UnloadedModule)
 	}
-	if f := p.Threads[1].Frames[0]; f.Module != nil || f.UnloadedModule != nil {
-		t.Errorf("thread 1 frame 0 in later.dll, which Breakpad drops: module %v, unloaded module %v", f.Module, f.UnloadedModule)
+	if f := p.Threads[1].Frames[0]; f.Module != nil || f.UnloadedModule == nil || f.UnloadedModule.CodeFile != `C:\Windows\System32\later.dll` {
+		t.Errorf("thread 1 frame 0: module %v, unloaded module %v; want later.dll", f.Module, f.UnloadedModule)
 	}
 	var m bytes.Buffer
-	if err := stackwalk.PrintMachineReadable(&m, p); err != nil || !strings.Contains(m.String(), "\n1|0|||||0x7ff000012345\n") {
+	if err := stackwalk.PrintMachineReadable(&m, p); err != nil || !strings.Contains(m.String(), "\n1|0|later.dll||||0xa345\n") {
 		t.Errorf("-m output %v:\n%s", err, m.String())
 	}
 	var human bytes.Buffer
@@ -88,7 +95,7 @@ func TestUnloadedModuleFrames(t *testing.T) {
 	for _, want := range []string{
 		"\n 0  old.dll + 0x1234\n",
 		"\n 1  app.exe!main [app.c : 12 + 0x50]\n",
-		"\nThread 1\n 0  0x7ff000012345\n",
+		"\nThread 1\n 0  later.dll + 0xa345\n",
 		"  nocv.dll  ???  (WARNING: No symbols, , )\n",
 	} {
 		if !strings.Contains(human.String(), want) {

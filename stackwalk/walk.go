@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gobreakpad/gobreakpad/cfi"
+	"github.com/gobreakpad/gobreakpad/internal/rangemap"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/unwind"
 )
@@ -22,69 +23,91 @@ const (
 	MaxScannedFrames = 1 << 14
 )
 
-// moduleMap finds the module containing an address: module ranges sorted
-// by address, searched in O(log n). Of modules that overlap, the one
-// earlier in the dump is kept, as Breakpad's range map keeps the first one
-// stored; with mergeTruncateUpper (Android microdumps), ranges are shrunk
-// instead, as Breakpad's does there.
+// moduleMap finds the module containing an address, as the range map of
+// Breakpad's processor (BasicCodeModules) does: module ranges sorted by
+// address, searched in O(log n). How overlapping modules are stored is
+// merge: minidumps store their modules once in the dump's order
+// (mergeTruncateLower for Linux and Android, mergeExclusive otherwise, or
+// none at all when Breakpad refused the list), Android microdumps twice
+// with mergeTruncateUpper.
 type moduleMap struct {
-	sorted []*Module     // the modules stored, by address
+	sorted []*Module     // the modules stored, in Breakpad's sequence order
 	ranges []moduleRange // their ranges, as stored
 	all    []*Module
 	merge  mergeStrategy
 }
 
 func newModuleMap(mods []*Module, merge mergeStrategy) *moduleMap {
-	if merge == mergeTruncateUpper && len(mods) <= maxShrinkModules {
-		rs := shrinkModules(mods)
-		mm := &moduleMap{ranges: rs, all: mods, merge: merge, sorted: make([]*Module, len(rs))}
-		for i, r := range rs {
-			mm.sorted[i] = r.m
-		}
-		return mm
+	mm := &moduleMap{all: mods, merge: merge}
+	switch {
+	case merge == mergeRefused:
+	case len(mods) > maxShrinkModules:
+		mm.ranges = exclusiveRanges(mods)
+	case merge == mergeTruncateUpper:
+		mm.ranges = shrinkModules(mods)
+	case merge == mergeTruncateLower:
+		mm.ranges = storeModules(mods, rangemap.TruncateLower)
+	default:
+		mm.ranges = storeModules(mods, rangemap.Exclusive)
 	}
+	mm.sorted = make([]*Module, len(mm.ranges))
+	for i, r := range mm.ranges {
+		mm.sorted[i] = r.Entry
+	}
+	return mm
+}
+
+// exclusiveRanges stores mods with the exclusive rule (the earliest of
+// overlapping modules wins) in O(n log n), for lists too long for the
+// range map's insertions. It is close to the range map, not exact: a module
+// left out for overlapping one that is itself left out later (for an
+// earlier module above it) stays out.
+func exclusiveRanges(mods []*Module) []moduleRange {
 	type entry struct {
 		m     *Module
 		order int
 	}
 	es := make([]entry, 0, len(mods))
 	for i, m := range mods {
-		if m.Size == 0 || m.Base+m.Size < m.Base {
+		if m.Size == 0 || m.Base+(m.Size-1) < m.Base {
 			continue
 		}
 		es = append(es, entry{m, i})
 	}
+	// By base, and at one base the earliest first: the earliest is kept.
 	sort.SliceStable(es, func(i, j int) bool { return es[i].m.Base < es[j].m.Base })
-	kept := es[:0]
+	// A module is stored when no earlier module of the dump overlaps it and
+	// is stored. Going up by base, the stored modules that may overlap the
+	// next are those on the stack whose end is above its base.
+	var kept []entry
 	for _, e := range es {
-		// Resolve overlaps with what is kept so far, earliest in the dump wins.
-		for len(kept) > 0 && kept[len(kept)-1].m.End() > e.m.Base {
+		drop := false
+		for len(kept) > 0 && kept[len(kept)-1].m.Base+(kept[len(kept)-1].m.Size-1) >= e.m.Base {
 			if kept[len(kept)-1].order < e.order {
-				e.m = nil
+				drop = true
 				break
 			}
 			kept = kept[:len(kept)-1]
 		}
-		if e.m != nil {
+		if !drop {
 			kept = append(kept, e)
 		}
 	}
-	mm := &moduleMap{sorted: make([]*Module, len(kept)), ranges: make([]moduleRange, len(kept)), all: mods, merge: merge}
+	rs := make([]moduleRange, len(kept))
 	for i, e := range kept {
-		mm.sorted[i] = e.m
-		mm.ranges[i] = moduleRange{base: e.m.Base, high: e.m.End() - 1, m: e.m}
+		rs[i] = moduleRange{Base: e.m.Base, High: e.m.Base + (e.m.Size - 1), Entry: e.m}
 	}
-	return mm
+	return rs
 }
 
 // at returns the module containing addr, or nil.
 func (mm *moduleMap) at(addr uint64) *Module {
 	r := mm.ranges
-	i := sort.Search(len(r), func(i int) bool { return r[i].high >= addr })
-	if i == len(r) || addr < r[i].base {
+	i := sort.Search(len(r), func(i int) bool { return r[i].High >= addr })
+	if i == len(r) || addr < r[i].Base {
 		return nil
 	}
-	return r[i].m
+	return r[i].Entry
 }
 
 // walkEnv is the unwind.Env of one thread's walk.

@@ -37,7 +37,7 @@ func rawIDs(st *stackwalk.ProcessState) ids {
 
 func build(st *stackwalk.ProcessState) *document {
 	r := rawIDs(st)
-	f := formatter{bits32: crashreason.RustPointerBits(r.cpu) == 32}
+	f := formatter{bits32: crashreason.RustPointerBits(r.cpu) == 32, mods: newRustModules(st.Modules)}
 
 	doc := &document{
 		Status:          "OK",
@@ -145,6 +145,7 @@ func build(st *stackwalk.ProcessState) *document {
 // does: 0x%08x for 32-bit CPUs, 0x%016x otherwise.
 type formatter struct {
 	bits32 bool
+	mods   rustModules // the loaded modules as rust-minidump looks them up
 }
 
 func (f formatter) addr(v uint64) string {
@@ -278,22 +279,28 @@ func (f formatter) thread(cs *stackwalk.CallStack, st *stackwalk.ProcessState) t
 			continue
 		}
 		fr := frame{
-			Frame:          len(t.Frames),
-			Offset:         f.addr(sf.Instruction),
-			Trust:          trustName(sf.Trust),
-			File:           strp(sf.SourceFile),
-			Function:       strp(sf.Function),
-			Line:           line(sf),
-			MissingSymbols: sf.Function == "",
-			Inlines:        pending,
+			Frame:   len(t.Frames),
+			Offset:  f.addr(sf.Instruction),
+			Trust:   trustName(sf.Trust),
+			Inlines: pending,
 		}
 		pending = nil
-		if sf.Function != "" {
-			fr.FunctionOffset = f.addrp(sf.Instruction - sf.FunctionBase)
+		// The module is the one rust-minidump finds; where Breakpad's
+		// rules (the walk's) found another module, or none, the walk's
+		// symbols are not that module's and are left out.
+		mod := f.mods.at(sf.Instruction)
+		if mod == sf.Module {
+			fr.File, fr.Function, fr.Line = strp(sf.SourceFile), strp(sf.Function), line(sf)
+			if sf.Function != "" {
+				fr.FunctionOffset = f.addrp(sf.Instruction - sf.FunctionBase)
+			}
+		} else {
+			fr.Inlines = nil
 		}
-		if sf.Module != nil {
-			fr.Module = strp(symbols.BaseName(sf.Module.CodeFile))
-			fr.ModuleOffset = f.addrp(sf.Instruction - sf.Module.Base)
+		fr.MissingSymbols = fr.Function == nil
+		if mod != nil {
+			fr.Module = strp(symbols.BaseName(mod.CodeFile))
+			fr.ModuleOffset = f.addrp(sf.Instruction - mod.Base)
 		} else {
 			fr.UnloadedModules = f.unloadedHits(sf.Instruction, st.UnloadedModules)
 		}
