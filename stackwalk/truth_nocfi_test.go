@@ -86,19 +86,29 @@ func walkM(t *testing.T, dump, symDir string, checkCalls bool) []byte {
 // the frames it found, not by the names it could print.
 func namedCrashChain(t *testing.T, m []byte, symDir string) []string {
 	t.Helper()
+	return namedThreadChain(t, m, symDir, -1)
+}
+
+// namedThreadChain is namedCrashChain for thread index (the crashing
+// thread when index is negative).
+func namedThreadChain(t *testing.T, m []byte, symDir string, index int) []string {
+	t.Helper()
 	lines := strings.Split(string(m), "\n")
 	thread, cpu := "0", ""
 	mods := map[string]symbols.Module{}
 	for _, l := range lines {
 		p := strings.Split(l, "|")
 		switch {
-		case p[0] == "Crash" && len(p) >= 4 && p[3] != "":
+		case p[0] == "Crash" && len(p) >= 4 && p[3] != "" && index < 0:
 			thread = p[3]
 		case p[0] == "CPU" && len(p) >= 2:
 			cpu = p[1]
 		case p[0] == "Module" && len(p) >= 5:
 			mods[p[1]] = symbols.Module{CodeFile: p[1], DebugFile: p[3], DebugID: p[4]}
 		}
+	}
+	if index >= 0 {
+		thread = strconv.Itoa(index)
 	}
 	src := breakpad.NewDirs(symDir)
 	defer src.Close()
