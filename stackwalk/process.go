@@ -50,6 +50,15 @@ type Options struct {
 	// its tail call frames. Off, the walk shows the frames Breakpad's
 	// does.
 	TailCalls bool
+	// Prefetch, when above 0, starts loading the symbols of every module
+	// at once, on up to Prefetch goroutines, before the threads are walked
+	// (symbols.Prefetch; the modules the stacks point into first); a frame
+	// then waits for its module's load. Loads not started when the walk
+	// ends are dropped, and Walk waits for those running. It pays with
+	// symbol servers (one round of requests instead of one per module in
+	// turn); local stores gain nothing, as every module's file would be
+	// read. The result does not depend on it.
+	Prefetch int
 }
 
 // Process reads a minidump and walks every thread, as Breakpad's
@@ -243,7 +252,13 @@ func chooseThreads(f *minidump.File, p *ProcessState, threads []minidump.Thread,
 // walks it anew.
 func (p *ProcessState) Walk(opt Options) {
 	mods := p.moduleMap()
-	syms := newSymbolizer(opt.Symbols, mods)
+	source := opt.Symbols
+	if opt.Prefetch > 0 && source != nil {
+		pf := symbols.NewPrefetch(source, p.prefetchOrder(mods), opt.Prefetch)
+		defer pf.Stop()
+		source = pf
+	}
+	syms := newSymbolizer(source, mods)
 	syms.image, syms.memory = opt.ImageSymbols, p.memory
 	if len(p.UnloadedModules) > 0 {
 		// Breakpad keeps unloaded modules in a range map of their own,
