@@ -18,7 +18,10 @@ const (
 // for, most likely first: the modules of the threads' program counters
 // (the requesting thread's first), then those holding a value of a thread's
 // context or a word of its stack (read from the stack pointer up, the order
-// in which frames are found), then the others in the dump's order.
+// in which frames are found). A frame's return address is a register's
+// value or a stack word, so the others are left out: a walk reaches them
+// only through memory outside the stacks, and then loads them itself.
+// (Breakpad's minidump_crashpad_annotation.dmp: 22 modules of 354.)
 func (p *ProcessState) prefetchOrder(mm *moduleMap) []symbols.Module {
 	var out []symbols.Module
 	seen := make(map[*Module]bool, len(mm.sorted))
@@ -71,16 +74,6 @@ func (p *ProcessState) prefetchOrder(mm *moduleMap) []symbols.Module {
 		budget -= len(data)
 		for i := 0; i+ps <= len(data); i += ps {
 			add(word(data[i:]))
-		}
-	}
-	stored := make(map[*Module]bool, len(mm.sorted))
-	for _, m := range mm.sorted {
-		stored[m] = true
-	}
-	for _, m := range mm.all {
-		if stored[m] && !seen[m] {
-			seen[m] = true
-			out = append(out, symbols.Module{CodeFile: m.CodeFile, CodeID: m.CodeID, DebugFile: m.DebugFile, DebugID: m.DebugID})
 		}
 	}
 	return out

@@ -51,13 +51,15 @@ type Options struct {
 	// does.
 	TailCalls bool
 	// Prefetch, when above 0, starts loading the symbols of every module
-	// at once, on up to Prefetch goroutines, before the threads are walked
-	// (symbols.Prefetch; the modules the stacks point into first); a frame
-	// then waits for its module's load. Loads not started when the walk
-	// ends are dropped, and Walk waits for those running. It pays with
-	// symbol servers (one round of requests instead of one per module in
-	// turn); local stores gain nothing, as every module's file would be
-	// read. The result does not depend on it.
+	// the walk may reach (those holding a thread's program counter, a
+	// value of its context or a word of its stack, most likely first) at
+	// once, on up to Prefetch goroutines, as the threads' walks start
+	// (symbols.Prefetch); a frame then waits for its module's load, or
+	// loads it at once when its turn has not come. Loads not started when
+	// the walk ends are dropped, and Walk waits for those running. It pays
+	// with symbol servers (a round of requests instead of one per module in
+	// turn); with local stores it would only add the reading of files the
+	// walk does not need. The result does not depend on it.
 	Prefetch int
 }
 
