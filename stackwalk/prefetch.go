@@ -11,7 +11,7 @@ import (
 // enough for the frames of any walk, little next to the walk itself.
 const (
 	prefetchStackBytes = 256 << 10 // per thread, from its stack pointer up
-	prefetchTotalBytes = 16 << 20  // all threads together
+	prefetchTotalBytes = 16 << 20  // all threads together, contexts included
 )
 
 // prefetchOrder lists the modules of mm whose symbols a walk of p may ask
@@ -58,6 +58,7 @@ func (p *ProcessState) prefetchOrder(mm *moduleMap) []symbols.Module {
 			return binary.LittleEndian.Uint64(b)
 		}
 		raw := cs.context.Encode()
+		budget -= len(raw)
 		for i := 0; i+ps <= len(raw); i += 4 {
 			add(word(raw[i:]))
 		}
