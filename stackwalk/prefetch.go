@@ -7,11 +7,12 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols"
 )
 
-// Bounds on the stack words read to order a prefetch (Options.Prefetch):
-// enough for the frames of any walk, little next to the walk itself.
+// Bounds on the stack words read to list a prefetch's modules
+// (Options.Prefetch): a Windows stack overflow's whole 1 MiB stack, and at
+// most a few milliseconds of reading in all.
 const (
-	prefetchStackBytes = 256 << 10 // per thread, from its stack pointer up
-	prefetchTotalBytes = 16 << 20  // all threads together, contexts included
+	prefetchStackBytes = 2 << 20  // per thread, from its stack pointer up
+	prefetchTotalBytes = 16 << 20 // all threads together, contexts included
 )
 
 // prefetchOrder lists the modules of mm whose symbols a walk of p may ask
