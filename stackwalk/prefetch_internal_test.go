@@ -2,6 +2,7 @@ package stackwalk
 
 import (
 	"bufio"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,6 +63,30 @@ func TestPrefetchOrder(t *testing.T) {
 			}
 		}
 		dirs.Close()
+		md.Close()
+	}
+}
+
+// TestPrefetchOrderHostile lists the modules of every dump of the corpus,
+// the hostile ones included (200,000 threads sharing one context): no
+// panic.
+func TestPrefetchOrderHostile(t *testing.T) {
+	dir := corpus.Dir(t)
+	var dumps []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".dmp") {
+			dumps = append(dumps, p)
+		}
+		return nil
+	})
+	for _, d := range dumps {
+		md, err := minidump.Open(d)
+		if err != nil {
+			continue
+		}
+		if p, _ := Read(md); p != nil {
+			p.prefetchOrder(p.moduleMap())
+		}
 		md.Close()
 	}
 }
