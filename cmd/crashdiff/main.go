@@ -1,7 +1,7 @@
 // Command crashdiff walks crash dumps and groups them by crash signature,
 // and keeps golden records of the walks for regression tests:
 //
-//	crashdiff [--golden DIR [--update]] [-s SYMBOL_PATH]... [--symbols-url URL]... [--json] [-j N] [-q] DUMP|DIR...
+//	crashdiff [--golden DIR [--update]] [-s SYMBOL_PATH]... [--symbols-url URL]... [--prefetch N] [--json] [-j N] [-q] DUMP|DIR...
 //
 // Each DIR is searched recursively for *.dmp files. The dumps are walked in
 // parallel (-j N at once, by default as many as the machine has CPUs) with
