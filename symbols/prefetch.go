@@ -25,9 +25,10 @@ type Prefetch struct {
 }
 
 type prefetchLoad struct {
-	once sync.Once
-	syms *Symbols
-	err  error
+	started atomic.Bool // a goroutine has begun it
+	once    sync.Once
+	syms    *Symbols
+	err     error
 }
 
 // NewPrefetch starts loading the symbols of mods through src, in order, on
@@ -58,11 +59,14 @@ func (p *Prefetch) work() {
 			return
 		}
 		m := p.mods[i]
-		p.load(p.loads[m], m)
+		if l := p.loads[m]; !l.started.Load() { // else a Load took it ahead of the queue
+			p.load(l, m)
+		}
 	}
 }
 
 func (p *Prefetch) load(l *prefetchLoad, m Module) {
+	l.started.Store(true)
 	l.once.Do(func() { l.syms, l.err = p.src.Load(m) })
 }
 
