@@ -50,6 +50,17 @@ type Options struct {
 	// its tail call frames. Off, the walk shows the frames Breakpad's
 	// does.
 	TailCalls bool
+	// Prefetch, when above 0, starts loading the symbols of every module
+	// the walk may reach (those holding a thread's program counter, a
+	// value of its context or a word of its stack, most likely first) at
+	// once, on up to Prefetch goroutines, as the threads' walks start
+	// (symbols.Prefetch); a frame then waits for its module's load, or
+	// loads it at once when its turn has not come. Loads not started when
+	// the walk ends are dropped, and Walk waits for those running. It pays
+	// with symbol servers (a round of requests instead of one per module in
+	// turn); with local stores it would only add the reading of files the
+	// walk does not need. The result does not depend on it.
+	Prefetch int
 }
 
 // Process reads a minidump and walks every thread, as Breakpad's
@@ -259,7 +270,13 @@ func chooseThreads(f *minidump.File, p *ProcessState, threads []minidump.Thread,
 // walks it anew.
 func (p *ProcessState) Walk(opt Options) {
 	mods := p.moduleMap()
-	syms := newSymbolizer(opt.Symbols, mods)
+	source := opt.Symbols
+	if opt.Prefetch > 0 && source != nil {
+		pf := symbols.NewPrefetch(source, p.prefetchOrder(mods), opt.Prefetch)
+		defer pf.Stop()
+		source = pf
+	}
+	syms := newSymbolizer(source, mods)
 	syms.image, syms.memory = opt.ImageSymbols, p.memory
 	if len(p.UnloadedModules) > 0 {
 		// Breakpad keeps unloaded modules in a range map of their own,

@@ -1,7 +1,7 @@
 // Command crashdiff walks crash dumps and groups them by crash signature,
 // and keeps golden records of the walks for regression tests:
 //
-//	crashdiff [--golden DIR [--update]] [-s SYMBOL_PATH]... [--symbols-url URL]... [--json] [-j N] [-q] DUMP|DIR...
+//	crashdiff [--golden DIR [--update]] [-s SYMBOL_PATH]... [--symbols-url URL]... [--prefetch N] [--json] [-j N] [-q] DUMP|DIR...
 //
 // Each DIR is searched recursively for *.dmp files. The dumps are walked in
 // parallel (-j N at once, by default as many as the machine has CPUs) with
@@ -23,7 +23,8 @@
 // could not run (bad arguments, no dumps, unreadable golden files). Symbols may also come from servers (docs/symbols.md):
 // --symbols-url URL (a Breakpad-layout HTTP store; repeatable), -s
 // arguments in _NT_SYMBOL_PATH syntax (srv*CACHE*URL), $_NT_SYMBOL_PATH and
-// $DEBUGINFOD_URLS, kept in --symbols-cache DIR; a server that is down
+// $DEBUGINFOD_URLS, kept in --symbols-cache DIR, each dump's modules loaded
+// --prefetch N at once ahead of its walk (default 8); a server that is down
 // leaves its modules without symbols. Progress goes to stderr: a bar on a
 // terminal, a line per tenth of the dumps otherwise; -q turns it off.
 package main
@@ -33,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gobreakpad/gobreakpad/internal/cmdline"
+	"github.com/gobreakpad/gobreakpad/internal/symsrc"
 	"io"
 	"os"
 	"runtime"
@@ -107,6 +109,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringSliceFlag{Name: "s", Usage: "a Breakpad symbol directory (`SYMBOL_PATH`; repeatable)"},
 			&cli.StringSliceFlag{Name: "symbols-url", Usage: "a Breakpad-layout symbol server `URL` (repeatable)"},
 			&cli.StringFlag{Name: "symbols-cache", Usage: "keep downloaded symbols in `DIR` (default: the user cache directory's gobreakpad)"},
+			&cli.IntFlag{Name: "prefetch", Value: symsrc.DefaultPrefetch, Usage: "with a symbol server, load `N` modules' symbols of a dump at once ahead of its walk (0: each when the walk reaches it)"},
 			&cli.StringFlag{Name: "signature-lists", Usage: "add the signature lists of `DIR` to the defaults"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&cli.IntFlag{Name: "j", Value: runtime.GOMAXPROCS(0), Usage: "walk up to `N` dumps at once"},
@@ -119,6 +122,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 				symbolPaths:    cmd.StringSlice("s"),
 				symbolURLs:     cmd.StringSlice("symbols-url"),
 				symbolCache:    cmd.String("symbols-cache"),
+				prefetch:       int(cmd.Int("prefetch")),
 				signatureLists: cmd.String("signature-lists"),
 				json:           cmd.Bool("json"),
 				workers:        cmd.Int("j"),

@@ -255,8 +255,10 @@ func TestExitStatus(t *testing.T) {
 	}{
 		{args("--golden", gdir, "--update"), 0, "crashdiff: walked 1/1 dumps"},
 		{args("--golden", gdir), 0, ""},
-		// The same symbols from a Breakpad-layout HTTP store: unchanged.
+		// The same symbols from a Breakpad-layout HTTP store, prefetched
+		// (the default) or not: unchanged.
 		{[]string{"--golden", gdir, "--symbols-url", srv.URL, "--symbols-cache", t.TempDir(), "-q", dumps[0]}, 0, ""},
+		{[]string{"--golden", gdir, "--symbols-url", srv.URL, "--symbols-cache", t.TempDir(), "--prefetch", "0", "-q", dumps[0]}, 0, ""},
 		{args("--golden", filepath.Join(gdir, "none")), 2, "not found"},
 		{[]string{"--golden", gdir, t.TempDir()}, 2, "no .dmp file"},
 		{args("--golden", gdir, "--no-such-flag"), 2, ""},

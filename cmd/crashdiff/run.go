@@ -28,6 +28,7 @@ type config struct {
 	symbolPaths    []string
 	symbolURLs     []string
 	symbolCache    string
+	prefetch       int
 	signatureLists string
 	json           bool
 	workers        int
@@ -101,7 +102,9 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg config) error {
 	}
 
 	var syms symbols.Source
-	scfg := symsrc.Config{Paths: cfg.symbolPaths, URLs: cfg.symbolURLs, CacheDir: cfg.symbolCache, Progress: stderr}
+	var prefetch int
+	scfg := symsrc.Config{Paths: cfg.symbolPaths, URLs: cfg.symbolURLs, CacheDir: cfg.symbolCache, Progress: stderr,
+		Prefetch: cfg.prefetch}
 	scfg.FromEnv()
 	if len(scfg.Paths)+len(scfg.URLs)+len(scfg.DebuginfodURLs) > 0 || scfg.NTSymbolPath != "" {
 		src, err := symsrc.Open(scfg)
@@ -109,9 +112,9 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg config) error {
 			return couldNotRun("%v", err)
 		}
 		defer src.Close()
-		syms = src
+		syms, prefetch = src, src.Prefetch()
 	}
-	results := walkAll(ctx, dumps, syms, gen, max(cfg.workers, 1), newProgress(stderr, len(dumps), cfg.quiet))
+	results := walkAll(ctx, dumps, syms, prefetch, gen, max(cfg.workers, 1), newProgress(stderr, len(dumps), cfg.quiet))
 	if err := ctx.Err(); err != nil {
 		return couldNotRun("%v", err)
 	}
@@ -203,8 +206,9 @@ func findDumps(args []string) ([]dumpFile, []string, error) {
 }
 
 // walkAll walks the dumps, workers at a time, each dump's threads one after
-// the other (the parallelism is across dumps).
-func walkAll(ctx context.Context, dumps []dumpFile, syms symbols.Source, gen *signature.Generator, workers int, prog *progress) []*result {
+// the other (the parallelism is across dumps; with prefetch, each walk loads
+// that many modules' symbols at once ahead of its frames).
+func walkAll(ctx context.Context, dumps []dumpFile, syms symbols.Source, prefetch int, gen *signature.Generator, workers int, prog *progress) []*result {
 	results := make([]*result, len(dumps))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -213,7 +217,7 @@ func walkAll(ctx context.Context, dumps []dumpFile, syms symbols.Source, gen *si
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = &result{key: dumps[i].key, path: dumps[i].path, status: statusWalked, rec: walkOne(dumps[i], syms, gen)}
+				results[i] = &result{key: dumps[i].key, path: dumps[i].path, status: statusWalked, rec: walkOne(dumps[i], syms, prefetch, gen)}
 				prog.done()
 			}
 		}()
@@ -238,7 +242,7 @@ func walkAll(ctx context.Context, dumps []dumpFile, syms symbols.Source, gen *si
 
 // walkOne walks one dump into its record; a dump that cannot be read or
 // walked gives a record with Error set.
-func walkOne(d dumpFile, syms symbols.Source, gen *signature.Generator) *golden.Record {
+func walkOne(d dumpFile, syms symbols.Source, prefetch int, gen *signature.Generator) *golden.Record {
 	// Errors name the dump by its key, so that they do not depend on how
 	// the dump was reached.
 	failed := func(err error) *golden.Record {
@@ -249,7 +253,7 @@ func walkOne(d dumpFile, syms symbols.Source, gen *signature.Generator) *golden.
 		return failed(err)
 	}
 	defer f.Close()
-	st, err := stackwalk.Process(f, stackwalk.Options{Symbols: syms, Workers: 1})
+	st, err := stackwalk.Process(f, stackwalk.Options{Symbols: syms, Workers: 1, Prefetch: prefetch})
 	if err != nil {
 		return failed(err)
 	}

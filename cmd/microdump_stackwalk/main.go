@@ -15,7 +15,8 @@
 // directories); --symbols-url URL adds a Breakpad-layout store;
 // $_NT_SYMBOL_PATH and $DEBUGINFOD_URLS are honoured. Downloads are kept in
 // --symbols-cache DIR; --symbols-timeout and --symbols-walk-timeout bound the
-// requests; a server that is down leaves its modules without symbols. -v
+// requests; --prefetch N loads N modules' symbols at once ahead of the walk
+// (default 8; 0: off); a server that is down leaves its modules without symbols. -v
 // says on stderr where each module's symbols came from, or why none.
 //
 // It walks arm, arm64, x86, mips and mips64 microdumps as Breakpad's
@@ -90,6 +91,7 @@ func run(stdout, stderr io.Writer, path string, cfg symsrc.Config, verbose, mach
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	var syms symbols.Source
+	var prefetch int
 	if !cfg.None() {
 		src, err := symsrc.Open(cfg)
 		if err != nil {
@@ -103,8 +105,9 @@ func run(stdout, stderr io.Writer, path string, cfg symsrc.Config, verbose, mach
 			defer src.Summary(stderr, "microdump_stackwalk")
 		}
 		syms = src
+		prefetch = src.Prefetch()
 	}
-	p.Walk(stackwalk.Options{Symbols: syms})
+	p.Walk(stackwalk.Options{Symbols: syms, Prefetch: prefetch})
 	if machine {
 		return stackwalk.PrintMachineReadable(stdout, p)
 	}

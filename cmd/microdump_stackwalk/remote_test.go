@@ -15,8 +15,9 @@ import (
 // TestSymbolsURL walks the corpus microdumps through a Breakpad-layout HTTP
 // store on a loopback port (Go's file server over the corpus's
 // symbols/microdump): --symbols-url, a URL symbol path, srv*CACHE*URL and
-// $_NT_SYMBOL_PATH give the local walk's output; a second walk over the warm
-// cache sends no request.
+// $_NT_SYMBOL_PATH give the local walk's output, with the modules' symbols
+// prefetched (the default) or not; a second walk over the warm cache sends
+// no request.
 func TestSymbolsURL(t *testing.T) {
 	dir := filepath.Join(corpus.Dir(t), "breakpad/processor")
 	syms := filepath.Join(dir, "symbols/microdump")
@@ -45,6 +46,7 @@ func TestSymbolsURL(t *testing.T) {
 				{"URL path", nil, []string{"--symbols-cache", cacheDir, srv.URL + "/"}},
 				{"srv*", nil, []string{"srv*" + t.TempDir() + "*" + srv.URL}},
 				{"_NT_SYMBOL_PATH", []string{"_NT_SYMBOL_PATH=cache*" + t.TempDir() + ";srv*" + srv.URL}, nil},
+				{"--prefetch 0", nil, []string{"--prefetch", "0", "--symbols-url", srv.URL, "--symbols-cache", t.TempDir()}},
 			} {
 				args := append(append(m[:len(m):len(m)], dump), w.args...)
 				before := n.Load()

@@ -23,7 +23,9 @@
 // Breakpad-layout store (repeatable); $_NT_SYMBOL_PATH and $DEBUGINFOD_URLS
 // are honoured. Downloads are kept in --symbols-cache DIR (default: the
 // user cache directory's gobreakpad); --symbols-timeout and
-// --symbols-walk-timeout bound the requests; a server that is down leaves
+// --symbols-walk-timeout bound the requests; with a server, --prefetch N
+// (default 8; 0: off) loads N modules' symbols at once ahead of the walk
+// instead of each when the walk reaches it; a server that is down leaves
 // its modules without symbols. -v says on stderr where each module's
 // symbols came from, or why none.
 //
@@ -201,6 +203,7 @@ func run(stdout, stderr io.Writer, dumpPath string, o options) error {
 		}
 		syms = src
 		opt.Symbols = syms
+		opt.Prefetch = src.Prefetch()
 		opt.ImageSymbols = elfimage.Load // the vDSO our captures save whole
 	}
 	p, err := stackwalk.Process(f, opt)

@@ -24,11 +24,15 @@ func TestCommandConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !verbose || !slices.Equal(got.Paths, []string{"dir1", "dir2"}) || !slices.Equal(got.URLs, []string{"http://a", "http://b"}) ||
-		got.CacheDir != "/c" || got.RequestTimeout != 30*time.Second || got.WalkTimeout != time.Minute || got.None() {
+		got.CacheDir != "/c" || got.RequestTimeout != 30*time.Second || got.WalkTimeout != time.Minute || got.None() ||
+		got.Prefetch != DefaultPrefetch {
 		t.Errorf("config %+v, verbose %v", got, verbose)
 	}
-	if err := cmd.Run(context.Background(), []string{"walk"}); err != nil {
+	if err := cmd.Run(context.Background(), []string{"walk", "--prefetch", "0"}); err != nil {
 		t.Fatal(err)
+	}
+	if got.Prefetch != 0 {
+		t.Errorf("--prefetch 0: Prefetch %d", got.Prefetch)
 	}
 	if !got.None() {
 		t.Errorf("no paths, flags or environment: config %+v names a source", got)

@@ -46,6 +46,12 @@ type Config struct {
 	MissTTL time.Duration
 	// Progress receives lines about slow downloads.
 	Progress io.Writer
+	// Prefetch is how many modules' symbols a walk loads at once ahead of
+	// its frames when a source fetches from a server (--prefetch,
+	// [Sources.Prefetch]); each client then allows Prefetch downloads at
+	// once beyond remote.DefaultParallel, so that the walk's own requests
+	// never wait behind the prefetch's. 0: none.
+	Prefetch int
 }
 
 // FromEnv fills the fields that come from the environment.
@@ -57,10 +63,11 @@ func (c *Config) FromEnv() {
 // Sources is the chain of sources of a command line. Its Load records, per
 // module, where symbols came from or why not.
 type Sources struct {
-	chain   symbols.Chain
-	closers []io.Closer
-	trace   trace
-	clients map[string]*remote.Client
+	chain    symbols.Chain
+	prefetch int
+	closers  []io.Closer
+	trace    trace
+	clients  map[string]*remote.Client
 	// Dirs are the local directories searched (for warnings about
 	// missing ones).
 	Dirs []string
@@ -106,6 +113,17 @@ func (s *Sources) File(m symbols.Module) (string, error) {
 
 // Remote reports whether any source fetches from a server.
 func (s *Sources) Remote() bool { return len(s.clients) > 0 }
+
+// Prefetch is the stackwalk.Options.Prefetch of a walk over s:
+// Config.Prefetch when a source fetches from a server, else 0. Local stores
+// answer in the time of a file open; prefetching would only add the
+// reading of the files of the modules the walk never reaches.
+func (s *Sources) Prefetch() int {
+	if !s.Remote() {
+		return 0
+	}
+	return s.prefetch
+}
 
 // Requests returns how many HTTP requests the sources sent.
 func (s *Sources) Requests() int64 {
@@ -159,7 +177,7 @@ func isURL(s string) bool {
 // Microsoft symbol servers (srv* elements, the arguments' then
 // $_NT_SYMBOL_PATH's), then debuginfod servers.
 func Open(cfg Config) (*Sources, error) {
-	s := &Sources{clients: map[string]*remote.Client{}}
+	s := &Sources{clients: map[string]*remote.Client{}, prefetch: max(cfg.Prefetch, 0)}
 	var dirs, bpURLs []string
 	type srv struct{ cache, url string }
 	var srvs []srv
@@ -245,6 +263,9 @@ func Open(cfg Config) (*Sources, error) {
 		}
 		c := &remote.Client{Cache: &cache.Cache{Dir: dir, MissTTL: cfg.MissTTL}, RequestTimeout: cfg.RequestTimeout,
 			Deadline: deadline, Progress: cfg.Progress, UserAgent: "gobreakpad"}
+		if s.prefetch > 0 {
+			c.Parallel = remote.DefaultParallel + s.prefetch
+		}
 		s.clients[dir] = c
 		return c, nil
 	}

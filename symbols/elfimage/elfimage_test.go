@@ -7,6 +7,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/elfimage"
+	"github.com/gobreakpad/gobreakpad/symbols/symtest"
 )
 
 // TestVDSO reads the i386 vDSO that core2md saved whole in
@@ -62,4 +63,50 @@ func TestVDSO(t *testing.T) {
 		return
 	}
 	t.Fatal("no vDSO module in the dump")
+}
+
+// imageSource reads a module's symbols from its image, as the walker does
+// with Options.ImageSymbols.
+type imageSource map[string][]byte
+
+func (s imageSource) Load(m symbols.Module) (*symbols.Symbols, error) {
+	return elfimage.Load(s[m.CodeFile], m)
+}
+
+// TestConcurrent reads the vDSO's symbols from several goroutines at once
+// (run with -race; the walker reads images from the walks of several
+// threads): the same answers.
+func TestConcurrent(t *testing.T) {
+	f, err := minidump.Open("../../testdata/signal/x86-native-abort/crash.dmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	mods, err := f.ModuleList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := f.Memory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := imageSource{}
+	var sms []symbols.Module
+	for _, m := range mods {
+		if strings.Contains(m.Name, "linux-gate") {
+			image, err := mem.ReadMemory(m.BaseOfImage, int(m.SizeOfImage))
+			if err != nil {
+				t.Fatal(err)
+			}
+			src[m.Name] = image
+			sms = append(sms, symbols.Module{CodeFile: m.Name, DebugID: m.DebugIdentifier()})
+		}
+	}
+	if len(sms) == 0 {
+		t.Fatal("no vDSO in the dump")
+	}
+	first := symtest.Concurrent(t, src, sms, []uint64{0x400, 0x410, 0x420})
+	if first[0].Empty() {
+		t.Error("no symbols")
+	}
 }

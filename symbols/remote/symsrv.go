@@ -48,8 +48,17 @@ func (s *SymSrv) Load(m symbols.Module) (*symbols.Symbols, error) {
 	if s.Convert == nil {
 		return nil, fmt.Errorf("%w: %s: no converter to use its files", symbols.ErrNotFound, s.URL)
 	}
+	// The PDB and the PE are asked for at once: with a missing PDB, each
+	// is a chain of requests (the file, its CAB form, file.ptr).
+	var pe string
+	var errX error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pe, errX = s.FetchPE(m)
+	}()
 	pdb, errP := s.FetchPDB(m)
-	pe, errX := s.FetchPE(m)
+	<-done
 	if errP != nil && errX != nil {
 		return nil, fmt.Errorf("%w; %v", errP, errX)
 	}

@@ -1,0 +1,4 @@
+package symbols
+
+// Cancel is the first half of Stop: no more loads start.
+func (p *Prefetch) Cancel() { p.stop.Store(true) }
