@@ -1,9 +1,11 @@
 package symsrc
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -74,7 +76,13 @@ func (s *traced) Load(m symbols.Module) (*symbols.Symbols, error) {
 func (t *trace) write(w io.Writer, prog string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, m := range t.order {
+	// By name: loads finish in any order when prefetched or walked by
+	// several threads, and the summary should read the same every run.
+	order := slices.Clone(t.order)
+	slices.SortStableFunc(order, func(a, b symbols.Module) int {
+		return cmp.Or(cmp.Compare(a.DebugFile, b.DebugFile), cmp.Compare(a.DebugID, b.DebugID))
+	})
+	for _, m := range order {
 		r := t.recs[m]
 		name := fmt.Sprintf("%s %s", m.DebugFile, m.DebugID)
 		if len(r.from) > 0 {
