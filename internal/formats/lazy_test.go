@@ -1,0 +1,69 @@
+package formats
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/internal/corpus"
+)
+
+// TestLazyModelWritesTheSame: every format taking ReadLazy's models writes,
+// from the lazy model of each corpus .sym (hostile ones included), the same
+// bytes as from Read's model.
+func TestLazyModelWritesTheSame(t *testing.T) {
+	from, err := ByName("breakpad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var to []*Format
+	for _, f := range All() {
+		if f.NoStack {
+			to = append(to, f)
+		}
+	}
+	if len(to) == 0 {
+		t.Fatal("no format takes lazy models")
+	}
+	root := corpus.Dir(t)
+	n := 0
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".sym") {
+			return err
+		}
+		st, err := os.Stat(p)
+		if err != nil || (st.Size() > 8<<20 && testing.Short()) {
+			return nil // the big file in -short
+		}
+		if head, err := os.ReadFile(p); err == nil && len(head) < 512 && bytes.HasPrefix(head, []byte("../")) {
+			return nil // a stand-in for a symbolic link
+		}
+		model, err1 := from.Read(p, nil)
+		lazy, c, err2 := from.ReadLazy(p, nil)
+		if (err1 == nil) != (err2 == nil) {
+			t.Errorf("%s: Read: %v, ReadLazy: %v", p, err1, err2)
+			return nil
+		}
+		if err1 != nil {
+			return nil
+		}
+		defer c.Close()
+		n++
+		for _, f := range to {
+			var want, got bytes.Buffer
+			errW := f.Write(&want, model)
+			errG := f.Write(&got, lazy)
+			if (errW == nil) != (errG == nil) || !bytes.Equal(want.Bytes(), got.Bytes()) {
+				t.Errorf("%s as %s: lazy model writes %d bytes (%v), Read's %d (%v)", p, f.Name, got.Len(), errG, want.Len(), errW)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d files, %d formats", n, len(to))
+}
