@@ -1,6 +1,7 @@
 package symcache
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -35,14 +36,32 @@ type Builder struct {
 	funcList  []Function
 	calls     map[SourceLocation]uint32
 	callList  []SourceLocation
-	ranges    map[uint32]SourceLocation
 	fileIndex map[string]uint32
+	// ranges are the mappings of range starts in the order made: the
+	// first one not NoSourceLocation at a start wins, else the start is
+	// an end sentinel (what a map updated as Add and AddSymbol say would
+	// hold). An end is kept in pending until the next mapping: when that
+	// starts there, the sentinel would lose anyway and is not stored.
+	ranges     []rangeMap
+	pending    uint32
+	hasPending bool
+	// ranges[:sorted] are sorted by start; tail holds the starts mapped
+	// (not to NoSourceLocation) in ranges[sorted:].
+	sorted   int
+	tail     map[uint32]bool
+	resolved bool // ranges sorted by start, one per start
 	// Dropped counts ranges not added because they lie above 4 GiB.
 	Dropped int
 }
 
+// rangeMap maps a range start to a source location.
+type rangeMap struct {
+	start uint32
+	loc   SourceLocation
+}
+
 func (b *Builder) init() {
-	if b.ranges != nil {
+	if b.strings != nil {
 		return
 	}
 	if b.Version == 0 {
@@ -50,7 +69,81 @@ func (b *Builder) init() {
 	}
 	b.strings = NewStringTable(b.Version)
 	b.files, b.funcs, b.calls = map[File]uint32{}, map[Function]uint32{}, map[SourceLocation]uint32{}
-	b.ranges, b.fileIndex = map[uint32]SourceLocation{}, map[string]uint32{}
+	b.fileIndex = map[string]uint32{}
+}
+
+// mapStart records a mapping of start to loc (NoSourceLocation: an end
+// sentinel, kept pending).
+func (b *Builder) mapStart(start uint32, loc SourceLocation) {
+	if b.hasPending && !(b.pending == start && loc != NoSourceLocation) {
+		b.add(rangeMap{b.pending, NoSourceLocation})
+	}
+	b.hasPending = false
+	if loc == NoSourceLocation {
+		b.pending, b.hasPending = start, true
+		return
+	}
+	b.add(rangeMap{start, loc})
+}
+
+func (b *Builder) add(m rangeMap) {
+	n := len(b.ranges)
+	if n > 0 && b.ranges[n-1].start >= m.start {
+		b.resolved = false
+	}
+	if b.sorted == n && (n == 0 || b.ranges[n-1].start <= m.start) {
+		b.sorted++
+	} else if m.loc != NoSourceLocation {
+		if b.tail == nil {
+			b.tail = map[uint32]bool{}
+		}
+		b.tail[m.start] = true
+	}
+	b.ranges = append(b.ranges, m)
+}
+
+// mapped reports whether start is mapped to a source location (not an end
+// sentinel).
+func (b *Builder) mapped(start uint32) bool {
+	if b.tail[start] {
+		return true
+	}
+	s := b.ranges[:b.sorted]
+	i, _ := slices.BinarySearchFunc(s, start, func(m rangeMap, a uint32) int { return cmp.Compare(m.start, a) })
+	for ; i < len(s) && s[i].start == start; i++ {
+		if s[i].loc != NoSourceLocation {
+			return true
+		}
+	}
+	return false
+}
+
+// resolve sorts the mappings by start and keeps the one that holds per
+// start.
+func (b *Builder) resolve() {
+	if b.hasPending {
+		b.add(rangeMap{b.pending, NoSourceLocation})
+		b.hasPending = false
+	}
+	if b.resolved {
+		return
+	}
+	byStart := func(a, b rangeMap) int { return cmp.Compare(a.start, b.start) }
+	if !slices.IsSortedFunc(b.ranges, byStart) {
+		slices.SortStableFunc(b.ranges, byStart)
+	}
+	out := b.ranges[:0]
+	for i := 0; i < len(b.ranges); {
+		m := b.ranges[i]
+		for i++; i < len(b.ranges) && b.ranges[i].start == m.start; i++ {
+			if m.loc == NoSourceLocation {
+				m.loc = b.ranges[i].loc
+			}
+		}
+		out = append(out, m)
+	}
+	b.ranges, b.resolved = out, true
+	b.sorted, b.tail = len(out), nil
 }
 
 func (b *Builder) file(path string) uint32 {
@@ -110,13 +203,8 @@ func (b *Builder) Add(start, end uint64, chain []Loc) {
 		}
 		into = i
 	}
-	leaf := b.location(chain[len(chain)-1], into)
-	if old, ok := b.ranges[uint32(start)]; !ok || old == NoSourceLocation {
-		b.ranges[uint32(start)] = leaf
-	}
-	if _, ok := b.ranges[uint32(end)]; !ok {
-		b.ranges[uint32(end)] = NoSourceLocation
-	}
+	b.mapStart(uint32(start), b.location(chain[len(chain)-1], into))
+	b.mapStart(uint32(end), NoSourceLocation)
 }
 
 // AddSymbol maps a symbol without debug information (a PUBLIC record) from
@@ -127,37 +215,45 @@ func (b *Builder) AddSymbol(name string, addr uint64) {
 		b.Dropped++
 		return
 	}
-	if old, ok := b.ranges[uint32(addr)]; ok && old != NoSourceLocation {
+	if b.mapped(uint32(addr)) {
 		return
 	}
-	b.ranges[uint32(addr)] = SourceLocation{File: None, Line: 0, Function: b.function(name, uint32(addr), 0), InlinedInto: None}
+	b.mapStart(uint32(addr), SourceLocation{File: None, Line: 0, Function: b.function(name, uint32(addr), 0), InlinedInto: None})
 }
 
 // Raw returns the SymCache built so far.
 func (b *Builder) Raw() *Raw {
 	b.init()
-	starts := make([]uint32, 0, len(b.ranges))
-	for a := range b.ranges {
-		starts = append(starts, a)
-	}
-	slices.Sort(starts)
+	b.resolve()
 	r := &Raw{
 		Header:    Header{Version: b.Version, DebugID: b.DebugID, Arch: b.Arch},
 		Files:     b.fileList,
 		Functions: b.funcList,
-		Ranges:    starts,
+		Ranges:    make([]uint32, 0, len(b.ranges)),
 		Strings:   b.strings.Bytes(),
 	}
-	r.SourceLocations = append(make([]SourceLocation, 0, len(b.callList)+len(starts)), b.callList...)
-	for _, a := range starts {
-		r.SourceLocations = append(r.SourceLocations, b.ranges[a])
+	r.SourceLocations = append(make([]SourceLocation, 0, len(b.callList)+len(b.ranges)), b.callList...)
+	for _, m := range b.ranges {
+		r.Ranges = append(r.Ranges, m.start)
+		r.SourceLocations = append(r.SourceLocations, m.loc)
 	}
 	return r
 }
 
-// WriteTo writes the SymCache built so far.
+// WriteTo writes the SymCache built so far, encoding it as it goes (the
+// file is not held in memory).
 func (b *Builder) WriteTo(w io.Writer) (int64, error) {
-	n, err := b.Raw().WriteTo(w)
+	b.init()
+	b.resolve()
+	h := Header{Version: b.Version, DebugID: b.DebugID, Arch: b.Arch}
+	nc := len(b.callList)
+	loc := func(i int) SourceLocation {
+		if i < nc {
+			return b.callList[i]
+		}
+		return b.ranges[i-nc].loc
+	}
+	n, err := writeSections(w, &h, b.fileList, b.funcList, nc+len(b.ranges), loc, len(b.ranges), func(i int) uint32 { return b.ranges[i].start }, b.strings.Bytes())
 	if err != nil {
 		return n, fmt.Errorf("symcache: %w", err)
 	}

@@ -1,7 +1,7 @@
 package symcache
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -46,42 +46,62 @@ func (c *Cache) Raw() *Raw {
 // with zeros to an 8-byte boundary. Files are written in the record size of
 // r.Header.Version (the source-server fields only in version 9).
 func (r *Raw) WriteTo(w io.Writer) (int64, error) {
-	h := r.Header
+	if len(r.Ranges) > len(r.SourceLocations) {
+		return 0, fmt.Errorf("symcache: %d ranges but %d source locations", len(r.Ranges), len(r.SourceLocations))
+	}
+	return writeSections(w, &r.Header, r.Files, r.Functions, len(r.SourceLocations), func(i int) SourceLocation { return r.SourceLocations[i] },
+		len(r.Ranges), func(i int) uint32 { return r.Ranges[i] }, r.Strings)
+}
+
+// writeSections encodes a SymCache as Raw.WriteTo does, taking the source
+// locations and range starts one at a time (loc(i), i < nLocs; start(i),
+// i < nRanges) and writing through a buffer of its own, so that a writer
+// need not hold the file's encoding.
+func writeSections(w io.Writer, h *Header, files []File, funcs []Function, nLocs int, loc func(int) SourceLocation, nRanges int, start func(int) uint32, strs []byte) (int64, error) {
 	switch h.Version {
 	case Version7, Version8, Version9:
 	default:
 		return 0, fmt.Errorf("symcache: cannot write version %d", h.Version)
 	}
-	if len(r.Ranges) > len(r.SourceLocations) {
-		return 0, fmt.Errorf("symcache: %d ranges but %d source locations", len(r.Ranges), len(r.SourceLocations))
-	}
-	for _, n := range []int{len(r.Files), len(r.Functions), len(r.SourceLocations), len(r.Strings)} {
+	for _, n := range []int{len(files), len(funcs), nLocs, len(strs)} {
 		if uint64(n) >= uint64(None) {
 			return 0, fmt.Errorf("symcache: a section of %d entries does not fit 32-bit counts", n)
 		}
 	}
-	var b bytes.Buffer
-	u32 := func(v uint32) { b.Write(binary.LittleEndian.AppendUint32(nil, v)) }
+	cw := &countWriter{w: w}
+	b := bufio.NewWriterSize(cw, 1<<16)
+	n := 0 // bytes written, for padding
+	var tmp [4]byte
+	u32 := func(v uint32) {
+		binary.LittleEndian.PutUint32(tmp[:], v)
+		b.Write(tmp[:])
+		n += 4
+	}
+	write := func(p []byte) {
+		b.Write(p)
+		n += len(p)
+	}
 	pad := func() {
-		for b.Len()%8 != 0 {
+		for n%8 != 0 {
 			b.WriteByte(0)
+			n++
 		}
 	}
-	b.WriteString(Magic)
+	write([]byte(Magic))
 	u32(h.Version)
-	b.Write(h.DebugID.UUID[:])
+	write(h.DebugID.UUID[:])
 	u32(h.DebugID.Appendix)
-	b.Write(h.DebugID.Padding[:])
-	b.WriteByte(h.DebugID.Type)
+	write(h.DebugID.Padding[:])
+	write([]byte{h.DebugID.Type})
 	u32(uint32(h.Arch))
-	u32(uint32(len(r.Files)))
-	u32(uint32(len(r.Functions)))
-	u32(uint32(len(r.SourceLocations)))
-	u32(uint32(len(r.Ranges)))
-	u32(uint32(len(r.Strings)))
-	b.Write(h.Reserved[:])
+	u32(uint32(len(files)))
+	u32(uint32(len(funcs)))
+	u32(uint32(nLocs))
+	u32(uint32(nRanges))
+	u32(uint32(len(strs)))
+	write(h.Reserved[:])
 	pad()
-	for _, f := range r.Files {
+	for _, f := range files {
 		u32(f.CompDir)
 		u32(f.Directory)
 		u32(f.Name)
@@ -92,26 +112,40 @@ func (r *Raw) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	pad()
-	for _, f := range r.Functions {
+	for _, f := range funcs {
 		u32(f.Name)
 		u32(f.CompDir)
 		u32(f.EntryPC)
 		u32(uint32(f.Lang))
 	}
 	pad()
-	for _, s := range r.SourceLocations {
+	for i := range nLocs {
+		s := loc(i)
 		u32(s.File)
 		u32(s.Line)
 		u32(s.Function)
 		u32(s.InlinedInto)
 	}
 	pad()
-	for _, a := range r.Ranges {
-		u32(a)
+	for i := range nRanges {
+		u32(start(i))
 	}
 	pad()
-	b.Write(r.Strings)
-	return b.WriteTo(w)
+	write(strs)
+	err := b.Flush()
+	return cw.n, err
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // StringTable builds string bytes, each distinct string stored once, with
