@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sort"
 )
 
 // Loc is one level of an inline chain given to [Builder.Add]: a function
@@ -42,14 +43,13 @@ type Builder struct {
 	// an end sentinel (what a map updated as Add and AddSymbol say would
 	// hold). An end is kept in pending until the next mapping: when that
 	// starts there, the sentinel would lose anyway and is not stored.
-	ranges     []rangeMap
+	ranges     rangeMaps
 	pending    uint32
 	hasPending bool
 	// ranges[:sorted] are sorted by start; tail holds the starts mapped
 	// (not to NoSourceLocation) in ranges[sorted:].
-	sorted   int
-	tail     map[uint32]bool
-	resolved bool // ranges sorted by start, one per start
+	sorted int
+	tail   map[uint32]bool
 	// Dropped counts ranges not added because they lie above 4 GiB.
 	Dropped int
 }
@@ -58,6 +58,26 @@ type Builder struct {
 type rangeMap struct {
 	start uint32
 	loc   SourceLocation
+}
+
+// rangeBlock is how many mappings a block of rangeMaps holds.
+const rangeBlock = 1 << 16
+
+// rangeMaps is a list of mappings in blocks: growing it never copies it
+// (a big module has millions).
+type rangeMaps struct {
+	bs [][]rangeMap
+	n  int
+}
+
+func (r *rangeMaps) at(i int) *rangeMap { return &r.bs[i/rangeBlock][i%rangeBlock] }
+
+func (r *rangeMaps) add(m rangeMap) {
+	if r.n == len(r.bs)*rangeBlock {
+		r.bs = append(r.bs, make([]rangeMap, rangeBlock))
+	}
+	*r.at(r.n) = m
+	r.n++
 }
 
 func (b *Builder) init() {
@@ -87,11 +107,8 @@ func (b *Builder) mapStart(start uint32, loc SourceLocation) {
 }
 
 func (b *Builder) add(m rangeMap) {
-	n := len(b.ranges)
-	if n > 0 && b.ranges[n-1].start >= m.start {
-		b.resolved = false
-	}
-	if b.sorted == n && (n == 0 || b.ranges[n-1].start <= m.start) {
+	n := b.ranges.n
+	if b.sorted == n && (n == 0 || b.ranges.at(n-1).start <= m.start) {
 		b.sorted++
 	} else if m.loc != NoSourceLocation {
 		if b.tail == nil {
@@ -99,7 +116,7 @@ func (b *Builder) add(m rangeMap) {
 		}
 		b.tail[m.start] = true
 	}
-	b.ranges = append(b.ranges, m)
+	b.ranges.add(m)
 }
 
 // mapped reports whether start is mapped to a source location (not an end
@@ -108,42 +125,67 @@ func (b *Builder) mapped(start uint32) bool {
 	if b.tail[start] {
 		return true
 	}
-	s := b.ranges[:b.sorted]
-	i, _ := slices.BinarySearchFunc(s, start, func(m rangeMap, a uint32) int { return cmp.Compare(m.start, a) })
-	for ; i < len(s) && s[i].start == start; i++ {
-		if s[i].loc != NoSourceLocation {
+	i := sort.Search(b.sorted, func(i int) bool { return b.ranges.at(i).start >= start })
+	for ; i < b.sorted && b.ranges.at(i).start == start; i++ {
+		if b.ranges.at(i).loc != NoSourceLocation {
 			return true
 		}
 	}
 	return false
 }
 
-// resolve sorts the mappings by start and keeps the one that holds per
-// start.
-func (b *Builder) resolve() {
+// finish stores the pending end sentinel and sorts the mappings after the
+// sorted ones (by start, stably).
+func (b *Builder) finish() {
 	if b.hasPending {
 		b.add(rangeMap{b.pending, NoSourceLocation})
 		b.hasPending = false
 	}
-	if b.resolved {
+	if b.sorted == b.ranges.n {
 		return
 	}
+	tail := make([]rangeMap, 0, b.ranges.n-b.sorted)
+	for i := b.sorted; i < b.ranges.n; i++ {
+		tail = append(tail, *b.ranges.at(i))
+	}
 	byStart := func(a, b rangeMap) int { return cmp.Compare(a.start, b.start) }
-	if !slices.IsSortedFunc(b.ranges, byStart) {
-		slices.SortStableFunc(b.ranges, byStart)
-	}
-	out := b.ranges[:0]
-	for i := 0; i < len(b.ranges); {
-		m := b.ranges[i]
-		for i++; i < len(b.ranges) && b.ranges[i].start == m.start; i++ {
-			if m.loc == NoSourceLocation {
-				m.loc = b.ranges[i].loc
-			}
+	if !slices.IsSortedFunc(tail, byStart) {
+		slices.SortStableFunc(tail, byStart)
+		for k, m := range tail {
+			*b.ranges.at(b.sorted + k) = m
 		}
-		out = append(out, m)
 	}
-	b.ranges, b.resolved = out, true
-	b.sorted, b.tail = len(out), nil
+}
+
+// eachRange calls f for every range start, in order, with the mapping that
+// holds there: the sorted mappings and the sorted rest merged (the sorted
+// ones were made first), the first not NoSourceLocation at a start winning.
+// finish must have been called.
+func (b *Builder) eachRange(f func(start uint32, loc SourceLocation)) {
+	i, j, n := 0, b.sorted, b.ranges.n
+	next := func() (rangeMap, bool) {
+		switch {
+		case i < b.sorted && (j == n || b.ranges.at(i).start <= b.ranges.at(j).start):
+			i++
+			return *b.ranges.at(i - 1), true
+		case j < n:
+			j++
+			return *b.ranges.at(j - 1), true
+		}
+		return rangeMap{}, false
+	}
+	cur, ok := next()
+	for ok {
+		m, more := next()
+		if more && m.start == cur.start {
+			if cur.loc == NoSourceLocation {
+				cur.loc = m.loc
+			}
+			continue
+		}
+		f(cur.start, cur.loc)
+		cur, ok = m, more
+	}
 }
 
 func (b *Builder) file(path string) uint32 {
@@ -222,21 +264,21 @@ func (b *Builder) AddSymbol(name string, addr uint64) {
 }
 
 // Raw returns the SymCache built so far.
+// Raw returns the SymCache built so far.
 func (b *Builder) Raw() *Raw {
 	b.init()
-	b.resolve()
+	b.finish()
 	r := &Raw{
 		Header:    Header{Version: b.Version, DebugID: b.DebugID, Arch: b.Arch},
 		Files:     b.fileList,
 		Functions: b.funcList,
-		Ranges:    make([]uint32, 0, len(b.ranges)),
 		Strings:   b.strings.Bytes(),
 	}
-	r.SourceLocations = append(make([]SourceLocation, 0, len(b.callList)+len(b.ranges)), b.callList...)
-	for _, m := range b.ranges {
-		r.Ranges = append(r.Ranges, m.start)
-		r.SourceLocations = append(r.SourceLocations, m.loc)
-	}
+	r.SourceLocations = append([]SourceLocation(nil), b.callList...)
+	b.eachRange(func(start uint32, loc SourceLocation) {
+		r.Ranges = append(r.Ranges, start)
+		r.SourceLocations = append(r.SourceLocations, loc)
+	})
 	return r
 }
 
@@ -244,16 +286,18 @@ func (b *Builder) Raw() *Raw {
 // file is not held in memory).
 func (b *Builder) WriteTo(w io.Writer) (int64, error) {
 	b.init()
-	b.resolve()
+	b.finish()
 	h := Header{Version: b.Version, DebugID: b.DebugID, Arch: b.Arch}
-	nc := len(b.callList)
-	loc := func(i int) SourceLocation {
-		if i < nc {
-			return b.callList[i]
+	nr := 0
+	b.eachRange(func(uint32, SourceLocation) { nr++ })
+	locs := func(f func(SourceLocation)) {
+		for _, l := range b.callList {
+			f(l)
 		}
-		return b.ranges[i-nc].loc
+		b.eachRange(func(_ uint32, l SourceLocation) { f(l) })
 	}
-	n, err := writeSections(w, &h, b.fileList, b.funcList, nc+len(b.ranges), loc, len(b.ranges), func(i int) uint32 { return b.ranges[i].start }, b.strings.Bytes())
+	starts := func(f func(uint32)) { b.eachRange(func(a uint32, _ SourceLocation) { f(a) }) }
+	n, err := writeSections(w, &h, b.fileList, b.funcList, len(b.callList)+nr, locs, nr, starts, b.strings.Bytes())
 	if err != nil {
 		return n, fmt.Errorf("symcache: %w", err)
 	}

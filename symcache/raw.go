@@ -49,15 +49,24 @@ func (r *Raw) WriteTo(w io.Writer) (int64, error) {
 	if len(r.Ranges) > len(r.SourceLocations) {
 		return 0, fmt.Errorf("symcache: %d ranges but %d source locations", len(r.Ranges), len(r.SourceLocations))
 	}
-	return writeSections(w, &r.Header, r.Files, r.Functions, len(r.SourceLocations), func(i int) SourceLocation { return r.SourceLocations[i] },
-		len(r.Ranges), func(i int) uint32 { return r.Ranges[i] }, r.Strings)
+	locs := func(f func(SourceLocation)) {
+		for _, l := range r.SourceLocations {
+			f(l)
+		}
+	}
+	starts := func(f func(uint32)) {
+		for _, a := range r.Ranges {
+			f(a)
+		}
+	}
+	return writeSections(w, &r.Header, r.Files, r.Functions, len(r.SourceLocations), locs, len(r.Ranges), starts, r.Strings)
 }
 
 // writeSections encodes a SymCache as Raw.WriteTo does, taking the source
-// locations and range starts one at a time (loc(i), i < nLocs; start(i),
-// i < nRanges) and writing through a buffer of its own, so that a writer
+// locations and range starts one at a time (locs and starts call f for
+// each, nLocs and nRanges of them) and writing through a buffer of its own, so that a writer
 // need not hold the file's encoding.
-func writeSections(w io.Writer, h *Header, files []File, funcs []Function, nLocs int, loc func(int) SourceLocation, nRanges int, start func(int) uint32, strs []byte) (int64, error) {
+func writeSections(w io.Writer, h *Header, files []File, funcs []Function, nLocs int, locs func(f func(SourceLocation)), nRanges int, starts func(f func(uint32)), strs []byte) (int64, error) {
 	switch h.Version {
 	case Version7, Version8, Version9:
 	default:
@@ -119,17 +128,14 @@ func writeSections(w io.Writer, h *Header, files []File, funcs []Function, nLocs
 		u32(uint32(f.Lang))
 	}
 	pad()
-	for i := range nLocs {
-		s := loc(i)
+	locs(func(s SourceLocation) {
 		u32(s.File)
 		u32(s.Line)
 		u32(s.Function)
 		u32(s.InlinedInto)
-	}
+	})
 	pad()
-	for i := range nRanges {
-		u32(start(i))
-	}
+	starts(u32)
 	pad()
 	write(strs)
 	err := b.Flush()
