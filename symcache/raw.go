@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+
+	"github.com/gobreakpad/gobreakpad/internal/strindex"
 )
 
 // Raw is a SymCache's sections as values: what [Cache.Raw] decodes and
@@ -159,17 +161,18 @@ func (c *countWriter) Write(p []byte) (int, error) {
 type StringTable struct {
 	version uint32
 	bytes   []byte
-	offsets map[string]uint32
+	offsets strindex.Index
 }
 
 // NewStringTable returns an empty table writing prefixes of version.
 func NewStringTable(version uint32) *StringTable {
-	return &StringTable{version: version, offsets: map[string]uint32{}}
+	return &StringTable{version: version}
 }
 
 // Insert returns the offset of s, adding it when new.
 func (t *StringTable) Insert(s string) uint32 {
-	if off, ok := t.offsets[s]; ok {
+	h := t.offsets.Hash(s)
+	if off, ok := t.offsets.Find(h, s, t.at); ok {
 		return off
 	}
 	off := uint32(len(t.bytes))
@@ -179,8 +182,27 @@ func (t *StringTable) Insert(s string) uint32 {
 		t.bytes = binary.AppendUvarint(t.bytes, uint64(len(s)))
 	}
 	t.bytes = append(t.bytes, s...)
-	t.offsets[s] = off
+	t.offsets.Add(h, s, off)
 	return off
+}
+
+// at reports whether the table holds s, length-prefixed, at off.
+func (t *StringTable) at(off uint32, s string) bool {
+	b := t.bytes[off:]
+	var n uint64
+	if t.version == Version7 {
+		if len(b) < 4 {
+			return false
+		}
+		n, b = uint64(binary.LittleEndian.Uint32(b)), b[4:]
+	} else {
+		var k int
+		if n, k = binary.Uvarint(b); k <= 0 {
+			return false
+		}
+		b = b[k:]
+	}
+	return n == uint64(len(s)) && uint64(len(b)) >= n && string(b[:n]) == s
 }
 
 // Bytes returns the string bytes.
