@@ -46,7 +46,8 @@ func init() {
 func WriteSymbfile(w io.Writer, s *dumpsyms.Symbols) error {
 	n := modelNames(s)
 	sw := symbfile.NewWriter(w)
-	var all []symbfile.Range        // every function's, for return pads
+	elf, isELF := elfPath(s)
+	var all []symbfile.Range        // every function's, for return pads (ELF only)
 	type key struct{ inl, rng int } // inl -1: the function's own range rng
 	var buf dumpsyms.Function
 	var fr []funcRanges // every function's ranges, for PUBLIC records
@@ -118,7 +119,9 @@ func WriteSymbfile(w io.Writer, s *dumpsyms.Symbols) error {
 		for _, r := range ranges {
 			sw.AddRange(r)
 		}
-		all = append(all, ranges...)
+		if isELF {
+			all = append(all, ranges...)
+		}
 	}
 	// PUBLIC records outside every FUNC: depth-0 ranges without lines up
 	// to the next FUNC or PUBLIC (the last one byte long).
@@ -146,8 +149,8 @@ func WriteSymbfile(w io.Writer, s *dumpsyms.Symbols) error {
 		sw.AddRange(symbfile.Range{Start: p.Address, Length: size, Func: p.Name})
 	}
 	// A model read from an ELF file: a return pad per call instruction.
-	if path, ok := elfPath(s); ok {
-		for _, p := range returnPads(s, path, symbfile.NewTable(all, nil)) {
+	if isELF {
+		for _, p := range returnPads(s, elf, symbfile.NewTable(all, nil)) {
 			sw.AddReturnPad(p)
 		}
 	}
