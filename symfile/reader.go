@@ -88,6 +88,34 @@ func ParseRecord(b []byte) (Record, error) {
 	return rec, nil
 }
 
+// CheckRecord reports what ParseRecord would of line b: nil when it is a
+// well-formed record, else the *SyntaxError (its Line 0). It copies nothing
+// out of b and, for line, INLINE and STACK records, allocates nothing
+// (beyond an INLINE record's fifth range): for passes over big files that
+// need only to know which lines are well formed.
+func CheckRecord(b []byte) error {
+	var msg string
+	switch {
+	case hasPrefix(b, "STACK CFI "):
+		_, _, msg = parseStackCFI(b, len("STACK CFI"))
+	case hasPrefix(b, "STACK WIN "):
+		_, _, msg = parseStackWin(b, len("STACK WIN"))
+	case hasPrefix(b, "INLINE "):
+		var rs [4]Range
+		in := Inline{Ranges: rs[:0]}
+		msg = parseInlineLine(b, &in)
+	case hasPrefix(b, "MODULE "), hasPrefix(b, "INFO "), hasPrefix(b, "FILE "), hasPrefix(b, "INLINE_ORIGIN "),
+		hasPrefix(b, "FUNC "), hasPrefix(b, "PUBLIC "):
+		_, msg = parseRecord(b)
+	default:
+		_, msg = parseLineRecord(b)
+	}
+	if msg != "" {
+		return &SyntaxError{Msg: msg}
+	}
+	return nil
+}
+
 // parseRecord parses one non-empty line, or says what is wrong with it.
 func parseRecord(b []byte) (Record, string) {
 	s := func(i int) string { return string(b[i:]) }

@@ -127,6 +127,32 @@ func (x *index) pass(warn func(format string, args ...any)) (*dumpsyms.Symbols, 
 		if len(b) == 0 {
 			continue
 		}
+		// Line, INLINE and STACK records (most of a file) are only
+		// checked here; the kind of a STACK CFI record matters only until
+		// the first INIT.
+		if k := cheapKind(b); k != kindOther && !(k == kindCFI && !hasInit) {
+			if err := symfile.CheckRecord(b); err != nil {
+				se := err.(*symfile.SyntaxError)
+				se.Line = lineNo
+				warn("%v", se)
+				continue
+			}
+			switch {
+			case k == kindStack || k == kindCFI:
+				inRun = false
+			case cur < 0:
+				kind := "a line record"
+				if k == kindInline {
+					kind = "an INLINE record"
+				}
+				warn("line %d: %s with no FUNC before it, ignored", lineNo, kind)
+			case inRun:
+				x.funcs[cur].end = uint32(next)
+			default:
+				x.extras = append(x.extras, extraRec{seq: uint32(cur), off: uint32(at)})
+			}
+			continue
+		}
 		rec, err := symfile.ParseRecord(b)
 		var se *symfile.SyntaxError
 		if errors.As(err, &se) {
@@ -190,6 +216,32 @@ func (x *index) pass(warn func(format string, args ...any)) (*dumpsyms.Symbols, 
 	}
 	x.funcs = slices.Clip(x.funcs)
 	return s, nil
+}
+
+// Kinds of lines the pass tells by their first bytes, as ParseRecord does.
+const (
+	kindOther  = iota // MODULE, INFO, FILE, INLINE_ORIGIN, FUNC, PUBLIC: parsed
+	kindLine          // a line record
+	kindInline        // INLINE
+	kindCFI           // STACK CFI (INIT or delta)
+	kindStack         // STACK WIN
+)
+
+func cheapKind(b []byte) int {
+	switch {
+	case bytes.HasPrefix(b, []byte("STACK CFI ")):
+		return kindCFI
+	case bytes.HasPrefix(b, []byte("STACK WIN ")):
+		return kindStack
+	case bytes.HasPrefix(b, []byte("INLINE ")):
+		return kindInline
+	}
+	for _, p := range []string{"MODULE ", "INFO ", "FILE ", "INLINE_ORIGIN ", "FUNC ", "PUBLIC "} {
+		if bytes.HasPrefix(b, []byte(p)) {
+			return kindOther
+		}
+	}
+	return kindLine
 }
 
 // NumFuncs implements dumpsyms.Source.
