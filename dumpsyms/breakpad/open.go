@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
@@ -25,8 +26,16 @@ import (
 // The model carries no STACK CFI or STACK WIN records (the lookup formats
 // hold none): write a .sym from Read's model. Problems are reported to warn
 // as Read reports them. Close the returned Closer when done with the model;
-// the model must not be used afterwards.
+// the model must not be used afterwards, nor by several goroutines at once.
+// A file of 4 GiB or more (past the index's offsets) is read by Read.
 func Open(path string, warn func(format string, args ...any)) (*dumpsyms.Symbols, io.Closer, error) {
+	if st, err := os.Stat(path); err == nil && st.Size() >= 1<<32-1 {
+		s, err := ReadFile(path, warn)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, io.NopCloser(nil), nil
+	}
 	data, unmap, err := mmap.Open(path, mmap.Sequential)
 	if err != nil {
 		return nil, nil, err
