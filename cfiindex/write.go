@@ -16,10 +16,10 @@ type Writer struct {
 	Source Source
 	Flags  uint32
 
-	inits                       []byte
-	deltas                      []byte
-	wins                        []byte
-	funcs                       []byte
+	inits                       chunks
+	deltas                      chunks
+	wins                        chunks
+	funcs                       chunks
 	nInit, nDelta, nWin, nFunc  uint32
 	lastInit, lastWin, lastFunc uint64
 	str                         []byte
@@ -87,17 +87,19 @@ func (w *Writer) AddInit(in Init) {
 		}
 		prev = d.Address
 		doff, dn := w.text(d.Rules)
-		w.deltas = binary.LittleEndian.AppendUint64(w.deltas, d.Address)
-		w.deltas = binary.LittleEndian.AppendUint32(w.deltas, doff)
-		w.deltas = binary.LittleEndian.AppendUint32(w.deltas, dn)
+		var rec [16]byte
+		b := binary.LittleEndian.AppendUint64(rec[:0], d.Address)
+		b = binary.LittleEndian.AppendUint32(b, doff)
+		w.deltas.write(binary.LittleEndian.AppendUint32(b, dn))
 		w.nDelta++
 	}
-	b := binary.LittleEndian.AppendUint64(w.inits, in.Address)
+	var rec [32]byte
+	b := binary.LittleEndian.AppendUint64(rec[:0], in.Address)
 	b = binary.LittleEndian.AppendUint64(b, w.lastInit)
 	b = binary.LittleEndian.AppendUint32(b, off)
 	b = binary.LittleEndian.AppendUint32(b, n)
 	b = binary.LittleEndian.AppendUint32(b, first)
-	w.inits = binary.LittleEndian.AppendUint32(b, uint32(len(in.Deltas)))
+	w.inits.write(binary.LittleEndian.AppendUint32(b, uint32(len(in.Deltas))))
 	w.nInit++
 }
 
@@ -110,7 +112,8 @@ func (w *Writer) AddWin(r Win) {
 	if r.HasProgram {
 		off, n = w.text(r.Program)
 	}
-	b := binary.LittleEndian.AppendUint64(w.wins, r.Address)
+	var rec [40]byte
+	b := binary.LittleEndian.AppendUint64(rec[:0], r.Address)
 	b = binary.LittleEndian.AppendUint64(b, w.lastWin)
 	for _, v := range []uint32{r.ParamSize, r.SavedRegisterSize, r.LocalSize, off, n} {
 		b = binary.LittleEndian.AppendUint32(b, v)
@@ -122,7 +125,7 @@ func (w *Writer) AddWin(r Win) {
 	if r.HasProgram {
 		fl |= 2
 	}
-	w.wins = append(b, r.Type, fl, 0, 0)
+	w.wins.write(append(b, r.Type, fl, 0, 0))
 	w.nWin++
 }
 
@@ -131,10 +134,11 @@ func (w *Writer) AddFunc(f Func) {
 	if !w.order("FUNC", w.nFunc, &w.lastFunc, f.Address, f.Size) {
 		return
 	}
-	b := binary.LittleEndian.AppendUint64(w.funcs, f.Address)
+	var rec [24]byte
+	b := binary.LittleEndian.AppendUint64(rec[:0], f.Address)
 	b = binary.LittleEndian.AppendUint64(b, w.lastFunc)
 	b = binary.LittleEndian.AppendUint32(b, f.ParamSize)
-	w.funcs = binary.LittleEndian.AppendUint32(b, 0)
+	w.funcs.write(binary.LittleEndian.AppendUint32(b, 0))
 	w.nFunc++
 }
 
@@ -156,7 +160,11 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 	h = binary.LittleEndian.AppendUint64(h, 0)
 	bw := bufio.NewWriter(out)
 	var n int64
-	for _, b := range [][]byte{h, w.inits, w.deltas, w.wins, w.funcs, w.str} {
+	parts := [][]byte{h}
+	for _, c := range []*chunks{&w.inits, &w.deltas, &w.wins, &w.funcs} {
+		parts = append(parts, c.bs...)
+	}
+	for _, b := range append(parts, w.str) {
 		k, err := bw.Write(b)
 		n += int64(k)
 		if err != nil {
@@ -164,4 +172,24 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 		}
 	}
 	return n, bw.Flush()
+}
+
+// chunks is a table being encoded, in blocks of chunkSize bytes: growing it
+// never copies it (a table of a big .sym's records is tens of megabytes).
+type chunks struct{ bs [][]byte }
+
+const chunkSize = 1 << 20
+
+func (c *chunks) write(p []byte) {
+	for len(p) > 0 {
+		n := len(c.bs)
+		if n == 0 || len(c.bs[n-1]) == cap(c.bs[n-1]) {
+			c.bs = append(c.bs, make([]byte, 0, chunkSize))
+			n++
+		}
+		last := c.bs[n-1]
+		k := min(len(p), cap(last)-len(last))
+		c.bs[n-1] = append(last, p[:k]...)
+		p = p[k:]
+	}
 }

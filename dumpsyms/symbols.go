@@ -91,6 +91,10 @@ type Symbols struct {
 	// HeaderOnly makes Write stop after the MODULE and INFO records
 	// (Options.HeaderOnly).
 	HeaderOnly bool
+
+	// Source, when set, gives the functions and PUBLIC records instead of
+	// Funcs and Publics (which are then empty): see [Source].
+	Source Source
 }
 
 // Write writes the records in Breakpad's order: MODULE, INFO, FILE,
@@ -114,7 +118,9 @@ func (s *Symbols) Write(w io.Writer) error {
 	for _, o := range s.Origins {
 		sw.WriteInlineOrigin(o)
 	}
-	for _, f := range s.Funcs {
+	var buf Function
+	for i := range s.NumFuncs() {
+		f := s.Func(i, &buf, true)
 		li := 0
 		for _, r := range f.Ranges {
 			sw.WriteFunc(symfile.Func{Multiple: f.Multiple, Address: r.Address, Size: r.Size, ParamSize: f.ParamSize, Name: f.Name})
@@ -136,8 +142,8 @@ func (s *Symbols) Write(w io.Writer) error {
 			}
 		}
 	}
-	for _, p := range s.Publics {
-		sw.WritePublic(p)
+	for i := range s.NumPublics() {
+		sw.WritePublic(s.Public(i))
 	}
 	for _, w := range s.Wins {
 		sw.WriteStackWin(w)
@@ -149,4 +155,58 @@ func (s *Symbols) Write(w io.Writer) error {
 		}
 	}
 	return sw.Flush()
+}
+
+// Source gives the functions and PUBLIC records of a model one at a time,
+// for models too large to hold decoded (dumpsyms/breakpad.Open: a mapped
+// .sym file indexed by offsets). Writers reach functions and PUBLIC records
+// through [Symbols.NumFuncs], [Symbols.Func], [Symbols.NumPublics] and
+// [Symbols.Public], which use the Source when the model has one.
+type Source interface {
+	// NumFuncs returns the number of functions.
+	NumFuncs() int
+	// Func decodes function i (in the order of Symbols.Funcs: by address)
+	// into f, reusing its slices; with body false only its name, flags,
+	// parameter size and ranges, without lines and inlines.
+	Func(i int, f *Function, body bool)
+	// NumPublics returns the number of PUBLIC records.
+	NumPublics() int
+	// Public returns PUBLIC record i (in the order of Symbols.Publics).
+	Public(i int) symfile.Public
+}
+
+// NumFuncs returns the number of functions: len(s.Funcs), or the Source's.
+func (s *Symbols) NumFuncs() int {
+	if s.Source != nil {
+		return s.Source.NumFuncs()
+	}
+	return len(s.Funcs)
+}
+
+// Func returns function i: &s.Funcs[i], or, for a model with a Source, buf
+// filled by the Source (body false: without lines and inlines). The result
+// may be overwritten by the next call with the same buf.
+func (s *Symbols) Func(i int, buf *Function, body bool) *Function {
+	if s.Source != nil {
+		s.Source.Func(i, buf, body)
+		return buf
+	}
+	return &s.Funcs[i]
+}
+
+// NumPublics returns the number of PUBLIC records: len(s.Publics), or the
+// Source's.
+func (s *Symbols) NumPublics() int {
+	if s.Source != nil {
+		return s.Source.NumPublics()
+	}
+	return len(s.Publics)
+}
+
+// Public returns PUBLIC record i.
+func (s *Symbols) Public(i int) symfile.Public {
+	if s.Source != nil {
+		return s.Source.Public(i)
+	}
+	return s.Publics[i]
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/gobreakpad/gobreakpad/internal/strindex"
 )
 
 // Writer builds a GSYM file: add strings, files and functions, then write
@@ -23,7 +25,7 @@ type Writer struct {
 	// build ID.
 	UUID []byte
 
-	strs   map[string]uint32
+	strs   strindex.Index
 	strtab []byte
 	files  map[FileEntry]uint32
 	flist  []FileEntry
@@ -42,7 +44,7 @@ type wfunc struct {
 
 // NewWriter returns an empty Writer.
 func NewWriter() *Writer {
-	return &Writer{strs: map[string]uint32{"": 0}, strtab: []byte{0}, files: map[FileEntry]uint32{{}: 0}, flist: []FileEntry{{}}}
+	return &Writer{strtab: []byte{0}, files: map[FileEntry]uint32{{}: 0}, flist: []FileEntry{{}}}
 }
 
 func (w *Writer) order() binary.AppendByteOrder {
@@ -54,7 +56,11 @@ func (w *Writer) order() binary.AppendByteOrder {
 
 // String returns the string table offset of s, adding it if new.
 func (w *Writer) String(s string) uint32 {
-	if off, ok := w.strs[s]; ok {
+	if s == "" {
+		return 0
+	}
+	h := w.strs.Hash(s)
+	if off, ok := w.strs.Find(h, s, w.stringAt); ok {
 		return off
 	}
 	off := uint32(len(w.strtab))
@@ -63,8 +69,14 @@ func (w *Writer) String(s string) uint32 {
 		return 0
 	}
 	w.strtab = append(append(w.strtab, s...), 0)
-	w.strs[s] = off
+	w.strs.Add(h, s, off)
 	return off
+}
+
+// stringAt reports whether the string table holds s at off.
+func (w *Writer) stringAt(off uint32, s string) bool {
+	end := uint64(off) + uint64(len(s))
+	return end < uint64(len(w.strtab)) && w.strtab[end] == 0 && string(w.strtab[off:end]) == s
 }
 
 // File returns the file table index of the file dir/base, adding it if new;
@@ -208,7 +220,7 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 	}
 	h.StrtabOffset, h.StrtabSize = uint32(strOff), uint32(len(w.strtab))
 
-	buf := appendHeader(make([]byte, 0, bodyOff), o, &h)
+	buf := appendHeader(make([]byte, 0, strOff), o, &h)
 	for uint64(len(buf)) < addrOff {
 		buf = append(buf, 0)
 	}
@@ -236,14 +248,18 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 		buf = o.AppendUint32(buf, fe.Dir)
 		buf = o.AppendUint32(buf, fe.Base)
 	}
-	buf = append(buf, w.strtab...)
-	for uint64(len(buf)) < bodyOff {
-		buf = append(buf, 0)
+	// The string table and the functions go out as they are, not copied.
+	var pad []byte
+	for k := strOff + uint64(len(w.strtab)); k < bodyOff; k++ {
+		pad = append(pad, 0)
 	}
-	n, err := out.Write(buf)
-	if err != nil {
-		return int64(n), err
+	var n int64
+	for _, b := range [][]byte{buf, w.strtab, pad, w.body} {
+		k, err := out.Write(b)
+		n += int64(k)
+		if err != nil {
+			return n, err
+		}
 	}
-	m, err := out.Write(w.body)
-	return int64(n + m), err
+	return n, nil
 }

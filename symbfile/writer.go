@@ -13,25 +13,54 @@ import (
 // Writer collects ranges and return pads and writes them as a symbfile on
 // Flush: the header, one string table of every distinct string, then the
 // records by address (each address a delta from the previous record's), with
-// strings as references.
+// strings as references. A range's line table is encoded when it is added,
+// so the Writer holds a few bytes per line, not the entries.
 type Writer struct {
 	w      io.Writer
-	ranges []Range
+	ranges []wrange
 	pads   []ReturnPad
+}
+
+// wrange is an added range with its line table encoded (the payload of the
+// range's field 8; nil without lines).
+type wrange struct {
+	Range
+	lt []byte
 }
 
 // NewWriter returns a Writer writing to w.
 func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 
 // AddRange adds a range; its Lines must be sorted by address, inside it.
-func (w *Writer) AddRange(r Range) { w.ranges = append(w.ranges, r) }
+// The Writer keeps no reference to r.Lines.
+func (w *Writer) AddRange(r Range) {
+	var lt []byte
+	if len(r.Lines) > 0 {
+		var offs, nums []byte
+		a := r.Start
+		for _, l := range r.Lines {
+			offs = protowire.AppendVarint(offs, uint64(uint32(l.Addr-a)))
+			nums = protowire.AppendVarint(nums, uint64(l.Line))
+			a = l.Addr
+		}
+		lt = make([]byte, 0, len(offs)+len(nums)+2*(1+binary.MaxVarintLen64))
+		lt = protowire.AppendTag(lt, 1, protowire.BytesType)
+		lt = protowire.AppendBytes(lt, offs)
+		lt = protowire.AppendTag(lt, 2, protowire.BytesType)
+		lt = protowire.AppendBytes(lt, nums)
+	}
+	r.Lines = nil
+	w.ranges = append(w.ranges, wrange{r, lt})
+}
 
 // AddReturnPad adds a return pad.
 func (w *Writer) AddReturnPad(p ReturnPad) { w.pads = append(w.pads, p) }
 
-// Flush writes the file.
+// Flush writes the file: the records are encoded twice, first to number
+// the strings in the order they are met (the string table comes first),
+// then to be written one by one.
 func (w *Writer) Flush() error {
-	slices.SortStableFunc(w.ranges, func(a, b Range) int {
+	slices.SortStableFunc(w.ranges, func(a, b wrange) int {
 		if c := cmp.Compare(a.Start, b.Start); c != 0 {
 			return c
 		}
@@ -50,8 +79,6 @@ func (w *Writer) Flush() error {
 		}
 		return i
 	}
-	var recs [][]byte
-	var types []MessageType
 	var prev uint64
 	delta := func(m []byte, a uint64) []byte {
 		m = protowire.AppendTag(m, 1, protowire.VarintType)
@@ -59,67 +86,61 @@ func (w *Writer) Flush() error {
 		prev = a
 		return m
 	}
-	ri, pi := 0, 0
-	for ri < len(w.ranges) || pi < len(w.pads) {
-		if pi < len(w.pads) && (ri == len(w.ranges) || w.pads[pi].Addr < w.ranges[ri].Start) {
-			p := &w.pads[pi]
-			pi++
-			m := delta(nil, p.Addr)
-			var fs, files, lines []byte
-			for _, f := range p.Frames {
-				fs = protowire.AppendVarint(fs, intern(f.Func))
-				files = protowire.AppendVarint(files, intern(f.File))
-				lines = protowire.AppendVarint(lines, uint64(f.Line))
+	var m, fs, files, lines []byte
+	// each encodes every record in file order into m and calls f.
+	each := func(f func(t MessageType, m []byte)) {
+		prev = 0
+		ri, pi := 0, 0
+		for ri < len(w.ranges) || pi < len(w.pads) {
+			if pi < len(w.pads) && (ri == len(w.ranges) || w.pads[pi].Addr < w.ranges[ri].Start) {
+				p := &w.pads[pi]
+				pi++
+				m = delta(m[:0], p.Addr)
+				fs, files, lines = fs[:0], files[:0], lines[:0]
+				for _, f := range p.Frames {
+					fs = protowire.AppendVarint(fs, intern(f.Func))
+					files = protowire.AppendVarint(files, intern(f.File))
+					lines = protowire.AppendVarint(lines, uint64(f.Line))
+				}
+				for _, f := range []struct {
+					n protowire.Number
+					b []byte
+				}{{2, fs}, {3, files}, {4, lines}} {
+					m = protowire.AppendTag(m, f.n, protowire.BytesType)
+					m = protowire.AppendBytes(m, f.b)
+				}
+				f(TypeReturnPad, m)
+				continue
 			}
-			for _, f := range []struct {
-				n protowire.Number
-				b []byte
-			}{{2, fs}, {3, files}, {4, lines}} {
-				m = protowire.AppendTag(m, f.n, protowire.BytesType)
-				m = protowire.AppendBytes(m, f.b)
+			r := &w.ranges[ri]
+			ri++
+			m = delta(m[:0], r.Start)
+			m = protowire.AppendTag(m, 2, protowire.VarintType)
+			m = protowire.AppendVarint(m, r.Length)
+			m = protowire.AppendTag(m, 9, protowire.VarintType)
+			m = protowire.AppendVarint(m, intern(r.Func))
+			m = protowire.AppendTag(m, 10, protowire.VarintType)
+			m = protowire.AppendVarint(m, intern(r.File))
+			if r.CallLine != 0 {
+				m = protowire.AppendTag(m, 5, protowire.VarintType)
+				m = protowire.AppendVarint(m, uint64(r.CallLine))
 			}
-			recs, types = append(recs, m), append(types, TypeReturnPad)
-			continue
-		}
-		r := &w.ranges[ri]
-		ri++
-		m := delta(nil, r.Start)
-		m = protowire.AppendTag(m, 2, protowire.VarintType)
-		m = protowire.AppendVarint(m, r.Length)
-		m = protowire.AppendTag(m, 9, protowire.VarintType)
-		m = protowire.AppendVarint(m, intern(r.Func))
-		m = protowire.AppendTag(m, 10, protowire.VarintType)
-		m = protowire.AppendVarint(m, intern(r.File))
-		if r.CallLine != 0 {
-			m = protowire.AppendTag(m, 5, protowire.VarintType)
-			m = protowire.AppendVarint(m, uint64(r.CallLine))
-		}
-		if r.CallFile != "" {
-			m = protowire.AppendTag(m, 11, protowire.VarintType)
-			m = protowire.AppendVarint(m, intern(r.CallFile))
-		}
-		if r.Depth != 0 {
-			m = protowire.AppendTag(m, 7, protowire.VarintType)
-			m = protowire.AppendVarint(m, uint64(r.Depth))
-		}
-		if len(r.Lines) > 0 {
-			var offs, nums []byte
-			a := r.Start
-			for _, l := range r.Lines {
-				offs = protowire.AppendVarint(offs, uint64(uint32(l.Addr-a)))
-				nums = protowire.AppendVarint(nums, uint64(l.Line))
-				a = l.Addr
+			if r.CallFile != "" {
+				m = protowire.AppendTag(m, 11, protowire.VarintType)
+				m = protowire.AppendVarint(m, intern(r.CallFile))
 			}
-			var lt []byte
-			lt = protowire.AppendTag(lt, 1, protowire.BytesType)
-			lt = protowire.AppendBytes(lt, offs)
-			lt = protowire.AppendTag(lt, 2, protowire.BytesType)
-			lt = protowire.AppendBytes(lt, nums)
-			m = protowire.AppendTag(m, 8, protowire.BytesType)
-			m = protowire.AppendBytes(m, lt)
+			if r.Depth != 0 {
+				m = protowire.AppendTag(m, 7, protowire.VarintType)
+				m = protowire.AppendVarint(m, uint64(r.Depth))
+			}
+			if r.lt != nil {
+				m = protowire.AppendTag(m, 8, protowire.BytesType)
+				m = protowire.AppendBytes(m, r.lt)
+			}
+			f(TypeRange, m)
 		}
-		recs, types = append(recs, m), append(types, TypeRange)
 	}
+	each(func(MessageType, []byte) {}) // numbers the strings
 	bw := bufio.NewWriter(w.w)
 	bw.WriteString(Magic)
 	write := func(t MessageType, m []byte) {
@@ -129,8 +150,6 @@ func (w *Writer) Flush() error {
 	}
 	write(TypeHeader, nil)
 	write(TypeStringTable, table)
-	for i, m := range recs {
-		write(types[i], m)
-	}
+	each(write)
 	return bw.Flush()
 }

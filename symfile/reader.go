@@ -61,9 +61,10 @@ func (r *Reader) Read() (Record, error) {
 		if len(b) == 0 {
 			continue
 		}
-		rec, msg := parseRecord(b)
-		if msg != "" {
-			return nil, &SyntaxError{Line: r.line, Msg: msg}
+		rec, err := ParseRecord(b)
+		if err != nil {
+			err.(*SyntaxError).Line = r.line
+			return nil, err
 		}
 		return rec, nil
 	}
@@ -76,9 +77,48 @@ func (r *Reader) Read() (Record, error) {
 	return nil, io.EOF
 }
 
+// ParseRecord parses one non-empty line of a symbol file (without its line
+// end), as Reader does: the record, or a *SyntaxError (its Line 0) saying
+// what is wrong with it. Only the record's strings are copied out of b.
+func ParseRecord(b []byte) (Record, error) {
+	rec, msg := parseRecord(b)
+	if msg != "" {
+		return nil, &SyntaxError{Msg: msg}
+	}
+	return rec, nil
+}
+
+// CheckRecord reports what ParseRecord would of line b: nil when it is a
+// well-formed record, else the *SyntaxError (its Line 0). It copies nothing
+// out of b and, for line, INLINE and STACK records, allocates nothing
+// (beyond an INLINE record's fifth range): for passes over big files that
+// need only to know which lines are well formed.
+func CheckRecord(b []byte) error {
+	var msg string
+	switch {
+	case hasPrefix(b, "STACK CFI "):
+		_, _, msg = parseStackCFI(b, len("STACK CFI"))
+	case hasPrefix(b, "STACK WIN "):
+		_, _, msg = parseStackWin(b, len("STACK WIN"))
+	case hasPrefix(b, "INLINE "):
+		var rs [4]Range
+		in := Inline{Ranges: rs[:0]}
+		msg = parseInlineLine(b, &in)
+	case hasPrefix(b, "MODULE "), hasPrefix(b, "INFO "), hasPrefix(b, "FILE "), hasPrefix(b, "INLINE_ORIGIN "),
+		hasPrefix(b, "FUNC "), hasPrefix(b, "PUBLIC "):
+		_, msg = parseRecord(b)
+	default:
+		_, msg = parseLineRecord(b)
+	}
+	if msg != "" {
+		return &SyntaxError{Msg: msg}
+	}
+	return nil
+}
+
 // parseRecord parses one non-empty line, or says what is wrong with it.
 func parseRecord(b []byte) (Record, string) {
-	s := string(b)
+	s := func(i int) string { return string(b[i:]) }
 	switch {
 	case hasPrefix(b, "MODULE "):
 		m, ok := parseModuleLine(b)
@@ -93,13 +133,13 @@ func parseRecord(b []byte) (Record, string) {
 		if msg != "" {
 			return nil, msg
 		}
-		return File{Number: n, Name: s[name:]}, ""
+		return File{Number: n, Name: s(name)}, ""
 	case hasPrefix(b, "INLINE_ORIGIN "):
 		o, msg := parseInlineOriginLine(b)
 		if msg != "" {
 			return nil, msg
 		}
-		return InlineOrigin{ID: o.id, HasFile: o.hasFile, File: o.file, Name: s[o.name:]}, ""
+		return InlineOrigin{ID: o.id, HasFile: o.hasFile, File: o.file, Name: s(o.name)}, ""
 	case hasPrefix(b, "INLINE "):
 		var in Inline
 		if msg := parseInlineLine(b, &in); msg != "" {
@@ -111,29 +151,29 @@ func parseRecord(b []byte) (Record, string) {
 		if msg != "" {
 			return nil, msg
 		}
-		return Func{Multiple: f.multiple, Address: f.addr, Size: f.size, ParamSize: f.param, Name: s[f.name:]}, ""
+		return Func{Multiple: f.multiple, Address: f.addr, Size: f.size, ParamSize: f.param, Name: s(f.name)}, ""
 	case hasPrefix(b, "PUBLIC "):
 		p, msg := parsePublicLine(b)
 		if msg != "" {
 			return nil, msg
 		}
-		return Public{Multiple: p.multiple, Address: p.addr, ParamSize: p.param, Name: s[p.name:]}, ""
+		return Public{Multiple: p.multiple, Address: p.addr, ParamSize: p.param, Name: s(p.name)}, ""
 	case hasPrefix(b, "STACK CFI "):
 		kind, c, msg := parseStackCFI(b, len("STACK CFI"))
 		if msg != "" {
 			return nil, msg
 		}
 		if kind == stackCFIInit {
-			return CFIInit{Address: c.addr, Size: c.size, Rules: s[c.rules:]}, ""
+			return CFIInit{Address: c.addr, Size: c.size, Rules: s(c.rules)}, ""
 		}
-		return CFI{Address: c.addr, Rules: s[c.rules:]}, ""
+		return CFI{Address: c.addr, Rules: s(c.rules)}, ""
 	case hasPrefix(b, "STACK WIN "):
 		w, prog, msg := parseStackWin(b, len("STACK WIN"))
 		if msg != "" {
 			return nil, msg
 		}
 		if w.HasProgramString {
-			w.ProgramString = s[prog:]
+			w.ProgramString = s(prog)
 		}
 		return w, ""
 	}

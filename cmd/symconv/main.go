@@ -123,10 +123,11 @@ func convert(in, out, name string, stdout io.Writer, warn func(string, ...any)) 
 	if from.Read == nil {
 		return fmt.Errorf("%s: %s files cannot be converted (reads: %s)", in, from.Name, formats.Readers())
 	}
-	s, err := from.Read(in, warn)
+	s, closer, err := formats.ReadFor(from, to, in, warn)
 	if err != nil {
 		return err
 	}
+	defer closer.Close()
 	if out == "-" {
 		bw := bufio.NewWriterSize(stdout, 1<<20)
 		if err := to.Write(bw, s); err != nil {

@@ -80,10 +80,12 @@ func (c *conv) name(n string) uint32 {
 
 func (c *conv) funcs() error {
 	var spans []span
-	for i := range c.s.Funcs {
-		for _, r := range c.s.Funcs[i].Ranges {
+	var buf dumpsyms.Function
+	for i := range c.s.NumFuncs() {
+		f := c.s.Func(i, &buf, false)
+		for _, r := range f.Ranges {
 			if r.Size == 0 || r.Address+r.Size < r.Address || r.Size > 1<<32-1 {
-				c.warn("FUNC %s at %#x: range of %#x bytes left out", c.s.Funcs[i].Name, r.Address, r.Size)
+				c.warn("FUNC %s at %#x: range of %#x bytes left out", f.Name, r.Address, r.Size)
 				continue
 			}
 			spans = append(spans, span{r, i})
@@ -95,14 +97,15 @@ func (c *conv) funcs() error {
 	kept := spans[:0]
 	for _, sp := range spans {
 		if k := len(kept) - 1; k >= 0 && sp.r.Address < kept[k].r.Address+kept[k].r.Size {
-			c.warn("FUNC %s at %#x overlaps %s: left out", c.s.Funcs[sp.f].Name, sp.r.Address, c.s.Funcs[kept[k].f].Name)
+			name := c.s.Func(sp.f, &buf, false).Name
+			c.warn("FUNC %s at %#x overlaps %s: left out", name, sp.r.Address, c.s.Func(kept[k].f, &buf, false).Name)
 			continue
 		}
 		kept = append(kept, sp)
 	}
 	load := c.s.LoadAddress
 	for _, sp := range kept {
-		f := &c.s.Funcs[sp.f]
+		f := c.s.Func(sp.f, &buf, true)
 		fi := gsym.FunctionInfo{Start: load + sp.r.Address, Size: uint32(sp.r.Size), Name: c.name(f.Name)}
 		fi.LineTable = c.lines(f, sp.r)
 		fi.Inline = c.inlines(f, sp.r, fi.LineTable)
@@ -115,7 +118,8 @@ func (c *conv) funcs() error {
 	for _, sp := range kept {
 		seen[sp.r.Address] = true
 	}
-	for _, p := range c.s.Publics {
+	for i := range c.s.NumPublics() {
+		p := c.s.Public(i)
 		if p.Address == 0 || seen[p.Address] {
 			continue
 		}

@@ -17,6 +17,7 @@ func init() {
 		Exts:        []string{".sym"},
 		Sniff:       func(head []byte) bool { return hasPrefix(head, "MODULE ") },
 		Read:        breakpad.ReadFile,
+		ReadLazy:    breakpad.Open,
 		Write:       func(w io.Writer, s *dumpsyms.Symbols) error { return s.Write(w) },
 		Open: func(path string) (symbols.Lookuper, io.Closer, error) {
 			t, err := symfile.Open(path)

@@ -33,8 +33,18 @@ type Format struct {
 	// Read reads a file into the model; nil when the format cannot be read
 	// into it. warn receives what was skipped.
 	Read func(path string, warn func(format string, args ...any)) (*dumpsyms.Symbols, error)
+	// ReadLazy, when set, reads a file into a model whose functions and
+	// PUBLIC records stay in the (mapped) file until the writer asks for
+	// them (dumpsyms.Symbols.Source) and which has no STACK records: far
+	// less memory than Read's model for big files. The Closer releases the
+	// file once the model is written.
+	ReadLazy func(path string, warn func(format string, args ...any)) (*dumpsyms.Symbols, io.Closer, error)
 	// Write writes the model in this format; nil when it cannot be written.
 	Write func(w io.Writer, s *dumpsyms.Symbols) error
+	// NoStack says Write ignores STACK CFI and STACK WIN records and reaches
+	// functions and PUBLIC records only through the model's accessors
+	// (Symbols.Func, Symbols.Public): it takes ReadLazy's models.
+	NoStack bool
 	// Open opens a file for lookups at the addresses the format stores
 	// (module-relative for .sym); nil when lookups are not supported. The
 	// returned Closer releases the file.
@@ -99,6 +109,24 @@ func Detect(path string) (*Format, error) {
 		return f, nil
 	}
 	return nil, fmt.Errorf("%s: not a symbol or debug file this program reads (starts with % x)", path, head[:min(8, len(head))])
+}
+
+// ReadFor reads the file at path, of format from, into a model to be
+// written in format to: with from.ReadLazy when to's writer takes its
+// models (to.NoStack), else with from.Read. Close the Closer once the model
+// is written.
+func ReadFor(from, to *Format, path string, warn func(format string, args ...any)) (*dumpsyms.Symbols, io.Closer, error) {
+	if from.ReadLazy != nil && to.NoStack {
+		return from.ReadLazy(path, warn)
+	}
+	if from.Read == nil {
+		return nil, nil, fmt.Errorf("%s: %s files cannot be converted (reads: %s)", path, from.Name, Readers())
+	}
+	s, err := from.Read(path, warn)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, io.NopCloser(nil), nil
 }
 
 // Readers returns the names of the formats that can be read into the model,

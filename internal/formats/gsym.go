@@ -23,6 +23,7 @@ func init() {
 		Write: func(w io.Writer, s *dumpsyms.Symbols) error {
 			return dumpgsym.Write(w, s, nil)
 		},
+		NoStack: true,
 		// Lookups take addresses as the file stores them, as
 		// llvm-gsymutil --address does.
 		Open: func(path string) (symbols.Lookuper, io.Closer, error) {

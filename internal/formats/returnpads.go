@@ -92,8 +92,9 @@ func returnPads(s *dumpsyms.Symbols, path string, t *symbfile.Table) []symbfile.
 		}
 	}
 	var pads []symbfile.ReturnPad
-	for _, fn := range s.Funcs {
-		for _, r := range fn.Ranges {
+	var buf dumpsyms.Function
+	for i := range s.NumFuncs() {
+		for _, r := range s.Func(i, &buf, false).Ranges {
 			for _, tx := range texts {
 				if r.Address < tx.addr || r.Address-tx.addr >= uint64(len(tx.data)) {
 					continue

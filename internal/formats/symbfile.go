@@ -9,6 +9,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbfile"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	symsymbfile "github.com/gobreakpad/gobreakpad/symbols/symbfile"
+	"github.com/gobreakpad/gobreakpad/symfile"
 )
 
 func init() {
@@ -19,6 +20,7 @@ func init() {
 		Sniff:       func(head []byte) bool { return hasPrefix(head, symbfile.Magic) || symsymbfile.IsZstd(head) },
 		Read:        ReadSymbfile,
 		Write:       WriteSymbfile,
+		NoStack:     true,
 		Open: func(path string) (symbols.Lookuper, io.Closer, error) {
 			t, err := symbfile.Open(path)
 			if err != nil {
@@ -44,10 +46,14 @@ func init() {
 func WriteSymbfile(w io.Writer, s *dumpsyms.Symbols) error {
 	n := modelNames(s)
 	sw := symbfile.NewWriter(w)
-	var all []symbfile.Range        // every function's, for return pads
+	elf, isELF := elfPath(s)
+	var all []symbfile.Range        // every function's, for return pads (ELF only)
 	type key struct{ inl, rng int } // inl -1: the function's own range rng
-	for fi := range s.Funcs {
-		f := &s.Funcs[fi]
+	var buf dumpsyms.Function
+	var fr []funcRanges // every function's ranges, for PUBLIC records
+	for fi := range s.NumFuncs() {
+		f := s.Func(fi, &buf, true)
+		fr = append(fr, funcRanges{slices.Clone(f.Ranges)})
 		var ranges []symbfile.Range
 		at := map[key]int{}
 		for ri, r := range f.Ranges {
@@ -113,23 +119,26 @@ func WriteSymbfile(w io.Writer, s *dumpsyms.Symbols) error {
 		for _, r := range ranges {
 			sw.AddRange(r)
 		}
-		all = append(all, ranges...)
+		if isELF {
+			all = append(all, ranges...)
+		}
 	}
 	// PUBLIC records outside every FUNC: depth-0 ranges without lines up
 	// to the next FUNC or PUBLIC (the last one byte long).
 	var starts []uint64
-	for _, f := range s.Funcs {
-		for _, r := range f.Ranges {
+	for _, f := range fr {
+		for _, r := range f.ranges {
 			starts = append(starts, r.Address)
 		}
 	}
-	for _, p := range s.Publics {
-		starts = append(starts, p.Address)
+	for i := range s.NumPublics() {
+		starts = append(starts, s.Public(i).Address)
 	}
 	slices.Sort(starts)
 	starts = slices.Compact(starts)
-	for _, p := range s.Publics {
-		if covered(s, p.Address) {
+	for i := range s.NumPublics() {
+		p := s.Public(i)
+		if covered(fr, p.Address) {
 			continue
 		}
 		i, _ := slices.BinarySearch(starts, p.Address)
@@ -140,27 +149,31 @@ func WriteSymbfile(w io.Writer, s *dumpsyms.Symbols) error {
 		sw.AddRange(symbfile.Range{Start: p.Address, Length: size, Func: p.Name})
 	}
 	// A model read from an ELF file: a return pad per call instruction.
-	if path, ok := elfPath(s); ok {
-		for _, p := range returnPads(s, path, symbfile.NewTable(all, nil)) {
+	if isELF {
+		for _, p := range returnPads(s, elf, symbfile.NewTable(all, nil)) {
 			sw.AddReturnPad(p)
 		}
 	}
 	return sw.Flush()
 }
 
-// covered reports whether a FUNC range holds addr.
-func covered(s *dumpsyms.Symbols, addr uint64) bool {
-	i, _ := slices.BinarySearchFunc(s.Funcs, addr, func(f dumpsyms.Function, a uint64) int {
-		if len(f.Ranges) == 0 {
+// funcRanges are a function's ranges.
+type funcRanges struct{ ranges []symfile.Range }
+
+// covered reports whether a FUNC range holds addr; fs are the model's
+// functions' ranges, in its order.
+func covered(fs []funcRanges, addr uint64) bool {
+	i, _ := slices.BinarySearchFunc(fs, addr, func(f funcRanges, a uint64) int {
+		if len(f.ranges) == 0 {
 			return -1
 		}
-		return cmp.Compare(f.Ranges[0].Address, a)
+		return cmp.Compare(f.ranges[0].Address, a)
 	})
 	for _, j := range []int{i - 1, i} {
-		if j < 0 || j >= len(s.Funcs) {
+		if j < 0 || j >= len(fs) {
 			continue
 		}
-		for _, r := range s.Funcs[j].Ranges {
+		for _, r := range fs[j].ranges {
 			if addr >= r.Address && addr-r.Address < r.Size {
 				return true
 			}

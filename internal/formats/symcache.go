@@ -18,6 +18,7 @@ func init() {
 		Sniff:       func(head []byte) bool { return hasPrefix(head, symcache.Magic) },
 		Read:        ReadSymCache,
 		Write:       func(w io.Writer, s *dumpsyms.Symbols) error { return WriteSymCache(w, s, symcache.LatestVersion) },
+		NoStack:     true,
 		Open:        openSymCache,
 	})
 	// Older versions on request (-f symcache7): what symbolic before 8.x
@@ -28,6 +29,7 @@ func init() {
 			Description: fmt.Sprintf("Sentry SymCache written as version %d (for older readers)", v),
 			Read:        ReadSymCache,
 			Write:       func(w io.Writer, s *dumpsyms.Symbols) error { return WriteSymCache(w, s, v) },
+			NoStack:     true,
 			Open:        openSymCache,
 		})
 	}
@@ -56,8 +58,9 @@ func WriteSymCache(w io.Writer, s *dumpsyms.Symbols, version uint32) error {
 	}
 	n := modelNames(s)
 	var chain []symcache.Loc
-	for fi := range s.Funcs {
-		f := &s.Funcs[fi]
+	var buf dumpsyms.Function
+	for fi := range s.NumFuncs() {
+		f := s.Func(fi, &buf, true)
 		if len(f.Ranges) == 0 {
 			continue
 		}
@@ -89,7 +92,8 @@ func WriteSymCache(w io.Writer, s *dumpsyms.Symbols, version uint32) error {
 			b.Add(sg.start, sg.end, chain)
 		}
 	}
-	for _, p := range s.Publics {
+	for i := range s.NumPublics() {
+		p := s.Public(i)
 		b.AddSymbol(p.Name, p.Address)
 	}
 	if _, err := b.WriteTo(w); err != nil {

@@ -196,12 +196,14 @@ func (d *fastDirs) Close() error {
 // convert writes the SymCache, then the index (whose presence, with the
 // .sym's size and time, says both are complete).
 func (d *fastDirs) convert(ff *fastFile) error {
-	w := cfiindex.FromTable(ff.t)
-	w.Source = ff.src
-	model, err := dsbreakpad.ReadFile(ff.symPath, nil)
+	// The lazy model: functions decoded one at a time from the mapped
+	// .sym, no STACK records (the index made below has them).
+	model, closer, err := dsbreakpad.Open(ff.symPath, nil)
 	if err != nil {
 		return err
 	}
+	defer closer.Close()
+	noLookups := false
 	if representable(model) {
 		if _, err := d.cache.WriteFunc(func(out io.Writer) error {
 			return formats.WriteSymCache(out, model, symcache.LatestVersion)
@@ -209,6 +211,14 @@ func (d *fastDirs) convert(ff *fastFile) error {
 			return err
 		}
 	} else {
+		noLookups = true
+	}
+	closer.Close()
+	// The index is made once the SymCache is written, so that the two
+	// are never in memory together.
+	w := cfiindex.FromTable(ff.t)
+	w.Source = ff.src
+	if noLookups {
 		w.Flags |= cfiindex.FlagNoLookups
 	}
 	_, err = d.cache.WriteFunc(func(out io.Writer) error {
@@ -222,13 +232,14 @@ func (d *fastDirs) convert(ff *fastFile) error {
 // the .sym does: every address below 4 GiB.
 func representable(s *dumpsyms.Symbols) bool {
 	const lim = 1 << 32
-	for _, p := range s.Publics {
-		if p.Address >= lim {
+	for i := range s.NumPublics() {
+		if s.Public(i).Address >= lim {
 			return false
 		}
 	}
-	for i := range s.Funcs {
-		f := &s.Funcs[i]
+	var buf dumpsyms.Function
+	for i := range s.NumFuncs() {
+		f := s.Func(i, &buf, true)
 		for _, r := range f.Ranges {
 			if r.Address >= lim || r.Size > lim-r.Address {
 				return false

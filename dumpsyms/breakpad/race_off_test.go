@@ -1,0 +1,5 @@
+//go:build !race
+
+package breakpad_test
+
+const raceBuild = false
