@@ -12,9 +12,16 @@ type LEReader struct {
 // NewLEReader returns a reader of b from its start.
 func NewLEReader(b []byte) *LEReader { return &LEReader{b: b} }
 
-func (r *LEReader) U8() uint8   { v := r.b[r.off]; r.off++; return v }
+// U8 reads one byte.
+func (r *LEReader) U8() uint8 { v := r.b[r.off]; r.off++; return v }
+
+// U16 reads a little-endian 16-bit value.
 func (r *LEReader) U16() uint16 { v := binary.LittleEndian.Uint16(r.b[r.off:]); r.off += 2; return v }
+
+// U32 reads a little-endian 32-bit value.
 func (r *LEReader) U32() uint32 { v := binary.LittleEndian.Uint32(r.b[r.off:]); r.off += 4; return v }
+
+// U64 reads a little-endian 64-bit value.
 func (r *LEReader) U64() uint64 { v := binary.LittleEndian.Uint64(r.b[r.off:]); r.off += 8; return v }
 
 // U128 reads the low 64 bits, then the high.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"path/filepath"
+	"strings"
 )
 
 // An info stream: version, signature, age, GUID, and an empty named
@@ -40,4 +42,35 @@ func ExampleNewFile() {
 	// Output:
 	// 2 streams, block size 512
 	// debug id 3249D99D0C4049318610F4E4FB0B69361
+}
+
+// Open maps a PDB file and reads its streams on demand: here the PDB of
+// cmd/dump_syms/testdata/winprogs/chkstk (built by its mkchkstk.sh), its
+// debug identifier, machine and the compilation units with symbols.
+func ExampleOpen() {
+	f, err := Open(filepath.Join("..", "cmd", "dump_syms", "testdata", "winprogs", "chkstk", "big.pdb"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer f.Close()
+	info, err := f.Info()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	dbi, err := f.DBI()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("debug id %s, machine %#x\n", info.DebugID(), uint16(dbi.Header.Machine))
+	for _, m := range dbi.Modules {
+		if m.SymStream != 0xFFFF && m.C13ByteSize > 0 {
+			fmt.Println("module", filepath.Base(strings.ReplaceAll(m.Name, `\`, "/")))
+		}
+	}
+	// Output:
+	// debug id 439A19FA5FE394FE4C4C44205044422E1, machine 0x8664
+	// module big.o
 }

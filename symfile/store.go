@@ -42,6 +42,7 @@ const (
 	Corrupt
 )
 
+// String returns the status' name.
 func (s Status) String() string {
 	switch s {
 	case NotFound:

@@ -112,8 +112,8 @@ func runCmd(t *testing.T, args ...string) string {
 	return out.String()
 }
 
-// TestExample walks the bundled example (README's command) and compares the
-// report with testdata/walk/crash.txt.
+// TestExample walks the bundled synthetic example (docs/stackwalk.md) and
+// compares the report with testdata/walk/crash.txt.
 func TestExample(t *testing.T) {
 	if *update {
 		writeExample(t)

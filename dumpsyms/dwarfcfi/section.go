@@ -32,6 +32,7 @@ const (
 	DebugFrame
 )
 
+// String returns the section's name.
 func (k Kind) String() string {
 	if k == EHFrame {
 		return ".eh_frame"
