@@ -108,7 +108,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "update", Usage: "write the golden files instead of comparing"},
 			&cli.StringSliceFlag{Name: "s", Usage: "a Breakpad symbol directory (`SYMBOL_PATH`; repeatable)"},
 			&cli.StringSliceFlag{Name: "symbols-url", Usage: "a Breakpad-layout symbol server `URL` (repeatable)"},
-			&cli.StringFlag{Name: "symbols-cache", Usage: "keep downloaded symbols in `DIR` (default: the user cache directory's gobreakpad)"},
+			&cli.StringFlag{Name: "symbols-cache", Usage: "keep downloaded symbols in `DIR` (default: the user cache directory's gobreakpad); given, also keeps fast-loading SymCache and unwind-index copies of big local .sym files there"},
 			&cli.IntFlag{Name: "prefetch", Value: symsrc.DefaultPrefetch, Usage: "with a symbol server, load `N` modules' symbols of a dump at once ahead of its walk (0: each when the walk reaches it)"},
 			&cli.StringFlag{Name: "signature-lists", Usage: "add the signature lists of `DIR` to the defaults"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},

@@ -17,7 +17,7 @@ const DefaultPrefetch = 8
 func Flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "symbols-url", Usage: "a Breakpad-layout symbol server `URL` (URL/NAME/ID/NAME.sym; repeatable)"},
-		&cli.StringFlag{Name: "symbols-cache", Usage: "keep downloaded symbols in `DIR` (default: the user cache directory's gobreakpad)"},
+		&cli.StringFlag{Name: "symbols-cache", Usage: "keep downloaded symbols in `DIR` (default: the user cache directory's gobreakpad); given, also keeps fast-loading SymCache and unwind-index copies of big local .sym files there"},
 		&cli.DurationFlag{Name: "symbols-timeout", Value: 30 * time.Second, Usage: "give up a symbol download after `DURATION`"},
 		&cli.DurationFlag{Name: "symbols-walk-timeout", Usage: "no symbol download after `DURATION` from the start (0: no limit)"},
 		&cli.IntFlag{Name: "prefetch", Value: DefaultPrefetch, Usage: "with a symbol server, load `N` modules' symbols at once ahead of the walk (0: each when the walk reaches it)"},
