@@ -5,10 +5,17 @@
 // (with its line and INLINE records), PUBLIC and STACK records of the named
 // functions, each function's range running to the next FUNC or PUBLIC. The
 // FUNC or PUBLIC records of that next symbol are kept too (without their
-// line, INLINE or STACK records), as the boundary of the range: without it
-// a kept PUBLIC would name the code of every function dropped after it (a
+// line, INLINE or STACK records), as the end of the range: without it a
+// kept PUBLIC would name the code of every function dropped after it (a
 // PUBLIC runs to the next PUBLIC, or to a FUNC starting after it), and a
-// stale return address there would take the name of, say, _start.
+// stale return address there would be taken for, say, _start + 0x111 (the
+// walkers' entry-point rule then ends the walk). The end symbol, a PUBLIC
+// for most of a static glibc, runs on over the dropped code after it in
+// turn: what matters for stack scans is that every address of the text
+// stays in some symbol's range, as with the whole file (scans accept the
+// same words); only the names of stale words after the end symbol differ.
+// Writing the ends as FUNCs of their own extent instead leaves that code
+// unnamed, which scans reject where the whole file would name it.
 //
 //	go run trim.go FILE.sym NAME... >OUT.sym
 package main
