@@ -165,9 +165,9 @@ func (s *noCFIScore) add(truth, ours []string) {
 
 // noCFIFloor is what TestTruthWithoutCFI requires of our walks, summed
 // over all 142 cases (2967 truth frames): at least found truth frames, at
-// most spurious frames. The session's base build found 2248 (553
-// spurious) without STACK records, 2289 (891) without symbols, 2251 (604)
-// and 2277 (760) with --check-call-sites (docs/stackwalk.md). With the
+// most spurious frames. The session's base build finds 2290 (738
+// spurious) without STACK records, 2289 (892) without symbols, 2278 (665)
+// and 2277 (761) with --check-call-sites (docs/stackwalk.md). With the
 // symbol files trimmed before trim.go kept an end to each range, nocfi was
 // 2749 (536) and nocfi+cc 2774 (164): stale words in dropped code named
 // _start ended walks early, before the true frames that follow and the
