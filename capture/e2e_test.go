@@ -318,6 +318,11 @@ func TestTestdata(t *testing.T) {
 			if d.cpu.String() != want["cpu"] {
 				t.Errorf("cpu %v, want %s", d.cpu, want["cpu"])
 			}
+			// Breakpad reads no context of an arm64 dump whose system info
+			// says ArchARM64Old (0x8003) beside the current context.
+			if si, err := f.SystemInfo(); err == nil && d.cpu == arch.ARM64 && si.ProcessorArchitecture != minidump.ArchARM64 {
+				t.Errorf("arm64 system info CPU %#x, want %#x (the current context's)", si.ProcessorArchitecture, minidump.ArchARM64)
+			}
 			frames := crashingFrames(t, filepath.Join(dir, "crash.dmp"), filepath.Join(dir, "symbols"))
 			checkChain(t, frames, strings.Fields(want["chain"]))
 			if b, err := os.ReadFile(filepath.Join(dir, "regs.txt")); err == nil {

@@ -144,9 +144,13 @@ func (f *File) readSystemInfo() (*SystemInfo, error) {
 	return s, nil
 }
 
-// LinuxArchitecture returns the processor architecture Breakpad's Linux
-// client writes for a CPU with a context in arch/ (arm64 as the pre-Windows
-// ArchARM64Old); ArchUnknown for the others.
+// LinuxArchitecture returns the processor architecture a Linux dump gives
+// beside a context in arch/'s current layout of the CPU; ArchUnknown for CPUs
+// without one. For arm64 that is ArchARM64, as Crashpad writes: Breakpad's
+// reader (MinidumpContext::CheckAgainstSystemInfo) pairs ArchARM64 with the
+// current context and ArchARM64Old (what Breakpad's Linux client writes) only
+// with the old context, and reads no context of a dump that mixes them. See
+// [ContextArchitecture] for a dump of old arm64 contexts.
 func LinuxArchitecture(cpu arch.CPU) ProcessorArchitecture {
 	switch cpu {
 	case arch.X86:
@@ -156,13 +160,24 @@ func LinuxArchitecture(cpu arch.CPU) ProcessorArchitecture {
 	case arch.ARM:
 		return ArchARM
 	case arch.ARM64:
-		return ArchARM64Old
+		return ArchARM64
 	case arch.MIPS:
 		return ArchMIPS
 	case arch.MIPS64:
 		return ArchMIPS64
 	}
 	return ArchUnknown
+}
+
+// ContextArchitecture returns the processor architecture a Linux dump gives
+// beside the context c: ArchARM64Old for an old arm64 context (c.ARM64Old
+// set), as Breakpad's Linux client writes it, else LinuxArchitecture of its
+// CPU.
+func ContextArchitecture(c *Context) ProcessorArchitecture {
+	if c.ARM64Old != nil {
+		return ArchARM64Old
+	}
+	return LinuxArchitecture(c.CPU)
 }
 
 // CPU returns the processor architecture as an arch.CPU.

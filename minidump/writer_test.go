@@ -543,7 +543,7 @@ func TestLinuxDSODebugRoundTrip(t *testing.T) {
 func TestLinuxArchitecture(t *testing.T) {
 	for cpu, want := range map[arch.CPU]minidump.ProcessorArchitecture{
 		arch.X86: minidump.ArchX86, arch.AMD64: minidump.ArchAMD64, arch.ARM: minidump.ArchARM,
-		arch.ARM64: minidump.ArchARM64Old, arch.MIPS: minidump.ArchMIPS, arch.MIPS64: minidump.ArchMIPS64, arch.PPC: minidump.ArchUnknown, arch.Unknown: minidump.ArchUnknown,
+		arch.ARM64: minidump.ArchARM64, arch.MIPS: minidump.ArchMIPS, arch.MIPS64: minidump.ArchMIPS64, arch.PPC: minidump.ArchUnknown, arch.Unknown: minidump.ArchUnknown,
 	} {
 		got := minidump.LinuxArchitecture(cpu)
 		if got != want {
@@ -551,6 +551,76 @@ func TestLinuxArchitecture(t *testing.T) {
 		}
 		if si := (minidump.SystemInfo{ProcessorArchitecture: got}); want != minidump.ArchUnknown && si.CPU() != cpu {
 			t.Errorf("LinuxArchitecture(%s) reads back as %s", cpu, si.CPU())
+		}
+	}
+}
+
+// breakpadAccepts is Breakpad's MinidumpContext::CheckAgainstSystemInfo: the
+// CPU bits of a raw context's flags (the low word: the old arm64 context's
+// flags are 64 bits; the amd64 context's follow six home words) against the
+// system info's processor architecture. Breakpad reads no context of a
+// thread that fails it.
+func breakpadAccepts(raw []byte, a minidump.ProcessorArchitecture) bool {
+	off := 0
+	if len(raw) == len((&amd64.Context{}).Encode()) {
+		off = 48
+	}
+	if len(raw) < off+4 {
+		return false
+	}
+	flags := uint32(raw[off]) | uint32(raw[off+1])<<8 | uint32(raw[off+2])<<16 | uint32(raw[off+3])<<24
+	switch flags & 0xffffff00 {
+	case x86.ContextX86:
+		return a == minidump.ArchX86 || a == minidump.ArchX86Win64 || a == minidump.ArchAMD64
+	case amd64.ContextAMD64:
+		return a == minidump.ArchAMD64
+	case arm.ContextARM:
+		return a == minidump.ArchARM
+	case arm64.ContextARM64:
+		return a == minidump.ArchARM64
+	case arm64.ContextARM64Old:
+		return a == minidump.ArchARM64Old
+	}
+	return false
+}
+
+// TestWrittenPairBreakpadReads checks that synth (so minidump.Writer's
+// users, capture's writer among them) writes each context beside a system
+// info Breakpad pairs it with: the current arm64 context with ArchARM64
+// (0xc), the old one with ArchARM64Old (0x8003).
+func TestWrittenPairBreakpadReads(t *testing.T) {
+	a64 := &arm64.Context{ContextFlags: arm64.ContextFull}
+	old := &arm64.OldContext{ContextFlags: arm64.ContextARM64Old | 0x3}
+	for _, c := range []struct {
+		cpu  arch.CPU
+		ctx  *minidump.Context
+		want minidump.ProcessorArchitecture
+	}{
+		{arch.X86, synth.X86(&x86.Context{ContextFlags: x86.ContextFull}), minidump.ArchX86},
+		{arch.AMD64, synth.AMD64(&amd64.Context{ContextFlags: amd64.ContextFull}), minidump.ArchAMD64},
+		{arch.ARM, synth.ARM(&arm.Context{ContextFlags: arm.ContextFull}), minidump.ArchARM},
+		{arch.ARM64, synth.ARM64(a64), minidump.ArchARM64},
+		{arch.ARM64, &minidump.Context{CPU: arch.ARM64, ARM64Old: old}, minidump.ArchARM64Old},
+	} {
+		b := synth.New(c.cpu, minidump.PlatformLinux)
+		b.AddThread(1, c.ctx, nil)
+		b.SetException(1, 11, 0, c.ctx)
+		f, err := b.File()
+		if err != nil {
+			t.Fatal(err)
+		}
+		si, err := f.SystemInfo()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if si.ProcessorArchitecture != c.want {
+			t.Errorf("%v: system info CPU %#x, want %#x", c.cpu, si.ProcessorArchitecture, c.want)
+		}
+		if !breakpadAccepts(c.ctx.Encode(), si.ProcessorArchitecture) {
+			t.Errorf("%v: Breakpad reads no context with flags %#x beside CPU %#x", c.cpu, c.ctx.Encode()[:4], si.ProcessorArchitecture)
+		}
+		if got := minidump.ContextArchitecture(c.ctx); got != c.want {
+			t.Errorf("%v: ContextArchitecture = %#x, want %#x", c.cpu, got, c.want)
 		}
 	}
 }

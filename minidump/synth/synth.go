@@ -162,7 +162,11 @@ func (b *Builder) Bytes() ([]byte, error) {
 	if e := b.exception; e != nil {
 		w.Exception(e.threadID, e.rec, e.ctx)
 	}
-	w.SystemInfo(&b.SystemInfo)
+	si := b.SystemInfo
+	if old := b.oldARM64(); old != nil && si.ProcessorArchitecture == minidump.ArchARM64 {
+		si.ProcessorArchitecture = minidump.ContextArchitecture(old)
+	}
+	w.SystemInfo(&si)
 	if b.misc != nil {
 		w.MiscInfo(b.misc)
 	}
@@ -173,6 +177,21 @@ func (b *Builder) Bytes() ([]byte, error) {
 		w.Stream(s.t, s.b)
 	}
 	return w.Bytes()
+}
+
+// oldARM64 returns the first old arm64 context of the dump's threads and
+// exception, or nil: New's ArchARM64 is written as ArchARM64Old beside
+// them, the pairing Breakpad's reader accepts.
+func (b *Builder) oldARM64() *minidump.Context {
+	for _, t := range b.threads {
+		if t.Context != nil && t.Context.ARM64Old != nil {
+			return t.Context
+		}
+	}
+	if e := b.exception; e != nil && e.ctx != nil && e.ctx.ARM64Old != nil {
+		return e.ctx
+	}
+	return nil
 }
 
 // WriteFile encodes the dump into the file at path.

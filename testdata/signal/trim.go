@@ -3,7 +3,19 @@
 // trim keeps the records of a Breakpad .sym file that the signal-frame
 // tests need: MODULE, INFO, FILE and INLINE_ORIGIN records, and the FUNC
 // (with its line and INLINE records), PUBLIC and STACK records of the named
-// functions, each function's range running to the next FUNC or PUBLIC.
+// functions, each function's range running to the next FUNC or PUBLIC. The
+// FUNC or PUBLIC records of that next symbol are kept too (without their
+// line, INLINE or STACK records), as the end of the range: without it a
+// kept PUBLIC would name the code of every function dropped after it (a
+// PUBLIC runs to the next PUBLIC, or to a FUNC starting after it), and a
+// stale return address there would be taken for, say, _start + 0x111 (the
+// walkers' entry-point rule then ends the walk). The end symbol, a PUBLIC
+// for most of a static glibc, runs on over the dropped code after it in
+// turn: what matters for stack scans is that every address of the text
+// stays in some symbol's range, as with the whole file (scans accept the
+// same words); only the names of stale words after the end symbol differ.
+// Writing the ends as FUNCs of their own extent instead leaves that code
+// unnamed, which scans reject where the whole file would name it.
 //
 //	go run trim.go FILE.sym NAME... >OUT.sym
 package main
@@ -133,12 +145,14 @@ func main() {
 		return 0
 	})
 	var ranges [][2]uint64
+	bounds := map[uint64]bool{} // the addresses of the boundary symbols
 	for i, s := range syms {
 		if names[s.name] {
 			end := s.addr + 1<<16
 			for j := i + 1; j < len(syms); j++ {
 				if syms[j].addr > s.addr {
 					end = syms[j].addr
+					bounds[end] = true
 					break
 				}
 			}
@@ -176,6 +190,8 @@ func main() {
 			}
 			keep = kept(a) && f[0] == "FUNC"
 			if kept(a) {
+				fmt.Fprintln(w, l)
+			} else if n, err := strconv.ParseUint(a, 16, 64); err == nil && bounds[n] {
 				fmt.Fprintln(w, l)
 			}
 			continue
