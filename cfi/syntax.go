@@ -3,6 +3,7 @@ package cfi
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
@@ -46,9 +47,16 @@ type ruleSetAST struct {
 	Rules []ruleAST `parser:"@@*"`
 }
 
+// The grammars are built on first use, not at package init: building them
+// reflects over the AST types, work every program linking cfi would pay at
+// start-up even when it never parses a rule (docs/performance.md).
 var (
-	exprParser    = participle.MustBuild[exprAST](participle.Lexer(wordLexer{}))
-	ruleSetParser = participle.MustBuild[ruleSetAST](participle.Lexer(wordLexer{names: true}))
+	exprParser = sync.OnceValue(func() *participle.Parser[exprAST] {
+		return participle.MustBuild[exprAST](participle.Lexer(wordLexer{}))
+	})
+	ruleSetParser = sync.OnceValue(func() *participle.Parser[ruleSetAST] {
+		return participle.MustBuild[ruleSetAST](participle.Lexer(wordLexer{names: true}))
+	})
 )
 
 // token is a word as the evaluator sees it, with its class (wordOp,
@@ -151,7 +159,7 @@ func checkSize(text string) error {
 
 // parseExpr tokenizes a postfix expression or program string.
 func parseExpr(text string) ([]token, error) {
-	ast, err := exprParser.ParseString("", text)
+	ast, err := exprParser().ParseString("", text)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSyntax, err)
 	}
@@ -170,7 +178,7 @@ type parsedRule struct {
 // Breakpad's CFIRuleParser rejects: words before the first name, an empty
 // name, a name without an expression, and empty text.
 func parseRuleSet(text string) ([]parsedRule, error) {
-	ast, err := ruleSetParser.ParseString("", text)
+	ast, err := ruleSetParser().ParseString("", text)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSyntax, err)
 	}

@@ -300,6 +300,13 @@ func (p *ProcessState) Walk(opt Options) {
 	var jobs []func()
 	var budget atomic.Int64
 	budget.Store(MaxTotalFrames)
+	// The threads' CPUs share an evaluator; evaluatorFor's key is a string
+	// made with fmt, so it is looked up once per CPU here, not per thread.
+	type evalKey struct {
+		size, n int
+		first   *string // the CPU's rule name list (a package variable)
+	}
+	evals := map[evalKey]*cfi.Evaluator{}
 	for _, cs := range p.Threads {
 		cs.Frames = nil
 		ctx := cs.context
@@ -310,7 +317,17 @@ func (p *ProcessState) Walk(opt Options) {
 		if cpu == nil {
 			continue
 		}
-		env := &walkEnv{syms: syms, windows: windows, eval: evaluatorFor(cpu), entry: p.EntryPoint, code: p.memory, calls: opt.CheckCallSites, maps: p.maps, tails: opt.TailCalls}
+		names := cpu.CFINames()
+		k := evalKey{size: cpu.WordSize(), n: len(names)}
+		if len(names) > 0 {
+			k.first = &names[0]
+		}
+		ev, ok := evals[k]
+		if !ok {
+			ev = evaluatorFor(cpu)
+			evals[k] = ev
+		}
+		env := &walkEnv{syms: syms, windows: windows, eval: ev, entry: p.EntryPoint, code: p.memory, calls: opt.CheckCallSites, maps: p.maps, tails: opt.TailCalls}
 		if r, ok := cs.Memory.(*region); ok && !(ctx.CPU.PointerSize() == 4 && r.end() > 1<<32) {
 			env.stack = r
 		}

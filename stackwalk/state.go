@@ -236,14 +236,16 @@ type Register struct {
 
 // Registers returns the frame's known registers in Breakpad's print order
 // (none for inline frames).
-func (f *StackFrame) Registers() []Register {
+func (f *StackFrame) Registers() []Register { return f.appendRegisters(nil) }
+
+// appendRegisters appends the frame's Registers to dst.
+func (f *StackFrame) appendRegisters(dst []Register) []Register {
 	if f.Trust == unwind.TrustInline || f.cpu == nil {
-		return nil
+		return dst
 	}
 	names := f.cpu.Names()
 	always := f.cpu.PrintAlways()
 	all := uint64(1)<<uint(len(names)) - 1
-	var out []Register
 	for i, n := range names {
 		bit := uint64(1) << uint(i)
 		if f.Context.Valid&bit == 0 {
@@ -252,9 +254,9 @@ func (f *StackFrame) Registers() []Register {
 		if always&bit == 0 && f.Context.Valid&all != all {
 			continue
 		}
-		out = append(out, Register{n, f.Context.Regs[i]})
+		dst = append(dst, Register{n, f.Context.Regs[i]})
 	}
-	return out
+	return dst
 }
 
 // WordSize is the size of the frame's CPU registers in bytes (4 or 8), or 0.

@@ -521,6 +521,9 @@ func (t *Table) CFIRules(addr uint64) (CFIRules, bool) {
 			return cmp.Compare(a.off, b.off)
 		})
 	}
+	if len(ds) > 0 {
+		r.Deltas = make([]CFI, 0, len(ds)) // one allocation, not append's doublings
+	}
 	for k, d := range ds {
 		// For a repeated address the last record in the file wins.
 		if k+1 < len(ds) && ds[k+1].Address == d.Address {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gobreakpad/gobreakpad/pdb"
 )
@@ -669,7 +670,9 @@ func (f *formatter) forwardSize(c pdb.Class, ti pdb.TypeIndex) uint64 {
 // compilerSuffix matches the suffixes compilers append to local copies of
 // functions (".llvm.123", ".cold", " [clone .isra.0]"), which Mozilla's
 // dump_syms strips.
-var compilerSuffix = regexp.MustCompile(`((\.(cold|constprop|llvm|localalias|lto_priv|isra|part|str)(\.[0-9]+)?)|( ?\[clone[^\]]*\] ?))+$`)
+var compilerSuffix = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`((\.(cold|constprop|llvm|localalias|lto_priv|isra|part|str)(\.[0-9]+)?)|( ?\[clone[^\]]*\] ?))+$`)
+})
 
 // hasCompilerSuffix reports whether s holds one of the pieces that
 // compilerSuffix matches: without one the expression (which backtracks
@@ -690,7 +693,7 @@ func hasCompilerSuffix(s string) bool {
 // stripped, "`anonymous namespace'" written "(anonymous namespace)".
 func fixName(s string) string {
 	if hasCompilerSuffix(s) {
-		s = compilerSuffix.ReplaceAllString(s, "")
+		s = compilerSuffix().ReplaceAllString(s, "")
 	}
 	return strings.ReplaceAll(s, "`anonymous namespace'", "(anonymous namespace)")
 }

@@ -46,6 +46,21 @@ func (d *dumper) printMemoryInfoList(l *minidump.MemoryInfoList) {
 	}
 }
 
+// hex writes b in lower-case hex through one scratch buffer for all
+// regions (hex.NewEncoder made a 1 KB one per region: half of the heap
+// of a 401-thread dump's print).
+func (d *dumper) hex(b []byte) {
+	const chunk = 4096
+	if d.hexbuf == nil {
+		d.hexbuf = make([]byte, 2*chunk)
+	}
+	for len(b) > 0 && d.werr == nil {
+		n := min(len(b), chunk)
+		d.Write(d.hexbuf[:hex.Encode(d.hexbuf, b[:n])])
+		b = b[n:]
+	}
+}
+
 // memory prints a memory region's bytes as MinidumpMemoryRegion::Print.
 func (d *dumper) memory(l minidump.LocationDescriptor) {
 	b, err := d.f.RegionBytes(l)
@@ -56,7 +71,7 @@ func (d *dumper) memory(l minidump.LocationDescriptor) {
 	if !d.hexdump {
 		// Stream the hex: a region may be tens of megabytes.
 		d.printf("0x")
-		hex.NewEncoder(d).Write(b)
+		d.hex(b)
 		d.printf("\n")
 		return
 	}

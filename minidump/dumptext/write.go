@@ -59,7 +59,8 @@ type dumper struct {
 	f        *minidump.File
 	hexdump  bool
 	problems Problems
-	werr     error // the first error writing to w
+	werr     error  // the first error writing to w
+	hexbuf   []byte // memory's scratch for hex text, made once
 }
 
 // Write passes b to the output until the first error, which it keeps.

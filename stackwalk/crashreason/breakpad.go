@@ -3,6 +3,7 @@ package crashreason
 import (
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"maps"
+	"sync"
 )
 
 // Reason returns the crash reason and crash address as Breakpad's
@@ -24,7 +25,7 @@ func Reason(platform minidump.PlatformID, cpu minidump.ProcessorArchitecture, co
 
 	switch {
 	case platform == minidump.PlatformFuchsia:
-		if n, ok := fuchsiaExceptions[code]; ok {
+		if n, ok := fuchsiaExceptions()[code]; ok {
 			reason = n + " / " + fl
 		}
 	case isMac(platform):
@@ -38,7 +39,7 @@ func Reason(platform minidump.PlatformID, cpu minidump.ProcessorArchitecture, co
 	case isLinux(platform):
 		reason = linuxReason(code, flags, reason)
 	case platform == minidump.PlatformSolaris:
-		if n, ok := solarisSignals[code]; ok {
+		if n, ok := solarisSignals()[code]; ok {
 			reason = n
 		}
 	case platform == minidump.PlatformPS3:
@@ -80,29 +81,33 @@ const (
 )
 
 // macTypeNames names the Mach exception types that carry a code in flags.
-var macTypeNames = map[uint32]string{
-	macBadAccess:      "EXC_BAD_ACCESS",
-	macBadInstruction: "EXC_BAD_INSTRUCTION",
-	macArithmetic:     "EXC_ARITHMETIC",
-	macEmulation:      "EXC_EMULATION",
-	macSoftware:       "EXC_SOFTWARE",
-	macBreakpoint:     "EXC_BREAKPOINT",
-	macSyscall:        "EXC_SYSCALL",
-	macMachSyscall:    "EXC_MACH_SYSCALL",
-	macRPCAlert:       "EXC_RPC_ALERT",
-	macResource:       "EXC_RESOURCE",
-	macGuard:          "EXC_GUARD",
-}
+var macTypeNames = sync.OnceValue(func() map[uint32]string {
+	return map[uint32]string{
+		macBadAccess:      "EXC_BAD_ACCESS",
+		macBadInstruction: "EXC_BAD_INSTRUCTION",
+		macArithmetic:     "EXC_ARITHMETIC",
+		macEmulation:      "EXC_EMULATION",
+		macSoftware:       "EXC_SOFTWARE",
+		macBreakpoint:     "EXC_BREAKPOINT",
+		macSyscall:        "EXC_SYSCALL",
+		macMachSyscall:    "EXC_MACH_SYSCALL",
+		macRPCAlert:       "EXC_RPC_ALERT",
+		macResource:       "EXC_RESOURCE",
+		macGuard:          "EXC_GUARD",
+	}
+})
 
 // kern_return_t values that EXC_BAD_ACCESS carries on every CPU.
-var macKernNames = map[uint32]string{
-	1:  "KERN_INVALID_ADDRESS",
-	2:  "KERN_PROTECTION_FAILURE",
-	8:  "KERN_NO_ACCESS",
-	9:  "KERN_MEMORY_FAILURE",
-	10: "KERN_MEMORY_ERROR",
-	50: "KERN_CODESIGN_ERROR",
-}
+var macKernNames = sync.OnceValue(func() map[uint32]string {
+	return map[uint32]string{
+		1:  "KERN_INVALID_ADDRESS",
+		2:  "KERN_PROTECTION_FAILURE",
+		8:  "KERN_NO_ACCESS",
+		9:  "KERN_MEMORY_FAILURE",
+		10: "KERN_MEMORY_ERROR",
+		50: "KERN_CODESIGN_ERROR",
+	}
+})
 
 // CPU-specific Mach exception codes, per exception type. Breakpad picks the
 // ARM tables for MD_CPU_ARCHITECTURE_ARM and ARM64_OLD only (not ARM64).
@@ -150,11 +155,11 @@ func macReason(cpu minidump.ProcessorArchitecture, code, flags uint32, raw strin
 	case macNSSimulated:
 		return "Uncaught NSException"
 	}
-	typ, ok := macTypeNames[code]
+	typ, ok := macTypeNames()[code]
 	if !ok {
 		return raw
 	}
-	if n, ok := macKernNames[flags]; ok && code == macBadAccess {
+	if n, ok := macKernNames()[flags]; ok && code == macBadAccess {
 		return typ + " / " + n
 	}
 	arm := cpu == minidump.ArchARM || cpu == minidump.ArchARM64Old
@@ -210,43 +215,51 @@ const (
 
 // winCommonExceptions holds the names of Windows exception codes that
 // Breakpad and rust-minidump agree on.
-var winCommonExceptions = map[uint32]string{
-	0x80000001: "EXCEPTION_GUARD_PAGE",
-	0x80000002: "EXCEPTION_DATATYPE_MISALIGNMENT",
-	0x80000003: "EXCEPTION_BREAKPOINT",
-	0x80000004: "EXCEPTION_SINGLE_STEP",
-	0xc0000008: "EXCEPTION_INVALID_HANDLE",
-	0xc000001d: "EXCEPTION_ILLEGAL_INSTRUCTION",
-	0xc0000025: "EXCEPTION_NONCONTINUABLE_EXCEPTION",
-	0xc0000026: "EXCEPTION_INVALID_DISPOSITION",
-	0xc000008c: "EXCEPTION_BOUNDS_EXCEEDED",
-	0xc000008d: "EXCEPTION_FLT_DENORMAL_OPERAND",
-	0xc000008e: "EXCEPTION_FLT_DIVIDE_BY_ZERO",
-	0xc000008f: "EXCEPTION_FLT_INEXACT_RESULT",
-	0xc0000090: "EXCEPTION_FLT_INVALID_OPERATION",
-	0xc0000091: "EXCEPTION_FLT_OVERFLOW",
-	0xc0000092: "EXCEPTION_FLT_STACK_CHECK",
-	0xc0000093: "EXCEPTION_FLT_UNDERFLOW",
-	0xc0000094: "EXCEPTION_INT_DIVIDE_BY_ZERO",
-	0xc0000095: "EXCEPTION_INT_OVERFLOW",
-	0xc0000096: "EXCEPTION_PRIV_INSTRUCTION",
-	0xc00000fd: "EXCEPTION_STACK_OVERFLOW",
-	0xc0000194: "EXCEPTION_POSSIBLE_DEADLOCK",
-	0xe0000008: "Out of Memory",
-	0xe06d7363: "Unhandled C++ Exception",
-	0x0517a7ed: "Simulated Exception",
-}
+var winCommonExceptions = sync.OnceValue(func() map[uint32]string {
+	return map[uint32]string{
+		0x80000001: "EXCEPTION_GUARD_PAGE",
+		0x80000002: "EXCEPTION_DATATYPE_MISALIGNMENT",
+		0x80000003: "EXCEPTION_BREAKPOINT",
+		0x80000004: "EXCEPTION_SINGLE_STEP",
+		0xc0000008: "EXCEPTION_INVALID_HANDLE",
+		0xc000001d: "EXCEPTION_ILLEGAL_INSTRUCTION",
+		0xc0000025: "EXCEPTION_NONCONTINUABLE_EXCEPTION",
+		0xc0000026: "EXCEPTION_INVALID_DISPOSITION",
+		0xc000008c: "EXCEPTION_BOUNDS_EXCEEDED",
+		0xc000008d: "EXCEPTION_FLT_DENORMAL_OPERAND",
+		0xc000008e: "EXCEPTION_FLT_DIVIDE_BY_ZERO",
+		0xc000008f: "EXCEPTION_FLT_INEXACT_RESULT",
+		0xc0000090: "EXCEPTION_FLT_INVALID_OPERATION",
+		0xc0000091: "EXCEPTION_FLT_OVERFLOW",
+		0xc0000092: "EXCEPTION_FLT_STACK_CHECK",
+		0xc0000093: "EXCEPTION_FLT_UNDERFLOW",
+		0xc0000094: "EXCEPTION_INT_DIVIDE_BY_ZERO",
+		0xc0000095: "EXCEPTION_INT_OVERFLOW",
+		0xc0000096: "EXCEPTION_PRIV_INSTRUCTION",
+		0xc00000fd: "EXCEPTION_STACK_OVERFLOW",
+		0xc0000194: "EXCEPTION_POSSIBLE_DEADLOCK",
+		0xe0000008: "Out of Memory",
+		0xe06d7363: "Unhandled C++ Exception",
+		0x0517a7ed: "Simulated Exception",
+	}
+})
 
 // winExceptionNames holds Breakpad's names of Windows exception codes.
-var winExceptionNames = withNames(winCommonExceptions, map[uint32]string{
-	0x40010005: "DBG_CONTROL_C",
-	0xc00000ff: "EXCEPTION_BAD_FUNCTION_TABLE",
-	0xc0000374: "EXCEPTION_HEAP_CORRUPTION",
+var winExceptionNames = sync.OnceValue(func() map[uint32]string {
+	return withNames(winCommonExceptions(), map[uint32]string{
+		0x40010005: "DBG_CONTROL_C",
+		0xc00000ff: "EXCEPTION_BAD_FUNCTION_TABLE",
+		0xc0000374: "EXCEPTION_HEAP_CORRUPTION",
+	})
 })
 
 // Access kinds in exception_information[0] of access violations and in-page
 // errors.
-var winAccessKinds = map[uint64]string{0: "READ", 1: "WRITE", 8: "EXEC"}
+var winAccessKinds = sync.OnceValue(func() map[uint64]string {
+	return map[uint64]string{
+		0: "READ", 1: "WRITE", 8: "EXEC",
+	}
+})
 
 // windowsReason names a Windows exception. dataAddr reports whether the crash
 // address is the data address in params[1] (access violations and in-page
@@ -259,7 +272,7 @@ func windowsReason(code uint32, params []uint64, raw string) (reason string, dat
 			reason = "EXCEPTION_IN_PAGE_ERROR"
 		}
 		if len(params) >= 1 {
-			if k, ok := winAccessKinds[params[0]]; ok {
+			if k, ok := winAccessKinds()[params[0]]; ok {
 				reason += "_" + k
 			}
 		}
@@ -271,13 +284,13 @@ func windowsReason(code uint32, params []uint64, raw string) (reason string, dat
 		if len(params) >= 1 {
 			// Code 0 (FAST_FAIL_LEGACY_GS_VIOLATION) is left out on purpose, as
 			// Breakpad does.
-			if n, ok := fastFailNames[params[0]]; ok && params[0] != 0 {
+			if n, ok := fastFailNames()[params[0]]; ok && params[0] != 0 {
 				return n, false
 			}
 		}
 		return "EXCEPTION_STACK_BUFFER_OVERRUN", false
 	}
-	if n, ok := winExceptionNames[code]; ok {
+	if n, ok := winExceptionNames()[code]; ok {
 		return n, false
 	}
 	return raw, false
@@ -287,7 +300,7 @@ func windowsReason(code uint32, params []uint64, raw string) (reason string, dat
 // NTStatusToString does, or the code as "0x%08x" when it is not in the table.
 // Breakpad's table holds error codes only (severity 0xC).
 func NTStatusName(status uint32) string {
-	if n, ok := ntStatusNames[status]; ok && status>>28 == 0xc {
+	if n, ok := ntStatusNames()[status]; ok && status>>28 == 0xc {
 		return n
 	}
 	return hex8(uint64(status))
@@ -302,15 +315,17 @@ const (
 	sigSYS  = 31
 )
 
-var linuxSignals = map[uint32]string{
-	1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT",
-	7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2",
-	13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM", 16: "SIGSTKFLT", 17: "SIGCHLD",
-	18: "SIGCONT", 19: "SIGSTOP", 20: "SIGTSTP", 21: "SIGTTIN", 22: "SIGTTOU",
-	23: "SIGURG", 24: "SIGXCPU", 25: "SIGXFSZ", 26: "SIGVTALRM", 27: "SIGPROF",
-	28: "SIGWINCH", 29: "SIGIO", 30: "SIGPWR", 31: "SIGSYS",
-	0xffffffff: "DUMP_REQUESTED",
-}
+var linuxSignals = sync.OnceValue(func() map[uint32]string {
+	return map[uint32]string{
+		1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT",
+		7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2",
+		13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM", 16: "SIGSTKFLT", 17: "SIGCHLD",
+		18: "SIGCONT", 19: "SIGSTOP", 20: "SIGTSTP", 21: "SIGTTIN", 22: "SIGTTOU",
+		23: "SIGURG", 24: "SIGXCPU", 25: "SIGXFSZ", 26: "SIGVTALRM", 27: "SIGPROF",
+		28: "SIGWINCH", 29: "SIGIO", 30: "SIGPWR", 31: "SIGSYS",
+		0xffffffff: "DUMP_REQUESTED",
+	}
+})
 
 // si_code names per signal, as Breakpad knows them.
 var (
@@ -345,27 +360,29 @@ func linuxReason(code, flags uint32, raw string) string {
 		t = sigsegvCodes
 		sep = " /" // sic: Breakpad prints "SIGSEGV /SEGV_MAPERR"
 	default:
-		if n, ok := linuxSignals[code]; ok {
+		if n, ok := linuxSignals()[code]; ok {
 			return n
 		}
 		return raw
 	}
 	if n, ok := t[flags]; ok {
-		return linuxSignals[code] + sep + n
+		return linuxSignals()[code] + sep + n
 	}
-	return linuxSignals[code] + sep + hex8(uint64(flags))
+	return linuxSignals()[code] + sep + hex8(uint64(flags))
 }
 
-var solarisSignals = map[uint32]string{
-	1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGIOT | SIGABRT",
-	7: "SIGEMT", 8: "SIGFPE", 9: "SIGKILL", 10: "SIGBUS", 11: "SIGSEGV", 12: "SIGSYS",
-	13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM", 16: "SIGUSR1", 17: "SIGUSR2",
-	18: "SIGCLD | SIGCHLD", 19: "SIGPWR", 20: "SIGWINCH", 21: "SIGURG", 22: "SIGPOLL | SIGIO",
-	23: "SIGSTOP", 24: "SIGTSTP", 25: "SIGCONT", 26: "SIGTTIN", 27: "SIGTTOU",
-	28: "SIGVTALRM", 29: "SIGPROF", 30: "SIGXCPU", 31: "SIGXFSZ", 32: "SIGWAITING",
-	33: "SIGLWP", 34: "SIGFREEZE", 35: "SIGTHAW", 36: "SIGCANCEL", 37: "SIGLOST",
-	38: "SIGXRES", 39: "SIGJVM1", 40: "SIGJVM2",
-}
+var solarisSignals = sync.OnceValue(func() map[uint32]string {
+	return map[uint32]string{
+		1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGIOT | SIGABRT",
+		7: "SIGEMT", 8: "SIGFPE", 9: "SIGKILL", 10: "SIGBUS", 11: "SIGSEGV", 12: "SIGSYS",
+		13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM", 16: "SIGUSR1", 17: "SIGUSR2",
+		18: "SIGCLD | SIGCHLD", 19: "SIGPWR", 20: "SIGWINCH", 21: "SIGURG", 22: "SIGPOLL | SIGIO",
+		23: "SIGSTOP", 24: "SIGTSTP", 25: "SIGCONT", 26: "SIGTTIN", 27: "SIGTTOU",
+		28: "SIGVTALRM", 29: "SIGPROF", 30: "SIGXCPU", 31: "SIGXFSZ", 32: "SIGWAITING",
+		33: "SIGLWP", 34: "SIGFREEZE", 35: "SIGTHAW", 36: "SIGCANCEL", 37: "SIGLOST",
+		38: "SIGXRES", 39: "SIGJVM1", 40: "SIGJVM2",
+	}
+})
 
 var ps3Exceptions = map[uint32]string{
 	0: "UNKNOWN", 1: "TRAP_EXCEP", 2: "PRIV_INSTR", 3: "ILLEGAL_INSTR", 4: "INSTR_STORAGE",
@@ -377,9 +394,11 @@ var ps3Exceptions = map[uint32]string{
 }
 
 // Zircon exception types; Breakpad appends the flags to each.
-var fuchsiaExceptions = map[uint32]string{
-	0x8: "GENERAL", 0x108: "FATAL_PAGE_FAULT", 0x208: "UNDEFINED_INSTRUCTION",
-	0x308: "SW_BREAKPOINT", 0x408: "HW_BREAKPOINT", 0x508: "UNALIGNED_ACCESS",
-	0x8008: "THREAD_STARTING", 0x8108: "THREAD_EXITING", 0x8208: "POLICY_ERROR",
-	0x8308: "PROCESS_STARTING",
-}
+var fuchsiaExceptions = sync.OnceValue(func() map[uint32]string {
+	return map[uint32]string{
+		0x8: "GENERAL", 0x108: "FATAL_PAGE_FAULT", 0x208: "UNDEFINED_INSTRUCTION",
+		0x308: "SW_BREAKPOINT", 0x408: "HW_BREAKPOINT", 0x508: "UNALIGNED_ACCESS",
+		0x8008: "THREAD_STARTING", 0x8108: "THREAD_EXITING", 0x8208: "POLICY_ERROR",
+		0x8308: "PROCESS_STARTING",
+	}
+})

@@ -3,6 +3,7 @@ package crashreason
 import (
 	"fmt"
 	"github.com/gobreakpad/gobreakpad/minidump"
+	"sync"
 )
 
 // RustType returns the crash reason as rust-minidump names it (its
@@ -109,7 +110,7 @@ func rustMac(cpu minidump.ProcessorArchitecture, code, flags uint32, params []ui
 	if code == macSimulated {
 		return "Simulated Exception"
 	}
-	typ, ok := macTypeNames[code]
+	typ, ok := macTypeNames()[code]
 	if !ok {
 		return ""
 	}
@@ -213,7 +214,7 @@ var (
 )
 
 func rustLinux(code, flags uint32) string {
-	sig, ok := linuxSignals[code]
+	sig, ok := linuxSignals()[code]
 	if !ok {
 		return ""
 	}
@@ -251,17 +252,19 @@ func rustLinux(code, flags uint32) string {
 // knows the access violation and in-page error codes by name too); the
 // codes it lacks (DBG_CONTROL_C, heap corruption, fast fail, ...) are named
 // from the NTSTATUS table instead.
-var rustWinExceptions = withNames(winCommonExceptions, map[uint32]string{
-	0xc0000005: "EXCEPTION_ACCESS_VIOLATION",
-	0xc0000006: "EXCEPTION_IN_PAGE_ERROR",
-	0xe0434352: "MANAGED_EXCEPTION_CODE_V4",
+var rustWinExceptions = sync.OnceValue(func() map[uint32]string {
+	return withNames(winCommonExceptions(), map[uint32]string{
+		0xc0000005: "EXCEPTION_ACCESS_VIOLATION",
+		0xc0000006: "EXCEPTION_IN_PAGE_ERROR",
+		0xe0434352: "MANAGED_EXCEPTION_CODE_V4",
+	})
 })
 
 const facilityVisualCPP = 109
 
 func rustNTStatus(status uint64) string {
 	if status <= 0xffffffff {
-		if n, ok := ntStatusNames[uint32(status)]; ok {
+		if n, ok := ntStatusNames()[uint32(status)]; ok {
 			return n
 		}
 	}
@@ -272,36 +275,36 @@ func rustWindows(code uint32, params []uint64) string {
 	switch code {
 	case winAccessViolation:
 		if len(params) >= 1 {
-			if k, ok := winAccessKinds[params[0]]; ok {
+			if k, ok := winAccessKinds()[params[0]]; ok {
 				return "EXCEPTION_ACCESS_VIOLATION_" + k
 			}
 		}
 	case winInPageError:
 		if len(params) >= 3 {
-			if k, ok := winAccessKinds[params[0]]; ok {
+			if k, ok := winAccessKinds()[params[0]]; ok {
 				return "EXCEPTION_IN_PAGE_ERROR_" + k + " / " + rustNTStatus(params[2])
 			}
 		}
 	case winStackBufferOverrun:
 		if len(params) >= 1 {
-			ff, ok := fastFailNames[params[0]]
+			ff, ok := fastFailNames()[params[0]]
 			if !ok {
 				ff = hex8(params[0])
 			}
 			return "EXCEPTION_STACK_BUFFER_OVERRUN / " + ff
 		}
 	}
-	if n, ok := rustWinExceptions[code]; ok {
+	if n, ok := rustWinExceptions()[code]; ok {
 		return n
 	}
-	if n, ok := winErrorNames[code]; ok {
+	if n, ok := winErrorNames()[code]; ok {
 		return n
 	}
-	if n, ok := ntStatusNames[code]; ok {
+	if n, ok := ntStatusNames()[code]; ok {
 		return n
 	}
 	if code&0xf0000000 != 0 && (code&0x0fff0000)>>16 == facilityVisualCPP {
-		if n, ok := winErrorNames[code&0xffff]; ok {
+		if n, ok := winErrorNames()[code&0xffff]; ok {
 			return "FACILITY_VISUALCPP / " + n
 		}
 	}

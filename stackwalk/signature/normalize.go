@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Frame is one frame of the crashing thread as signature generation sees it
@@ -25,9 +26,10 @@ type Frame struct {
 	Unloaded string
 }
 
+// Compiled on first use, not at package init (docs/performance.md).
 var (
-	rustHash      = regexp.MustCompile(`::h[0-9a-fA-F]+$`)
-	lambdaNumbers = regexp.MustCompile(`::\$_\d+::`)
+	rustHash      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`::h[0-9a-fA-F]+$`) })
+	lambdaNumbers = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`::\$_\d+::`) })
 )
 
 // normalizeFrame returns the frame's text in a signature: its normalized
@@ -104,7 +106,7 @@ func (g *Generator) normalizeCPP(fn string, line int) string {
 		fn = dropPrefixAndReturnType(fn)
 	}
 	fn = strings.ReplaceAll(fn, "`anonymous namespace'", "(anonymous namespace)")
-	fn = lambdaNumbers.ReplaceAllString(fn, "::$$::")
+	fn = lambdaNumbers().ReplaceAllString(fn, "::$$::")
 	fn = collapseTypes(fn)
 	fn = replaceEnclosed(fn, '(', ')', func(before, inside string) string {
 		if inside == "(anonymous namespace)" || strings.HasSuffix(before, "operator") {
@@ -131,7 +133,7 @@ func (g *Generator) normalizeRust(fn string, line int) string {
 	})
 	fn = replaceEnclosed(fn, '(', ')', func(string, string) string { return "" })
 	fn = g.finish(fn, line)
-	return rustHash.ReplaceAllString(fn, "")
+	return rustHash().ReplaceAllString(fn, "")
 }
 
 // normalizeGo normalizes a Go function name (gobreakpad's rule; Socorro has

@@ -13,8 +13,9 @@
 # here with our minidump_capture from a small program (built and dumped
 # again on every run, not committed). Prints markdown tables: hyperfine's
 # mean ± σ, min and max wall times, then user time and peak RSS as the
-# median of 3 runs of /usr/bin/time. Runs that exit non-zero (the hostile
-# dump, refused by both) are timed all the same.
+# median of 3 runs of /usr/bin/time; a last row times start-up alone. Runs
+# that exit non-zero (the hostile dump, refused by both) are timed all the
+# same.
 set -euo pipefail
 
 runs=${1:-10}
@@ -130,6 +131,8 @@ for w in "${walks[@]}"; do
 	lines+=("$name, -m|$bp -m $dump $syms|$ours -m $dump $syms")
 done
 lines+=("linux manythreads, human|$bp $mt/mt.dmp $mt/syms|$ours $mt/mt.dmp $mt/syms")
+# Start-up alone: Breakpad's usage text (-h, exit 0), our --version.
+lines+=("start-up (Breakpad -h, ours --version)|$bp -h|$ours --version")
 table "minidump_stackwalk" "${lines[@]}"
 
 lines=()
