@@ -196,8 +196,9 @@ type StackFrame struct {
 	Module *Module
 	// UnloadedModule is, when Module is nil, the unloaded module Breakpad
 	// attributes the frame to: the one of ProcessState.UnloadedModules
-	// containing Instruction, of those its range map keeps (the earliest of
-	// overlapping ones). The human and -m outputs name it as a module.
+	// containing Instruction, as its range map keeps them (truncate lower:
+	// a module overlapped by a later one ends where that one begins). The
+	// human and -m outputs name it as a module.
 	UnloadedModule *Module
 
 	// Function is the enclosing FUNC or PUBLIC name, FunctionBase its
