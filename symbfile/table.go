@@ -109,8 +109,9 @@ func (t *Table) index() {
 		for hi < len(t.Ranges) && t.Ranges[hi].Depth == d {
 			hi++
 		}
-		// Depths are dense from 0 in well-formed files; a gap ends lookups.
-		if int(d) != len(t.depths) {
+		// Depths are dense from 0 in well-formed files; a gap ends lookups,
+		// and so do depths past MaxInlineDepth (not indexed).
+		if int(d) != len(t.depths) || d > MaxInlineDepth {
 			break
 		}
 		di := depthIndex{lo: lo, hi: hi, maxEnd: make([]uint64, hi-lo)}
@@ -152,7 +153,7 @@ type Frame struct {
 }
 
 // Covering returns the indexes in Ranges of the ranges covering addr,
-// outermost first, each inside the previous.
+// outermost first, each inside the previous; at most MaxInlineDepth+1.
 func (t *Table) Covering(addr uint64) []int {
 	var out []int
 	lo, hi := uint64(0), ^uint64(0)
@@ -169,13 +170,15 @@ func (t *Table) Covering(addr uint64) []int {
 
 // Lookup returns the frames at addr, innermost first; nil when no range
 // covers it. A return pad at addr answers directly (its frames with the
-// bases of the ranges covering addr).
+// bases of the ranges covering addr). At most MaxInlineDepth+1 frames are
+// returned: the function and its outermost MaxInlineDepth inlined calls.
 func (t *Table) Lookup(addr uint64) []Frame {
 	cov := t.Covering(addr)
 	if p, ok := slices.BinarySearchFunc(t.Pads, addr, func(p ReturnPad, a uint64) int { return cmp.Compare(p.Addr, a) }); ok {
-		pad := t.Pads[p]
-		out := make([]Frame, len(pad.Frames))
-		for i, f := range pad.Frames {
+		frames := t.Pads[p].Frames
+		frames = frames[:min(len(frames), MaxInlineDepth+1)]
+		out := make([]Frame, len(frames))
+		for i, f := range frames {
 			fr := Frame{Func: f.Func, File: f.File, Line: f.Line, Base: addr, LineBase: addr}
 			if i < len(cov) {
 				fr.Base = t.Ranges[cov[i]].Start
