@@ -62,3 +62,10 @@ type PadFrame struct {
 	Func, File string
 	Line       uint32
 }
+
+// MaxInlineDepth caps the inlined calls a lookup returns at one address:
+// ranges deeper than MaxInlineDepth are read but not indexed, and a return
+// pad answers with its outermost MaxInlineDepth+1 frames, so that a lookup
+// costs at most that many frames however deep a hostile file nests (real
+// chains are tens deep). Package symfile and symcache have the same cap.
+const MaxInlineDepth = 1024

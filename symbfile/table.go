@@ -25,12 +25,17 @@ type Table struct {
 	depths []depthIndex // per depth, a slice of Ranges
 }
 
-// depthIndex is the ranges of one depth, sorted by start, with the running
-// maximum of their ends so that overlapping ranges are found too.
+// depthIndex is the ranges of one depth, sorted by start, with a tree of
+// their ends so that overlapping ranges are found too.
 type depthIndex struct {
-	lo, hi int      // Ranges[lo:hi]
-	maxEnd []uint64 // maxEnd[i]: the greatest end of Ranges[lo : lo+i+1]
+	lo, hi int // Ranges[lo:hi]
+	ends   endTree
 }
+
+// maxCrossing bounds the ranges covering an address that a lookup skips at
+// one depth because they cross their parent's end (only hostile files have
+// them); past it the depth has no range there.
+const maxCrossing = 64
 
 // zstdMagic starts a zstd frame.
 const zstdMagic = "\x28\xb5\x2f\xfd"
@@ -109,17 +114,16 @@ func (t *Table) index() {
 		for hi < len(t.Ranges) && t.Ranges[hi].Depth == d {
 			hi++
 		}
-		// Depths are dense from 0 in well-formed files; a gap ends lookups.
-		if int(d) != len(t.depths) {
+		// Depths are dense from 0 in well-formed files; a gap ends lookups,
+		// and so do depths past MaxInlineDepth (not indexed).
+		if int(d) != len(t.depths) || d > MaxInlineDepth {
 			break
 		}
-		di := depthIndex{lo: lo, hi: hi, maxEnd: make([]uint64, hi-lo)}
-		var m uint64
+		ends := make([]uint64, hi-lo)
 		for i := lo; i < hi; i++ {
-			m = max(m, t.Ranges[i].End())
-			di.maxEnd[i-lo] = m
+			ends[i-lo] = t.Ranges[i].End()
 		}
-		t.depths = append(t.depths, di)
+		t.depths = append(t.depths, depthIndex{lo: lo, hi: hi, ends: newEndTree(ends)})
 		lo = hi
 	}
 }
@@ -130,11 +134,15 @@ func (t *Table) covering(d int, addr, lo, hi uint64) int {
 	di := &t.depths[d]
 	rs := t.Ranges[di.lo:di.hi]
 	i := sort.Search(len(rs), func(i int) bool { return rs[i].Start > addr }) - 1
-	for ; i >= 0 && di.maxEnd[i] > addr; i-- {
-		r := &rs[i]
-		if r.End() > addr && r.Start >= lo && r.End() <= hi {
+	for skipped := 0; skipped <= maxCrossing; skipped++ {
+		i = di.ends.last(i, addr)
+		if i < 0 || rs[i].Start < lo {
+			return -1 // the ones before start earlier still
+		}
+		if rs[i].End() <= hi {
 			return di.lo + i
 		}
+		i--
 	}
 	return -1
 }
@@ -152,7 +160,7 @@ type Frame struct {
 }
 
 // Covering returns the indexes in Ranges of the ranges covering addr,
-// outermost first, each inside the previous.
+// outermost first, each inside the previous; at most MaxInlineDepth+1.
 func (t *Table) Covering(addr uint64) []int {
 	var out []int
 	lo, hi := uint64(0), ^uint64(0)
@@ -169,13 +177,15 @@ func (t *Table) Covering(addr uint64) []int {
 
 // Lookup returns the frames at addr, innermost first; nil when no range
 // covers it. A return pad at addr answers directly (its frames with the
-// bases of the ranges covering addr).
+// bases of the ranges covering addr). At most MaxInlineDepth+1 frames are
+// returned: the function and its outermost MaxInlineDepth inlined calls.
 func (t *Table) Lookup(addr uint64) []Frame {
 	cov := t.Covering(addr)
 	if p, ok := slices.BinarySearchFunc(t.Pads, addr, func(p ReturnPad, a uint64) int { return cmp.Compare(p.Addr, a) }); ok {
-		pad := t.Pads[p]
-		out := make([]Frame, len(pad.Frames))
-		for i, f := range pad.Frames {
+		frames := t.Pads[p].Frames
+		frames = frames[:min(len(frames), MaxInlineDepth+1)]
+		out := make([]Frame, len(frames))
+		for i, f := range frames {
 			fr := Frame{Func: f.Func, File: f.File, Line: f.Line, Base: addr, LineBase: addr}
 			if i < len(cov) {
 				fr.Base = t.Ranges[cov[i]].Start

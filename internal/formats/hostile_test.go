@@ -152,3 +152,32 @@ func TestHostileSymbfile(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHostileSymbfileDepth: ranges nested far deeper than
+// symbfile.MaxInlineDepth give the model at most that many INLINE records
+// (and the conversion no quadratic walk over the depths).
+func TestHostileSymbfileDepth(t *testing.T) {
+	const n = 20000
+	var buf bytes.Buffer
+	w := symbfile.NewWriter(&buf)
+	for d := range n {
+		start := uint64(0x1000 + d)
+		w.AddRange(symbfile.Range{Start: start, Length: uint64(2*n - 2*d), Func: "f", File: "a.c", CallLine: uint32(d),
+			Depth: uint32(d), Lines: []symbfile.LineEntry{{Addr: start, Line: uint32(d + 1)}}})
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	tab, err := symbfile.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := SymbolsFromSymbfile(tab, "deep")
+	if len(s.Funcs) != 1 || len(s.Funcs[0].Inlines) != symbfile.MaxInlineDepth {
+		t.Fatalf("%d functions, %d inlines; want 1 and %d", len(s.Funcs), len(s.Funcs[0].Inlines), symbfile.MaxInlineDepth)
+	}
+	sym, ok := (&symsymbfile.Table{Table: tab}).Lookup(0x1000+n-1, true)
+	if !ok || len(sym.Inlines) != symbfile.MaxInlineDepth {
+		t.Fatalf("lookup: %v, %d inlines", ok, len(sym.Inlines))
+	}
+}

@@ -19,7 +19,8 @@ import (
 // and line records from the line table of the deepest range at each address
 // (line 0 entries give none). A symbfile has no identity: the MODULE record
 // says "unknown" operating system and architecture, a zero debug id and the
-// file's base name (without ".symbfile" or ".zst"). Return pads are dropped.
+// file's base name (without ".symbfile" or ".zst"). Return pads are dropped,
+// and so are ranges deeper than symbfile.MaxInlineDepth (as lookups do).
 func ReadSymbfile(path string, warn func(format string, args ...any)) (*dumpsyms.Symbols, error) {
 	t, err := symbfile.Open(path)
 	if err != nil {
@@ -60,6 +61,9 @@ func SymbolsFromSymbfile(t *symbfile.Table, name string) *dumpsyms.Symbols {
 	inner := make([][]int, len(s.Funcs)) // per function, its nested ranges
 	for _, i := range nested {
 		r := &t.Ranges[i]
+		if r.Depth > symbfile.MaxInlineDepth {
+			continue // not indexed: lookups never reach it
+		}
 		cov := t.Covering(r.Start)
 		d := int(r.Depth)
 		if len(cov) <= d || cov[d] != i {

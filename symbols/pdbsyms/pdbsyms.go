@@ -9,7 +9,6 @@
 package pdbsyms
 
 import (
-	"bytes"
 	stdpe "debug/pe"
 	"fmt"
 	"io"
@@ -122,14 +121,21 @@ const MaxInflateRatio = 64
 
 // Extract stores the one file of the CAB archive at path (a symbol store's
 // compressed NAM_ form) in c as elems, reading at most limit bytes of it,
-// and at most MaxInflateRatio times the cabinet's size.
+// and at most MaxInflateRatio times the cabinet's size. The cabinet is read
+// through the file, block by block, not into memory.
 func Extract(c *cache.Cache, path string, limit int64, elems ...string) (string, error) {
-	data, err := os.ReadFile(path)
+	cf, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
-	limit = min(limit, max(64<<20, MaxInflateRatio*int64(len(data))))
-	r, err := cab.NewReader(bytes.NewReader(data), int64(len(data)))
+	defer cf.Close()
+	st, err := cf.Stat()
+	if err != nil {
+		return "", err
+	}
+	size := st.Size()
+	limit = min(limit, max(64<<20, MaxInflateRatio*size))
+	r, err := cab.NewReader(cf, size)
 	if err != nil {
 		return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, path, err)
 	}
