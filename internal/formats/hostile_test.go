@@ -181,3 +181,65 @@ func TestHostileSymbfileDepth(t *testing.T) {
 		t.Fatalf("lookup: %v, %d inlines", ok, len(sym.Inlines))
 	}
 }
+
+// chainsFile writes a symbfile of chains functions, each holding
+// symbfile.MaxInlineDepth ranges nested in it, each in the last (depth d of
+// chain c: [c<<20+d, c<<20+2048-d)), each with a line at its start.
+func chainsFile(t testing.TB, chains int) []byte {
+	var buf bytes.Buffer
+	w := symbfile.NewWriter(&buf)
+	for c := range chains {
+		for d := range symbfile.MaxInlineDepth + 1 {
+			start := uint64(c)<<20 + uint64(d)
+			w.AddRange(symbfile.Range{Start: start, Length: uint64(2*(symbfile.MaxInlineDepth+1) - 2*d), Func: "f", File: "a.c",
+				CallLine: uint32(d), Depth: uint32(d), Lines: []symbfile.LineEntry{{Addr: start, Line: uint32(d + 1)}}})
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestHostileSymbfileChains: 200 chains each MaxInlineDepth deep (5 MB)
+// convert to the model in one sweep per address order (this took 32 s when
+// each range and line looked its chain up from depth 0).
+func TestHostileSymbfileChains(t *testing.T) {
+	const chains = 200
+	tab, err := symbfile.Parse(chainsFile(t, chains))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := SymbolsFromSymbfile(tab, "chains")
+	if len(s.Funcs) != chains {
+		t.Fatalf("%d functions, want %d", len(s.Funcs), chains)
+	}
+	for _, f := range s.Funcs {
+		// A line piece per range start and per range end below the
+		// function's: 2*MaxInlineDepth+1.
+		if len(f.Inlines) != symbfile.MaxInlineDepth || len(f.Lines) != 2*symbfile.MaxInlineDepth+1 {
+			t.Fatalf("%s at %#x: %d inlines, %d lines; want %d and %d", f.Name, f.Ranges[0].Address,
+				len(f.Inlines), len(f.Lines), symbfile.MaxInlineDepth, 2*symbfile.MaxInlineDepth+1)
+		}
+	}
+}
+
+// BenchmarkSymbfileChains converts TestHostileSymbfileChains's file to the
+// model with the sweep ("sweep") and the old lookups from depth 0 ("old",
+// tens of seconds an op: run with -benchtime 1x).
+func BenchmarkSymbfileChains(b *testing.B) {
+	tab, err := symbfile.Parse(chainsFile(b, 200))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("sweep", func(b *testing.B) {
+		for b.Loop() {
+			SymbolsFromSymbfile(tab, "chains")
+		}
+	})
+	b.Run("old", func(b *testing.B) {
+		for b.Loop() {
+			symbolsFromSymbfileOld(tab, "chains")
+		}
+	})
+}

@@ -38,7 +38,10 @@ func ReadSymbfile(path string, warn func(format string, args ...any)) (*dumpsyms
 	return s, nil
 }
 
-// SymbolsFromSymbfile is ReadSymbfile over an indexed symbfile.
+// SymbolsFromSymbfile is ReadSymbfile over an indexed symbfile. The chains
+// of ranges covering the nested ranges' starts and the line cuts are found
+// by two symbfile.Sweep passes in address order, so that a well-nested file
+// costs about one lookup per range and cut whatever its depth.
 func SymbolsFromSymbfile(t *symbfile.Table, name string) *dumpsyms.Symbols {
 	s := &dumpsyms.Symbols{Module: symfile.Module{OS: "unknown", Arch: "unknown", ID: strings.Repeat("0", 33), Name: name}}
 	names := dumpsyms.NewNames(s)
@@ -58,22 +61,38 @@ func SymbolsFromSymbfile(t *symbfile.Table, name string) *dumpsyms.Symbols {
 		funcOf[i] = len(s.Funcs)
 		s.Funcs = append(s.Funcs, dumpsyms.Function{Name: r.Func, Ranges: []symfile.Range{{Address: r.Start, Size: r.Length}}})
 	}
-	inner := make([][]int, len(s.Funcs)) // per function, its nested ranges
-	for _, i := range nested {
+	// Each nested range's chain at its start, in address order (one sweep);
+	// the records in the table's order.
+	type chainAt struct{ top, parent int } // cov[0], cov[d-1]; top -1 when not reached
+	byStart := make([]int, len(nested))
+	for k := range byStart {
+		byStart[k] = k
+	}
+	slices.SortStableFunc(byStart, func(a, b int) int { return cmp.Compare(t.Ranges[nested[a]].Start, t.Ranges[nested[b]].Start) })
+	chains := make([]chainAt, len(nested))
+	sw := t.NewSweep()
+	for _, k := range byStart {
+		i := nested[k]
 		r := &t.Ranges[i]
+		chains[k] = chainAt{-1, -1}
 		if r.Depth > symbfile.MaxInlineDepth {
 			continue // not indexed: lookups never reach it
 		}
-		cov := t.Covering(r.Start)
+		cov := sw.Covering(r.Start)
 		d := int(r.Depth)
 		if len(cov) <= d || cov[d] != i {
 			continue // not nested in a range of each depth above: lookups never reach it
 		}
-		fi, ok := funcOf[cov[0]]
-		if !ok {
+		chains[k] = chainAt{cov[0], cov[d-1]}
+	}
+	inner := make([][]int, len(s.Funcs)) // per function, its nested ranges
+	for k, i := range nested {
+		fi, ok := funcOf[chains[k].top]
+		if chains[k].top < 0 || !ok {
 			continue
 		}
-		parent := &t.Ranges[cov[d-1]]
+		r := &t.Ranges[i]
+		parent := &t.Ranges[chains[k].parent]
 		in := symfile.Inline{Depth: r.Depth - 1, CallLine: r.CallLine, CallFile: -1, HasCallFile: true,
 			Origin: origin(r.Func), Ranges: []symfile.Range{{Address: r.Start, Size: r.Length}}}
 		if cf := cmpOr(r.CallFile, parent.File); cf != "" {
@@ -83,7 +102,11 @@ func SymbolsFromSymbfile(t *symbfile.Table, name string) *dumpsyms.Symbols {
 		inner[fi] = append(inner[fi], i)
 	}
 	// Line records: cut each function at every line table entry and range
-	// boundary inside it; each piece takes the deepest range's entry.
+	// boundary inside it; each piece takes the deepest range's entry (the
+	// deepest ranges at all cuts found in one sweep).
+	cutsOf := make([][]uint64, len(s.Funcs))
+	deepest := make([][]int, len(s.Funcs))
+	type cutAt struct{ fi, k int }
 	for i, fi := range funcOf {
 		f := &s.Funcs[fi]
 		lo, hi := t.Ranges[i].Start, t.Ranges[i].End()
@@ -102,6 +125,37 @@ func SymbolsFromSymbfile(t *symbfile.Table, name string) *dumpsyms.Symbols {
 		cuts = slices.DeleteFunc(cuts, func(a uint64) bool { return a < lo || a >= hi })
 		slices.Sort(cuts)
 		cuts = slices.Compact(cuts)
+		cutsOf[fi] = cuts
+		deepest[fi] = make([]int, len(cuts))
+	}
+	n := 0
+	for _, cuts := range cutsOf {
+		n += len(cuts)
+	}
+	all := make([]cutAt, 0, n)
+	for fi, cuts := range cutsOf {
+		for k := range cuts {
+			all = append(all, cutAt{fi, k})
+		}
+	}
+	slices.SortFunc(all, func(a, b cutAt) int { return cmp.Compare(cutsOf[a.fi][a.k], cutsOf[b.fi][b.k]) })
+	sw = t.NewSweep()
+	for _, c := range all {
+		deepest[c.fi][c.k] = -1
+		if cov := sw.Covering(cutsOf[c.fi][c.k]); len(cov) > 0 {
+			deepest[c.fi][c.k] = cov[len(cov)-1]
+		}
+	}
+	for fi := range s.Funcs {
+		f := &s.Funcs[fi]
+		cuts := cutsOf[fi]
+		if len(cuts) == 0 {
+			continue
+		}
+		hi := f.Ranges[0].Address + f.Ranges[0].Size
+		if hi < f.Ranges[0].Address {
+			hi = ^uint64(0)
+		}
 		type at struct {
 			rng, entry int
 		}
@@ -111,11 +165,10 @@ func SymbolsFromSymbfile(t *symbfile.Table, name string) *dumpsyms.Symbols {
 			if k+1 < len(cuts) {
 				end = cuts[k+1]
 			}
-			cov := t.Covering(a)
-			if len(cov) == 0 {
+			deep := deepest[fi][k]
+			if deep < 0 {
 				continue
 			}
-			deep := cov[len(cov)-1]
 			r := &t.Ranges[deep]
 			j := sort.Search(len(r.Lines), func(j int) bool { return r.Lines[j].Addr > a }) - 1
 			if j < 0 || r.Lines[j].Line == 0 {
