@@ -31,7 +31,8 @@ func FuzzSymCacheReadBack(f *testing.F) {
 }
 
 // FuzzSymbfileReadBack: any symbfile that parses reads back into the model
-// and writes as a .sym without panicking.
+// and writes as a .sym without panicking, and (up to 256 ranges) into the
+// model the old conversion made.
 func FuzzSymbfileReadBack(f *testing.F) {
 	if b, err := os.ReadFile(filepath.Join(corpus.Path(), "symbfile/inline-no-tco.ranges.symbfile")); err == nil {
 		f.Add(b)
@@ -50,8 +51,14 @@ func FuzzSymbfileReadBack(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := SymbolsFromSymbfile(tab, "fuzz").Write(io.Discard); err != nil {
+		s := SymbolsFromSymbfile(tab, "fuzz")
+		if err := s.Write(io.Discard); err != nil {
 			t.Fatal(err)
+		}
+		if len(tab.Ranges) <= 256 { // the old conversion is quadratic in the depth
+			if got, want := canonSymbols(s), canonSymbols(symbolsFromSymbfileOld(tab, "fuzz")); got != want {
+				t.Fatalf("sweep:\n%s\nold:\n%s", got, want)
+			}
 		}
 	})
 }
