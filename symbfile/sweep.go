@@ -6,13 +6,15 @@ import (
 )
 
 // Sweep answers Covering for addresses given in nondecreasing order, each
-// answer reusing the previous one's outer part: a range at depth d covers
-// the same addresses of the sweep until a range of depth d starts or ends
-// between them, so only the depths from the shallowest such range down are
-// looked up again. In a well-nested file (each range inside one range of the
-// depth above, none overlapping another of its depth) a sweep over a
-// function's ranges and lines costs about one lookup per range and address,
-// where Covering costs one per depth at each address.
+// answer reusing the previous one's: the range a depth's lookup finds
+// depends only on the range above and on which ranges of the depth, from
+// the lowest one the lookup examined on, cover the address, a set that
+// changes only where one of them starts or ends. So between two addresses
+// only the depths where such a range starts or ends are looked up again, and
+// the depths below one whose answer changed. In a well-nested file (each
+// range inside one range of the depth above, none overlapping another of its
+// depth) a sweep over a function's ranges and lines costs about one lookup
+// per range and address, where Covering costs one per depth at each address.
 type Sweep struct {
 	t      *Table
 	events []sweepEvent // starts and ends of the indexed ranges, by address
@@ -20,18 +22,22 @@ type Sweep struct {
 	last   uint64
 	begun  bool
 	chain  []int
+	seen   []int  // per depth looked up, the lowest index the lookup examined
+	dirty  []bool // per depth, to look up again
+	redo   []int  // the dirty depths
 }
 
-// sweepEvent is where a range of depth starts or ends: the set of ranges of
-// that depth covering an address changes there, and only there.
+// sweepEvent is where the range Ranges[index] of depth starts or ends: the
+// set of ranges of that depth covering an address changes there, and only
+// there.
 type sweepEvent struct {
-	addr  uint64
-	depth int
+	addr         uint64
+	depth, index int
 }
 
 // NewSweep starts a sweep of t from address 0.
 func (t *Table) NewSweep() *Sweep {
-	s := &Sweep{t: t}
+	s := &Sweep{t: t, dirty: make([]bool, len(t.depths))}
 	if len(t.depths) > 0 {
 		s.events = make([]sweepEvent, 0, 2*t.depths[len(t.depths)-1].hi)
 	}
@@ -42,7 +48,7 @@ func (t *Table) NewSweep() *Sweep {
 			if r.Start == r.End() {
 				continue // covers nothing
 			}
-			s.events = append(s.events, sweepEvent{r.Start, d}, sweepEvent{r.End(), d})
+			s.events = append(s.events, sweepEvent{r.Start, d, i}, sweepEvent{r.End(), d, i})
 		}
 	}
 	slices.SortFunc(s.events, func(a, b sweepEvent) int { return cmp.Compare(a.addr, b.addr) })
@@ -55,37 +61,59 @@ func (s *Sweep) Covering(addr uint64) []int {
 	if s.begun && addr < s.last {
 		panic("symbfile: Sweep.Covering: address below the previous one")
 	}
-	from := 0
-	if s.begun {
-		from = len(s.t.depths) // nothing changed
-		for s.next < len(s.events) && s.events[s.next].addr <= addr {
-			if s.events[s.next].addr > s.last {
-				from = min(from, s.events[s.next].depth)
-			}
-			s.next++
-		}
-	} else {
+	if !s.begun {
 		for s.next < len(s.events) && s.events[s.next].addr <= addr {
 			s.next++
 		}
+		s.begun, s.last = true, addr
+		s.grow(addr)
+		return s.chain
 	}
-	s.begun, s.last = true, addr
-	if from > len(s.chain) {
-		return s.chain // the chain ended above every depth that changed
+	for ; s.next < len(s.events) && s.events[s.next].addr <= addr; s.next++ {
+		e := &s.events[s.next]
+		if e.depth < len(s.seen) && e.index >= s.seen[e.depth] && !s.dirty[e.depth] {
+			s.dirty[e.depth] = true
+			s.redo = append(s.redo, e.depth)
+		}
 	}
-	s.chain = s.chain[:from]
+	s.last = addr
+	slices.Sort(s.redo)
+	for _, d := range s.redo {
+		lo, hi := uint64(0), ^uint64(0)
+		if d > 0 {
+			r := &s.t.Ranges[s.chain[d-1]]
+			lo, hi = r.Start, r.End()
+		}
+		i, seen := s.t.coveringSeen(d, addr, lo, hi)
+		if (d < len(s.chain) && i == s.chain[d]) || (d == len(s.chain) && i < 0) {
+			s.seen[d] = seen // same answer: the depths below stand
+			continue
+		}
+		s.chain, s.seen = s.chain[:d], s.seen[:d]
+		s.grow(addr) // every depth below looked up again
+		break
+	}
+	for _, d := range s.redo {
+		s.dirty[d] = false
+	}
+	s.redo = s.redo[:0]
+	return s.chain
+}
+
+// grow looks up the depths from len(s.chain) on.
+func (s *Sweep) grow(addr uint64) {
 	lo, hi := uint64(0), ^uint64(0)
-	if from > 0 {
-		r := &s.t.Ranges[s.chain[from-1]]
+	if n := len(s.chain); n > 0 {
+		r := &s.t.Ranges[s.chain[n-1]]
 		lo, hi = r.Start, r.End()
 	}
-	for d := from; d < len(s.t.depths); d++ {
-		i := s.t.covering(d, addr, lo, hi)
+	for d := len(s.chain); d < len(s.t.depths); d++ {
+		i, seen := s.t.coveringSeen(d, addr, lo, hi)
+		s.seen = append(s.seen, seen)
 		if i < 0 {
 			break
 		}
 		s.chain = append(s.chain, i)
 		lo, hi = s.t.Ranges[i].Start, s.t.Ranges[i].End()
 	}
-	return s.chain
 }

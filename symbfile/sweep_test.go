@@ -22,6 +22,20 @@ func TestSweepAgreesWithCovering(t *testing.T) {
 			start := rng.Uint64N(span)
 			rs = append(rs, Range{Start: start, Length: rng.Uint64N(span/3 + 2), Depth: uint32(rng.IntN(4))})
 		}
+		if set%10 == 5 {
+			// Many ranges at depth 1 crossing a parent's end: more than
+			// maxCrossing cover some addresses.
+			rs = rs[:0]
+			rs = append(rs, Range{Start: 0, Length: span/2 + 1})
+			for range 4 * maxCrossing {
+				start := rng.Uint64N(span)
+				length := 1 + rng.Uint64N(3)
+				if rng.IntN(4) > 0 {
+					length = span + rng.Uint64N(span)
+				}
+				rs = append(rs, Range{Start: start, Length: length, Depth: 1})
+			}
+		}
 		if set%7 == 0 {
 			rs = append(rs, Range{Start: 1<<64 - 5, Length: 10})
 		}

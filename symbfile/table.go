@@ -131,20 +131,31 @@ func (t *Table) index() {
 // covering returns the range of depth d covering addr inside [lo, hi), the
 // one starting last when several do; -1 for none.
 func (t *Table) covering(d int, addr, lo, hi uint64) int {
+	i, _ := t.coveringSeen(d, addr, lo, hi)
+	return i
+}
+
+// coveringSeen is covering, also returning the lowest index in Ranges it
+// examined: the answer depends only on which ranges of depth d from there
+// on cover addr.
+func (t *Table) coveringSeen(d int, addr, lo, hi uint64) (found, seen int) {
 	di := &t.depths[d]
 	rs := t.Ranges[di.lo:di.hi]
 	i := sort.Search(len(rs), func(i int) bool { return rs[i].Start > addr }) - 1
 	for skipped := 0; skipped <= maxCrossing; skipped++ {
 		i = di.ends.last(i, addr)
-		if i < 0 || rs[i].Start < lo {
-			return -1 // the ones before start earlier still
+		if i < 0 {
+			return -1, di.lo // every covering range examined
+		}
+		if rs[i].Start < lo {
+			return -1, di.lo + i // the ones before start earlier still
 		}
 		if rs[i].End() <= hi {
-			return di.lo + i
+			return di.lo + i, di.lo + i
 		}
 		i--
 	}
-	return -1
+	return -1, di.lo + i + 1
 }
 
 // Frame is one frame of a lookup's answer.

@@ -298,3 +298,31 @@ func symbolsFromSymbfileOld(t *symbfile.Table, name string) *dumpsyms.Symbols {
 	slices.SortStableFunc(s.Publics, func(a, b symfile.Public) int { return cmp.Compare(a.Address, b.Address) })
 	return s
 }
+
+// TestSymbfileSweepStaircase: a function holding a chain MaxInlineDepth
+// deep, a line at each byte, and as many functions starting with it and
+// ending one at each byte inside it (hostile: overlapping functions). Their
+// ends change no chain (the longer function, written last, is the one
+// found), so the sweep looks none up again; its model is the old one's.
+func TestSymbfileSweepStaircase(t *testing.T) {
+	const n = 4096
+	var rs []symbfile.Range
+	for k := 1; k < n; k++ {
+		rs = append(rs, symbfile.Range{Start: 0, Length: uint64(k), Func: "x"})
+	}
+	for d := range symbfile.MaxInlineDepth + 1 {
+		r := symbfile.Range{Start: 0, Length: n, Func: "f", File: "a.c", Depth: uint32(d)}
+		if d == symbfile.MaxInlineDepth {
+			for a := range n {
+				r.Lines = append(r.Lines, symbfile.LineEntry{Addr: uint64(a), Line: uint32(a%7 + 1)})
+			}
+		}
+		rs = append(rs, r)
+	}
+	tab := symbfile.NewTable(rs, nil)
+	checkSweepAgrees(t, "staircase", tab)
+	s := SymbolsFromSymbfile(tab, "x")
+	if len(s.Funcs) != n || len(s.Funcs[n-1].Lines) != n || len(s.Funcs[n-1].Inlines) != symbfile.MaxInlineDepth {
+		t.Errorf("%d functions; want %d, the last with %d lines and %d inlines", len(s.Funcs), n, n, symbfile.MaxInlineDepth)
+	}
+}
