@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync/atomic"
 
 	"github.com/gobreakpad/gobreakpad/internal/mmap"
@@ -258,7 +257,6 @@ func (m *MSF) Release(i int) {
 	}
 	s := m.streams[i]
 	bs := int64(m.Super.BlockSize)
-	page := int64(os.Getpagesize())
 	nb := min((int64(s.size)+bs-1)/bs, int64(len(s.blocks)))
 	for j := int64(0); j < nb; {
 		k := j + 1
@@ -267,9 +265,8 @@ func (m *MSF) Release(i int) {
 		}
 		start := int64(s.blocks[j]) * bs
 		end := min(int64(s.blocks[k-1]+1)*bs, start+int64(s.size)-j*bs, int64(len(m.data)))
-		// Whole pages only: a page may hold the start of the next stream.
-		start = (start + page - 1) / page * page
-		end = end / page * page
+		// mmap.Release drops only the pages wholly inside the run: a
+		// page may hold the start of the next stream.
 		if start < end {
 			mmap.Release(m.data[start:end])
 		}
