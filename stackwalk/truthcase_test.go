@@ -129,14 +129,6 @@ func walkTruth(t *testing.T, dir string, o truthOptions) *truthWalk {
 	return w
 }
 
-// walkTruthCase walks a case with its symbols and returns the process and
-// its -m report.
-func walkTruthCase(t *testing.T, dir string) (*stackwalk.ProcessState, []byte) {
-	t.Helper()
-	w := walkTruth(t, dir, truthOptions{})
-	return w.p, w.m
-}
-
 // chainMatch is a walked chain aligned with a truth (alignTruth).
 type chainMatch struct {
 	ours, truth            []string
