@@ -169,36 +169,12 @@ func (x *index) pass(warn func(format string, args ...any)) (*dumpsyms.Symbols, 
 			warn("%v", se)
 			continue
 		}
-		switch rec := rec.(type) {
-		case symfile.Line, symfile.Inline:
-			if cur < 0 {
-				kind := "a line record"
-				if _, ok := rec.(symfile.Inline); ok {
-					kind = "an INLINE record"
-				}
-				warn("line %d: %s with no FUNC before it, ignored", lineNo, kind)
-				continue
-			}
-			if inRun {
-				x.funcs[cur].end = uint32(next)
-			} else {
-				x.extras = append(x.extras, extraRec{seq: uint32(cur), off: uint32(at)})
-			}
+		// Line and INLINE records never get here (cheapKind).
+		if addHeader(s, rec, &hasModule, lineNo, warn) {
+			inRun = false
 			continue
-		case symfile.Module:
-			if hasModule {
-				warn("line %d: a second MODULE record, ignored", lineNo)
-			} else {
-				s.Module, hasModule = rec, true
-			}
-		case symfile.CodeID:
-			s.CodeID = rec
-		case symfile.Info:
-			s.Infos = append(s.Infos, rec)
-		case symfile.File:
-			s.Files = append(s.Files, rec)
-		case symfile.InlineOrigin:
-			s.Origins = append(s.Origins, rec)
+		}
+		switch rec := rec.(type) {
 		case symfile.Func:
 			cur = len(x.funcs)
 			x.funcs = append(x.funcs, funcRec{addr: rec.Address, off: uint32(at), end: uint32(next), seq: uint32(cur)})

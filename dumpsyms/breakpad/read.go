@@ -45,21 +45,10 @@ func Read(r io.Reader, warn func(format string, args ...any)) (*dumpsyms.Symbols
 		if err != nil {
 			return nil, err
 		}
+		if addHeader(s, rec, &hasModule, sr.Line(), warn) {
+			continue
+		}
 		switch rec := rec.(type) {
-		case symfile.Module:
-			if hasModule {
-				warn("line %d: a second MODULE record, ignored", sr.Line())
-				continue
-			}
-			s.Module, hasModule = rec, true
-		case symfile.CodeID:
-			s.CodeID = rec
-		case symfile.Info:
-			s.Infos = append(s.Infos, rec)
-		case symfile.File:
-			s.Files = append(s.Files, rec)
-		case symfile.InlineOrigin:
-			s.Origins = append(s.Origins, rec)
 		case symfile.Func:
 			s.Funcs = append(s.Funcs, dumpsyms.Function{
 				Name: rec.Name, Multiple: rec.Multiple, ParamSize: rec.ParamSize,
@@ -130,4 +119,29 @@ func ReadFile(path string, warn func(format string, args ...any)) (*dumpsyms.Sym
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil
+}
+
+// addHeader adds a MODULE, INFO CODE_ID, INFO, FILE or INLINE_ORIGIN record
+// to s (a MODULE after the first is reported to warn and dropped), and
+// reports whether rec was one of them.
+func addHeader(s *dumpsyms.Symbols, rec symfile.Record, hasModule *bool, line int, warn func(format string, args ...any)) bool {
+	switch rec := rec.(type) {
+	case symfile.Module:
+		if *hasModule {
+			warn("line %d: a second MODULE record, ignored", line)
+		} else {
+			s.Module, *hasModule = rec, true
+		}
+	case symfile.CodeID:
+		s.CodeID = rec
+	case symfile.Info:
+		s.Infos = append(s.Infos, rec)
+	case symfile.File:
+		s.Files = append(s.Files, rec)
+	case symfile.InlineOrigin:
+		s.Origins = append(s.Origins, rec)
+	default:
+		return false
+	}
+	return true
 }
