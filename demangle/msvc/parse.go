@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // MaxDepth bounds the parser's recursion (nested types, templates and
@@ -520,43 +519,37 @@ func (p *parser) fullName(function bool) (*symbol, error) {
 	return &symbol{name: n, scope: scope}, nil
 }
 
-var simpleOps = sync.OnceValue(func() map[byte]op {
-	return map[byte]op{
-		'0': opCtor, '1': opDtor, '2': opNew, '3': opDelete, '4': opAssign, '5': opRShift, '6': opLShift,
-		'7': opNot, '8': opEq, '9': opNe, 'A': opSubscript, 'B': opConversion, 'C': opArrow, 'D': opStar,
-		'E': opIncr, 'F': opDecr, 'G': opMinus, 'H': opPlus, 'I': opAmp, 'J': opArrowStar, 'K': opDiv,
-		'L': opMod, 'M': opLess, 'N': opLessEq, 'O': opGreater, 'P': opGreaterEq, 'Q': opComma, 'R': opCall,
-		'S': opTilde, 'T': opCaret, 'U': opPipe, 'V': opAndAnd, 'W': opOrOr, 'X': opMulAssign,
-		'Y': opPlusAssign, 'Z': opMinusAssign,
-	}
-})
+var simpleOps = map[byte]op{
+	'0': opCtor, '1': opDtor, '2': opNew, '3': opDelete, '4': opAssign, '5': opRShift, '6': opLShift,
+	'7': opNot, '8': opEq, '9': opNe, 'A': opSubscript, 'B': opConversion, 'C': opArrow, 'D': opStar,
+	'E': opIncr, 'F': opDecr, 'G': opMinus, 'H': opPlus, 'I': opAmp, 'J': opArrowStar, 'K': opDiv,
+	'L': opMod, 'M': opLess, 'N': opLessEq, 'O': opGreater, 'P': opGreaterEq, 'Q': opComma, 'R': opCall,
+	'S': opTilde, 'T': opCaret, 'U': opPipe, 'V': opAndAnd, 'W': opOrOr, 'X': opMulAssign,
+	'Y': opPlusAssign, 'Z': opMinusAssign,
+}
 
-var underscoreOps = sync.OnceValue(func() map[byte]op {
-	return map[byte]op{
-		'0': opDivAssign, '1': opModAssign, '2': opRShiftAssign, '3': opLShiftAssign, '4': opAndAssign,
-		'5': opOrAssign, '6': opXorAssign, '7': opVFTable, '8': opVBTable, '9': opVCall, 'A': opTypeof,
-		'B': opLocalStaticGuard, 'C': opString, 'D': opVBaseDtor, 'E': opVectorDeletingDtor,
-		'F': opDefaultCtorClosure, 'G': opScalarDeletingDtor, 'H': opVectorCtorIter, 'I': opVectorDtorIter,
-		'J': opVectorVBaseCtorIter, 'K': opVirtualDisplacementMap, 'L': opEHVectorCtorIter,
-		'M': opEHVectorDtorIter, 'N': opEHVectorVBaseCtorIter, 'O': opCopyCtorClosure,
-		'S': opLocalVFTable, 'T': opLocalVFTableCtorClosure, 'U': opArrayNew, 'V': opArrayDelete,
-		'X': opPlacementDeleteClosure, 'Y': opPlacementArrayDeleteClosure,
-	}
-})
+var underscoreOps = map[byte]op{
+	'0': opDivAssign, '1': opModAssign, '2': opRShiftAssign, '3': opLShiftAssign, '4': opAndAssign,
+	'5': opOrAssign, '6': opXorAssign, '7': opVFTable, '8': opVBTable, '9': opVCall, 'A': opTypeof,
+	'B': opLocalStaticGuard, 'C': opString, 'D': opVBaseDtor, 'E': opVectorDeletingDtor,
+	'F': opDefaultCtorClosure, 'G': opScalarDeletingDtor, 'H': opVectorCtorIter, 'I': opVectorDtorIter,
+	'J': opVectorVBaseCtorIter, 'K': opVirtualDisplacementMap, 'L': opEHVectorCtorIter,
+	'M': opEHVectorDtorIter, 'N': opEHVectorVBaseCtorIter, 'O': opCopyCtorClosure,
+	'S': opLocalVFTable, 'T': opLocalVFTableCtorClosure, 'U': opArrayNew, 'V': opArrayDelete,
+	'X': opPlacementDeleteClosure, 'Y': opPlacementArrayDeleteClosure,
+}
 
-var doubleUnderscoreOps = sync.OnceValue(func() map[byte]op {
-	return map[byte]op{
-		'L': opCoAwait, 'E': opDynamicInitializer, 'F': opDynamicAtexitDtor, 'J': opLocalStaticThreadGuard,
-		'K': opLiteral, 'M': opSpaceship,
-	}
-})
+var doubleUnderscoreOps = map[byte]op{
+	'L': opCoAwait, 'E': opDynamicInitializer, 'F': opDynamicAtexitDtor, 'J': opLocalStaticThreadGuard,
+	'K': opLiteral, 'M': opSpaceship,
+}
 
 func (p *parser) specialName() (*name, error) {
 	c, err := p.get()
 	if err != nil {
 		return nil, err
 	}
-	if o, ok := simpleOps()[c]; ok {
+	if o, ok := simpleOps[c]; ok {
 		return &name{kind: nkOperator, op: o}, nil
 	}
 	if c != '_' {
@@ -565,7 +558,7 @@ func (p *parser) specialName() (*name, error) {
 	if c, err = p.get(); err != nil {
 		return nil, err
 	}
-	if o, ok := underscoreOps()[c]; ok {
+	if o, ok := underscoreOps[c]; ok {
 		return &name{kind: nkOperator, op: o}, nil
 	}
 	switch c {
@@ -608,7 +601,7 @@ func (p *parser) specialName() (*name, error) {
 		if err != nil {
 			return nil, err
 		}
-		if o, ok := doubleUnderscoreOps()[c]; ok {
+		if o, ok := doubleUnderscoreOps[c]; ok {
 			return &name{kind: nkOperator, op: o}, nil
 		}
 	}
@@ -819,19 +812,15 @@ func (p *parser) funcType(qualifiers bool) (*typ, error) {
 	return &typ{kind: tkFunc, cc: cc, params: params, thisSC: s, inner: ret}, nil
 }
 
-var primitives = sync.OnceValue(func() map[byte]prim {
-	return map[byte]prim{
-		'X': pVoid, 'D': pChar, 'C': pSchar, 'E': pUchar, 'F': pShort, 'G': pUshort, 'H': pInt,
-		'I': pUint, 'J': pLong, 'K': pUlong, 'M': pFloat, 'N': pDouble, 'O': pLdouble,
-	}
-})
+var primitives = map[byte]prim{
+	'X': pVoid, 'D': pChar, 'C': pSchar, 'E': pUchar, 'F': pShort, 'G': pUshort, 'H': pInt,
+	'I': pUint, 'J': pLong, 'K': pUlong, 'M': pFloat, 'N': pDouble, 'O': pLdouble,
+}
 
-var underscorePrimitives = sync.OnceValue(func() map[byte]prim {
-	return map[byte]prim{
-		'N': pBool, 'J': pInt64, 'K': pUint64, 'L': pInt128, 'M': pUint128, 'W': pWchar,
-		'Q': pChar8, 'S': pChar16, 'U': pChar32,
-	}
-})
+var underscorePrimitives = map[byte]prim{
+	'N': pBool, 'J': pInt64, 'K': pUint64, 'L': pInt128, 'M': pUint128, 'W': pWchar,
+	'Q': pChar8, 'S': pChar16, 'U': pChar32,
+}
 
 func (p *parser) varType(sc storage) (*typ, error) {
 	if err := p.enter(); err != nil {
@@ -992,11 +981,11 @@ func (p *parser) varType(sc storage) (*typ, error) {
 		if err != nil {
 			return nil, err
 		}
-		if pr, ok := underscorePrimitives()[c]; ok {
+		if pr, ok := underscorePrimitives[c]; ok {
 			return &typ{kind: tkPrimitive, prim: pr, sc: sc}, nil
 		}
 	default:
-		if pr, ok := primitives()[c]; ok {
+		if pr, ok := primitives[c]; ok {
 			return &typ{kind: tkPrimitive, prim: pr, sc: sc}, nil
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // flags select details of the output, as undname's and msvc-demangler's.
@@ -126,9 +125,7 @@ var primNames = [...]string{
 	pLdouble: "long double", pChar8: "char8_t", pChar16: "char16_t", pChar32: "char32_t",
 }
 
-var msPrimNames = sync.OnceValue(func() map[prim]string {
-	return map[prim]string{pInt64: "__int64", pUint64: "unsigned __int64", pInt128: "__int128", pUint128: "unsigned __int128"}
-})
+var msPrimNames = map[prim]string{pInt64: "__int64", pUint64: "unsigned __int64", pInt128: "__int128", pUint128: "unsigned __int128"}
 
 func (p *printer) pre(t *typ) {
 	if p.over {
@@ -286,7 +283,7 @@ func (p *printer) pre(t *typ) {
 		p.symbol(t.sym, nil)
 		sc = t.sc
 	case tkPrimitive:
-		if s, ok := msPrimNames()[t.prim]; ok && p.has(fMSTypenames) {
+		if s, ok := msPrimNames[t.prim]; ok && p.has(fMSTypenames) {
 			p.str(s)
 		} else {
 			p.str(primNames[t.prim])
@@ -441,7 +438,7 @@ func (p *printer) operator(n *name) {
 		}
 		p.str(")'")
 	default:
-		if t, ok := llvmOpText()[n.op]; ok && p.has(fLLVM) {
+		if t, ok := llvmOpText[n.op]; ok && p.has(fLLVM) {
 			p.str(t)
 			return
 		}
@@ -449,17 +446,15 @@ func (p *printer) operator(n *name) {
 	}
 }
 
-// llvmOpText() are the operator names llvm-undname spells differently.
-var llvmOpText = sync.OnceValue(func() map[op]string {
-	return map[op]string{
-		opVBaseDtor: "`vbase dtor'", opVectorDeletingDtor: "`vector deleting dtor'",
-		opDefaultCtorClosure: "`default ctor closure'", opScalarDeletingDtor: "`scalar deleting dtor'",
-		opVectorCtorIter: "`vector ctor iterator'", opVectorDtorIter: "`vector dtor iterator'",
-		opVectorVBaseCtorIter: "`vector vbase ctor iterator'", opEHVectorCtorIter: "`eh vector ctor iterator'",
-		opEHVectorDtorIter: "`eh vector dtor iterator'", opEHVectorVBaseCtorIter: "`eh vector vbase ctor iterator'",
-		opCopyCtorClosure: "`copy ctor closure'", opLocalVFTableCtorClosure: "`local vftable ctor closure'",
-	}
-})
+// llvmOpText are the operator names llvm-undname spells differently.
+var llvmOpText = map[op]string{
+	opVBaseDtor: "`vbase dtor'", opVectorDeletingDtor: "`vector deleting dtor'",
+	opDefaultCtorClosure: "`default ctor closure'", opScalarDeletingDtor: "`scalar deleting dtor'",
+	opVectorCtorIter: "`vector ctor iterator'", opVectorDtorIter: "`vector dtor iterator'",
+	opVectorVBaseCtorIter: "`vector vbase ctor iterator'", opEHVectorCtorIter: "`eh vector ctor iterator'",
+	opEHVectorDtorIter: "`eh vector dtor iterator'", opEHVectorVBaseCtorIter: "`eh vector vbase ctor iterator'",
+	opCopyCtorClosure: "`copy ctor closure'", opLocalVFTableCtorClosure: "`local vftable ctor closure'",
+}
 
 func (p *printer) oneName(n *name) {
 	switch n.kind {

@@ -533,36 +533,32 @@ func (f *formatter) modifier(w *strings.Builder, m pdb.Modifier) error {
 	return f.typeRecord(w, m.Type, k, data)
 }
 
-// primitiveNames() are the names of the basic types (the low byte of a
+// primitiveNames are the names of the basic types (the low byte of a
 // primitive type index).
-var primitiveNames = sync.OnceValue(func() map[uint32]string {
-	return map[uint32]string{
-		0x00: "<NoType>", 0x03: "void", 0x08: "HRESULT",
-		0x10: "signed char", 0x20: "unsigned char", 0x70: "char", 0x71: "wchar_t", 0x7a: "char16_t", 0x7b: "char32_t", 0x7c: "char8_t",
-		0x68: "int8_t", 0x69: "uint8_t",
-		0x11: "short", 0x21: "unsigned short", 0x72: "int16_t", 0x73: "uint16_t",
-		0x12: "long", 0x22: "unsigned long", 0x74: "int", 0x75: "unsigned int",
-		0x13: "long long", 0x23: "unsigned long long", 0x76: "int64_t", 0x77: "uint64_t",
-		0x14: "int128_t", 0x24: "uint128_t", 0x78: "int128_t", 0x79: "uint128_t",
-		0x46: "float16_t", 0x40: "float", 0x45: "float", 0x44: "float48_t", 0x41: "double", 0x42: "long double", 0x43: "long double",
-		0x50: "complex<float>", 0x51: "complex<double>", 0x52: "complex<long double>", 0x53: "complex<long double>",
-		0x30: "bool", 0x31: "bool16_t", 0x32: "bool32_t", 0x33: "bool64_t",
-	}
-})
+var primitiveNames = map[uint32]string{
+	0x00: "<NoType>", 0x03: "void", 0x08: "HRESULT",
+	0x10: "signed char", 0x20: "unsigned char", 0x70: "char", 0x71: "wchar_t", 0x7a: "char16_t", 0x7b: "char32_t", 0x7c: "char8_t",
+	0x68: "int8_t", 0x69: "uint8_t",
+	0x11: "short", 0x21: "unsigned short", 0x72: "int16_t", 0x73: "uint16_t",
+	0x12: "long", 0x22: "unsigned long", 0x74: "int", 0x75: "unsigned int",
+	0x13: "long long", 0x23: "unsigned long long", 0x76: "int64_t", 0x77: "uint64_t",
+	0x14: "int128_t", 0x24: "uint128_t", 0x78: "int128_t", 0x79: "uint128_t",
+	0x46: "float16_t", 0x40: "float", 0x45: "float", 0x44: "float48_t", 0x41: "double", 0x42: "long double", 0x43: "long double",
+	0x50: "complex<float>", 0x51: "complex<double>", 0x52: "complex<long double>", 0x53: "complex<long double>",
+	0x30: "bool", 0x31: "bool16_t", 0x32: "bool32_t", 0x33: "bool64_t",
+}
 
-var primitiveSizes = sync.OnceValue(func() map[uint32]uint64 {
-	return map[uint32]uint64{
-		0x10: 1, 0x20: 1, 0x70: 1, 0x68: 1, 0x69: 1, 0x30: 1, 0x7c: 1,
-		0x71: 2, 0x7a: 2, 0x11: 2, 0x21: 2, 0x72: 2, 0x73: 2, 0x46: 2, 0x31: 2,
-		0x12: 4, 0x22: 4, 0x74: 4, 0x75: 4, 0x40: 4, 0x45: 4, 0x7b: 4, 0x32: 4, 0x50: 8,
-		0x13: 8, 0x23: 8, 0x76: 8, 0x77: 8, 0x41: 8, 0x33: 8, 0x08: 4,
-		0x14: 16, 0x24: 16, 0x78: 16, 0x79: 16, 0x43: 16, 0x51: 16,
-		0x44: 6, 0x42: 10, 0x52: 20, 0x53: 32,
-	}
-})
+var primitiveSizes = map[uint32]uint64{
+	0x10: 1, 0x20: 1, 0x70: 1, 0x68: 1, 0x69: 1, 0x30: 1, 0x7c: 1,
+	0x71: 2, 0x7a: 2, 0x11: 2, 0x21: 2, 0x72: 2, 0x73: 2, 0x46: 2, 0x31: 2,
+	0x12: 4, 0x22: 4, 0x74: 4, 0x75: 4, 0x40: 4, 0x45: 4, 0x7b: 4, 0x32: 4, 0x50: 8,
+	0x13: 8, 0x23: 8, 0x76: 8, 0x77: 8, 0x41: 8, 0x33: 8, 0x08: 4,
+	0x14: 16, 0x24: 16, 0x78: 16, 0x79: 16, 0x43: 16, 0x51: 16,
+	0x44: 6, 0x42: 10, 0x52: 20, 0x53: 32,
+}
 
 func (f *formatter) primitive(w *strings.Builder, ti pdb.TypeIndex, isConst bool) error {
-	name, ok := primitiveNames()[uint32(ti)&0xff]
+	name, ok := primitiveNames[uint32(ti)&0xff]
 	if !ok {
 		fmt.Fprintf(w, "<unknown primitive 0x%x>", uint32(ti))
 		return nil
@@ -589,7 +585,7 @@ func (f *formatter) size(ti pdb.TypeIndex, depth int) uint64 {
 		if uint32(ti)&0xf00 != 0 {
 			return f.ptrSize
 		}
-		return primitiveSizes()[uint32(ti)&0xff]
+		return primitiveSizes[uint32(ti)&0xff]
 	}
 	k, data, err := f.typeRec(ti)
 	if err != nil {

@@ -43,7 +43,7 @@ func Reason(platform minidump.PlatformID, cpu minidump.ProcessorArchitecture, co
 			reason = n
 		}
 	case platform == minidump.PlatformPS3:
-		if n, ok := ps3Exceptions()[code]; ok {
+		if n, ok := ps3Exceptions[code]; ok {
 			reason = n
 		}
 	}
@@ -112,64 +112,40 @@ var macKernNames = sync.OnceValue(func() map[uint32]string {
 // CPU-specific Mach exception codes, per exception type. Breakpad picks the
 // ARM tables for MD_CPU_ARCHITECTURE_ARM and ARM64_OLD only (not ARM64).
 var (
-	macARMBadAccess = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{0x101: "EXC_ARM_DA_ALIGN", 0x102: "EXC_ARM_DA_DEBUG"}
-	})
-	macPPCBadAccess = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{0x101: "EXC_PPC_VM_PROT_READ", 0x102: "EXC_PPC_BADSPACE", 0x103: "EXC_PPC_UNALIGNED"}
-	})
-	macX86BadAccess = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{13: "EXC_I386_GPFLT"}
-	})
+	macARMBadAccess = map[uint32]string{0x101: "EXC_ARM_DA_ALIGN", 0x102: "EXC_ARM_DA_DEBUG"}
+	macPPCBadAccess = map[uint32]string{0x101: "EXC_PPC_VM_PROT_READ", 0x102: "EXC_PPC_BADSPACE", 0x103: "EXC_PPC_UNALIGNED"}
+	macX86BadAccess = map[uint32]string{13: "EXC_I386_GPFLT"}
 
-	macARMBadInstruction = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{1: "EXC_ARM_UNDEFINED"}
-	})
-	macPPCBadInstruction = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{
-			1: "EXC_PPC_INVALID_SYSCALL", 2: "EXC_PPC_UNIPL_INST", 3: "EXC_PPC_PRIVINST",
-			4: "EXC_PPC_PRIVREG", 5: "EXC_PPC_TRACE", 6: "EXC_PPC_PERFMON",
-		}
-	})
-	macX86BadInstruction = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{
-			1: "EXC_I386_INVOP", 10: "EXC_I386_INVTSSFLT", 11: "EXC_I386_SEGNPFLT",
-			12: "EXC_I386_STKFLT", 13: "EXC_I386_GPFLT", 17: "EXC_I386_ALIGNFLT",
-		}
-	})
+	macARMBadInstruction = map[uint32]string{1: "EXC_ARM_UNDEFINED"}
+	macPPCBadInstruction = map[uint32]string{
+		1: "EXC_PPC_INVALID_SYSCALL", 2: "EXC_PPC_UNIPL_INST", 3: "EXC_PPC_PRIVINST",
+		4: "EXC_PPC_PRIVREG", 5: "EXC_PPC_TRACE", 6: "EXC_PPC_PERFMON",
+	}
+	macX86BadInstruction = map[uint32]string{
+		1: "EXC_I386_INVOP", 10: "EXC_I386_INVTSSFLT", 11: "EXC_I386_SEGNPFLT",
+		12: "EXC_I386_STKFLT", 13: "EXC_I386_GPFLT", 17: "EXC_I386_ALIGNFLT",
+	}
 
-	macPPCArithmetic = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{
-			1: "EXC_PPC_OVERFLOW", 2: "EXC_PPC_ZERO_DIVIDE", 3: "EXC_FLT_INEXACT",
-			4: "EXC_PPC_FLT_ZERO_DIVIDE", 5: "EXC_PPC_FLT_UNDERFLOW", 6: "EXC_PPC_FLT_OVERFLOW",
-			7: "EXC_PPC_FLT_NOT_A_NUMBER", 8: "EXC_PPC_NOEMULATION", 9: "EXC_PPC_ALTIVECASSIST",
-		}
-	})
-	macX86Arithmetic = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{
-			1: "EXC_I386_DIV", 2: "EXC_I386_INTO", 3: "EXC_I386_NOEXT", 4: "EXC_I386_EXTOVR",
-			5: "EXC_I386_EXTERR", 6: "EXC_I386_EMERR", 7: "EXC_I386_BOUND", 8: "EXC_I386_SSEEXTERR",
-		}
-	})
+	macPPCArithmetic = map[uint32]string{
+		1: "EXC_PPC_OVERFLOW", 2: "EXC_PPC_ZERO_DIVIDE", 3: "EXC_FLT_INEXACT",
+		4: "EXC_PPC_FLT_ZERO_DIVIDE", 5: "EXC_PPC_FLT_UNDERFLOW", 6: "EXC_PPC_FLT_OVERFLOW",
+		7: "EXC_PPC_FLT_NOT_A_NUMBER", 8: "EXC_PPC_NOEMULATION", 9: "EXC_PPC_ALTIVECASSIST",
+	}
+	macX86Arithmetic = map[uint32]string{
+		1: "EXC_I386_DIV", 2: "EXC_I386_INTO", 3: "EXC_I386_NOEXT", 4: "EXC_I386_EXTOVR",
+		5: "EXC_I386_EXTERR", 6: "EXC_I386_EMERR", 7: "EXC_I386_BOUND", 8: "EXC_I386_SSEEXTERR",
+	}
 
-	macSoftwareCodes = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{
-			0x00010002: "SIGABRT",
-			0xdeadc0de: "UNCAUGHT_NS_EXCEPTION",
-			0x00000001: "EXC_PPC_TRAP",
-			0x00010100: "EXC_PPC_MIGRATE",
-		}
-	})
+	macSoftwareCodes = map[uint32]string{
+		0x00010002: "SIGABRT",
+		0xdeadc0de: "UNCAUGHT_NS_EXCEPTION",
+		0x00000001: "EXC_PPC_TRAP",
+		0x00010100: "EXC_PPC_MIGRATE",
+	}
 
-	macARMBreakpoint = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{0x101: "EXC_ARM_DA_ALIGN", 0x102: "EXC_ARM_DA_DEBUG", 1: "EXC_ARM_BREAKPOINT"}
-	})
-	macPPCBreakpoint = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{1: "EXC_PPC_BREAKPOINT"}
-	})
-	macX86Breakpoint = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{1: "EXC_I386_SGL", 2: "EXC_I386_BPT"}
-	})
+	macARMBreakpoint = map[uint32]string{0x101: "EXC_ARM_DA_ALIGN", 0x102: "EXC_ARM_DA_DEBUG", 1: "EXC_ARM_BREAKPOINT"}
+	macPPCBreakpoint = map[uint32]string{1: "EXC_PPC_BREAKPOINT"}
+	macX86Breakpoint = map[uint32]string{1: "EXC_I386_SGL", 2: "EXC_I386_BPT"}
 )
 
 func macReason(cpu minidump.ProcessorArchitecture, code, flags uint32, raw string) string {
@@ -208,15 +184,15 @@ func macCodes(code uint32, arm, ppc, x86 bool, armArithmetic map[uint32]string) 
 	}
 	switch code {
 	case macBadAccess:
-		return pick(macARMBadAccess(), macPPCBadAccess(), macX86BadAccess())
+		return pick(macARMBadAccess, macPPCBadAccess, macX86BadAccess)
 	case macBadInstruction:
-		return pick(macARMBadInstruction(), macPPCBadInstruction(), macX86BadInstruction())
+		return pick(macARMBadInstruction, macPPCBadInstruction, macX86BadInstruction)
 	case macArithmetic:
-		return pick(armArithmetic, macPPCArithmetic(), macX86Arithmetic())
+		return pick(armArithmetic, macPPCArithmetic, macX86Arithmetic)
 	case macSoftware:
-		return macSoftwareCodes()
+		return macSoftwareCodes
 	case macBreakpoint:
-		return pick(macARMBreakpoint(), macPPCBreakpoint(), macX86Breakpoint())
+		return pick(macARMBreakpoint, macPPCBreakpoint, macX86Breakpoint)
 	}
 	return nil
 }
@@ -353,29 +329,21 @@ var linuxSignals = sync.OnceValue(func() map[uint32]string {
 
 // si_code names per signal, as Breakpad knows them.
 var (
-	sigillCodes = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{
-			1: "ILL_ILLOPC", 2: "ILL_ILLOPN", 3: "ILL_ILLADR", 4: "ILL_ILLTRP",
-			5: "ILL_PRVOPC", 6: "ILL_PRVREG", 7: "ILL_COPROC", 8: "ILL_BADSTK",
-		}
-	})
-	sigbusCodes = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{
-			1: "BUS_ADRALN", 2: "BUS_ADRERR", 3: "BUS_OBJERR", 4: "BUS_MCEERR_AR", 5: "BUS_MCEERR_AO",
-		}
-	})
-	sigfpeCodes = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{
-			1: "FPE_INTDIV", 2: "FPE_INTOVF", 3: "FPE_FLTDIV", 4: "FPE_FLTOVF",
-			5: "FPE_FLTUND", 6: "FPE_FLTRES", 7: "FPE_FLTINV", 8: "FPE_FLTSUB",
-		}
-	})
-	sigsegvCodes = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{
-			1: "SEGV_MAPERR", 2: "SEGV_ACCERR", 3: "SEGV_BNDERR", 4: "SEGV_PKUERR",
-			5: "SEGV_ACCADI", 6: "SEGV_ADIDERR", 7: "SEGV_ADIPERR", 8: "SEGV_MTEAERR", 9: "SEGV_MTESERR",
-		}
-	})
+	sigillCodes = map[uint32]string{
+		1: "ILL_ILLOPC", 2: "ILL_ILLOPN", 3: "ILL_ILLADR", 4: "ILL_ILLTRP",
+		5: "ILL_PRVOPC", 6: "ILL_PRVREG", 7: "ILL_COPROC", 8: "ILL_BADSTK",
+	}
+	sigbusCodes = map[uint32]string{
+		1: "BUS_ADRALN", 2: "BUS_ADRERR", 3: "BUS_OBJERR", 4: "BUS_MCEERR_AR", 5: "BUS_MCEERR_AO",
+	}
+	sigfpeCodes = map[uint32]string{
+		1: "FPE_INTDIV", 2: "FPE_INTOVF", 3: "FPE_FLTDIV", 4: "FPE_FLTOVF",
+		5: "FPE_FLTUND", 6: "FPE_FLTRES", 7: "FPE_FLTINV", 8: "FPE_FLTSUB",
+	}
+	sigsegvCodes = map[uint32]string{
+		1: "SEGV_MAPERR", 2: "SEGV_ACCERR", 3: "SEGV_BNDERR", 4: "SEGV_PKUERR",
+		5: "SEGV_ACCADI", 6: "SEGV_ADIDERR", 7: "SEGV_ADIPERR", 8: "SEGV_MTEAERR", 9: "SEGV_MTESERR",
+	}
 )
 
 func linuxReason(code, flags uint32, raw string) string {
@@ -383,13 +351,13 @@ func linuxReason(code, flags uint32, raw string) string {
 	sep := " / "
 	switch code {
 	case sigILL:
-		t = sigillCodes()
+		t = sigillCodes
 	case sigBUS:
-		t = sigbusCodes()
+		t = sigbusCodes
 	case sigFPE:
-		t = sigfpeCodes()
+		t = sigfpeCodes
 	case sigSEGV:
-		t = sigsegvCodes()
+		t = sigsegvCodes
 		sep = " /" // sic: Breakpad prints "SIGSEGV /SEGV_MAPERR"
 	default:
 		if n, ok := linuxSignals()[code]; ok {
@@ -416,16 +384,14 @@ var solarisSignals = sync.OnceValue(func() map[uint32]string {
 	}
 })
 
-var ps3Exceptions = sync.OnceValue(func() map[uint32]string {
-	return map[uint32]string{
-		0: "UNKNOWN", 1: "TRAP_EXCEP", 2: "PRIV_INSTR", 3: "ILLEGAL_INSTR", 4: "INSTR_STORAGE",
-		5: "INSTR_SEGMENT", 6: "DATA_STORAGE", 7: "DATA_SEGMENT", 8: "FLOAT_POINT",
-		9: "DABR_MATCH", 10: "ALIGN_EXCEP", 11: "MEMORY_ACCESS", 12: "COPRO_ALIGN",
-		13: "COPRO_INVALID_COM", 14: "COPRO_ERR", 15: "COPRO_FIR", 16: "COPRO_DATA_SEGMENT",
-		17: "COPRO_DATA_STORAGE", 18: "COPRO_STOP_INSTR", 19: "COPRO_HALT_INSTR",
-		20: "COPRO_HALTINSTR_UNKNOWN", 21: "COPRO_MEMORY_ACCESS", 22: "GRAPHIC",
-	}
-})
+var ps3Exceptions = map[uint32]string{
+	0: "UNKNOWN", 1: "TRAP_EXCEP", 2: "PRIV_INSTR", 3: "ILLEGAL_INSTR", 4: "INSTR_STORAGE",
+	5: "INSTR_SEGMENT", 6: "DATA_STORAGE", 7: "DATA_SEGMENT", 8: "FLOAT_POINT",
+	9: "DABR_MATCH", 10: "ALIGN_EXCEP", 11: "MEMORY_ACCESS", 12: "COPRO_ALIGN",
+	13: "COPRO_INVALID_COM", 14: "COPRO_ERR", 15: "COPRO_FIR", 16: "COPRO_DATA_SEGMENT",
+	17: "COPRO_DATA_STORAGE", 18: "COPRO_STOP_INSTR", 19: "COPRO_HALT_INSTR",
+	20: "COPRO_HALTINSTR_UNKNOWN", 21: "COPRO_MEMORY_ACCESS", 22: "GRAPHIC",
+}
 
 // Zircon exception types; Breakpad appends the flags to each.
 var fuchsiaExceptions = sync.OnceValue(func() map[uint32]string {

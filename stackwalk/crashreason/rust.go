@@ -66,58 +66,44 @@ func rustArg(params []uint64, i int) uint64 {
 // rust-minidump's Mach tables differ from Breakpad's: it knows KERN_FAILURE,
 // ARM arithmetic codes, and picks the ARM tables for ARM64 dumps.
 var (
-	rustMacKernNames = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{
-			1: "KERN_INVALID_ADDRESS", 2: "KERN_PROTECTION_FAILURE", 5: "KERN_FAILURE",
-			8: "KERN_NO_ACCESS", 9: "KERN_MEMORY_FAILURE", 10: "KERN_MEMORY_ERROR",
-			50: "KERN_CODESIGN_ERROR",
-		}
-	})
-	rustMacARMArithmetic = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{
-			1: "EXC_ARM_FP_IO", 2: "EXC_ARM_FP_DZ", 3: "EXC_ARM_FP_OF",
-			4: "EXC_ARM_FP_UF", 5: "EXC_ARM_FP_IX", 6: "EXC_ARM_FP_ID",
-		}
-	})
-	rustMacResourceTypes = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{
-			1: "RESOURCE_TYPE_CPU", 2: "RESOURCE_TYPE_WAKEUPS", 3: "RESOURCE_TYPE_MEMORY",
-			4: "RESOURCE_TYPE_IO", 5: "RESOURCE_TYPE_THREADS",
-		}
-	})
-	rustMacGuardTypes = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{
-			0: "GUARD_TYPE_NONE", 1: "GUARD_TYPE_MACH_PORT", 2: "GUARD_TYPE_FD",
-			3: "GUARD_TYPE_USER", 4: "GUARD_TYPE_VN", 5: "GUARD_TYPE_VIRT_MEMORY",
-		}
-	})
-	rustMachPortGuardFlavors = sync.OnceValue(func() map[uint64]string {
-		return map[uint64]string{
-			0x1: "GUARD_EXC_DESTROY", 0x2: "GUARD_EXC_MOD_REFS", 0x4: "GUARD_EXC_SET_CONTEXT",
-			0x8: "GUARD_EXC_UNGUARDED", 0x10: "GUARD_EXC_INCORRECT_GUARD", 0x20: "GUARD_EXC_IMMOVABLE",
-			0x40: "GUARD_EXC_STRICT_REPLY", 0x80: "GUARD_EXC_MSG_FILTERED", 0x100: "GUARD_EXC_INVALID_RIGHT",
-			0x200: "GUARD_EXC_INVALID_NAME", 0x400: "GUARD_EXC_INVALID_VALUE", 0x800: "GUARD_EXC_INVALID_ARGUMENT",
-			0x1000: "GUARD_EXC_RIGHT_EXISTS", 0x2000: "GUARD_EXC_KERN_NO_SPACE", 0x4000: "GUARD_EXC_KERN_FAILURE",
-			0x8000: "GUARD_EXC_KERN_RESOURCE", 0x10000: "GUARD_EXC_SEND_INVALID_REPLY",
-			0x20000: "GUARD_EXC_SEND_INVALID_VOUCHER", 0x40000: "GUARD_EXC_SEND_INVALID_RIGHT",
-			0x80000: "GUARD_EXC_RCV_INVALID_NAME", 0x100000: "GUARD_EXC_RCV_GUARDED_DESC",
-			0x200000: "GUARD_EXC_MOD_REFS_NON_FATAL", 0x400000: "GUARD_EXC_IMMOVABLE_NON_FATAL",
-		}
-	})
-	rustFDGuardFlavors = sync.OnceValue(func() map[uint64]string {
-		return map[uint64]string{
-			0x1: "GUARD_EXC_CLOSE", 0x2: "GUARD_EXC_DUP", 0x4: "GUARD_EXC_NOCLOEXEC",
-			0x8: "GUARD_EXC_SOCKET_IPC", 0x10: "GUARD_EXC_FILEPORT", 0x20: "GUARD_EXC_MISMATCH",
-			0x40: "GUARD_EXC_WRITE",
-		}
-	})
-	rustVNGuardFlavors = sync.OnceValue(func() map[uint64]string {
-		return map[uint64]string{
-			0x1: "GUARD_EXC_RENAME_TO", 0x2: "GUARD_EXC_RENAME_FROM", 0x4: "GUARD_EXC_UNLINK",
-			0x8: "GUARD_EXC_WRITE_OTHER", 0x10: "GUARD_EXC_TRUNC_OTHER", 0x20: "GUARD_EXC_LINK",
-			0x40: "GUARD_EXC_EXCHDATA",
-		}
-	})
+	rustMacKernNames = map[uint32]string{
+		1: "KERN_INVALID_ADDRESS", 2: "KERN_PROTECTION_FAILURE", 5: "KERN_FAILURE",
+		8: "KERN_NO_ACCESS", 9: "KERN_MEMORY_FAILURE", 10: "KERN_MEMORY_ERROR",
+		50: "KERN_CODESIGN_ERROR",
+	}
+	rustMacARMArithmetic = map[uint32]string{
+		1: "EXC_ARM_FP_IO", 2: "EXC_ARM_FP_DZ", 3: "EXC_ARM_FP_OF",
+		4: "EXC_ARM_FP_UF", 5: "EXC_ARM_FP_IX", 6: "EXC_ARM_FP_ID",
+	}
+	rustMacResourceTypes = map[uint32]string{
+		1: "RESOURCE_TYPE_CPU", 2: "RESOURCE_TYPE_WAKEUPS", 3: "RESOURCE_TYPE_MEMORY",
+		4: "RESOURCE_TYPE_IO", 5: "RESOURCE_TYPE_THREADS",
+	}
+	rustMacGuardTypes = map[uint32]string{
+		0: "GUARD_TYPE_NONE", 1: "GUARD_TYPE_MACH_PORT", 2: "GUARD_TYPE_FD",
+		3: "GUARD_TYPE_USER", 4: "GUARD_TYPE_VN", 5: "GUARD_TYPE_VIRT_MEMORY",
+	}
+	rustMachPortGuardFlavors = map[uint64]string{
+		0x1: "GUARD_EXC_DESTROY", 0x2: "GUARD_EXC_MOD_REFS", 0x4: "GUARD_EXC_SET_CONTEXT",
+		0x8: "GUARD_EXC_UNGUARDED", 0x10: "GUARD_EXC_INCORRECT_GUARD", 0x20: "GUARD_EXC_IMMOVABLE",
+		0x40: "GUARD_EXC_STRICT_REPLY", 0x80: "GUARD_EXC_MSG_FILTERED", 0x100: "GUARD_EXC_INVALID_RIGHT",
+		0x200: "GUARD_EXC_INVALID_NAME", 0x400: "GUARD_EXC_INVALID_VALUE", 0x800: "GUARD_EXC_INVALID_ARGUMENT",
+		0x1000: "GUARD_EXC_RIGHT_EXISTS", 0x2000: "GUARD_EXC_KERN_NO_SPACE", 0x4000: "GUARD_EXC_KERN_FAILURE",
+		0x8000: "GUARD_EXC_KERN_RESOURCE", 0x10000: "GUARD_EXC_SEND_INVALID_REPLY",
+		0x20000: "GUARD_EXC_SEND_INVALID_VOUCHER", 0x40000: "GUARD_EXC_SEND_INVALID_RIGHT",
+		0x80000: "GUARD_EXC_RCV_INVALID_NAME", 0x100000: "GUARD_EXC_RCV_GUARDED_DESC",
+		0x200000: "GUARD_EXC_MOD_REFS_NON_FATAL", 0x400000: "GUARD_EXC_IMMOVABLE_NON_FATAL",
+	}
+	rustFDGuardFlavors = map[uint64]string{
+		0x1: "GUARD_EXC_CLOSE", 0x2: "GUARD_EXC_DUP", 0x4: "GUARD_EXC_NOCLOEXEC",
+		0x8: "GUARD_EXC_SOCKET_IPC", 0x10: "GUARD_EXC_FILEPORT", 0x20: "GUARD_EXC_MISMATCH",
+		0x40: "GUARD_EXC_WRITE",
+	}
+	rustVNGuardFlavors = map[uint64]string{
+		0x1: "GUARD_EXC_RENAME_TO", 0x2: "GUARD_EXC_RENAME_FROM", 0x4: "GUARD_EXC_UNLINK",
+		0x8: "GUARD_EXC_WRITE_OTHER", 0x10: "GUARD_EXC_TRUNC_OTHER", 0x20: "GUARD_EXC_LINK",
+		0x40: "GUARD_EXC_EXCHDATA",
+	}
 )
 
 func rustMac(cpu minidump.ProcessorArchitecture, code, flags uint32, params []uint64) string {
@@ -130,21 +116,21 @@ func rustMac(cpu minidump.ProcessorArchitecture, code, flags uint32, params []ui
 	}
 	switch code {
 	case macBadAccess:
-		if n, ok := rustMacKernNames()[flags]; ok {
+		if n, ok := rustMacKernNames[flags]; ok {
 			return typ + " / " + n
 		}
 	case macResource:
-		if r, ok := rustMacResourceTypes()[(flags>>29)&7]; ok {
+		if r, ok := rustMacResourceTypes[(flags>>29)&7]; ok {
 			return rustExcResource(r, rustArg(params, 1), rustArg(params, 2))
 		}
 	case macGuard:
-		if g, ok := rustMacGuardTypes()[(flags>>29)&7]; ok {
+		if g, ok := rustMacGuardTypes[(flags>>29)&7]; ok {
 			return rustExcGuard(g, rustArg(params, 1), rustArg(params, 2))
 		}
 	}
 	arm := cpu == minidump.ArchARM64 || cpu == minidump.ArchARM64Old
 	x86 := cpu == minidump.ArchX86 || cpu == minidump.ArchAMD64 || cpu == minidump.ArchX86Win64
-	return macName(typ, macCodes(code, arm, cpu == minidump.ArchPPC, x86, rustMacARMArithmetic()), flags)
+	return macName(typ, macCodes(code, arm, cpu == minidump.ArchPPC, x86, rustMacARMArithmetic), flags)
 }
 
 // rustExcResource decodes an EXC_RESOURCE code as xnu's exc_resource.h lays it
@@ -197,17 +183,17 @@ func rustExcGuard(typ string, code, subcode uint64) string {
 	case "GUARD_TYPE_NONE":
 		return s
 	case "GUARD_TYPE_MACH_PORT":
-		if f, ok := rustMachPortGuardFlavors()[flavor]; ok {
+		if f, ok := rustMachPortGuardFlavors[flavor]; ok {
 			return s + fmt.Sprintf(" / %s port name: %d guard identifier: %d", f, code&0xfffffff, subcode)
 		}
 	case "GUARD_TYPE_FD":
-		if f, ok := rustFDGuardFlavors()[flavor]; ok {
+		if f, ok := rustFDGuardFlavors[flavor]; ok {
 			return s + fmt.Sprintf(" / %s file descriptor: %d guard identifier: %d", f, code&0xfffffff, subcode)
 		}
 	case "GUARD_TYPE_USER":
 		return s + fmt.Sprintf("/ namespace: %d guard identifier: %d", code&0xffffffff, subcode)
 	case "GUARD_TYPE_VN":
-		if f, ok := rustVNGuardFlavors()[flavor]; ok {
+		if f, ok := rustVNGuardFlavors[flavor]; ok {
 			return s + fmt.Sprintf(" / %s pid: %d guard identifier: %d", f, code&0xfffffff, subcode)
 		}
 	case "GUARD_TYPE_VIRT_MEMORY":
@@ -219,18 +205,12 @@ func rustExcGuard(typ string, code, subcode uint64) string {
 }
 
 var (
-	rustSigillCodes  = withNames(sigillCodes(), map[uint32]string{9: "ILL_BADIADDR"})
-	rustSigtrapCodes = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{
-			1: "TRAP_BRKPT", 2: "TRAP_TRACE", 3: "TRAP_BRANCH", 4: "TRAP_HWBKPT", 5: "TRAP_UNK", 6: "TRAP_PERF",
-		}
-	})
-	rustSigsegvCodes = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{1: "SEGV_MAPERR", 2: "SEGV_ACCERR", 3: "SEGV_BNDERR", 4: "SEGV_PKUERR"}
-	})
-	rustSigsysCodes = sync.OnceValue(func() map[uint32]string {
-		return map[uint32]string{1: "SYS_SECCOMP", 2: "SYS_USER_DISPATCH"}
-	})
+	rustSigillCodes  = withNames(sigillCodes, map[uint32]string{9: "ILL_BADIADDR"})
+	rustSigtrapCodes = map[uint32]string{
+		1: "TRAP_BRKPT", 2: "TRAP_TRACE", 3: "TRAP_BRANCH", 4: "TRAP_HWBKPT", 5: "TRAP_UNK", 6: "TRAP_PERF",
+	}
+	rustSigsegvCodes = map[uint32]string{1: "SEGV_MAPERR", 2: "SEGV_ACCERR", 3: "SEGV_BNDERR", 4: "SEGV_PKUERR"}
+	rustSigsysCodes  = map[uint32]string{1: "SYS_SECCOMP", 2: "SYS_USER_DISPATCH"}
 )
 
 func rustLinux(code, flags uint32) string {
@@ -243,15 +223,15 @@ func rustLinux(code, flags uint32) string {
 	case sigILL:
 		t = rustSigillCodes
 	case 5: // SIGTRAP
-		t = rustSigtrapCodes()
+		t = rustSigtrapCodes
 	case sigFPE:
-		t = sigfpeCodes()
+		t = sigfpeCodes
 	case sigSEGV:
-		t = rustSigsegvCodes()
+		t = rustSigsegvCodes
 	case sigBUS:
-		t = sigbusCodes()
+		t = sigbusCodes
 	case sigSYS:
-		t = rustSigsysCodes()
+		t = rustSigsysCodes
 	}
 	if n, ok := t[flags]; ok {
 		return sig + " / " + n

@@ -220,10 +220,8 @@ func replaceEnclosed(s string, open, close byte, repl func(before, inside string
 	return b.String()
 }
 
-// closers() pairs the delimiters dropPrefixAndReturnType keeps together.
-var closers = sync.OnceValue(func() map[byte]byte {
-	return map[byte]byte{'(': ')', '{': '}', '[': ']', '<': '>', '`': '\''}
-})
+// closers pairs the delimiters dropPrefixAndReturnType keeps together.
+var closers = map[byte]byte{'(': ')', '{': '}', '[': ']', '<': '>', '`': '\''}
 
 // dropPrefixAndReturnType keeps the last space-separated token of a function
 // name, where spaces inside (), {}, [], <> and `' do not separate: it drops
@@ -235,11 +233,11 @@ func dropPrefixAndReturnType(fn string) string {
 	cur := 0 // start of the current token
 	for i := 0; i < len(fn); i++ {
 		c := fn[i]
-		if _, ok := closers()[c]; ok {
+		if _, ok := closers[c]; ok {
 			levels = append(levels, c)
 			continue
 		}
-		if n := len(levels); n > 0 && closers()[levels[n-1]] == c {
+		if n := len(levels); n > 0 && closers[levels[n-1]] == c {
 			levels = levels[:n-1]
 			continue
 		}

@@ -3,23 +3,20 @@ package signature
 import (
 	"path"
 	"strings"
-	"sync"
 
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 )
 
-// windowsReasons() are the Windows exception codes the marking rules look
+// windowsReasons are the Windows exception codes the marking rules look
 // for, by the name rust-minidump gives them (Breakpad's CrashReason differs
 // for some).
-var windowsReasons = sync.OnceValue(func() map[uint32]string {
-	return map[uint32]string{
-		0xc00000fd: "EXCEPTION_STACK_OVERFLOW",
-		0xc0000017: "STATUS_NO_MEMORY",
-		0xc00001ad: "STATUS_FATAL_MEMORY_EXHAUSTION",
-		0xc000009c: "STATUS_DEVICE_DATA_ERROR",
-	}
-})
+var windowsReasons = map[uint32]string{
+	0xc00000fd: "EXCEPTION_STACK_OVERFLOW",
+	0xc0000017: "STATUS_NO_MEMORY",
+	0xc00001ad: "STATUS_FATAL_MEMORY_EXHAUSTION",
+	0xc000009c: "STATUS_DEVICE_DATA_ERROR",
+}
 
 // FromProcess returns what signature generation needs of a walked process:
 // the requesting thread's frames (inline frames included) and the crash
@@ -56,7 +53,7 @@ func FromProcess(st *stackwalk.ProcessState) Crash {
 // cases the rules look at, else as Breakpad's crash reason.
 func reason(st *stackwalk.ProcessState) string {
 	if st.Crashed && minidump.PlatformID(st.System.PlatformID) == minidump.PlatformWin32NT {
-		if r, ok := windowsReasons()[st.ExceptionCode]; ok {
+		if r, ok := windowsReasons[st.ExceptionCode]; ok {
 			return r
 		}
 	}

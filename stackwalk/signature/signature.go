@@ -291,29 +291,27 @@ func tidy(sig string) string {
 	return sig
 }
 
-// rustModuleFixes() gives the full names of Rust 1.34's panic functions, whose
+// rustModuleFixes gives the full names of Rust 1.34's panic functions, whose
 // symbols lacked their module path (Socorro bug 1544246), by source file and
 // name.
-var rustModuleFixes = sync.OnceValue(func() map[[2]string]string {
-	return map[[2]string]string{
-		{"src/liballoc/raw_vec.rs", "capacity_overflow"}:       "alloc::raw_vec::capacity_overflow",
-		{"src/libcore/option.rs", "expect_failed"}:             "core::option::expect_failed",
-		{"src/libcore/panicking.rs", "panic_bounds_check"}:     "core::panicking::panic_bounds_check",
-		{"src/libcore/panicking.rs", "panic_fmt"}:              "core::panicking::panic_fmt",
-		{"src/libcore/panicking.rs", "panic"}:                  "core::panicking::panic",
-		{"src/libcore/slice/mod.rs", "slice_index_order_fail"}: "core::slice::slice_index_order_fail",
-		{"src/libstd/panicking.rs", "begin_panic_fmt"}:         "std::panicking::begin_panic_fmt",
-		{"src/libstd/panicking.rs", "continue_panic_fmt"}:      "std::panicking::continue_panic_fmt",
-		{"src/libstd/panicking.rs", "rust_panic_with_hook"}:    "std::panicking::rust_panic_with_hook",
-	}
-})
+var rustModuleFixes = map[[2]string]string{
+	{"src/liballoc/raw_vec.rs", "capacity_overflow"}:       "alloc::raw_vec::capacity_overflow",
+	{"src/libcore/option.rs", "expect_failed"}:             "core::option::expect_failed",
+	{"src/libcore/panicking.rs", "panic_bounds_check"}:     "core::panicking::panic_bounds_check",
+	{"src/libcore/panicking.rs", "panic_fmt"}:              "core::panicking::panic_fmt",
+	{"src/libcore/panicking.rs", "panic"}:                  "core::panicking::panic",
+	{"src/libcore/slice/mod.rs", "slice_index_order_fail"}: "core::slice::slice_index_order_fail",
+	{"src/libstd/panicking.rs", "begin_panic_fmt"}:         "std::panicking::begin_panic_fmt",
+	{"src/libstd/panicking.rs", "continue_panic_fmt"}:      "std::panicking::continue_panic_fmt",
+	{"src/libstd/panicking.rs", "rust_panic_with_hook"}:    "std::panicking::rust_panic_with_hook",
+}
 
 // fixRustModule restores the module path of Rust 1.34's panic functions.
 func fixRustModule(f Frame) Frame {
 	if f.File == "" || f.Function == "" {
 		return f
 	}
-	if full, ok := rustModuleFixes()[[2]string{sourceFile(f.File), f.Function}]; ok {
+	if full, ok := rustModuleFixes[[2]string{sourceFile(f.File), f.Function}]; ok {
 		f.Function = full
 	}
 	return f
