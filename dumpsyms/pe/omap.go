@@ -1,6 +1,7 @@
 package pe
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/gobreakpad/gobreakpad/pdb"
@@ -112,8 +113,8 @@ func newImageMap(from, to []pdb.OMAP, lengthOriginal uint32) *imageMap {
 		m.endpoints[i] = endpoint{p, len(m.mapping)}
 	}
 	for i, r := range m.mapping {
-		a, _ := slices.BinarySearchFunc(m.endpoints, r.orig, func(e endpoint, v uint32) int { return cmpU32(e.at, v) })
-		b, _ := slices.BinarySearchFunc(m.endpoints, r.orig+r.length+r.removed, func(e endpoint, v uint32) int { return cmpU32(e.at, v) })
+		a, _ := slices.BinarySearchFunc(m.endpoints, r.orig, func(e endpoint, v uint32) int { return cmp.Compare(e.at, v) })
+		b, _ := slices.BinarySearchFunc(m.endpoints, r.orig+r.length+r.removed, func(e endpoint, v uint32) int { return cmp.Compare(e.at, v) })
 		for ; a < b; a++ {
 			m.endpoints[a].index = min(i, m.endpoints[a].index)
 		}
@@ -126,16 +127,6 @@ func newImageMap(from, to []pdb.OMAP, lengthOriginal uint32) *imageMap {
 		m.subsequent[from[i].From] = from[i+1].From
 	}
 	return m
-}
-
-func cmpU32(a, b uint32) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func clip(q addrRange, mr *mappedRange) {
@@ -181,7 +172,7 @@ func (m *imageMap) mapRange(r addrRange) []addrRange {
 		q.length = 1
 	}
 	imin := len(m.mapping)
-	i1, _ := slices.BinarySearchFunc(m.endpoints, q.rva, func(e endpoint, v uint32) int { return cmpU32(e.at, v) })
+	i1, _ := slices.BinarySearchFunc(m.endpoints, q.rva, func(e endpoint, v uint32) int { return cmp.Compare(e.at, v) })
 	if i1 < len(m.endpoints) {
 		if i1 > 0 && q.rva < m.endpoints[i1].at {
 			i1--
@@ -213,10 +204,10 @@ func (m *imageMap) mapRange(r addrRange) []addrRange {
 		return nil
 	}
 	slices.SortStableFunc(tmp, func(a, b mappedRange) int {
-		if c := cmpU32(a.tran, b.tran); c != 0 {
+		if c := cmp.Compare(a.tran, b.tran); c != 0 {
 			return c
 		}
-		return cmpU32(a.length, b.length)
+		return cmp.Compare(a.length, b.length)
 	})
 	var out []addrRange
 	if r.length == 0 {
