@@ -106,7 +106,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg config) error {
 	scfg := symsrc.Config{Paths: cfg.symbolPaths, URLs: cfg.symbolURLs, CacheDir: cfg.symbolCache, Progress: stderr,
 		Prefetch: cfg.prefetch}
 	scfg.FromEnv()
-	if len(scfg.Paths)+len(scfg.URLs)+len(scfg.DebuginfodURLs) > 0 || scfg.NTSymbolPath != "" {
+	if !scfg.None() {
 		src, err := symsrc.Open(scfg)
 		if err != nil {
 			return couldNotRun("%v", err)
