@@ -217,21 +217,7 @@ func auxvValue(core *elfcore.File, typ uint64) (uint64, bool) {
 	if core.Class == elf.ELFCLASS32 {
 		w = 4
 	}
-	word := func(b []byte) uint64 {
-		if w == 4 {
-			return uint64(core.ByteOrder.Uint32(b))
-		}
-		return core.ByteOrder.Uint64(b)
-	}
-	for a := core.Auxv; len(a) >= 2*w; a = a[2*w:] {
-		switch word(a) {
-		case typ:
-			return word(a[w:]), true
-		case atNull:
-			return 0, false
-		}
-	}
-	return 0, false
+	return auxvWord(core.Auxv, core.ByteOrder, w, typ)
 }
 
 // coreMaps rebuilds /proc/PID/maps lines from the core's segments, naming

@@ -12,14 +12,14 @@ const maxVDSO = 64 << 10
 // vdsoPath is the name /proc/PID/maps gives the vDSO.
 const vdsoPath = "[vdso]"
 
-// auxvWord returns the value of the first auxv entry of type typ in a
-// little-endian auxiliary vector of word-sized pairs.
-func auxvWord(auxv []byte, word int, typ uint64) (uint64, bool) {
+// auxvWord returns the value of the first auxv entry of type typ in an
+// auxiliary vector of word-sized pairs in byte order bo.
+func auxvWord(auxv []byte, bo binary.ByteOrder, word int, typ uint64) (uint64, bool) {
 	get := func(b []byte) uint64 {
 		if word == 4 {
-			return uint64(binary.LittleEndian.Uint32(b))
+			return uint64(bo.Uint32(b))
 		}
-		return binary.LittleEndian.Uint64(b)
+		return bo.Uint64(b)
 	}
 	for a := auxv; len(a) >= 2*word; a = a[2*word:] {
 		switch get(a) {
@@ -40,7 +40,7 @@ func (p *Process) nameVDSO() {
 	if p.Auxv == nil || word != 4 && word != 8 {
 		return
 	}
-	base, ok := auxvWord(p.Auxv, word, atSysinfoEHDR)
+	base, ok := auxvWord(p.Auxv, binary.LittleEndian, word, atSysinfoEHDR)
 	if !ok || base == 0 {
 		return
 	}

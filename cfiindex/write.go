@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/gobreakpad/gobreakpad/internal/strindex"
 )
 
 // Writer collects records and writes an index. Records of each kind must be
@@ -23,15 +25,13 @@ type Writer struct {
 	nInit, nDelta, nWin, nFunc  uint32
 	lastInit, lastWin, lastFunc uint64
 	str                         []byte
-	strOff                      map[string]uint32
+	strs                        strindex.Index // offsets of the strings in str
 	err                         error
 }
 
 func (w *Writer) text(s string) (uint32, uint32) {
-	if w.strOff == nil {
-		w.strOff = map[string]uint32{}
-	}
-	if off, ok := w.strOff[s]; ok {
+	h := w.strs.Hash(s)
+	if off, ok := w.strs.Find(h, s, w.at); ok {
 		return off, uint32(len(s))
 	}
 	if uint64(len(w.str))+uint64(len(s)) > math.MaxUint32 {
@@ -40,8 +40,13 @@ func (w *Writer) text(s string) (uint32, uint32) {
 	}
 	off := uint32(len(w.str))
 	w.str = append(w.str, s...)
-	w.strOff[s] = off
+	w.strs.Add(h, s, off)
 	return off, uint32(len(s))
+}
+
+// at reports whether the string area holds s at off.
+func (w *Writer) at(off uint32, s string) bool {
+	return uint64(off)+uint64(len(s)) <= uint64(len(w.str)) && string(w.str[off:off+uint32(len(s))]) == s
 }
 
 func (w *Writer) fail(err error) {

@@ -153,18 +153,8 @@ func (f *File) readSystemInfo() (*SystemInfo, error) {
 // [ContextArchitecture] for a dump of old arm64 contexts.
 func LinuxArchitecture(cpu arch.CPU) ProcessorArchitecture {
 	switch cpu {
-	case arch.X86:
-		return ArchX86
-	case arch.AMD64:
-		return ArchAMD64
-	case arch.ARM:
-		return ArchARM
-	case arch.ARM64:
-		return ArchARM64
-	case arch.MIPS:
-		return ArchMIPS
-	case arch.MIPS64:
-		return ArchMIPS64
+	case arch.X86, arch.AMD64, arch.ARM, arch.ARM64, arch.MIPS, arch.MIPS64:
+		return Architecture(cpu) // archCPUs lists ArchARM64 before ArchARM64Old
 	}
 	return ArchUnknown
 }

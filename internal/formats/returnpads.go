@@ -33,12 +33,12 @@ func elfPath(s *dumpsyms.Symbols) (string, bool) {
 	return p.(string), true
 }
 
-// returnPads decodes the instructions of every function of s in the ELF
-// file at path and returns a return pad for each call instruction: the
-// inline stack at the return address minus one, as the ranges in t answer
-// it. Machines other than x86-64, i386 and arm64 get none; so do files
+// returnPads decodes the instructions of every function range of fr (the
+// model's, as WriteSymbfile collected them) in the ELF file at path and
+// returns a return pad for each call instruction: the inline stack at the
+// return address minus one, as the ranges in t answer it. Machines other than x86-64, i386 and arm64 get none; so do files
 // that cannot be read.
-func returnPads(s *dumpsyms.Symbols, path string, t *symbfile.Table) []symbfile.ReturnPad {
+func returnPads(fr []funcRanges, path string, t *symbfile.Table) []symbfile.ReturnPad {
 	f, err := elf.Open(path)
 	if err != nil {
 		return nil
@@ -92,9 +92,8 @@ func returnPads(s *dumpsyms.Symbols, path string, t *symbfile.Table) []symbfile.
 		}
 	}
 	var pads []symbfile.ReturnPad
-	var buf dumpsyms.Function
-	for i := range s.NumFuncs() {
-		for _, r := range s.Func(i, &buf, false).Ranges {
+	for _, f := range fr {
+		for _, r := range f.ranges {
 			for _, tx := range texts {
 				if r.Address < tx.addr || r.Address-tx.addr >= uint64(len(tx.data)) {
 					continue

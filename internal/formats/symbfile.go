@@ -50,7 +50,7 @@ func WriteSymbfile(w io.Writer, s *dumpsyms.Symbols) error {
 	var all []symbfile.Range        // every function's, for return pads (ELF only)
 	type key struct{ inl, rng int } // inl -1: the function's own range rng
 	var buf dumpsyms.Function
-	var fr []funcRanges // every function's ranges, for PUBLIC records
+	var fr []funcRanges // every function's ranges, for PUBLIC records and return pads
 	for fi := range s.NumFuncs() {
 		f := s.Func(fi, &buf, true)
 		fr = append(fr, funcRanges{slices.Clone(f.Ranges)})
@@ -150,7 +150,7 @@ func WriteSymbfile(w io.Writer, s *dumpsyms.Symbols) error {
 	}
 	// A model read from an ELF file: a return pad per call instruction.
 	if isELF {
-		for _, p := range returnPads(s, elf, symbfile.NewTable(all, nil)) {
+		for _, p := range returnPads(fr, elf, symbfile.NewTable(all, nil)) {
 			sw.AddReturnPad(p)
 		}
 	}

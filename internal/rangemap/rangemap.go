@@ -65,13 +65,8 @@ func (m *Map[E]) Store(base, size uint64, e E) bool {
 			// A stored range ends inside this one.
 			switch m.Strategy {
 			case TruncateLower:
-				other := m.r[lo].Base
-				switch {
-				case base < other:
-					size = other - base
-				case other < base:
-					m.r[lo].High = base - 1
-				default:
+				var ok bool
+				if size, ok = m.truncateLower(lo, base, size); !ok {
 					return false
 				}
 				continue
@@ -88,13 +83,8 @@ func (m *Map[E]) Store(base, size uint64, e E) bool {
 			// The range above starts inside this one (or holds it).
 			switch {
 			case m.Strategy == TruncateLower:
-				other := m.r[hi].Base
-				switch {
-				case base < other:
-					size = other - base
-				case other < base:
-					m.r[hi].High = base - 1
-				default:
+				var ok bool
+				if size, ok = m.truncateLower(hi, base, size); !ok {
 					return false
 				}
 				continue
@@ -110,6 +100,21 @@ func (m *Map[E]) Store(base, size uint64, e E) bool {
 		m.r[hi] = Range[E]{Base: base, High: high, Entry: e}
 		return true
 	}
+}
+
+// truncateLower resolves, as TruncateLower does, the overlap of a new range
+// at base of size bytes with stored range j: the lower of the two is
+// shrunk to end below the other's base. It returns the new range's size,
+// or false when both start at base.
+func (m *Map[E]) truncateLower(j int, base, size uint64) (uint64, bool) {
+	switch other := m.r[j].Base; {
+	case base < other:
+		return other - base, true
+	case other < base:
+		m.r[j].High = base - 1
+		return size, true
+	}
+	return 0, false
 }
 
 // Reserve makes room for n more ranges without growing the map again.

@@ -77,9 +77,7 @@ func cacheElems(m symbols.Module) ([]string, bool) {
 
 // with returns elems with the file name's .sym extension replaced by ext.
 func with(elems []string, ext string) []string {
-	e := []string{elems[0], elems[1], elems[2]}
-	e[2] = strings.TrimSuffix(e[2], ".sym") + ext
-	return e
+	return []string{elems[0], elems[1], strings.TrimSuffix(elems[2], ".sym") + ext}
 }
 
 // Load implements symbols.Source.
