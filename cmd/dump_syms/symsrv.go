@@ -332,17 +332,17 @@ func dumpInput(orig, id string, code bool, opts pe.Options, w *winFiles) (*dumps
 	}
 	dir := filepath.Dir(orig)
 	opts.FindPDB = w.findPDB(dir)
-	if u != orig && magic(u, len(pdb.Magic)) == pdb.Magic {
+	if magic(u, len(pdb.Magic)) != pdb.Magic {
+		return dump(u, opts)
+	}
+	stem := strings.TrimSuffix(filepath.Base(u), filepath.Ext(u))
+	if u != orig {
 		// A PDB away from its PE: the PE beside the file named.
-		stem := strings.TrimSuffix(filepath.Base(u), filepath.Ext(u))
 		return pe.DumpFiles(u, w.companionPE(dir, stem), opts)
 	}
-	if u == orig && magic(u, len(pdb.Magic)) == pdb.Magic {
-		stem := strings.TrimSuffix(filepath.Base(u), filepath.Ext(u))
-		if !isFile(filepath.Join(dir, stem+".exe")) && !isFile(filepath.Join(dir, stem+".dll")) {
-			if p := w.companionPE(dir, stem); p != "" {
-				return pe.DumpFiles(u, p, opts) // NAME.ex_ or NAME.dl_ beside it
-			}
+	if !isFile(filepath.Join(dir, stem+".exe")) && !isFile(filepath.Join(dir, stem+".dll")) {
+		if p := w.companionPE(dir, stem); p != "" {
+			return pe.DumpFiles(u, p, opts) // NAME.ex_ or NAME.dl_ beside it
 		}
 	}
 	return dump(u, opts)
