@@ -49,14 +49,15 @@ func unpackedName(name string) string {
 // name. A cabinet of several files gives the one named as path's
 // unpacked name (unpackedName), as Mozilla's dump_syms picks it.
 func (w *winFiles) unpack(path string) (string, error) {
-	if magic(path, len(cabMagic)) != cabMagic {
-		return path, nil
-	}
 	f, err := os.Open(path)
 	if err != nil {
-		return "", err
+		return path, nil // not a cabinet, as magic says of a file it cannot open
 	}
 	defer f.Close()
+	head := make([]byte, len(cabMagic))
+	if n, _ := f.ReadAt(head, 0); string(head[:n]) != cabMagic {
+		return path, nil
+	}
 	st, err := f.Stat()
 	if err != nil {
 		return "", err
