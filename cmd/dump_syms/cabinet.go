@@ -10,6 +10,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/cab"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
+	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
 )
 
 // cabMagic starts every Microsoft Cabinet file.
@@ -80,7 +81,7 @@ func (w *winFiles) unpack(path string) (string, error) {
 	if file == nil {
 		return "", fmt.Errorf("%s: a cabinet of %d files, none named %s", path, len(r.Files), want)
 	}
-	limit := max(64<<20, w.maxRatio*st.Size())
+	limit := pdbsyms.InflateLimit(st.Size(), w.maxRatio)
 	if int64(file.Size) > limit {
 		return "", fmt.Errorf("%s: %s declares %d bytes, over %d times the cabinet's size (--max-inflate-ratio)", path, file.Name, file.Size, w.maxRatio)
 	}

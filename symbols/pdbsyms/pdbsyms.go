@@ -119,6 +119,10 @@ func (c *Converter) Close() error { return c.files.Close() }
 // to 10 times; a small hostile cabinet must not fill the disk.
 const MaxInflateRatio = 64
 
+// InflateLimit is how many bytes the file of a cabinet of size bytes may
+// hold: ratio times the cabinet's size, and at least 64 MiB.
+func InflateLimit(size, ratio int64) int64 { return max(64<<20, ratio*size) }
+
 // Extract stores the one file of the CAB archive at path (a symbol store's
 // compressed NAM_ form) in c as elems, reading at most limit bytes of it,
 // and at most MaxInflateRatio times the cabinet's size. The cabinet is read
@@ -134,7 +138,7 @@ func Extract(c *cache.Cache, path string, limit int64, elems ...string) (string,
 		return "", err
 	}
 	size := st.Size()
-	limit = min(limit, max(64<<20, MaxInflateRatio*size))
+	limit = min(limit, InflateLimit(size, MaxInflateRatio))
 	r, err := cab.NewReader(cf, size)
 	if err != nil {
 		return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, path, err)
