@@ -185,9 +185,8 @@ func (w *winFiles) findPDB(dir string) func(name, id string) (string, error) {
 		if err := cache.CheckName(id); err != nil {
 			return "", fmt.Errorf("PDB identifier: %w", err)
 		}
-		packed := name[:len(name)-1] + "_"
 		if dir != "" {
-			for _, n := range []string{name, packed} {
+			for _, n := range []string{name, packedName(name)} {
 				if p := filepath.Join(dir, n); isFile(p) {
 					return w.pdbFile(p)
 				}
@@ -198,7 +197,7 @@ func (w *winFiles) findPDB(dir string) func(name, id string) (string, error) {
 		for _, s := range w.servers {
 			var cands []string
 			if s.dir != "" {
-				cands = []string{filepath.Join(s.dir, name, id, name), filepath.Join(s.dir, name, id, packed), filepath.Join(s.dir, name)}
+				cands = append(storePaths(s.dir, name, id), filepath.Join(s.dir, name))
 			} else if c, err := w.client(s.cache); err == nil {
 				if p, ok := c.Cache.Lookup(name, id, name); ok {
 					cands = []string{p}
@@ -261,6 +260,16 @@ func (w *winFiles) pdbFile(path string) (string, error) {
 	return p, nil
 }
 
+// packedName is the name a symbol store gives the cabinet of file name:
+// NAME.pd_ for NAME.pdb (unpackedName's inverse).
+func packedName(name string) string { return name[:len(name)-1] + "_" }
+
+// storePaths returns where the symbol-store tree dir keeps file name with
+// identifier id: plain, then as a cabinet.
+func storePaths(dir, name, id string) []string {
+	return []string{filepath.Join(dir, name, id, name), filepath.Join(dir, name, id, packedName(name))}
+}
+
 func isFile(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular()
@@ -277,11 +286,10 @@ func (w *winFiles) fetchByID(name, id string, code bool) (string, error) {
 	if err := cache.CheckName(id); err != nil {
 		return "", err
 	}
-	packed := name[:len(name)-1] + "_"
 	var errs []error
 	for _, s := range w.servers {
 		if s.dir != "" {
-			for _, p := range []string{filepath.Join(s.dir, name, id, name), filepath.Join(s.dir, name, id, packed)} {
+			for _, p := range storePaths(s.dir, name, id) {
 				if isFile(p) {
 					return w.unpack(p)
 				}
