@@ -14,6 +14,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/pdb"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
+	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
 	"github.com/gobreakpad/gobreakpad/symbols/remote"
 	"github.com/urfave/cli/v3"
 )
@@ -186,7 +187,7 @@ func (w *winFiles) findPDB(dir string) func(name, id string) (string, error) {
 			return "", fmt.Errorf("PDB identifier: %w", err)
 		}
 		if dir != "" {
-			for _, n := range []string{name, packedName(name)} {
+			for _, n := range []string{name, pdbsyms.PackedName(name)} {
 				if p := filepath.Join(dir, n); isFile(p) {
 					return w.pdbFile(p)
 				}
@@ -260,14 +261,10 @@ func (w *winFiles) pdbFile(path string) (string, error) {
 	return p, nil
 }
 
-// packedName is the name a symbol store gives the cabinet of file name:
-// NAME.pd_ for NAME.pdb (unpackedName's inverse).
-func packedName(name string) string { return name[:len(name)-1] + "_" }
-
 // storePaths returns where the symbol-store tree dir keeps file name with
 // identifier id: plain, then as a cabinet.
 func storePaths(dir, name, id string) []string {
-	return []string{filepath.Join(dir, name, id, name), filepath.Join(dir, name, id, packedName(name))}
+	return []string{filepath.Join(dir, name, id, name), filepath.Join(dir, name, id, pdbsyms.PackedName(name))}
 }
 
 func isFile(p string) bool {

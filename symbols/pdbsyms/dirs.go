@@ -81,7 +81,7 @@ func (d *Dirs) find(name, id string, matches func(path, id string) bool) (string
 			if isFile(p) {
 				return p, nil
 			}
-			packed := p[:len(p)-1] + "_"
+			packed := filepath.Join(root, n, id, PackedName(n))
 			if isFile(packed) {
 				if c, ok := d.Conv.Cache.Lookup(name, id, name); ok {
 					return c, nil

@@ -119,6 +119,10 @@ func (c *Converter) Close() error { return c.files.Close() }
 // to 10 times; a small hostile cabinet must not fill the disk.
 const MaxInflateRatio = 64
 
+// PackedName is the name a symbol store gives the cabinet of the file
+// name: its last letter replaced with '_' (NAME.pd_ for NAME.pdb).
+func PackedName(name string) string { return name[:len(name)-1] + "_" }
+
 // InflateLimit is how many bytes the file of a cabinet of size bytes may
 // hold: ratio times the cabinet's size, and at least 64 MiB.
 func InflateLimit(size, ratio int64) int64 { return max(64<<20, ratio*size) }

@@ -90,8 +90,7 @@ func (s *SymSrv) fetchFile(name, id string) (string, error) {
 		return p, err
 	}
 	errs := []error{err}
-	packed := name[:len(name)-1] + "_"
-	if cp, err := c.Fetch(s.URL, name, id, packed); err == nil {
+	if cp, err := c.Fetch(s.URL, name, id, pdbsyms.PackedName(name)); err == nil {
 		p, err := s.extract(cp, local)
 		os.Remove(cp) // kept uncompressed
 		return p, err
