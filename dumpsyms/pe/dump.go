@@ -32,6 +32,7 @@ import (
 	"bytes"
 	"cmp"
 	"debug/pe"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -154,10 +155,10 @@ func readPE(path string) (*peInfo, error) {
 		if dir := readRVA(f, dd.VirtualAddress, min(dd.Size, 28*64)); dir != nil {
 			for i := 0; i+28 <= len(dir); i += 28 {
 				e := dir[i:]
-				if le32(e[12:]) != 2 {
+				if binary.LittleEndian.Uint32(e[12:]) != 2 {
 					continue
 				}
-				size, rva := le32(e[16:]), le32(e[20:])
+				size, rva := binary.LittleEndian.Uint32(e[16:]), binary.LittleEndian.Uint32(e[20:])
 				if cv := readRVA(f, rva, min(size, 4096)); cv != nil {
 					if r, ok := moduleid.ParseRSDS(cv); ok {
 						pi.rsds, pi.hasRSDS = r, true
@@ -167,10 +168,6 @@ func readPE(path string) (*peInfo, error) {
 		}
 	}
 	return pi, nil
-}
-
-func le32(b []byte) uint32 {
-	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
 // readRVA reads n bytes at an RVA from the section holding it.
