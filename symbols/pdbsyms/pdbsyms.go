@@ -29,7 +29,7 @@ import (
 // SymName is the converted file's name for a debug file name: NAME.sym for
 // NAME.pdb (Breakpad's store layout).
 func SymName(debugFile string) string {
-	base := elfsyms.BaseName(debugFile)
+	base := symbols.BaseName(debugFile)
 	if strings.HasSuffix(strings.ToLower(base), ".pdb") {
 		base = base[:len(base)-4]
 	}
@@ -52,7 +52,7 @@ type Converter struct {
 // NAME.pdb/GUIDAGE/NAME.sym when already converted (by this process or
 // another), else converted with dumpsyms/pe and written there first.
 func (c *Converter) Convert(m symbols.Module, pdbPath, pePath string) (*symbols.Symbols, error) {
-	debugFile := elfsyms.BaseName(m.DebugFile)
+	debugFile := symbols.BaseName(m.DebugFile)
 	p, err := c.conv.Do(debugFile+"/"+m.DebugID, func() (string, error) {
 		if p, ok := c.Cache.Lookup(debugFile, m.DebugID, SymName(debugFile)); ok {
 			return p, nil
@@ -72,7 +72,7 @@ func (c *Converter) Convert(m symbols.Module, pdbPath, pePath string) (*symbols.
 				return "", err
 			}
 			defer os.RemoveAll(tmp)
-			exe := strings.TrimSuffix(debugFile, filepath.Ext(debugFile)) + strings.ToLower(filepath.Ext(elfsyms.BaseName(m.CodeFile)))
+			exe := strings.TrimSuffix(debugFile, filepath.Ext(debugFile)) + strings.ToLower(filepath.Ext(symbols.BaseName(m.CodeFile)))
 			if os.Symlink(pdbPath, filepath.Join(tmp, debugFile)) == nil && os.Symlink(pePath, filepath.Join(tmp, exe)) == nil {
 				in = filepath.Join(tmp, debugFile)
 			}
