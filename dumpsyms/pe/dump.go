@@ -223,22 +223,24 @@ func dumpPDBPath(path string, pi *peInfo, wopts Options) (*dumpsyms.Symbols, err
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	// The PE is the PDB's when its CodeView record names the PDB's GUID
+	// (or it has none to say otherwise).
+	matched := pi != nil && (!pi.hasRSDS || pi.rsds.GUID == guidOf(f))
 	code := name
-	if pi != nil && (!pi.hasRSDS || pi.rsds.GUID == guidOf(f)) {
+	if matched {
 		code = pi.name
 	}
 	if !opts.HeaderOnly {
 		addUnknownPublic(syms, code)
 	}
-	if pi != nil {
-		if pi.hasRSDS && pi.rsds.GUID != guidOf(f) {
-			warn(opts, "%s does not match %s (GUID %s): INFO CODE_ID left out", pi.name, path, pi.rsds.DebugID())
-		} else {
-			syms.CodeID = symfile.CodeID{ID: strings.ToUpper(moduleid.PECodeID(pi.timeStamp, pi.sizeOfImg)), File: pi.name}
-			if !opts.HeaderOnly && !opts.NoCFI {
-				syms.CFI = peCFI(pi.path, wopts)
-			}
+	switch {
+	case matched:
+		syms.CodeID = symfile.CodeID{ID: strings.ToUpper(moduleid.PECodeID(pi.timeStamp, pi.sizeOfImg)), File: pi.name}
+		if !opts.HeaderOnly && !opts.NoCFI {
+			syms.CFI = peCFI(pi.path, wopts)
 		}
+	case pi != nil:
+		warn(opts, "%s does not match %s (GUID %s): INFO CODE_ID left out", pi.name, path, pi.rsds.DebugID())
 	}
 	return syms, nil
 }
