@@ -57,6 +57,13 @@ type peInfo struct {
 	hasRSDS   bool
 }
 
+// pdbBase is the base name of the PDB path the CodeView record gives (a
+// Windows or Unix path).
+func (pi *peInfo) pdbBase() string {
+	p := pi.rsds.PDBFileName
+	return p[strings.LastIndexAny(p, `\/`)+1:]
+}
+
 // Dump reads the PDB or PE file at path with the default Windows choices
 // ([Options]' zero values).
 func Dump(path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
@@ -87,10 +94,8 @@ func DumpWith(path string, opts Options) (*dumpsyms.Symbols, error) {
 		}
 		pdbPath, err := findPDB(path, pi)
 		if err != nil && opts.FindPDB != nil && pi.hasRSDS {
-			name := pi.rsds.PDBFileName
-			name = name[strings.LastIndexAny(name, `\/`)+1:]
 			var ferr error
-			if pdbPath, ferr = opts.FindPDB(name, pi.rsds.DebugID()); ferr == nil {
+			if pdbPath, ferr = opts.FindPDB(pi.pdbBase(), pi.rsds.DebugID()); ferr == nil {
 				err = nil
 			} else {
 				err = fmt.Errorf("%w; %w", err, ferr)
@@ -192,9 +197,7 @@ func findPDB(pePath string, pi *peInfo) (string, error) {
 	dir := filepath.Dir(pePath)
 	var cands []string
 	if pi.hasRSDS && pi.rsds.PDBFileName != "" {
-		recorded := pi.rsds.PDBFileName
-		base := recorded[strings.LastIndexAny(recorded, `\/`)+1:]
-		cands = append(cands, filepath.Join(dir, base), recorded)
+		cands = append(cands, filepath.Join(dir, pi.pdbBase()), pi.rsds.PDBFileName)
 	}
 	cands = append(cands, strings.TrimSuffix(pePath, filepath.Ext(pePath))+".pdb")
 	for _, c := range cands {
