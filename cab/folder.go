@@ -61,17 +61,17 @@ func (fr *folderReader) next() error {
 	}
 	fr.off = dataOff + int64(packed)
 	fr.block++
-	out := make([]byte, unpacked)
-	switch fr.f.compress & 0xf {
-	case CompressNone:
+	// File.Open lets only stored and MSZIP folders through.
+	out := data
+	if fr.f.compress&0xf == CompressNone {
 		if packed != unpacked {
 			return fmt.Errorf("%w: block %d: stored block of %d bytes says %d", ErrFormat, fr.block-1, packed, unpacked)
 		}
-		copy(out, data)
-	case CompressMSZIP:
+	} else {
 		if len(data) < 2 || data[0] != 'C' || data[1] != 'K' {
 			return fmt.Errorf("%w: block %d: no MSZIP signature", ErrFormat, fr.block-1)
 		}
+		out = make([]byte, unpacked)
 		zr := flate.NewReaderDict(bytes.NewReader(data[2:]), fr.window)
 		if _, err := io.ReadFull(zr, out); err != nil {
 			return fmt.Errorf("%w: block %d: inflating: %v", ErrFormat, fr.block-1, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/cab"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
+	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
 )
 
 // cabMagic starts every Microsoft Cabinet file.
@@ -49,14 +50,15 @@ func unpackedName(name string) string {
 // name. A cabinet of several files gives the one named as path's
 // unpacked name (unpackedName), as Mozilla's dump_syms picks it.
 func (w *winFiles) unpack(path string) (string, error) {
-	if magic(path, len(cabMagic)) != cabMagic {
-		return path, nil
-	}
 	f, err := os.Open(path)
 	if err != nil {
-		return "", err
+		return path, nil // not a cabinet, as magic says of a file it cannot open
 	}
 	defer f.Close()
+	head := make([]byte, len(cabMagic))
+	if n, _ := f.ReadAt(head, 0); string(head[:n]) != cabMagic {
+		return path, nil
+	}
 	st, err := f.Stat()
 	if err != nil {
 		return "", err
@@ -79,7 +81,7 @@ func (w *winFiles) unpack(path string) (string, error) {
 	if file == nil {
 		return "", fmt.Errorf("%s: a cabinet of %d files, none named %s", path, len(r.Files), want)
 	}
-	limit := max(64<<20, w.maxRatio*st.Size())
+	limit := pdbsyms.InflateLimit(st.Size(), w.maxRatio)
 	if int64(file.Size) > limit {
 		return "", fmt.Errorf("%s: %s declares %d bytes, over %d times the cabinet's size (--max-inflate-ratio)", path, file.Name, file.Size, w.maxRatio)
 	}

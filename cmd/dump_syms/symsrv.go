@@ -14,6 +14,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/pdb"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
+	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
 	"github.com/gobreakpad/gobreakpad/symbols/remote"
 	"github.com/urfave/cli/v3"
 )
@@ -185,9 +186,8 @@ func (w *winFiles) findPDB(dir string) func(name, id string) (string, error) {
 		if err := cache.CheckName(id); err != nil {
 			return "", fmt.Errorf("PDB identifier: %w", err)
 		}
-		packed := name[:len(name)-1] + "_"
 		if dir != "" {
-			for _, n := range []string{name, packed} {
+			for _, n := range []string{name, pdbsyms.PackedName(name)} {
 				if p := filepath.Join(dir, n); isFile(p) {
 					return w.pdbFile(p)
 				}
@@ -198,7 +198,7 @@ func (w *winFiles) findPDB(dir string) func(name, id string) (string, error) {
 		for _, s := range w.servers {
 			var cands []string
 			if s.dir != "" {
-				cands = []string{filepath.Join(s.dir, name, id, name), filepath.Join(s.dir, name, id, packed), filepath.Join(s.dir, name)}
+				cands = append(storePaths(s.dir, name, id), filepath.Join(s.dir, name))
 			} else if c, err := w.client(s.cache); err == nil {
 				if p, ok := c.Cache.Lookup(name, id, name); ok {
 					cands = []string{p}
@@ -261,6 +261,12 @@ func (w *winFiles) pdbFile(path string) (string, error) {
 	return p, nil
 }
 
+// storePaths returns where the symbol-store tree dir keeps file name with
+// identifier id: plain, then as a cabinet.
+func storePaths(dir, name, id string) []string {
+	return []string{filepath.Join(dir, name, id, name), filepath.Join(dir, name, id, pdbsyms.PackedName(name))}
+}
+
 func isFile(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular()
@@ -277,11 +283,10 @@ func (w *winFiles) fetchByID(name, id string, code bool) (string, error) {
 	if err := cache.CheckName(id); err != nil {
 		return "", err
 	}
-	packed := name[:len(name)-1] + "_"
 	var errs []error
 	for _, s := range w.servers {
 		if s.dir != "" {
-			for _, p := range []string{filepath.Join(s.dir, name, id, name), filepath.Join(s.dir, name, id, packed)} {
+			for _, p := range storePaths(s.dir, name, id) {
 				if isFile(p) {
 					return w.unpack(p)
 				}
@@ -332,17 +337,17 @@ func dumpInput(orig, id string, code bool, opts pe.Options, w *winFiles) (*dumps
 	}
 	dir := filepath.Dir(orig)
 	opts.FindPDB = w.findPDB(dir)
-	if u != orig && magic(u, len(pdb.Magic)) == pdb.Magic {
+	if magic(u, len(pdb.Magic)) != pdb.Magic {
+		return dump(u, opts)
+	}
+	stem := strings.TrimSuffix(filepath.Base(u), filepath.Ext(u))
+	if u != orig {
 		// A PDB away from its PE: the PE beside the file named.
-		stem := strings.TrimSuffix(filepath.Base(u), filepath.Ext(u))
 		return pe.DumpFiles(u, w.companionPE(dir, stem), opts)
 	}
-	if u == orig && magic(u, len(pdb.Magic)) == pdb.Magic {
-		stem := strings.TrimSuffix(filepath.Base(u), filepath.Ext(u))
-		if !isFile(filepath.Join(dir, stem+".exe")) && !isFile(filepath.Join(dir, stem+".dll")) {
-			if p := w.companionPE(dir, stem); p != "" {
-				return pe.DumpFiles(u, p, opts) // NAME.ex_ or NAME.dl_ beside it
-			}
+	if !isFile(filepath.Join(dir, stem+".exe")) && !isFile(filepath.Join(dir, stem+".dll")) {
+		if p := w.companionPE(dir, stem); p != "" {
+			return pe.DumpFiles(u, p, opts) // NAME.ex_ or NAME.dl_ beside it
 		}
 	}
 	return dump(u, opts)

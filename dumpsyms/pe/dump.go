@@ -32,6 +32,7 @@ import (
 	"bytes"
 	"cmp"
 	"debug/pe"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -54,6 +55,13 @@ type peInfo struct {
 	sizeOfImg uint32
 	rsds      moduleid.RSDS
 	hasRSDS   bool
+}
+
+// pdbBase is the base name of the PDB path the CodeView record gives (a
+// Windows or Unix path).
+func (pi *peInfo) pdbBase() string {
+	p := pi.rsds.PDBFileName
+	return p[strings.LastIndexAny(p, `\/`)+1:]
 }
 
 // Dump reads the PDB or PE file at path with the default Windows choices
@@ -86,10 +94,8 @@ func DumpWith(path string, opts Options) (*dumpsyms.Symbols, error) {
 		}
 		pdbPath, err := findPDB(path, pi)
 		if err != nil && opts.FindPDB != nil && pi.hasRSDS {
-			name := pi.rsds.PDBFileName
-			name = name[strings.LastIndexAny(name, `\/`)+1:]
 			var ferr error
-			if pdbPath, ferr = opts.FindPDB(name, pi.rsds.DebugID()); ferr == nil {
+			if pdbPath, ferr = opts.FindPDB(pi.pdbBase(), pi.rsds.DebugID()); ferr == nil {
 				err = nil
 			} else {
 				err = fmt.Errorf("%w; %w", err, ferr)
@@ -154,10 +160,10 @@ func readPE(path string) (*peInfo, error) {
 		if dir := readRVA(f, dd.VirtualAddress, min(dd.Size, 28*64)); dir != nil {
 			for i := 0; i+28 <= len(dir); i += 28 {
 				e := dir[i:]
-				if le32(e[12:]) != 2 {
+				if binary.LittleEndian.Uint32(e[12:]) != 2 {
 					continue
 				}
-				size, rva := le32(e[16:]), le32(e[20:])
+				size, rva := binary.LittleEndian.Uint32(e[16:]), binary.LittleEndian.Uint32(e[20:])
 				if cv := readRVA(f, rva, min(size, 4096)); cv != nil {
 					if r, ok := moduleid.ParseRSDS(cv); ok {
 						pi.rsds, pi.hasRSDS = r, true
@@ -167,10 +173,6 @@ func readPE(path string) (*peInfo, error) {
 		}
 	}
 	return pi, nil
-}
-
-func le32(b []byte) uint32 {
-	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
 // readRVA reads n bytes at an RVA from the section holding it.
@@ -195,9 +197,7 @@ func findPDB(pePath string, pi *peInfo) (string, error) {
 	dir := filepath.Dir(pePath)
 	var cands []string
 	if pi.hasRSDS && pi.rsds.PDBFileName != "" {
-		recorded := pi.rsds.PDBFileName
-		base := recorded[strings.LastIndexAny(recorded, `\/`)+1:]
-		cands = append(cands, filepath.Join(dir, base), recorded)
+		cands = append(cands, filepath.Join(dir, pi.pdbBase()), pi.rsds.PDBFileName)
 	}
 	cands = append(cands, strings.TrimSuffix(pePath, filepath.Ext(pePath))+".pdb")
 	for _, c := range cands {
@@ -226,22 +226,24 @@ func dumpPDBPath(path string, pi *peInfo, wopts Options) (*dumpsyms.Symbols, err
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	// The PE is the PDB's when its CodeView record names the PDB's GUID
+	// (or it has none to say otherwise).
+	matched := pi != nil && (!pi.hasRSDS || pi.rsds.GUID == guidOf(f))
 	code := name
-	if pi != nil && (!pi.hasRSDS || pi.rsds.GUID == guidOf(f)) {
+	if matched {
 		code = pi.name
 	}
 	if !opts.HeaderOnly {
 		addUnknownPublic(syms, code)
 	}
-	if pi != nil {
-		if pi.hasRSDS && pi.rsds.GUID != guidOf(f) {
-			warn(opts, "%s does not match %s (GUID %s): INFO CODE_ID left out", pi.name, path, pi.rsds.DebugID())
-		} else {
-			syms.CodeID = symfile.CodeID{ID: strings.ToUpper(moduleid.PECodeID(pi.timeStamp, pi.sizeOfImg)), File: pi.name}
-			if !opts.HeaderOnly && !opts.NoCFI {
-				syms.CFI = peCFI(pi.path, wopts)
-			}
+	switch {
+	case matched:
+		syms.CodeID = symfile.CodeID{ID: strings.ToUpper(moduleid.PECodeID(pi.timeStamp, pi.sizeOfImg)), File: pi.name}
+		if !opts.HeaderOnly && !opts.NoCFI {
+			syms.CFI = peCFI(pi.path, wopts)
 		}
+	case pi != nil:
+		warn(opts, "%s does not match %s (GUID %s): INFO CODE_ID left out", pi.name, path, pi.rsds.DebugID())
 	}
 	return syms, nil
 }

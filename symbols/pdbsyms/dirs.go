@@ -12,7 +12,6 @@ import (
 	"github.com/gobreakpad/gobreakpad/pdb"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
-	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
 )
 
 // MaxExtract bounds the size of a file extracted from a local CAB archive.
@@ -44,8 +43,8 @@ func NewDirs(conv *Converter, roots ...string) *Dirs { return &Dirs{Roots: roots
 
 // Load implements symbols.Source.
 func (d *Dirs) Load(m symbols.Module) (*symbols.Symbols, error) {
-	pdbName := elfsyms.BaseName(m.DebugFile)
-	peName := elfsyms.BaseName(m.CodeFile)
+	pdbName := symbols.BaseName(m.DebugFile)
+	peName := symbols.BaseName(m.CodeFile)
 	if !strings.HasSuffix(strings.ToLower(pdbName), ".pdb") {
 		return nil, fmt.Errorf("%w: %s: not a PDB", symbols.ErrNotFound, m.DebugFile)
 	}
@@ -81,7 +80,7 @@ func (d *Dirs) find(name, id string, matches func(path, id string) bool) (string
 			if isFile(p) {
 				return p, nil
 			}
-			packed := p[:len(p)-1] + "_"
+			packed := filepath.Join(root, n, id, PackedName(n))
 			if isFile(packed) {
 				if c, ok := d.Conv.Cache.Lookup(name, id, name); ok {
 					return c, nil

@@ -29,7 +29,7 @@ import (
 // SymName is the converted file's name for a debug file name: NAME.sym for
 // NAME.pdb (Breakpad's store layout).
 func SymName(debugFile string) string {
-	base := elfsyms.BaseName(debugFile)
+	base := symbols.BaseName(debugFile)
 	if strings.HasSuffix(strings.ToLower(base), ".pdb") {
 		base = base[:len(base)-4]
 	}
@@ -52,7 +52,7 @@ type Converter struct {
 // NAME.pdb/GUIDAGE/NAME.sym when already converted (by this process or
 // another), else converted with dumpsyms/pe and written there first.
 func (c *Converter) Convert(m symbols.Module, pdbPath, pePath string) (*symbols.Symbols, error) {
-	debugFile := elfsyms.BaseName(m.DebugFile)
+	debugFile := symbols.BaseName(m.DebugFile)
 	p, err := c.conv.Do(debugFile+"/"+m.DebugID, func() (string, error) {
 		if p, ok := c.Cache.Lookup(debugFile, m.DebugID, SymName(debugFile)); ok {
 			return p, nil
@@ -72,7 +72,7 @@ func (c *Converter) Convert(m symbols.Module, pdbPath, pePath string) (*symbols.
 				return "", err
 			}
 			defer os.RemoveAll(tmp)
-			exe := strings.TrimSuffix(debugFile, filepath.Ext(debugFile)) + strings.ToLower(filepath.Ext(elfsyms.BaseName(m.CodeFile)))
+			exe := strings.TrimSuffix(debugFile, filepath.Ext(debugFile)) + strings.ToLower(filepath.Ext(symbols.BaseName(m.CodeFile)))
 			if os.Symlink(pdbPath, filepath.Join(tmp, debugFile)) == nil && os.Symlink(pePath, filepath.Join(tmp, exe)) == nil {
 				in = filepath.Join(tmp, debugFile)
 			}
@@ -119,6 +119,14 @@ func (c *Converter) Close() error { return c.files.Close() }
 // to 10 times; a small hostile cabinet must not fill the disk.
 const MaxInflateRatio = 64
 
+// PackedName is the name a symbol store gives the cabinet of the file
+// name: its last letter replaced with '_' (NAME.pd_ for NAME.pdb).
+func PackedName(name string) string { return name[:len(name)-1] + "_" }
+
+// InflateLimit is how many bytes the file of a cabinet of size bytes may
+// hold: ratio times the cabinet's size, and at least 64 MiB.
+func InflateLimit(size, ratio int64) int64 { return max(64<<20, ratio*size) }
+
 // Extract stores the one file of the CAB archive at path (a symbol store's
 // compressed NAM_ form) in c as elems, reading at most limit bytes of it,
 // and at most MaxInflateRatio times the cabinet's size. The cabinet is read
@@ -134,7 +142,7 @@ func Extract(c *cache.Cache, path string, limit int64, elems ...string) (string,
 		return "", err
 	}
 	size := st.Size()
-	limit = min(limit, max(64<<20, MaxInflateRatio*size))
+	limit = min(limit, InflateLimit(size, MaxInflateRatio))
 	r, err := cab.NewReader(cf, size)
 	if err != nil {
 		return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, path, err)

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
 	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
 )
 
@@ -68,13 +67,13 @@ func (s *SymSrv) Load(m symbols.Module) (*symbols.Symbols, error) {
 // FetchPDB returns the path in the cache of the module's PDB, fetched from
 // the server when needed.
 func (s *SymSrv) FetchPDB(m symbols.Module) (string, error) {
-	return s.fetchFile(elfsyms.BaseName(m.DebugFile), m.DebugID)
+	return s.fetchFile(symbols.BaseName(m.DebugFile), m.DebugID)
 }
 
 // FetchPE returns the path in the cache of the module's executable
 // (name.exe/TIMESTAMPSIZE/name.exe), fetched from the server when needed.
 func (s *SymSrv) FetchPE(m symbols.Module) (string, error) {
-	return s.fetchFile(elfsyms.BaseName(m.CodeFile), m.CodeID)
+	return s.fetchFile(symbols.BaseName(m.CodeFile), m.CodeID)
 }
 
 // fetchFile fetches NAME/ID/NAME, its compressed form, or what file.ptr
@@ -90,8 +89,7 @@ func (s *SymSrv) fetchFile(name, id string) (string, error) {
 		return p, err
 	}
 	errs := []error{err}
-	packed := name[:len(name)-1] + "_"
-	if cp, err := c.Fetch(s.URL, name, id, packed); err == nil {
+	if cp, err := c.Fetch(s.URL, name, id, pdbsyms.PackedName(name)); err == nil {
 		p, err := s.extract(cp, local)
 		os.Remove(cp) // kept uncompressed
 		return p, err
