@@ -90,7 +90,7 @@ func (s *Sources) File(m symbols.Module) (string, error) {
 	if syms.Empty() {
 		return "", fmt.Errorf("%w: %s %s", symbols.ErrNotFound, m.DebugFile, m.DebugID)
 	}
-	name := elfsyms.BaseName(m.DebugFile)
+	name := symbols.BaseName(m.DebugFile)
 	if cache.CheckName(name) != nil || cache.CheckName(m.DebugID) != nil {
 		return "", fmt.Errorf("%w: %q %q: not usable as file names", cache.ErrBadName, m.DebugFile, m.DebugID)
 	}

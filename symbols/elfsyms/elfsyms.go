@@ -84,16 +84,13 @@ func Convert(c *cache.Cache, id, name, exe, dbg string, warn func(string, ...any
 	return c.WriteFunc(func(w io.Writer) error { return syms.Write(w) }, "buildid", id, ConvertedName)
 }
 
-// BaseName is the last element of a Unix or Windows path.
-func BaseName(p string) string { return symbols.BaseName(p) }
-
 // ModuleName is the name a module's converted symbols carry: its code
 // file's base name, else its debug file's.
 func ModuleName(m symbols.Module) string {
-	if n := BaseName(m.CodeFile); n != "" {
+	if n := symbols.BaseName(m.CodeFile); n != "" {
 		return n
 	}
-	return BaseName(m.DebugFile)
+	return symbols.BaseName(m.DebugFile)
 }
 
 // Files opens converted .sym files once each, however many modules and
@@ -202,7 +199,7 @@ func (d *Dirs) find(m symbols.Module, id string) (exe, dbg string) {
 		st, err := os.Stat(p)
 		return err == nil && st.Mode().IsRegular()
 	}
-	name := BaseName(m.CodeFile)
+	name := symbols.BaseName(m.CodeFile)
 	for _, root := range d.Roots {
 		bid := filepath.Join(root, ".build-id", id[:2], id[2:])
 		if dbg == "" && isFile(bid+".debug") {
