@@ -1,11 +1,6 @@
 package unwind
 
-import (
-	"bytes"
-	"slices"
-
-	"golang.org/x/arch/x86/x86asm"
-)
+import "golang.org/x/arch/x86/x86asm"
 
 // FunctionBaser is an optional Env method: the start of the function whose
 // symbol (a FUNC or PUBLIC record) covers addr.
@@ -155,29 +150,4 @@ func writesReg(in x86asm.Inst, reg x86asm.Reg) bool {
 		return false
 	}
 	return r == reg || (reg == x86asm.RSP && r == x86asm.ESP) || (reg == x86asm.ESP && r == x86asm.SP) || (reg == x86asm.RSP && r == x86asm.SP)
-}
-
-// OrTrampoline returns check extended to the start of a signal trampoline
-// (one of ts, recognised by its code bytes, or by its symbol starting
-// exactly at ra): the kernel makes a signal handler return there, so it is
-// a return address with no call before it.
-func OrTrampoline(check CallCheck, ts []Trampoline) CallCheck {
-	return func(env Env, ra uint64) CallSite {
-		for i := range ts {
-			if c := ReadCode(env, ra, len(ts[i].Code)); c != nil && bytes.Equal(c, ts[i].Code) {
-				return CallBefore
-			}
-		}
-		if s, ok := env.(FunctionStarts); ok && s.FunctionStart(ra) {
-			if n, ok := env.(FunctionNamer); ok {
-				name := n.FunctionName(ra)
-				for i := range ts {
-					if name != "" && slices.Contains(ts[i].Names, name) {
-						return CallBefore
-					}
-				}
-			}
-		}
-		return check(env, ra)
-	}
 }

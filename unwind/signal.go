@@ -63,11 +63,26 @@ type SignalFrame struct {
 // bytes in the dump's memory or else by the name of the symbol covering it,
 // or nil.
 func FindTrampoline(env Env, addr uint64, ts []Trampoline) *Trampoline {
+	if t := trampolineByCode(env, addr, ts); t != nil {
+		return t
+	}
+	return trampolineByName(env, addr, ts)
+}
+
+// trampolineByCode returns the trampoline whose code bytes are at addr in
+// the dump's memory, or nil.
+func trampolineByCode(env Env, addr uint64, ts []Trampoline) *Trampoline {
 	for i := range ts {
 		if c := ReadCode(env, addr, len(ts[i].Code)); c != nil && bytes.Equal(c, ts[i].Code) {
 			return &ts[i]
 		}
 	}
+	return nil
+}
+
+// trampolineByName returns the trampoline named by the symbol covering
+// addr (env's FunctionNamer), or nil.
+func trampolineByName(env Env, addr uint64, ts []Trampoline) *Trampoline {
 	n, ok := env.(FunctionNamer)
 	if !ok {
 		return nil
@@ -82,6 +97,22 @@ func FindTrampoline(env Env, addr uint64, ts []Trampoline) *Trampoline {
 		}
 	}
 	return nil
+}
+
+// OrTrampoline returns check extended to the start of a signal trampoline
+// (one of ts, recognised by its code bytes, or by its symbol starting
+// exactly at ra): the kernel makes a signal handler return there, so it is
+// a return address with no call before it.
+func OrTrampoline(check CallCheck, ts []Trampoline) CallCheck {
+	return func(env Env, ra uint64) CallSite {
+		if trampolineByCode(env, ra, ts) != nil {
+			return CallBefore
+		}
+		if s, ok := env.(FunctionStarts); ok && s.FunctionStart(ra) && trampolineByName(env, ra, ts) != nil {
+			return CallBefore
+		}
+		return check(env, ra)
+	}
 }
 
 // CallerOfSignal returns the interrupted frame when last is a signal
