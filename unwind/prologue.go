@@ -83,8 +83,8 @@ func X86FrameState(env Env, pc uint64, innermost bool, mode int, regSlot func(x8
 			if dst == bp && st.CFA == 2*word {
 				bpFirst = true
 			}
-			if r, ok := in.Args[0].(x86asm.Reg); ok && regSlot != nil {
-				if slot, ok := regSlot(r); ok {
+			if dst != 0 && regSlot != nil {
+				if slot, ok := regSlot(dst); ok {
 					if st.Saved == nil {
 						st.Saved = map[int]uint64{}
 					}
