@@ -12,6 +12,34 @@ type FunctionBaser interface {
 // to learn its frame at an instruction.
 const maxPrologueDecode = 1024
 
+// FunctionCode returns the code of the function covering pc from its start
+// (env's FunctionBaser) up to pc, for decoding its prologue. For a caller's
+// frame (innermost false) pc is a return address and the function is the
+// one holding the call before it, looked up back bytes lower. ok is false
+// when env has no FunctionBaser, no function covers the address, pc is
+// before its start or more than maxPrologueDecode bytes past it, or the
+// code is not in the dump; code is empty (and not read) when pc is the
+// function's start.
+func FunctionCode(env Env, pc uint64, innermost bool, back uint64) (code []byte, ok bool) {
+	fb, ok := env.(FunctionBaser)
+	if !ok {
+		return nil, false
+	}
+	at := pc
+	if !innermost {
+		at -= back
+	}
+	base, ok := fb.FunctionBase(at)
+	if !ok || pc < base || pc-base > maxPrologueDecode {
+		return nil, false
+	}
+	if pc == base {
+		return nil, true
+	}
+	code = ReadCode(env, base, int(pc-base))
+	return code, code != nil
+}
+
 // FrameState is what decoding a function from its start up to an
 // instruction tells about its frame there, when the function has not made
 // a frame pointer of its own: the caller's stack pointer is sp + CFA, and
@@ -43,27 +71,12 @@ type FrameState struct {
 // caller's frame (innermost false) pc is a return address: the function
 // is the one holding the call before it.
 func X86FrameState(env Env, pc uint64, innermost bool, mode int, regSlot func(x86asm.Reg) (int, bool)) (FrameState, bool) {
-	fb, ok := env.(FunctionBaser)
+	code, ok := FunctionCode(env, pc, innermost, 1)
 	if !ok {
-		return FrameState{}, false
-	}
-	at := pc
-	if !innermost {
-		at--
-	}
-	base, ok := fb.FunctionBase(at)
-	if !ok || pc < base || pc-base > maxPrologueDecode {
 		return FrameState{}, false
 	}
 	word := uint64(mode / 8)
 	st := FrameState{CFA: word}
-	if pc == base {
-		return st, true
-	}
-	code := ReadCode(env, base, int(pc-base))
-	if code == nil {
-		return FrameState{}, false
-	}
 	sp, bp := x86asm.ESP, x86asm.EBP
 	if mode == 64 {
 		sp, bp = x86asm.RSP, x86asm.RBP
