@@ -151,6 +151,29 @@ func X86FrameState(env Env, pc uint64, innermost bool, mode int, regSlot func(x8
 	return st, true
 }
 
+// CallerOfFrameState is the caller of last that its function's frame
+// state st (X86FrameState) gives, cfa being the caller's stack pointer
+// (last's plus st.CFA, wrapped to the CPU's width): the return address is
+// the word below cfa, taken when accept takes it; the registers the
+// function saved are read from below cfa, and last's registers in keep are
+// kept otherwise. Slots pc and sp are the CPU's; words are size bytes.
+func CallerOfFrameState(env Env, last *Frame, st FrameState, cfa uint64, pc, sp, size int, keep uint64, accept func(ra uint64) bool) *Frame {
+	ra, ok := ReadWord(env, cfa-uint64(size), size)
+	if !ok || !accept(ra) {
+		return nil
+	}
+	f := &Frame{Context: last.Context, Trust: TrustPrologue}
+	f.Valid &= keep
+	for slot, off := range st.Saved {
+		if v, ok := ReadWord(env, cfa-off, size); ok {
+			f.Set(slot, v)
+		}
+	}
+	f.Set(pc, ra)
+	f.Set(sp, cfa)
+	return f
+}
+
 // writesReg reports whether an instruction names reg (or a part of it)
 // as its first operand, which x86's two-operand forms write.
 func writesReg(in x86asm.Inst, reg x86asm.Reg) bool {
