@@ -120,9 +120,11 @@ func OrTrampoline(check CallCheck, ts []Trampoline) CallCheck {
 // signal frame saved, read from the stack at last's stack pointer (slot
 // sp), with Trust TrustSignal and Interrupted set, so that its pc is looked
 // up as is. It returns nil when last is not at a trampoline, the frame is
-// not in the stack, or the saved stack pointer is not above last's.
+// not in the stack, or the saved stack pointer is not above last's. A
+// caller's frame is at a trampoline only when MarkTrampoline marked it as
+// it was found: its code is not looked at again.
 func CallerOfSignal(env Env, last *Frame, codeAddr uint64, pc, sp int, ts []Trampoline) *Frame {
-	if !last.Has(sp) {
+	if !last.Has(sp) || !Innermost(last) && !last.Trampoline {
 		return nil
 	}
 	t := FindTrampoline(env, codeAddr, ts)
@@ -146,7 +148,8 @@ func CallerOfSignal(env Env, last *Frame, codeAddr uint64, pc, sp int, ts []Tram
 }
 
 // MarkTrampoline sets f.Trampoline when codeAddr, f's code address, is the
-// entry of one of ts.
+// entry of one of ts. An unwinder with trampolines calls it on every caller
+// it finds but a signal frame's: CallerOfSignal trusts the mark.
 func MarkTrampoline(env Env, f *Frame, codeAddr uint64, ts []Trampoline) {
 	if f != nil && FindTrampoline(env, codeAddr, ts) != nil {
 		f.Trampoline = true
