@@ -37,6 +37,12 @@ type symbolizer struct {
 	memory unwind.Memory
 }
 
+// symbolsKey is the module as a symbols.Source knows it: the key the
+// symbolizer loads it under and Prefetch loads it ahead under.
+func (m *Module) symbolsKey() symbols.Module {
+	return symbols.Module{CodeFile: m.CodeFile, CodeID: m.CodeID, DebugFile: m.DebugFile, DebugID: m.DebugID}
+}
+
 // maxImage bounds the module images read from the dump for their symbols.
 const maxImage = 1 << 20
 
@@ -59,7 +65,7 @@ func (s *symbolizer) symbols(m *Module) *symbolState {
 		}
 		// A source that found something it could not read counts as
 		// missing, as Breakpad's walker reports an unloadable file.
-		sm := symbols.Module{CodeFile: m.CodeFile, CodeID: m.CodeID, DebugFile: m.DebugFile, DebugID: m.DebugID}
+		sm := m.symbolsKey()
 		syms, err := s.source.Load(sm)
 		if err != nil || syms.Empty() {
 			syms, err = s.fromImage(m, sm)
