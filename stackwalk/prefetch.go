@@ -32,7 +32,7 @@ func (p *ProcessState) prefetchOrder(mm *moduleMap) []symbols.Module {
 			return
 		}
 		seen[m] = true
-		out = append(out, symbols.Module{CodeFile: m.CodeFile, CodeID: m.CodeID, DebugFile: m.DebugFile, DebugID: m.DebugID})
+		out = append(out, m.symbolsKey())
 	}
 	threads := slices.Clone(p.Threads)
 	if r := p.RequestingThread; r > 0 && r < len(threads) {

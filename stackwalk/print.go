@@ -325,8 +325,9 @@ func printStack(b *bufio.Writer, t *CallStack, sym *symbolizer) {
 		b.WriteString("\n ")
 		col := 0
 		regs = f.appendRegisters(regs[:0])
+		digits := 2 * registerBytes(f)
 		for _, r := range regs {
-			cell = appendRegister(cell[:0], r, 2*registerBytes(f))
+			cell = appendRegister(cell[:0], r, digits)
 			if col+len(cell) > 80 {
 				col = 0
 				b.WriteString("\n ")

@@ -37,6 +37,12 @@ type symbolizer struct {
 	memory unwind.Memory
 }
 
+// symbolsKey is the module as a symbols.Source knows it: the key the
+// symbolizer loads it under and Prefetch loads it ahead under.
+func (m *Module) symbolsKey() symbols.Module {
+	return symbols.Module{CodeFile: m.CodeFile, CodeID: m.CodeID, DebugFile: m.DebugFile, DebugID: m.DebugID}
+}
+
 // maxImage bounds the module images read from the dump for their symbols.
 const maxImage = 1 << 20
 
@@ -59,7 +65,7 @@ func (s *symbolizer) symbols(m *Module) *symbolState {
 		}
 		// A source that found something it could not read counts as
 		// missing, as Breakpad's walker reports an unloadable file.
-		sm := symbols.Module{CodeFile: m.CodeFile, CodeID: m.CodeID, DebugFile: m.DebugFile, DebugID: m.DebugID}
+		sm := m.symbolsKey()
 		syms, err := s.source.Load(sm)
 		if err != nil || syms.Empty() {
 			syms, err = s.fromImage(m, sm)
@@ -179,33 +185,33 @@ func (s *symbolizer) unloadedAt(addr uint64) *Module {
 	return s.unloaded.at(addr)
 }
 
-// functionStart reports whether the module's symbols put the start of a
-// function (FUNC or PUBLIC) exactly at addr.
-func (s *symbolizer) functionStart(addr uint64) bool {
-	m := s.mods.at(addr)
+// functionAt looks addr up, without inlines, in its module's symbols: the
+// module and Lookup's answer, or ok false when the module or its symbols
+// are not there.
+func (s *symbolizer) functionAt(addr uint64) (m *Module, sym symbols.Symbol, ok bool) {
+	m = s.mods.at(addr)
 	if m == nil || s.source == nil {
-		return false
+		return nil, sym, false
 	}
 	st := s.symbols(m)
 	if st.missing || st.syms.Lookup == nil {
-		return false
+		return nil, sym, false
 	}
-	sym, ok := st.syms.Lookup.Lookup(addr-m.Base, false)
+	sym, ok = st.syms.Lookup.Lookup(addr-m.Base, false)
+	return m, sym, ok
+}
+
+// functionStart reports whether the module's symbols put the start of a
+// function (FUNC or PUBLIC) exactly at addr.
+func (s *symbolizer) functionStart(addr uint64) bool {
+	m, sym, ok := s.functionAt(addr)
 	return ok && sym.Function != "" && sym.FunctionBase == addr-m.Base
 }
 
 // functionBase returns the start of the FUNC or PUBLIC record covering
 // addr, when the module has symbols.
 func (s *symbolizer) functionBase(addr uint64) (uint64, bool) {
-	m := s.mods.at(addr)
-	if m == nil || s.source == nil {
-		return 0, false
-	}
-	st := s.symbols(m)
-	if st.missing || st.syms.Lookup == nil {
-		return 0, false
-	}
-	sym, ok := st.syms.Lookup.Lookup(addr-m.Base, false)
+	m, sym, ok := s.functionAt(addr)
 	if !ok || sym.Function == "" {
 		return 0, false
 	}
@@ -226,15 +232,7 @@ func (s *symbolizer) fromImage(m *Module, sm symbols.Module) (*symbols.Symbols, 
 
 // functionName returns the name of the function covering addr, or "".
 func (s *symbolizer) functionName(addr uint64) string {
-	m := s.mods.at(addr)
-	if m == nil || s.source == nil {
-		return ""
-	}
-	st := s.symbols(m)
-	if st.missing || st.syms.Lookup == nil {
-		return ""
-	}
-	sym, _ := st.syms.Lookup.Lookup(addr-m.Base, false)
+	_, sym, _ := s.functionAt(addr)
 	return sym.Function
 }
 

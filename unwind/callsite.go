@@ -11,24 +11,30 @@ const maxX86Call = 9
 // and is a call (direct, or indirect through a register or memory).
 func X86CallBefore(mode int) CallCheck {
 	return func(env Env, ra uint64) CallSite {
-		seen := false
-		for k := 2; k <= maxX86Call; k++ {
-			b := ReadCode(env, ra-uint64(k), k)
-			if b == nil {
-				continue
+		// The longest call's bytes hold every shorter one's: read once.
+		if b := ReadCode(env, ra-maxX86Call, maxX86Call); b != nil {
+			for k := 2; k <= maxX86Call; k++ {
+				if x86CallIs(b[maxX86Call-k:], mode) {
+					return CallBefore
+				}
 			}
-			seen = true
-			inst, err := x86asm.Decode(b, mode)
-			if err == nil && inst.Len == k && inst.Op == x86asm.CALL {
+			return NoCallBefore
+		}
+		// Only the bytes up to the longest call answer "no"; shorter
+		// calls may still be in the dump.
+		for k := 2; k < maxX86Call; k++ {
+			if b := ReadCode(env, ra-uint64(k), k); b != nil && x86CallIs(b, mode) {
 				return CallBefore
 			}
 		}
-		// Only the bytes up to the longest call answer "no".
-		if !seen || ReadCode(env, ra-maxX86Call, maxX86Call) == nil {
-			return CallUnknown
-		}
-		return NoCallBefore
+		return CallUnknown
 	}
+}
+
+// x86CallIs reports whether b decodes as one call instruction, all of b.
+func x86CallIs(b []byte, mode int) bool {
+	inst, err := x86asm.Decode(b, mode)
+	return err == nil && inst.Len == len(b) && inst.Op == x86asm.CALL
 }
 
 // CallTargeter is implemented by a CPU whose direct calls can be decoded

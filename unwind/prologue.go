@@ -1,11 +1,6 @@
 package unwind
 
-import (
-	"bytes"
-	"slices"
-
-	"golang.org/x/arch/x86/x86asm"
-)
+import "golang.org/x/arch/x86/x86asm"
 
 // FunctionBaser is an optional Env method: the start of the function whose
 // symbol (a FUNC or PUBLIC record) covers addr.
@@ -16,6 +11,34 @@ type FunctionBaser interface {
 // maxPrologueDecode is how many bytes of a function are decoded at most
 // to learn its frame at an instruction.
 const maxPrologueDecode = 1024
+
+// FunctionCode returns the code of the function covering pc from its start
+// (env's FunctionBaser) up to pc, for decoding its prologue. For a caller's
+// frame (innermost false) pc is a return address and the function is the
+// one holding the call before it, looked up back bytes lower. ok is false
+// when env has no FunctionBaser, no function covers the address, pc is
+// before its start or more than maxPrologueDecode bytes past it, or the
+// code is not in the dump; code is empty (and not read) when pc is the
+// function's start.
+func FunctionCode(env Env, pc uint64, innermost bool, back uint64) (code []byte, ok bool) {
+	fb, ok := env.(FunctionBaser)
+	if !ok {
+		return nil, false
+	}
+	at := pc
+	if !innermost {
+		at -= back
+	}
+	base, ok := fb.FunctionBase(at)
+	if !ok || pc < base || pc-base > maxPrologueDecode {
+		return nil, false
+	}
+	if pc == base {
+		return nil, true
+	}
+	code = ReadCode(env, base, int(pc-base))
+	return code, code != nil
+}
 
 // FrameState is what decoding a function from its start up to an
 // instruction tells about its frame there, when the function has not made
@@ -48,27 +71,12 @@ type FrameState struct {
 // caller's frame (innermost false) pc is a return address: the function
 // is the one holding the call before it.
 func X86FrameState(env Env, pc uint64, innermost bool, mode int, regSlot func(x86asm.Reg) (int, bool)) (FrameState, bool) {
-	fb, ok := env.(FunctionBaser)
+	code, ok := FunctionCode(env, pc, innermost, 1)
 	if !ok {
-		return FrameState{}, false
-	}
-	at := pc
-	if !innermost {
-		at--
-	}
-	base, ok := fb.FunctionBase(at)
-	if !ok || pc < base || pc-base > maxPrologueDecode {
 		return FrameState{}, false
 	}
 	word := uint64(mode / 8)
 	st := FrameState{CFA: word}
-	if pc == base {
-		return st, true
-	}
-	code := ReadCode(env, base, int(pc-base))
-	if code == nil {
-		return FrameState{}, false
-	}
 	sp, bp := x86asm.ESP, x86asm.EBP
 	if mode == 64 {
 		sp, bp = x86asm.RSP, x86asm.RBP
@@ -88,8 +96,8 @@ func X86FrameState(env Env, pc uint64, innermost bool, mode int, regSlot func(x8
 			if dst == bp && st.CFA == 2*word {
 				bpFirst = true
 			}
-			if r, ok := in.Args[0].(x86asm.Reg); ok && regSlot != nil {
-				if slot, ok := regSlot(r); ok {
+			if dst != 0 && regSlot != nil {
+				if slot, ok := regSlot(dst); ok {
 					if st.Saved == nil {
 						st.Saved = map[int]uint64{}
 					}
@@ -143,6 +151,29 @@ func X86FrameState(env Env, pc uint64, innermost bool, mode int, regSlot func(x8
 	return st, true
 }
 
+// CallerOfFrameState is the caller of last that its function's frame
+// state st (X86FrameState) gives, cfa being the caller's stack pointer
+// (last's plus st.CFA, wrapped to the CPU's width): the return address is
+// the word below cfa, taken when accept takes it; the registers the
+// function saved are read from below cfa, and last's registers in keep are
+// kept otherwise. Slots pc and sp are the CPU's; words are size bytes.
+func CallerOfFrameState(env Env, last *Frame, st FrameState, cfa uint64, pc, sp, size int, keep uint64, accept func(ra uint64) bool) *Frame {
+	ra, ok := ReadWord(env, cfa-uint64(size), size)
+	if !ok || !accept(ra) {
+		return nil
+	}
+	f := &Frame{Context: last.Context, Trust: TrustPrologue}
+	f.Valid &= keep
+	for slot, off := range st.Saved {
+		if v, ok := ReadWord(env, cfa-off, size); ok {
+			f.Set(slot, v)
+		}
+	}
+	f.Set(pc, ra)
+	f.Set(sp, cfa)
+	return f
+}
+
 // writesReg reports whether an instruction names reg (or a part of it)
 // as its first operand, which x86's two-operand forms write.
 func writesReg(in x86asm.Inst, reg x86asm.Reg) bool {
@@ -155,29 +186,4 @@ func writesReg(in x86asm.Inst, reg x86asm.Reg) bool {
 		return false
 	}
 	return r == reg || (reg == x86asm.RSP && r == x86asm.ESP) || (reg == x86asm.ESP && r == x86asm.SP) || (reg == x86asm.RSP && r == x86asm.SP)
-}
-
-// OrTrampoline returns check extended to the start of a signal trampoline
-// (one of ts, recognised by its code bytes, or by its symbol starting
-// exactly at ra): the kernel makes a signal handler return there, so it is
-// a return address with no call before it.
-func OrTrampoline(check CallCheck, ts []Trampoline) CallCheck {
-	return func(env Env, ra uint64) CallSite {
-		for i := range ts {
-			if c := ReadCode(env, ra, len(ts[i].Code)); c != nil && bytes.Equal(c, ts[i].Code) {
-				return CallBefore
-			}
-		}
-		if s, ok := env.(FunctionStarts); ok && s.FunctionStart(ra) {
-			if n, ok := env.(FunctionNamer); ok {
-				name := n.FunctionName(ra)
-				for i := range ts {
-					if name != "" && slices.Contains(ts[i].Names, name) {
-						return CallBefore
-					}
-				}
-			}
-		}
-		return check(env, ra)
-	}
 }

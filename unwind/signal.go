@@ -63,11 +63,26 @@ type SignalFrame struct {
 // bytes in the dump's memory or else by the name of the symbol covering it,
 // or nil.
 func FindTrampoline(env Env, addr uint64, ts []Trampoline) *Trampoline {
+	if t := trampolineByCode(env, addr, ts); t != nil {
+		return t
+	}
+	return trampolineByName(env, addr, ts)
+}
+
+// trampolineByCode returns the trampoline whose code bytes are at addr in
+// the dump's memory, or nil.
+func trampolineByCode(env Env, addr uint64, ts []Trampoline) *Trampoline {
 	for i := range ts {
 		if c := ReadCode(env, addr, len(ts[i].Code)); c != nil && bytes.Equal(c, ts[i].Code) {
 			return &ts[i]
 		}
 	}
+	return nil
+}
+
+// trampolineByName returns the trampoline named by the symbol covering
+// addr (env's FunctionNamer), or nil.
+func trampolineByName(env Env, addr uint64, ts []Trampoline) *Trampoline {
 	n, ok := env.(FunctionNamer)
 	if !ok {
 		return nil
@@ -84,14 +99,32 @@ func FindTrampoline(env Env, addr uint64, ts []Trampoline) *Trampoline {
 	return nil
 }
 
+// OrTrampoline returns check extended to the start of a signal trampoline
+// (one of ts, recognised by its code bytes, or by its symbol starting
+// exactly at ra): the kernel makes a signal handler return there, so it is
+// a return address with no call before it.
+func OrTrampoline(check CallCheck, ts []Trampoline) CallCheck {
+	return func(env Env, ra uint64) CallSite {
+		if trampolineByCode(env, ra, ts) != nil {
+			return CallBefore
+		}
+		if s, ok := env.(FunctionStarts); ok && s.FunctionStart(ra) && trampolineByName(env, ra, ts) != nil {
+			return CallBefore
+		}
+		return check(env, ra)
+	}
+}
+
 // CallerOfSignal returns the interrupted frame when last is a signal
 // trampoline (its code address codeAddr is one of ts): every register the
 // signal frame saved, read from the stack at last's stack pointer (slot
 // sp), with Trust TrustSignal and Interrupted set, so that its pc is looked
 // up as is. It returns nil when last is not at a trampoline, the frame is
-// not in the stack, or the saved stack pointer is not above last's.
+// not in the stack, or the saved stack pointer is not above last's. A
+// caller's frame is at a trampoline only when MarkTrampoline marked it as
+// it was found: its code is not looked at again.
 func CallerOfSignal(env Env, last *Frame, codeAddr uint64, pc, sp int, ts []Trampoline) *Frame {
-	if !last.Has(sp) {
+	if !last.Has(sp) || !Innermost(last) && !last.Trampoline {
 		return nil
 	}
 	t := FindTrampoline(env, codeAddr, ts)
@@ -115,7 +148,8 @@ func CallerOfSignal(env Env, last *Frame, codeAddr uint64, pc, sp int, ts []Tram
 }
 
 // MarkTrampoline sets f.Trampoline when codeAddr, f's code address, is the
-// entry of one of ts.
+// entry of one of ts. An unwinder with trampolines calls it on every caller
+// it finds but a signal frame's: CallerOfSignal trusts the mark.
 func MarkTrampoline(env Env, f *Frame, codeAddr uint64, ts []Trampoline) {
 	if f != nil && FindTrampoline(env, codeAddr, ts) != nil {
 		f.Trampoline = true

@@ -187,21 +187,9 @@ func byFrameState(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 	if st.Framed {
 		return byMadeFramePointer(env, last)
 	}
-	cfa := last.Regs[amd64.RSP] + st.CFA
-	rip, ok := unwind.Read64(env, cfa-8)
-	if !ok || nonCanonical(rip) || !env.SeemsValid(rip-1) || callBefore(env, rip) == unwind.NoCallBefore {
-		return nil
-	}
-	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustPrologue}
-	f.Valid &= calleeSaved
-	for slot, off := range st.Saved {
-		if v, ok := unwind.Read64(env, cfa-off); ok {
-			f.Set(slot, v)
-		}
-	}
-	f.Set(amd64.RIP, rip)
-	f.Set(amd64.RSP, cfa)
-	return f
+	return unwind.CallerOfFrameState(env, last, st, last.Regs[amd64.RSP]+st.CFA, amd64.RIP, amd64.RSP, 8, calleeSaved, func(rip uint64) bool {
+		return !nonCanonical(rip) && env.SeemsValid(rip-1) && callBefore(env, rip) != unwind.NoCallBefore
+	})
 }
 
 // byMadeFramePointer is the frame-pointer step from a frame whose code

@@ -7,11 +7,8 @@ import (
 	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
-// maxPrologueDecode is how many bytes of a function are decoded at most.
-const maxPrologueDecode = 1024
-
 // frameState decodes the AArch64 code of the function covering pc from
-// its start (env's unwind.FunctionBaser) up to pc, and returns how far sp
+// its start (unwind.FunctionCode) up to pc, and returns how far sp
 // moved (cfa: the caller's sp is sp + cfa), where x30 and the callee-saved
 // registers were stored (distance below the caller's sp), and whether x30
 // still holds the return address (lrLive). It fails when the function has
@@ -22,26 +19,14 @@ const maxPrologueDecode = 1024
 // interrupted instruction (else a return address, the call before it
 // included).
 func frameState(env unwind.Env, pc uint64, innermost bool) (cfa uint64, saved map[int]uint64, lrLive, ok bool) {
-	fb, isFB := env.(unwind.FunctionBaser)
-	if !isFB {
-		return 0, nil, false, false
-	}
-	at := pc
-	if !innermost {
-		at -= 4
-	}
-	base, found := fb.FunctionBase(at)
-	if !found || pc < base || pc-base > maxPrologueDecode || (pc-base)%4 != 0 {
+	code, found := functionCode(env, pc, innermost)
+	if !found {
 		return 0, nil, false, false
 	}
 	lrLive = true
 	saved = map[int]uint64{}
-	if pc == base {
+	if len(code) == 0 { // pc is the function's start
 		return 0, saved, true, true
-	}
-	code := unwind.ReadCode(env, base, int(pc-base))
-	if code == nil {
-		return 0, nil, false, false
 	}
 	save := func(reg int, below uint64) {
 		if reg < 19 || reg > 30 {
@@ -94,6 +79,13 @@ func frameState(env unwind.Env, pc uint64, innermost bool) (cfa uint64, saved ma
 		return 0, nil, false, false
 	}
 	return cfa, saved, lrLive, true
+}
+
+// functionCode is unwind.FunctionCode for AArch64: whole instructions
+// from the function's start up to pc.
+func functionCode(env unwind.Env, pc uint64, innermost bool) ([]byte, bool) {
+	code, ok := unwind.FunctionCode(env, pc, innermost, 4)
+	return code, ok && len(code)%4 == 0
 }
 
 // addImm is the immediate of an ADD/SUB (immediate), shifted.

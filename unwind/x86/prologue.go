@@ -36,19 +36,7 @@ func byFrameState(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 	if !ok || st.Framed {
 		return nil // the ebp chain (Breakpad's rules, realignment included)
 	}
-	cfa := uint64(uint32(last.Regs[x86.ESP] + st.CFA))
-	eip, ok := unwind.Read32(env, cfa-4)
-	if !ok || !env.SeemsValid(uint64(eip)-1) || callBefore(env, uint64(eip)) == unwind.NoCallBefore {
-		return nil
-	}
-	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustPrologue}
-	f.Valid &= calleeSaved
-	for slot, off := range st.Saved {
-		if v, ok := unwind.Read32(env, cfa-off); ok {
-			f.Set(slot, uint64(v))
-		}
-	}
-	f.Set(x86.EIP, uint64(eip))
-	f.Set(x86.ESP, cfa)
-	return f
+	return unwind.CallerOfFrameState(env, last, st, uint64(uint32(last.Regs[x86.ESP]+st.CFA)), x86.EIP, x86.ESP, 4, calleeSaved, func(eip uint64) bool {
+		return env.SeemsValid(eip-1) && callBefore(env, eip) != unwind.NoCallBefore
+	})
 }
