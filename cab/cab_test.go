@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 func extract(t testing.TB, data []byte) (*File, []byte) {

@@ -22,7 +22,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/arch/x86"
 	"github.com/gobreakpad/gobreakpad/capture"
 	"github.com/gobreakpad/gobreakpad/capture/elfcore"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/minidump"
 )
 

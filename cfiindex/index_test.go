@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/cfiindex"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symfile"
 )

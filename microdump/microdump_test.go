@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/arch/x86"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 // x86Context returns the hex of an x86 context with eip and esp set.

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
-	"github.com/gobreakpad/gobreakpad/internal/symsrc"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
+	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 )

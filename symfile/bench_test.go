@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/symfile"
 	"github.com/gobreakpad/gobreakpad/symfile/internal/symgen"
 )

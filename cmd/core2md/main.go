@@ -15,7 +15,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/gobreakpad/gobreakpad/internal/cmdline"
+	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
 	"io"
 	"os"
 

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/internal/cmdtest"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/stackwalk/golden"
 )
 

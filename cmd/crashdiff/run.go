@@ -13,12 +13,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gobreakpad/gobreakpad/internal/symsrc"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/stackwalk/golden"
 	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
 	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 )
 
 // config is the command line.

@@ -46,10 +46,10 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/dumpsyms/elf"
 	"github.com/gobreakpad/gobreakpad/dumpsyms/pe"
-	"github.com/gobreakpad/gobreakpad/internal/cmdline"
 	"github.com/gobreakpad/gobreakpad/pdb"
 	"github.com/gobreakpad/gobreakpad/pe/unwindinfo"
 	"github.com/urfave/cli/v3"

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/internal/cmdtest"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 func runCmd(t *testing.T, args ...string) (string, error) {

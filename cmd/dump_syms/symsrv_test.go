@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 func TestParseSymbolPath(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/internal/cmdtest"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
 )
 
 // winThreads are the call chains of testdata/winprogs' crashes, known

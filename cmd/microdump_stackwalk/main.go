@@ -33,11 +33,12 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/gobreakpad/gobreakpad/internal/cmdline"
-	"github.com/gobreakpad/gobreakpad/internal/symsrc"
+	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
+	"github.com/gobreakpad/gobreakpad/cmd/internal/symflags"
 	"github.com/gobreakpad/gobreakpad/microdump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 )
 
 func main() {
@@ -54,7 +55,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "m", Usage: "output in machine-readable format"},
 			&cli.BoolFlag{Name: "s", Usage: "output stack contents"},
-		}, symsrc.Flags()...),
+		}, symflags.Flags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			args := cmd.Args().Slice()
 			if len(args) == 0 {
@@ -63,7 +64,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			if cmd.Bool("m") && cmd.Bool("s") {
 				return cmdline.Usagef("-s has no effect with -m")
 			}
-			cfg := symsrc.CommandConfig(cmd, args[1:], stderr)
+			cfg := symflags.CommandConfig(cmd, args[1:], stderr)
 			return run(stdout, stderr, args[0], cfg, cmd.Bool("verbose"), cmd.Bool("m"), cmd.Bool("s"))
 		},
 	}

@@ -35,7 +35,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/gobreakpad/gobreakpad/capture"
-	"github.com/gobreakpad/gobreakpad/internal/cmdline"
+	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
 )
 
 func main() {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
-	"github.com/gobreakpad/gobreakpad/internal/cmdtest"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/minidump/synth"
 )

@@ -26,7 +26,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/gobreakpad/gobreakpad/internal/cmdline"
+	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
 	"github.com/gobreakpad/gobreakpad/internal/textsafe"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/minidump/dumptext"

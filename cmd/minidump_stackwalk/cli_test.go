@@ -2,14 +2,14 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/internal/cmdtest"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
 )
 
 func TestMain(m *testing.M) { cmdtest.Main(m) }

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
-	"github.com/gobreakpad/gobreakpad/internal/formats"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
+	"github.com/gobreakpad/gobreakpad/symbols/formats"
 )
 
 // TestWalkWithSymCacheAndSymbfile walks every generated/ minidump with the

@@ -9,7 +9,7 @@ import (
 
 	dumpbreakpad "github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
 	dumpgsym "github.com/gobreakpad/gobreakpad/dumpsyms/gsym"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/stackwalk/signature"

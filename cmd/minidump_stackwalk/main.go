@@ -48,12 +48,13 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/gobreakpad/gobreakpad/internal/cmdline"
-	"github.com/gobreakpad/gobreakpad/internal/symsrc"
+	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
+	"github.com/gobreakpad/gobreakpad/cmd/internal/symflags"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/stackwalk/jsonout"
 	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
+	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 )
 
 func main() {
@@ -88,7 +89,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "pretty", Usage: "indent the JSON report (implies --json)"},
 			&cli.BoolFlag{Name: "signature", Usage: "print the crash signature instead of the report (with --json: add it to the report)"},
 			&cli.StringFlag{Name: "signature-lists", Usage: "add the signature lists of `DIR` to the defaults (implies --signature)"},
-		}, symsrc.Flags()...),
+		}, symflags.Flags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			args := cmd.Args().Slice()
 			if len(args) == 0 {
@@ -126,7 +127,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			if o.workers < 1 {
 				return cmdline.Usagef("-j %d: at least 1 thread at once", o.workers)
 			}
-			o.symbols, o.verbose = symsrc.CommandConfig(cmd, args[1:], stderr), cmd.Bool("verbose")
+			o.symbols, o.verbose = symflags.CommandConfig(cmd, args[1:], stderr), cmd.Bool("verbose")
 			return run(stdout, stderr, args[0], o)
 		},
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gobreakpad/gobreakpad/internal/cmdtest"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
 )
 
 // concurrentServer serves the files of roots, counting the requests being

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gobreakpad/gobreakpad/internal/cmdtest"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
-	"github.com/gobreakpad/gobreakpad/internal/symsrc"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 )
 
 // remoteCases are corpus cases walked through symbol servers: Windows x86

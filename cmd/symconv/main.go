@@ -33,11 +33,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gobreakpad/gobreakpad/internal/cmdline"
-	"github.com/gobreakpad/gobreakpad/internal/symsrc"
+	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
 	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 
-	"github.com/gobreakpad/gobreakpad/internal/formats"
+	"github.com/gobreakpad/gobreakpad/symbols/formats"
 	"github.com/urfave/cli/v3"
 )
 

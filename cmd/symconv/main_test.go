@@ -10,7 +10,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/dumpsyms/elf"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 const sym = "../../testdata/capture/x64-segv/symbols/crasher-x64/18BAFF1081380C82C6A55BB5BDB2732F0/crasher-x64.sym"

@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/gsym"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
-	"github.com/gobreakpad/gobreakpad/internal/formats"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/formats"
 	symgsym "github.com/gobreakpad/gobreakpad/symbols/gsym"
 )
 

@@ -23,14 +23,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/gobreakpad/gobreakpad/internal/cmdline"
+	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 
-	"github.com/gobreakpad/gobreakpad/internal/formats"
 	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/formats"
 	"github.com/urfave/cli/v3"
 )
 

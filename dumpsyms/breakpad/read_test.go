@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 // TestRoundTripCorpus reads every well-formed .sym of the corpus into the

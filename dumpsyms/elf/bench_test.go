@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 // BenchmarkDumpLibc dumps Debian 12's libc.so.6 with its separate debug

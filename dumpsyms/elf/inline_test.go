@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 // frame is one frame of llvm-symbolizer's answer: function name and

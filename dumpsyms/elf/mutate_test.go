@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 // TestMutatedDWARFTerminates flips bytes of the DWARF sections of small corpus

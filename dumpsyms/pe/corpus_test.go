@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
-	"github.com/gobreakpad/gobreakpad/internal/symdiff"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/symdiff"
 	"github.com/gobreakpad/gobreakpad/pe/unwindinfo"
 )
 

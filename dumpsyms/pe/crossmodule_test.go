@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 // TestCrossModuleNames: symbolic's crash.pdb (MSVC, link-time code

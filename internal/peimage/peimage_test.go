@@ -5,7 +5,7 @@ import (
 	"debug/pe"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 func TestImage(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"debug/pe"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 // BenchmarkRules reads basic64.dll's 1502 functions' unwind information and

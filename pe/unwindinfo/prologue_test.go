@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/cfi"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"golang.org/x/arch/x86/x86asm"
 )
 

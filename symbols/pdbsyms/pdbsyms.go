@@ -4,7 +4,7 @@
 // beside the PDB (a Breakpad store layout, so Breakpad's own tools read the
 // cache too); Dirs is a symbols.Source over local Windows symbol-store trees
 // and plain folders of PDBs and PEs. symbols/remote's Microsoft symbol
-// server source hands its downloads to a Converter (internal/symsrc wires
+// server source hands its downloads to a Converter (symbols/symsrc wires
 // it).
 package pdbsyms
 

@@ -8,7 +8,7 @@
 //   - SymSrv: a Microsoft symbol server, GET URL/name.pdb/GUIDAGE/name.pdb,
 //     its CAB-compressed form name.pd_, and file.ptr redirections; and the
 //     PE, URL/name.exe/TIMESTAMPSIZE/name.exe. PDBs and PEs are turned into
-//     symbols by SymSrv.Convert (internal/symsrc converts them with dumpsyms/pe).
+//     symbols by SymSrv.Convert (symbols/symsrc converts them with dumpsyms/pe).
 //
 // All share a Client: one HTTP client with a timeout per request and a
 // deadline for the whole walk, a limit on parallel downloads, retries with

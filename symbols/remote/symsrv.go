@@ -23,7 +23,7 @@ import (
 // the cache then being a downstream store.
 //
 // Files become symbols through Convert (the programs convert them with
-// dumpsyms/pe through symbols/pdbsyms.Converter, see internal/symsrc); while it is nil
+// dumpsyms/pe through symbols/pdbsyms.Converter, see symbols/symsrc); while it is nil
 // Load reports every module not found without a request, and FetchPDB and
 // FetchPE still fetch files.
 type SymSrv struct {

@@ -15,8 +15,8 @@ func Root() string {
 	if !ok {
 		return "."
 	}
-	// file is <root>/internal/corpus/corpus.go
-	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
+	// file is <root>/internal/testkit/corpus/corpus.go
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
 // Path returns the absolute path of the shared corpus folder, whether or not it exists.

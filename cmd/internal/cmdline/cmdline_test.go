@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/internal/cmdtest"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 // TestPrograms builds every program and checks what they share: --version

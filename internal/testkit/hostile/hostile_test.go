@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 // Generous bounds: the fixed programs take milliseconds and tens of MB on

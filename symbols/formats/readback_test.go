@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symfile"

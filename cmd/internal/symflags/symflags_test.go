@@ -1,4 +1,4 @@
-package symsrc
+package symflags
 
 import (
 	"context"
@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 )
 
 func TestCommandConfig(t *testing.T) {
 	t.Setenv("_NT_SYMBOL_PATH", "")
 	t.Setenv("DEBUGINFOD_URLS", "")
-	var got Config
+	var got symsrc.Config
 	var verbose bool
 	cmd := &cli.Command{Name: "walk", Flags: Flags(), Action: func(ctx context.Context, c *cli.Command) error {
 		got, verbose = CommandConfig(c, c.Args().Slice(), io.Discard), c.Bool("verbose")
@@ -25,7 +27,7 @@ func TestCommandConfig(t *testing.T) {
 	}
 	if !verbose || !slices.Equal(got.Paths, []string{"dir1", "dir2"}) || !slices.Equal(got.URLs, []string{"http://a", "http://b"}) ||
 		got.CacheDir != "/c" || got.RequestTimeout != 30*time.Second || got.WalkTimeout != time.Minute || got.None() ||
-		got.Prefetch != DefaultPrefetch {
+		got.Prefetch != symsrc.DefaultPrefetch {
 		t.Errorf("config %+v, verbose %v", got, verbose)
 	}
 	if err := cmd.Run(context.Background(), []string{"walk", "--prefetch", "0"}); err != nil {

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 const module = "github.com/gobreakpad/gobreakpad"

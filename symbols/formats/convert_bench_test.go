@@ -4,7 +4,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/internal/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 // BenchmarkConvertBigSym converts the corpus's perf/big-symbols .sym (65 MB,
