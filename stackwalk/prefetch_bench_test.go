@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
-	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
+	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 )
 
 // benchLatency is the time a benchmark's symbol server takes to answer

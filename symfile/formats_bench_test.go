@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
-	"github.com/gobreakpad/gobreakpad/symbols/formats"
 	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/formats"
 )
 
 // converted returns the generated 200 MiB .sym written in the named format
