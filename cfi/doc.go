@@ -12,7 +12,7 @@
 //
 // For a STACK CFI frame, pass the rule text of the INIT record covering the
 // address and of its delta records up to the address. Compiled rule sets are
-// cached by their text, so the hot path parses nothing:
+// memoized by their text, so the hot path parses nothing:
 //
 //	rs, err := ev.RuleSet(initRules, delta1, delta2)
 //	var callee, caller cfi.Registers
@@ -72,7 +72,7 @@
 // # Cost
 //
 // Compilation uses the participle parser and happens once per distinct
-// text per Evaluator; errors are cached too. Evaluation allocates nothing:
+// text per Evaluator; errors are memoized too. Evaluation allocates nothing:
 // the operand stack and the program's names (at most MaxNames) live in
 // fixed arrays, and a failure is formatted into an error only when it is
 // returned (a register rule that fails just leaves its register invalid).

@@ -9,11 +9,11 @@ import (
 )
 
 // An Evaluator compiles rule text for one CPU: its address size and the
-// names its registers and pseudo-values have in rule text. It caches what
+// names its registers and pseudo-values have in rule text. It memoizes what
 // it compiles by text, so each distinct text is parsed once however many
 // frames use it. An Evaluator is safe for concurrent use; create one per
-// CPU and keep it for the life of the process (each cache holds up to
-// CacheLimit entries).
+// CPU and keep it for the life of the process (each memo holds up to
+// MemoLimit entries).
 type Evaluator struct {
 	size  int
 	mask  uint64
@@ -21,21 +21,21 @@ type Evaluator struct {
 	index map[string]int
 
 	mu    sync.RWMutex
-	limit int                             // entries per cache before it is emptied
+	limit int                             // entries per memo before it is emptied
 	progs map[string]compiled[*Program]   // STACK WIN programs
 	exprs map[string]*Program             // STACK CFI rule expressions
 	lines map[string]compiled[[]lineRule] // STACK CFI rule texts
 	sets  map[string]compiled[*RuleSet]   // combined STACK CFI rule texts
 }
 
-// CacheLimit is how many entries each of an Evaluator's caches holds
+// MemoLimit is how many entries each of an Evaluator's memos holds
 // before it is emptied and refilled with what is met next. Walks meet a few
 // dozen distinct texts; the limit only bounds the memory of a long-lived
 // process that walks dumps of ever new modules.
-const CacheLimit = 1 << 16
+const MemoLimit = 1 << 16
 
-// store adds an entry to a cache, emptying the cache first when it is full.
-// Compiled values stay valid after they leave the cache.
+// store adds an entry to a memo, emptying the memo first when it is full.
+// Compiled values stay valid after they leave the memo.
 func store[V any](m map[string]V, key string, v V, limit int) {
 	if len(m) >= limit {
 		clear(m)
@@ -43,7 +43,7 @@ func store[V any](m map[string]V, key string, v V, limit int) {
 	m[key] = v
 }
 
-// compiled is a cached compilation result, errors included, so that bad
+// compiled is a memoized compilation result, errors included, so that bad
 // text is not parsed again on every frame that meets it.
 type compiled[T any] struct {
 	v   T
@@ -71,7 +71,7 @@ func NewEvaluator(addrSize int, names []string) (*Evaluator, error) {
 	}
 	e := &Evaluator{
 		size:  addrSize,
-		limit: CacheLimit,
+		limit: MemoLimit,
 		mask:  ^uint64(0) >> (64 - 8*addrSize),
 		names: append([]string(nil), names...),
 		index: make(map[string]int, len(names)),
@@ -111,7 +111,7 @@ func (e *Evaluator) Name(i int) string { return e.names[i] }
 // NumRegisters returns the number of register names.
 func (e *Evaluator) NumRegisters() int { return len(e.names) }
 
-// Program compiles a STACK WIN program string (cached by its text).
+// Program compiles a STACK WIN program string (memoized by its text).
 func (e *Evaluator) Program(text string) (*Program, error) {
 	e.mu.RLock()
 	c, ok := e.progs[text]
@@ -130,7 +130,7 @@ func (e *Evaluator) Program(text string) (*Program, error) {
 }
 
 // Expr compiles a postfix expression such as a STACK CFI rule's right-hand
-// side, for Program.Value. It is not cached.
+// side, for Program.Value. It is not memoized.
 func (e *Evaluator) Expr(text string) (*Program, error) {
 	p, err := e.compile(text)
 	if err != nil {
@@ -150,7 +150,7 @@ func (e *Evaluator) compile(text string) (*Program, error) {
 	return compileTokens(text, toks, e.size, e.mask, e.index)
 }
 
-// rules compiles one STACK CFI rule text (cached by its text).
+// rules compiles one STACK CFI rule text (memoized by its text).
 func (e *Evaluator) rules(text string) ([]lineRule, error) {
 	e.mu.RLock()
 	c, ok := e.lines[text]
@@ -199,7 +199,7 @@ func (e *Evaluator) compileRules(text string) ([]lineRule, error) {
 // RuleSet returns the STACK CFI rules in force at an address: texts are
 // the rule text of the STACK CFI INIT record covering the address followed
 // by those of its delta records up to the address, in order; a later rule
-// for a register replaces an earlier one. The result is cached by the
+// for a register replaces an earlier one. The result is memoized by the
 // sequence of texts. It is an error, as in Breakpad, for any text to be
 // malformed (ErrSyntax). Rules in force that cannot unwind, such as a set
 // without .ra, compile; RuleSet.Err says why they are unusable.

@@ -457,7 +457,7 @@ func TestRegisters(t *testing.T) {
 }
 
 // A full cache is emptied and refilled; what it compiled stays usable.
-func TestCacheLimit(t *testing.T) {
+func TestMemoLimit(t *testing.T) {
 	ev := mustEvaluator(t, 8, "$rsp")
 	ev.limit = 4
 	var sets []*RuleSet
