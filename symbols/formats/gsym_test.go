@@ -105,7 +105,7 @@ func TestGSYMWriterAgreesWithLLVM(t *testing.T) {
 					continue
 				}
 				var buf bytes.Buffer
-				if err := gsymFmt.Write(&buf, m); err != nil {
+				if err := gsymFmt.Write(&buf, m, WriteOptions{}); err != nil {
 					t.Fatalf("%s: %v", in, err)
 				}
 				files++
