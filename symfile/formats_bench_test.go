@@ -39,7 +39,7 @@ func converted(b *testing.B, name string) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := f.Write(w, model); err != nil {
+	if err := f.Write(w, model, formats.WriteOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	if err := w.Close(); err != nil {

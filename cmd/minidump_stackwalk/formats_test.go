@@ -76,7 +76,7 @@ func convertStore(t *testing.T, caseDir string, syms []string, name string) stri
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := f.Write(w, model); err != nil {
+		if err := f.Write(w, model, formats.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.Close(); err != nil {

@@ -113,24 +113,25 @@ func convert(in, out, name string, stdout io.Writer, warn func(string, ...any)) 
 	if err != nil {
 		return err
 	}
-	if to.Write == nil {
+	if !to.CanWrite() {
 		return fmt.Errorf("%s files cannot be written (writes: %s)", to.Name, formats.Writers())
 	}
-	from, err := formats.Detect(in)
+	from, err := formats.Sniff(in)
 	if err != nil {
 		return err
 	}
-	if from.Read == nil {
+	if !from.CanRead() {
 		return fmt.Errorf("%s: %s files cannot be converted (reads: %s)", in, from.Name, formats.Readers())
 	}
-	s, closer, err := formats.ReadFor(from, to, in, warn)
+	input, err := formats.ReadFor(from, to, in, warn)
 	if err != nil {
 		return err
 	}
-	defer closer.Close()
+	defer input.Close()
+	s, opts := input.Symbols, input.Options
 	if out == "-" {
 		bw := bufio.NewWriterSize(stdout, 1<<20)
-		if err := to.Write(bw, s); err != nil {
+		if err := to.Write(bw, s, opts); err != nil {
 			return err
 		}
 		return bw.Flush()
@@ -140,7 +141,7 @@ func convert(in, out, name string, stdout io.Writer, warn func(string, ...any)) 
 		return err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	if err := to.Write(bw, s); err != nil {
+	if err := to.Write(bw, s, opts); err != nil {
 		f.Close()
 		os.Remove(out)
 		return fmt.Errorf("%s: %w", out, err)

@@ -62,7 +62,7 @@ func readLLVMLookups(t testing.TB, path string) ([]uint64, map[uint64]string) {
 
 func openLookups(t testing.TB, path string) symbols.Lookuper {
 	t.Helper()
-	f, err := formats.Detect(path)
+	f, err := formats.Sniff(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestSymToGSYM(t *testing.T) {
 			t.Fatal(err)
 		}
 		w := bufio.NewWriter(fh)
-		if err := gs.Write(w, m); err != nil {
+		if err := gs.Write(w, m, formats.WriteOptions{}); err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
 		if err := w.Flush(); err != nil {
@@ -239,7 +239,7 @@ func TestGSYMToSym(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := bp.Write(fh, m); err != nil {
+		if err := bp.Write(fh, m, formats.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		fh.Close()

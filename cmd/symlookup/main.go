@@ -81,11 +81,11 @@ func Frames(l symbols.Lookuper, addr uint64) []Frame {
 }
 
 func run(path string, addrs []string, asJSON bool, stdin io.Reader, stdout io.Writer) error {
-	f, err := formats.Detect(path)
+	f, err := formats.Sniff(path)
 	if err != nil {
 		return err
 	}
-	if f.Open == nil {
+	if !f.CanOpen() {
 		return fmt.Errorf("%s: lookups in %s files are not supported (reads: %s)", path, f.Name, formats.Lookups())
 	}
 	l, closer, err := f.Open(path)

@@ -15,11 +15,11 @@ func init() {
 		Name:        "breakpad",
 		Description: "Breakpad text symbol file",
 		Exts:        []string{".sym"},
-		Sniff:       func(head []byte) bool { return hasPrefix(head, "MODULE ") },
-		Read:        breakpad.ReadFile,
-		ReadLazy:    breakpad.Open,
-		Write:       func(w io.Writer, s *dumpsyms.Symbols) error { return s.Write(w) },
-		Open: func(path string) (symbols.Lookuper, io.Closer, error) {
+		sniff:       func(head []byte) bool { return hasPrefix(head, "MODULE ") },
+		read:        breakpad.ReadFile,
+		readLazy:    breakpad.Open,
+		write:       func(w io.Writer, s *dumpsyms.Symbols, _ WriteOptions) error { return s.Write(w) },
+		open: func(path string) (symbols.Lookuper, io.Closer, error) {
 			t, err := symfile.Open(path)
 			if err != nil {
 				return nil, nil, err

@@ -29,7 +29,7 @@ func BenchmarkConvertBigSym(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := to.Write(io.Discard, s); err != nil {
+				if err := to.Write(io.Discard, s, WriteOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -40,7 +40,7 @@ func BenchmarkConvertBigSym(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := to.Write(io.Discard, s); err != nil {
+				if err := to.Write(io.Discard, s, WriteOptions{}); err != nil {
 					b.Fatal(err)
 				}
 				c.Close()

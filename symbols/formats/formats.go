@@ -1,13 +1,20 @@
 // Package formats is the table of symbol formats the conversion and lookup
-// programs (cmd/symconv, cmd/symlookup) know: for each, how to recognize a
-// file of it, how to read it into the neutral model of package dumpsyms, how
-// to write the model in it, and how to open it for lookups through the
-// symbols contract. Each format registers itself in a file of its own here
-// (breakpad.go, elf.go, ...); the programs know nothing of the formats.
+// programs (cmd/symconv, cmd/symlookup) know, and what a program converting
+// uploaded symbol files uses: for each format, how to recognize a file of it
+// (Sniff, SniffHead, ByExt), how to read it into the neutral model of
+// package dumpsyms (Format.Read, ReadFor), how to write the model in it
+// (Format.Write), and how to open it for lookups through the symbols
+// contract (Format.Open). Convert does all of it for one file. Each format
+// registers itself in a file of its own here (breakpad.go, elf.go, ...);
+// the conversions themselves live beside the model (dumpsyms/breakpad,
+// dumpsyms/elf, dumpsyms/gsym, dumpsyms/symcache, dumpsyms/symbfile) and the
+// lookups in the symbols adapters, so the table holds no code of its own
+// beyond the choice between them.
 package formats
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,7 +26,19 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols"
 )
 
-// Format is one symbol or debug format.
+// Warn receives what a reader or writer skipped, as fmt.Printf arguments.
+type Warn = func(format string, args ...any)
+
+// WriteOptions are what a writer may need beyond the model.
+type WriteOptions struct {
+	// Binary is the path of the file the model was read from when that
+	// file holds the module's code (an ELF file): the symbfile writer
+	// decodes its call instructions for return pads. ReadFor sets it.
+	Binary string
+}
+
+// Format is one symbol or debug format of the table. Its methods say what
+// can be done with it; those it does not support return an error.
 type Format struct {
 	// Name is the format's name for -f flags ("breakpad", "gsym", ...), and
 	// Description one line for help texts.
@@ -27,28 +46,90 @@ type Format struct {
 	// Exts are the file name extensions that select the format for output
 	// (".sym"), most usual first; none for formats only read.
 	Exts []string
-	// Sniff reports whether a file starting with head (up to 64 bytes) is
+
+	// sniff reports whether a file starting with head (up to 64 bytes) is
 	// in this format; nil when files are told by their extension alone.
-	Sniff func(head []byte) bool
-	// Read reads a file into the model; nil when the format cannot be read
-	// into it. warn receives what was skipped.
-	Read func(path string, warn func(format string, args ...any)) (*dumpsyms.Symbols, error)
-	// ReadLazy, when set, reads a file into a model whose functions and
+	sniff func(head []byte) bool
+	// read reads a file into the model; nil when the format cannot be read
+	// into it.
+	read func(path string, warn Warn) (*dumpsyms.Symbols, error)
+	// readLazy, when set, reads a file into a model whose functions and
 	// PUBLIC records stay in the (mapped) file until the writer asks for
-	// them (dumpsyms.Symbols.Source) and which has no STACK records: far
-	// less memory than Read's model for big files. The Closer releases the
-	// file once the model is written.
-	ReadLazy func(path string, warn func(format string, args ...any)) (*dumpsyms.Symbols, io.Closer, error)
-	// Write writes the model in this format; nil when it cannot be written.
-	Write func(w io.Writer, s *dumpsyms.Symbols) error
-	// NoStack says Write ignores STACK CFI and STACK WIN records and reaches
-	// functions and PUBLIC records only through the model's accessors
-	// (Symbols.Func, Symbols.Public): it takes ReadLazy's models.
-	NoStack bool
-	// Open opens a file for lookups at the addresses the format stores
-	// (module-relative for .sym); nil when lookups are not supported. The
-	// returned Closer releases the file.
-	Open func(path string) (symbols.Lookuper, io.Closer, error)
+	// them (dumpsyms.Symbols.Source) and which has no STACK records.
+	readLazy func(path string, warn Warn) (*dumpsyms.Symbols, io.Closer, error)
+	// write writes the model in this format; nil when it cannot be written.
+	write func(w io.Writer, s *dumpsyms.Symbols, opts WriteOptions) error
+	// noStack says write ignores STACK CFI and STACK WIN records and
+	// reaches functions and PUBLIC records only through the model's
+	// accessors (Symbols.Func, Symbols.Public): it takes readLazy's models.
+	noStack bool
+	// binary says the format's files hold the module's code: ReadFor
+	// passes their path on as WriteOptions.Binary.
+	binary bool
+	// open opens a file for lookups; nil when lookups are not supported.
+	open func(path string) (symbols.Lookuper, io.Closer, error)
+}
+
+// Recognizes reports whether a file starting with head (its first bytes,
+// up to 64) is in this format by its content; false for formats told by
+// their extension alone.
+func (f *Format) Recognizes(head []byte) bool { return f.sniff != nil && f.sniff(head) }
+
+// CanRead reports whether files of the format can be read into the model.
+func (f *Format) CanRead() bool { return f.read != nil }
+
+// CanWrite reports whether the model can be written in the format.
+func (f *Format) CanWrite() bool { return f.write != nil }
+
+// CanOpen reports whether files of the format can be opened for lookups.
+func (f *Format) CanOpen() bool { return f.open != nil }
+
+// TakesLazyModels reports whether the format's writer takes ReadLazy's
+// models (it ignores STACK records and reaches functions and PUBLIC records
+// only through the model's accessors).
+func (f *Format) TakesLazyModels() bool { return f.noStack }
+
+// Read reads the file at path into the model. warn, when set, receives what
+// was skipped.
+func (f *Format) Read(path string, warn Warn) (*dumpsyms.Symbols, error) {
+	if f.read == nil {
+		return nil, fmt.Errorf("%s: %s files cannot be converted (reads: %s)", path, f.Name, Readers())
+	}
+	return f.read(path, warn)
+}
+
+// ReadLazy reads the file at path into a model whose functions and PUBLIC
+// records stay in the (mapped) file until a writer asks for them
+// (dumpsyms.Symbols.Source) and which has no STACK records: far less memory
+// than Read's model for big files, for the formats whose writers take it
+// (TakesLazyModels). The Closer releases the file once the model is written.
+// Formats without such a reader read the whole model, as Read does.
+func (f *Format) ReadLazy(path string, warn Warn) (*dumpsyms.Symbols, io.Closer, error) {
+	if f.readLazy == nil {
+		s, err := f.Read(path, warn)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, io.NopCloser(nil), nil
+	}
+	return f.readLazy(path, warn)
+}
+
+// Write writes the model in the format.
+func (f *Format) Write(w io.Writer, s *dumpsyms.Symbols, opts WriteOptions) error {
+	if f.write == nil {
+		return fmt.Errorf("%s files cannot be written (writes: %s)", f.Name, Writers())
+	}
+	return f.write(w, s, opts)
+}
+
+// Open opens the file at path for lookups at the addresses the format
+// stores (module-relative for .sym). The returned Closer releases the file.
+func (f *Format) Open(path string) (symbols.Lookuper, io.Closer, error) {
+	if f.open == nil {
+		return nil, nil, fmt.Errorf("%s: lookups in %s files are not supported (reads: %s)", path, f.Name, Lookups())
+	}
+	return f.open(path)
 }
 
 var all []*Format
@@ -86,24 +167,37 @@ func ByExt(path string) (*Format, error) {
 			}
 		}
 	}
-	return nil, fmt.Errorf("%s: no format writes %q files (known: %s)", path, ext, names(All(), func(f *Format) bool { return f.Write != nil }))
+	return nil, fmt.Errorf("%s: no format writes %q files (known: %s)", path, ext, names(All(), func(f *Format) bool { return f.write != nil }))
 }
 
-// Detect returns the format of the file at path: by its first bytes, else
-// by its extension.
-func Detect(path string) (*Format, error) {
+// SniffLen is how many of a file's first bytes SniffHead looks at.
+const SniffLen = 64
+
+// SniffHead returns the format of a file starting with head (its first
+// SniffLen bytes, or all of a shorter file) by its content, or nil when no
+// format of the table recognizes it.
+func SniffHead(head []byte) *Format {
+	for _, f := range All() {
+		if f.Recognizes(head) {
+			return f
+		}
+	}
+	return nil
+}
+
+// Sniff returns the format of the file at path: by its first bytes
+// (SniffHead), else by its extension (ByExt).
+func Sniff(path string) (*Format, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	head := make([]byte, 64)
+	head := make([]byte, SniffLen)
 	n, _ := io.ReadFull(fh, head)
 	fh.Close()
 	head = head[:n]
-	for _, f := range All() {
-		if f.Sniff != nil && f.Sniff(head) {
-			return f, nil
-		}
+	if f := SniffHead(head); f != nil {
+		return f, nil
 	}
 	if f, err := ByExt(path); err == nil {
 		return f, nil
@@ -111,33 +205,83 @@ func Detect(path string) (*Format, error) {
 	return nil, fmt.Errorf("%s: not a symbol or debug file this program reads (starts with % x)", path, head[:min(8, len(head))])
 }
 
-// ReadFor reads the file at path, of format from, into a model to be
-// written in format to: with from.ReadLazy when to's writer takes its
-// models (to.NoStack), else with from.Read. Close the Closer once the model
+// Input is a file read into the model for writing in one format (ReadFor):
+// the model and the writer options the file gives. Close it once the model
 // is written.
-func ReadFor(from, to *Format, path string, warn func(format string, args ...any)) (*dumpsyms.Symbols, io.Closer, error) {
-	if from.ReadLazy != nil && to.NoStack {
-		return from.ReadLazy(path, warn)
+type Input struct {
+	// Symbols is the model.
+	Symbols *dumpsyms.Symbols
+	// Options are to be passed to the output format's Write.
+	Options WriteOptions
+	closer  io.Closer
+}
+
+// Close releases the file a lazily read model is in.
+func (in *Input) Close() error {
+	if in.closer == nil {
+		return nil
 	}
-	if from.Read == nil {
-		return nil, nil, fmt.Errorf("%s: %s files cannot be converted (reads: %s)", path, from.Name, Readers())
+	return in.closer.Close()
+}
+
+// ReadFor reads the file at path, of format from, into a model to be
+// written in format to: with from's lazy reader when to's writer takes its
+// models (to.TakesLazyModels), else with from.Read. The Input's options carry
+// the path when from's files hold the module's code (ELF: symbfile return
+// pads).
+func ReadFor(from, to *Format, path string, warn Warn) (*Input, error) {
+	in := &Input{}
+	if from.binary {
+		in.Options.Binary = path
+	}
+	if from.readLazy != nil && to.noStack {
+		s, c, err := from.readLazy(path, warn)
+		if err != nil {
+			return nil, err
+		}
+		in.Symbols, in.closer = s, c
+		return in, nil
 	}
 	s, err := from.Read(path, warn)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return s, io.NopCloser(nil), nil
+	in.Symbols = s
+	return in, nil
+}
+
+// Convert writes the file at path, in the format Sniff finds, to w in
+// format to (as cmd/symconv converts): ReadFor, then to.Write.
+func Convert(w io.Writer, path string, to *Format, warn Warn) error {
+	if to == nil {
+		return errors.New("formats: no output format")
+	}
+	if !to.CanWrite() {
+		return fmt.Errorf("%s files cannot be written (writes: %s)", to.Name, Writers())
+	}
+	from, err := Sniff(path)
+	if err != nil {
+		return err
+	}
+	in, err := ReadFor(from, to, path, warn)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return to.Write(w, in.Symbols, in.Options)
 }
 
 // Readers returns the names of the formats that can be read into the model,
 // Writers those that can be written, and Lookups those opened for lookups.
-func Readers() string { return names(All(), func(f *Format) bool { return f.Read != nil }) }
+func Readers() string { return names(All(), func(f *Format) bool { return f.read != nil }) }
 
-// Writers: see Readers.
-func Writers() string { return names(All(), func(f *Format) bool { return f.Write != nil }) }
+// Writers returns the names of the formats the model can be written in (see
+// Readers).
+func Writers() string { return names(All(), func(f *Format) bool { return f.write != nil }) }
 
-// Lookups: see Readers.
-func Lookups() string { return names(All(), func(f *Format) bool { return f.Open != nil }) }
+// Lookups returns the names of the formats opened for lookups (see
+// Readers).
+func Lookups() string { return names(All(), func(f *Format) bool { return f.open != nil }) }
 
 func names(fs []*Format, keep func(*Format) bool) string {
 	var out []string

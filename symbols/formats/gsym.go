@@ -16,17 +16,17 @@ func init() {
 		Name:        "gsym",
 		Description: "LLVM GSYM file (llvm-gsymutil), version 1",
 		Exts:        []string{".gsym"},
-		Sniff: func(head []byte) bool {
+		sniff: func(head []byte) bool {
 			return len(head) >= 4 && (binary.LittleEndian.Uint32(head) == gsym.Magic || binary.BigEndian.Uint32(head) == gsym.Magic)
 		},
-		Read: dumpgsym.ReadFile,
-		Write: func(w io.Writer, s *dumpsyms.Symbols) error {
+		read: dumpgsym.ReadFile,
+		write: func(w io.Writer, s *dumpsyms.Symbols, _ WriteOptions) error {
 			return dumpgsym.Write(w, s, nil)
 		},
-		NoStack: true,
+		noStack: true,
 		// Lookups take addresses as the file stores them, as
 		// llvm-gsymutil --address does.
-		Open: func(path string) (symbols.Lookuper, io.Closer, error) {
+		open: func(path string) (symbols.Lookuper, io.Closer, error) {
 			f, err := gsym.Open(path)
 			if err != nil {
 				return nil, nil, err

@@ -21,7 +21,7 @@ func TestLazyModelWritesTheSame(t *testing.T) {
 	}
 	var to []*Format
 	for _, f := range All() {
-		if f.NoStack {
+		if f.TakesLazyModels() {
 			to = append(to, f)
 		}
 	}
@@ -57,8 +57,8 @@ func TestLazyModelWritesTheSame(t *testing.T) {
 		n++
 		for _, f := range to {
 			var want, got bytes.Buffer
-			errW := f.Write(&want, model)
-			errG := f.Write(&got, lazy)
+			errW := f.Write(&want, model, WriteOptions{})
+			errG := f.Write(&got, lazy, WriteOptions{})
 			if (errW == nil) != (errG == nil) || !bytes.Equal(want.Bytes(), got.Bytes()) {
 				t.Errorf("%s as %s: lazy model writes %d bytes (%v), Read's %d (%v)", p, f.Name, got.Len(), errG, want.Len(), errW)
 			}
@@ -82,7 +82,7 @@ func FuzzLazyModel(f *testing.F) {
 	}
 	var to []*Format
 	for _, fm := range All() {
-		if fm.NoStack {
+		if fm.TakesLazyModels() {
 			to = append(to, fm)
 		}
 	}
@@ -103,8 +103,8 @@ func FuzzLazyModel(f *testing.F) {
 		defer c.Close()
 		for _, fm := range to {
 			var want, got bytes.Buffer
-			errW := fm.Write(&want, model)
-			errG := fm.Write(&got, lazy)
+			errW := fm.Write(&want, model, WriteOptions{})
+			errG := fm.Write(&got, lazy, WriteOptions{})
 			if (errW == nil) != (errG == nil) || !bytes.Equal(want.Bytes(), got.Bytes()) {
 				t.Fatalf("%s: lazy model writes %d bytes (%v), Read's %d (%v)", fm.Name, got.Len(), errG, want.Len(), errW)
 			}

@@ -52,7 +52,7 @@ func TestReadBack(t *testing.T) {
 			dir := t.TempDir()
 			conv := filepath.Join(dir, "m"+f.Exts[0])
 			w, _ := os.Create(conv)
-			if err := f.Write(w, model); err != nil {
+			if err := f.Write(w, model, WriteOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			w.Close()
@@ -119,7 +119,7 @@ func TestSymCacheVersions(t *testing.T) {
 		}
 		p := filepath.Join(t.TempDir(), "c.symc")
 		w, _ := os.Create(p)
-		if err := f.Write(w, model); err != nil {
+		if err := f.Write(w, model, WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		w.Close()
@@ -127,8 +127,8 @@ func TestSymCacheVersions(t *testing.T) {
 		if len(data) < 8 || string(data[:4]) != "SYMC" || data[4] != tc.version {
 			t.Fatalf("%s: header % x", tc.name, data[:min(8, len(data))])
 		}
-		if d, err := Detect(p); err != nil || d.Name != "symcache" {
-			t.Errorf("%s: Detect = %v, %v; want symcache", tc.name, d, err)
+		if d, err := Sniff(p); err != nil || d.Name != "symcache" {
+			t.Errorf("%s: Sniff = %v, %v; want symcache", tc.name, d, err)
 		}
 		l, c, err := f.Open(p)
 		if err != nil {

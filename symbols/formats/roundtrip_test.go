@@ -63,7 +63,7 @@ func convertAndCompare(t *testing.T, symPath, name string, known int) (agree, to
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Write(w, model); err != nil {
+	if err := f.Write(w, model, WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()

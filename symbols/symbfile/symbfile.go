@@ -10,10 +10,12 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/gobreakpad/gobreakpad/symbfile"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	symsymcache "github.com/gobreakpad/gobreakpad/symbols/symcache"
+	"github.com/gobreakpad/gobreakpad/symfile"
 )
 
 // Exts are the store file extensions tried, in order.
@@ -77,11 +79,24 @@ func NewDirs(roots ...string) *Dirs {
 	return d
 }
 
+// storePath returns the store path of a module's symbfile with extension
+// ext (one of Exts) under root: where the .sym would be (symfile.RelPath),
+// with ext for ".sym"; false when the module's names cannot form one. The
+// one place this package forms store paths (symbols/symcache.Path has the
+// same rule).
+func storePath(root, debugFile, debugID, ext string) (string, bool) {
+	rel, err := symfile.RelPath(debugFile, debugID)
+	if err != nil {
+		return "", false
+	}
+	return filepath.Join(root, strings.TrimSuffix(rel, ".sym")+ext), true
+}
+
 // Load implements symbols.Source.
 func (d *Dirs) Load(m symbols.Module) (*symbols.Symbols, error) {
 	for _, root := range d.roots {
 		for _, ext := range Exts {
-			p, ok := symsymcache.Path(root, m.DebugFile, m.DebugID, ext)
+			p, ok := storePath(root, m.DebugFile, m.DebugID, ext)
 			if !ok {
 				return nil, fmt.Errorf("%s %s: %w", m.DebugFile, m.DebugID, symbols.ErrNotFound)
 			}

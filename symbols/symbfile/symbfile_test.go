@@ -11,7 +11,6 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/symbfile"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	symsymcache "github.com/gobreakpad/gobreakpad/symbols/symcache"
 )
 
 const (
@@ -38,7 +37,7 @@ func testSymbfile(t *testing.T) []byte {
 func writeStore(t *testing.T, ext string, data []byte) string {
 	t.Helper()
 	root := t.TempDir()
-	p, ok := symsymcache.Path(root, testDebug, testID, ext)
+	p, ok := storePath(root, testDebug, testID, ext)
 	if !ok {
 		t.Fatal("no store path")
 	}

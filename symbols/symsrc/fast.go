@@ -7,13 +7,13 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gobreakpad/gobreakpad/cfiindex"
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	dsbreakpad "github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
+	dumpsymcache "github.com/gobreakpad/gobreakpad/dumpsyms/symcache"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
-	"github.com/gobreakpad/gobreakpad/symbols/formats"
+	"github.com/gobreakpad/gobreakpad/symbols/cfiindex"
 	symsymcache "github.com/gobreakpad/gobreakpad/symbols/symcache"
 	"github.com/gobreakpad/gobreakpad/symcache"
 	"github.com/gobreakpad/gobreakpad/symfile"
@@ -204,7 +204,7 @@ func (d *fastDirs) convert(ff *fastFile) error {
 	noLookups := false
 	if representable(model) {
 		if _, err := d.cache.WriteFunc(func(out io.Writer) error {
-			return formats.WriteSymCache(out, model, symcache.LatestVersion)
+			return dumpsymcache.Write(out, model, symcache.LatestVersion)
 		}, with(ff.elems, fastSymcExt)...); err != nil {
 			return err
 		}

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gobreakpad/gobreakpad/cfiindex"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
+	"github.com/gobreakpad/gobreakpad/symbols/cfiindex"
 	symsymcache "github.com/gobreakpad/gobreakpad/symbols/symcache"
 )
 

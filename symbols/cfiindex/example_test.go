@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/gobreakpad/gobreakpad/cfiindex"
+	"github.com/gobreakpad/gobreakpad/symbols/cfiindex"
 	"github.com/gobreakpad/gobreakpad/symfile"
 )
 

@@ -1,4 +1,4 @@
-package formats
+package symbfile
 
 import (
 	"bytes"
@@ -52,11 +52,11 @@ func canonSymbols(s *dumpsyms.Symbols) string {
 	return b.String()
 }
 
-// checkSweepAgrees fails when SymbolsFromSymbfile's model of tab differs
+// checkSweepAgrees fails when Read's model of tab differs
 // from the old conversion's.
 func checkSweepAgrees(t *testing.T, what string, tab *symbfile.Table) {
 	t.Helper()
-	got, want := canonSymbols(SymbolsFromSymbfile(tab, "x")), canonSymbols(symbolsFromSymbfileOld(tab, "x"))
+	got, want := canonSymbols(Read(tab, "x")), canonSymbols(symbolsFromSymbfileOld(tab, "x"))
 	if got != want {
 		g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
 		for i := range min(len(g), len(w)) {
@@ -100,7 +100,7 @@ func TestSymbfileSweepAgreesOnCorpus(t *testing.T) {
 				return nil // the corpus's broken .sym files
 			}
 			var buf bytes.Buffer
-			if err := WriteSymbfile(&buf, model); err != nil {
+			if err := Write(&buf, model, WriteOptions{}); err != nil {
 				t.Errorf("%s: %v", rel, err)
 				return nil
 			}
@@ -185,7 +185,7 @@ func TestSymbfileSweepAgreesOnRandomRanges(t *testing.T) {
 	}
 }
 
-// symbolsFromSymbfileOld is SymbolsFromSymbfile before the sweep: each
+// symbolsFromSymbfileOld is Read before the sweep: each
 // nested range and line cut looked up from depth 0 (quadratic in the
 // depth). The reference the sweep is checked against.
 func symbolsFromSymbfileOld(t *symbfile.Table, name string) *dumpsyms.Symbols {
@@ -321,7 +321,7 @@ func TestSymbfileSweepStaircase(t *testing.T) {
 	}
 	tab := symbfile.NewTable(rs, nil)
 	checkSweepAgrees(t, "staircase", tab)
-	s := SymbolsFromSymbfile(tab, "x")
+	s := Read(tab, "x")
 	if len(s.Funcs) != n || len(s.Funcs[n-1].Lines) != n || len(s.Funcs[n-1].Inlines) != symbfile.MaxInlineDepth {
 		t.Errorf("%d functions; want %d, the last with %d lines and %d inlines", len(s.Funcs), n, n, symbfile.MaxInlineDepth)
 	}

@@ -1,4 +1,9 @@
-package formats
+// Package segment cuts the model's functions into the runs of addresses
+// the lookup formats store per range (one inline chain and one line record
+// each), and resolves the model's FILE numbers and INLINE_ORIGIN ids to
+// names: what the SymCache writer (dumpsyms/symcache) and the symbfile
+// writer (dumpsyms/symbfile) share.
+package segment
 
 import (
 	"cmp"
@@ -9,14 +14,17 @@ import (
 	"github.com/gobreakpad/gobreakpad/symfile"
 )
 
-// segment is a run of a function's addresses with one inline chain and one
+// Segment is a run of a function's addresses with one inline chain and one
 // line record: what the lookup formats (SymCache, symbfile) store per range.
-type segment struct {
-	start, end uint64
-	// inl[d] is the index in Function.Inlines of the call at depth d
-	// covering the run, rng[d] the index of its range holding it.
-	inl, rng []int
-	line     int // index in Function.Lines, -1 for none
+type Segment struct {
+	// Start and End bound the run: [Start, End).
+	Start, End uint64
+	// Inl[d] is the index in Function.Inlines of the call at depth d
+	// covering the run, Rng[d] the index of its range holding it.
+	Inl, Rng []int
+	// Line is the index in Function.Lines of the run's line record, -1 for
+	// none.
+	Line int
 }
 
 type inlRange struct {
@@ -24,9 +32,9 @@ type inlRange struct {
 	inl, rng   int
 }
 
-// segments cuts a function's ranges at every line record and inline range
+// Of cuts a function's ranges at every line record and inline range
 // boundary.
-func segments(f *dumpsyms.Function) []segment {
+func Of(f *dumpsyms.Function) []Segment {
 	var byDepth [][]inlRange
 	cuts := []uint64{}
 	for i, in := range f.Inlines {
@@ -49,7 +57,7 @@ func segments(f *dumpsyms.Function) []segment {
 		lines = slices.Clone(lines)
 		slices.SortStableFunc(lines, func(a, b symfile.Line) int { return cmp.Compare(a.Address, b.Address) })
 	}
-	var out []segment
+	var out []Segment
 	for _, fr := range f.Ranges {
 		lo, hi := fr.Address, fr.Address+fr.Size
 		pts := []uint64{lo, hi}
@@ -62,7 +70,7 @@ func segments(f *dumpsyms.Function) []segment {
 		pts = slices.Compact(pts)
 		for k := 0; k+1 < len(pts); k++ {
 			a := pts[k]
-			s := segment{start: a, end: pts[k+1], line: -1}
+			s := Segment{Start: a, End: pts[k+1], Line: -1}
 			for _, rs := range byDepth {
 				j := sort.Search(len(rs), func(j int) bool { return rs[j].start > a }) - 1
 				// Several calls may start at or below a; take the nearest
@@ -75,11 +83,11 @@ func segments(f *dumpsyms.Function) []segment {
 				if j < 0 {
 					break
 				}
-				s.inl, s.rng = append(s.inl, rs[j].inl), append(s.rng, rs[j].rng)
+				s.Inl, s.Rng = append(s.Inl, rs[j].inl), append(s.Rng, rs[j].rng)
 			}
 			j := sort.Search(len(lines), func(j int) bool { return lines[j].Address > a }) - 1
 			if j >= 0 && a-lines[j].Address < lines[j].Size {
-				s.line = indexOfLine(f.Lines, lines, j)
+				s.Line = indexOfLine(f.Lines, lines, j)
 			}
 			out = append(out, s)
 		}
@@ -101,34 +109,36 @@ func indexOfLine(orig, sorted []symfile.Line, j int) int {
 	return -1
 }
 
-// names resolves FILE numbers and INLINE_ORIGIN ids of a model.
-type symNames struct {
-	files   map[uint32]string
-	origins map[uint32]string
+// Names resolves FILE numbers and INLINE_ORIGIN ids of a model.
+type Names struct {
+	// Files maps FILE numbers to names, Origins INLINE_ORIGIN ids.
+	Files, Origins map[uint32]string
 }
 
-func modelNames(s *dumpsyms.Symbols) symNames {
-	n := symNames{files: map[uint32]string{}, origins: map[uint32]string{}}
+// NamesOf returns the names of s's FILE and INLINE_ORIGIN records.
+func NamesOf(s *dumpsyms.Symbols) Names {
+	n := Names{Files: map[uint32]string{}, Origins: map[uint32]string{}}
 	for _, f := range s.Files {
-		n.files[f.Number] = f.Name
+		n.Files[f.Number] = f.Name
 	}
 	for _, o := range s.Origins {
-		n.origins[o.ID] = o.Name
+		n.Origins[o.ID] = o.Name
 	}
 	return n
 }
 
-// callFile is the call site file of an inline record: its file, or (old
-// records without one) the line record's, as symfile shows them.
-func (n symNames) callFile(in symfile.Inline, f *dumpsyms.Function, s segment) string {
+// CallFile is the call site file of an inline record in segment s of f:
+// its file, or (old records without one) the line record's, as symfile
+// shows them.
+func (n Names) CallFile(in symfile.Inline, f *dumpsyms.Function, s Segment) string {
 	if in.HasCallFile {
 		if in.CallFile < 0 {
 			return ""
 		}
-		return n.files[uint32(in.CallFile)]
+		return n.Files[uint32(in.CallFile)]
 	}
-	if s.line >= 0 {
-		return n.files[f.Lines[s.line].File]
+	if s.Line >= 0 {
+		return n.Files[f.Lines[s.Line].File]
 	}
 	return ""
 }

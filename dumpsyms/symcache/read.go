@@ -1,4 +1,4 @@
-package formats
+package symcache
 
 import (
 	"path/filepath"
@@ -9,7 +9,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/symfile"
 )
 
-// ReadSymCache reads a SymCache into the model: a FUNC per run of ranges
+// ReadFile reads the SymCache at path into the model: a FUNC per run of ranges
 // whose outermost function is the same, a line record per run of ranges
 // (the format keeps no line record starts: lookups count from the
 // range's), an INLINE record per run of
@@ -19,22 +19,22 @@ import (
 // architecture, "unknown" as its operating system and the file's base name
 // (without ".symc") as its name; the last range, open-ended in the format,
 // is given one byte.
-func ReadSymCache(path string, warn func(format string, args ...any)) (*dumpsyms.Symbols, error) {
+func ReadFile(path string, warn func(format string, args ...any)) (*dumpsyms.Symbols, error) {
 	c, err := symcache.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	s := SymbolsFromSymCache(c, name)
+	s := Read(c, name)
 	if warn != nil {
 		warn("%s: SymCache has no operating system, module name or unwind information; MODULE says %q %q", path, s.Module.OS, s.Module.Name)
 	}
 	return s, nil
 }
 
-// SymbolsFromSymCache is ReadSymCache over an open cache.
-func SymbolsFromSymCache(c *symcache.Cache, name string) *dumpsyms.Symbols {
+// Read is ReadFile over an open cache, for a module named name.
+func Read(c *symcache.Cache, name string) *dumpsyms.Symbols {
 	s := &dumpsyms.Symbols{Module: symfile.Module{OS: "unknown", Arch: c.Arch.String(), ID: c.DebugID.String(), Name: name}}
 	names := dumpsyms.NewNames(s)
 	file, origin := names.File, names.Origin

@@ -1,4 +1,4 @@
-package formats
+package symbfile
 
 import (
 	"bytes"
@@ -17,11 +17,11 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbfile"
 )
 
-// symbfileOf returns the symbfile WriteSymbfile makes of model, read back.
-func symbfileOf(t *testing.T, model *dumpsyms.Symbols) *symbfile.Table {
+// symbfileOf returns the symbfile Write makes of model, read back.
+func symbfileOf(t *testing.T, model *dumpsyms.Symbols, opts WriteOptions) *symbfile.Table {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteSymbfile(&buf, model); err != nil {
+	if err := Write(&buf, model, opts); err != nil {
 		t.Fatal(err)
 	}
 	tb, err := symbfile.Parse(buf.Bytes())
@@ -39,7 +39,7 @@ func TestSymbfileFromELFAgreesWithLLVM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb := symbfileOf(t, model)
+	tb := symbfileOf(t, model, WriteOptions{})
 	b, err := os.ReadFile("../../symbfile/testdata/inline-no-tco.llvm-symbolizer.tsv")
 	if err != nil {
 		t.Fatal(err)
@@ -106,15 +106,11 @@ func TestSymbfileFromCorpusELFsAgreesWithLLVM(t *testing.T) {
 				continue
 			}
 			t.Run(target+"/"+prog, func(t *testing.T) {
-				ef, err := ByName("elf")
+				model, err := elf.Dump(path, dumpsyms.Options{Inlines: true})
 				if err != nil {
 					t.Fatal(err)
 				}
-				model, err := ef.Read(path, nil) // remembered: return pads
-				if err != nil {
-					t.Fatal(err)
-				}
-				tb := symbfileOf(t, model)
+				tb := symbfileOf(t, model, WriteOptions{Binary: path}) // return pads
 				addrs := map[uint64]bool{}
 				for _, f := range model.Funcs {
 					for _, r := range f.Ranges {

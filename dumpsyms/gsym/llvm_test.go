@@ -1,4 +1,4 @@
-package formats
+package gsym_test
 
 import (
 	"bytes"
@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	"github.com/gobreakpad/gobreakpad/dumpsyms/elf"
+	dumpgsym "github.com/gobreakpad/gobreakpad/dumpsyms/gsym"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/ianlancetaylor/demangle"
 )
@@ -40,8 +43,6 @@ func TestGSYMWriterAgreesWithLLVM(t *testing.T) {
 	if len(tools) == 0 {
 		t.Skipf("none of %v installed (Debian packages llvm-22, llvm-14)", gsymTools)
 	}
-	elfFmt, _ := ByName("elf")
-	gsymFmt, _ := ByName("gsym")
 	tmp := t.TempDir()
 	addrsOf := map[string][]byte{}
 	lookups, _ := filepath.Glob(filepath.Join(root, "gsym", "*.lookups.txt"))
@@ -99,13 +100,13 @@ func TestGSYMWriterAgreesWithLLVM(t *testing.T) {
 				if _, err := os.Stat(in); err != nil {
 					continue
 				}
-				m, err := elfFmt.Read(in, nil)
+				m, err := elf.Dump(in, dumpsyms.Options{Inlines: true}) // as symconv reads an ELF
 				if err != nil {
 					t.Errorf("%s: %v", in, err)
 					continue
 				}
 				var buf bytes.Buffer
-				if err := gsymFmt.Write(&buf, m); err != nil {
+				if err := dumpgsym.Write(&buf, m, nil); err != nil {
 					t.Fatalf("%s: %v", in, err)
 				}
 				files++

@@ -1,4 +1,4 @@
-package formats
+package symbfile
 
 import (
 	"cmp"
@@ -12,7 +12,8 @@ import (
 	"github.com/gobreakpad/gobreakpad/symfile"
 )
 
-// ReadSymbfile reads a symbfile into the model: a FUNC per depth-0 range
+// ReadFile reads the symbfile at path (zstd-compressed or not) into the
+// model: a FUNC per depth-0 range
 // (a PUBLIC for one without lines or inlined calls that reaches the next
 // range, as the writer makes PUBLIC records), an INLINE
 // record per deeper range at its depth minus one inside the FUNC holding it,
@@ -21,14 +22,14 @@ import (
 // says "unknown" operating system and architecture, a zero debug id and the
 // file's base name (without ".symbfile" or ".zst"). Return pads are dropped,
 // and so are ranges deeper than symbfile.MaxInlineDepth (as lookups do).
-func ReadSymbfile(path string, warn func(format string, args ...any)) (*dumpsyms.Symbols, error) {
+func ReadFile(path string, warn func(format string, args ...any)) (*dumpsyms.Symbols, error) {
 	t, err := symbfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	name := filepath.Base(path)
 	name = strings.TrimSuffix(strings.TrimSuffix(name, ".zst"), ".symbfile")
-	s := SymbolsFromSymbfile(t, name)
+	s := Read(t, name)
 	if warn != nil {
 		warn("%s: a symbfile has no module identity or unwind information; MODULE says %q %q %q", path, s.Module.OS, s.Module.ID, s.Module.Name)
 		if len(t.Pads) > 0 {
@@ -38,11 +39,11 @@ func ReadSymbfile(path string, warn func(format string, args ...any)) (*dumpsyms
 	return s, nil
 }
 
-// SymbolsFromSymbfile is ReadSymbfile over an indexed symbfile. The chains
+// Read is ReadFile over an indexed symbfile, for a module named name. The chains
 // of ranges covering the nested ranges' starts and the line cuts are found
 // by two symbfile.Sweep passes in address order, so that a well-nested file
 // costs about one lookup per range and cut whatever its depth.
-func SymbolsFromSymbfile(t *symbfile.Table, name string) *dumpsyms.Symbols {
+func Read(t *symbfile.Table, name string) *dumpsyms.Symbols {
 	s := &dumpsyms.Symbols{Module: symfile.Module{OS: "unknown", Arch: "unknown", ID: strings.Repeat("0", 33), Name: name}}
 	names := dumpsyms.NewNames(s)
 	file, origin := names.File, names.Origin

@@ -1,40 +1,16 @@
-package formats
+package symbfile
 
 import (
 	"debug/elf"
-	"runtime"
-	"sync"
-	"weak"
 
 	"golang.org/x/arch/arm64/arm64asm"
 	"golang.org/x/arch/x86/x86asm"
 
-	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/symbfile"
 )
 
-// elfOf remembers which ELF file a model was read from (the "elf"
-// format's Read), so that WriteSymbfile can find its call instructions;
-// entries go when their model is collected.
-var elfOf sync.Map // weak.Pointer[dumpsyms.Symbols] -> string
-
-func rememberELF(s *dumpsyms.Symbols, path string) {
-	k := weak.Make(s)
-	elfOf.Store(k, path)
-	runtime.AddCleanup(s, func(k weak.Pointer[dumpsyms.Symbols]) { elfOf.Delete(k) }, k)
-}
-
-// elfPath returns the ELF file s was read from.
-func elfPath(s *dumpsyms.Symbols) (string, bool) {
-	p, ok := elfOf.Load(weak.Make(s))
-	if !ok {
-		return "", false
-	}
-	return p.(string), true
-}
-
 // returnPads decodes the instructions of every function range of fr (the
-// model's, as WriteSymbfile collected them) in the ELF file at path and
+// model's, as Write collected them) in the ELF file at path and
 // returns a return pad for each call instruction: the inline stack at the
 // return address minus one, as the ranges in t answer it. Machines other than x86-64, i386 and arm64 get none; so do files
 // that cannot be read.

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/cfiindex"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	"github.com/gobreakpad/gobreakpad/symbols/cfiindex"
 	"github.com/gobreakpad/gobreakpad/symfile"
 )
 

@@ -1,4 +1,4 @@
-package formats
+package symbfile
 
 import (
 	"bytes"
@@ -9,26 +9,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/symbfile"
-	"github.com/gobreakpad/gobreakpad/symcache"
 )
-
-// FuzzSymCacheReadBack: any SymCache that parses reads back into the model
-// and writes as a .sym without panicking.
-func FuzzSymCacheReadBack(f *testing.F) {
-	if b, err := os.ReadFile(filepath.Join(corpus.Path(), "symbolic/symcache/current/macos.symc")); err == nil {
-		f.Add(b[:min(len(b), 4096)])
-	}
-	f.Add([]byte("SYMC\x09\x00\x00\x00"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := symcache.Parse(b)
-		if err != nil {
-			return
-		}
-		if err := SymbolsFromSymCache(c, "fuzz").Write(io.Discard); err != nil {
-			t.Fatal(err)
-		}
-	})
-}
 
 // FuzzSymbfileReadBack: any symbfile that parses reads back into the model
 // and writes as a .sym without panicking, and (up to 256 ranges) into the
@@ -51,7 +32,7 @@ func FuzzSymbfileReadBack(f *testing.F) {
 		if err != nil {
 			return
 		}
-		s := SymbolsFromSymbfile(tab, "fuzz")
+		s := Read(tab, "fuzz")
 		if err := s.Write(io.Discard); err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package gsym_test
+
+const raceBuild = false

@@ -1,0 +1,5 @@
+//go:build !race
+
+package symbfile
+
+const raceBuild = false

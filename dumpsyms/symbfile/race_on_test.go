@@ -1,0 +1,7 @@
+//go:build race
+
+package symbfile
+
+// raceBuild is set in -race builds, whose corpus-wide GSYM checks take a
+// sample to stay fast.
+const raceBuild = true
