@@ -123,10 +123,12 @@ type walkEnv struct {
 	tails   bool          // show tail call frames (tailCallFrame)
 }
 
-// Executable answers from the dump's address space map (unwind.MemoryMap).
+var _ unwind.Env = (*walkEnv)(nil)
+
+// Executable answers from the dump's address space map (unwind.Env).
 func (e *walkEnv) Executable(addr uint64) (exec, known bool) { return e.maps.executable(addr) }
 
-// CheckCallSites says whether scans check call sites (unwind.CallSiteChecking).
+// CheckCallSites says whether scans check call sites (unwind.Env).
 func (e *walkEnv) CheckCallSites() bool { return e.calls }
 
 // ReadMemory reads the thread's stack; the other methods answer from the
@@ -138,7 +140,7 @@ func (e *walkEnv) ReadMemory(addr uint64, n int) ([]byte, error) {
 	return e.stack.ReadMemory(addr, n)
 }
 
-// ReadCode reads code bytes from the dump's whole memory (unwind.CodeReader).
+// ReadCode reads code bytes from the dump's whole memory (unwind.Env).
 func (e *walkEnv) ReadCode(addr uint64, n int) ([]byte, error) {
 	if e.code == nil {
 		return nil, errNoMemory
@@ -152,7 +154,7 @@ func (e *walkEnv) ReadCode(addr uint64, n int) ([]byte, error) {
 	return e.code.ReadMemory(addr, n)
 }
 
-// FunctionName names the function covering addr (unwind.FunctionNamer).
+// FunctionName names the function covering addr (unwind.Env).
 func (e *walkEnv) FunctionName(addr uint64) string { return e.syms.functionName(addr) }
 
 func (e *walkEnv) CFI(addr uint64) *cfi.RuleSet { return e.syms.cfi(addr, e.eval) }
@@ -163,11 +165,11 @@ func (e *walkEnv) InModule(addr uint64) bool { return e.syms.mods.at(addr) != ni
 
 func (e *walkEnv) SeemsValid(addr uint64) bool { return e.syms.seemsValid(addr) }
 
-// FunctionStart says whether a function starts at addr (unwind.FunctionStarts).
+// FunctionStart says whether a function starts at addr (unwind.Env).
 func (e *walkEnv) FunctionStart(addr uint64) bool { return e.syms.functionStart(addr) }
 
 // FunctionBase returns the start of the function covering addr
-// (unwind.FunctionBaser).
+// (unwind.Env).
 func (e *walkEnv) FunctionBase(addr uint64) (uint64, bool) { return e.syms.functionBase(addr) }
 
 func (e *walkEnv) Windows() bool { return e.windows }
