@@ -284,11 +284,7 @@ func tailCallFrame(cpu unwind.CPU, env *walkEnv, f *unwind.Frame, callee *StackF
 	if f.Trust != unwind.TrustCFI && f.Trust != unwind.TrustFP {
 		return nil
 	}
-	ct, ok := cpu.(unwind.CallTargeter)
-	if !ok {
-		return nil
-	}
-	target, ok := ct.CallTarget(env, f.Regs[cpu.PC()])
+	target, ok := cpu.CallTarget(env, f.Regs[cpu.PC()])
 	if !ok || target == callee.FunctionBase || !env.syms.functionStart(target) {
 		return nil
 	}

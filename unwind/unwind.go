@@ -494,6 +494,12 @@ type CPU interface {
 	// Caller finds the caller of frames[len(frames)-1], or nil when the walk
 	// ends. frames holds the physical frames found so far, innermost first.
 	Caller(env Env, frames []*Frame, scanAllowed bool) *Frame
+	// CallTarget returns the target of the direct call instruction that
+	// ends at ra, a return address, decoded from the dump's code bytes
+	// (env's ReadCode), for the walk's tail call frames
+	// (stackwalk.Options.TailCalls). Not available (a CPU whose calls are
+	// not decoded, the code not in the dump, no direct call there): false.
+	CallTarget(env Env, ra uint64) (target uint64, ok bool)
 }
 
 // ReportWidths is implemented by a CPU whose Breakpad reports do not follow

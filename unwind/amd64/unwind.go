@@ -247,7 +247,7 @@ func byScan(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 }
 
 // CallTarget returns the target of the direct call ending at ra
-// (unwind.CallTargeter).
+// (unwind.CPU).
 func (Unwinder) CallTarget(env unwind.Env, ra uint64) (uint64, bool) {
 	return unwind.X86CallTarget(env, ra, 64)
 }

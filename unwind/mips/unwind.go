@@ -86,6 +86,10 @@ func (Unwinder) StackWordBytes() int { return 0 }
 // ReportsPC implements unwind.CPU: a frame's pc is its instruction.
 func (Unwinder) ReportsPC() bool { return true }
 
+// CallTarget implements unwind.CPU: MIPS calls are not decoded for tail
+// call frames (not available).
+func (Unwinder) CallTarget(unwind.Env, uint64) (uint64, bool) { return 0, false }
+
 // InstructionAdjust implements unwind.CPU: a caller's pc is already two
 // instructions before its return address.
 func (Unwinder) InstructionAdjust() uint64 { return 0 }

@@ -317,7 +317,7 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 }
 
 // CallTarget returns the target of the direct call ending at ra
-// (unwind.CallTargeter).
+// (unwind.CPU).
 func (Unwinder) CallTarget(env unwind.Env, ra uint64) (uint64, bool) {
 	return unwind.X86CallTarget(env, ra, 32)
 }
