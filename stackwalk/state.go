@@ -216,14 +216,15 @@ type StackFrame struct {
 	// Context holds the frame's registers; Context.Valid says which are known.
 	Context unwind.Context
 
-	cpu unwind.CPU
+	cpu    unwind.CPU   // the unwinder that found the frame: its register slots
+	layout *printLayout // how the outputs print the frame
 }
 
 // ReturnAddress is the address printed for the frame, as Breakpad chooses
 // it: on x86 and amd64 the program counter of physical frames (for callers,
 // the return address itself); Instruction for arm64 and inline frames.
 func (f *StackFrame) ReturnAddress() uint64 {
-	if f.Trust == unwind.TrustInline || f.cpu == nil || !f.cpu.ReportsPC() {
+	if f.Trust == unwind.TrustInline || f.cpu == nil || f.layout == nil || !f.layout.reportsPC {
 		return f.Instruction
 	}
 	return f.Context.Regs[f.cpu.PC()]
@@ -241,11 +242,11 @@ func (f *StackFrame) Registers() []Register { return f.appendRegisters(nil) }
 
 // appendRegisters appends the frame's Registers to dst.
 func (f *StackFrame) appendRegisters(dst []Register) []Register {
-	if f.Trust == unwind.TrustInline || f.cpu == nil {
+	if f.Trust == unwind.TrustInline || f.layout == nil {
 		return dst
 	}
-	names := f.cpu.Names()
-	always := f.cpu.PrintAlways()
+	names := f.layout.names
+	always := f.layout.always
 	all := uint64(1)<<uint(len(names)) - 1
 	for i, n := range names {
 		bit := uint64(1) << uint(i)

@@ -218,7 +218,7 @@ func atEntry(f *StackFrame, entry uint64) bool {
 // memory only the context frame is produced. The walk ends at the
 // program's entry point (env.entry) or at a frame whose CFI says it is
 // the outermost (its return address is undefined).
-func walkThread(cpu unwind.CPU, raw any, env *walkEnv, budget *atomic.Int64) ([]*StackFrame, error) {
+func walkThread(cpu unwind.CPU, layout *printLayout, raw any, env *walkEnv, budget *atomic.Int64) ([]*StackFrame, error) {
 	first, err := cpu.ContextFrame(raw, env)
 	if err != nil {
 		return nil, err
@@ -229,13 +229,13 @@ func walkThread(cpu unwind.CPU, raw any, env *walkEnv, budget *atomic.Int64) ([]
 	pastEntry := false
 	var callee *StackFrame // the last physical frame
 	for f := first; f != nil; {
-		sf := &StackFrame{Trust: f.Trust, Context: f.Context, cpu: cpu}
+		sf := &StackFrame{Trust: f.Trust, Context: f.Context, cpu: cpu, layout: layout}
 		sf.Instruction = f.Regs[cpu.PC()]
 		if f.Trust != unwind.TrustContext && !f.Interrupted && !f.Trampoline {
 			sf.Instruction -= cpu.InstructionAdjust()
 		}
 		inlines := env.syms.fill(sf, true)
-		if tc := tailCallFrame(cpu, env, f, callee); tc != nil {
+		if tc := tailCallFrame(cpu, layout, env, f, callee); tc != nil {
 			out = append(out, tc)
 		}
 		callee = sf
@@ -277,7 +277,7 @@ func walkThread(cpu unwind.CPU, raw any, env *walkEnv, budget *atomic.Int64) ([]
 // found by CFI or frame pointers are asked: their return addresses are
 // not stale values. The frame has no registers; its instruction is the
 // called function's start.
-func tailCallFrame(cpu unwind.CPU, env *walkEnv, f *unwind.Frame, callee *StackFrame) *StackFrame {
+func tailCallFrame(cpu unwind.CPU, layout *printLayout, env *walkEnv, f *unwind.Frame, callee *StackFrame) *StackFrame {
 	if !env.tails || callee == nil || callee.Function == "" || f.Interrupted || f.Trampoline {
 		return nil
 	}
@@ -288,7 +288,7 @@ func tailCallFrame(cpu unwind.CPU, env *walkEnv, f *unwind.Frame, callee *StackF
 	if !ok || target == callee.FunctionBase || !env.syms.functionStart(target) {
 		return nil
 	}
-	tc := &StackFrame{Trust: unwind.TrustTailCall, Instruction: target, cpu: cpu}
+	tc := &StackFrame{Trust: unwind.TrustTailCall, Instruction: target, cpu: cpu, layout: layout}
 	tc.Context.Regs[cpu.PC()] = target
 	env.syms.fill(tc, false)
 	if tc.Function == "" || tc.SourceLine == 0 {

@@ -467,16 +467,13 @@ func TerminateWalk(callerIP, callerSP, calleeSP uint64, firstUnwind bool) bool {
 	return callerSP <= calleeSP
 }
 
-// CPU is one architecture's unwinder and register naming.
+// CPU is one architecture's unwinder: its register slots (as arch/<cpu>
+// lays them out) and how it finds frames. How frames are printed is not
+// here: that is the outputs' concern (package stackwalk's print layouts).
 type CPU interface {
-	// Names returns the register names in slot order, as Breakpad prints them.
-	Names() []string
 	// CFINames returns the names rule text uses for the slots, followed by
 	// any pseudo-values the CPU's STACK WIN programs use.
 	CFINames() []string
-	// PrintAlways returns the mask of registers printed whenever they are
-	// valid; the others are printed only when every register is valid.
-	PrintAlways() uint64
 	// PC and SP return the slots of the instruction and stack pointers.
 	PC() int
 	SP() int
@@ -485,10 +482,6 @@ type CPU interface {
 	// InstructionAdjust is what to subtract from a return address to land
 	// inside the call instruction.
 	InstructionAdjust() uint64
-	// ReportsPC reports whether a frame's printed address is its program
-	// counter (x86, amd64) rather than the adjusted instruction address
-	// (arm64), as Breakpad's StackFrame*::ReturnAddress differ.
-	ReportsPC() bool
 	// ContextFrame returns the first frame from a thread's raw context.
 	ContextFrame(raw any, env Env) (*Frame, error)
 	// Caller finds the caller of frames[len(frames)-1], or nil when the walk
@@ -500,16 +493,6 @@ type CPU interface {
 	// (stackwalk.Options.TailCalls). Not available (a CPU whose calls are
 	// not decoded, the code not in the dump, no direct call there): false.
 	CallTarget(env Env, ra uint64) (target uint64, ok bool)
-}
-
-// ReportWidths is implemented by a CPU whose Breakpad reports do not follow
-// its word size (mips: registers printed 8 bytes wide, no stack contents).
-type ReportWidths interface {
-	// RegisterBytes is the width registers are printed in (4 or 8).
-	RegisterBytes() int
-	// StackWordBytes is the word size of the stack contents printed
-	// with -s; 0 when none are printed.
-	StackWordBytes() int
 }
 
 // ErrContextType is returned by ContextFrame for a context of another CPU.
