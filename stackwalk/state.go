@@ -78,6 +78,13 @@ type ProcessState struct {
 	// EntryPoint is the program's entry point (_start) from a Linux dump's
 	// auxiliary vector (AT_ENTRY), or 0: the main thread's walk ends there.
 	EntryPoint uint64
+	// Annotations are the crash annotations of the dump's Crashpad info
+	// stream (key → value): the process's simple annotations, then each
+	// module's simple annotations and string annotation objects, the first
+	// value of a key winning. nil without that stream or with an
+	// unreadable one (left out silently, as the outputs always did: not a
+	// Problem). stackwalk/signature's rules read them.
+	Annotations map[string]string
 
 	mods        *moduleMap    // Modules indexed by address; built on first use
 	moduleMerge mergeStrategy // how overlapping modules are indexed
