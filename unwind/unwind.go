@@ -5,7 +5,8 @@
 // it all it needs: stack memory and code bytes, STACK CFI and STACK WIN
 // rules, modules and functions (is a value a plausible return address,
 // where does a function start), the dump's memory map and whether scans
-// check call sites.
+// check call sites. It knows only unwinding: how frames are printed is the
+// outputs' concern (package stackwalk).
 //
 // The unwinders follow Breakpad's processor (stackwalker_*.cc): each caller
 // frame is found by trying, in order, call frame information, (x86) Windows
