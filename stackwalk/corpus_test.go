@@ -295,3 +295,28 @@ func TestWorkers(t *testing.T) {
 		})
 	}
 }
+
+// TestReadAnnotations: Read keeps the Crashpad annotations of a corpus
+// dump, process-wide simple annotations and module annotation objects.
+func TestReadAnnotations(t *testing.T) {
+	f, err := minidump.Open(corpus.File(t, "breakpad/processor/minidump_crashpad_annotation.dmp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := stackwalk.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := st.Annotations; a["prod"] != "xcuitest" || a["exceptionName"] != "NSRangeException" {
+		t.Errorf("annotations: %v", a)
+	}
+	g, err := minidump.Open(corpus.File(t, "breakpad/processor/minidump2.dmp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if st, err := stackwalk.Read(g); err != nil || st.Annotations != nil {
+		t.Errorf("a dump without a Crashpad info stream: annotations %v (%v)", st.Annotations, err)
+	}
+}

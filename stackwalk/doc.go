@@ -25,10 +25,15 @@
 // FunctionBase, SourceFile, SourceLine, SourceLineBase, all absolute
 // addresses), how it was found (Trust, whose String is Breakpad's "Found by"
 // text) and the registers recovered for it (Context; Registers lists the
-// valid ones by name in Breakpad's order). Frames made from INLINE records
-// have Trust == unwind.TrustInline, no registers, and come before the
-// physical frame they are inlined into. ReturnAddress is the address
-// Breakpad prints for a frame; offsets are computed from it.
+// valid ones by name in Breakpad's order, as the CPU's print layout says).
+// Frames made from INLINE records have Trust == unwind.TrustInline, no
+// registers, and come before the physical frame they are inlined into.
+// ReturnAddress is the address Breakpad prints for a frame; offsets are
+// computed from it.
+//
+// Read keeps all the outputs need, beyond Breakpad's report too (the Linux
+// and Mozilla extras of the JSON report, the Crashpad annotations the
+// signature rules read): the outputs render the ProcessState alone.
 //
 // Module.MissingSymbols and Module.CorruptSymbols are set when a frame of a
 // walked stack fell in the module and its symbol file was absent or had
@@ -37,11 +42,14 @@
 //
 // # Walking
 //
-// The per-CPU unwinders live in arch/x86, arch/amd64 and arch/arm64 (shared
-// pieces in arch/unwind) and follow Breakpad's stackwalker_*.cc, heuristics
-// included: STACK CFI first, then (x86) STACK WIN, the frame-pointer chain,
-// and stack scanning for a return address that lies, one byte back, in a
-// module and, when the module has symbols, in a known function. Unwinders
+// The per-CPU unwinders live in unwind/x86, unwind/amd64, unwind/arm,
+// unwind/arm64 and unwind/mips (shared pieces, and unwind.Env, the one
+// interface through which they ask the walk for memory, code bytes, rules
+// and symbols, in package unwind) and follow Breakpad's stackwalker_*.cc,
+// heuristics included: STACK CFI first, then (x86) STACK WIN, the
+// frame-pointer chain, and stack scanning for a return address that lies,
+// one byte back, in a module and, when the module has symbols, in a known
+// function. Unwinders
 // read only the thread's own stack memory, as Breakpad does. A walk ends at
 // a return address below 4096 or a stack pointer that does not grow (equal is
 // allowed once, for leaf functions whose return address is in a register);

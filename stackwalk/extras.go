@@ -7,10 +7,10 @@ import (
 	"github.com/gobreakpad/gobreakpad/minidump"
 )
 
-// readExtras reads what the dump's Linux and Mozilla streams say beyond
-// Breakpad's report: the pid (when the misc info stream lacks it), the
-// distribution, the CPU microcode, the number of memory mappings and the
-// dump writer's soft errors. It allocates little: the maps are counted
+// readExtras reads what the dump's Linux, Mozilla and Crashpad streams say
+// beyond Breakpad's report: the pid (when the misc info stream lacks it),
+// the distribution, the CPU microcode, the number of memory mappings, the
+// dump writer's soft errors and the Crashpad annotations. It allocates little: the maps are counted
 // without being built, the text streams scanned in place, and absent
 // streams cost no error value.
 func readExtras(f *minidump.File, p *ProcessState) {
@@ -44,6 +44,38 @@ func readExtras(f *minidump.File, p *ProcessState) {
 	if v, ok := f.LinuxAuxvValue(minidump.AuxvEntryPoint); ok {
 		p.EntryPoint = v
 	}
+	if present(f, minidump.CrashpadInfoStream) {
+		p.Annotations = crashpadAnnotations(f)
+	}
+}
+
+// crashpadAnnotations returns the annotations of the dump's Crashpad info
+// stream (ProcessState.Annotations), or nil when it is unreadable.
+func crashpadAnnotations(f *minidump.File) map[string]string {
+	info, err := f.CrashpadInfo()
+	if err != nil || info == nil {
+		return nil
+	}
+	out := map[string]string{}
+	add := func(k, v string) {
+		if _, ok := out[k]; !ok {
+			out[k] = v
+		}
+	}
+	for _, a := range info.SimpleAnnotations {
+		add(a.Key, a.Value)
+	}
+	for _, m := range info.Modules {
+		for _, a := range m.SimpleAnnotations {
+			add(a.Key, a.Value)
+		}
+		for _, o := range m.AnnotationObjects {
+			if o.Type == 1 { // a string
+				add(o.Name, string(o.Value))
+			}
+		}
+	}
+	return out
 }
 
 // optionalStream is f.Stream(t) for a stream a dump may well lack: an

@@ -15,7 +15,7 @@ type execRange struct {
 // memMap is the process's address space map as the dump gives it (a Linux
 // dump's /proc/PID/maps, else a memory info list), sorted by start: the
 // walk asks it whether a context pc is in executable memory
-// (unwind.MemoryMap).
+// (unwind.Env.Executable).
 type memMap []execRange
 
 // readMemMap returns the dump's map, or nil when it has none.

@@ -285,10 +285,10 @@ func printStackPointers(b *bufio.Writer, p *ProcessState, t *CallStack, sym *sym
 
 // registerBytes is the width Breakpad prints a frame's registers in.
 func registerBytes(f *StackFrame) int {
-	if w, ok := f.cpu.(unwind.ReportWidths); ok {
-		return w.RegisterBytes()
+	if f.layout == nil {
+		return 0
 	}
-	return f.WordSize()
+	return f.layout.registerBytes
 }
 
 // appendRegister appends a register as fmt's " %5s = 0x%0*x" with the
@@ -351,9 +351,9 @@ func printStack(b *bufio.Writer, t *CallStack, sym *symbolizer) {
 // printStackContents dumps the stack between a frame and its caller, then
 // the words in it that symbolize to functions.
 func printStackContents(b *bufio.Writer, f, caller *StackFrame, mem StackMemory, sym *symbolizer) {
-	word := f.WordSize()
-	if w, ok := f.cpu.(unwind.ReportWidths); ok {
-		word = w.StackWordBytes()
+	word := 0
+	if f.layout != nil {
+		word = f.layout.stackWordBytes
 	}
 	begin, ok1 := f.StackPointer()
 	end, ok2 := caller.StackPointer()

@@ -313,7 +313,7 @@ func (p *ProcessState) Walk(opt Options) {
 		if ctx == nil {
 			continue
 		}
-		cpu, rawCtx := unwinderFor(ctx, mods, p.System.OSShort)
+		cpu, rawCtx, layout := unwinderFor(ctx, mods, p.System.OSShort)
 		if cpu == nil {
 			continue
 		}
@@ -332,7 +332,7 @@ func (p *ProcessState) Walk(opt Options) {
 			env.stack = r
 		}
 		jobs = append(jobs, func() {
-			if frames, err := walkThread(cpu, rawCtx, env, &budget); err == nil {
+			if frames, err := walkThread(cpu, layout, rawCtx, env, &budget); err == nil {
 				cs.Frames = frames
 			}
 		})
@@ -366,15 +366,16 @@ func runJobs(jobs []func(), workers int) {
 	wg.Wait()
 }
 
-// unwinderFor picks the unwinder for a context's CPU.
-func unwinderFor(c *minidump.Context, mods *moduleMap, os string) (unwind.CPU, any) {
+// unwinderFor picks the unwinder for a context's CPU, the raw context it
+// starts from, and how the outputs print the CPU's frames.
+func unwinderFor(c *minidump.Context, mods *moduleMap, os string) (unwind.CPU, any, *printLayout) {
 	switch {
 	case c.ARM != nil:
-		return armunwind.Unwinder{IOS: os == "ios"}, c.ARM
+		return armunwind.Unwinder{IOS: os == "ios"}, c.ARM, layoutARM
 	case c.AMD64 != nil:
-		return amd64unwind.Unwinder{}, c.AMD64
+		return amd64unwind.Unwinder{}, c.AMD64, layoutAMD64
 	case c.X86 != nil:
-		return x86unwind.Unwinder{}, c.X86
+		return x86unwind.Unwinder{}, c.X86, layoutX86
 	case c.ARM64 != nil:
 		// Pointer-authentication bits are masked off with a mask covering
 		// the highest module, as Breakpad guesses the address range.
@@ -382,11 +383,11 @@ func unwinderFor(c *minidump.Context, mods *moduleMap, os string) (unwind.CPU, a
 		if n := len(mods.sorted); n > 0 {
 			end = mods.sorted[n-1].End()
 		}
-		return arm64unwind.NewUnwinder(end), c.ARM64
+		return arm64unwind.NewUnwinder(end), c.ARM64, layoutARM64
 	case c.MIPS != nil:
-		return mipsunwind.NewUnwinder(c.MIPS), c.MIPS
+		return mipsunwind.NewUnwinder(c.MIPS), c.MIPS, layoutMIPS
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
 // region is a thread's stack memory.

@@ -78,6 +78,13 @@ type ProcessState struct {
 	// EntryPoint is the program's entry point (_start) from a Linux dump's
 	// auxiliary vector (AT_ENTRY), or 0: the main thread's walk ends there.
 	EntryPoint uint64
+	// Annotations are the crash annotations of the dump's Crashpad info
+	// stream (key → value): the process's simple annotations, then each
+	// module's simple annotations and string annotation objects, the first
+	// value of a key winning. nil without that stream or with an
+	// unreadable one (left out silently, as the outputs always did: not a
+	// Problem). stackwalk/signature's rules read them.
+	Annotations map[string]string
 
 	mods        *moduleMap    // Modules indexed by address; built on first use
 	moduleMerge mergeStrategy // how overlapping modules are indexed
@@ -216,14 +223,15 @@ type StackFrame struct {
 	// Context holds the frame's registers; Context.Valid says which are known.
 	Context unwind.Context
 
-	cpu unwind.CPU
+	cpu    unwind.CPU   // the unwinder that found the frame: its register slots
+	layout *printLayout // how the outputs print the frame
 }
 
 // ReturnAddress is the address printed for the frame, as Breakpad chooses
 // it: on x86 and amd64 the program counter of physical frames (for callers,
 // the return address itself); Instruction for arm64 and inline frames.
 func (f *StackFrame) ReturnAddress() uint64 {
-	if f.Trust == unwind.TrustInline || f.cpu == nil || !f.cpu.ReportsPC() {
+	if f.Trust == unwind.TrustInline || f.cpu == nil || f.layout == nil || !f.layout.reportsPC {
 		return f.Instruction
 	}
 	return f.Context.Regs[f.cpu.PC()]
@@ -241,11 +249,11 @@ func (f *StackFrame) Registers() []Register { return f.appendRegisters(nil) }
 
 // appendRegisters appends the frame's Registers to dst.
 func (f *StackFrame) appendRegisters(dst []Register) []Register {
-	if f.Trust == unwind.TrustInline || f.cpu == nil {
+	if f.Trust == unwind.TrustInline || f.layout == nil {
 		return dst
 	}
-	names := f.cpu.Names()
-	always := f.cpu.PrintAlways()
+	names := f.layout.names
+	always := f.layout.always
 	all := uint64(1)<<uint(len(names)) - 1
 	for i, n := range names {
 		bit := uint64(1) << uint(i)

@@ -152,6 +152,7 @@ func (s *symbolizer) fill(f *StackFrame, wantInlines bool) []*StackFrame {
 			SourceLineBase: f.SourceLineBase,
 			Trust:          unwind.TrustInline,
 			cpu:            f.cpu,
+			layout:         f.layout,
 		}
 	}
 	return out

@@ -123,10 +123,12 @@ type walkEnv struct {
 	tails   bool          // show tail call frames (tailCallFrame)
 }
 
-// Executable answers from the dump's address space map (unwind.MemoryMap).
+var _ unwind.Env = (*walkEnv)(nil)
+
+// Executable answers from the dump's address space map (unwind.Env).
 func (e *walkEnv) Executable(addr uint64) (exec, known bool) { return e.maps.executable(addr) }
 
-// CheckCallSites says whether scans check call sites (unwind.CallSiteChecking).
+// CheckCallSites says whether scans check call sites (unwind.Env).
 func (e *walkEnv) CheckCallSites() bool { return e.calls }
 
 // ReadMemory reads the thread's stack; the other methods answer from the
@@ -138,7 +140,7 @@ func (e *walkEnv) ReadMemory(addr uint64, n int) ([]byte, error) {
 	return e.stack.ReadMemory(addr, n)
 }
 
-// ReadCode reads code bytes from the dump's whole memory (unwind.CodeReader).
+// ReadCode reads code bytes from the dump's whole memory (unwind.Env).
 func (e *walkEnv) ReadCode(addr uint64, n int) ([]byte, error) {
 	if e.code == nil {
 		return nil, errNoMemory
@@ -152,7 +154,7 @@ func (e *walkEnv) ReadCode(addr uint64, n int) ([]byte, error) {
 	return e.code.ReadMemory(addr, n)
 }
 
-// FunctionName names the function covering addr (unwind.FunctionNamer).
+// FunctionName names the function covering addr (unwind.Env).
 func (e *walkEnv) FunctionName(addr uint64) string { return e.syms.functionName(addr) }
 
 func (e *walkEnv) CFI(addr uint64) *cfi.RuleSet { return e.syms.cfi(addr, e.eval) }
@@ -163,11 +165,11 @@ func (e *walkEnv) InModule(addr uint64) bool { return e.syms.mods.at(addr) != ni
 
 func (e *walkEnv) SeemsValid(addr uint64) bool { return e.syms.seemsValid(addr) }
 
-// FunctionStart says whether a function starts at addr (unwind.FunctionStarts).
+// FunctionStart says whether a function starts at addr (unwind.Env).
 func (e *walkEnv) FunctionStart(addr uint64) bool { return e.syms.functionStart(addr) }
 
 // FunctionBase returns the start of the function covering addr
-// (unwind.FunctionBaser).
+// (unwind.Env).
 func (e *walkEnv) FunctionBase(addr uint64) (uint64, bool) { return e.syms.functionBase(addr) }
 
 func (e *walkEnv) Windows() bool { return e.windows }
@@ -216,7 +218,7 @@ func atEntry(f *StackFrame, entry uint64) bool {
 // memory only the context frame is produced. The walk ends at the
 // program's entry point (env.entry) or at a frame whose CFI says it is
 // the outermost (its return address is undefined).
-func walkThread(cpu unwind.CPU, raw any, env *walkEnv, budget *atomic.Int64) ([]*StackFrame, error) {
+func walkThread(cpu unwind.CPU, layout *printLayout, raw any, env *walkEnv, budget *atomic.Int64) ([]*StackFrame, error) {
 	first, err := cpu.ContextFrame(raw, env)
 	if err != nil {
 		return nil, err
@@ -227,13 +229,13 @@ func walkThread(cpu unwind.CPU, raw any, env *walkEnv, budget *atomic.Int64) ([]
 	pastEntry := false
 	var callee *StackFrame // the last physical frame
 	for f := first; f != nil; {
-		sf := &StackFrame{Trust: f.Trust, Context: f.Context, cpu: cpu}
+		sf := &StackFrame{Trust: f.Trust, Context: f.Context, cpu: cpu, layout: layout}
 		sf.Instruction = f.Regs[cpu.PC()]
 		if f.Trust != unwind.TrustContext && !f.Interrupted && !f.Trampoline {
 			sf.Instruction -= cpu.InstructionAdjust()
 		}
 		inlines := env.syms.fill(sf, true)
-		if tc := tailCallFrame(cpu, env, f, callee); tc != nil {
+		if tc := tailCallFrame(cpu, layout, env, f, callee); tc != nil {
 			out = append(out, tc)
 		}
 		callee = sf
@@ -275,22 +277,18 @@ func walkThread(cpu unwind.CPU, raw any, env *walkEnv, budget *atomic.Int64) ([]
 // found by CFI or frame pointers are asked: their return addresses are
 // not stale values. The frame has no registers; its instruction is the
 // called function's start.
-func tailCallFrame(cpu unwind.CPU, env *walkEnv, f *unwind.Frame, callee *StackFrame) *StackFrame {
+func tailCallFrame(cpu unwind.CPU, layout *printLayout, env *walkEnv, f *unwind.Frame, callee *StackFrame) *StackFrame {
 	if !env.tails || callee == nil || callee.Function == "" || f.Interrupted || f.Trampoline {
 		return nil
 	}
 	if f.Trust != unwind.TrustCFI && f.Trust != unwind.TrustFP {
 		return nil
 	}
-	ct, ok := cpu.(unwind.CallTargeter)
-	if !ok {
-		return nil
-	}
-	target, ok := ct.CallTarget(env, f.Regs[cpu.PC()])
+	target, ok := cpu.CallTarget(env, f.Regs[cpu.PC()])
 	if !ok || target == callee.FunctionBase || !env.syms.functionStart(target) {
 		return nil
 	}
-	tc := &StackFrame{Trust: unwind.TrustTailCall, Instruction: target, cpu: cpu}
+	tc := &StackFrame{Trust: unwind.TrustTailCall, Instruction: target, cpu: cpu, layout: layout}
 	tc.Context.Regs[cpu.PC()] = target
 	env.syms.fill(tc, false)
 	if tc.Function == "" || tc.SourceLine == 0 {

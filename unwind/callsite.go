@@ -37,13 +37,6 @@ func x86CallIs(b []byte, mode int) bool {
 	return err == nil && inst.Len == len(b) && inst.Op == x86asm.CALL
 }
 
-// CallTargeter is implemented by a CPU whose direct calls can be decoded
-// from the dump's code bytes: CallTarget returns the target of the direct
-// call instruction that ends at ra, a return address.
-type CallTargeter interface {
-	CallTarget(env Env, ra uint64) (target uint64, ok bool)
-}
-
 // X86CallTarget is CallTarget for x86 (mode 32) and x86-64 (mode 64): a
 // call rel32 (E8) ending at ra.
 func X86CallTarget(env Env, ra uint64, mode int) (uint64, bool) {

@@ -2,34 +2,24 @@ package unwind
 
 import "golang.org/x/arch/x86/x86asm"
 
-// FunctionBaser is an optional Env method: the start of the function whose
-// symbol (a FUNC or PUBLIC record) covers addr.
-type FunctionBaser interface {
-	FunctionBase(addr uint64) (uint64, bool)
-}
-
 // maxPrologueDecode is how many bytes of a function are decoded at most
 // to learn its frame at an instruction.
 const maxPrologueDecode = 1024
 
 // FunctionCode returns the code of the function covering pc from its start
-// (env's FunctionBaser) up to pc, for decoding its prologue. For a caller's
+// (env's FunctionBase) up to pc, for decoding its prologue. For a caller's
 // frame (innermost false) pc is a return address and the function is the
 // one holding the call before it, looked up back bytes lower. ok is false
-// when env has no FunctionBaser, no function covers the address, pc is
+// when no function's symbol covers the address, pc is
 // before its start or more than maxPrologueDecode bytes past it, or the
 // code is not in the dump; code is empty (and not read) when pc is the
 // function's start.
 func FunctionCode(env Env, pc uint64, innermost bool, back uint64) (code []byte, ok bool) {
-	fb, ok := env.(FunctionBaser)
-	if !ok {
-		return nil, false
-	}
 	at := pc
 	if !innermost {
 		at -= back
 	}
-	base, ok := fb.FunctionBase(at)
+	base, ok := env.FunctionBase(at)
 	if !ok || pc < base || pc-base > maxPrologueDecode {
 		return nil, false
 	}
@@ -60,7 +50,7 @@ type FrameState struct {
 }
 
 // X86FrameState decodes the x86 (mode 32) or x86-64 (mode 64) code of the
-// function covering pc, from its start (env's FunctionBaser) up to pc,
+// function covering pc, from its start (env's FunctionBase) up to pc,
 // and returns its frame state when the code shows where the return
 // address is: every instruction decodes, only push, pop and adds and
 // subtractions of constants move the stack pointer, nothing before pc

@@ -5,29 +5,10 @@ import (
 	"slices"
 )
 
-// CodeReader is an optional method of an Env: the bytes of code at an
-// address, read from the whole dump's memory (not only the thread's stack).
-// Unwinders read it only to recognise code (signal trampolines, call
-// instructions); stack values are read with ReadMemory, from the stack
-// alone, as Breakpad does.
-type CodeReader interface {
-	ReadCode(addr uint64, n int) ([]byte, error)
-}
-
-// FunctionNamer is an optional method of an Env: the name of the function
-// whose symbol covers addr, or "" when none does.
-type FunctionNamer interface {
-	FunctionName(addr uint64) string
-}
-
-// ReadCode returns n bytes of code at addr through env's CodeReader, or
-// nil when env has none or the bytes are not in the dump.
+// ReadCode returns n bytes of code at addr (env's ReadCode), or nil when
+// the bytes are not in the dump.
 func ReadCode(env Env, addr uint64, n int) []byte {
-	cr, ok := env.(CodeReader)
-	if !ok {
-		return nil
-	}
-	b, err := cr.ReadCode(addr, n)
+	b, err := env.ReadCode(addr, n)
 	if err != nil || len(b) < n {
 		return nil
 	}
@@ -81,13 +62,9 @@ func trampolineByCode(env Env, addr uint64, ts []Trampoline) *Trampoline {
 }
 
 // trampolineByName returns the trampoline named by the symbol covering
-// addr (env's FunctionNamer), or nil.
+// addr (env's FunctionName), or nil.
 func trampolineByName(env Env, addr uint64, ts []Trampoline) *Trampoline {
-	n, ok := env.(FunctionNamer)
-	if !ok {
-		return nil
-	}
-	name := n.FunctionName(addr)
+	name := env.FunctionName(addr)
 	if name == "" {
 		return nil
 	}
@@ -108,7 +85,7 @@ func OrTrampoline(check CallCheck, ts []Trampoline) CallCheck {
 		if trampolineByCode(env, ra, ts) != nil {
 			return CallBefore
 		}
-		if s, ok := env.(FunctionStarts); ok && s.FunctionStart(ra) && trampolineByName(env, ra, ts) != nil {
+		if env.FunctionStart(ra) && trampolineByName(env, ra, ts) != nil {
 			return CallBefore
 		}
 		return check(env, ra)

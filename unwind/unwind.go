@@ -1,8 +1,12 @@
 // Package unwind holds what the per-CPU stack unwinders (unwind/x86,
-// unwind/amd64, unwind/arm, unwind/arm64) share: a frame's register state with its validity
-// bits, how a frame was found (Trust), and Env, the small interface through
-// which an unwinder reads stack memory, asks for STACK CFI and STACK WIN
-// rules, and tests whether a value looks like a return address.
+// unwind/amd64, unwind/arm, unwind/arm64, unwind/mips) share: a frame's
+// register state with its validity bits, how a frame was found (Trust), CPU (what each unwinder provides),
+// and Env, the one interface through which an unwinder asks the walk around
+// it all it needs: stack memory and code bytes, STACK CFI and STACK WIN
+// rules, modules and functions (is a value a plausible return address,
+// where does a function start), the dump's memory map and whether scans
+// check call sites. It knows only unwinding: how frames are printed is the
+// outputs' concern (package stackwalk).
 //
 // The unwinders follow Breakpad's processor (stackwalker_*.cc): each caller
 // frame is found by trying, in order, call frame information, (x86) Windows
@@ -142,10 +146,25 @@ const (
 	WinFrameData = 4
 )
 
-// Env is what an unwinder asks of the walk around it.
+// Env is what an unwinder asks of the walk around it: every question an
+// unwinder may ask, in one interface, so that its needs are seen in one
+// type. The walk's environment (package stackwalk) answers them from the
+// dump and the symbols; unwind/unwindtest's answers them from a hand-built
+// stack. An environment that lacks what a question needs (no code bytes,
+// no memory map, no symbols) gives the "not available" answer each method
+// documents, and the unwinders then do what Breakpad's do without it.
 type Env interface {
-	// Memory is the thread's stack.
+	// Memory is the thread's stack: every value an unwinder reads (saved
+	// registers, return addresses, frame records) comes from it alone, as
+	// in Breakpad.
 	Memory
+	// ReadCode returns n bytes of code at addr, read from the whole dump's
+	// memory (not only the thread's stack). Unwinders read it only to
+	// recognise code (signal trampolines, call instructions, prologues),
+	// never values. Not available: an error (the bytes are not in the
+	// dump, or there is no memory but the stack). Unwinders call it
+	// through the ReadCode function, which also checks the length.
+	ReadCode(addr uint64, n int) ([]byte, error)
 	// CFI returns the STACK CFI rules in force at instruction, or nil. They
 	// are compiled by Evaluator, so register indices are the CPU's slots.
 	CFI(instruction uint64) *cfi.RuleSet
@@ -156,6 +175,34 @@ type Env interface {
 	// SeemsValid reports whether addr is a plausible return address: inside
 	// a module and, when that module has symbols, inside a known function.
 	SeemsValid(addr uint64) bool
+	// FunctionName returns the name of the function whose symbol covers
+	// addr (signal trampolines are recognised by it when their code is not
+	// in the dump). Not available: "".
+	FunctionName(addr uint64) string
+	// FunctionBase returns the start of the function whose symbol (a FUNC
+	// or PUBLIC record) covers addr, where decoding its prologue starts
+	// (FunctionCode). Not available: false.
+	FunctionBase(addr uint64) (uint64, bool)
+	// FunctionStart reports whether a symbol (a FUNC or PUBLIC record)
+	// says a function starts exactly at addr. With call sites checked
+	// (ScanForCaller), a scan candidate there whose code bytes are not in
+	// the dump is passed over: a function's start is what a stored
+	// function pointer holds, and a return address only when the function
+	// before ends with a call to a no-return function, which the code
+	// bytes would show. Breakpad's scans take such candidates, and its
+	// outputs of dumps without a truth contain them (a qsort callback's
+	// address), so unchecked scans keep them. Not available: false.
+	FunctionStart(addr uint64) bool
+	// Executable says what the dump's map of the process's address space
+	// (a Linux dump's /proc/PID/maps, a memory info list) says of addr:
+	// a map without addr says it is not executable (nothing is mapped
+	// there). Not available (the dump has no map): known false.
+	Executable(addr uint64) (exec, known bool)
+	// CheckCallSites reports whether scans apply their call-site check
+	// (ScanForCaller). The walk turns it off by default, because
+	// Breakpad's scan is the reference for dumps without a known true
+	// chain (stackwalk.Options.CheckCallSites); unwindtest's Env checks.
+	CheckCallSites() bool
 	// Windows reports whether the dump comes from Windows.
 	Windows() bool
 	// Evaluator compiles rule text for this CPU: its register names are
@@ -227,29 +274,19 @@ const (
 // with ReadCode), and says whether a call instruction ends there.
 type CallCheck func(env Env, ra uint64) CallSite
 
-// CallSiteChecking is an optional Env method: whether scans apply their
-// call-site check (ScanForCaller). An Env without it checks. The walk
-// turns it off by default, because Breakpad's scan is the reference for
-// dumps without a known true chain (stackwalk.Options.CheckCallSites).
-type CallSiteChecking interface {
-	CheckCallSites() bool
-}
-
 // ScanForCaller is Breakpad's scan (see ScanForReturnAddress) that also
 // asks check, when not nil, about each candidate: a candidate whose code is
 // in the dump without a call instruction before it is a stale value or a
 // stored code pointer, not a return address, and is passed over. It
 // returns the trust the candidate earns: TrustCallSite when a call was
 // decoded before it, else TrustScan (no code bytes: Breakpad's evidence
-// alone). With check, a candidate the dump's memory map (MemoryMap) says
+// alone). With check, a candidate the dump's memory map (Env.Executable) says
 // is not executable is passed over too, and the scan then looks as far
 // past it as a new scan from it would.
 func ScanForCaller(env Env, start uint64, words, size int, check CallCheck) (loc, ip uint64, trust Trust, ok bool) {
-	if c, ok := env.(CallSiteChecking); ok && !c.CheckCallSites() {
+	if !env.CheckCallSites() {
 		check = nil
 	}
-	starts, _ := env.(FunctionStarts)
-	maps, _ := env.(MemoryMap)
 	end := start + uint64(words*size)
 	if size == 4 {
 		end = uint64(uint32(start) + uint32(words*size))
@@ -266,8 +303,8 @@ func ScanForCaller(env Env, start uint64, words, size int, check CallCheck) (loc
 			// map says it is not executable) holds no return address.
 			// Breakpad takes such words, and its outputs of dumps
 			// without a truth show them (docs/stackwalk.md).
-			if check != nil && maps != nil {
-				if exec, known := maps.Executable(v - 1); known && !exec {
+			if check != nil {
+				if exec, known := env.Executable(v - 1); known && !exec {
 					// Breakpad's walk would take it and scan on from
 					// there: look as far past it.
 					if e := l + uint64((RASearchWords+1)*size); e > end && e > l {
@@ -288,7 +325,7 @@ func ScanForCaller(env Env, start uint64, words, size int, check CallCheck) (loc
 				default:
 					// No code bytes: a candidate at a function's
 					// start is a stored function pointer.
-					if starts != nil && starts.FunctionStart(v) {
+					if env.FunctionStart(v) {
 						goto next
 					}
 				}
@@ -301,19 +338,6 @@ func ScanForCaller(env Env, start uint64, words, size int, check CallCheck) (loc
 		}
 	}
 	return 0, 0, TrustNone, false
-}
-
-// FunctionStarts is an optional Env method: whether a symbol source says
-// a function starts exactly at addr (a FUNC or PUBLIC record there). With
-// call sites checked (ScanForCaller), a candidate there whose code bytes
-// are not in the dump is passed over: a function's start is what a stored
-// function pointer holds, and a return address only when the function
-// before ends with a call to a no-return function, which the code bytes
-// would show. Breakpad's scans take such candidates, and its outputs of
-// dumps without a truth contain them (a qsort callback's address), so
-// unchecked scans keep them.
-type FunctionStarts interface {
-	FunctionStart(addr uint64) bool
 }
 
 // RuleAddress is the address whose CFI or STACK WIN rules unwind frame
@@ -332,14 +356,6 @@ func RuleAddress(last *Frame, pc int, adjust uint64) uint64 {
 // return address may still be in a register or on top of the stack.
 func Innermost(last *Frame) bool { return last.Trust == TrustContext || last.Interrupted }
 
-// MemoryMap is an optional Env method: what the dump's map of the
-// process's address space (a Linux dump's /proc/PID/maps, a memory info
-// list) says of addr. known is false when the dump has no map; a map
-// without addr says it is not executable (nothing is mapped there).
-type MemoryMap interface {
-	Executable(addr uint64) (exec, known bool)
-}
-
 // wildPC reports whether a context frame's pc is outside all code: in the
 // first page (a call through a null pointer), or outside the stack and
 // either in memory the dump's map says is not executable (a module's data,
@@ -357,10 +373,8 @@ func wildPC(env Env, last *Frame, pc int) bool {
 	if _, err := env.ReadMemory(p, 1); err == nil {
 		return false
 	}
-	if m, ok := env.(MemoryMap); ok {
-		if exec, known := m.Executable(p); known {
-			return !exec
-		}
+	if exec, known := env.Executable(p); known {
+		return !exec
 	}
 	return !env.InModule(p)
 }
@@ -454,16 +468,13 @@ func TerminateWalk(callerIP, callerSP, calleeSP uint64, firstUnwind bool) bool {
 	return callerSP <= calleeSP
 }
 
-// CPU is one architecture's unwinder and register naming.
+// CPU is one architecture's unwinder: its register slots (as arch/<cpu>
+// lays them out) and how it finds frames. How frames are printed is not
+// here: that is the outputs' concern (package stackwalk's print layouts).
 type CPU interface {
-	// Names returns the register names in slot order, as Breakpad prints them.
-	Names() []string
 	// CFINames returns the names rule text uses for the slots, followed by
 	// any pseudo-values the CPU's STACK WIN programs use.
 	CFINames() []string
-	// PrintAlways returns the mask of registers printed whenever they are
-	// valid; the others are printed only when every register is valid.
-	PrintAlways() uint64
 	// PC and SP return the slots of the instruction and stack pointers.
 	PC() int
 	SP() int
@@ -472,25 +483,17 @@ type CPU interface {
 	// InstructionAdjust is what to subtract from a return address to land
 	// inside the call instruction.
 	InstructionAdjust() uint64
-	// ReportsPC reports whether a frame's printed address is its program
-	// counter (x86, amd64) rather than the adjusted instruction address
-	// (arm64), as Breakpad's StackFrame*::ReturnAddress differ.
-	ReportsPC() bool
 	// ContextFrame returns the first frame from a thread's raw context.
 	ContextFrame(raw any, env Env) (*Frame, error)
 	// Caller finds the caller of frames[len(frames)-1], or nil when the walk
 	// ends. frames holds the physical frames found so far, innermost first.
 	Caller(env Env, frames []*Frame, scanAllowed bool) *Frame
-}
-
-// ReportWidths is implemented by a CPU whose Breakpad reports do not follow
-// its word size (mips: registers printed 8 bytes wide, no stack contents).
-type ReportWidths interface {
-	// RegisterBytes is the width registers are printed in (4 or 8).
-	RegisterBytes() int
-	// StackWordBytes is the word size of the stack contents printed
-	// with -s; 0 when none are printed.
-	StackWordBytes() int
+	// CallTarget returns the target of the direct call instruction that
+	// ends at ra, a return address, decoded from the dump's code bytes
+	// (env's ReadCode), for the walk's tail call frames
+	// (stackwalk.Options.TailCalls). Not available (a CPU whose calls are
+	// not decoded, the code not in the dump, no direct call there): false.
+	CallTarget(env Env, ra uint64) (target uint64, ok bool)
 }
 
 // ErrContextType is returned by ContextFrame for a context of another CPU.

@@ -120,19 +120,26 @@ func TestCorpusStable(t *testing.T) {
 	t.Logf("%d dumps, %d distinct signatures", len(cases), len(sigs))
 }
 
-// TestDumpAnnotations reads the Crashpad annotations of a corpus dump:
-// process-wide simple annotations and module annotation objects.
-func TestDumpAnnotations(t *testing.T) {
+// TestProcessAnnotations: the signature of a walked corpus dump takes the
+// dump's Crashpad annotations from the ProcessState, as ProcessDump did
+// from the dump (an abort message given as one makes an "Abort |" mark).
+func TestProcessAnnotations(t *testing.T) {
 	f, err := minidump.Open(corpus.File(t, "breakpad/processor/minidump_crashpad_annotation.dmp"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	a := signature.DumpAnnotations(f)
-	if a["prod"] != "xcuitest" || a["exceptionName"] != "NSRangeException" {
-		t.Errorf("annotations: %v", a)
+	st, err := stackwalk.Process(f, stackwalk.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if signature.DumpAnnotations(nil) != nil {
-		t.Errorf("annotations of no dump")
+	g := signature.Default()
+	plain := g.Process(st).Signature
+	if got := g.ProcessDump(st, f).Signature; got != plain {
+		t.Errorf("ProcessDump %q, Process %q", got, plain)
+	}
+	st.Annotations = map[string]string{signature.AnnotationAbortMessage: "out of cheese"}
+	if got := g.Process(st).Signature; !strings.HasPrefix(got, "Abort | out of cheese | ") {
+		t.Errorf("with an abort message: %q", got)
 	}
 }

@@ -19,10 +19,11 @@ var windowsReasons = map[uint32]string{
 }
 
 // FromProcess returns what signature generation needs of a walked process:
-// the requesting thread's frames (inline frames included) and the crash
-// reason.
+// the requesting thread's frames (inline frames included), the crash
+// reason and what the dump's annotations (st.Annotations) say (Annotate).
 func FromProcess(st *stackwalk.ProcessState) Crash {
 	c := Crash{OS: st.System.OS, Reason: reason(st)}
+	c.Annotate(st.Annotations)
 	if st.RequestingThread < 0 || st.RequestingThread >= len(st.Threads) || st.Threads[st.RequestingThread] == nil {
 		return c
 	}
@@ -81,7 +82,8 @@ func baseName(p string) string {
 	return path.Base(p)
 }
 
-// Process returns the signature of a walked process.
+// Process returns the signature of a walked process, its dump's
+// annotations taken into account (FromProcess).
 func (g *Generator) Process(st *stackwalk.ProcessState) Result {
 	if st == nil {
 		return g.Generate(Crash{})

@@ -18,14 +18,8 @@ const allValid = 1<<amd64.NumRegs - 1
 // Unwinder walks x86-64 stacks the way Breakpad's StackwalkerAMD64 does.
 type Unwinder struct{}
 
-// Names implements unwind.CPU.
-func (Unwinder) Names() []string { return amd64.RegisterNames }
-
 // CFINames implements unwind.CPU.
 func (Unwinder) CFINames() []string { return amd64.CFIRegisterNames }
-
-// PrintAlways implements unwind.CPU.
-func (Unwinder) PrintAlways() uint64 { return allValid }
 
 // PC implements unwind.CPU.
 func (Unwinder) PC() int { return amd64.RIP }
@@ -35,9 +29,6 @@ func (Unwinder) SP() int { return amd64.RSP }
 
 // WordSize implements unwind.CPU.
 func (Unwinder) WordSize() int { return 8 }
-
-// ReportsPC implements unwind.CPU.
-func (Unwinder) ReportsPC() bool { return true }
 
 // InstructionAdjust implements unwind.CPU.
 func (Unwinder) InstructionAdjust() uint64 { return 1 }
@@ -247,7 +238,7 @@ func byScan(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 }
 
 // CallTarget returns the target of the direct call ending at ra
-// (unwind.CallTargeter).
+// (unwind.CPU).
 func (Unwinder) CallTarget(env unwind.Env, ra uint64) (uint64, bool) {
 	return unwind.X86CallTarget(env, ra, 64)
 }

@@ -39,3 +39,7 @@ func callBefore(env unwind.Env, ra uint64) unwind.CallSite {
 	}
 	return unwind.NoCallBefore
 }
+
+// CallTarget implements unwind.CPU: 32-bit ARM's calls are not decoded for
+// tail call frames (not available).
+func (Unwinder) CallTarget(unwind.Env, uint64) (uint64, bool) { return 0, false }

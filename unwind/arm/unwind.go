@@ -24,14 +24,8 @@ type Unwinder struct {
 	IOS bool
 }
 
-// Names implements unwind.CPU.
-func (Unwinder) Names() []string { return arm.RegisterNames }
-
 // CFINames implements unwind.CPU.
 func (Unwinder) CFINames() []string { return arm.CFIRegisterNames }
-
-// PrintAlways implements unwind.CPU.
-func (Unwinder) PrintAlways() uint64 { return allValid }
 
 // PC implements unwind.CPU.
 func (Unwinder) PC() int { return arm.SlotPC }
@@ -41,9 +35,6 @@ func (Unwinder) SP() int { return arm.SlotSP }
 
 // WordSize implements unwind.CPU.
 func (Unwinder) WordSize() int { return 4 }
-
-// ReportsPC implements unwind.CPU: ARM frames print their instruction address.
-func (Unwinder) ReportsPC() bool { return false }
 
 // InstructionAdjust implements unwind.CPU: enough to land inside a Thumb
 // or ARM call instruction.

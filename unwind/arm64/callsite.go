@@ -30,7 +30,7 @@ func callInstBefore(env unwind.Env, ra uint64) unwind.CallSite {
 }
 
 // CallTarget returns the target of the BL instruction before ra
-// (unwind.CallTargeter).
+// (unwind.CPU).
 func (u *Unwinder) CallTarget(env unwind.Env, ra uint64) (uint64, bool) {
 	b := unwind.ReadCode(env, ra-4, 4)
 	if b == nil {

@@ -51,14 +51,8 @@ func (u *Unwinder) strip(env unwind.Env, p uint64) uint64 {
 	return p
 }
 
-// Names implements unwind.CPU.
-func (*Unwinder) Names() []string { return arm64.RegisterNames }
-
 // CFINames implements unwind.CPU.
 func (*Unwinder) CFINames() []string { return arm64.CFIRegisterNames }
-
-// PrintAlways implements unwind.CPU.
-func (*Unwinder) PrintAlways() uint64 { return allValid }
 
 // PC implements unwind.CPU.
 func (*Unwinder) PC() int { return arm64.RegPC }
@@ -68,9 +62,6 @@ func (*Unwinder) SP() int { return arm64.RegSP }
 
 // WordSize implements unwind.CPU.
 func (*Unwinder) WordSize() int { return 8 }
-
-// ReportsPC implements unwind.CPU.
-func (*Unwinder) ReportsPC() bool { return false }
 
 // InstructionAdjust implements unwind.CPU: instructions are 4 bytes.
 func (*Unwinder) InstructionAdjust() uint64 { return 4 }

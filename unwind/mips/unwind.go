@@ -51,15 +51,8 @@ type Unwinder struct {
 // carry the 32-bit MIPS bit, as Breakpad decides.
 func NewUnwinder(c *mips.Context) Unwinder { return Unwinder{Is64: c != nil && c.Is64()} }
 
-// Names implements unwind.CPU.
-func (Unwinder) Names() []string { return mips.RegisterNames }
-
 // CFINames implements unwind.CPU.
 func (Unwinder) CFINames() []string { return mips.CFIRegisterNames }
-
-// PrintAlways implements unwind.CPU: Breakpad prints gp, sp, fp, ra, pc and
-// s0-s7 when known, never the others.
-func (Unwinder) PrintAlways() uint64 { return tracked }
 
 // PC implements unwind.CPU.
 func (Unwinder) PC() int { return mips.RegPC }
@@ -75,16 +68,9 @@ func (u Unwinder) WordSize() int {
 	return 4
 }
 
-// RegisterBytes is the width Breakpad prints MIPS registers in: 8 bytes,
-// on mips too.
-func (Unwinder) RegisterBytes() int { return 8 }
-
-// StackWordBytes is the word size of Breakpad's stack contents (-s): none
-// are printed for MIPS.
-func (Unwinder) StackWordBytes() int { return 0 }
-
-// ReportsPC implements unwind.CPU: a frame's pc is its instruction.
-func (Unwinder) ReportsPC() bool { return true }
+// CallTarget implements unwind.CPU: MIPS calls are not decoded for tail
+// call frames (not available).
+func (Unwinder) CallTarget(unwind.Env, uint64) (uint64, bool) { return 0, false }
 
 // InstructionAdjust implements unwind.CPU: a caller's pc is already two
 // instructions before its return address.

@@ -38,7 +38,7 @@ func CheckSignal(t testing.TB, cpu unwind.CPU, label string, frames []*unwind.Fr
 	}
 	for r, v := range want {
 		if !s.Has(r) || s.Regs[r] != v {
-			t.Errorf("%ssignal frame %s = %#x (known %v), want %#x", label, cpu.Names()[r], s.Regs[r], s.Has(r), v)
+			t.Errorf("%ssignal frame %s = %#x (known %v), want %#x", label, cpu.CFINames()[r], s.Regs[r], s.Has(r), v)
 		}
 	}
 }

@@ -48,10 +48,12 @@ type Env struct {
 	FuncStarts map[uint64]bool
 }
 
-// FunctionStart implements unwind.FunctionStarts over FuncStarts.
+var _ unwind.Env = (*Env)(nil)
+
+// FunctionStart implements unwind.Env over FuncStarts.
 func (e *Env) FunctionStart(addr uint64) bool { return e.FuncStarts[addr] }
 
-// FunctionBase implements unwind.FunctionBaser over the Funcs of modules
+// FunctionBase implements unwind.Env over the Funcs of modules
 // with symbols: the start of the range covering addr.
 func (e *Env) FunctionBase(addr uint64) (uint64, bool) {
 	m := e.module(addr)
@@ -72,7 +74,7 @@ type Mapping struct {
 	Exec       bool
 }
 
-// Executable implements unwind.MemoryMap over Maps.
+// Executable implements unwind.Env over Maps (nil: not available).
 func (e *Env) Executable(addr uint64) (exec, known bool) {
 	if e.Maps == nil {
 		return false, false
@@ -120,7 +122,7 @@ func (e *Env) ReadMemory(addr uint64, n int) ([]byte, error) {
 	return e.Stack[off : off+uint64(n)], nil
 }
 
-// ReadCode implements unwind.CodeReader over Code.
+// ReadCode implements unwind.Env over Code (elsewhere: not available).
 func (e *Env) ReadCode(addr uint64, n int) ([]byte, error) {
 	for start, b := range e.Code {
 		if addr >= start && addr-start <= uint64(len(b)) && uint64(len(b))-(addr-start) >= uint64(n) {
@@ -130,7 +132,7 @@ func (e *Env) ReadCode(addr uint64, n int) ([]byte, error) {
 	return nil, fmt.Errorf("no code at %#x", addr)
 }
 
-// FunctionName implements unwind.FunctionNamer over FuncNames (exact starts).
+// FunctionName implements unwind.Env over FuncNames (exact starts).
 func (e *Env) FunctionName(addr uint64) string { return e.FuncNames[addr] }
 
 func (e *Env) module(addr uint64) *Module {
@@ -191,6 +193,10 @@ func (e *Env) SeemsValid(addr uint64) bool {
 	}
 	return false
 }
+
+// CheckCallSites implements unwind.Env: scans apply their call-site
+// check, as they do in a walk with stackwalk.Options.CheckCallSites.
+func (e *Env) CheckCallSites() bool { return true }
 
 // Windows implements unwind.Env.
 func (e *Env) Windows() bool { return e.IsWindows }

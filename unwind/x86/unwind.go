@@ -39,17 +39,8 @@ const maxReasonableGap = 128 * 1024
 // Unwinder walks x86 stacks the way Breakpad's StackwalkerX86 does.
 type Unwinder struct{}
 
-// Names implements unwind.CPU.
-func (Unwinder) Names() []string { return x86.RegisterNames }
-
 // CFINames implements unwind.CPU.
 func (Unwinder) CFINames() []string { return cfiNames }
-
-// PrintAlways implements unwind.CPU: eax, ecx, edx and eflags are printed
-// only for frames with every register known.
-func (Unwinder) PrintAlways() uint64 {
-	return 1<<x86.EIP | 1<<x86.ESP | 1<<x86.EBP | 1<<x86.EBX | 1<<x86.ESI | 1<<x86.EDI
-}
 
 // PC implements unwind.CPU.
 func (Unwinder) PC() int { return x86.EIP }
@@ -59,9 +50,6 @@ func (Unwinder) SP() int { return x86.ESP }
 
 // WordSize implements unwind.CPU.
 func (Unwinder) WordSize() int { return 4 }
-
-// ReportsPC implements unwind.CPU.
-func (Unwinder) ReportsPC() bool { return true }
 
 // InstructionAdjust implements unwind.CPU.
 func (Unwinder) InstructionAdjust() uint64 { return 1 }
@@ -317,7 +305,7 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 }
 
 // CallTarget returns the target of the direct call ending at ra
-// (unwind.CallTargeter).
+// (unwind.CPU).
 func (Unwinder) CallTarget(env unwind.Env, ra uint64) (uint64, bool) {
 	return unwind.X86CallTarget(env, ra, 32)
 }
