@@ -257,7 +257,7 @@ func walkOne(d dumpFile, syms symbols.Source, prefetch int, gen *signature.Gener
 	if err != nil {
 		return failed(err)
 	}
-	return golden.FromProcess(d.key, st, gen.ProcessDump(st, f).Signature)
+	return golden.FromProcess(d.key, st, gen.Process(st).Signature)
 }
 
 // compare sets the status of each result against its golden file (or

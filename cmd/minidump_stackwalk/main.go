@@ -251,7 +251,7 @@ func printSignature(stdout io.Writer, f *minidump.File, p *stackwalk.ProcessStat
 		}
 		gen = g
 	}
-	sig := gen.ProcessDump(p, f).Signature
+	sig := gen.Process(p).Signature
 	if o.json {
 		return jsonout.WriteWith(stdout, p, jsonout.Options{Pretty: o.pretty, Signature: sig})
 	}

@@ -3,9 +3,6 @@ package signature
 import (
 	"strconv"
 	"strings"
-
-	"github.com/gobreakpad/gobreakpad/minidump"
-	"github.com/gobreakpad/gobreakpad/stackwalk"
 )
 
 // The crash annotations Annotate reads (Mozilla's names, as Socorro takes
@@ -38,14 +35,4 @@ func (c *Crash) Annotate(a map[string]string) {
 	if v := a[AnnotationAbortMessage]; v != "" {
 		c.AbortMessage = v
 	}
-}
-
-// ProcessDump returns the signature of a walked process: Process, for
-// callers that still pass the dump. The dump's annotations are those
-// stackwalk.Read carried in st (ProcessState.Annotations); f is not read
-// again.
-//
-// Deprecated: use Process.
-func (g *Generator) ProcessDump(st *stackwalk.ProcessState, _ *minidump.File) Result {
-	return g.Process(st)
 }

@@ -121,8 +121,8 @@ func TestCorpusStable(t *testing.T) {
 }
 
 // TestProcessAnnotations: the signature of a walked corpus dump takes the
-// dump's Crashpad annotations from the ProcessState, as ProcessDump did
-// from the dump (an abort message given as one makes an "Abort |" mark).
+// dump's Crashpad annotations from the ProcessState, as stackwalk.Read
+// carried them (an abort message given as one makes an "Abort |" mark).
 func TestProcessAnnotations(t *testing.T) {
 	f, err := minidump.Open(corpus.File(t, "breakpad/processor/minidump_crashpad_annotation.dmp"))
 	if err != nil {
@@ -134,9 +134,8 @@ func TestProcessAnnotations(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := signature.Default()
-	plain := g.Process(st).Signature
-	if got := g.ProcessDump(st, f).Signature; got != plain {
-		t.Errorf("ProcessDump %q, Process %q", got, plain)
+	if got := g.Process(st).Signature; strings.HasPrefix(got, "Abort |") {
+		t.Errorf("without an abort message: %q", got)
 	}
 	st.Annotations = map[string]string{signature.AnnotationAbortMessage: "out of cheese"}
 	if got := g.Process(st).Signature; !strings.HasPrefix(got, "Abort | out of cheese | ") {
