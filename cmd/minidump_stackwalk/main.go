@@ -215,7 +215,7 @@ func run(stdout, stderr io.Writer, dumpPath string, o options) error {
 		fmt.Fprintf(stderr, "minidump_stackwalk: %s: %s\n", dumpPath, stackwalk.Escape(e.Error()))
 	}
 	if o.signature {
-		return printSignature(stdout, f, p, o)
+		return printSignature(stdout, p, o)
 	}
 	switch {
 	case o.json:
@@ -238,7 +238,7 @@ func run(stdout, stderr io.Writer, dumpPath string, o options) error {
 // printSignature prints the crash signature (with the dump's Crashpad
 // annotations taken into account) alone, or the JSON report with a
 // "signature" key.
-func printSignature(stdout io.Writer, f *minidump.File, p *stackwalk.ProcessState, o options) error {
+func printSignature(stdout io.Writer, p *stackwalk.ProcessState, o options) error {
 	gen := signature.Default()
 	if o.signatureLists != "" {
 		l := signature.DefaultLists()
