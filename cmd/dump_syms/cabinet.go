@@ -8,9 +8,8 @@ import (
 	"strings"
 
 	"github.com/gobreakpad/gobreakpad/cab"
-	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/cache"
 	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // cabMagic starts every Microsoft Cabinet file.
@@ -26,23 +25,6 @@ func magic(path string, n int) string {
 	b := make([]byte, n)
 	m, _ := io.ReadFull(f, b)
 	return string(b[:m])
-}
-
-// unpackedName is the name of the file a cabinet named name holds, as
-// symbol stores name them: .pd_ for .pdb, .ex_ for .exe, .dl_ for .dll.
-func unpackedName(name string) string {
-	ext := filepath.Ext(name)
-	switch strings.ToLower(ext) {
-	case ".pd_":
-		return strings.TrimSuffix(name, ext) + ".pdb"
-	case ".ex_":
-		return strings.TrimSuffix(name, ext) + ".exe"
-	case ".dl_":
-		return strings.TrimSuffix(name, ext) + ".dll"
-	case ".db_":
-		return strings.TrimSuffix(name, ext) + ".dbg"
-	}
-	return name
 }
 
 // unpack returns path itself when it is not a cabinet, else the path of
@@ -67,10 +49,10 @@ func (w *winFiles) unpack(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
-	want := unpackedName(filepath.Base(path))
+	want := symstore.UnpackedName(filepath.Base(path))
 	var file *cab.File
 	for _, cf := range r.Files {
-		if strings.EqualFold(symbols.BaseName(cf.Name), want) {
+		if strings.EqualFold(symstore.BaseName(cf.Name), want) {
 			file = cf
 			break
 		}
@@ -87,8 +69,8 @@ func (w *winFiles) unpack(path string) (string, error) {
 	}
 	// The stored name may hold directories or anything else: only a
 	// plain file name is used, else the cabinet's own unpacked name.
-	name := symbols.BaseName(file.Name)
-	if cache.CheckName(name) != nil {
+	name := symstore.BaseName(file.Name)
+	if symstore.CheckName(name) != nil {
 		name = want
 	}
 	if w.tmp == "" {

@@ -52,6 +52,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/dumpsyms/pe"
 	"github.com/gobreakpad/gobreakpad/pdb"
 	"github.com/gobreakpad/gobreakpad/pe/unwindinfo"
+	"github.com/gobreakpad/gobreakpad/symstore"
 	"github.com/urfave/cli/v3"
 )
 
@@ -176,17 +177,17 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 		return err
 	}
 	if store := c.String("store"); store != "" {
-		dir := filepath.Join(store, syms.Module.Name, syms.Module.ID)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
 		// Windows stores name the file after the PDB without its
 		// extension: DIR/app.pdb/ID/app.sym.
-		base := syms.Module.Name
-		if ext := filepath.Ext(base); strings.EqualFold(ext, ".pdb") {
-			base = strings.TrimSuffix(base, ext)
+		elems, err := symstore.BreakpadPath(syms.Module.Name, syms.Module.ID, ".sym")
+		if err != nil {
+			return fmt.Errorf("--store: %w", err)
 		}
-		f, err := os.Create(filepath.Join(dir, base+".sym"))
+		p := filepath.Join(store, filepath.Join(elems...))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		f, err := os.Create(p)
 		if err != nil {
 			return err
 		}

@@ -14,8 +14,8 @@ import (
 	"github.com/gobreakpad/gobreakpad/pdb"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
-	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
 	"github.com/gobreakpad/gobreakpad/symbols/remote"
+	"github.com/gobreakpad/gobreakpad/symstore"
 	"github.com/urfave/cli/v3"
 )
 
@@ -177,17 +177,17 @@ func (w *winFiles) client(dir string) (*remote.Client, error) {
 // directory dir (the PE's own, or the cabinet's it came from): a
 // cabinet beside it (name.pd_), then the symbol path's caches and local
 // stores, then its servers, in order. Names never become paths unless
-// cache.CheckName accepts them.
+// symstore.CheckName accepts them.
 func (w *winFiles) findPDB(dir string) func(name, id string) (string, error) {
 	return func(name, id string) (string, error) {
-		if err := cache.CheckName(name); err != nil {
+		if err := symstore.CheckName(name); err != nil {
 			return "", fmt.Errorf("PDB name from the CodeView record: %w", err)
 		}
-		if err := cache.CheckName(id); err != nil {
+		if err := symstore.CheckName(id); err != nil {
 			return "", fmt.Errorf("PDB identifier: %w", err)
 		}
 		if dir != "" {
-			for _, n := range []string{name, pdbsyms.PackedName(name)} {
+			for _, n := range []string{name, symstore.PackedName(name)} {
 				if p := filepath.Join(dir, n); isFile(p) {
 					return w.pdbFile(p)
 				}
@@ -264,7 +264,7 @@ func (w *winFiles) pdbFile(path string) (string, error) {
 // storePaths returns where the symbol-store tree dir keeps file name with
 // identifier id: plain, then as a cabinet.
 func storePaths(dir, name, id string) []string {
-	return []string{filepath.Join(dir, name, id, name), filepath.Join(dir, name, id, pdbsyms.PackedName(name))}
+	return []string{filepath.Join(dir, name, id, name), filepath.Join(dir, name, id, symstore.PackedName(name))}
 }
 
 func isFile(p string) bool {
@@ -276,11 +276,11 @@ func isFile(p string) bool {
 // identifier, or a PE's code identifier: Mozilla's --debug-id and
 // --code-id) from the symbol path, into a cache.
 func (w *winFiles) fetchByID(name, id string, code bool) (string, error) {
-	name = symbols.BaseName(name)
-	if err := cache.CheckName(name); err != nil {
+	name = symstore.BaseName(name)
+	if err := symstore.CheckName(name); err != nil {
 		return "", err
 	}
-	if err := cache.CheckName(id); err != nil {
+	if err := symstore.CheckName(id); err != nil {
 		return "", err
 	}
 	var errs []error

@@ -24,6 +24,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
 	"github.com/gobreakpad/gobreakpad/symfile"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // BuildID returns the module's ELF build ID in lower-case hex, or "" when
@@ -87,10 +88,10 @@ func Convert(c *cache.Cache, id, name, exe, dbg string, warn func(string, ...any
 // ModuleName is the name a module's converted symbols carry: its code
 // file's base name, else its debug file's.
 func ModuleName(m symbols.Module) string {
-	if n := symbols.BaseName(m.CodeFile); n != "" {
+	if n := symstore.BaseName(m.CodeFile); n != "" {
 		return n
 	}
-	return symbols.BaseName(m.DebugFile)
+	return symstore.BaseName(m.DebugFile)
 }
 
 // Files opens converted .sym files once each, however many modules and
@@ -199,7 +200,7 @@ func (d *Dirs) find(m symbols.Module, id string) (exe, dbg string) {
 		st, err := os.Stat(p)
 		return err == nil && st.Mode().IsRegular()
 	}
-	name := symbols.BaseName(m.CodeFile)
+	name := symstore.BaseName(m.CodeFile)
 	for _, root := range d.Roots {
 		bid := filepath.Join(root, ".build-id", id[:2], id[2:])
 		if dbg == "" && isFile(bid+".debug") {
@@ -208,7 +209,7 @@ func (d *Dirs) find(m symbols.Module, id string) (exe, dbg string) {
 		if exe == "" && isFile(bid) {
 			exe = bid
 		}
-		if exe == "" && cache.CheckName(name) == nil {
+		if exe == "" && symstore.CheckName(name) == nil {
 			p := filepath.Join(root, name)
 			if isFile(p) && hasBuildID(p, id) {
 				exe = p

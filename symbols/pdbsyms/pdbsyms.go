@@ -24,17 +24,8 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
 	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
-
-// SymName is the converted file's name for a debug file name: NAME.sym for
-// NAME.pdb (Breakpad's store layout).
-func SymName(debugFile string) string {
-	base := symbols.BaseName(debugFile)
-	if strings.HasSuffix(strings.ToLower(base), ".pdb") {
-		base = base[:len(base)-4]
-	}
-	return base + ".sym"
-}
 
 // A Converter turns PDBs and PEs into symbols, once per module into Cache,
 // and serves the converted files (each mapped once).
@@ -52,9 +43,13 @@ type Converter struct {
 // NAME.pdb/GUIDAGE/NAME.sym when already converted (by this process or
 // another), else converted with dumpsyms/pe and written there first.
 func (c *Converter) Convert(m symbols.Module, pdbPath, pePath string) (*symbols.Symbols, error) {
-	debugFile := symbols.BaseName(m.DebugFile)
+	debugFile := symstore.BaseName(m.DebugFile)
+	elems, err := symstore.BreakpadPath(debugFile, m.DebugID, ".sym")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", symbols.ErrNotFound, err)
+	}
 	p, err := c.conv.Do(debugFile+"/"+m.DebugID, func() (string, error) {
-		if p, ok := c.Cache.Lookup(debugFile, m.DebugID, SymName(debugFile)); ok {
+		if p, ok := c.Cache.Lookup(elems...); ok {
 			return p, nil
 		}
 		in := pdbPath
@@ -72,7 +67,7 @@ func (c *Converter) Convert(m symbols.Module, pdbPath, pePath string) (*symbols.
 				return "", err
 			}
 			defer os.RemoveAll(tmp)
-			exe := strings.TrimSuffix(debugFile, filepath.Ext(debugFile)) + strings.ToLower(filepath.Ext(symbols.BaseName(m.CodeFile)))
+			exe := strings.TrimSuffix(debugFile, filepath.Ext(debugFile)) + strings.ToLower(filepath.Ext(symstore.BaseName(m.CodeFile)))
 			if os.Symlink(pdbPath, filepath.Join(tmp, debugFile)) == nil && os.Symlink(pePath, filepath.Join(tmp, exe)) == nil {
 				in = filepath.Join(tmp, debugFile)
 			}
@@ -81,7 +76,7 @@ func (c *Converter) Convert(m symbols.Module, pdbPath, pePath string) (*symbols.
 		if err != nil {
 			return "", fmt.Errorf("converting %s: %w", in, err)
 		}
-		return c.Cache.WriteFunc(func(w io.Writer) error { return s.Write(w) }, debugFile, m.DebugID, SymName(debugFile))
+		return c.Cache.WriteFunc(func(w io.Writer) error { return s.Write(w) }, elems...)
 	})
 	if err != nil {
 		return nil, err
@@ -118,10 +113,6 @@ func (c *Converter) Close() error { return c.files.Close() }
 // many times the cabinet's size (and at least 64 MiB). Real PDBs compress 3
 // to 10 times; a small hostile cabinet must not fill the disk.
 const MaxInflateRatio = 64
-
-// PackedName is the name a symbol store gives the cabinet of the file
-// name: its last letter replaced with '_' (NAME.pd_ for NAME.pdb).
-func PackedName(name string) string { return name[:len(name)-1] + "_" }
 
 // InflateLimit is how many bytes the file of a cabinet of size bytes may
 // hold: ratio times the cabinet's size, and at least 64 MiB.

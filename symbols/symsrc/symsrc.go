@@ -24,6 +24,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols/remote"
 	"github.com/gobreakpad/gobreakpad/symbols/symbfile"
 	"github.com/gobreakpad/gobreakpad/symbols/symcache"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // Config is what a command line says about symbols.
@@ -90,13 +91,20 @@ func (s *Sources) File(m symbols.Module) (string, error) {
 	if syms.Empty() {
 		return "", fmt.Errorf("%w: %s %s", symbols.ErrNotFound, m.DebugFile, m.DebugID)
 	}
-	name := symbols.BaseName(m.DebugFile)
-	if cache.CheckName(name) != nil || cache.CheckName(m.DebugID) != nil {
-		return "", fmt.Errorf("%w: %q %q: not usable as file names", cache.ErrBadName, m.DebugFile, m.DebugID)
+	elems, err := symstore.BreakpadPath(m.DebugFile, m.DebugID, ".sym")
+	if err == nil {
+		for _, e := range elems {
+			if err = symstore.CheckName(e); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("%q %q: not usable as file names: %w", m.DebugFile, m.DebugID, err)
 	}
 	var cands []string
 	for _, d := range append(append([]string(nil), s.Dirs...), s.caches...) {
-		cands = append(cands, filepath.Join(d, name, m.DebugID, pdbsyms.SymName(name)))
+		cands = append(cands, filepath.Join(d, filepath.Join(elems...)))
 	}
 	if id := elfsyms.BuildID(m); id != "" {
 		for _, d := range s.caches {
