@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/dumpsyms/elf"
@@ -23,7 +22,6 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
-	"github.com/gobreakpad/gobreakpad/symfile"
 	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
@@ -94,60 +92,6 @@ func ModuleName(m symbols.Module) string {
 	return symstore.BaseName(m.DebugFile)
 }
 
-// Files opens converted .sym files once each, however many modules and
-// goroutines ask.
-type Files struct {
-	once  sync.Once
-	files symbols.Files[*symfile.Table]
-}
-
-// Open returns the symbols of the .sym file at path.
-func (s *Files) Open(path string) (*symbols.Symbols, error) {
-	s.once.Do(func() {
-		s.files.Open = func(p string) (*symfile.Table, *symbols.Symbols, error) {
-			t, err := symfile.Open(p)
-			if err != nil {
-				return nil, nil, err
-			}
-			return t, breakpad.Symbols(t), nil
-		}
-		s.files.CloseFile = (*symfile.Table).Close
-	})
-	_, syms, err := s.files.Load(path)
-	return syms, err
-}
-
-// Close unmaps the files.
-func (s *Files) Close() error { return s.files.Close() }
-
-// Once runs one conversion per key, however many goroutines ask.
-type Once struct {
-	mu sync.Mutex
-	m  map[string]*onceEntry
-}
-
-type onceEntry struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// Do returns the result of f for key, running f the first time only.
-func (o *Once) Do(key string, f func() (string, error)) (string, error) {
-	o.mu.Lock()
-	if o.m == nil {
-		o.m = map[string]*onceEntry{}
-	}
-	e := o.m[key]
-	if e == nil {
-		e = &onceEntry{}
-		o.m[key] = e
-	}
-	o.mu.Unlock()
-	e.once.Do(func() { e.path, e.err = f() })
-	return e.path, e.err
-}
-
 // Dirs is a symbols.Source over directories of native ELF files. For a
 // module with build ID BUILDID (ab cdef...), each directory is searched for
 //
@@ -162,8 +106,8 @@ type Dirs struct {
 	// Warn, when set, receives dumpsyms's warnings.
 	Warn func(format string, args ...any)
 
-	files Files
-	conv  Once
+	files breakpad.Files
+	conv  symbols.Once
 }
 
 // NewDirs returns the source over roots, converting into c.

@@ -22,8 +22,8 @@ import (
 	"github.com/gobreakpad/gobreakpad/dumpsyms/peexports"
 	"github.com/gobreakpad/gobreakpad/pe/unwindinfo"
 	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
-	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
 	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
@@ -34,8 +34,8 @@ type Converter struct {
 	// Warn, when set, receives dumpsyms's warnings.
 	Warn func(format string, args ...any)
 
-	conv  elfsyms.Once
-	files elfsyms.Files
+	conv  symbols.Once
+	files breakpad.Files
 }
 
 // Convert returns the symbols of module m made from its PDB at pdbPath or,

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
 )
 
@@ -23,8 +24,8 @@ type Debuginfod struct {
 	// Warn, when set, receives dumpsyms's warnings.
 	Warn func(format string, args ...any)
 
-	files elfsyms.Files
-	conv  elfsyms.Once
+	files breakpad.Files
+	conv  symbols.Once
 }
 
 // NewDebuginfod returns the source of the server at url.
