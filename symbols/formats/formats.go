@@ -100,15 +100,25 @@ func Detect(path string) (*Format, error) {
 	n, _ := io.ReadFull(fh, head)
 	fh.Close()
 	head = head[:n]
-	for _, f := range All() {
-		if f.Sniff != nil && f.Sniff(head) {
-			return f, nil
-		}
+	if f := Sniff(head); f != nil {
+		return f, nil
 	}
 	if f, err := ByExt(path); err == nil {
 		return f, nil
 	}
 	return nil, fmt.Errorf("%s: not a symbol or debug file this program reads (starts with % x)", path, head[:min(8, len(head))])
+}
+
+// Sniff returns the format of a file starting with head (its first 64
+// bytes, or all of a shorter file) by its first bytes, or nil when no
+// format recognizes them.
+func Sniff(head []byte) *Format {
+	for _, f := range All() {
+		if f.Sniff != nil && f.Sniff(head) {
+			return f
+		}
+	}
+	return nil
 }
 
 // ReadFor reads the file at path, of format from, into a model to be

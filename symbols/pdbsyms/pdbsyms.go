@@ -138,13 +138,14 @@ func Extract(c *cache.Cache, path string, limit int64, elems ...string) (string,
 	if err != nil {
 		return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, path, err)
 	}
-	if len(r.Files) != 1 {
-		return "", fmt.Errorf("%w: %s: %d files in the cabinet, want 1", symbols.ErrNotFound, path, len(r.Files))
+	file, err := cabinetFile(r, path, "")
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", symbols.ErrNotFound, err)
 	}
-	if size := int64(r.Files[0].Size); size > limit {
-		return "", fmt.Errorf("%w: %s: %s declares %d bytes, over the limit of %d", symbols.ErrNotFound, path, r.Files[0].Name, size, limit)
+	if size := int64(file.Size); size > limit {
+		return "", fmt.Errorf("%w: %s: %s declares %d bytes, over the limit of %d", symbols.ErrNotFound, path, file.Name, size, limit)
 	}
-	f, err := r.Files[0].Open()
+	f, err := file.Open()
 	if err != nil {
 		return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, path, err)
 	}
