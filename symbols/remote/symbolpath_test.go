@@ -4,6 +4,8 @@ import (
 	"os"
 	"reflect"
 	"testing"
+
+	"strings"
 )
 
 func TestParseSymbolPath(t *testing.T) {
@@ -46,4 +48,28 @@ func TestParseSymbolPath(t *testing.T) {
 			t.Errorf("%s: ParseSymbolPath(%q) = %+v, want %+v", c.why, c.in, got, c.want)
 		}
 	}
+}
+
+// FuzzParseSymbolPath checks that any symbol path parses without a panic
+// into elements whose fields fit their kind.
+func FuzzParseSymbolPath(f *testing.F) {
+	for _, s := range []string{"srv", "srv*", "srv*/c*https://a.example/", "cache*~;symsrv*x*y*http://b", "/d;\n;http://e", "symsrv*", "srv***", "*;*"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		for _, e := range ParseSymbolPath(spec) {
+			switch e.Kind {
+			case SymbolServer, PlainURL:
+				if e.URL == "" || e.Dir != "" || strings.HasSuffix(e.URL, "/") {
+					t.Fatalf("%q: %+v", spec, e)
+				}
+			case StoreDir, CacheDir, PlainDir:
+				if e.Dir == "" || e.URL != "" || e.Cache != "" {
+					t.Fatalf("%q: %+v", spec, e)
+				}
+			default:
+				t.Fatalf("%q: kind %d", spec, e.Kind)
+			}
+		}
+	})
 }
