@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symstore"
 	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
@@ -45,7 +46,7 @@ func baseName(p string) string {
 			return c.out
 		}
 	}
-	out := symbols.BaseName(p)
+	out := symstore.BaseName(p)
 	if len(p) > 4096 {
 		lastBase.Store(&baseCache{p, out})
 	}

@@ -3,11 +3,13 @@ package stackwalk_test
 import (
 	"bytes"
 	"fmt"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	"github.com/gobreakpad/gobreakpad/symstore"
 
 	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
@@ -17,7 +19,6 @@ import (
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/minidump/synth"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
-	"github.com/gobreakpad/gobreakpad/symfile"
 	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
@@ -35,11 +36,10 @@ func walkSynth(t *testing.T, b *synth.Builder, symText string) *stackwalk.Proces
 	}
 	m := &mods[0]
 	root := t.TempDir()
-	rel, err := symfile.RelPath(m.DebugFile(), m.DebugIdentifier())
+	path, err := symstore.BreakpadFile(root, m.DebugFile(), m.DebugIdentifier(), ".sym")
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(root, rel)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}

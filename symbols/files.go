@@ -59,3 +59,34 @@ func (s *Files[T]) Close() error {
 	}
 	return first
 }
+
+// Once runs one conversion per key, however many goroutines ask: the
+// converting sources (symbols/elfsyms, symbols/pdbsyms, symbols/remote) make
+// each module's file once. The zero value is ready to use.
+type Once struct {
+	mu sync.Mutex
+	m  map[string]*onceEntry
+}
+
+type onceEntry struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Do returns the result of f for key (a path), running f the first time
+// only; later and concurrent callers get the first call's result.
+func (o *Once) Do(key string, f func() (string, error)) (string, error) {
+	o.mu.Lock()
+	if o.m == nil {
+		o.m = map[string]*onceEntry{}
+	}
+	e := o.m[key]
+	if e == nil {
+		e = &onceEntry{}
+		o.m[key] = e
+	}
+	o.mu.Unlock()
+	e.once.Do(func() { e.path, e.err = f() })
+	return e.path, e.err
+}

@@ -23,7 +23,6 @@ package symbols
 
 import (
 	"errors"
-	"strings"
 )
 
 // Module names a module the way minidumps and symbol stores do. Sources use
@@ -138,12 +137,3 @@ type Source interface {
 
 // ErrNotFound is what a Source's Load wraps when it has nothing for a module.
 var ErrNotFound = errors.New("symbols: not found")
-
-// BaseName returns the last element of a module's path, Unix or Windows
-// (either separator), as Breakpad's PathnameStripper and rust-minidump do.
-func BaseName(p string) string {
-	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
-		return p[i+1:]
-	}
-	return p
-}

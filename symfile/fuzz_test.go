@@ -96,19 +96,3 @@ func FuzzLookup(f *testing.F) {
 		}
 	})
 }
-
-// FuzzRelPath checks that no debug file name or identifier yields a path
-// leaving the symbol root.
-func FuzzRelPath(f *testing.F) {
-	f.Add("../../etc/passwd", "ID")
-	f.Add(`c:\x\y.pdb`, "..")
-	f.Fuzz(func(t *testing.T, file, id string) {
-		rel, err := RelPath(file, id)
-		if err != nil {
-			return
-		}
-		if !filepathIsLocal(rel) {
-			t.Fatalf("RelPath(%q, %q) = %q escapes the root", file, id, rel)
-		}
-	})
-}

@@ -1,12 +1,12 @@
 package symfile
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // A Store finds symbol files in one or more symbol directories laid out as
@@ -56,47 +56,19 @@ func (s Status) String() string {
 }
 
 // ErrBadName is returned (wrapped) for a debug file name or identifier that
-// cannot name a file inside a symbol root: empty, ".", "..", or holding a NUL
-// byte.
-var ErrBadName = errors.New("unusable symbol file name")
-
-// RelPath returns the path, relative to a symbol root, of the symbol file for
-// a module with the given debug file and debug identifier (both as taken from
-// a minidump). Directory parts of debugFile, in Unix or Windows form, are
-// dropped, so the result never escapes the root.
-func RelPath(debugFile, debugID string) (string, error) {
-	base := debugFile
-	if i := strings.LastIndexAny(base, `/\`); i >= 0 {
-		base = base[i+1:]
-	}
-	if err := checkPathElem(base); err != nil {
-		return "", fmt.Errorf("debug file %q: %w", debugFile, err)
-	}
-	if err := checkPathElem(debugID); err != nil || strings.ContainsAny(debugID, `/\`) {
-		return "", fmt.Errorf("debug identifier %q: %w", debugID, ErrBadName)
-	}
-	name := base
-	if len(name) > 4 && strings.EqualFold(name[len(name)-4:], ".pdb") {
-		name = name[:len(name)-4]
-	}
-	return filepath.Join(base, debugID, name+".sym"), nil
-}
-
-func checkPathElem(s string) error {
-	if s == "" || s == "." || s == ".." || strings.IndexByte(s, 0) >= 0 {
-		return ErrBadName
-	}
-	return nil
-}
+// cannot name a file inside a symbol root: empty, ".", "..", or holding a
+// separator or a NUL byte. It is symstore.ErrBadName.
+var ErrBadName = symstore.ErrBadName
 
 // Find returns the path of the first existing symbol file for the module in
 // the store's roots. It returns an error wrapping [fs.ErrNotExist] when there
 // is none, or [ErrBadName] when the names are unusable.
 func (s *Store) Find(debugFile, debugID string) (string, error) {
-	rel, err := RelPath(debugFile, debugID)
+	elems, err := symstore.BreakpadPath(debugFile, debugID, ".sym")
 	if err != nil {
 		return "", err
 	}
+	rel := filepath.Join(elems...)
 	for _, root := range s.Roots {
 		p := filepath.Join(root, rel)
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {

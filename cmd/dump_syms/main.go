@@ -52,6 +52,10 @@ import (
 	"github.com/gobreakpad/gobreakpad/dumpsyms/pe"
 	"github.com/gobreakpad/gobreakpad/pdb"
 	"github.com/gobreakpad/gobreakpad/pe/unwindinfo"
+	"github.com/gobreakpad/gobreakpad/symbols/formats"
+	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
+	"github.com/gobreakpad/gobreakpad/symbols/remote"
+	"github.com/gobreakpad/gobreakpad/symstore"
 	"github.com/urfave/cli/v3"
 )
 
@@ -161,7 +165,7 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 		if opts.Warn != nil {
 			warn = opts.Warn
 		}
-		dir, cleanup, err := debuginfodDir(args[0], c.String("symbols-cache"), stderr, warn)
+		dir, cleanup, err := remote.DebugDir(args[0], c.String("symbols-cache"), remote.DebuginfodURLs(), stderr, warn)
 		if err != nil {
 			return err
 		}
@@ -176,17 +180,17 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 		return err
 	}
 	if store := c.String("store"); store != "" {
-		dir := filepath.Join(store, syms.Module.Name, syms.Module.ID)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
 		// Windows stores name the file after the PDB without its
 		// extension: DIR/app.pdb/ID/app.sym.
-		base := syms.Module.Name
-		if ext := filepath.Ext(base); strings.EqualFold(ext, ".pdb") {
-			base = strings.TrimSuffix(base, ext)
+		elems, err := symstore.BreakpadPath(syms.Module.Name, syms.Module.ID, ".sym")
+		if err != nil {
+			return fmt.Errorf("--store: %w", err)
 		}
-		f, err := os.Create(filepath.Join(dir, base+".sym"))
+		p := filepath.Join(store, filepath.Join(elems...))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		f, err := os.Create(p)
 		if err != nil {
 			return err
 		}
@@ -202,40 +206,84 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 	return nil
 }
 
-// readers are the object file formats dump_syms reads, by the magic bytes
-// their files start with.
-var readers = []struct {
-	magic string
-	dump  func(path string, opts pe.Options) (*dumpsyms.Symbols, error)
-}{
-	{"\x7fELF", func(path string, opts pe.Options) (*dumpsyms.Symbols, error) { return elf.Dump(path, opts.Options) }},
-	{pdb.Magic, pe.DumpWith},
-	{"MZ", pe.DumpWith},
-}
-
 // dump reads the symbols of the file at path with the reader its first
-// bytes call for.
+// bytes call for: ELF (symbols/formats' sniffing), PDB 7.0 or PE.
 func dump(path string, opts pe.Options) (*dumpsyms.Symbols, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	var magic [32]byte
+	var magic [64]byte
 	n, err := io.ReadFull(f, magic[:])
 	f.Close()
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, err
 	}
-	for _, r := range readers {
-		if strings.HasPrefix(string(magic[:n]), r.magic) {
-			return r.dump(path, opts)
-		}
-	}
-	switch head := string(magic[:n]); {
+	switch head, f := string(magic[:n]), formats.SniffHead(magic[:n]); {
+	case f != nil && f.Name == "elf":
+		return elf.Dump(path, opts.Options)
+	case strings.HasPrefix(head, pdb.Magic) || strings.HasPrefix(head, "MZ"):
+		return pe.DumpWith(path, opts)
 	case strings.HasPrefix(head, "Microsoft C/C++ program database 2.00"):
 		return nil, fmt.Errorf("%s: a PDB 2.00 file, which is not read (only PDB 7.0, MSF 7.00)", path)
 	case n == 0:
 		return nil, fmt.Errorf("%s: not an ELF, PE or PDB file (empty file)", path)
 	}
 	return nil, fmt.Errorf("%s: not an ELF, PE or PDB file (it starts with % x)", path, magic[:min(n, 4)])
+}
+
+// symbolPath returns the symbol path dump_syms uses: --symbol-server, else
+// $HOME/.dump_syms/config (Mozilla's dump_syms), else $_NT_SYMBOL_PATH
+// (Microsoft's tools).
+func symbolPath(flag string) []remote.PathElem {
+	if flag != "" {
+		return remote.ParseSymbolPath(flag)
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		if b, err := os.ReadFile(filepath.Join(h, ".dump_syms", "config")); err == nil {
+			if p := remote.ParseSymbolPath(string(b)); len(p) > 0 {
+				return p
+			}
+		}
+	}
+	return remote.ParseSymbolPath(os.Getenv("_NT_SYMBOL_PATH"))
+}
+
+// dumpWindows dumps the file named on the command line (orig): fetched
+// first from the symbol path with --debug-id (a PDB's debug identifier) or
+// --code-id (a PE's code identifier), extracted when it is a cabinet, then
+// read by its magic. The PDB of a PE is looked for beside the PE, at the
+// path its CodeView record names, as a cabinet beside the PE, then in the
+// symbol path (remote.WinFiles.FindPDB); the PE of a PDB beside the PDB,
+// plain or as a cabinet (pdbsyms.Inputs.DumpPDB).
+func dumpWindows(c *cli.Command, orig string, opts pe.Options, stderr io.Writer) (*dumpsyms.Symbols, error) {
+	in := &pdbsyms.Inputs{MaxRatio: int64(c.Int("max-inflate-ratio")), Warn: opts.Warn}
+	defer in.Close()
+	// Misses are not remembered: a PDB uploaded after a failed run is
+	// found by the next one.
+	w := &remote.WinFiles{Path: symbolPath(c.String("symbol-server")), CacheDir: c.String("symbols-cache"), MissTTL: -1,
+		UserAgent: remote.SymSrvUserAgent, Progress: stderr, Inputs: in}
+	path, id, code := orig, c.String("debug-id"), false
+	if cid := c.String("code-id"); cid != "" {
+		if id != "" {
+			return nil, cmdline.Usagef("--debug-id and --code-id: give one")
+		}
+		id, code = cid, true
+	}
+	if id != "" {
+		p, err := w.FetchByID(orig, id, code)
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
+	u, err := in.Unpack(path)
+	if err != nil {
+		return nil, err
+	}
+	opts.FindPDB = w.FindPDB(filepath.Dir(orig))
+	if !pdbsyms.IsPDB(u) {
+		return dump(u, opts)
+	}
+	return in.DumpPDB(orig, u, opts)
 }

@@ -7,35 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
+	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
 )
-
-func TestParseSymbolPath(t *testing.T) {
-	home, _ := os.UserHomeDir()
-	for _, c := range []struct {
-		in   string
-		want []symServer
-	}{
-		{"srv", []symServer{{url: defaultSymbolServer}}},
-		{"SRV*", []symServer{{url: defaultSymbolServer}}},
-		{"srv*https://a.example/sym/", []symServer{{url: "https://a.example/sym"}}},
-		{"SRV*c:\\cache*https://a.example", []symServer{{url: "https://a.example", cache: "c:\\cache"}}},
-		{"srv*~/symcache*http://a.example;\nsrv*http://b.example", []symServer{{url: "http://a.example", cache: home + "/symcache"}, {url: "http://b.example"}}},
-		{"srv*/down1*/down2*http://a.example", []symServer{{url: "http://a.example", cache: "/down1"}}},
-		{"cache*/c;srv*http://a.example;srv*/store", []symServer{{url: "http://a.example", cache: "/c"}, {dir: "/store"}}},
-		{"symsrv*symsrv.dll*/c*http://a.example", []symServer{{url: "http://a.example", cache: "/c"}}},
-		{"/plain/dir; ;http://bp.example", []symServer{{dir: "/plain/dir"}, {url: "http://bp.example"}}},
-	} {
-		if got := parseSymbolPath(c.in); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("%q: %+v, want %+v", c.in, got, c.want)
-		}
-	}
-}
 
 // symStore is an HTTP symbol server over a map of paths to files, counting
 // requests.
@@ -151,7 +129,7 @@ func TestSymbolServer(t *testing.T) {
 					copyFile(t, filepath.Join(root, in.pdb), filepath.Join(local, pdbName))
 				} else {
 					copyFile(t, filepath.Join(root, in.packed), filepath.Join(local, "packed.pd_"))
-					p, err := (&winFiles{maxRatio: 32}).unpack(filepath.Join(local, "packed.pd_"))
+					p, err := (&pdbsyms.Inputs{MaxRatio: 32}).Unpack(filepath.Join(local, "packed.pd_"))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -297,7 +275,7 @@ func TestCabinetInputs(t *testing.T) {
 	copyFile(t, filepath.Join(root, "windows/mozilla/basic32.pd_"), filepath.Join(dir, "basic32.pd_"))
 	copyFile(t, filepath.Join(root, "windows/mozilla/basic32.dll"), filepath.Join(dir, "basic32.dll"))
 	plain := t.TempDir()
-	p, err := (&winFiles{maxRatio: 32}).unpack(filepath.Join(dir, "basic32.pd_"))
+	p, err := (&pdbsyms.Inputs{MaxRatio: 32}).Unpack(filepath.Join(dir, "basic32.pd_"))
 	if err != nil {
 		t.Fatal(err)
 	}

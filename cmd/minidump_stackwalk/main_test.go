@@ -11,11 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gobreakpad/gobreakpad/symstore"
+
 	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/minidump/synth"
-	"github.com/gobreakpad/gobreakpad/symfile"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/walk (the example dump, its symbols and expected report)")
@@ -86,12 +87,11 @@ func writeExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := mods[0].DebugIdentifier()
-	rel, err := symfile.RelPath(mods[0].DebugFile(), id)
+	sym, err := symstore.BreakpadFile(exampleSyms, mods[0].DebugFile(), id, ".sym")
 	if err != nil {
 		t.Fatal(err)
 	}
 	os.RemoveAll(exampleSyms)
-	sym := filepath.Join(exampleSyms, rel)
 	if err := os.MkdirAll(filepath.Dir(sym), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/moduleid"
 	"github.com/gobreakpad/gobreakpad/pdb"
 	"github.com/gobreakpad/gobreakpad/symfile"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // peInfo is what the PE gives: the code identifier and the CodeView
@@ -60,8 +61,7 @@ type peInfo struct {
 // pdbBase is the base name of the PDB path the CodeView record gives (a
 // Windows or Unix path).
 func (pi *peInfo) pdbBase() string {
-	p := pi.rsds.PDBFileName
-	return p[strings.LastIndexAny(p, `\/`)+1:]
+	return symstore.BaseName(pi.rsds.PDBFileName)
 }
 
 // Dump reads the PDB or PE file at path with the default Windows choices

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/gobreakpad/gobreakpad/demangle/msvc"
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
@@ -23,6 +22,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/moduleid"
 	"github.com/gobreakpad/gobreakpad/pe/unwindinfo"
 	"github.com/gobreakpad/gobreakpad/symfile"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // Arch returns the MODULE record's architecture of a PE machine type:
@@ -63,7 +63,7 @@ func Module(f *pe.File, fileName string) (symfile.Module, symfile.CodeID, error)
 	default:
 		return m, symfile.CodeID{}, errors.New("pe: no optional header")
 	}
-	cid := symfile.CodeID{ID: fmt.Sprintf("%08X%X", f.TimeDateStamp, size), File: baseName(fileName)}
+	cid := symfile.CodeID{ID: fmt.Sprintf("%08X%X", f.TimeDateStamp, size), File: symstore.BaseName(fileName)}
 	if len(dirs) <= pe.IMAGE_DIRECTORY_ENTRY_DEBUG {
 		return m, cid, ErrNoCodeView
 	}
@@ -87,23 +87,15 @@ func Module(f *pe.File, fileName string) (symfile.Module, symfile.CodeID, error)
 			return m, cid, fmt.Errorf("debug directory: entry %d: %w", i/28, err)
 		}
 		if r, ok := moduleid.ParseRSDS(cv); ok {
-			m.ID, m.Name = r.DebugID(), baseName(r.PDBFileName)
+			m.ID, m.Name = r.DebugID(), symstore.BaseName(r.PDBFileName)
 			return m, cid, nil
 		}
 		if r, ok := moduleid.ParseNB10(cv); ok {
-			m.ID, m.Name = r.DebugID(), baseName(r.PDBFileName)
+			m.ID, m.Name = r.DebugID(), symstore.BaseName(r.PDBFileName)
 			return m, cid, nil
 		}
 	}
 	return m, cid, ErrNoCodeView
-}
-
-// baseName is the last element of a Windows or Unix path.
-func baseName(p string) string {
-	if i := strings.LastIndexAny(p, `\/`); i >= 0 {
-		p = p[i+1:]
-	}
-	return p
 }
 
 // maxExports bounds the export directory's counts beyond what the section

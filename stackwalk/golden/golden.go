@@ -38,12 +38,12 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"github.com/gobreakpad/gobreakpad/symbols"
 	"io"
 	"strconv"
 	"strings"
 
 	"github.com/gobreakpad/gobreakpad/stackwalk"
+	"github.com/gobreakpad/gobreakpad/symstore"
 	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
@@ -106,7 +106,7 @@ func FromProcess(dump string, st *stackwalk.ProcessState, sig string) *Record {
 			m, f.Unloaded = sf.UnloadedModule, true
 		}
 		if m != nil {
-			f.Module = symbols.BaseName(m.CodeFile)
+			f.Module = symstore.BaseName(m.CodeFile)
 			if f.Function == "" {
 				f.Function = "+0x" + strconv.FormatUint(sf.Instruction-m.Base, 16)
 			}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/gobreakpad/gobreakpad/minidump"
-	"github.com/gobreakpad/gobreakpad/symbols"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/stackwalk/crashreason"
+	"github.com/gobreakpad/gobreakpad/symstore"
 	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
@@ -253,10 +253,10 @@ func (f formatter) module(m *stackwalk.Module, mac bool) module {
 		BaseAddr:       f.addr(m.Base),
 		CodeID:         codeID,
 		CorruptSymbols: m.CorruptSymbols,
-		DebugFile:      symbols.BaseName(m.DebugFile),
+		DebugFile:      symstore.BaseName(m.DebugFile),
 		DebugID:        m.DebugID,
 		EndAddr:        f.addr(m.Base + m.Size),
-		Filename:       symbols.BaseName(m.CodeFile),
+		Filename:       symstore.BaseName(m.CodeFile),
 		LoadedSymbols:  m.SymbolsLoaded,
 		MissingSymbols: m.MissingSymbols,
 		Version:        strp(m.Version),
@@ -299,7 +299,7 @@ func (f formatter) thread(cs *stackwalk.CallStack, st *stackwalk.ProcessState) t
 		}
 		fr.MissingSymbols = fr.Function == nil
 		if mod != nil {
-			fr.Module = strp(symbols.BaseName(mod.CodeFile))
+			fr.Module = strp(symstore.BaseName(mod.CodeFile))
 			fr.ModuleOffset = f.addrp(sf.Instruction - mod.Base)
 		} else {
 			fr.UnloadedModules = f.unloadedHits(sf.Instruction, st.UnloadedModules)
@@ -325,7 +325,7 @@ func (f formatter) unloadedHits(addr uint64, mods []*stackwalk.Module) []unloade
 	byName := map[string][]uint64{}
 	for _, m := range mods {
 		if addr >= m.Base && addr-m.Base < m.Size {
-			name := symbols.BaseName(m.CodeFile)
+			name := symstore.BaseName(m.CodeFile)
 			byName[name] = append(byName[name], addr-m.Base)
 		}
 	}

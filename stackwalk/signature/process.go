@@ -1,11 +1,9 @@
 package signature
 
 import (
-	"path"
-	"strings"
-
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // windowsReasons are the Windows exception codes the marking rules look
@@ -40,7 +38,7 @@ func FromProcess(st *stackwalk.ProcessState) Crash {
 			Offset:   sf.Instruction,
 		}
 		if m := sf.Module; m != nil {
-			f.Module = baseName(m.CodeFile)
+			f.Module = symstore.BaseName(m.CodeFile)
 			f.ModuleOffset = sf.Instruction - m.Base
 		} else {
 			f.Unloaded = unloadedAt(st.UnloadedModules, sf.Instruction)
@@ -65,21 +63,10 @@ func reason(st *stackwalk.ProcessState) string {
 func unloadedAt(mods []*stackwalk.Module, addr uint64) string {
 	for _, m := range mods {
 		if m != nil && addr >= m.Base && addr-m.Base < m.Size {
-			return baseName(m.CodeFile)
+			return symstore.BaseName(m.CodeFile)
 		}
 	}
 	return ""
-}
-
-// baseName is a module path's last element, for Windows and Unix paths.
-func baseName(p string) string {
-	if p == "" {
-		return ""
-	}
-	if i := strings.LastIndexByte(p, '\\'); i >= 0 {
-		p = p[i+1:]
-	}
-	return path.Base(p)
 }
 
 // Process returns the signature of a walked process, its dump's

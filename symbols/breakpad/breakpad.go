@@ -6,6 +6,7 @@ package breakpad
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symfile"
@@ -18,21 +19,12 @@ import (
 // memory-mapped and indexed once, and shared by the modules naming it.
 type Dirs struct {
 	store *symfile.Store
-	files symbols.Files[*symfile.Table]
+	files Files
 }
 
 // NewDirs returns a Source searching roots in order.
 func NewDirs(roots ...string) *Dirs {
-	d := &Dirs{store: symfile.NewStore(roots...)}
-	d.files.Open = func(p string) (*symfile.Table, *symbols.Symbols, error) {
-		t, err := symfile.Open(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		return t, Symbols(t), nil
-	}
-	d.files.CloseFile = (*symfile.Table).Close
-	return d
+	return &Dirs{store: symfile.NewStore(roots...)}
 }
 
 // Load implements symbols.Source: the first existing symbol file among the
@@ -43,13 +35,43 @@ func (d *Dirs) Load(m symbols.Module) (*symbols.Symbols, error) {
 		// Missing, or a name that cannot be a path inside the roots.
 		return nil, fmt.Errorf("%w: %v", symbols.ErrNotFound, err)
 	}
-	_, syms, err := d.files.Load(p)
-	return syms, err
+	return d.files.Open(p)
 }
 
 // Close releases the symbol files' mappings. The symbols loaded through d
 // must not be used afterwards.
 func (d *Dirs) Close() error { return d.files.Close() }
+
+// Files opens .sym files once each, however many modules and goroutines
+// ask (symbols.Files over symfile.Open): what every source of .sym files
+// shares, Dirs and the sources converting other files into .sym files in a
+// cache (symbols/elfsyms, symbols/pdbsyms, symbols/remote). The zero value
+// is ready to use.
+type Files struct {
+	once  sync.Once
+	files symbols.Files[*symfile.Table]
+}
+
+// Open returns the symbols of the .sym file at path, mapping and indexing
+// it on first use.
+func (s *Files) Open(path string) (*symbols.Symbols, error) {
+	s.once.Do(func() {
+		s.files.Open = func(p string) (*symfile.Table, *symbols.Symbols, error) {
+			t, err := symfile.Open(p)
+			if err != nil {
+				return nil, nil, err
+			}
+			return t, Symbols(t), nil
+		}
+		s.files.CloseFile = (*symfile.Table).Close
+	})
+	_, syms, err := s.files.Load(path)
+	return syms, err
+}
+
+// Close unmaps the files; the symbols loaded through s must not be used
+// afterwards.
+func (s *Files) Close() error { return s.files.Close() }
 
 // Symbols returns what a parsed symbol file holds: lookups (even when it
 // has no FUNC or PUBLIC record: Breakpad counts the module's symbols as

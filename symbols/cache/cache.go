@@ -15,9 +15,9 @@
 // file or none. Misses are remembered with an empty marker file beside the
 // missing file's place, named after the server, for Cache.MissTTL.
 //
-// Every name becomes a path only after CheckName accepted it: no empty names,
-// "." or "..", separators, NUL or other control bytes. Nothing is written
-// outside Dir.
+// Every name becomes a path only after symstore.CheckName accepted it: no
+// empty names, "." or "..", separators, NUL or other control bytes, nothing
+// over 255 bytes. Nothing is written outside Dir.
 package cache
 
 import (
@@ -31,13 +31,16 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // DefaultMissTTL is how long a miss is remembered when Cache.MissTTL is zero.
 const DefaultMissTTL = 24 * time.Hour
 
-// ErrBadName is wrapped by errors about names that cannot be a path element.
-var ErrBadName = errors.New("cache: unusable name")
+// ErrBadName is wrapped by errors about names that cannot be a path element:
+// symstore.ErrBadName.
+var ErrBadName = symstore.ErrBadName
 
 // ErrTooLarge is wrapped by errors about downloads over their size limit.
 var ErrTooLarge = errors.New("cache: file too large")
@@ -74,32 +77,14 @@ func DirOr(dir string) (string, error) {
 	return filepath.Clean(dir), nil
 }
 
-// CheckName reports whether s can be one element of a path in the cache.
-func CheckName(s string) error {
-	switch {
-	case s == "" || s == "." || s == "..":
-		return fmt.Errorf("%w: %q", ErrBadName, s)
-	case len(s) > 255:
-		return fmt.Errorf("%w: %d bytes long", ErrBadName, len(s))
-	case strings.ContainsAny(s, `/\:`):
-		return fmt.Errorf("%w: %q holds a separator", ErrBadName, s)
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] == 0x7f {
-			return fmt.Errorf("%w: %q holds a control byte", ErrBadName, s)
-		}
-	}
-	return nil
-}
-
 // Path returns the path in the cache of the file named by elems, each
-// checked with CheckName.
+// checked with symstore.CheckName.
 func (c *Cache) Path(elems ...string) (string, error) {
 	if len(elems) == 0 {
 		return "", fmt.Errorf("%w: no name", ErrBadName)
 	}
 	for _, e := range elems {
-		if err := CheckName(e); err != nil {
+		if err := symstore.CheckName(e); err != nil {
 			return "", err
 		}
 	}

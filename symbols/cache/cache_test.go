@@ -11,19 +11,6 @@ import (
 	"time"
 )
 
-func TestCheckName(t *testing.T) {
-	for _, bad := range []string{"", ".", "..", "a/b", `a\b`, "c:", "a\x00b", "a\nb", strings.Repeat("x", 256)} {
-		if err := CheckName(bad); !errors.Is(err, ErrBadName) {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-	for _, good := range []string{"xul.pdb", "5A9832E5287241C1838ED98914E9B7FF1", "libc.so.6", "a..b", ".build-id", "file.ptr"} {
-		if err := CheckName(good); err != nil {
-			t.Errorf("%q: %v", good, err)
-		}
-	}
-}
-
 func TestWrite(t *testing.T) {
 	c := &Cache{Dir: t.TempDir()}
 	p, err := c.Write(strings.NewReader("hello"), 5, "a.pdb", "ID", "a.sym")

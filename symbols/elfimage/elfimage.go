@@ -9,7 +9,6 @@ package elfimage
 import (
 	"bytes"
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
@@ -17,12 +16,13 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symfile"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // Load reads the symbols of image, the bytes of module m as loaded. When m
 // has a debug identifier, the image's must be the same.
 func Load(image []byte, m symbols.Module) (*symbols.Symbols, error) {
-	name := path.Base(strings.ReplaceAll(m.CodeFile, `\`, "/"))
+	name := symstore.BaseName(m.CodeFile)
 	d, err := elfdump.DumpImage(bytes.NewReader(image), dumpsyms.Options{Name: name})
 	if err != nil {
 		return nil, err

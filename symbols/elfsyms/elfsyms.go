@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/dumpsyms/elf"
@@ -23,7 +22,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
-	"github.com/gobreakpad/gobreakpad/symfile"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // BuildID returns the module's ELF build ID in lower-case hex, or "" when
@@ -87,64 +86,10 @@ func Convert(c *cache.Cache, id, name, exe, dbg string, warn func(string, ...any
 // ModuleName is the name a module's converted symbols carry: its code
 // file's base name, else its debug file's.
 func ModuleName(m symbols.Module) string {
-	if n := symbols.BaseName(m.CodeFile); n != "" {
+	if n := symstore.BaseName(m.CodeFile); n != "" {
 		return n
 	}
-	return symbols.BaseName(m.DebugFile)
-}
-
-// Files opens converted .sym files once each, however many modules and
-// goroutines ask.
-type Files struct {
-	once  sync.Once
-	files symbols.Files[*symfile.Table]
-}
-
-// Open returns the symbols of the .sym file at path.
-func (s *Files) Open(path string) (*symbols.Symbols, error) {
-	s.once.Do(func() {
-		s.files.Open = func(p string) (*symfile.Table, *symbols.Symbols, error) {
-			t, err := symfile.Open(p)
-			if err != nil {
-				return nil, nil, err
-			}
-			return t, breakpad.Symbols(t), nil
-		}
-		s.files.CloseFile = (*symfile.Table).Close
-	})
-	_, syms, err := s.files.Load(path)
-	return syms, err
-}
-
-// Close unmaps the files.
-func (s *Files) Close() error { return s.files.Close() }
-
-// Once runs one conversion per key, however many goroutines ask.
-type Once struct {
-	mu sync.Mutex
-	m  map[string]*onceEntry
-}
-
-type onceEntry struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// Do returns the result of f for key, running f the first time only.
-func (o *Once) Do(key string, f func() (string, error)) (string, error) {
-	o.mu.Lock()
-	if o.m == nil {
-		o.m = map[string]*onceEntry{}
-	}
-	e := o.m[key]
-	if e == nil {
-		e = &onceEntry{}
-		o.m[key] = e
-	}
-	o.mu.Unlock()
-	e.once.Do(func() { e.path, e.err = f() })
-	return e.path, e.err
+	return symstore.BaseName(m.DebugFile)
 }
 
 // Dirs is a symbols.Source over directories of native ELF files. For a
@@ -161,8 +106,8 @@ type Dirs struct {
 	// Warn, when set, receives dumpsyms's warnings.
 	Warn func(format string, args ...any)
 
-	files Files
-	conv  Once
+	files breakpad.Files
+	conv  symbols.Once
 }
 
 // NewDirs returns the source over roots, converting into c.
@@ -199,7 +144,7 @@ func (d *Dirs) find(m symbols.Module, id string) (exe, dbg string) {
 		st, err := os.Stat(p)
 		return err == nil && st.Mode().IsRegular()
 	}
-	name := symbols.BaseName(m.CodeFile)
+	name := symstore.BaseName(m.CodeFile)
 	for _, root := range d.Roots {
 		bid := filepath.Join(root, ".build-id", id[:2], id[2:])
 		if dbg == "" && isFile(bid+".debug") {
@@ -208,7 +153,7 @@ func (d *Dirs) find(m symbols.Module, id string) (exe, dbg string) {
 		if exe == "" && isFile(bid) {
 			exe = bid
 		}
-		if exe == "" && cache.CheckName(name) == nil {
+		if exe == "" && symstore.CheckName(name) == nil {
 			p := filepath.Join(root, name)
 			if isFile(p) && hasBuildID(p, id) {
 				exe = p

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/gsym"
 	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // Lookuper is a symbols.Lookuper over one GSYM file.
@@ -102,15 +103,11 @@ func NewDirs(roots ...string) *Dirs {
 
 // storePath is the store-relative path of a module's GSYM file, or "".
 func storePath(debugFile, debugID string) string {
-	name := symbols.BaseName(debugFile)
-	if name == "" || name == "." || name == ".." || debugID == "" || strings.ContainsAny(debugID, `/\`) || debugID == "." || debugID == ".." {
+	elems, err := symstore.BreakpadPath(debugFile, debugID, ".gsym")
+	if err != nil {
 		return ""
 	}
-	stem := name
-	if strings.EqualFold(filepath.Ext(stem), ".pdb") {
-		stem = stem[:len(stem)-4]
-	}
-	return filepath.Join(name, debugID, stem+".gsym")
+	return filepath.Join(elems...)
 }
 
 func exists(p string) bool {
@@ -126,8 +123,8 @@ func (d *Dirs) find(m symbols.Module) (string, bool) {
 	if _, err := hex.DecodeString(buildID); err != nil || len(buildID) < 2 {
 		buildID = ""
 	}
-	code := symbols.BaseName(m.CodeFile)
-	if code == "." || code == ".." {
+	code := symstore.BaseName(m.CodeFile)
+	if symstore.CheckName(code) != nil {
 		code = ""
 	}
 	for _, root := range d.roots {

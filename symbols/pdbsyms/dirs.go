@@ -11,7 +11,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/moduleid"
 	"github.com/gobreakpad/gobreakpad/pdb"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/cache"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // MaxExtract bounds the size of a file extracted from a local CAB archive.
@@ -43,8 +43,8 @@ func NewDirs(conv *Converter, roots ...string) *Dirs { return &Dirs{Roots: roots
 
 // Load implements symbols.Source.
 func (d *Dirs) Load(m symbols.Module) (*symbols.Symbols, error) {
-	pdbName := symbols.BaseName(m.DebugFile)
-	peName := symbols.BaseName(m.CodeFile)
+	pdbName := symstore.BaseName(m.DebugFile)
+	peName := symstore.BaseName(m.CodeFile)
 	if !strings.HasSuffix(strings.ToLower(pdbName), ".pdb") {
 		return nil, fmt.Errorf("%w: %s: not a PDB", symbols.ErrNotFound, m.DebugFile)
 	}
@@ -67,7 +67,7 @@ func (d *Dirs) Load(m symbols.Module) (*symbols.Symbols, error) {
 // find returns the path of file name with identifier id in the roots, its
 // compressed form extracted into the cache, or "" when none has it.
 func (d *Dirs) find(name, id string, matches func(path, id string) bool) (string, error) {
-	if cache.CheckName(name) != nil || cache.CheckName(id) != nil {
+	if symstore.CheckName(name) != nil || symstore.CheckName(id) != nil {
 		return "", nil
 	}
 	names := []string{name}
@@ -76,16 +76,14 @@ func (d *Dirs) find(name, id string, matches func(path, id string) bool) (string
 	}
 	for _, root := range d.Roots {
 		for _, n := range names {
-			p := filepath.Join(root, n, id, n)
-			if isFile(p) {
-				return p, nil
-			}
-			packed := filepath.Join(root, n, id, PackedName(n))
-			if isFile(packed) {
+			if p, packed := StoreFile(root, n, id); p != "" {
+				if !packed {
+					return p, nil
+				}
 				if c, ok := d.Conv.Cache.Lookup(name, id, name); ok {
 					return c, nil
 				}
-				return Extract(d.Conv.Cache, packed, MaxExtract, name, id, name)
+				return Extract(d.Conv.Cache, p, MaxExtract, name, id, name)
 			}
 			if p := filepath.Join(root, n); isFile(p) && d.match(p, id, matches) {
 				return p, nil
@@ -93,6 +91,23 @@ func (d *Dirs) find(name, id string, matches func(path, id string) bool) (string
 		}
 	}
 	return "", nil
+}
+
+// StoreFile returns the path of file name with index id in the
+// Microsoft-layout store tree under root (symstore.MicrosoftPath): the file
+// itself (root/NAME/ID/NAME), else its cabinet (root/NAME/ID/NAM_, packed
+// true), else "". Names failing symstore.CheckName are in no store.
+func StoreFile(root, name, id string) (path string, packed bool) {
+	for _, form := range []symstore.Form{symstore.Plain, symstore.Packed} {
+		elems, err := symstore.MicrosoftPath(name, id, form)
+		if err != nil {
+			return "", false
+		}
+		if p := filepath.Join(root, filepath.Join(elems...)); isFile(p) {
+			return p, form == symstore.Packed
+		}
+	}
+	return "", false
 }
 
 // match memoizes matches(p, id).

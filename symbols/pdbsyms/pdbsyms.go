@@ -22,19 +22,10 @@ import (
 	"github.com/gobreakpad/gobreakpad/dumpsyms/peexports"
 	"github.com/gobreakpad/gobreakpad/pe/unwindinfo"
 	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
-	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
-
-// SymName is the converted file's name for a debug file name: NAME.sym for
-// NAME.pdb (Breakpad's store layout).
-func SymName(debugFile string) string {
-	base := symbols.BaseName(debugFile)
-	if strings.HasSuffix(strings.ToLower(base), ".pdb") {
-		base = base[:len(base)-4]
-	}
-	return base + ".sym"
-}
 
 // A Converter turns PDBs and PEs into symbols, once per module into Cache,
 // and serves the converted files (each mapped once).
@@ -43,8 +34,8 @@ type Converter struct {
 	// Warn, when set, receives dumpsyms's warnings.
 	Warn func(format string, args ...any)
 
-	conv  elfsyms.Once
-	files elfsyms.Files
+	conv  symbols.Once
+	files breakpad.Files
 }
 
 // Convert returns the symbols of module m made from its PDB at pdbPath or,
@@ -52,9 +43,13 @@ type Converter struct {
 // NAME.pdb/GUIDAGE/NAME.sym when already converted (by this process or
 // another), else converted with dumpsyms/pe and written there first.
 func (c *Converter) Convert(m symbols.Module, pdbPath, pePath string) (*symbols.Symbols, error) {
-	debugFile := symbols.BaseName(m.DebugFile)
+	debugFile := symstore.BaseName(m.DebugFile)
+	elems, err := symstore.BreakpadPath(debugFile, m.DebugID, ".sym")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", symbols.ErrNotFound, err)
+	}
 	p, err := c.conv.Do(debugFile+"/"+m.DebugID, func() (string, error) {
-		if p, ok := c.Cache.Lookup(debugFile, m.DebugID, SymName(debugFile)); ok {
+		if p, ok := c.Cache.Lookup(elems...); ok {
 			return p, nil
 		}
 		in := pdbPath
@@ -72,7 +67,7 @@ func (c *Converter) Convert(m symbols.Module, pdbPath, pePath string) (*symbols.
 				return "", err
 			}
 			defer os.RemoveAll(tmp)
-			exe := strings.TrimSuffix(debugFile, filepath.Ext(debugFile)) + strings.ToLower(filepath.Ext(symbols.BaseName(m.CodeFile)))
+			exe := strings.TrimSuffix(debugFile, filepath.Ext(debugFile)) + strings.ToLower(filepath.Ext(symstore.BaseName(m.CodeFile)))
 			if os.Symlink(pdbPath, filepath.Join(tmp, debugFile)) == nil && os.Symlink(pePath, filepath.Join(tmp, exe)) == nil {
 				in = filepath.Join(tmp, debugFile)
 			}
@@ -81,7 +76,7 @@ func (c *Converter) Convert(m symbols.Module, pdbPath, pePath string) (*symbols.
 		if err != nil {
 			return "", fmt.Errorf("converting %s: %w", in, err)
 		}
-		return c.Cache.WriteFunc(func(w io.Writer) error { return s.Write(w) }, debugFile, m.DebugID, SymName(debugFile))
+		return c.Cache.WriteFunc(func(w io.Writer) error { return s.Write(w) }, elems...)
 	})
 	if err != nil {
 		return nil, err
@@ -119,10 +114,6 @@ func (c *Converter) Close() error { return c.files.Close() }
 // to 10 times; a small hostile cabinet must not fill the disk.
 const MaxInflateRatio = 64
 
-// PackedName is the name a symbol store gives the cabinet of the file
-// name: its last letter replaced with '_' (NAME.pd_ for NAME.pdb).
-func PackedName(name string) string { return name[:len(name)-1] + "_" }
-
 // InflateLimit is how many bytes the file of a cabinet of size bytes may
 // hold: ratio times the cabinet's size, and at least 64 MiB.
 func InflateLimit(size, ratio int64) int64 { return max(64<<20, ratio*size) }
@@ -147,13 +138,14 @@ func Extract(c *cache.Cache, path string, limit int64, elems ...string) (string,
 	if err != nil {
 		return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, path, err)
 	}
-	if len(r.Files) != 1 {
-		return "", fmt.Errorf("%w: %s: %d files in the cabinet, want 1", symbols.ErrNotFound, path, len(r.Files))
+	file, err := cabinetFile(r, path, "")
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", symbols.ErrNotFound, err)
 	}
-	if size := int64(r.Files[0].Size); size > limit {
-		return "", fmt.Errorf("%w: %s: %s declares %d bytes, over the limit of %d", symbols.ErrNotFound, path, r.Files[0].Name, size, limit)
+	if size := int64(file.Size); size > limit {
+		return "", fmt.Errorf("%w: %s: %s declares %d bytes, over the limit of %d", symbols.ErrNotFound, path, file.Name, size, limit)
 	}
-	f, err := r.Files[0].Open()
+	f, err := file.Open()
 	if err != nil {
 		return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, path, err)
 	}

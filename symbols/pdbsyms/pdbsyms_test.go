@@ -12,6 +12,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
 	"github.com/gobreakpad/gobreakpad/symbols/symtest"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // link makes dst (and its directories) a symbolic link to src.
@@ -113,7 +114,11 @@ func TestDirs(t *testing.T) {
 			}
 			n := checkAgainst(t, syms, c.ref)
 			t.Logf("%s: %s: %d addresses or CFI records agree", filepath.Base(root), c.m.DebugFile, n)
-			if _, ok := conv.Cache.Lookup(elfsymsBase(c.m.DebugFile), c.m.DebugID, SymName(c.m.DebugFile)); !ok {
+			elems, err := symstore.BreakpadPath(c.m.DebugFile, c.m.DebugID, ".sym")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := conv.Cache.Lookup(elems...); !ok {
 				t.Errorf("%s: no converted file in the cache", c.m.DebugFile)
 			}
 		}
@@ -146,15 +151,6 @@ func TestDirs(t *testing.T) {
 	if _, err := d.Load(symbols.Module{DebugFile: "libc.so.6", DebugID: "AB", CodeFile: "libc.so.6"}); !errors.Is(err, symbols.ErrNotFound) {
 		t.Errorf("ELF module: %v", err)
 	}
-}
-
-func elfsymsBase(p string) string {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] == '/' || p[i] == '\\' {
-			return p[i+1:]
-		}
-	}
-	return p
 }
 
 // TestExtractBomb: a cabinet declaring far more than MaxInflateRatio times

@@ -3,12 +3,11 @@ package remote
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
-	"github.com/gobreakpad/gobreakpad/symfile"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // Breakpad is a symbols.Source over a Breakpad-layout HTTP store: the symbol
@@ -32,7 +31,7 @@ func (b *Breakpad) String() string { return b.URL }
 
 // Load implements symbols.Source.
 func (b *Breakpad) Load(m symbols.Module) (*symbols.Symbols, error) {
-	rel, err := symfile.RelPath(m.DebugFile, m.DebugID)
+	elems, err := symstore.BreakpadPath(m.DebugFile, m.DebugID, ".sym")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", symbols.ErrNotFound, err)
 	}
@@ -41,7 +40,7 @@ func (b *Breakpad) Load(m symbols.Module) (*symbols.Symbols, error) {
 	if err == nil || !errors.Is(err, symbols.ErrNotFound) {
 		return s, err
 	}
-	if _, err := b.Client.Fetch(b.URL, strings.Split(rel, string(filepath.Separator))...); err != nil {
+	if _, err := b.Client.Fetch(b.URL, elems...); err != nil {
 		return nil, err
 	}
 	return b.dirs.Load(m)

@@ -36,6 +36,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // Defaults of a Client's zero fields.
@@ -132,7 +133,7 @@ func (c *Client) fetch(base string, remote, local []string) (string, error) {
 		return p, nil
 	}
 	for _, e := range remote {
-		if err := cache.CheckName(e); err != nil {
+		if err := symstore.CheckName(e); err != nil {
 			return "", &errMiss{fmt.Sprintf("%v", err)}
 		}
 	}

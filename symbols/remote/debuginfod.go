@@ -1,11 +1,20 @@
 package remote
 
 import (
+	"debug/elf"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/gobreakpad/gobreakpad/moduleid"
+	"github.com/gobreakpad/gobreakpad/symbols/cache"
+
 	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
 )
 
@@ -23,8 +32,8 @@ type Debuginfod struct {
 	// Warn, when set, receives dumpsyms's warnings.
 	Warn func(format string, args ...any)
 
-	files elfsyms.Files
-	conv  elfsyms.Once
+	files breakpad.Files
+	conv  symbols.Once
 }
 
 // NewDebuginfod returns the source of the server at url.
@@ -78,3 +87,61 @@ func (d *Debuginfod) convert(m symbols.Module, id string) (string, error) {
 
 // Close releases the symbol files mapped by Load.
 func (d *Debuginfod) Close() error { return d.files.Close() }
+
+// DebugDir fetches the separate debug file of the stripped ELF binary at
+// path (no .debug_info) from the debuginfod servers urls, by its build ID,
+// as elfutils' and gdb's tools do, into the cache cacheDir ("":
+// cache.DefaultDir), and returns a debug directory holding it as
+// .build-id/xx/rest.debug (a link to the cached file) with the function
+// removing that directory. It returns "" when there is nothing to fetch (no
+// server, not an ELF file, DWARF present, no build ID) or no server has it
+// (saying why through warn).
+func DebugDir(path, cacheDir string, urls []string, progress io.Writer, warn func(string, ...any)) (string, func(), error) {
+	if len(urls) == 0 {
+		return "", nil, nil
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		return "", nil, nil // not an ELF file: its reader reports it
+	}
+	hasDWARF := f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil
+	id, idErr := moduleid.BuildIDNote(f)
+	f.Close()
+	if hasDWARF || idErr != nil || len(id) == 0 {
+		return "", nil, nil
+	}
+	if cacheDir == "" {
+		if cacheDir, err = cache.DefaultDir(); err != nil {
+			return "", nil, fmt.Errorf("symbol cache: %w (give one with --symbols-cache)", err)
+		}
+	}
+	bid := hex.EncodeToString(id)
+	c := &Client{Cache: &cache.Cache{Dir: cacheDir}, Progress: progress, UserAgent: "gobreakpad"}
+	for _, u := range urls {
+		dbg, err := c.Fetch(u, "buildid", bid, "debuginfo")
+		if err != nil {
+			warn("debuginfod: %v", err)
+			continue
+		}
+		abs, err := filepath.Abs(dbg)
+		if err != nil {
+			return "", nil, err
+		}
+		tmp, err := os.MkdirTemp("", "dump_syms-debuginfod-")
+		if err != nil {
+			return "", nil, err
+		}
+		cleanup := func() { os.RemoveAll(tmp) }
+		link := filepath.Join(tmp, ".build-id", bid[:2], bid[2:]+".debug")
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			cleanup()
+			return "", nil, err
+		}
+		if err := os.Symlink(abs, link); err != nil {
+			cleanup()
+			return "", nil, err
+		}
+		return tmp, cleanup, nil
+	}
+	return "", nil, nil
+}

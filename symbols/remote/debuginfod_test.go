@@ -8,6 +8,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/symtest"
+	"os"
 )
 
 // TestDebuginfodSplit serves a stripped program and its separate debug file
@@ -37,4 +38,36 @@ func TestDebuginfodSplit(t *testing.T) {
 		t.Errorf("second load: %v, %d requests", err, c2.Requests())
 	}
 	onlyCache(t, c)
+}
+
+// TestDebugDir fetches a stripped program's debug file from debuginfod into
+// a debug directory (.build-id/xx/rest.debug), and fetches nothing for a
+// program with DWARF, a file that is not ELF, or without servers.
+func TestDebugDir(t *testing.T) {
+	dir := corpus.File(t, "elf/x64-dw4")
+	stripped := filepath.Join(dir, "stripped/deep_chain")
+	buildID := symtest.BuildID(t, stripped)
+	warn := func(format string, args ...any) { t.Logf(format, args...) }
+	for _, p := range []string{filepath.Join(dir, "full/deep_chain"), filepath.Join(dir, "README.md"), stripped} {
+		urls := []string{"http://127.0.0.1:1"}
+		if p == stripped {
+			urls = nil
+		}
+		if d, _, err := DebugDir(p, t.TempDir(), urls, nil, warn); d != "" || err != nil {
+			t.Errorf("%s: %q, %v; want nothing fetched", p, d, err)
+		}
+	}
+	url := cmdtest.Debuginfod(t, filepath.Join(dir, "buildid"), buildID)
+	d, cleanup, err := DebugDir(stripped, t.TempDir(), []string{url}, nil, warn)
+	if err != nil || d == "" {
+		t.Fatalf("DebugDir: %q, %v", d, err)
+	}
+	link := filepath.Join(d, ".build-id", buildID[:2], buildID[2:]+".debug")
+	if st, err := os.Stat(link); err != nil || !st.Mode().IsRegular() {
+		t.Errorf("%s: %v", link, err)
+	}
+	cleanup()
+	if _, err := os.Stat(d); !os.IsNotExist(err) {
+		t.Errorf("cleanup left %s", d)
+	}
 }

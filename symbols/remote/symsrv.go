@@ -8,6 +8,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // SymSrv is a symbols.Source over a Microsoft symbol server (the layout
@@ -67,13 +68,13 @@ func (s *SymSrv) Load(m symbols.Module) (*symbols.Symbols, error) {
 // FetchPDB returns the path in the cache of the module's PDB, fetched from
 // the server when needed.
 func (s *SymSrv) FetchPDB(m symbols.Module) (string, error) {
-	return s.fetchFile(symbols.BaseName(m.DebugFile), m.DebugID)
+	return s.fetchFile(symstore.BaseName(m.DebugFile), m.DebugID)
 }
 
 // FetchPE returns the path in the cache of the module's executable
 // (name.exe/TIMESTAMPSIZE/name.exe), fetched from the server when needed.
 func (s *SymSrv) FetchPE(m symbols.Module) (string, error) {
-	return s.fetchFile(symbols.BaseName(m.CodeFile), m.CodeID)
+	return s.fetchFile(symstore.BaseName(m.CodeFile), m.CodeID)
 }
 
 // fetchFile fetches NAME/ID/NAME, its compressed form, or what file.ptr
@@ -83,20 +84,25 @@ func (s *SymSrv) fetchFile(name, id string) (string, error) {
 		return "", fmt.Errorf("%w: no file name or identifier", symbols.ErrNotFound)
 	}
 	c := s.Client
-	local := []string{name, id, name}
+	local, err := symstore.MicrosoftPath(name, id, symstore.Plain)
+	if err != nil {
+		return "", &errMiss{err.Error()}
+	}
+	packed, _ := symstore.MicrosoftPath(name, id, symstore.Packed)
+	pointer, _ := symstore.MicrosoftPath(name, id, symstore.Pointer)
 	p, err := c.Fetch(s.URL, local...)
 	if err == nil || !errors.Is(err, symbols.ErrNotFound) {
 		return p, err
 	}
 	errs := []error{err}
-	if cp, err := c.Fetch(s.URL, name, id, pdbsyms.PackedName(name)); err == nil {
+	if cp, err := c.Fetch(s.URL, packed...); err == nil {
 		p, err := s.extract(cp, local)
 		os.Remove(cp) // kept uncompressed
 		return p, err
 	} else {
 		errs = append(errs, err)
 	}
-	ptr, err := c.Fetch(s.URL, name, id, "file.ptr")
+	ptr, err := c.Fetch(s.URL, pointer...)
 	if err != nil {
 		return "", errors.Join(append(errs, err)...)
 	}

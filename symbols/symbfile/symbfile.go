@@ -10,12 +10,11 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
+
+	"github.com/gobreakpad/gobreakpad/symstore"
 
 	"github.com/gobreakpad/gobreakpad/symbfile"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symfile"
 )
 
 // Exts are the store file extensions tried, in order.
@@ -80,16 +79,11 @@ func NewDirs(roots ...string) *Dirs {
 }
 
 // storePath returns the store path of a module's symbfile with extension
-// ext (one of Exts) under root: where the .sym would be (symfile.RelPath),
-// with ext for ".sym"; false when the module's names cannot form one. The
-// one place this package forms store paths (symbols/symcache.Path has the
-// same rule).
+// ext (one of Exts) under root (symstore.BreakpadFile), or false when the
+// module's names cannot form one.
 func storePath(root, debugFile, debugID, ext string) (string, bool) {
-	rel, err := symfile.RelPath(debugFile, debugID)
-	if err != nil {
-		return "", false
-	}
-	return filepath.Join(root, strings.TrimSuffix(rel, ".sym")+ext), true
+	p, err := symstore.BreakpadFile(root, debugFile, debugID, ext)
+	return p, err == nil
 }
 
 // Load implements symbols.Source.

@@ -8,12 +8,12 @@ package symcache
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/gobreakpad/gobreakpad/symstore"
 
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symcache"
-	"github.com/gobreakpad/gobreakpad/symfile"
 )
 
 // Ext is the file name extension of SymCaches in a store.
@@ -119,11 +119,8 @@ func NewDirs(roots ...string) *Dirs {
 // (".symc", ".symbfile") under root, or false when the module's names
 // cannot form one.
 func Path(root, debugFile, debugID, ext string) (string, bool) {
-	rel, err := symfile.RelPath(debugFile, debugID)
-	if err != nil {
-		return "", false
-	}
-	return filepath.Join(root, strings.TrimSuffix(rel, ".sym")+ext), true
+	p, err := symstore.BreakpadFile(root, debugFile, debugID, ext)
+	return p, err == nil
 }
 
 // Load implements symbols.Source.

@@ -17,6 +17,7 @@ import (
 	symsymcache "github.com/gobreakpad/gobreakpad/symbols/symcache"
 	"github.com/gobreakpad/gobreakpad/symcache"
 	"github.com/gobreakpad/gobreakpad/symfile"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // Cache file extensions of the fast path for .sym files (docs/symcache.md).
@@ -59,16 +60,12 @@ func newFastDirs(c *cache.Cache, roots ...string) *fastDirs {
 // cacheElems returns the cache names of a module's .sym (NAME, ID,
 // NAME.sym), or false when its names cannot form them.
 func cacheElems(m symbols.Module) ([]string, bool) {
-	rel, err := symfile.RelPath(m.DebugFile, m.DebugID)
+	e, err := symstore.BreakpadPath(m.DebugFile, m.DebugID, ".sym")
 	if err != nil {
 		return nil, false
 	}
-	e := strings.Split(strings.ReplaceAll(rel, "\\", "/"), "/")
-	if len(e) != 3 {
-		return nil, false
-	}
 	for _, s := range e {
-		if cache.CheckName(s) != nil {
+		if symstore.CheckName(s) != nil {
 			return nil, false
 		}
 	}

@@ -1,9 +1,10 @@
 // Package symsrc builds the symbol sources of the programs' command lines
 // (docs/symbols.md): symbol path arguments (Breakpad stores, other formats'
 // stores beside them, http(s) URLs of Breakpad-layout stores, and
-// _NT_SYMBOL_PATH syntax: srv*CACHE*URL, cache*DIR, plain directories),
-// --symbols-url, $_NT_SYMBOL_PATH and $DEBUGINFOD_URLS, one cache directory,
-// and the per-module summary of where symbols came from (-v).
+// _NT_SYMBOL_PATH syntax as remote.ParseSymbolPath reads it: srv*CACHE*URL,
+// cache*DIR, plain directories), --symbols-url, $_NT_SYMBOL_PATH and
+// $DEBUGINFOD_URLS, one cache directory, and the per-module summary of where
+// symbols came from (-v).
 package symsrc
 
 import (
@@ -24,6 +25,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols/remote"
 	"github.com/gobreakpad/gobreakpad/symbols/symbfile"
 	"github.com/gobreakpad/gobreakpad/symbols/symcache"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // Config is what a command line says about symbols.
@@ -90,13 +92,20 @@ func (s *Sources) File(m symbols.Module) (string, error) {
 	if syms.Empty() {
 		return "", fmt.Errorf("%w: %s %s", symbols.ErrNotFound, m.DebugFile, m.DebugID)
 	}
-	name := symbols.BaseName(m.DebugFile)
-	if cache.CheckName(name) != nil || cache.CheckName(m.DebugID) != nil {
-		return "", fmt.Errorf("%w: %q %q: not usable as file names", cache.ErrBadName, m.DebugFile, m.DebugID)
+	elems, err := symstore.BreakpadPath(m.DebugFile, m.DebugID, ".sym")
+	if err == nil {
+		for _, e := range elems {
+			if err = symstore.CheckName(e); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("%q %q: not usable as file names: %w", m.DebugFile, m.DebugID, err)
 	}
 	var cands []string
 	for _, d := range append(append([]string(nil), s.Dirs...), s.caches...) {
-		cands = append(cands, filepath.Join(d, name, m.DebugID, pdbsyms.SymName(name)))
+		cands = append(cands, filepath.Join(d, filepath.Join(elems...)))
 	}
 	if id := elfsyms.BuildID(m); id != "" {
 		for _, d := range s.caches {
@@ -182,48 +191,15 @@ func Open(cfg Config) (*Sources, error) {
 	type srv struct{ cache, url string }
 	var srvs []srv
 	defCache := cfg.CacheDir
-	ntCache := "" // cache*DIR: the cache of srv* elements without one
 	parseNT := func(p string) {
-		for _, e := range strings.Split(p, ";") {
-			e = strings.TrimSpace(e)
-			if e == "" {
-				continue
-			}
-			parts := strings.Split(e, "*")
-			switch strings.ToLower(parts[0]) {
-			case "cache":
-				if len(parts) > 1 && parts[1] != "" {
-					ntCache = parts[1]
-					dirs = append(dirs, parts[1])
-				}
-				continue
-			case "symsrv":
-				parts = parts[1:] // symsrv*symsrv.dll*...
-				if len(parts) > 0 {
-					parts[0] = "srv"
-				}
-				fallthrough
-			case "srv":
-				if len(parts) < 2 {
-					continue
-				}
-				url := parts[len(parts)-1]
-				c := ntCache
-				if len(parts) > 2 && parts[1] != "" {
-					c = parts[1] // srv*DOWNSTREAM*...*URL: the first downstream store
-				}
-				if !isURL(url) {
-					// srv*DIR: a local symbol store tree.
-					dirs = append(dirs, url)
-					continue
-				}
-				srvs = append(srvs, srv{c, url})
-				continue
-			}
-			if isURL(e) {
-				bpURLs = append(bpURLs, e)
-			} else {
-				dirs = append(dirs, e)
+		for _, e := range remote.ParseSymbolPath(p) {
+			switch e.Kind {
+			case remote.SymbolServer:
+				srvs = append(srvs, srv{e.Cache, e.URL})
+			case remote.PlainURL:
+				bpURLs = append(bpURLs, e.URL) // cached in the default cache
+			default: // local store trees, caches (searched as stores), directories
+				dirs = append(dirs, e.Dir)
 			}
 		}
 	}
