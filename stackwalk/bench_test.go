@@ -1,7 +1,7 @@
 package stackwalk_test
 
 import (
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"io"
 	"os"
 	"path/filepath"
@@ -30,7 +30,7 @@ func benchWalkWorkers(b *testing.B, workers int, dump string, syms ...string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		dirs := breakpad.NewDirs(syms...)
+		dirs := symbreakpad.NewDirs(syms...)
 		p, err := stackwalk.Process(f, stackwalk.Options{Symbols: dirs, Workers: workers})
 		if err != nil {
 			b.Fatal(err)

@@ -3,7 +3,7 @@ package stackwalk_test
 import (
 	"bufio"
 	"bytes"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -52,16 +52,16 @@ func loadCases(t testing.TB) []walkCase {
 	return out
 }
 
-func process(t testing.TB, c walkCase) (*stackwalk.ProcessState, *breakpad.Dirs, error) {
+func process(t testing.TB, c walkCase) (*stackwalk.ProcessState, *symbreakpad.Dirs, error) {
 	f, err := minidump.Open(c.dump)
 	if err != nil {
 		return nil, nil, err
 	}
 	t.Cleanup(func() { f.Close() })
 	var opt stackwalk.Options
-	var dirs *breakpad.Dirs
+	var dirs *symbreakpad.Dirs
 	if len(c.syms) > 0 {
-		dirs = breakpad.NewDirs(c.syms...)
+		dirs = symbreakpad.NewDirs(c.syms...)
 		t.Cleanup(func() { dirs.Close() })
 		opt.Symbols = dirs
 	}
@@ -277,7 +277,7 @@ func TestWorkers(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer f.Close()
-				dirs := breakpad.NewDirs(c.syms...)
+				dirs := symbreakpad.NewDirs(c.syms...)
 				defer dirs.Close()
 				p, err := stackwalk.Process(f, stackwalk.Options{Symbols: dirs, Workers: workers})
 				if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 )
 
 // Read a minidump, walk its threads with the symbols of a Breakpad symbol
@@ -26,7 +26,7 @@ func ExampleRead() {
 	}
 	// Read has chosen the threads and the crash, without walking.
 	fmt.Printf("%s at %#x, %d threads, %d frames\n", p.CrashReason, p.CrashAddress, len(p.Threads), len(p.Threads[p.RequestingThread].Frames))
-	store := breakpad.NewDirs(filepath.Join(dir, "symbols"))
+	store := symbreakpad.NewDirs(filepath.Join(dir, "symbols"))
 	defer store.Close()
 	p.Walk(stackwalk.Options{Symbols: store, Workers: 2})
 	if err := stackwalk.PrintBrief(os.Stdout, p); err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/microdump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 )
 
 // readMicrodump reads the microdump file at path into a ProcessState; the
@@ -41,7 +41,7 @@ func microdumpReport(t *testing.T, path string, syms ...string) (human, machine 
 	var opt stackwalk.Options
 	var popt stackwalk.PrintOptions
 	if len(syms) > 0 {
-		dirs := breakpad.NewDirs(syms...)
+		dirs := symbreakpad.NewDirs(syms...)
 		defer dirs.Close()
 		opt.Symbols, popt.Symbols = dirs, dirs
 	}
@@ -241,7 +241,7 @@ func TestMicrodumpProcessorExpectations(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.dump, func(t *testing.T) {
 			p := readMicrodump(t, filepath.Join(bp, c.dump))
-			dirs := breakpad.NewDirs(filepath.Join(bp, "symbols/microdump"))
+			dirs := symbreakpad.NewDirs(filepath.Join(bp, "symbols/microdump"))
 			defer dirs.Close()
 			p.Walk(stackwalk.Options{Symbols: dirs})
 			if p.System.CPU != c.cpu || p.System.CPUCount != c.cpus || p.System.OSShort != "android" || !strings.HasPrefix(p.System.OSVersion, c.osVersionPrefix) {

@@ -11,7 +11,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 )
 
 // TestPrefetchOrder checks the modules a prefetch lists for the corpus
@@ -39,7 +39,7 @@ func TestPrefetchOrder(t *testing.T) {
 		for _, s := range strings.Fields(fields[3]) {
 			roots = append(roots, filepath.Join(dir, s))
 		}
-		dirs := breakpad.NewDirs(roots...)
+		dirs := symbreakpad.NewDirs(roots...)
 		p, _ := Process(md, Options{Symbols: dirs})
 		if p != nil {
 			order := p.prefetchOrder(p.moduleMap())

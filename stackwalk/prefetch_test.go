@@ -9,7 +9,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 )
 
 // firstAsked records the order in which modules are first asked for.
@@ -47,7 +47,7 @@ func TestPrefetch(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer f.Close()
-				dirs := breakpad.NewDirs(c.syms...)
+				dirs := symbreakpad.NewDirs(c.syms...)
 				defer dirs.Close()
 				src := &firstAsked{src: dirs, seen: map[string]bool{}}
 				p, err := stackwalk.Process(f, stackwalk.Options{Symbols: src, Prefetch: prefetch, Workers: 2})

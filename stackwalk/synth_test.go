@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symstore"
 
 	"github.com/gobreakpad/gobreakpad/arch"
@@ -46,7 +46,7 @@ func walkSynth(t *testing.T, b *synth.Builder, symText string) *stackwalk.Proces
 	if err := os.WriteFile(path, []byte(strings.ReplaceAll(symText, "ID", m.DebugIdentifier())), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dirs := breakpad.NewDirs(root)
+	dirs := symbreakpad.NewDirs(root)
 	t.Cleanup(func() { dirs.Close() })
 	p, err := stackwalk.Process(f, stackwalk.Options{Symbols: dirs})
 	if err != nil {

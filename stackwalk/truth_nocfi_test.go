@@ -15,7 +15,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/elfimage"
 )
 
@@ -65,7 +65,7 @@ func walkM(t *testing.T, dump, symDir string, checkCalls bool) []byte {
 	defer f.Close()
 	opt := stackwalk.Options{CheckCallSites: checkCalls}
 	if symDir != "" {
-		syms := breakpad.NewDirs(symDir)
+		syms := symbreakpad.NewDirs(symDir)
 		defer syms.Close()
 		opt.Symbols, opt.ImageSymbols = syms, elfimage.Load
 	}
@@ -110,7 +110,7 @@ func namedThreadChain(t *testing.T, m []byte, symDir string, index int) []string
 	if index >= 0 {
 		thread = strconv.Itoa(index)
 	}
-	src := breakpad.NewDirs(symDir)
+	src := symbreakpad.NewDirs(symDir)
 	defer src.Close()
 	var chain []string
 	for _, l := range lines {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/elfimage"
 )
 
@@ -111,7 +111,7 @@ func walkTruth(t *testing.T, dir string, o truthOptions) *truthWalk {
 	if o.symbols == "" {
 		o.symbols = filepath.Join(dir, "symbols")
 	}
-	syms := breakpad.NewDirs(o.symbols)
+	syms := symbreakpad.NewDirs(o.symbols)
 	t.Cleanup(func() { syms.Close() })
 	opt := o.walk
 	opt.Symbols, opt.ImageSymbols = syms, elfimage.Load

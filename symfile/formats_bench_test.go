@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
+	dsbreakpad "github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/formats"
 )
@@ -31,7 +31,7 @@ func converted(b *testing.B, name string) string {
 	if _, err := os.Stat(out); err == nil {
 		return out
 	}
-	model, err := breakpad.ReadFile(src, nil)
+	model, err := dsbreakpad.ReadFile(src, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -48,8 +48,8 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/dumpsyms/elf"
-	"github.com/gobreakpad/gobreakpad/dumpsyms/pe"
+	dself "github.com/gobreakpad/gobreakpad/dumpsyms/elf"
+	dspe "github.com/gobreakpad/gobreakpad/dumpsyms/pe"
 	"github.com/gobreakpad/gobreakpad/pdb"
 	"github.com/gobreakpad/gobreakpad/pe/unwindinfo"
 	"github.com/gobreakpad/gobreakpad/symbols/formats"
@@ -85,7 +85,7 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 			&cli.BoolFlag{Name: "v", Usage: "explain on stderr what was skipped and why"},
 			&cli.StringFlag{Name: "n", Usage: "module `NAME` instead of the binary's file name"},
 			&cli.StringFlag{Name: "o", Usage: "operating system `OS` in the MODULE record", Value: "Linux"},
-			&cli.IntFlag{Name: "max-inflate-ratio", Usage: "skip a compressed section declaring more than `N` times its compressed size (at least 64 MiB)", Value: elf.DefaultInflateRatio},
+			&cli.IntFlag{Name: "max-inflate-ratio", Usage: "skip a compressed section declaring more than `N` times its compressed size (at least 64 MiB)", Value: dself.DefaultInflateRatio},
 			&cli.StringFlag{Name: "store", Usage: "write into symbol store `DIR` as NAME/ID/NAME.sym instead of stdout"},
 			&cli.StringFlag{Name: "symbols-cache", Usage: "keep debug files fetched from $DEBUGINFOD_URLS in `DIR` (default: the user cache directory's gobreakpad)"},
 			&cli.StringFlag{Name: "cfi-style", Usage: "x64 Windows STACK CFI from a PE's .pdata in `STYLE`: symbolic (Mozilla's dump_syms today), mozilla (its older references: negative offsets clamped), breakpad, mozilla-pe, exact (ours: the rules at every instruction, prologs and epilogs included)", Value: "symbolic"},
@@ -126,7 +126,7 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 
 		MaxInflateRatio: int64(c.Int("max-inflate-ratio")),
 	}
-	wopts := pe.Options{}
+	wopts := dspe.Options{}
 	switch st := c.String("cfi-style"); st {
 	case "symbolic":
 		wopts.CFIStyle = unwindinfo.StyleSymbolic
@@ -143,9 +143,9 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 	}
 	switch f := c.String("pe-only"); f {
 	case "breakpad":
-		wopts.PEOnly = pe.PEOnlyBreakpad
+		wopts.PEOnly = dspe.PEOnlyBreakpad
 	case "mozilla":
-		wopts.PEOnly = pe.PEOnlyMozilla
+		wopts.PEOnly = dspe.PEOnlyMozilla
 	default:
 		return cmdline.Usagef("--pe-only %q: want breakpad or mozilla", f)
 	}
@@ -208,7 +208,7 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 
 // dump reads the symbols of the file at path with the reader its first
 // bytes call for: ELF (symbols/formats' sniffing), PDB 7.0 or PE.
-func dump(path string, opts pe.Options) (*dumpsyms.Symbols, error) {
+func dump(path string, opts dspe.Options) (*dumpsyms.Symbols, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -221,9 +221,9 @@ func dump(path string, opts pe.Options) (*dumpsyms.Symbols, error) {
 	}
 	switch head, f := string(magic[:n]), formats.SniffHead(magic[:n]); {
 	case f != nil && f.Name == "elf":
-		return elf.Dump(path, opts.Options)
+		return dself.Dump(path, opts.Options)
 	case strings.HasPrefix(head, pdb.Magic) || strings.HasPrefix(head, "MZ"):
-		return pe.DumpWith(path, opts)
+		return dspe.DumpWith(path, opts)
 	case strings.HasPrefix(head, "Microsoft C/C++ program database 2.00"):
 		return nil, fmt.Errorf("%s: a PDB 2.00 file, which is not read (only PDB 7.0, MSF 7.00)", path)
 	case n == 0:
@@ -256,7 +256,7 @@ func symbolPath(flag string) []remote.PathElem {
 // path its CodeView record names, as a cabinet beside the PE, then in the
 // symbol path (remote.WinFiles.FindPDB); the PE of a PDB beside the PDB,
 // plain or as a cabinet (pdbsyms.Inputs.DumpPDB).
-func dumpWindows(c *cli.Command, orig string, opts pe.Options, stderr io.Writer) (*dumpsyms.Symbols, error) {
+func dumpWindows(c *cli.Command, orig string, opts dspe.Options, stderr io.Writer) (*dumpsyms.Symbols, error) {
 	in := &pdbsyms.Inputs{MaxRatio: int64(c.Int("max-inflate-ratio")), Warn: opts.Warn}
 	defer in.Close()
 	// Misses are not remembered: a PDB uploaded after a failed run is

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
+	dsbreakpad "github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/symbols/formats"
 )
@@ -64,7 +64,7 @@ func convertStore(t *testing.T, caseDir string, syms []string, name string) stri
 		if err != nil {
 			t.Fatal(err)
 		}
-		model, err := breakpad.ReadFile(p, nil)
+		model, err := dsbreakpad.ReadFile(p, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,21 +7,21 @@ import (
 	"strings"
 	"testing"
 
-	dumpbreakpad "github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
-	dumpgsym "github.com/gobreakpad/gobreakpad/dumpsyms/gsym"
+	dsbreakpad "github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
+	dsgsym "github.com/gobreakpad/gobreakpad/dumpsyms/gsym"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 )
 
 // splitSym writes, for the .sym at path, a .gsym with its lookups and a .sym
 // with only its unwind records (STACK CFI, STACK WIN) at the same place of
 // the store under root.
 func splitSym(t *testing.T, path, rel, root string) {
-	m, err := dumpbreakpad.ReadFile(path, nil)
+	m, err := dsbreakpad.ReadFile(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func splitSym(t *testing.T, path, rel, root string) {
 		t.Fatal(err)
 	}
 	var g bytes.Buffer
-	if err := dumpgsym.Write(&g, m, nil); err != nil {
+	if err := dsgsym.Write(&g, m, nil); err != nil {
 		t.Fatal(err)
 	}
 	stem := strings.TrimSuffix(filepath.Base(rel), ".sym")
@@ -105,7 +105,7 @@ func TestWalkWithGSYM(t *testing.T) {
 		}
 		if frames == 0 {
 			// The lookups did come from the .gsym files.
-			if walkText(t, dump, breakpad.NewDirs(split, syslib)) == want {
+			if walkText(t, dump, symbreakpad.NewDirs(split, syslib)) == want {
 				t.Errorf("%s: the walk without the .gsym files gives the same output", filepath.Base(caseDir))
 			}
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/dumpsyms/elf"
+	dself "github.com/gobreakpad/gobreakpad/dumpsyms/elf"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
@@ -62,7 +62,7 @@ func TestELF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := elf.Dump(bin, dumpsyms.Options{Inlines: true})
+	s, err := dself.Dump(bin, dumpsyms.Options{Inlines: true})
 	if err != nil {
 		t.Fatal(err)
 	}

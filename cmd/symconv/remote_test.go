@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/dumpsyms/pe"
+	dspe "github.com/gobreakpad/gobreakpad/dumpsyms/pe"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
@@ -85,7 +85,7 @@ func TestModuleFromSymbolServer(t *testing.T) {
 	}
 	// symconv reads no PDB itself: the reference is dump_syms's conversion,
 	// read back and written as symconv does.
-	s, err := pe.Dump(pdb, dumpsyms.Options{Inlines: true})
+	s, err := dspe.Dump(pdb, dumpsyms.Options{Inlines: true})
 	if err != nil {
 		t.Fatal(err)
 	}

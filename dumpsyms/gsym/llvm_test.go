@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/dumpsyms/elf"
+	dself "github.com/gobreakpad/gobreakpad/dumpsyms/elf"
 	dumpgsym "github.com/gobreakpad/gobreakpad/dumpsyms/gsym"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/ianlancetaylor/demangle"
@@ -100,7 +100,7 @@ func TestGSYMWriterAgreesWithLLVM(t *testing.T) {
 				if _, err := os.Stat(in); err != nil {
 					continue
 				}
-				m, err := elf.Dump(in, dumpsyms.Options{Inlines: true}) // as symconv reads an ELF
+				m, err := dself.Dump(in, dumpsyms.Options{Inlines: true}) // as symconv reads an ELF
 				if err != nil {
 					t.Errorf("%s: %v", in, err)
 					continue

@@ -2,7 +2,7 @@ package pe
 
 import (
 	"bytes"
-	debugpe "debug/pe"
+	"debug/pe"
 	"io"
 	"os"
 	"testing"
@@ -50,7 +50,7 @@ func FuzzDumpPEOnly(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		pf, err := debugpe.NewFile(bytes.NewReader(data))
+		pf, err := pe.NewFile(bytes.NewReader(data))
 		if err != nil {
 			return
 		}

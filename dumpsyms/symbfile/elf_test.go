@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/dumpsyms/elf"
+	dself "github.com/gobreakpad/gobreakpad/dumpsyms/elf"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/symbfile"
 )
@@ -35,7 +35,7 @@ func symbfileOf(t *testing.T, model *dumpsyms.Symbols, opts WriteOptions) *symbf
 // read back by our reader, gives llvm-symbolizer's inline chains at every
 // instruction address, as symblib's own file does.
 func TestSymbfileFromELFAgreesWithLLVM(t *testing.T) {
-	model, err := elf.Dump(corpus.File(t, "symbfile/inline-no-tco"), dumpsyms.Options{Inlines: true})
+	model, err := dself.Dump(corpus.File(t, "symbfile/inline-no-tco"), dumpsyms.Options{Inlines: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestSymbfileFromCorpusELFsAgreesWithLLVM(t *testing.T) {
 				continue
 			}
 			t.Run(target+"/"+prog, func(t *testing.T) {
-				model, err := elf.Dump(path, dumpsyms.Options{Inlines: true})
+				model, err := dself.Dump(path, dumpsyms.Options{Inlines: true})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
+	dsbreakpad "github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/symbfile"
 	"github.com/gobreakpad/gobreakpad/symfile"
@@ -95,7 +95,7 @@ func TestSymbfileSweepAgreesOnCorpus(t *testing.T) {
 			if seen++; raceBuild && seen%10 != 1 {
 				return nil // a sample under -race (27 s for all)
 			}
-			model, err := breakpad.ReadFile(p, nil)
+			model, err := dsbreakpad.ReadFile(p, nil)
 			if err != nil {
 				return nil // the corpus's broken .sym files
 			}

@@ -10,7 +10,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/stackwalk/jsonout"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 )
 
 // Walk a minidump and write rust-minidump's JSON report of it.
@@ -21,7 +21,7 @@ func ExampleWrite() {
 		log.Fatal(err)
 	}
 	defer f.Close()
-	syms := breakpad.NewDirs(filepath.Join(dir, "symbols"))
+	syms := symbreakpad.NewDirs(filepath.Join(dir, "symbols"))
 	defer syms.Close()
 	p, err := stackwalk.Process(f, stackwalk.Options{Symbols: syms})
 	if err != nil {

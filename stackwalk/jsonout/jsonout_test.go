@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"os"
 	"reflect"
 	"sort"
@@ -40,7 +40,7 @@ func walk(t *testing.T, dumpRel string, symRel ...string) (*stackwalk.ProcessSta
 		for _, r := range symRel {
 			dirs = append(dirs, corpus.File(t, r))
 		}
-		opt.Symbols = breakpad.NewDirs(dirs...)
+		opt.Symbols = symbreakpad.NewDirs(dirs...)
 	}
 	st, err := stackwalk.Process(f, opt)
 	if err != nil {
@@ -363,7 +363,7 @@ func BenchmarkWrite(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	st, err := stackwalk.Process(f, stackwalk.Options{Symbols: breakpad.NewDirs(syms)})
+	st, err := stackwalk.Process(f, stackwalk.Options{Symbols: symbreakpad.NewDirs(syms)})
 	if err != nil {
 		b.Fatal(err)
 	}

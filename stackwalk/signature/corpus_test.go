@@ -12,7 +12,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 )
 
 // corpusCase is one dump of the corpus with its symbol directories (none for
@@ -62,12 +62,12 @@ func corpusCases(t *testing.T) []corpusCase {
 
 // symbolDirs shares one breakpad.Dirs per list of symbol directories among
 // the walks of a test (the corpus's system-library symbols load once).
-type symbolDirs map[string]*breakpad.Dirs
+type symbolDirs map[string]*symbreakpad.Dirs
 
-func (s symbolDirs) get(paths []string) *breakpad.Dirs {
+func (s symbolDirs) get(paths []string) *symbreakpad.Dirs {
 	k := strings.Join(paths, "\x00")
 	if s[k] == nil {
-		s[k] = breakpad.NewDirs(paths...)
+		s[k] = symbreakpad.NewDirs(paths...)
 	}
 	return s[k]
 }

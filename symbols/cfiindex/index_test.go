@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/cfiindex"
 	"github.com/gobreakpad/gobreakpad/symfile"
 )
@@ -59,7 +59,7 @@ func build(t testing.TB, tab *symfile.Table) *cfiindex.Index {
 // compare checks the index against the table's own answers at addrs.
 func compare(t *testing.T, name string, tab *symfile.Table, x *cfiindex.Index, addrs []uint64) {
 	t.Helper()
-	ref := &breakpad.Table{Table: tab}
+	ref := &symbreakpad.Table{Table: tab}
 	bad := 0
 	for _, a := range addrs {
 		g, gok := x.CFIRules(a, nil)

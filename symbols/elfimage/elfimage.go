@@ -12,9 +12,9 @@ import (
 	"strings"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	elfdump "github.com/gobreakpad/gobreakpad/dumpsyms/elf"
+	dself "github.com/gobreakpad/gobreakpad/dumpsyms/elf"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symfile"
 	"github.com/gobreakpad/gobreakpad/symstore"
 )
@@ -23,7 +23,7 @@ import (
 // has a debug identifier, the image's must be the same.
 func Load(image []byte, m symbols.Module) (*symbols.Symbols, error) {
 	name := symstore.BaseName(m.CodeFile)
-	d, err := elfdump.DumpImage(bytes.NewReader(image), dumpsyms.Options{Name: name})
+	d, err := dself.DumpImage(bytes.NewReader(image), dumpsyms.Options{Name: name})
 	if err != nil {
 		return nil, err
 	}
@@ -38,5 +38,5 @@ func Load(image []byte, m symbols.Module) (*symbols.Symbols, error) {
 	if err != nil {
 		return nil, fmt.Errorf("elfimage: %s: %w", name, err)
 	}
-	return breakpad.Symbols(t), nil
+	return symbreakpad.Symbols(t), nil
 }

@@ -17,10 +17,10 @@ import (
 	"strings"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/dumpsyms/elf"
+	dself "github.com/gobreakpad/gobreakpad/dumpsyms/elf"
 	"github.com/gobreakpad/gobreakpad/moduleid"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
 	"github.com/gobreakpad/gobreakpad/symstore"
 )
@@ -76,7 +76,7 @@ func Convert(c *cache.Cache, id, name, exe, dbg string, warn func(string, ...any
 			opts.DebugDirs = []string{tmp}
 		}
 	}
-	syms, err := elf.Dump(path, opts)
+	syms, err := dself.Dump(path, opts)
 	if err != nil {
 		return "", fmt.Errorf("converting %s: %w", path, err)
 	}
@@ -106,7 +106,7 @@ type Dirs struct {
 	// Warn, when set, receives dumpsyms's warnings.
 	Warn func(format string, args ...any)
 
-	files breakpad.Files
+	files symbreakpad.Files
 	conv  symbols.Once
 }
 

@@ -4,7 +4,7 @@ import (
 	"io"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
+	dsbreakpad "github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symfile"
@@ -16,8 +16,8 @@ func init() {
 		Description: "Breakpad text symbol file",
 		Exts:        []string{".sym"},
 		sniff:       func(head []byte) bool { return hasPrefix(head, "MODULE ") },
-		read:        breakpad.ReadFile,
-		readLazy:    breakpad.Open,
+		read:        dsbreakpad.ReadFile,
+		readLazy:    dsbreakpad.Open,
 		write:       func(w io.Writer, s *dumpsyms.Symbols, _ WriteOptions) error { return s.Write(w) },
 		open: func(path string) (symbols.Lookuper, io.Closer, error) {
 			t, err := symfile.Open(path)

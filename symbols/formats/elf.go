@@ -2,7 +2,7 @@ package formats
 
 import (
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/dumpsyms/elf"
+	dself "github.com/gobreakpad/gobreakpad/dumpsyms/elf"
 )
 
 func init() {
@@ -11,7 +11,7 @@ func init() {
 		Description: "ELF binary or debug file with DWARF (read as dump_syms -d reads it)",
 		sniff:       func(head []byte) bool { return hasPrefix(head, "\x7fELF") },
 		read: func(path string, warn Warn) (*dumpsyms.Symbols, error) {
-			return elf.Dump(path, dumpsyms.Options{Inlines: true, Warn: warn})
+			return dself.Dump(path, dumpsyms.Options{Inlines: true, Warn: warn})
 		},
 		binary: true, // its code: symbfile return pads (ReadFor)
 	})

@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	dumpgsym "github.com/gobreakpad/gobreakpad/dumpsyms/gsym"
+	dsgsym "github.com/gobreakpad/gobreakpad/dumpsyms/gsym"
 	"github.com/gobreakpad/gobreakpad/gsym"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	symgsym "github.com/gobreakpad/gobreakpad/symbols/gsym"
@@ -19,9 +19,9 @@ func init() {
 		sniff: func(head []byte) bool {
 			return len(head) >= 4 && (binary.LittleEndian.Uint32(head) == gsym.Magic || binary.BigEndian.Uint32(head) == gsym.Magic)
 		},
-		read: dumpgsym.ReadFile,
+		read: dsgsym.ReadFile,
 		write: func(w io.Writer, s *dumpsyms.Symbols, _ WriteOptions) error {
-			return dumpgsym.Write(w, s, nil)
+			return dsgsym.Write(w, s, nil)
 		},
 		noStack: true,
 		// Lookups take addresses as the file stores them, as

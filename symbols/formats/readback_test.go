@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
+	dsbreakpad "github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
@@ -45,7 +45,7 @@ func TestReadBack(t *testing.T) {
 		}
 		for _, rel := range syms {
 			src := corpus.File(t, rel)
-			model, err := breakpad.ReadFile(src, nil)
+			model, err := dsbreakpad.ReadFile(src, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +104,7 @@ func TestReadBack(t *testing.T) {
 // the header and answers every lookup as the others.
 func TestSymCacheVersions(t *testing.T) {
 	src := corpus.File(t, "symbolic/macos/crash.inlines.sym")
-	model, err := breakpad.ReadFile(src, nil)
+	model, err := dsbreakpad.ReadFile(src, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
+	dsbreakpad "github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
@@ -50,7 +50,7 @@ func lineAddresses(s *dumpsyms.Symbols) []uint64 {
 // symfile's. It returns the numbers of addresses agreeing and compared.
 func convertAndCompare(t *testing.T, symPath, name string, known int) (agree, total int, differ []uint64, conv symbols.Lookuper) {
 	t.Helper()
-	model, err := breakpad.ReadFile(symPath, nil)
+	model, err := dsbreakpad.ReadFile(symPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"io"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	dumpsymbfile "github.com/gobreakpad/gobreakpad/dumpsyms/symbfile"
+	dssymbfile "github.com/gobreakpad/gobreakpad/dumpsyms/symbfile"
 	"github.com/gobreakpad/gobreakpad/symbfile"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	symsymbfile "github.com/gobreakpad/gobreakpad/symbols/symbfile"
@@ -16,9 +16,9 @@ func init() {
 		Description: "OpenTelemetry eBPF profiler symbfile (ranges; zstd-compressed when named .zst; no unwind information)",
 		Exts:        []string{".symbfile"},
 		sniff:       func(head []byte) bool { return hasPrefix(head, symbfile.Magic) || symsymbfile.IsZstd(head) },
-		read:        dumpsymbfile.ReadFile,
+		read:        dssymbfile.ReadFile,
 		write: func(w io.Writer, s *dumpsyms.Symbols, opts WriteOptions) error {
-			return dumpsymbfile.Write(w, s, dumpsymbfile.WriteOptions{Binary: opts.Binary})
+			return dssymbfile.Write(w, s, dssymbfile.WriteOptions{Binary: opts.Binary})
 		},
 		noStack: true,
 		open: func(path string) (symbols.Lookuper, io.Closer, error) {

@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	dumpsymcache "github.com/gobreakpad/gobreakpad/dumpsyms/symcache"
+	dssymcache "github.com/gobreakpad/gobreakpad/dumpsyms/symcache"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	symsymcache "github.com/gobreakpad/gobreakpad/symbols/symcache"
 	"github.com/gobreakpad/gobreakpad/symcache"
@@ -17,7 +17,7 @@ func init() {
 		Description: "Sentry SymCache (versions 7-9; written as version 9; 32-bit addresses, no unwind information)",
 		Exts:        []string{".symc"},
 		sniff:       func(head []byte) bool { return hasPrefix(head, symcache.Magic) },
-		read:        dumpsymcache.ReadFile,
+		read:        dssymcache.ReadFile,
 		write:       writeSymCache(symcache.LatestVersion),
 		noStack:     true,
 		open:        openSymCache,
@@ -28,7 +28,7 @@ func init() {
 		register(&Format{
 			Name:        fmt.Sprintf("symcache%d", v),
 			Description: fmt.Sprintf("Sentry SymCache written as version %d (for older readers)", v),
-			read:        dumpsymcache.ReadFile,
+			read:        dssymcache.ReadFile,
 			write:       writeSymCache(v),
 			noStack:     true,
 			open:        openSymCache,
@@ -38,7 +38,7 @@ func init() {
 
 // writeSymCache returns the writer of SymCache version v.
 func writeSymCache(v uint32) func(io.Writer, *dumpsyms.Symbols, WriteOptions) error {
-	return func(w io.Writer, s *dumpsyms.Symbols, _ WriteOptions) error { return dumpsymcache.Write(w, s, v) }
+	return func(w io.Writer, s *dumpsyms.Symbols, _ WriteOptions) error { return dssymcache.Write(w, s, v) }
 }
 
 func openSymCache(path string) (symbols.Lookuper, io.Closer, error) {

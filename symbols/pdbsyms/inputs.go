@@ -9,7 +9,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/cab"
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/dumpsyms/pe"
+	dspe "github.com/gobreakpad/gobreakpad/dumpsyms/pe"
 	"github.com/gobreakpad/gobreakpad/pdb"
 	"github.com/gobreakpad/gobreakpad/symstore"
 )
@@ -189,17 +189,17 @@ func (in *Inputs) CompanionPE(dir, stem string) string {
 // where the file named on the command line, orig, is) with its PE: the
 // PE beside orig when the PDB is elsewhere; when it is orig itself, the PE
 // beside it as pe.DumpWith finds it, or its cabinet (NAME.ex_, NAME.dl_).
-func (in *Inputs) DumpPDB(orig, path string, opts pe.Options) (*dumpsyms.Symbols, error) {
+func (in *Inputs) DumpPDB(orig, path string, opts dspe.Options) (*dumpsyms.Symbols, error) {
 	dir := filepath.Dir(orig)
 	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	if path != orig {
 		// A PDB away from its PE: the PE beside the file named.
-		return pe.DumpFiles(path, in.CompanionPE(dir, stem), opts)
+		return dspe.DumpFiles(path, in.CompanionPE(dir, stem), opts)
 	}
 	if !isFile(filepath.Join(dir, stem+".exe")) && !isFile(filepath.Join(dir, stem+".dll")) {
 		if p := in.CompanionPE(dir, stem); p != "" {
-			return pe.DumpFiles(path, p, opts) // NAME.ex_ or NAME.dl_ beside it
+			return dspe.DumpFiles(path, p, opts) // NAME.ex_ or NAME.dl_ beside it
 		}
 	}
-	return pe.DumpWith(path, opts)
+	return dspe.DumpWith(path, opts)
 }

@@ -9,7 +9,7 @@
 package pdbsyms
 
 import (
-	stdpe "debug/pe"
+	"debug/pe"
 	"fmt"
 	"io"
 	"os"
@@ -18,11 +18,11 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/cab"
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/dumpsyms/pe"
+	dspe "github.com/gobreakpad/gobreakpad/dumpsyms/pe"
 	"github.com/gobreakpad/gobreakpad/dumpsyms/peexports"
 	"github.com/gobreakpad/gobreakpad/pe/unwindinfo"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
 	"github.com/gobreakpad/gobreakpad/symstore"
 )
@@ -35,7 +35,7 @@ type Converter struct {
 	Warn func(format string, args ...any)
 
 	conv  symbols.Once
-	files breakpad.Files
+	files symbreakpad.Files
 }
 
 // Convert returns the symbols of module m made from its PDB at pdbPath or,
@@ -94,11 +94,11 @@ func (c *Converter) Convert(m symbols.Module, pdbPath, pePath string) (*symbols.
 // conversions, and a walk stopped inside a prolog or epilog is only right
 // with them.
 func dumpFile(path string, isPE bool, warn func(string, ...any)) (*dumpsyms.Symbols, error) {
-	s, err := pe.DumpWith(path, pe.Options{Options: dumpsyms.Options{Inlines: true, Warn: warn}, CFIStyle: unwindinfo.StyleExact})
+	s, err := dspe.DumpWith(path, dspe.Options{Options: dumpsyms.Options{Inlines: true, Warn: warn}, CFIStyle: unwindinfo.StyleExact})
 	if err == nil || !isPE {
 		return s, err
 	}
-	f, perr := stdpe.Open(path)
+	f, perr := pe.Open(path)
 	if perr != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
@@ -18,12 +18,12 @@ import (
 type Breakpad struct {
 	URL    string
 	Client *Client
-	dirs   *breakpad.Dirs
+	dirs   *symbreakpad.Dirs
 }
 
 // NewBreakpad returns the source of the store at url.
 func NewBreakpad(url string, c *Client) *Breakpad {
-	return &Breakpad{URL: strings.TrimRight(url, "/"), Client: c, dirs: breakpad.NewDirs(c.Cache.Dir)}
+	return &Breakpad{URL: strings.TrimRight(url, "/"), Client: c, dirs: symbreakpad.NewDirs(c.Cache.Dir)}
 }
 
 // String names the source.

@@ -14,7 +14,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
 
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
 )
 
@@ -32,7 +32,7 @@ type Debuginfod struct {
 	// Warn, when set, receives dumpsyms's warnings.
 	Warn func(format string, args ...any)
 
-	files breakpad.Files
+	files symbreakpad.Files
 	conv  symbols.Once
 }
 

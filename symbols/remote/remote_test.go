@@ -18,7 +18,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
 )
 
@@ -73,7 +73,7 @@ func TestBreakpadHTTP(t *testing.T) {
 	c := newClient(t)
 	src := NewBreakpad(srv.URL, c)
 	defer src.Close()
-	local := breakpad.NewDirs(root)
+	local := symbreakpad.NewDirs(root)
 	defer local.Close()
 
 	got, err := src.Load(testApp)

@@ -9,9 +9,9 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	dsbreakpad "github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
-	dumpsymcache "github.com/gobreakpad/gobreakpad/dumpsyms/symcache"
+	dssymcache "github.com/gobreakpad/gobreakpad/dumpsyms/symcache"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
 	"github.com/gobreakpad/gobreakpad/symbols/cfiindex"
 	symsymcache "github.com/gobreakpad/gobreakpad/symbols/symcache"
@@ -113,7 +113,7 @@ func (d *fastDirs) open(ff *fastFile, p string, m symbols.Module) {
 		return
 	}
 	ff.t, ff.symPath = t, p
-	ff.syms = breakpad.Symbols(t)
+	ff.syms = symbreakpad.Symbols(t)
 }
 
 // openCached serves ff from the cache files when they were made from the
@@ -201,7 +201,7 @@ func (d *fastDirs) convert(ff *fastFile) error {
 	noLookups := false
 	if representable(model) {
 		if _, err := d.cache.WriteFunc(func(out io.Writer) error {
-			return dumpsymcache.Write(out, model, symcache.LatestVersion)
+			return dssymcache.Write(out, model, symcache.LatestVersion)
 		}, with(ff.elems, fastSymcExt)...); err != nil {
 			return err
 		}

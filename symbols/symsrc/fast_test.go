@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
 	"github.com/gobreakpad/gobreakpad/symbols/cfiindex"
 	symsymcache "github.com/gobreakpad/gobreakpad/symbols/symcache"
@@ -54,7 +54,7 @@ func TestFastPath(t *testing.T) {
 	if err := os.WriteFile(sym, []byte(fastSym), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ref := breakpad.NewDirs(store)
+	ref := symbreakpad.NewDirs(store)
 	defer ref.Close()
 	want, err := ref.Load(m)
 	if err != nil {
@@ -69,7 +69,7 @@ func TestFastPath(t *testing.T) {
 		return d, s
 	}
 	cold, s := load()
-	if _, ok := s.Lookup.(*breakpad.Table); !ok {
+	if _, ok := s.Lookup.(*symbreakpad.Table); !ok {
 		t.Fatalf("cold load: lookups from %T, want the .sym", s.Lookup)
 	}
 	cold.Close() // writes the cache
@@ -111,7 +111,7 @@ func TestFastPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	stale, s := load()
-	if _, ok := s.Lookup.(*breakpad.Table); !ok {
+	if _, ok := s.Lookup.(*symbreakpad.Table); !ok {
 		t.Errorf("stale cache used: lookups from %T", s.Lookup)
 	}
 	stale.Close()
@@ -143,7 +143,7 @@ func TestFastPathHighAddresses(t *testing.T) {
 		if sym, ok := s.Lookup.Lookup(0x100000004, false); !ok || sym.Function != "f" {
 			t.Errorf("pass %d: Lookup = %+v %v, want f", i, sym, ok)
 		}
-		if _, ok := s.Lookup.(*breakpad.Table); !ok {
+		if _, ok := s.Lookup.(*symbreakpad.Table); !ok {
 			t.Errorf("pass %d: lookups from %T, want the .sym", i, s.Lookup)
 		}
 		d.Close()

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/dumpsyms/pe"
+	dspe "github.com/gobreakpad/gobreakpad/dumpsyms/pe"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/symtest"
@@ -44,7 +44,7 @@ func TestSymbolServerPDB(t *testing.T) {
 	defer srv.Close()
 	cacheDir := t.TempDir()
 
-	want, err := pe.Dump(src, dumpsyms.Options{Inlines: true})
+	want, err := dspe.Dump(src, dumpsyms.Options{Inlines: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,14 +17,14 @@ import (
 	"time"
 
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
 	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
-	"github.com/gobreakpad/gobreakpad/symbols/gsym"
+	symgsym "github.com/gobreakpad/gobreakpad/symbols/gsym"
 	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
 	"github.com/gobreakpad/gobreakpad/symbols/remote"
-	"github.com/gobreakpad/gobreakpad/symbols/symbfile"
-	"github.com/gobreakpad/gobreakpad/symbols/symcache"
+	symsymbfile "github.com/gobreakpad/gobreakpad/symbols/symbfile"
+	symsymcache "github.com/gobreakpad/gobreakpad/symbols/symcache"
 	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
@@ -270,16 +270,16 @@ func Open(cfg Config) (*Sources, error) {
 		// module's .sym was made to answer lookups from it (the .sym may keep
 		// only its STACK records, which still give the unwind rules). Stores
 		// of .sym files alone walk as Breakpad's.
-		add(label+" (SymCache)", symcache.NewDirs(dirs...))
-		add(label+" (symbfile)", symbfile.NewDirs(dirs...))
-		add(label+" (GSYM)", gsym.NewDirs(dirs...))
+		add(label+" (SymCache)", symsymcache.NewDirs(dirs...))
+		add(label+" (symbfile)", symsymbfile.NewDirs(dirs...))
+		add(label+" (GSYM)", symgsym.NewDirs(dirs...))
 		if cfg.CacheDir != "" {
 			// The fast path for .sym files (docs/symcache.md): a SymCache
 			// and an unwind index kept in the cache named on the command
 			// line.
 			add(label, newFastDirs(&cache.Cache{Dir: filepath.Clean(cfg.CacheDir)}, dirs...))
 		} else {
-			add(label, breakpad.NewDirs(dirs...))
+			add(label, symbreakpad.NewDirs(dirs...))
 		}
 		// Native ELF files in the same directories (.build-id trees,
 		// binaries named as the modules), then Windows symbol-store trees

@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
-	"github.com/gobreakpad/gobreakpad/dumpsyms/elf"
+	dself "github.com/gobreakpad/gobreakpad/dumpsyms/elf"
 	"github.com/gobreakpad/gobreakpad/moduleid"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symfile"
 )
 
@@ -37,11 +37,11 @@ func BuildID(t testing.TB, path string) string {
 // them (with inlines) and a Breakpad table reads them back.
 func ELF(t testing.TB, path string) *symbols.Symbols {
 	t.Helper()
-	s, err := elf.Dump(path, dumpsyms.Options{Inlines: true})
+	s, err := dself.Dump(path, dumpsyms.Options{Inlines: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return breakpad.Symbols(Table(t, s))
+	return symbreakpad.Symbols(Table(t, s))
 }
 
 // Table returns the Breakpad table of the records s writes.
