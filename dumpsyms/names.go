@@ -7,13 +7,13 @@ import "github.com/gobreakpad/gobreakpad/symfile"
 // in order, and later uses get the same number. It is for readers whose
 // format keeps names, not numbers, per record (SymCache, symbfile).
 type Names struct {
-	s              *Symbols
+	s              *Model
 	files, origins map[string]uint32
 }
 
 // NewNames returns a Names appending to s, which should have no FILE or
 // INLINE_ORIGIN records yet.
-func NewNames(s *Symbols) *Names {
+func NewNames(s *Model) *Names {
 	return &Names{s: s, files: map[string]uint32{}, origins: map[string]uint32{}}
 }
 

@@ -2,7 +2,7 @@
 // file format it was read from: the symbol records of one module
 // ([Symbols]: MODULE, INFO, FILE, INLINE_ORIGIN, FUNC with their line and
 // INLINE records, PUBLIC, STACK WIN, STACK CFI), the [Options] that select them, and
-// their writer in Breakpad's order ([Symbols.Write]).
+// their writer in Breakpad's order ([Model.Write]).
 //
 // The readers live in subpackages, one per object file format:
 //
@@ -18,7 +18,7 @@
 //     file can be converted into the other formats the project writes.
 //
 // A PE/PDB reader (dumpsyms/pe) and a Mach-O one would fill the same
-// [Symbols]. cmd/dump_syms picks the reader by the input's magic bytes.
+// [Model]. cmd/dump_syms picks the reader by the input's magic bytes.
 package dumpsyms
 
 import (
@@ -70,8 +70,8 @@ type CFIEntry struct {
 	Changes []symfile.CFI
 }
 
-// Symbols is everything a reader found in one module, ready to write.
-type Symbols struct {
+// Model is everything a reader found in one module, ready to write.
+type Model struct {
 	Module  symfile.Module
 	CodeID  symfile.CodeID
 	Infos   []symfile.Info // other INFO records, e.g. GENERATOR, in order
@@ -92,15 +92,15 @@ type Symbols struct {
 	// (Options.HeaderOnly).
 	HeaderOnly bool
 
-	// Source, when set, gives the functions and PUBLIC records instead of
-	// Funcs and Publics (which are then empty): see [Source].
-	Source Source
+	// Lazy, when set, gives the functions and PUBLIC records instead of
+	// Funcs and Publics (which are then empty): see [LazyRecords].
+	Lazy LazyRecords
 }
 
 // Write writes the records in Breakpad's order: MODULE, INFO, FILE,
 // INLINE_ORIGIN, FUNC (with their INLINE and line records), PUBLIC, STACK WIN,
 // STACK CFI.
-func (s *Symbols) Write(w io.Writer) error {
+func (s *Model) Write(w io.Writer) error {
 	sw := symfile.NewWriter(w)
 	sw.WriteModule(s.Module)
 	if s.CodeID != (symfile.CodeID{}) {
@@ -157,28 +157,28 @@ func (s *Symbols) Write(w io.Writer) error {
 	return sw.Flush()
 }
 
-// Source gives the functions and PUBLIC records of a model one at a time,
+// LazyRecords gives the functions and PUBLIC records of a model one at a time,
 // for models too large to hold decoded (dumpsyms/breakpad.Open: a mapped
 // .sym file indexed by offsets). Writers reach functions and PUBLIC records
-// through [Symbols.NumFuncs], [Symbols.Func], [Symbols.NumPublics] and
-// [Symbols.Public], which use the Source when the model has one.
-type Source interface {
+// through [Model.NumFuncs], [Model.Func], [Model.NumPublics] and
+// [Model.Public], which use the LazyRecords when the model has one.
+type LazyRecords interface {
 	// NumFuncs returns the number of functions.
 	NumFuncs() int
-	// Func decodes function i (in the order of Symbols.Funcs: by address)
+	// Func decodes function i (in the order of Model.Funcs: by address)
 	// into f, reusing its slices; with body false only its name, flags,
 	// parameter size and ranges, without lines and inlines.
 	Func(i int, f *Function, body bool)
 	// NumPublics returns the number of PUBLIC records.
 	NumPublics() int
-	// Public returns PUBLIC record i (in the order of Symbols.Publics).
+	// Public returns PUBLIC record i (in the order of Model.Publics).
 	Public(i int) symfile.Public
 }
 
 // NumFuncs returns the number of functions: len(s.Funcs), or the Source's.
-func (s *Symbols) NumFuncs() int {
-	if s.Source != nil {
-		return s.Source.NumFuncs()
+func (s *Model) NumFuncs() int {
+	if s.Lazy != nil {
+		return s.Lazy.NumFuncs()
 	}
 	return len(s.Funcs)
 }
@@ -186,9 +186,9 @@ func (s *Symbols) NumFuncs() int {
 // Func returns function i: &s.Funcs[i], or, for a model with a Source, buf
 // filled by the Source (body false: without lines and inlines). The result
 // may be overwritten by the next call with the same buf.
-func (s *Symbols) Func(i int, buf *Function, body bool) *Function {
-	if s.Source != nil {
-		s.Source.Func(i, buf, body)
+func (s *Model) Func(i int, buf *Function, body bool) *Function {
+	if s.Lazy != nil {
+		s.Lazy.Func(i, buf, body)
 		return buf
 	}
 	return &s.Funcs[i]
@@ -196,17 +196,17 @@ func (s *Symbols) Func(i int, buf *Function, body bool) *Function {
 
 // NumPublics returns the number of PUBLIC records: len(s.Publics), or the
 // Source's.
-func (s *Symbols) NumPublics() int {
-	if s.Source != nil {
-		return s.Source.NumPublics()
+func (s *Model) NumPublics() int {
+	if s.Lazy != nil {
+		return s.Lazy.NumPublics()
 	}
 	return len(s.Publics)
 }
 
 // Public returns PUBLIC record i.
-func (s *Symbols) Public(i int) symfile.Public {
-	if s.Source != nil {
-		return s.Source.Public(i)
+func (s *Model) Public(i int) symfile.Public {
+	if s.Lazy != nil {
+		return s.Lazy.Public(i)
 	}
 	return s.Publics[i]
 }

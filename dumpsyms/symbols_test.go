@@ -10,7 +10,7 @@ import (
 // TestWrite checks Breakpad's record order, a function with two ranges (each
 // FUNC followed by all INLINE records and its own lines) and HeaderOnly.
 func TestWrite(t *testing.T) {
-	s := &Symbols{
+	s := &Model{
 		Module:  symfile.Module{OS: "Linux", Arch: "x86_64", ID: "5A6E5D48B112F8756FDC024A45F537C30", Name: "m"},
 		CodeID:  symfile.CodeID{ID: "485D6E5A"},
 		Files:   []symfile.File{{Number: 0, Name: "a.c"}},

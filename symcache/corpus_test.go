@@ -27,7 +27,7 @@ func snapshot(t *testing.T, name string) string {
 }
 
 // functionsDebug prints the functions as symbolic's FunctionsDebug does.
-func functionsDebug(c *Cache) string {
+func functionsDebug(c *Reader) string {
 	fs := c.Functions()
 	sort.SliceStable(fs, func(i, j int) bool {
 		if fs[i].EntryPC != fs[j].EntryPC {

@@ -14,7 +14,7 @@
 // start, and maps to one source location: range i to source location
 // NumSourceLocations-NumRanges+i. A source location names a function, file
 // and line, and the source location it was inlined into, so a lookup
-// ([Cache.Lookup]) yields the inline chain innermost first. The sentinel
+// ([Reader.Lookup]) yields the inline chain innermost first. The sentinel
 // [NoSourceLocation] ends a function's last range. Addresses, lines and
 // offsets are 32 bits: a SymCache cannot describe code above 4 GiB (relative
 // to the image base).

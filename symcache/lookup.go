@@ -27,7 +27,7 @@ type Location struct {
 // Lookup returns the source locations at addr, innermost (inlined) first and
 // the function the code belongs to last; nil when no range covers addr or its
 // range has no information.
-func (c *Cache) Lookup(addr uint64) []Location {
+func (c *Reader) Lookup(addr uint64) []Location {
 	r, ok := c.FindRange(addr)
 	if !ok {
 		return nil
@@ -37,7 +37,7 @@ func (c *Cache) Lookup(addr uint64) []Location {
 
 // Chain returns source location i and those it was inlined into, up to the
 // root; nil when i is NoSourceLocation or out of range.
-func (c *Cache) Chain(i uint32) []Location {
+func (c *Reader) Chain(i uint32) []Location {
 	var out []Location
 	for depth := 0; depth < MaxInlineDepth; depth++ {
 		sl, ok := c.SourceLocation(i)
@@ -51,7 +51,7 @@ func (c *Cache) Chain(i uint32) []Location {
 }
 
 // Resolve resolves source location sl (index i)'s function and file.
-func (c *Cache) Resolve(i uint32, sl SourceLocation) Location {
+func (c *Reader) Resolve(i uint32, sl SourceLocation) Location {
 	loc := Location{Index: i, Function: "?", EntryPC: None, Line: sl.Line}
 	if f, ok := c.Function(sl.Function); ok {
 		if name, ok := c.String(f.Name); ok {
@@ -70,7 +70,7 @@ func (c *Cache) Resolve(i uint32, sl SourceLocation) Location {
 
 // FullPath joins a file's compilation directory, directory and name, and
 // cleans the result, as symbolic's File::full_path does.
-func (c *Cache) FullPath(f File) string {
+func (c *Reader) FullPath(f File) string {
 	comp, _ := c.String(f.CompDir)
 	dir, _ := c.String(f.Directory)
 	name, _ := c.String(f.Name)
@@ -89,7 +89,7 @@ type FunctionInfo struct {
 
 // Functions returns the functions with an entry address, in the file's
 // order (symbolic's SymCache::functions).
-func (c *Cache) Functions() []FunctionInfo {
+func (c *Reader) Functions() []FunctionInfo {
 	var out []FunctionInfo
 	for i := uint32(0); i < c.NumFunctions; i++ {
 		f, _ := c.Function(i)

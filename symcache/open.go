@@ -7,7 +7,7 @@ import (
 )
 
 // Open maps the file at path into memory and parses it; Close unmaps it.
-func Open(path string) (*Cache, error) {
+func Open(path string) (*Reader, error) {
 	data, unmap, err := mmap.Open(path, mmap.Normal)
 	if err != nil {
 		return nil, err

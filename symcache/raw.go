@@ -9,7 +9,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/internal/strindex"
 )
 
-// Raw is a SymCache's sections as values: what [Cache.Raw] decodes and
+// Raw is a SymCache's sections as values: what [Reader.Raw] decodes and
 // [Raw.WriteTo] encodes. Counts in Header are recomputed on writing.
 type Raw struct {
 	Header          Header
@@ -22,7 +22,7 @@ type Raw struct {
 }
 
 // Raw decodes every section of c.
-func (c *Cache) Raw() *Raw {
+func (c *Reader) Raw() *Raw {
 	r := &Raw{Header: c.Header}
 	r.Files = make([]File, c.NumFiles)
 	for i := range r.Files {

@@ -9,9 +9,9 @@ import (
 	"unicode/utf8"
 )
 
-// Cache is a parsed SymCache. Its methods read the underlying bytes on
+// Reader is a parsed SymCache. Its methods read the underlying bytes on
 // demand and are safe for concurrent use.
-type Cache struct {
+type Reader struct {
 	Header
 	data []byte
 	// Section starts in data.
@@ -42,7 +42,7 @@ func align8(n int) int { return (n + 7) &^ 7 }
 
 // Parse parses a SymCache held in data, which must stay unchanged while the
 // Cache is used.
-func Parse(data []byte) (*Cache, error) {
+func Parse(data []byte) (*Reader, error) {
 	if len(data) < preambleSize {
 		return nil, formatErr("%d bytes: too short for the magic and version", len(data))
 	}
@@ -53,7 +53,7 @@ func Parse(data []byte) (*Cache, error) {
 	default:
 		return nil, formatErr("bad magic % x", data[:4])
 	}
-	c := &Cache{data: data}
+	c := &Reader{data: data}
 	c.Version = le.Uint32(data[4:])
 	switch c.Version {
 	case Version7, Version8:
@@ -111,7 +111,7 @@ func Parse(data []byte) (*Cache, error) {
 }
 
 // Close releases the file mapped by Open; a no-op for Parse's caches.
-func (c *Cache) Close() error {
+func (c *Reader) Close() error {
 	if c.close == nil {
 		return nil
 	}
@@ -121,10 +121,10 @@ func (c *Cache) Close() error {
 }
 
 // Data returns the bytes the cache was parsed from.
-func (c *Cache) Data() []byte { return c.data }
+func (c *Reader) Data() []byte { return c.data }
 
 // File returns file record i.
-func (c *Cache) File(i uint32) (File, bool) {
+func (c *Reader) File(i uint32) (File, bool) {
 	if i >= c.NumFiles {
 		return File{}, false
 	}
@@ -137,7 +137,7 @@ func (c *Cache) File(i uint32) (File, bool) {
 }
 
 // Function returns function record i.
-func (c *Cache) Function(i uint32) (Function, bool) {
+func (c *Reader) Function(i uint32) (Function, bool) {
 	if i >= c.NumFunctions {
 		return Function{}, false
 	}
@@ -146,7 +146,7 @@ func (c *Cache) Function(i uint32) (Function, bool) {
 }
 
 // SourceLocation returns source location i.
-func (c *Cache) SourceLocation(i uint32) (SourceLocation, bool) {
+func (c *Reader) SourceLocation(i uint32) (SourceLocation, bool) {
 	if i >= c.NumSourceLocations {
 		return SourceLocation{}, false
 	}
@@ -155,7 +155,7 @@ func (c *Cache) SourceLocation(i uint32) (SourceLocation, bool) {
 }
 
 // RangeStart returns the start address of range i.
-func (c *Cache) RangeStart(i uint32) (uint32, bool) {
+func (c *Reader) RangeStart(i uint32) (uint32, bool) {
 	if i >= c.NumRanges {
 		return 0, false
 	}
@@ -163,11 +163,11 @@ func (c *Cache) RangeStart(i uint32) (uint32, bool) {
 }
 
 // RangeLocation returns the index of the source location of range i.
-func (c *Cache) RangeLocation(i uint32) uint32 { return c.NumSourceLocations - c.NumRanges + i }
+func (c *Reader) RangeLocation(i uint32) uint32 { return c.NumSourceLocations - c.NumRanges + i }
 
 // String returns the string at offset off in the string bytes; false for
 // None, an offset or length out of bounds, or bytes that are not UTF-8.
-func (c *Cache) String(off uint32) (string, bool) {
+func (c *Reader) String(off uint32) (string, bool) {
 	b, ok := c.stringBytes(off)
 	if !ok || !utf8.Valid(b) {
 		return "", false
@@ -175,7 +175,7 @@ func (c *Cache) String(off uint32) (string, bool) {
 	return string(b), true
 }
 
-func (c *Cache) stringBytes(off uint32) ([]byte, bool) {
+func (c *Reader) stringBytes(off uint32) ([]byte, bool) {
 	if off == None || off >= c.StringBytes {
 		return nil, false
 	}
@@ -201,7 +201,7 @@ func (c *Cache) stringBytes(off uint32) ([]byte, bool) {
 
 // FindRange returns the index of the range holding addr: the one whose start
 // is the greatest at or below it. False below the first range and above 4 GiB.
-func (c *Cache) FindRange(addr uint64) (uint32, bool) {
+func (c *Reader) FindRange(addr uint64) (uint32, bool) {
 	if addr > uint64(None) {
 		return 0, false
 	}

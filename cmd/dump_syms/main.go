@@ -208,7 +208,7 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 
 // dump reads the symbols of the file at path with the reader its first
 // bytes call for: ELF (symbols/formats' sniffing), PDB 7.0 or PE.
-func dump(path string, opts dspe.Options) (*dumpsyms.Symbols, error) {
+func dump(path string, opts dspe.Options) (*dumpsyms.Model, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -256,7 +256,7 @@ func symbolPath(flag string) []remote.PathElem {
 // path its CodeView record names, as a cabinet beside the PE, then in the
 // symbol path (remote.WinFiles.FindPDB); the PE of a PDB beside the PDB,
 // plain or as a cabinet (pdbsyms.Inputs.DumpPDB).
-func dumpWindows(c *cli.Command, orig string, opts dspe.Options, stderr io.Writer) (*dumpsyms.Symbols, error) {
+func dumpWindows(c *cli.Command, orig string, opts dspe.Options, stderr io.Writer) (*dumpsyms.Model, error) {
 	in := &pdbsyms.Inputs{MaxRatio: int64(c.Int("max-inflate-ratio")), Warn: opts.Warn}
 	defer in.Close()
 	// Misses are not remembered: a PDB uploaded after a failed run is

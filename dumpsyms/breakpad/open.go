@@ -16,7 +16,7 @@ import (
 
 // Open memory-maps the symbol file at path and indexes it in one pass,
 // returning a model whose functions and PUBLIC records stay in the file
-// until a writer asks for them (dumpsyms.Symbols.Source): what Read would
+// until a writer asks for them (dumpsyms.Model.Lazy): what Read would
 // make, function for function and record for record, without holding every
 // line record, INLINE record and name decoded at once. The index keeps, per
 // FUNC record, its address and where its line and INLINE records lie in the
@@ -28,7 +28,7 @@ import (
 // as Read reports them. Close the returned Closer when done with the model;
 // the model must not be used afterwards, nor by several goroutines at once.
 // A file of 4 GiB or more (past the index's offsets) is read by Read.
-func Open(path string, warn func(format string, args ...any)) (*dumpsyms.Symbols, io.Closer, error) {
+func Open(path string, warn func(format string, args ...any)) (*dumpsyms.Model, io.Closer, error) {
 	if st, err := os.Stat(path); err == nil && st.Size() >= 1<<32-1 {
 		s, err := ReadFile(path, warn)
 		if err != nil {
@@ -109,14 +109,14 @@ func (x *index) line(off int) (line []byte, next int) {
 }
 
 // pass indexes the file, reporting to warn what Read reports.
-func (x *index) pass(warn func(format string, args ...any)) (*dumpsyms.Symbols, error) {
+func (x *index) pass(warn func(format string, args ...any)) (*dumpsyms.Model, error) {
 	if warn == nil {
 		warn = func(string, ...any) {}
 	}
 	if uint64(len(x.data)) >= 1<<32-1 {
 		return nil, fmt.Errorf("symbol file of %d bytes is too large (limit 4 GiB)", len(x.data))
 	}
-	s := &dumpsyms.Symbols{Source: x}
+	s := &dumpsyms.Model{Lazy: x}
 	hasModule, hasInit, inRun := false, false, false
 	cur := -1 // index in x.funcs of the last FUNC, in file order
 	released := 0

@@ -17,9 +17,9 @@ import (
 
 // materialize decodes every function and PUBLIC record of a model with a
 // Source into Funcs and Publics.
-func materialize(s *dumpsyms.Symbols) *dumpsyms.Symbols {
+func materialize(s *dumpsyms.Model) *dumpsyms.Model {
 	out := *s
-	out.Source = nil
+	out.Lazy = nil
 	for i := range s.NumFuncs() {
 		var f dumpsyms.Function
 		s.Func(i, &f, true)
@@ -33,7 +33,7 @@ func materialize(s *dumpsyms.Symbols) *dumpsyms.Symbols {
 
 // normalize drops what Open's model does not carry (STACK records) and
 // makes empty slices nil.
-func normalize(s *dumpsyms.Symbols) {
+func normalize(s *dumpsyms.Model) {
 	s.CFI, s.Wins = nil, nil
 	for i := range s.Funcs {
 		f := &s.Funcs[i]

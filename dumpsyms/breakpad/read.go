@@ -1,6 +1,6 @@
 // Package breakpad reads Breakpad .sym files into the format-neutral symbol
 // model of package dumpsyms, so that a symbol file can be converted into the
-// other formats the project writes (and, through dumpsyms.Symbols.Write,
+// other formats the project writes (and, through dumpsyms.Model.Write,
 // back into the same text).
 package breakpad
 
@@ -23,11 +23,11 @@ import (
 // no FUNC before them (or CFI deltas with no INIT), are skipped and reported
 // to warn when it is set; reading goes on. A file without a MODULE record is
 // an error.
-func Read(r io.Reader, warn func(format string, args ...any)) (*dumpsyms.Symbols, error) {
+func Read(r io.Reader, warn func(format string, args ...any)) (*dumpsyms.Model, error) {
 	if warn == nil {
 		warn = func(string, ...any) {}
 	}
-	s := &dumpsyms.Symbols{}
+	s := &dumpsyms.Model{}
 	sr := symfile.NewReader(r)
 	var fn *dumpsyms.Function
 	var cfi *dumpsyms.CFIEntry
@@ -108,7 +108,7 @@ func Read(r io.Reader, warn func(format string, args ...any)) (*dumpsyms.Symbols
 }
 
 // ReadFile reads the symbol file at path into the model (see Read).
-func ReadFile(path string, warn func(format string, args ...any)) (*dumpsyms.Symbols, error) {
+func ReadFile(path string, warn func(format string, args ...any)) (*dumpsyms.Model, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func ReadFile(path string, warn func(format string, args ...any)) (*dumpsyms.Sym
 // addHeader adds a MODULE, INFO CODE_ID, INFO, FILE or INLINE_ORIGIN record
 // to s (a MODULE after the first is reported to warn and dropped), and
 // reports whether rec was one of them.
-func addHeader(s *dumpsyms.Symbols, rec symfile.Record, hasModule *bool, line int, warn func(format string, args ...any)) bool {
+func addHeader(s *dumpsyms.Model, rec symfile.Record, hasModule *bool, line int, warn func(format string, args ...any)) bool {
 	switch rec := rec.(type) {
 	case symfile.Module:
 		if *hasModule {

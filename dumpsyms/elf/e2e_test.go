@@ -120,7 +120,7 @@ func dieName(t *testing.T, d *dwarf.Data, e *dwarf.Entry) string {
 // checkAgainstDWARF checks that every DWARF function has its FUNC, that
 // every line table row inside a FUNC is found by a lookup of its address
 // in our line records, and that every FUNC is covered by STACK CFI.
-func checkAgainstDWARF(t *testing.T, s *dumpsyms.Symbols, tr dwarfTruth) {
+func checkAgainstDWARF(t *testing.T, s *dumpsyms.Model, tr dwarfTruth) {
 	t.Helper()
 	byAddr := map[uint64]*dumpsyms.Function{}
 	for i := range s.Funcs {

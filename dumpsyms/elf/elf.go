@@ -1,5 +1,5 @@
 // Package elf turns an ELF file and its DWARF debugging information into
-// Breakpad symbol records (a dumpsyms.Symbols), as Breakpad's Linux dump_syms
+// Breakpad symbol records (a dumpsyms.Model), as Breakpad's Linux dump_syms
 // does (cmd/dump_syms is the command line over it). It imports debug/elf
 // under its own name inside the package; importers that need both name one.
 //
@@ -109,7 +109,7 @@ type dumper struct {
 	bin   *elf.File
 	debug *elf.File // the file the DWARF comes from (may be bin)
 	load  uint64
-	out   *dumpsyms.Symbols
+	out   *dumpsyms.Model
 	files fileTable
 	close []io.Closer
 	// externs indexes out.Publics by module-relative address.
@@ -137,7 +137,7 @@ func (d *dumper) progress(stage string) {
 
 // Dump reads the ELF file at path (and its separate debugging information)
 // into symbol records.
-func Dump(path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
+func Dump(path string, opts dumpsyms.Options) (*dumpsyms.Model, error) {
 	bin, err := elf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("dump_syms: %w", err)
@@ -149,7 +149,7 @@ func Dump(path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
 // DumpImage reads an ELF image held in memory (r, such as a vDSO saved
 // whole in a minidump) into symbol records, with opts.Name as the module's
 // name. No separate debugging file is looked for.
-func DumpImage(r io.ReaderAt, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
+func DumpImage(r io.ReaderAt, opts dumpsyms.Options) (*dumpsyms.Model, error) {
 	bin, err := elf.NewFile(r)
 	if err != nil {
 		return nil, fmt.Errorf("dump_syms: image: %w", err)
@@ -166,7 +166,7 @@ func DumpImage(r io.ReaderAt, opts dumpsyms.Options) (*dumpsyms.Symbols, error) 
 
 // dumpFile is Dump for an opened file; path names it and locates the files
 // found beside it.
-func dumpFile(bin *elf.File, path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
+func dumpFile(bin *elf.File, path string, opts dumpsyms.Options) (*dumpsyms.Model, error) {
 	d := newDumper(bin, path, opts)
 	defer d.closeAll()
 	return d.run()
@@ -186,7 +186,7 @@ func (d *dumper) closeAll() {
 	}
 }
 
-func (d *dumper) run() (*dumpsyms.Symbols, error) {
+func (d *dumper) run() (*dumpsyms.Model, error) {
 	arch, err := elfArch(d.bin)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.path, err)
@@ -212,7 +212,7 @@ func (d *dumper) run() (*dumpsyms.Symbols, error) {
 	if osName == "" {
 		osName = "Linux"
 	}
-	d.out = &dumpsyms.Symbols{
+	d.out = &dumpsyms.Model{
 		Module:     symfile.Module{OS: osName, Arch: arch, ID: moduleid.ELFDebugID(id), Name: name},
 		CodeID:     symfile.CodeID{ID: strings.ToUpper(moduleid.ELFCodeID(id))},
 		HeaderOnly: d.opts.HeaderOnly,

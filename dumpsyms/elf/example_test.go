@@ -13,7 +13,7 @@ import (
 
 // Dump reads an ELF file (and its separate debug file, if any, from
 // Options.DebugDirs) into the symbol model, which writes itself as a
-// Breakpad .sym file (Symbols.Write):
+// Breakpad .sym file (Model.Write):
 //
 //	syms, err := elf.Dump("/usr/lib/libfoo.so", dumpsyms.Options{Inlines: true})
 //

@@ -64,7 +64,7 @@ func baseName(n string) string {
 
 // lookup returns the function, line and inline chain (outermost first) our
 // records give for addr.
-func lookup(s *dumpsyms.Symbols, addr uint64) (fn *dumpsyms.Function, line *lineAt, chain []inlineAt) {
+func lookup(s *dumpsyms.Model, addr uint64) (fn *dumpsyms.Function, line *lineAt, chain []inlineAt) {
 	for i := range s.Funcs {
 		f := &s.Funcs[i]
 		for _, r := range f.Ranges {
@@ -142,7 +142,7 @@ func TestInlinesAgainstLLVM(t *testing.T) {
 	t.Logf("%d addresses checked", checked)
 }
 
-func checkFrames(t *testing.T, s *dumpsyms.Symbols, addr uint64, frames []llvmFrame) {
+func checkFrames(t *testing.T, s *dumpsyms.Model, addr uint64, frames []llvmFrame) {
 	t.Helper()
 	fn, line, chain := lookup(s, addr)
 	if fn == nil {

@@ -13,7 +13,7 @@ import (
 )
 
 func TestWriteRead(t *testing.T) {
-	in := &dumpsyms.Symbols{
+	in := &dumpsyms.Model{
 		Module:      symfile.Module{OS: "Linux", Arch: "x86_64", ID: "000102030405060708090A0B0C0D0E0F0", Name: "m"},
 		CodeID:      symfile.CodeID{ID: "0102030405"},
 		LoadAddress: 0x400000,

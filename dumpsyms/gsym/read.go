@@ -13,7 +13,7 @@ import (
 )
 
 // ReadFile reads the GSYM file at path into the model (see Read).
-func ReadFile(path string, warn func(string, ...any)) (*dumpsyms.Symbols, error) {
+func ReadFile(path string, warn func(string, ...any)) (*dumpsyms.Model, error) {
 	f, err := gsym.Open(path)
 	if err != nil {
 		return nil, err
@@ -30,12 +30,12 @@ func ReadFile(path string, warn func(string, ...any)) (*dumpsyms.Symbols, error)
 // rows (each row a line record up to the next row or the function's end)
 // and their inline trees as INLINE records; size-0 entries become PUBLIC
 // records. Merged functions are left out (warn says so).
-func Read(f *gsym.File, name string, warn func(string, ...any)) (*dumpsyms.Symbols, error) {
+func Read(f *gsym.File, name string, warn func(string, ...any)) (*dumpsyms.Model, error) {
 	if warn == nil {
 		warn = func(string, ...any) {}
 	}
 	id := f.Header.ID()
-	s := &dumpsyms.Symbols{
+	s := &dumpsyms.Model{
 		Module:      symfile.Module{OS: "Linux", Arch: "unknown", ID: moduleid.ELFDebugID(id), Name: name},
 		LoadAddress: f.Header.BaseAddress,
 	}
@@ -69,7 +69,7 @@ func Read(f *gsym.File, name string, warn func(string, ...any)) (*dumpsyms.Symbo
 
 type reader struct {
 	f       *gsym.File
-	s       *dumpsyms.Symbols
+	s       *dumpsyms.Model
 	warn    func(string, ...any)
 	strs    map[uint32]string
 	origins map[uint32]uint32 // name offset → INLINE_ORIGIN id

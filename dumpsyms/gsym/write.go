@@ -34,7 +34,7 @@ const unnamed = "<unknown>"
 // depth, and a range not inside its parent's, or partly overlapping an
 // earlier sibling's, is left out. warn, when set, receives what
 // was left out.
-func Write(w io.Writer, s *dumpsyms.Symbols, warn func(string, ...any)) error {
+func Write(w io.Writer, s *dumpsyms.Model, warn func(string, ...any)) error {
 	if warn == nil {
 		warn = func(string, ...any) {}
 	}
@@ -59,7 +59,7 @@ func Write(w io.Writer, s *dumpsyms.Symbols, warn func(string, ...any)) error {
 
 type conv struct {
 	gw      *gsym.Writer
-	s       *dumpsyms.Symbols
+	s       *dumpsyms.Model
 	warn    func(string, ...any)
 	files   map[uint32]uint32 // FILE number → file table index
 	origins map[uint32]string

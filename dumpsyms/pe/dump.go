@@ -66,7 +66,7 @@ func (pi *peInfo) pdbBase() string {
 
 // Dump reads the PDB or PE file at path with the default Windows choices
 // ([Options]' zero values).
-func Dump(path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
+func Dump(path string, opts dumpsyms.Options) (*dumpsyms.Model, error) {
 	return DumpWith(path, Options{Options: opts})
 }
 
@@ -78,7 +78,7 @@ func Dump(path string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
 // is at hand and matches the PDB, its time stamp and size give INFO
 // CODE_ID and, for x64, its .pdata/.xdata the STACK CFI records in
 // opts.CFIStyle.
-func DumpWith(path string, opts Options) (*dumpsyms.Symbols, error) {
+func DumpWith(path string, opts Options) (*dumpsyms.Model, error) {
 	head := make([]byte, len(pdb.Magic))
 	f, err := os.Open(path)
 	if err != nil {
@@ -123,7 +123,7 @@ func DumpWith(path string, opts Options) (*dumpsyms.Symbols, error) {
 // side by side under their own names (extracted from a symbol server's
 // cabinets, fetched into a cache). The MODULE record names the PDB's file
 // (opts.Name aside), INFO CODE_ID the PE's.
-func DumpFiles(pdbPath, pePath string, opts Options) (*dumpsyms.Symbols, error) {
+func DumpFiles(pdbPath, pePath string, opts Options) (*dumpsyms.Model, error) {
 	var pi *peInfo
 	if pePath != "" {
 		p, err := readPE(pePath)
@@ -211,7 +211,7 @@ func findPDB(pePath string, pi *peInfo) (string, error) {
 	return "", fmt.Errorf("%s: no CodeView record names a PDB and none is beside it", pePath)
 }
 
-func dumpPDBPath(path string, pi *peInfo, wopts Options) (*dumpsyms.Symbols, error) {
+func dumpPDBPath(path string, pi *peInfo, wopts Options) (*dumpsyms.Model, error) {
 	opts := wopts.Options
 	f, err := pdb.Open(path)
 	if err != nil {
@@ -280,7 +280,7 @@ func Arch(m pdb.Machine) string {
 
 // DumpPDB reads an open PDB into the model; name is the MODULE record's
 // file name.
-func DumpPDB(f *pdb.File, name string, opts dumpsyms.Options) (*dumpsyms.Symbols, error) {
+func DumpPDB(f *pdb.File, name string, opts dumpsyms.Options) (*dumpsyms.Model, error) {
 	info, err := f.Info()
 	if err != nil {
 		return nil, err
@@ -293,7 +293,7 @@ func DumpPDB(f *pdb.File, name string, opts dumpsyms.Options) (*dumpsyms.Symbols
 	if age == 0 {
 		age = info.Age
 	}
-	s := &dumpsyms.Symbols{
+	s := &dumpsyms.Model{
 		Module:     symfile.Module{OS: "windows", Arch: Arch(dbi.Header.Machine), ID: moduleid.DebugID(info.GUID, age), Name: name},
 		HeaderOnly: opts.HeaderOnly,
 	}
@@ -311,7 +311,7 @@ type dumper struct {
 	f    *pdb.File
 	dbi  *pdb.DBI
 	opts dumpsyms.Options
-	syms *dumpsyms.Symbols
+	syms *dumpsyms.Model
 
 	names    *pdb.StringTable
 	sections []pdb.SectionHeader // of the original image when OMAP
@@ -456,7 +456,7 @@ func sortFuncs(fs []dumpsyms.Function) {
 // addUnknownPublic ends the symbols with Mozilla's marker PUBLIC "<unknown
 // in CODE>" just past the last FUNC or PUBLIC, so that addresses after the
 // last known symbol are not taken for it.
-func addUnknownPublic(s *dumpsyms.Symbols, code string) {
+func addUnknownPublic(s *dumpsyms.Model, code string) {
 	var at uint64
 	var found bool
 	for _, f := range s.Funcs {

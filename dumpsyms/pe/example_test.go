@@ -10,7 +10,7 @@ import (
 )
 
 // Dump reads a PDB (or a PE and the PDB it names) into the symbol model,
-// which writes itself as a Breakpad .sym file (Symbols.Write). Here a PE
+// which writes itself as a Breakpad .sym file (Model.Write). Here a PE
 // built by cmd/dump_syms/testdata/winprogs/chkstk/mkchkstk.sh, with its
 // PDB beside it.
 func ExampleDump() {

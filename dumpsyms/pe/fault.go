@@ -12,7 +12,7 @@ import (
 // be slices of a mapping of the file. A file shortened while it is read (a
 // linker rewriting it) makes the pages past its new end fault when
 // touched, which would end the process (SIGBUS); here it is an error.
-func dumpMapped(f *pdb.File, name string, opts dumpsyms.Options) (syms *dumpsyms.Symbols, err error) {
+func dumpMapped(f *pdb.File, name string, opts dumpsyms.Options) (syms *dumpsyms.Model, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {

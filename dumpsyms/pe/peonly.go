@@ -78,7 +78,7 @@ func peCFI(path string, opts Options) []dumpsyms.CFIEntry {
 }
 
 // dumpPEOnly writes the records of a PE whose PDB is not at hand.
-func dumpPEOnly(path string, opts Options) (*dumpsyms.Symbols, error) {
+func dumpPEOnly(path string, opts Options) (*dumpsyms.Model, error) {
 	f, err := pe.Open(path)
 	if err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func dumpPEOnly(path string, opts Options) (*dumpsyms.Symbols, error) {
 }
 
 // dumpPEFile writes the records of an open PE alone; name is its file name.
-func dumpPEFile(f *pe.File, name string, opts Options) (*dumpsyms.Symbols, error) {
+func dumpPEFile(f *pe.File, name string, opts Options) (*dumpsyms.Model, error) {
 	if opts.PEOnly != PEOnlyMozilla {
 		style := unwindinfo.StyleBreakpad
 		if opts.CFIStyle == unwindinfo.StyleExact {
@@ -103,7 +103,7 @@ func dumpPEFile(f *pe.File, name string, opts Options) (*dumpsyms.Symbols, error
 	if opts.Name != "" {
 		mod.Name = opts.Name
 	}
-	s := &dumpsyms.Symbols{Module: mod, CodeID: cid, HeaderOnly: opts.HeaderOnly}
+	s := &dumpsyms.Model{Module: mod, CodeID: cid, HeaderOnly: opts.HeaderOnly}
 	if opts.HeaderOnly {
 		return s, nil
 	}
@@ -137,7 +137,7 @@ func dumpPEFile(f *pe.File, name string, opts Options) (*dumpsyms.Symbols, error
 // placeholder names it (unless the name has an argument list) and gives
 // its parameter size, one at a public marks it "m", others are PUBLIC
 // records; then the "<unknown in FILE>" marker past the last symbol.
-func mozillaPEOnly(s *dumpsyms.Symbols, rfs []unwindinfo.RuntimeFunction, exports []symfile.Public, file string) {
+func mozillaPEOnly(s *dumpsyms.Model, rfs []unwindinfo.RuntimeFunction, exports []symfile.Public, file string) {
 	type sym struct {
 		name      string
 		public    bool

@@ -225,7 +225,7 @@ type Options struct {
 // fileName names the image in INFO CODE_ID (its base name is used). With
 // opts.HeaderOnly only MODULE and INFO are read; with opts.NoCFI no STACK
 // CFI. Problems that leave records out are passed to opts.Warn.
-func Dump(f *pe.File, fileName string, opts Options) (*dumpsyms.Symbols, error) {
+func Dump(f *pe.File, fileName string, opts Options) (*dumpsyms.Model, error) {
 	warn := opts.Warn
 	if warn == nil {
 		warn = func(string, ...any) {}
@@ -237,7 +237,7 @@ func Dump(f *pe.File, fileName string, opts Options) (*dumpsyms.Symbols, error) 
 	if opts.Name != "" {
 		mod.Name = opts.Name
 	}
-	s := &dumpsyms.Symbols{Module: mod, CodeID: cid, HeaderOnly: opts.HeaderOnly}
+	s := &dumpsyms.Model{Module: mod, CodeID: cid, HeaderOnly: opts.HeaderOnly}
 	if opts.HeaderOnly {
 		return s, nil
 	}

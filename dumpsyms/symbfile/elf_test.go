@@ -18,7 +18,7 @@ import (
 )
 
 // symbfileOf returns the symbfile Write makes of model, read back.
-func symbfileOf(t *testing.T, model *dumpsyms.Symbols, opts WriteOptions) *symbfile.Table {
+func symbfileOf(t *testing.T, model *dumpsyms.Model, opts WriteOptions) *symbfile.Table {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := Write(&buf, model, opts); err != nil {

@@ -22,7 +22,7 @@ import (
 // says "unknown" operating system and architecture, a zero debug id and the
 // file's base name (without ".symbfile" or ".zst"). Return pads are dropped,
 // and so are ranges deeper than symbfile.MaxInlineDepth (as lookups do).
-func ReadFile(path string, warn func(format string, args ...any)) (*dumpsyms.Symbols, error) {
+func ReadFile(path string, warn func(format string, args ...any)) (*dumpsyms.Model, error) {
 	t, err := symbfile.Open(path)
 	if err != nil {
 		return nil, err
@@ -43,8 +43,8 @@ func ReadFile(path string, warn func(format string, args ...any)) (*dumpsyms.Sym
 // of ranges covering the nested ranges' starts and the line cuts are found
 // by two symbfile.Sweep passes in address order, so that a well-nested file
 // costs about one lookup per range and cut whatever its depth.
-func Read(t *symbfile.Table, name string) *dumpsyms.Symbols {
-	s := &dumpsyms.Symbols{Module: symfile.Module{OS: "unknown", Arch: "unknown", ID: strings.Repeat("0", 33), Name: name}}
+func Read(t *symbfile.Table, name string) *dumpsyms.Model {
+	s := &dumpsyms.Model{Module: symfile.Module{OS: "unknown", Arch: "unknown", ID: strings.Repeat("0", 33), Name: name}}
 	names := dumpsyms.NewNames(s)
 	file, origin := names.File, names.Origin
 	// Ranges are sorted by depth, then start: the depth-0 ones first.

@@ -22,7 +22,7 @@ import (
 // canonSymbols prints a model with FILE numbers and INLINE_ORIGIN ids
 // replaced by their names: the old conversion numbered the files of line
 // records in a map's (random) order, the sweep in the functions' order.
-func canonSymbols(s *dumpsyms.Symbols) string {
+func canonSymbols(s *dumpsyms.Model) string {
 	files := map[uint32]string{}
 	for _, f := range s.Files {
 		files[f.Number] = f.Name
@@ -188,8 +188,8 @@ func TestSymbfileSweepAgreesOnRandomRanges(t *testing.T) {
 // symbolsFromSymbfileOld is Read before the sweep: each
 // nested range and line cut looked up from depth 0 (quadratic in the
 // depth). The reference the sweep is checked against.
-func symbolsFromSymbfileOld(t *symbfile.Table, name string) *dumpsyms.Symbols {
-	s := &dumpsyms.Symbols{Module: symfile.Module{OS: "unknown", Arch: "unknown", ID: strings.Repeat("0", 33), Name: name}}
+func symbolsFromSymbfileOld(t *symbfile.Table, name string) *dumpsyms.Model {
+	s := &dumpsyms.Model{Module: symfile.Module{OS: "unknown", Arch: "unknown", ID: strings.Repeat("0", 33), Name: name}}
 	names := dumpsyms.NewNames(s)
 	file, origin := names.File, names.Origin
 	// Ranges are sorted by depth, then start: the depth-0 ones first.

@@ -38,7 +38,7 @@ type WriteOptions struct {
 // ELF file the model was read from: one per call instruction found by
 // decoding each function's code (x86-64, i386, arm64), with the inline
 // stack at the return address minus one.
-func Write(w io.Writer, s *dumpsyms.Symbols, opts WriteOptions) error {
+func Write(w io.Writer, s *dumpsyms.Model, opts WriteOptions) error {
 	n := segment.NamesOf(s)
 	sw := symbfile.NewWriter(w)
 	isELF := opts.Binary != ""

@@ -11,7 +11,7 @@ import (
 
 // hostileCache encodes raw and parses it; the test fails if it does not
 // parse.
-func hostileCache(t *testing.T, raw *symcache.Raw) *symcache.Cache {
+func hostileCache(t *testing.T, raw *symcache.Raw) *symcache.Reader {
 	t.Helper()
 	raw.Header.Version = symcache.LatestVersion
 	var buf bytes.Buffer
@@ -72,7 +72,7 @@ func TestHostileSymCache(t *testing.T) {
 				if n := len(c.Lookup(a)); n > symcache.MaxInlineDepth {
 					t.Errorf("Lookup(%#x): %d frames", a, n)
 				}
-				(&symsymcache.Cache{Cache: c}).Lookup(a, true)
+				(&symsymcache.Table{Cache: c}).Lookup(a, true)
 			}
 			c.Functions()
 			s := Read(c, "hostile")

@@ -19,7 +19,7 @@ import (
 // architecture, "unknown" as its operating system and the file's base name
 // (without ".symc") as its name; the last range, open-ended in the format,
 // is given one byte.
-func ReadFile(path string, warn func(format string, args ...any)) (*dumpsyms.Symbols, error) {
+func ReadFile(path string, warn func(format string, args ...any)) (*dumpsyms.Model, error) {
 	c, err := symcache.Open(path)
 	if err != nil {
 		return nil, err
@@ -34,8 +34,8 @@ func ReadFile(path string, warn func(format string, args ...any)) (*dumpsyms.Sym
 }
 
 // Read is ReadFile over an open cache, for a module named name.
-func Read(c *symcache.Cache, name string) *dumpsyms.Symbols {
-	s := &dumpsyms.Symbols{Module: symfile.Module{OS: "unknown", Arch: c.Arch.String(), ID: c.DebugID.String(), Name: name}}
+func Read(c *symcache.Reader, name string) *dumpsyms.Model {
+	s := &dumpsyms.Model{Module: symfile.Module{OS: "unknown", Arch: c.Arch.String(), ID: c.DebugID.String(), Name: name}}
 	names := dumpsyms.NewNames(s)
 	file, origin := names.File, names.Origin
 	// An inlined call: its depth (0: called from the FUNC), the source
@@ -145,7 +145,7 @@ func Read(c *symcache.Cache, name string) *dumpsyms.Symbols {
 
 // rootFunction returns the function of range r's outermost source
 // location; false for a range without one (an end of range).
-func rootFunction(c *symcache.Cache, r uint32) (uint32, bool) {
+func rootFunction(c *symcache.Reader, r uint32) (uint32, bool) {
 	if r >= c.NumRanges {
 		return 0, false
 	}

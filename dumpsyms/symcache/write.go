@@ -22,7 +22,7 @@ import (
 // range. What it loses: addresses at or above 4 GiB, parameter sizes,
 // STACK CFI and STACK WIN records, INFO records, the MODULE record's OS and
 // name (the debug id and CPU are kept).
-func Write(w io.Writer, s *dumpsyms.Symbols, version uint32) error {
+func Write(w io.Writer, s *dumpsyms.Model, version uint32) error {
 	b := &symcache.Builder{Version: version, Arch: symcache.ArchFromName(s.Module.Arch)}
 	if id, err := symcache.ParseDebugID(s.Module.ID); err == nil {
 		b.DebugID = id

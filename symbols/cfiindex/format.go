@@ -26,8 +26,8 @@ const (
 	funcSize   = 24
 )
 
-// Source identifies the symbol file an index was made from.
-type Source struct {
+// Stamp identifies the symbol file an index was made from.
+type Stamp struct {
 	Size    int64
 	ModTime int64 // Unix nanoseconds
 }

@@ -41,7 +41,7 @@ STACK WIN 0 220 8 1 0 c 4 10 0 0 0
 func build(t testing.TB, tab *symfile.Table) *cfiindex.Index {
 	t.Helper()
 	w := cfiindex.FromTable(tab)
-	w.Source = cfiindex.Source{Size: 1, ModTime: 2}
+	w.Source = cfiindex.Stamp{Size: 1, ModTime: 2}
 	var b bytes.Buffer
 	if _, err := w.WriteTo(&b); err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ var ErrFormat = errors.New("cfiindex: not a valid index")
 // symbols.WinRuler, and is safe for concurrent use.
 type Index struct {
 	// Source and Flags are the header's.
-	Source Source
+	Source Stamp
 	Flags  uint32
 
 	data                       []byte
@@ -53,7 +53,7 @@ func New(b []byte) (*Index, error) {
 		return nil, fmt.Errorf("%w: version %d", ErrFormat, v)
 	}
 	x := &Index{Flags: le.Uint32(b[12:]), data: b,
-		Source: Source{Size: int64(le.Uint64(b[16:])), ModTime: int64(le.Uint64(b[24:]))}}
+		Source: Stamp{Size: int64(le.Uint64(b[16:])), ModTime: int64(le.Uint64(b[24:]))}}
 	counts := [4]uint64{uint64(le.Uint32(b[32:])), uint64(le.Uint32(b[36:])), uint64(le.Uint32(b[40:])), uint64(le.Uint32(b[44:]))}
 	strLen := le.Uint64(b[48:])
 	sizes := [4]uint64{initSize, deltaSize, winSize, funcSize}

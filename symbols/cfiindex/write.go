@@ -15,7 +15,7 @@ import (
 // added in address order, without overlaps.
 type Writer struct {
 	// Source and Flags go into the header.
-	Source Source
+	Source Stamp
 	Flags  uint32
 
 	inits                       chunks

@@ -18,7 +18,7 @@ func init() {
 		sniff:       func(head []byte) bool { return hasPrefix(head, "MODULE ") },
 		read:        dsbreakpad.ReadFile,
 		readLazy:    dsbreakpad.Open,
-		write:       func(w io.Writer, s *dumpsyms.Symbols, _ WriteOptions) error { return s.Write(w) },
+		write:       func(w io.Writer, s *dumpsyms.Model, _ WriteOptions) error { return s.Write(w) },
 		open: func(path string) (symbols.Lookuper, io.Closer, error) {
 			t, err := symfile.Open(path)
 			if err != nil {

@@ -52,16 +52,16 @@ type Format struct {
 	sniff func(head []byte) bool
 	// read reads a file into the model; nil when the format cannot be read
 	// into it.
-	read func(path string, warn Warn) (*dumpsyms.Symbols, error)
+	read func(path string, warn Warn) (*dumpsyms.Model, error)
 	// readLazy, when set, reads a file into a model whose functions and
 	// PUBLIC records stay in the (mapped) file until the writer asks for
-	// them (dumpsyms.Symbols.Source) and which has no STACK records.
-	readLazy func(path string, warn Warn) (*dumpsyms.Symbols, io.Closer, error)
+	// them (dumpsyms.Model.Lazy) and which has no STACK records.
+	readLazy func(path string, warn Warn) (*dumpsyms.Model, io.Closer, error)
 	// write writes the model in this format; nil when it cannot be written.
-	write func(w io.Writer, s *dumpsyms.Symbols, opts WriteOptions) error
+	write func(w io.Writer, s *dumpsyms.Model, opts WriteOptions) error
 	// noStack says write ignores STACK CFI and STACK WIN records and
 	// reaches functions and PUBLIC records only through the model's
-	// accessors (Symbols.Func, Symbols.Public): it takes readLazy's models.
+	// accessors (Model.Func, Model.Public): it takes readLazy's models.
 	noStack bool
 	// binary says the format's files hold the module's code: ReadFor
 	// passes their path on as WriteOptions.Binary.
@@ -91,7 +91,7 @@ func (f *Format) TakesLazyModels() bool { return f.noStack }
 
 // Read reads the file at path into the model. warn, when set, receives what
 // was skipped.
-func (f *Format) Read(path string, warn Warn) (*dumpsyms.Symbols, error) {
+func (f *Format) Read(path string, warn Warn) (*dumpsyms.Model, error) {
 	if f.read == nil {
 		return nil, fmt.Errorf("%s: %s files cannot be converted (reads: %s)", path, f.Name, Readers())
 	}
@@ -100,11 +100,11 @@ func (f *Format) Read(path string, warn Warn) (*dumpsyms.Symbols, error) {
 
 // ReadLazy reads the file at path into a model whose functions and PUBLIC
 // records stay in the (mapped) file until a writer asks for them
-// (dumpsyms.Symbols.Source) and which has no STACK records: far less memory
+// (dumpsyms.Model.Lazy) and which has no STACK records: far less memory
 // than Read's model for big files, for the formats whose writers take it
 // (TakesLazyModels). The Closer releases the file once the model is written.
 // Formats without such a reader read the whole model, as Read does.
-func (f *Format) ReadLazy(path string, warn Warn) (*dumpsyms.Symbols, io.Closer, error) {
+func (f *Format) ReadLazy(path string, warn Warn) (*dumpsyms.Model, io.Closer, error) {
 	if f.readLazy == nil {
 		s, err := f.Read(path, warn)
 		if err != nil {
@@ -116,7 +116,7 @@ func (f *Format) ReadLazy(path string, warn Warn) (*dumpsyms.Symbols, io.Closer,
 }
 
 // Write writes the model in the format.
-func (f *Format) Write(w io.Writer, s *dumpsyms.Symbols, opts WriteOptions) error {
+func (f *Format) Write(w io.Writer, s *dumpsyms.Model, opts WriteOptions) error {
 	if f.write == nil {
 		return fmt.Errorf("%s files cannot be written (writes: %s)", f.Name, Writers())
 	}
@@ -210,7 +210,7 @@ func Sniff(path string) (*Format, error) {
 // is written.
 type Input struct {
 	// Symbols is the model.
-	Symbols *dumpsyms.Symbols
+	Symbols *dumpsyms.Model
 	// Options are to be passed to the output format's Write.
 	Options WriteOptions
 	closer  io.Closer

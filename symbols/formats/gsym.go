@@ -20,7 +20,7 @@ func init() {
 			return len(head) >= 4 && (binary.LittleEndian.Uint32(head) == gsym.Magic || binary.BigEndian.Uint32(head) == gsym.Magic)
 		},
 		read: dsgsym.ReadFile,
-		write: func(w io.Writer, s *dumpsyms.Symbols, _ WriteOptions) error {
+		write: func(w io.Writer, s *dumpsyms.Model, _ WriteOptions) error {
 			return dsgsym.Write(w, s, nil)
 		},
 		noStack: true,

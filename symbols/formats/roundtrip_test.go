@@ -29,7 +29,7 @@ func chainString(s symbols.Symbol, ok bool) string {
 }
 
 // lineAddresses returns every line record's, FUNC's and PUBLIC's address.
-func lineAddresses(s *dumpsyms.Symbols) []uint64 {
+func lineAddresses(s *dumpsyms.Model) []uint64 {
 	var out []uint64
 	for _, f := range s.Funcs {
 		for _, r := range f.Ranges {

@@ -17,7 +17,7 @@ func init() {
 		Exts:        []string{".symbfile"},
 		sniff:       func(head []byte) bool { return hasPrefix(head, symbfile.Magic) || symsymbfile.IsZstd(head) },
 		read:        dssymbfile.ReadFile,
-		write: func(w io.Writer, s *dumpsyms.Symbols, opts WriteOptions) error {
+		write: func(w io.Writer, s *dumpsyms.Model, opts WriteOptions) error {
 			return dssymbfile.Write(w, s, dssymbfile.WriteOptions{Binary: opts.Binary})
 		},
 		noStack: true,

@@ -37,8 +37,8 @@ func init() {
 }
 
 // writeSymCache returns the writer of SymCache version v.
-func writeSymCache(v uint32) func(io.Writer, *dumpsyms.Symbols, WriteOptions) error {
-	return func(w io.Writer, s *dumpsyms.Symbols, _ WriteOptions) error { return dssymcache.Write(w, s, v) }
+func writeSymCache(v uint32) func(io.Writer, *dumpsyms.Model, WriteOptions) error {
+	return func(w io.Writer, s *dumpsyms.Model, _ WriteOptions) error { return dssymcache.Write(w, s, v) }
 }
 
 func openSymCache(path string) (symbols.Lookuper, io.Closer, error) {
@@ -46,5 +46,5 @@ func openSymCache(path string) (symbols.Lookuper, io.Closer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &symsymcache.Cache{Cache: c}, c, nil
+	return &symsymcache.Table{Cache: c}, c, nil
 }

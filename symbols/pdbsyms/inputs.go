@@ -189,7 +189,7 @@ func (in *Inputs) CompanionPE(dir, stem string) string {
 // where the file named on the command line, orig, is) with its PE: the
 // PE beside orig when the PDB is elsewhere; when it is orig itself, the PE
 // beside it as pe.DumpWith finds it, or its cabinet (NAME.ex_, NAME.dl_).
-func (in *Inputs) DumpPDB(orig, path string, opts dspe.Options) (*dumpsyms.Symbols, error) {
+func (in *Inputs) DumpPDB(orig, path string, opts dspe.Options) (*dumpsyms.Model, error) {
 	dir := filepath.Dir(orig)
 	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	if path != orig {

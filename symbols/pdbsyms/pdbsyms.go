@@ -93,7 +93,7 @@ func (c *Converter) Convert(m symbols.Module, pdbPath, pePath string) (*symbols.
 // instruction, docs/dump_syms.md): no reference tool reads these
 // conversions, and a walk stopped inside a prolog or epilog is only right
 // with them.
-func dumpFile(path string, isPE bool, warn func(string, ...any)) (*dumpsyms.Symbols, error) {
+func dumpFile(path string, isPE bool, warn func(string, ...any)) (*dumpsyms.Model, error) {
 	s, err := dspe.DumpWith(path, dspe.Options{Options: dumpsyms.Options{Inlines: true, Warn: warn}, CFIStyle: unwindinfo.StyleExact})
 	if err == nil || !isPE {
 		return s, err

@@ -19,9 +19,9 @@ import (
 // Ext is the file name extension of SymCaches in a store.
 const Ext = ".symc"
 
-// Cache adapts a parsed SymCache to symbols.Lookuper.
-type Cache struct {
-	Cache *symcache.Cache
+// Table adapts a parsed SymCache to symbols.Lookuper.
+type Table struct {
+	Cache *symcache.Reader
 }
 
 // maxBack bounds the ranges walked back to find where a line or an inlined
@@ -32,7 +32,7 @@ const maxBack = 4096
 // address; LineBase and inlined frames' Base are where the run of ranges with
 // the same source location (for inlined calls, within the same call) starts,
 // as the format keeps no line record or inlined range starts.
-func (c *Cache) Lookup(rel uint64, inlines bool) (symbols.Symbol, bool) {
+func (c *Table) Lookup(rel uint64, inlines bool) (symbols.Symbol, bool) {
 	r, ok := c.Cache.FindRange(rel)
 	if !ok {
 		return symbols.Symbol{}, false
@@ -68,7 +68,7 @@ func (c *Cache) Lookup(rel uint64, inlines bool) (symbols.Symbol, bool) {
 // runStart returns the start of the earliest range before (and including)
 // r whose chain has source location idx at the given distance from its
 // leaf, without a gap.
-func (c *Cache) runStart(r, idx uint32, depth int) uint32 {
+func (c *Table) runStart(r, idx uint32, depth int) uint32 {
 	start, _ := c.Cache.RangeStart(r)
 	for j, n := r, 0; j > 0 && n < maxBack; n++ {
 		j--
@@ -81,7 +81,7 @@ func (c *Cache) runStart(r, idx uint32, depth int) uint32 {
 }
 
 // hasAt reports whether the chain from source location i has idx at depth.
-func (c *Cache) hasAt(i, idx uint32, depth int) bool {
+func (c *Table) hasAt(i, idx uint32, depth int) bool {
 	for d := 0; d < depth; d++ {
 		sl, ok := c.Cache.SourceLocation(i)
 		if !ok {
@@ -98,20 +98,20 @@ func (c *Cache) hasAt(i, idx uint32, depth int) bool {
 // from the module's is not used. Each file is mapped once.
 type Dirs struct {
 	roots []string
-	files symbols.Files[*symcache.Cache]
+	files symbols.Files[*symcache.Reader]
 }
 
 // NewDirs returns a Source searching roots in order.
 func NewDirs(roots ...string) *Dirs {
 	d := &Dirs{roots: roots}
-	d.files.Open = func(p string) (*symcache.Cache, *symbols.Symbols, error) {
+	d.files.Open = func(p string) (*symcache.Reader, *symbols.Symbols, error) {
 		c, err := symcache.Open(p)
 		if err != nil {
 			return nil, nil, err
 		}
-		return c, &symbols.Symbols{Lookup: &Cache{Cache: c}}, nil
+		return c, &symbols.Symbols{Lookup: &Table{Cache: c}}, nil
 	}
-	d.files.CloseFile = (*symcache.Cache).Close
+	d.files.CloseFile = (*symcache.Reader).Close
 	return d
 }
 

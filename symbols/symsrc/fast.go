@@ -49,7 +49,7 @@ type fastFile struct {
 	t        *symfile.Table
 	symPath  string
 	elems    []string // cache names of the .sym (NAME, ID, NAME.sym)
-	src      cfiindex.Source
+	src      cfiindex.Stamp
 	hasCache bool
 }
 
@@ -101,7 +101,7 @@ func (d *fastDirs) open(ff *fastFile, p string, m symbols.Module) {
 	fi, err := os.Stat(p)
 	elems, named := cacheElems(m)
 	if err == nil && named {
-		ff.src = cfiindex.Source{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+		ff.src = cfiindex.Stamp{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
 		ff.elems = elems
 		if d.openCached(ff, m) {
 			return
@@ -149,7 +149,7 @@ func (d *fastDirs) openCached(ff *fastFile, m symbols.Module) bool {
 		return false
 	}
 	c.RawPaths = true // names as the .sym wrote them
-	s := &symbols.Symbols{Lookup: &symsymcache.Cache{Cache: c}, Win: x, Corrupt: x.Flags&cfiindex.FlagCorrupt != 0}
+	s := &symbols.Symbols{Lookup: &symsymcache.Table{Cache: c}, Win: x, Corrupt: x.Flags&cfiindex.FlagCorrupt != 0}
 	if x.HasCFI() {
 		s.CFI = x
 	}
@@ -225,7 +225,7 @@ func (d *fastDirs) convert(ff *fastFile) error {
 
 // representable reports whether a SymCache answers the model's lookups as
 // the .sym does: every address below 4 GiB.
-func representable(s *dumpsyms.Symbols) bool {
+func representable(s *dumpsyms.Model) bool {
 	const lim = 1 << 32
 	for i := range s.NumPublics() {
 		if s.Public(i).Address >= lim {

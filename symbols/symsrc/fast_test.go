@@ -74,7 +74,7 @@ func TestFastPath(t *testing.T) {
 	}
 	cold.Close() // writes the cache
 	warm, s := load()
-	if _, ok := s.Lookup.(*symsymcache.Cache); !ok {
+	if _, ok := s.Lookup.(*symsymcache.Table); !ok {
 		t.Fatalf("warm load: lookups from %T, want the SymCache", s.Lookup)
 	}
 	if _, ok := s.CFI.(*cfiindex.Index); !ok {
@@ -116,7 +116,7 @@ func TestFastPath(t *testing.T) {
 	}
 	stale.Close()
 	again, s := load()
-	if _, ok := s.Lookup.(*symsymcache.Cache); !ok {
+	if _, ok := s.Lookup.(*symsymcache.Table); !ok {
 		t.Errorf("cache not rewritten: lookups from %T", s.Lookup)
 	}
 	again.Close()

@@ -45,7 +45,7 @@ func ELF(t testing.TB, path string) *symbols.Symbols {
 }
 
 // Table returns the Breakpad table of the records s writes.
-func Table(t testing.TB, s *dumpsyms.Symbols) *symfile.Table {
+func Table(t testing.TB, s *dumpsyms.Model) *symfile.Table {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := s.Write(&buf); err != nil {
@@ -62,7 +62,7 @@ func Table(t testing.TB, s *dumpsyms.Symbols) *symfile.Table {
 // table of want at the address of each FUNC and line record of want: the
 // same function and line, or nothing found by either. It returns how many
 // addresses agree, and an error naming the first that does not.
-func AgreeAtFuncs(t testing.TB, syms *symbols.Symbols, want *dumpsyms.Symbols) (int, error) {
+func AgreeAtFuncs(t testing.TB, syms *symbols.Symbols, want *dumpsyms.Model) (int, error) {
 	t.Helper()
 	ref := Table(t, want)
 	n := 0

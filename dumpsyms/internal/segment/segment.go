@@ -116,7 +116,7 @@ type Names struct {
 }
 
 // NamesOf returns the names of s's FILE and INLINE_ORIGIN records.
-func NamesOf(s *dumpsyms.Symbols) Names {
+func NamesOf(s *dumpsyms.Model) Names {
 	n := Names{Files: map[uint32]string{}, Origins: map[uint32]string{}}
 	for _, f := range s.Files {
 		n.Files[f.Number] = f.Name
