@@ -167,3 +167,44 @@ func TestProduct(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParse: ids from URLs and command lines never panic Parse, and an
+// accepted id makes keys that stay inside the store.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"de1bb258-cbbf-4589-a673-34f800160918", "bp-de1bb258-cbbf-4589-a673-34f800160918", "../../x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		id, err := Parse(s)
+		if err != nil {
+			return
+		}
+		if !Valid(string(id)) || len(id.DateString()) != 8 || id.Throttle() > 1 {
+			t.Fatalf("Parse(%q) = %q", s, id)
+		}
+		for _, k := range []string{RawCrashKey(id), DumpKey(id, "upload_file_minidump"), ProcessedCrashKey(id), QueuedKey(id)} {
+			if strings.Contains(k, "..") || strings.Count(k, "/") > 3 {
+				t.Fatalf("key %q", k)
+			}
+		}
+		if got, ok := IDFromKey(RawCrashKey(id)); !ok || got != id {
+			t.Fatalf("IDFromKey(%q) = %q", RawCrashKey(id), got)
+		}
+	})
+}
+
+// FuzzDumpName: any field name gives a name of at most 30 letters, digits
+// and underscores.
+func FuzzDumpName(f *testing.F) {
+	f.Add("upload_file_minidump")
+	f.Add("../raw_crash")
+	f.Fuzz(func(t *testing.T, field string) {
+		name, ok := DumpName(field)
+		if len(name) > 30 || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != "" {
+			t.Fatalf("DumpName(%q) = %q", field, name)
+		}
+		if ok && (name == "raw_crash" || name == "dump_names" || name == "processed_crash" || name == "queued") {
+			t.Fatalf("DumpName(%q) = %q accepted", field, name)
+		}
+	})
+}
