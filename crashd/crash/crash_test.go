@@ -118,7 +118,7 @@ func TestRawCrashJSON(t *testing.T) {
 	id := ID("de1bb258-cbbf-4589-a673-34f800160918")
 	ts := time.Date(2016, 9, 18, 10, 11, 12, 123456000, time.UTC)
 	r := &RawCrash{
-		Annotations: map[string]any{"ProductName": "Firefox", "Version": "1.0", "uuid": "sent", "Num": 3.0, "Email": "a@b"},
+		Annotations: map[string]any{"ProductName": "Firefox", "Version": "1.0", "uuid": "sent", "Num": json.Number("3"), "Email": "a@b"},
 		Metadata: Metadata{
 			Payload: "multipart", PayloadCompressed: "0", PayloadSize: 632, UserAgent: "None",
 			ThrottleRule: "accept_everything", Restricted: []string{"Email"},

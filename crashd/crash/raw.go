@@ -26,8 +26,8 @@ const RawCrashVersion = 2
 type RawCrash struct {
 	// Annotations are the crash annotations (Antenna: the raw crash without
 	// the collector's fields). Values are strings for form fields; JSON
-	// values (string, float64, bool, nil, []any, map[string]any) from a JSON
-	// "extra" part.
+	// values (string, json.Number, bool, nil, []any, map[string]any) from a
+	// JSON "extra" part or Sentry's "sentry" field.
 	Annotations map[string]any
 	// Metadata is what the collector knows about the submission.
 	Metadata Metadata
@@ -139,7 +139,9 @@ func (r *RawCrash) UnmarshalJSON(data []byte) error {
 			err = json.Unmarshal(v, &r.Version)
 		default:
 			var a any
-			err = json.Unmarshal(v, &a)
+			dec := json.NewDecoder(bytes.NewReader(v))
+			dec.UseNumber() // numbers kept as written (json.Number)
+			err = dec.Decode(&a)
 			r.Annotations[k] = a
 		}
 		if err != nil {
