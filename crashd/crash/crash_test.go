@@ -129,7 +129,7 @@ func TestRawCrashJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"Email":"a@b","Num":3,"ProductName":"Firefox","Version":"1.0","metadata":{"payload":"multipart","payload_compressed":"0","payload_size":632,"collector_notes":[],"dump_checksums":{},"user_agent":"None","throttle_rule":"accept_everything","restricted_annotations":["Email"]},"submitted_timestamp":"2016-09-18T10:11:12.123456+00:00","uuid":"de1bb258-cbbf-4589-a673-34f800160918","version":2}`
+	want := `{"Email":"a@b","Num":3,"ProductName":"Firefox","Version":"1.0","metadata":{"collector_notes":[],"dump_checksums":{},"payload":"multipart","payload_compressed":"0","payload_size":632,"restricted_annotations":["Email"],"throttle_rule":"accept_everything","user_agent":"None"},"submitted_timestamp":"2016-09-18T10:11:12.123456+00:00","uuid":"de1bb258-cbbf-4589-a673-34f800160918","version":2}`
 	if string(b) != want {
 		t.Errorf("JSON\n%s\nwant\n%s", b, want)
 	}

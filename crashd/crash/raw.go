@@ -87,9 +87,9 @@ const (
 // datetime.isoformat() of an aware UTC time with microseconds.
 const TimestampFormat = "2006-01-02T15:04:05.000000-07:00"
 
-// MarshalJSON writes the raw crash as one JSON object with sorted keys (as
-// Antenna's json_ordered_dumps), the collector's fields over annotations of
-// the same names.
+// MarshalJSON writes the raw crash as one JSON object with keys sorted at
+// every level (as Antenna's json_ordered_dumps), the collector's fields over
+// annotations of the same names.
 func (r *RawCrash) MarshalJSON() ([]byte, error) {
 	m := make(map[string]any, len(r.Annotations)+4)
 	maps.Copy(m, r.Annotations)
@@ -100,7 +100,16 @@ func (r *RawCrash) MarshalJSON() ([]byte, error) {
 	if md.DumpChecksums == nil {
 		md.DumpChecksums = map[string]string{}
 	}
-	m[fieldMetadata] = md
+	// Keys sorted at every level, as Python's json.dumps(sort_keys=True).
+	mb, err := json.Marshal(md)
+	if err != nil {
+		return nil, fmt.Errorf("raw crash %s: metadata: %w", r.UUID, err)
+	}
+	var sorted map[string]json.RawMessage
+	if err := json.Unmarshal(mb, &sorted); err != nil {
+		return nil, fmt.Errorf("raw crash %s: metadata: %w", r.UUID, err)
+	}
+	m[fieldMetadata] = sorted
 	m[fieldSubmitted] = r.SubmittedTimestamp.UTC().Format(TimestampFormat)
 	m[fieldUUID] = string(r.UUID)
 	m[fieldVersion] = r.Version
