@@ -121,15 +121,15 @@ func TestRawCrashJSON(t *testing.T) {
 		Annotations: map[string]any{"ProductName": "Firefox", "Version": "1.0", "uuid": "sent", "Num": json.Number("3"), "Email": "a@b"},
 		Metadata: Metadata{
 			Payload: "multipart", PayloadCompressed: "0", PayloadSize: 632, UserAgent: "None",
-			ThrottleRule: "accept_everything", Restricted: []string{"Email"},
+			ThrottleRule: "accept_everything", Restricted: []string{"Email"}, CollectorNotes: []string{"a <b> & c"},
 		},
 		SubmittedTimestamp: ts, UUID: id, Version: RawCrashVersion,
 	}
-	b, err := json.Marshal(r)
+	b, err := r.MarshalJSON() // json.Marshal would escape <, > and & again
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"Email":"a@b","Num":3,"ProductName":"Firefox","Version":"1.0","metadata":{"collector_notes":[],"dump_checksums":{},"payload":"multipart","payload_compressed":"0","payload_size":632,"restricted_annotations":["Email"],"throttle_rule":"accept_everything","user_agent":"None"},"submitted_timestamp":"2016-09-18T10:11:12.123456+00:00","uuid":"de1bb258-cbbf-4589-a673-34f800160918","version":2}`
+	want := `{"Email":"a@b","Num":3,"ProductName":"Firefox","Version":"1.0","metadata":{"collector_notes":["a <b> & c"],"dump_checksums":{},"payload":"multipart","payload_compressed":"0","payload_size":632,"restricted_annotations":["Email"],"throttle_rule":"accept_everything","user_agent":"None"},"submitted_timestamp":"2016-09-18T10:11:12.123456+00:00","uuid":"de1bb258-cbbf-4589-a673-34f800160918","version":2}`
 	if string(b) != want {
 		t.Errorf("JSON\n%s\nwant\n%s", b, want)
 	}

@@ -89,7 +89,8 @@ const TimestampFormat = "2006-01-02T15:04:05.000000-07:00"
 
 // MarshalJSON writes the raw crash as one JSON object with keys sorted at
 // every level (as Antenna's json_ordered_dumps), the collector's fields over
-// annotations of the same names.
+// annotations of the same names. Strings are not HTML-escaped (call it
+// directly: json.Marshal of a RawCrash escapes <, > and & again).
 func (r *RawCrash) MarshalJSON() ([]byte, error) {
 	m := make(map[string]any, len(r.Annotations)+4)
 	maps.Copy(m, r.Annotations)
@@ -101,7 +102,11 @@ func (r *RawCrash) MarshalJSON() ([]byte, error) {
 		md.DumpChecksums = map[string]string{}
 	}
 	// Keys sorted at every level, as Python's json.dumps(sort_keys=True).
-	mb, err := json.Marshal(md)
+	var mbuf bytes.Buffer
+	menc := json.NewEncoder(&mbuf)
+	menc.SetEscapeHTML(false)
+	err := menc.Encode(md)
+	mb := mbuf.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("raw crash %s: metadata: %w", r.UUID, err)
 	}
