@@ -33,68 +33,38 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
-	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
+	"github.com/gobreakpad/gobreakpad/stackwalk/batch"
+	"github.com/gobreakpad/gobreakpad/stackwalk/golden"
+	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
+	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 )
 
 func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400) // as minidump_stackwalk: symbol indexes grow in steps
 	}
-	cmd := newCommand(os.Stdout, os.Stderr)
-	// crashdiff's own statuses (1: differences, 2: could not run) pass
-	// through cmdline.Run, which adds --version and the usage-error line.
-	action := cmd.Action
-	cmd.Action = func(ctx context.Context, c *cli.Command) error {
-		if err := action(ctx, c); err != nil {
-			return cmdline.ExitStatus(exitCode(err, os.Stderr))
-		}
-		return nil
-	}
-	os.Exit(cmdline.Run(context.Background(), cmd, os.Args, os.Stdout, os.Stderr))
+	os.Exit(cmdline.Run(context.Background(), newCommand(os.Stdout, os.Stderr), os.Args, os.Stdout, os.Stderr))
 }
 
-// exitStatus is an error carrying crashdiff's exit status.
-type exitStatus struct {
-	code int
-	err  error // nil: nothing more to print
-}
-
-func (e *exitStatus) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit status %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func (e *exitStatus) Unwrap() error { return e.err }
-
-// exitCode prints err (when there is something to say) and returns the
-// process's exit status: 2 for errors without a status of their own.
+// exitCode prints err (unless it is only a status) and returns the
+// process's exit status: 1 for differences, 2 for any error (crashdiff
+// could not run).
 func exitCode(err error, stderr io.Writer) int {
-	if err == nil {
-		return 0
-	}
-	var st *exitStatus
-	if errors.As(err, &st) {
-		if st.err != nil {
-			fmt.Fprintf(stderr, "crashdiff: %v\n", st.err)
-		}
-		return st.code
+	var st cmdline.ExitStatus
+	if err == nil || errors.As(err, &st) {
+		return int(st)
 	}
 	fmt.Fprintf(stderr, "crashdiff: %v\n", err)
 	return 2
-}
-
-// couldNotRun wraps an error as exit status 2.
-func couldNotRun(format string, args ...any) error {
-	return &exitStatus{code: 2, err: fmt.Errorf(format, args...)}
 }
 
 func newCommand(stdout, stderr io.Writer) *cli.Command {
@@ -129,7 +99,102 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 				quiet:          cmd.Bool("q"),
 				args:           cmd.Args().Slice(),
 			}
-			return run(ctx, stdout, stderr, cfg)
+			// crashdiff's own statuses (1: differences, 2: could not run)
+			// pass through cmdline.Run, which adds --version and the
+			// usage-error line.
+			if err := run(ctx, stdout, stderr, cfg); err != nil {
+				return cmdline.ExitStatus(exitCode(err, stderr))
+			}
+			return nil
 		},
 	}
+}
+
+// config is the command line.
+type config struct {
+	golden, symbolCache, signatureLists string
+	symbolPaths, symbolURLs, args       []string
+	update, json, quiet                 bool
+	prefetch, workers                   int
+}
+
+func run(ctx context.Context, stdout, stderr io.Writer, cfg config) error {
+	if len(cfg.args) == 0 {
+		return errors.New("no dump or directory given")
+	}
+	if cfg.update && cfg.golden == "" {
+		return errors.New("--update needs --golden DIR")
+	}
+	if cfg.golden != "" && !cfg.update {
+		if st, err := os.Stat(cfg.golden); err != nil || !st.IsDir() {
+			return fmt.Errorf("golden directory %s not found (write it with --update)", cfg.golden)
+		}
+	}
+	gen, err := signature.Extended(cfg.signatureLists)
+	if err != nil {
+		return err
+	}
+	for _, p := range cfg.symbolPaths {
+		if symsrc.IsRemote(p) {
+			continue
+		}
+		if st, err := os.Stat(p); err != nil || !st.IsDir() {
+			// As minidump_stackwalk: not an error (a store may be empty).
+			fmt.Fprintf(stderr, "crashdiff: warning: symbol directory %s not found\n", p)
+		}
+	}
+	dumps, roots, err := batch.Find(cfg.args)
+	if err != nil {
+		return err
+	}
+	if len(dumps) == 0 {
+		return fmt.Errorf("no .dmp file in %s", strings.Join(cfg.args, " "))
+	}
+
+	opt := batch.Options{Signatures: gen, Workers: cfg.workers}
+	if !cfg.quiet {
+		opt.Progress = batch.NewProgress(stderr, "crashdiff", len(dumps))
+	}
+	scfg := symsrc.Config{Paths: cfg.symbolPaths, URLs: cfg.symbolURLs, CacheDir: cfg.symbolCache, Progress: stderr,
+		Prefetch: cfg.prefetch}
+	scfg.FromEnv()
+	if !scfg.None() {
+		src, err := symsrc.Open(scfg)
+		if err != nil {
+			return err
+		}
+		defer src.Close()
+		opt.Symbols, opt.Prefetch = src, src.Prefetch()
+	}
+	results, err := batch.Walk(ctx, dumps, opt, func(w batch.Walked) *golden.Result {
+		return &golden.Result{Dump: w.Dump.Key, Status: golden.Walked, Record: golden.FromWalk(w)}
+	})
+	if err != nil {
+		return err
+	}
+
+	if cfg.golden != "" {
+		compare := golden.Compare
+		if cfg.update {
+			compare = golden.Update
+		}
+		missing, err := compare(cfg.golden, results, roots)
+		if err != nil {
+			return err
+		}
+		results = append(results, missing...)
+	}
+	rep := golden.NewReport(results)
+	if cfg.json {
+		err = rep.WriteJSON(stdout)
+	} else {
+		err = rep.WriteText(stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if rep.Differs() {
+		return cmdline.ExitStatus(1)
+	}
+	return nil
 }

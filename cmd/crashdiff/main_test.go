@@ -16,6 +16,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
+	"github.com/gobreakpad/gobreakpad/stackwalk/batch"
 	"github.com/gobreakpad/gobreakpad/stackwalk/golden"
 )
 
@@ -54,12 +55,12 @@ func runIn(t *testing.T, cfg config) (string, int) {
 }
 
 // statuses maps each dump of a text report to its status.
-func statuses(out string) map[string]string {
-	m := map[string]string{}
+func statuses(out string) map[string]golden.Status {
+	m := map[string]golden.Status{}
 	for _, l := range strings.Split(out, "\n") {
 		f := strings.Fields(l)
 		if len(f) == 2 && strings.HasSuffix(f[1], ".dmp") {
-			m[f[1]] = f[0]
+			m[f[1]] = golden.Status(f[0])
 		}
 	}
 	return m
@@ -82,7 +83,7 @@ func TestGolden(t *testing.T) {
 
 	// Change the line of null_write's crashing frame in a copy of its symbols.
 	target := dumps[2]
-	data, err := os.ReadFile(goldenPath(gdir, dumpKey(target)))
+	data, err := os.ReadFile(golden.Path(gdir, batch.Key(target)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,9 +103,9 @@ func TestGolden(t *testing.T) {
 	st := statuses(out)
 	n := 0
 	for d, s := range st {
-		if s == statusChanged {
+		if s == golden.Changed {
 			n++
-			if d != dumpKey(target) {
+			if d != batch.Key(target) {
 				t.Errorf("%s changed", d)
 			}
 		}
@@ -118,11 +119,11 @@ func TestGolden(t *testing.T) {
 
 	// JSON says the same.
 	out, code = runIn(t, config{golden: gdir, symbolPaths: changed, args: dumps, json: true})
-	var rep report
+	var rep golden.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("--json: %v\n%s", err, out)
 	}
-	if code != 1 || rep.Counts[statusChanged] != 1 || rep.Counts[statusUnchanged] != 5 || len(rep.Signatures) == 0 {
+	if code != 1 || rep.Counts[golden.Changed] != 1 || rep.Counts[golden.Unchanged] != 5 || len(rep.Signatures) == 0 {
 		t.Errorf("--json: exit %d, counts %v", code, rep.Counts)
 	}
 }
@@ -201,7 +202,7 @@ func TestMissingAndNew(t *testing.T) {
 	}
 	out, code := runIn(t, config{golden: gdir, symbolPaths: syms, args: []string{root}})
 	st := statuses(out)
-	if code != 1 || st[dumpKey(copies[1])] != statusMissing || st[dumpKey(copies[0])] != statusUnchanged || st[dumpKey(copies[2])] != statusUnchanged {
+	if code != 1 || st[batch.Key(copies[1])] != golden.Missing || st[batch.Key(copies[0])] != golden.Unchanged || st[batch.Key(copies[2])] != golden.Unchanged {
 		t.Errorf("removed dump: exit %d\n%s", code, out)
 	}
 	// A dump outside the given paths is not missing.
@@ -214,7 +215,7 @@ func TestMissingAndNew(t *testing.T) {
 	data, _ := os.ReadFile(dumps[3])
 	os.WriteFile(filepath.Join(root, "case1", "other.dmp"), data, 0o644)
 	out, code = runIn(t, config{golden: gdir, symbolPaths: syms, args: []string{root}})
-	if st := statuses(out); code != 1 || st[dumpKey(filepath.Join(root, "case1", "other.dmp"))] != statusNew {
+	if st := statuses(out); code != 1 || st[batch.Key(filepath.Join(root, "case1", "other.dmp"))] != golden.New {
 		t.Errorf("added dump: exit %d\n%s", code, out)
 	}
 }

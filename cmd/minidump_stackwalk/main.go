@@ -239,23 +239,15 @@ func run(stdout, stderr io.Writer, dumpPath string, o options) error {
 // annotations taken into account) alone, or the JSON report with a
 // "signature" key.
 func printSignature(stdout io.Writer, p *stackwalk.ProcessState, o options) error {
-	gen := signature.Default()
-	if o.signatureLists != "" {
-		l := signature.DefaultLists()
-		if err := l.LoadDir(o.signatureLists, true); err != nil {
-			return err
-		}
-		g, err := signature.New(l)
-		if err != nil {
-			return err
-		}
-		gen = g
+	gen, err := signature.Extended(o.signatureLists)
+	if err != nil {
+		return err
 	}
 	sig := gen.Process(p).Signature
 	if o.json {
 		return jsonout.WriteWith(stdout, p, jsonout.Options{Pretty: o.pretty, Signature: sig})
 	}
-	_, err := fmt.Fprintln(stdout, sig)
+	_, err = fmt.Fprintln(stdout, sig)
 	return err
 }
 

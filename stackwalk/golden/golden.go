@@ -2,7 +2,14 @@
 // tests of walks: a Record holds the dump's signature, crash reason and the
 // crashing thread's frames (module, function, file, line, trust), written as
 // a small tab-separated text file that diffs well, and Diff says how two
-// records differ, frame by frame. cmd/crashdiff writes and compares them.
+// records differ, frame by frame.
+//
+// For runs over many dumps (cmd/crashdiff, a crash server's regression
+// checks): FromWalk makes the records of the dumps stackwalk/batch walks,
+// Compare compares them with the golden files of a directory (Path names
+// each; the golden files of dumps gone are reported missing) and Update
+// writes them there; NewReport sums up a run (each dump's Status, the
+// signatures with their counts), written as text or JSON.
 //
 // # Format
 //

@@ -427,3 +427,26 @@ func TestAnnotate(t *testing.T) {
 		}
 	}
 }
+
+// TestExtended: "" is the defaults; a directory extends them; a directory
+// without lists is an error.
+func TestExtended(t *testing.T) {
+	if g, err := Extended(""); err != nil || g != Default() {
+		t.Fatalf(`Extended(""): %p, %v; want Default()`, g, err)
+	}
+	dir := t.TempDir()
+	if _, err := Extended(dir); err == nil {
+		t.Errorf("a directory without lists: no error")
+	}
+	if err := os.WriteFile(filepath.Join(dir, IrrelevantList+".txt"), []byte("my_crash_helper\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := Extended(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frs := Crash{HasThread: true, Frames: frames("raise", "abort", "my_crash_helper", "real_bug")}
+	if got := g.Generate(frs).Signature; got != "raise | abort | real_bug" {
+		t.Errorf("extended lists: %q", got)
+	}
+}

@@ -108,6 +108,20 @@ func Default() *Generator {
 	return defaultGen
 }
 
+// Extended returns the Generator of the embedded lists extended with the
+// lists found in dir (Lists.LoadDir with extend), as the programs'
+// --signature-lists DIR asks; for dir "", Default().
+func Extended(dir string) (*Generator, error) {
+	if dir == "" {
+		return Default(), nil
+	}
+	l := DefaultLists()
+	if err := l.LoadDir(dir, true); err != nil {
+		return nil, err
+	}
+	return New(l)
+}
+
 // Generate makes the signature of a crash, following Socorro's rules:
 // normalize the first MaxFrames frames; start at the first sentinel, if
 // any; skip irrelevant frames; keep prefix frames and go on; stop after the
