@@ -32,6 +32,10 @@ const (
 	maxBudgetRounds = 16
 )
 
+// minFrameBudget is MinFrameBudget; tests lower it so that small dumps
+// are cut.
+var minFrameBudget = MinFrameBudget
+
 // budget is a dump's frame budget and what it came from.
 type budget struct {
 	total      int
@@ -70,7 +74,7 @@ func frameBudget(walks []*threadWalk) budget {
 	}
 	b := budget{threads: len(walks), stackBytes: bytes}
 	n := uint64(len(walks)) + bytes/(2*word)
-	b.total = int(min(uint64(MaxTotalFrames), max(uint64(MinFrameBudget), n)))
+	b.total = int(min(uint64(MaxTotalFrames), max(uint64(minFrameBudget), n)))
 	return b
 }
 

@@ -97,3 +97,37 @@ func TestFrameBudgetMemory(t *testing.T) {
 		t.Errorf("the walk allocated %d MB, bound 64 MB", alloc>>20)
 	}
 }
+
+// TestFrameBudgetSmall cuts FuzzWalkWorkers's shared-stack seed with a
+// lowered least budget: 4 threads + 1,024 bytes / 16 = 68 frames, the
+// crashed thread (last) walked first and whole, the others sharing the
+// rest; the same with any number of workers.
+func TestFrameBudgetSmall(t *testing.T) {
+	defer stackwalk.SetMinFrameBudget(8)()
+	f, err := minidump.NewFileBytes(sharedStackDump(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, want := walkMachine(t, f, 1)
+	var n []int
+	total := 0
+	for _, cs := range p.Threads {
+		n = append(n, len(cs.Frames))
+		total += len(cs.Frames)
+	}
+	t.Logf("frames per thread %v; %v", n, p.Problems)
+	if !strings.Contains(want, "frame budget spent: 3 of 4 threads cut short (the dump justifies 68 frames") {
+		t.Errorf("problems %v", p.Problems)
+	}
+	if c := p.RequestingThread; c != 3 || n[3] <= n[0] {
+		t.Errorf("crashed thread %d, frames %v", c, n)
+	}
+	if total > 68+4 {
+		t.Errorf("%d frames in all", total)
+	}
+	for _, w := range []int{2, 3, 8} {
+		if _, got := walkMachine(t, f, w); got != want {
+			t.Errorf("-j %d differs", w)
+		}
+	}
+}

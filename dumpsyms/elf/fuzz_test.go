@@ -53,13 +53,20 @@ func FuzzDWARF(f *testing.F) {
 	})
 }
 
-// FuzzDump runs the whole dumper on a fuzzed ELF file.
+// FuzzDump runs the whole dumper on a fuzzed ELF file. To explore, each
+// run must be cheap: the seeds are the two smallest ELF files of the corpus
+// (14 and 27 KB; the 67 KB arm64 one made every mutation slower), the
+// decompression floors are lowered to 1 MiB (a mutated compressed section
+// declaring a few MiB took milliseconds to inflate at the real 64 MiB floor),
+// and no temporary directory is made per run. The DWARF reader has its own
+// target (FuzzDWARF).
 func FuzzDump(f *testing.F) {
-	for _, p := range []string{"elf/x64-dw4/full/deep_chain", "elf/arm64/stripped/inline_chain", "elf/x86/minidebuginfo/libshapes.so"} {
+	for _, p := range []string{"elf/x64-dw4/full/deep_chain", "elf/x86/minidebuginfo/libshapes.so"} {
 		if b, err := os.ReadFile(filepath.Join(corpus.Path(), p)); err == nil {
 			f.Add(b)
 		}
 	}
+	minInflateLimit, maxMiniDebugInfo = 1<<20, 1<<20
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// As an image in memory (a vDSO in a dump), then as a file.
 		if s, err := DumpImage(bytes.NewReader(data), dumpsyms.Options{Name: "fuzzed"}); err == nil {
@@ -71,7 +78,8 @@ func FuzzDump(f *testing.F) {
 		if err != nil {
 			return
 		}
-		s, err := dumpFile(ef, filepath.Join(t.TempDir(), "fuzzed"), dumpsyms.Options{Inlines: true})
+		// A path in no directory: no debug file is found beside it.
+		s, err := dumpFile(ef, "/nonexistent-gobreakpad-fuzz/fuzzed", dumpsyms.Options{Inlines: true})
 		if err != nil {
 			return
 		}
