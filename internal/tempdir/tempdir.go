@@ -8,6 +8,12 @@
 // directory is removed and the signal's default action resumed (the
 // process dies of the same signal, with the same exit status as before).
 // Remove removes a directory and forgets it.
+//
+// It is for the command-line programs only: the first Make takes over the
+// default action of those signals (signal.Notify), so a process with its
+// own shutdown on SIGTERM (a server: crashd) must not use it, nor a library
+// package call it (symbols/cache's temporary files are removed by their
+// writers instead).
 package tempdir
 
 import (
