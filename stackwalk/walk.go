@@ -226,8 +226,8 @@ type threadWalk struct {
 	env    *walkEnv
 
 	out       []*StackFrame
-	physical  []*unwind.Frame
-	next      *unwind.Frame // the next physical frame to add; nil when done
+	physical  []*unwind.Frame // the last two physical frames, innermost first
+	next      *unwind.Frame   // the next physical frame to add; nil when done
 	scanned   int
 	pastEntry bool
 	callee    *StackFrame // the last physical frame
@@ -242,7 +242,8 @@ func newThreadWalk(cpu unwind.CPU, layout *printLayout, raw any, env *walkEnv) *
 		w.err, w.done = err, true
 		return w
 	}
-	w.physical = []*unwind.Frame{first}
+	w.physical = make([]*unwind.Frame, 1, 2)
+	w.physical[0] = first
 	w.next = first
 	return w
 }
@@ -288,8 +289,15 @@ func (w *threadWalk) run(limit int) {
 		// Without the entry point's address, what a scan finds beyond
 		// _start is stale data (Breakpad reports it; gdb does not).
 		next := cpu.Caller(env, w.physical, w.scanned < MaxScannedFrames && !w.pastEntry)
-		if next != nil {
+		switch {
+		case next == nil:
+		case len(w.physical) < 2:
 			w.physical = append(w.physical, next)
+		default:
+			// Only the last two physical frames are kept: the unwinders
+			// look at no more (the callee's, and on x86, arm64 and mips
+			// its callee's), and a walk of 65,536 frames kept them all.
+			w.physical[0], w.physical[1] = w.physical[1], next
 		}
 		w.next = next
 		if next == nil {
