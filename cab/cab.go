@@ -4,9 +4,12 @@
 //
 // Folders stored uncompressed or with MSZIP (deflate blocks of up to 32 KiB
 // sharing one history) are read; Quantum and LZX folders are reported as
-// unsupported. Cabinets spanning several files are not supported. Block
-// checksums are not verified: a damaged block fails to inflate or yields the
-// wrong length, which is reported.
+// unsupported. Cabinets spanning several files are not supported. A block's
+// checksum, when it has one (not 0), is verified before the block is used:
+// a damaged block is refused with an error wrapping ErrChecksum, so that
+// reading the file fails rather than yielding wrong bytes (a block without
+// a checksum that fails to inflate or yields the wrong length is reported
+// too).
 //
 // Bad input never panics, and reading allocates no more than one block (32
 // KiB of output plus its compressed form) at a time.
@@ -36,6 +39,10 @@ const (
 
 // ErrFormat is wrapped by errors about malformed cabinets.
 var ErrFormat = errors.New("cab: malformed cabinet")
+
+// ErrChecksum is wrapped by errors about a data block whose checksum does
+// not match its bytes (it also wraps ErrFormat).
+var ErrChecksum = fmt.Errorf("%w: block checksum mismatch", ErrFormat)
 
 // ErrUnsupported is wrapped by errors about cabinets using features this
 // package does not read (Quantum, LZX, multi-cabinet sets).

@@ -2,6 +2,8 @@ package cab
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -136,4 +138,56 @@ func FuzzReader(f *testing.F) {
 			io.Copy(io.Discard, io.LimitReader(r, 64<<20))
 		}
 	})
+}
+
+// TestChecksums refuses the hostile corpus's damaged cabinets (a block
+// corrupted with its checksum left, one bit flipped) and every one-bit flip
+// in the data of the test cabinet's blocks that carry a checksum: reading
+// fails with ErrChecksum instead of yielding wrong bytes.
+func TestChecksums(t *testing.T) {
+	for _, name := range []string{"cab-checksum-wrong-data-corrupt.pd_", "cab-one-bit-flipped.pd_"} {
+		data, err := os.ReadFile(filepath.Join(corpus.Dir(t), "hostile", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := NewReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := c.Files[0].Open()
+		if err == nil {
+			_, err = io.Copy(io.Discard, r)
+		}
+		if !errors.Is(err, ErrChecksum) || !errors.Is(err, ErrFormat) {
+			t.Errorf("%s: %v, want a checksum error", name, err)
+		}
+	}
+	data, err := os.ReadFile("testdata/hello.cab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fo := c.folders[0]
+	if sum := binary.LittleEndian.Uint32(data[fo.dataOff:]); sum == 0 {
+		t.Skip("hello.cab's blocks have no checksum")
+	}
+	first := int(fo.dataOff) + 8 + c.dataRes
+	for i := first; i < len(data); i += 97 {
+		d := bytes.Clone(data)
+		d[i] ^= 0x10
+		c, err := NewReader(bytes.NewReader(d), int64(len(d)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := c.Files[0].Open()
+		if err == nil {
+			_, err = io.Copy(io.Discard, r)
+		}
+		if err == nil {
+			t.Errorf("bit flipped at %d: no error", i)
+		}
+	}
 }

@@ -61,6 +61,11 @@ func (fr *folderReader) next() error {
 	}
 	fr.off = dataOff + int64(packed)
 	fr.block++
+	if want := le.Uint32(h[0:]); want != 0 {
+		if got := checksum(data, 0) ^ le.Uint32(h[4:]); got != want {
+			return fmt.Errorf("%w: block %d: checksum %#08x, the block says %#08x (damaged data)", ErrChecksum, fr.block-1, got, want)
+		}
+	}
 	// File.Open lets only stored and MSZIP folders through.
 	out := data
 	if fr.f.compress&0xf == CompressNone {
@@ -80,4 +85,22 @@ func (fr *folderReader) next() error {
 	fr.window = out
 	fr.out, fr.pos = out, 0
 	return nil
+}
+
+// checksum is MS-CAB's CFDATA checksum of b, seeded with seed: the XOR of
+// its little-endian 32-bit words, the last one to three bytes taken as a
+// big-endian word (as cabarc and libmspack compute it). A block's checksum
+// covers its data then its cbData and cbUncomp fields (one word, XORed
+// in); 0 means the block has none.
+func checksum(b []byte, seed uint32) uint32 {
+	c := seed
+	n := len(b) &^ 3
+	for i := 0; i < n; i += 4 {
+		c ^= binary.LittleEndian.Uint32(b[i:])
+	}
+	var ul uint32
+	for _, x := range b[n:] {
+		ul = ul<<8 | uint32(x)
+	}
+	return c ^ ul
 }

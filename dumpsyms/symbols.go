@@ -46,6 +46,12 @@ type Options struct {
 	// Warn, when set, receives one line per problem met and per piece of
 	// information left out, with the reason (dump_syms -v).
 	Warn func(format string, args ...any)
+	// Damage, when set, collects the parts of the input that failed to
+	// parse, by kind (readers report them with Options.Damaged, which also
+	// tells Warn): the program says them even without Warn, and may refuse
+	// the input (dump_syms --strict). Filled by the PDB reader
+	// (dumpsyms/pe).
+	Damage *Damage
 	// Progress, when set, is told the stage being worked on.
 	Progress func(stage string)
 }

@@ -112,6 +112,39 @@ func (f *File) init() error {
 	if end := uint64(h.StrtabOffset) + uint64(h.StrtabSize); end > f.size {
 		return fmt.Errorf("gsym: string table [%#x, %#x) past the end of the file (%d bytes)", h.StrtabOffset, end, f.size)
 	}
+	return f.checkInfos()
+}
+
+// checkInfos checks, at open, that every function's information starts
+// inside the file and that the last of them (the one at the highest
+// offset) ends inside it: a truncated file (the function information is
+// the end of a GSYM file) is refused clearly instead of answering lookups
+// with nothing. LLVM's GsymReader checks the tables at open and each
+// function's information when it is looked up; lookups here (through
+// symbols.Lookuper) cannot report an error, so the check is done once.
+func (f *File) checkInfos() error {
+	n := uint64(f.Header.NumAddresses)
+	if n == 0 {
+		return nil
+	}
+	tab, err := f.at(f.infoOff, 4*n)
+	if err != nil {
+		return err
+	}
+	var last uint64
+	lastIdx := uint64(0)
+	for i := range n {
+		off := uint64(f.Order.Uint32(tab[4*i:]))
+		if off+8 > f.size {
+			return fmt.Errorf("gsym: function %d: information at %#x past the end of the file (%d bytes): the file is truncated or damaged", i, off, f.size)
+		}
+		if off >= last {
+			last, lastIdx = off, i
+		}
+	}
+	if _, err := f.funcEnd(last); err != nil {
+		return fmt.Errorf("gsym: function %d (the last in the file): %w: the file is truncated or damaged", lastIdx, err)
+	}
 	return nil
 }
 

@@ -90,23 +90,32 @@ func (f *File) funcBytes(off uint64) ([]byte, error) {
 		return f.data[off:], nil
 	}
 	// Read the size, name and chunk headers, then all of it at once.
+	end, err := f.funcEnd(off)
+	if err != nil {
+		return nil, err
+	}
+	return f.at(off, end-off)
+}
+
+// funcEnd returns the end of the encoded FunctionInfo at off, found by
+// reading its chunk headers, or an error if it passes the file's end.
+func (f *File) funcEnd(off uint64) (uint64, error) {
 	end := off + 8
 	for {
 		h, err := f.at(end, 8)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		typ, n := f.Order.Uint32(h), uint64(f.Order.Uint32(h[4:]))
 		end += 8
 		if end+n > f.size {
-			return nil, fmt.Errorf("gsym: %s chunk of %d bytes at %#x past the end of the file", InfoType(typ), n, end)
+			return 0, fmt.Errorf("gsym: %s chunk of %d bytes at %#x past the end of the file", InfoType(typ), n, end)
 		}
 		end += n
 		if InfoType(typ) == EndOfList {
-			break
+			return end, nil
 		}
 	}
-	return f.at(off, end-off)
 }
 
 // decodeFunc decodes an encoded FunctionInfo.

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 // rawFile lays out a GSYM file around hand-made FunctionInfo bodies, one per
@@ -94,12 +97,13 @@ func TestHostile(t *testing.T) {
 			b := rawFile([]uint16{0x1000}, [][]byte{body(16)}, "f\x00")
 			binary.LittleEndian.PutUint32(b[HeaderSize+4:], 1<<31)
 			return b
-		}(), look: "past the end"},
+		}(), open: "past the end"}, // refused at open since issue 31
+
 		{name: "chunk of 4 GiB", data: func() []byte {
 			bb := body(16, LineTableInfo, okLines)
 			binary.LittleEndian.PutUint32(bb[12:], 1<<32-1)
 			return rawFile([]uint16{0x1000}, [][]byte{bb}, "f\x00")
-		}(), look: "chunk"},
+		}(), open: "chunk"}, // the last function is checked at open
 		{name: "line table without end", data: rawFile([]uint16{0x1000}, [][]byte{body(16, LineTableInfo, []byte{0, 0, 1, AdvancePC, 0})}, "f\x00", FileEntry{0, 1}),
 			look: "EndSequence"},
 		{name: "inline tree 5000 deep", data: rawFile([]uint16{0x1000}, [][]byte{body(16, LineTableInfo, okLines, InlineInfoType, deep)}, "f\x00", FileEntry{0, 1}),
@@ -160,5 +164,36 @@ func TestNotFound(t *testing.T) {
 		if r, err := f.Lookup(a); err != nil || r.Name != "f" {
 			t.Errorf("Lookup(%#x) = %+v, %v", a, r, err)
 		}
+	}
+}
+
+// TestTruncatedRefused cuts the corpus's libc GSYM at every 4 KiB (and the
+// hostile corpus's cut at 401,408 bytes): every cut file is refused at
+// open with a message, through both readers, where 135 of the 186 cuts
+// used to answer lookups with nothing.
+func TestTruncatedRefused(t *testing.T) {
+	whole, err := os.ReadFile(corpus.File(t, "gsym/debian-libc.llvm22.gsym"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewFileBytes(whole); err != nil {
+		t.Fatalf("the whole file: %v", err)
+	}
+	cuts := []int{401408}
+	for n := 4096; n < len(whole); n += 4096 {
+		cuts = append(cuts, n)
+	}
+	for _, n := range cuts {
+		b := whole[:n]
+		if _, err := NewFileBytes(b); err == nil {
+			t.Errorf("cut at %d: opened", n)
+		}
+		if _, err := NewFile(bytes.NewReader(b), int64(n)); err == nil {
+			t.Errorf("cut at %d: opened by NewFile", n)
+		}
+	}
+	_, err = Open(corpus.File(t, "hostile/gsym-libc-cut-401408.gsym"))
+	if err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("gsym-libc-cut-401408.gsym: %v, want truncated", err)
 	}
 }

@@ -53,8 +53,12 @@
 // read only the thread's own stack memory, as Breakpad does. A walk ends at
 // a return address below 4096 or a stack pointer that does not grow (equal is
 // allowed once, for leaf functions whose return address is in a register);
-// MaxFrames, MaxTotalFrames and MaxScannedFrames bound the work on hostile
-// dumps.
+// MaxFrames, MaxScannedFrames and the dump's frame budget (at most
+// MaxTotalFrames, and one frame per two words of distinct stack memory
+// beyond MinFrameBudget; see budget.go) bound the work on hostile dumps. Each
+// thread's share of the budget depends on the dump alone (the crashed thread
+// first), so the result does not depend on Options.Workers; a thread cut
+// short is said in ProcessState.Problems.
 //
 // Module lookups are binary searches over the modules sorted by base
 // address; symbol files are memory-mapped and indexed once per process

@@ -3,6 +3,7 @@ package stackwalk_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -61,6 +62,74 @@ func FuzzProcess(f *testing.F) {
 			t.Fatalf("invalid JSON: %.200q", js.Bytes())
 		}
 	})
+}
+
+// FuzzWalkWorkers: walking a fuzzed dump with 1 and with 3 workers gives
+// the same report, what was cut included (issue 31). The least frame
+// budget is lowered to 8 frames so that small dumps are cut; a seed has
+// four threads sharing one stack of frame-pointer links.
+func FuzzWalkWorkers(f *testing.F) {
+	for _, b := range seedDumps(f) {
+		f.Add(b)
+	}
+	f.Add(sharedStackDump(f))
+	restore := stackwalk.SetMinFrameBudget(8)
+	defer restore()
+	report := func(t *testing.T, p *stackwalk.ProcessState) string {
+		var b bytes.Buffer
+		if err := stackwalk.PrintMachineReadable(&b, p); err != nil {
+			t.Fatal(err)
+		}
+		for _, cs := range p.Threads {
+			for _, fr := range cs.Frames {
+				fmt.Fprintf(&b, "%x %x %d\n", fr.Context.Regs, fr.Context.Valid, fr.Trust)
+			}
+		}
+		for _, e := range p.Problems {
+			b.WriteString(e.Error() + "\n")
+		}
+		return b.String()
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := minidump.NewFileBytes(data)
+		if err != nil {
+			return
+		}
+		p, err := stackwalk.Process(d, stackwalk.Options{Workers: 1})
+		if err != nil {
+			return
+		}
+		one := report(t, p)
+		p.Walk(stackwalk.Options{Workers: 3})
+		if three := report(t, p); three != one {
+			t.Fatalf("-j 3 differs from -j 1:\n%s\n---\n%s", three, one)
+		}
+	})
+}
+
+// sharedStackDump is four amd64 threads whose stacks are one region of 64
+// frame-pointer links, the crashed thread last.
+func sharedStackDump(tb testing.TB) []byte {
+	const base = 0x7fff0000
+	b := synth.New(arch.AMD64, minidump.PlatformLinux)
+	st := synth.NewStack(base, 8)
+	for i := range 64 {
+		st.U64(base + uint64(i+1)*16) // saved rbp: the next link
+		st.Ptr(0x401020 + uint64(i))  // return address
+	}
+	for i := range 4 {
+		ctx := &amd64.Context{ContextFlags: amd64.ContextFull, Rip: 0x401000, Rsp: base, Rbp: base}
+		b.AddThread(uint32(i+1), synth.AMD64(ctx), st)
+		if i == 3 {
+			b.SetException(uint32(i+1), 11, 0, synth.AMD64(ctx))
+		}
+	}
+	b.AddELFModule("/bin/app", 0x400000, 0x10000, []byte("0123456789abcdef"))
+	data, err := b.Bytes()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
 }
 
 // seedDumps builds one small dump per CPU with a stack that scans.

@@ -11,7 +11,6 @@ import (
 	x86unwind "github.com/gobreakpad/gobreakpad/unwind/x86"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/cfi"
@@ -297,9 +296,8 @@ func (p *ProcessState) Walk(opt Options) {
 		syms.unloaded = newModuleMap(p.UnloadedModules, merge)
 	}
 	windows := p.System.OSShort == "windows"
-	var jobs []func()
-	var budget atomic.Int64
-	budget.Store(MaxTotalFrames)
+	var walks []*threadWalk
+	var owners []int // the index in p.Threads of each walk
 	// The threads' CPUs share an evaluator; evaluatorFor's key is a string
 	// made with fmt, so it is looked up once per CPU here, not per thread.
 	type evalKey struct {
@@ -307,7 +305,7 @@ func (p *ProcessState) Walk(opt Options) {
 		first   *string // the CPU's rule name list (a package variable)
 	}
 	evals := map[evalKey]*cfi.Evaluator{}
-	for _, cs := range p.Threads {
+	for i, cs := range p.Threads {
 		cs.Frames = nil
 		ctx := cs.context
 		if ctx == nil {
@@ -331,13 +329,28 @@ func (p *ProcessState) Walk(opt Options) {
 		if r, ok := cs.Memory.(*region); ok && !(ctx.CPU.PointerSize() == 4 && r.end() > 1<<32) {
 			env.stack = r
 		}
-		jobs = append(jobs, func() {
-			if frames, err := walkThread(cpu, layout, rawCtx, env, &budget); err == nil {
-				cs.Frames = frames
-			}
-		})
+		// The context frame is read before the walk: cheap, and every
+		// walk then holds its first frame.
+		walks = append(walks, newThreadWalk(cpu, layout, rawCtx, env))
+		owners = append(owners, i)
 	}
-	runJobs(jobs, opt.Workers)
+	crashed := -1
+	for j, i := range owners {
+		if i == p.RequestingThread {
+			crashed = j
+		}
+	}
+	fb := frameBudget(walks)
+	allot(walks, crashed, fb.total, opt.Workers)
+	for j, w := range walks {
+		if w.err == nil {
+			p.Threads[owners[j]].Frames = w.out
+		}
+	}
+	p.Problems = removeWalkProblems(p.Problems)
+	if err := fb.report(walks, owners, p.Threads); err != nil {
+		p.Problems = append(p.Problems, err)
+	}
 }
 
 // runJobs runs the thread walks, on up to workers goroutines.

@@ -2,7 +2,6 @@ package stackwalk
 
 import (
 	"sort"
-	"sync/atomic"
 
 	"github.com/gobreakpad/gobreakpad/cfi"
 	"github.com/gobreakpad/gobreakpad/internal/rangemap"
@@ -15,8 +14,8 @@ import (
 const (
 	// MaxFrames caps the frames of one thread (inline frames included).
 	MaxFrames = 1 << 16
-	// MaxTotalFrames caps the frames of all threads together, so that a
-	// hostile dump cannot make the walk allocate much more than its size.
+	// MaxTotalFrames caps the frames of all threads together; the dump's
+	// own frame budget (budget.go) is usually much smaller.
 	MaxTotalFrames = 1 << 18
 	// MaxScannedFrames is how many frames may be found by scanning before
 	// scanning is refused (Breakpad's max_frames_scanned_).
@@ -214,60 +213,104 @@ func atEntry(f *StackFrame, entry uint64) bool {
 	return f.Instruction >= entry && f.Instruction-entry < entryWindow
 }
 
-// walkThread unwinds one thread from its raw CPU context. Without stack
-// memory only the context frame is produced. The walk ends at the
-// program's entry point (env.entry) or at a frame whose CFI says it is
-// the outermost (its return address is undefined).
-func walkThread(cpu unwind.CPU, layout *printLayout, raw any, env *walkEnv, budget *atomic.Int64) ([]*StackFrame, error) {
+// threadWalk unwinds one thread from its raw CPU context, in steps: run
+// continues the walk until it holds a number of frames, so that a walk cut
+// by its share of the dump's frame budget can go on when other threads left
+// some of theirs unused. Without stack memory only the context frame is
+// produced. The walk ends at the program's entry point (env.entry) or at a
+// frame whose CFI says it is the outermost (its return address is
+// undefined).
+type threadWalk struct {
+	cpu    unwind.CPU
+	layout *printLayout
+	env    *walkEnv
+
+	out       []*StackFrame
+	physical  []*unwind.Frame // the last two physical frames, innermost first
+	next      *unwind.Frame   // the next physical frame to add; nil when done
+	scanned   int
+	pastEntry bool
+	callee    *StackFrame // the last physical frame
+	done      bool        // the walk ended by itself (not by a limit)
+	err       error
+}
+
+func newThreadWalk(cpu unwind.CPU, layout *printLayout, raw any, env *walkEnv) *threadWalk {
+	w := &threadWalk{cpu: cpu, layout: layout, env: env}
 	first, err := cpu.ContextFrame(raw, env)
 	if err != nil {
-		return nil, err
+		w.err, w.done = err, true
+		return w
 	}
-	var out []*StackFrame
-	physical := []*unwind.Frame{first}
-	scanned := 0
-	pastEntry := false
-	var callee *StackFrame // the last physical frame
-	for f := first; f != nil; {
-		sf := &StackFrame{Trust: f.Trust, Context: f.Context, cpu: cpu, layout: layout}
+	w.physical = make([]*unwind.Frame, 1, 2)
+	w.physical[0] = first
+	w.next = first
+	return w
+}
+
+// run walks on until the walk holds at least limit frames (inline frames
+// included) or ends; at most MaxFrames in all.
+func (w *threadWalk) run(limit int) {
+	cpu, env := w.cpu, w.env
+	limit = min(limit, MaxFrames)
+	for !w.done && len(w.out) < limit {
+		f := w.next
+		if f == nil {
+			w.done = true
+			break
+		}
+		sf := &StackFrame{Trust: f.Trust, Context: f.Context, cpu: cpu, layout: w.layout}
 		sf.Instruction = f.Regs[cpu.PC()]
 		if f.Trust != unwind.TrustContext && !f.Interrupted && !f.Trampoline {
 			sf.Instruction -= cpu.InstructionAdjust()
 		}
 		inlines := env.syms.fill(sf, true)
-		if tc := tailCallFrame(cpu, layout, env, f, callee); tc != nil {
-			out = append(out, tc)
+		if tc := tailCallFrame(cpu, w.layout, env, f, w.callee); tc != nil {
+			w.out = append(w.out, tc)
 		}
-		callee = sf
+		w.callee = sf
 		if f.Trampoline {
-			callee = nil
+			w.callee = nil
 		}
 		if sf.Function == entryPoint {
-			pastEntry = true
+			w.pastEntry = true
 		}
 		switch f.Trust {
 		case unwind.TrustNone, unwind.TrustScan, unwind.TrustCallSite, unwind.TrustCFIScan:
-			scanned++
+			w.scanned++
 		}
-		out = append(out, inlines...)
-		out = append(out, sf)
-		if len(out) >= MaxFrames || env.stack == nil || budget.Add(-int64(1+len(inlines))) <= 0 {
-			break
-		}
+		w.out = append(w.out, inlines...)
+		w.out = append(w.out, sf)
 		// Nothing calls the program's entry point: the walk ends there.
-		if atEntry(sf, env.entry) {
+		if env.stack == nil || atEntry(sf, env.entry) {
+			w.next, w.done = nil, true
 			break
 		}
 		// Without the entry point's address, what a scan finds beyond
 		// _start is stale data (Breakpad reports it; gdb does not).
-		next := cpu.Caller(env, physical, scanned < MaxScannedFrames && !pastEntry)
-		if next != nil {
-			physical = append(physical, next)
+		next := cpu.Caller(env, w.physical, w.scanned < MaxScannedFrames && !w.pastEntry)
+		switch {
+		case next == nil:
+		case len(w.physical) < 2:
+			w.physical = append(w.physical, next)
+		default:
+			// Only the last two physical frames are kept: the unwinders
+			// look at no more (the callee's, and on x86, arm64 and mips
+			// its callee's), and a walk of 65,536 frames kept them all.
+			w.physical[0], w.physical[1] = w.physical[1], next
 		}
-		f = next
+		w.next = next
+		if next == nil {
+			w.done = true
+		}
 	}
-	return out, nil
+	if w.done {
+		w.physical = nil
+	}
 }
+
+// cut reports whether the walk was stopped by a limit rather than ending.
+func (w *threadWalk) cut() bool { return !w.done && w.err == nil }
 
 // tailCallFrame returns the frame of a function that left by a tail call
 // between callee and the caller frame f, or nil: the direct call before

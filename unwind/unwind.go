@@ -486,7 +486,8 @@ type CPU interface {
 	// ContextFrame returns the first frame from a thread's raw context.
 	ContextFrame(raw any, env Env) (*Frame, error)
 	// Caller finds the caller of frames[len(frames)-1], or nil when the walk
-	// ends. frames holds the physical frames found so far, innermost first.
+	// ends. frames holds the physical frames found so far, innermost first
+	// (stackwalk passes the last two only: look at no more).
 	Caller(env Env, frames []*Frame, scanAllowed bool) *Frame
 	// CallTarget returns the target of the direct call instruction that
 	// ends at ra, a return address, decoded from the dump's code bytes

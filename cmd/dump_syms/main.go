@@ -83,6 +83,7 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 			&cli.BoolFlag{Name: "d", Usage: "write INLINE_ORIGIN and INLINE records"},
 			&cli.BoolFlag{Name: "m", Usage: "mark FUNC and PUBLIC records of several folded symbols with m"},
 			&cli.BoolFlag{Name: "v", Usage: "explain on stderr what was skipped and why"},
+			&cli.BoolFlag{Name: "strict", Usage: "fail (exit 1, no output) when a PDB record or stream fails to parse, instead of warning"},
 			&cli.StringFlag{Name: "n", Usage: "module `NAME` instead of the binary's file name"},
 			&cli.StringFlag{Name: "o", Usage: "operating system `OS` in the MODULE record", Value: "Linux"},
 			&cli.IntFlag{Name: "max-inflate-ratio", Usage: "skip a compressed section declaring more than `N` times its compressed size (at least 64 MiB)", Value: dself.DefaultInflateRatio},
@@ -174,10 +175,17 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 			opts.DebugDirs = []string{dir}
 		}
 	}
+	opts.Damage = &dumpsyms.Damage{}
 	wopts.Options = opts
 	syms, err := dumpWindows(c, args[0], wopts, stderr)
+	for _, l := range opts.Damage.Lines() {
+		fmt.Fprintf(stderr, "dump_syms: warning: %s\n", l)
+	}
 	if err != nil {
 		return err
+	}
+	if c.Bool("strict") && opts.Damage.Len() > 0 {
+		return fmt.Errorf("--strict: %w", opts.Damage.Err())
 	}
 	if store := c.String("store"); store != "" {
 		// Windows stores name the file after the PDB without its

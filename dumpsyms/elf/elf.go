@@ -358,8 +358,9 @@ func debugLink(f *elf.File) (string, uint32, bool) {
 const DefaultInflateRatio = 32
 
 // minInflateLimit is the decompressed size always allowed, however small
-// the compressed section.
-const minInflateLimit = 64 << 20
+// the compressed section (a variable: the fuzz targets lower it, or each
+// mutated section declaring a few MiB takes milliseconds to inflate).
+var minInflateLimit uint64 = 64 << 20
 
 // sectionReader reads sections, refusing compressed ones that declare more
 // than their bound: ratio times their compressed size, at least
@@ -775,8 +776,9 @@ func publicName(name string) string {
 
 // maxMiniDebugInfo bounds the decompressed size of .gnu_debugdata (real
 // ones are a few megabytes: function symbols only), besides the bound of
-// every compressed section (sectionReader.limit).
-const maxMiniDebugInfo = 256 << 20
+// every compressed section (sectionReader.limit); lowered by the fuzz
+// targets.
+var maxMiniDebugInfo int64 = 256 << 20
 
 // miniDebugInfo opens the ELF file compressed with xz in .gnu_debugdata.
 func (d *dumper) miniDebugInfo() *elf.File {

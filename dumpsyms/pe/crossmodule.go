@@ -67,7 +67,7 @@ func (c *crossModules) readExports(m int) []pdb.CrossScopeExport {
 		if s.Kind == pdb.DEBUG_S_CROSSSCOPEEXPORTS {
 			e, err := pdb.ParseCrossScopeExports(s.Data)
 			if err != nil {
-				c.d.warn("module %s: %v", mod.Name, err)
+				c.d.damage("cross-module imports", "module %s: %v", mod.Name, err)
 			}
 			out = append(out, e...)
 		}

@@ -324,6 +324,11 @@ type dumper struct {
 
 func (d *dumper) warn(format string, args ...any) { warn(d.opts, format, args...) }
 
+// damage reports a record or stream of kind that failed to parse
+// (dumpsyms.Options.Damaged): said by dump_syms once per kind with a
+// count, an error with --strict.
+func (d *dumper) damage(kind, format string, args ...any) { d.opts.Damaged(kind, format, args...) }
+
 func (d *dumper) progress(stage string) {
 	if d.opts.Progress != nil {
 		d.opts.Progress(stage)
@@ -333,18 +338,18 @@ func (d *dumper) progress(stage string) {
 func (d *dumper) run() error {
 	var err error
 	if d.names, err = d.f.Names(); err != nil {
-		d.warn("%v: file names and frame programs left out", err)
+		d.damage("names stream", "%v: file names and frame programs left out", err)
 	}
 	if err := d.readAddressMap(); err != nil {
 		return err
 	}
 	tpi, err := d.f.TPI()
 	if err != nil {
-		d.warn("%v: function names without argument lists", err)
+		d.damage("type stream (TPI)", "%v: function names without argument lists", err)
 	}
 	ipi, err := d.f.IPI()
 	if err != nil {
-		d.warn("%v: inline names left out", err)
+		d.damage("id stream (IPI)", "%v: inline names left out", err)
 	}
 	ptr := uint64(4)
 	if m := d.dbi.Header.Machine; m == pdb.MachineAMD64 || m == pdb.MachineARM64 || m == pdb.MachineIA64 {
@@ -371,16 +376,21 @@ func (d *dumper) readAddressMap() error {
 	read := func(slot int) []byte {
 		b, err := d.f.DebugStream(slot)
 		if err != nil {
-			d.warn("debug stream %d: %v", slot, err)
+			d.damage("debug streams", "debug stream %d: %v", slot, err)
 		}
 		return b
 	}
 	var from, to []pdb.OMAP
+	var err error
 	if b := read(pdb.DbgOmapFromSrc); b != nil {
-		from, _ = pdb.ParseOMAP(b)
+		if from, err = pdb.ParseOMAP(b); err != nil {
+			d.damage("debug streams", "OMAP from source: %v", err)
+		}
 	}
 	if b := read(pdb.DbgOmapToSrc); b != nil {
-		to, _ = pdb.ParseOMAP(b)
+		if to, err = pdb.ParseOMAP(b); err != nil {
+			d.damage("debug streams", "OMAP to source: %v", err)
+		}
 	}
 	slot := pdb.DbgSectionHdr
 	if len(from) > 0 {

@@ -47,14 +47,14 @@ func (d *dumper) readModuleLines(ms *pdb.ModuleStream, modName string) *moduleLi
 	ml := &moduleLines{checksums: map[uint32]pdb.FileChecksum{}, inlinees: map[pdb.TypeIndex]pdb.InlineeLine{}}
 	subs, err := pdb.ParseSubsections(ms.C13)
 	if err != nil {
-		d.warn("module %s: %v", modName, err)
+		d.damage("module line subsections", "module %s: %v", modName, err)
 	}
 	for _, s := range subs {
 		switch s.Kind {
 		case pdb.DEBUG_S_LINES:
 			l, err := pdb.ParseLines(s.Data)
 			if err != nil {
-				d.warn("module %s: %v", modName, err)
+				d.damage("module line subsections", "module %s: %v", modName, err)
 			}
 			if l != nil {
 				ml.lines = append(ml.lines, l)
@@ -62,7 +62,7 @@ func (d *dumper) readModuleLines(ms *pdb.ModuleStream, modName string) *moduleLi
 		case pdb.DEBUG_S_FILECHKSMS:
 			c, err := pdb.ParseFileChecksums(s.Data)
 			if err != nil {
-				d.warn("module %s: %v", modName, err)
+				d.damage("module line subsections", "module %s: %v", modName, err)
 			}
 			for k, v := range c {
 				ml.checksums[k] = v
@@ -70,13 +70,13 @@ func (d *dumper) readModuleLines(ms *pdb.ModuleStream, modName string) *moduleLi
 		case pdb.DEBUG_S_CROSSSCOPEIMPORTS:
 			imp, err := pdb.ParseCrossScopeImports(s.Data)
 			if err != nil {
-				d.warn("module %s: %v", modName, err)
+				d.damage("module line subsections", "module %s: %v", modName, err)
 			}
 			ml.imports = append(ml.imports, imp...)
 		case pdb.DEBUG_S_INLINEELINES:
 			il, err := pdb.ParseInlineeLines(s.Data)
 			if err != nil {
-				d.warn("module %s: %v", modName, err)
+				d.damage("module line subsections", "module %s: %v", modName, err)
 			}
 			for _, e := range il {
 				ml.inlinees[pdb.TypeIndex(e.Inlinee)] = e
@@ -163,7 +163,7 @@ func (d *dumper) functions() []dumpsyms.Function {
 		mod := &d.dbi.Modules[mi]
 		ms, err := d.f.ModuleSymbols(mod)
 		if err != nil {
-			d.warn("%v", err)
+			d.damage("module streams", "%v", err)
 			continue
 		}
 		if ms == nil {
@@ -186,7 +186,7 @@ func (d *dumper) functions() []dumpsyms.Function {
 			case s.Kind.IsProc():
 				p, err := pdb.ParseProc(s.Data)
 				if err != nil {
-					d.warn("module %s: %v", mod.Name, err)
+					d.damage("procedure records", "module %s: %v", mod.Name, err)
 					break
 				}
 				var name string
@@ -201,13 +201,16 @@ func (d *dumper) functions() []dumpsyms.Function {
 				stack = stack[:0]
 			case s.Kind == pdb.S_SEPCODE && cur != nil:
 				sc, err := pdb.ParseSepCode(s.Data)
+				if err != nil {
+					d.damage("separated code records", "module %s: %v", mod.Name, err)
+				}
 				if err == nil {
 					procs = append(procs, &procInfo{seg: sc.Segment, off: sc.Offset, size: sc.Length, name: cur.name})
 				}
 			case (s.Kind == pdb.S_INLINESITE || s.Kind == pdb.S_INLINESITE2) && cur != nil && d.opts.Inlines:
 				site, err := pdb.ParseInlineSite(s.Kind, s.Data)
 				if err != nil {
-					d.warn("module %s: %v", mod.Name, err)
+					d.damage("inline site records", "module %s: %v", mod.Name, err)
 					break
 				}
 				in := d.inlineSite(ml, cur, site)
@@ -233,7 +236,7 @@ func (d *dumper) functions() []dumpsyms.Function {
 			}
 		}
 		if err := it.Err(); err != nil {
-			d.warn("module %s: %v", mod.Name, err)
+			d.damage("module symbol records", "module %s: %v", mod.Name, err)
 		}
 		for _, p := range procs {
 			d.addFunction(&funcs, seen, ml, p)

@@ -16,7 +16,7 @@ func (d *dumper) inlineSite(ml *moduleLines, p *procInfo, site pdb.InlineSiteSym
 	if d.fmt.ipi != nil {
 		name, err := d.fmt.id(pdb.TypeIndex(site.Inlinee))
 		if err != nil {
-			d.warn("inline site %#x: %v", site.Inlinee, err)
+			d.damage("inline sites", "inline site %#x: %v", site.Inlinee, err)
 		}
 		in.origin = fixName(name)
 	}
@@ -29,7 +29,7 @@ func (d *dumper) inlineSite(ml *moduleLines, p *procInfo, site pdb.InlineSiteSym
 	}
 	ops, err := pdb.DecodeAnnotations(site.Annotations)
 	if err != nil {
-		d.warn("inline site %#x: %v", site.Inlinee, err)
+		d.damage("inline sites", "inline site %#x: %v", site.Inlinee, err)
 	}
 	file := il.FileChecksumOffset
 	line := int64(il.SourceLine)

@@ -78,7 +78,7 @@ const (
 func (d *dumper) publics(funcs []dumpsyms.Function) {
 	b, err := d.f.GlobalSymbols()
 	if err != nil {
-		d.warn("public symbols: %v", err)
+		d.damage("public symbols", "public symbols: %v", err)
 		return
 	}
 	defer d.f.MSF.Release(int(d.dbi.Header.SymRecordStream))
@@ -122,7 +122,7 @@ func (d *dumper) publics(funcs []dumpsyms.Function) {
 		}
 		p, err := pdb.ParsePub(s.Data)
 		if err != nil {
-			d.warn("public symbol at %#x: %v", s.Offset, err)
+			d.damage("public symbols", "public symbol at %#x: %v", s.Offset, err)
 			continue
 		}
 		// Code publics: Mozilla's dump_syms takes those in executable
@@ -167,7 +167,7 @@ func (d *dumper) publics(funcs []dumpsyms.Function) {
 		pubs = append(pubs, symfile.Public{Address: uint64(rva), ParamSize: uint64(size), Name: name})
 	}
 	if err := it.Err(); err != nil {
-		d.warn("public symbols: %v", err)
+		d.damage("public symbols", "public symbols: %v", err)
 	}
 	slices.SortStableFunc(pubs, func(a, b symfile.Public) int { return cmp.Compare(a.Address, b.Address) })
 	d.syms.Publics = pubs

@@ -29,11 +29,11 @@ func (d *dumper) stackWin() {
 	}
 	var recs []rec
 	if b, err := d.f.DebugStream(pdb.DbgNewFPO); err != nil {
-		d.warn("frame data: %v", err)
+		d.damage("frame data", "frame data: %v", err)
 	} else if b != nil {
 		fd, err := pdb.ParseFrameData(b)
 		if err != nil {
-			d.warn("frame data: %v", err)
+			d.damage("frame data", "frame data: %v", err)
 		}
 		// Program strings are shared (/names holds each once): one Go
 		// string per offset.
@@ -48,17 +48,17 @@ func (d *dumper) stackWin() {
 				programs[f.FrameFunc] = p
 				r.program, r.hasProgram = p, true
 			} else {
-				d.warn("frame data at %#x: %v", f.RVAStart, err)
+				d.damage("frame data", "frame data at %#x: %v", f.RVAStart, err)
 			}
 			recs = append(recs, r)
 		}
 	}
 	if b, err := d.f.DebugStream(pdb.DbgFPO); err != nil {
-		d.warn("fpo data: %v", err)
+		d.damage("FPO data", "fpo data: %v", err)
 	} else if b != nil {
 		fpo, err := pdb.ParseFPO(b)
 		if err != nil {
-			d.warn("fpo data: %v", err)
+			d.damage("FPO data", "fpo data: %v", err)
 		}
 		for _, f := range fpo {
 			recs = append(recs, rec{typ: uint32(f.FrameType), rva: f.Start, code: f.ProcSize, prolog: uint32(f.Prolog),

@@ -81,7 +81,7 @@ func build(st *stackwalk.ProcessState) *document {
 				}
 			}
 			if cs == nil {
-				doc.Threads = append(doc.Threads, thread{ThreadID: id, Frames: []frame{}})
+				doc.Threads = append(doc.Threads, thread{ThreadID: id, Frames: frameSlot{list: []frame{}}})
 				continue
 			}
 			doc.Threads = append(doc.Threads, f.thread(cs, st))
@@ -105,10 +105,11 @@ func build(st *stackwalk.ProcessState) *document {
 	doc.CrashInfo = f.crashInfo(st, r)
 	if crashing >= 0 {
 		doc.CrashInfo.CrashingThread = &crashing
-		if len(doc.Threads[crashing].Frames) > 0 {
+		if len(doc.Threads[crashing].Frames.list) > 0 {
 			ct := doc.Threads[crashing]
-			ct.Frames = append([]frame(nil), ct.Frames...)
-			ct.Frames[0].Registers = f.registers(firstPhysical(st.Threads[st.RequestingThread]))
+			// The frames are shared; the first one's registers are added
+			// as it is written.
+			ct.Frames.first = f.registers(firstPhysical(st.Threads[st.RequestingThread]))
 			ct.ThreadsIndex = &crashing
 			doc.CrashingThread = &ct
 		}
@@ -267,7 +268,8 @@ func (f formatter) module(m *stackwalk.Module, mac bool) module {
 // the inline frames Breakpad lists before a physical frame become its inlines,
 // innermost first.
 func (f formatter) thread(cs *stackwalk.CallStack, st *stackwalk.ProcessState) thread {
-	t := thread{ThreadID: cs.ThreadID, ThreadName: strp(cs.ThreadName), Frames: []frame{}}
+	t := thread{ThreadID: cs.ThreadID, ThreadName: strp(cs.ThreadName)}
+	frames := []frame{}
 	var pending []inline
 	for _, sf := range cs.Frames {
 		if sf.Trust == unwind.TrustInline {
@@ -279,7 +281,7 @@ func (f formatter) thread(cs *stackwalk.CallStack, st *stackwalk.ProcessState) t
 			continue
 		}
 		fr := frame{
-			Frame:   len(t.Frames),
+			Frame:   len(frames),
 			Offset:  f.addr(sf.Instruction),
 			Trust:   trustName(sf.Trust),
 			Inlines: pending,
@@ -304,9 +306,10 @@ func (f formatter) thread(cs *stackwalk.CallStack, st *stackwalk.ProcessState) t
 		} else {
 			fr.UnloadedModules = f.unloadedHits(sf.Instruction, st.UnloadedModules)
 		}
-		t.Frames = append(t.Frames, fr)
+		frames = append(frames, fr)
 	}
-	t.FrameCount = len(t.Frames)
+	t.Frames.list = frames
+	t.FrameCount = len(frames)
 	return t
 }
 

@@ -28,10 +28,13 @@
 package jsonout
 
 import (
+	"bufio"
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 )
@@ -61,8 +64,27 @@ func WriteWith(w io.Writer, st *stackwalk.ProcessState, o Options) error {
 	if o.Signature != "" {
 		doc.Signature = &o.Signature
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	// The document is encoded with a placeholder for each thread's frames,
+	// then written with the frames encoded one at a time in their place:
+	// encoding/json marshals a value whole before writing it, and the
+	// frames are nearly all of a big report (33 MB for a 65,536-frame
+	// walk). Nothing is written when the document fails to encode.
+	nonce := make([]byte, 8)
+	rand.Read(nonce)
+	tag := fmt.Sprintf("gobreakpad-frames-%x-", nonce)
+	var lists []*frameSlot
+	slot := func(t *thread) {
+		t.Frames.token = tag + strconv.Itoa(len(lists))
+		lists = append(lists, &t.Frames)
+	}
+	for i := range doc.Threads {
+		slot(&doc.Threads[i])
+	}
+	if doc.CrashingThread != nil {
+		slot(doc.CrashingThread)
+	}
+	var skel bytes.Buffer
+	enc := json.NewEncoder(&skel)
 	// serde_json does not escape <, > and & the way encoding/json does by
 	// default.
 	enc.SetEscapeHTML(false)
@@ -72,10 +94,104 @@ func WriteWith(w io.Writer, st *stackwalk.ProcessState, o Options) error {
 	if err := enc.Encode(doc); err != nil {
 		return fmt.Errorf("json: %w", err)
 	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	rest := skel.Bytes()
+	marker := []byte(`"` + tag)
+	for {
+		i := bytes.Index(rest, marker)
+		if i < 0 {
+			bw.Write(rest)
+			break
+		}
+		bw.Write(rest[:i])
+		end := bytes.IndexByte(rest[i+len(marker):], '"')
+		n, err := strconv.Atoi(string(rest[i+len(marker) : i+len(marker)+end]))
+		if err != nil || n >= len(lists) {
+			return fmt.Errorf("json: bad frame placeholder")
+		}
+		// The indentation of the line holding the placeholder.
+		line := rest[bytes.LastIndexByte(rest[:i], '\n')+1 : i]
+		ind := line[:len(line)-len(bytes.TrimLeft(line, " "))]
+		if err := lists[n].write(bw, pretty, string(ind)); err != nil {
+			return fmt.Errorf("json: %w", err)
+		}
+		rest = rest[i+len(marker)+end+1:]
+	}
+	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("json: %w", err)
 	}
 	return nil
+}
+
+// frameSlot is a thread's frames: written by WriteWith one at a time in
+// the place of a placeholder token, or marshaled whole without one.
+type frameSlot struct {
+	list []frame
+	// first, when set, are the registers of the first frame (the
+	// top-level crashing_thread's, which shares list with its thread).
+	first registerMap
+	token string
+}
+
+// MarshalJSON writes the token, or the whole list.
+func (s frameSlot) MarshalJSON() ([]byte, error) {
+	if s.token != "" {
+		return json.Marshal(s.token)
+	}
+	var b bytes.Buffer
+	err := s.write(&b, false, "")
+	return b.Bytes(), err
+}
+
+// write writes the frames as the encoder would at an indentation of ind
+// (pretty), or compact.
+func (s *frameSlot) write(w io.Writer, pretty bool, ind string) error {
+	if s.list == nil {
+		_, err := io.WriteString(w, "null")
+		return err
+	}
+	if len(s.list) == 0 {
+		_, err := io.WriteString(w, "[]")
+		return err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	elem := ind + "  "
+	if pretty {
+		enc.SetIndent(elem, "  ")
+	}
+	b.WriteString("[")
+	for i := range s.list {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		if pretty {
+			b.WriteString("\n" + elem)
+		}
+		fr := &s.list[i]
+		if i == 0 && s.first != nil {
+			f0 := *fr
+			f0.Registers = s.first
+			fr = &f0
+		}
+		if err := enc.Encode(fr); err != nil {
+			return err
+		}
+		b.Truncate(b.Len() - 1) // the encoder's newline
+		if b.Len() >= 32<<10 {
+			if _, err := w.Write(b.Bytes()); err != nil {
+				return err
+			}
+			b.Reset()
+		}
+	}
+	if pretty {
+		b.WriteString("\n" + ind)
+	}
+	b.WriteString("]")
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 // The document's types mirror rust-minidump's keys; fields are declared in
@@ -158,11 +274,11 @@ type systemInfo struct {
 }
 
 type thread struct {
-	FrameCount     int     `json:"frame_count"`
-	Frames         []frame `json:"frames"`
-	LastErrorValue *string `json:"last_error_value"`
-	ThreadID       uint32  `json:"thread_id"`
-	ThreadName     *string `json:"thread_name"`
+	FrameCount     int       `json:"frame_count"`
+	Frames         frameSlot `json:"frames"`
+	LastErrorValue *string   `json:"last_error_value"`
+	ThreadID       uint32    `json:"thread_id"`
+	ThreadName     *string   `json:"thread_name"`
 	// ThreadsIndex is set on the top-level crashing_thread copy only.
 	ThreadsIndex *int `json:"threads_index,omitempty"`
 }

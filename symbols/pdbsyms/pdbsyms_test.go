@@ -175,3 +175,22 @@ func TestExtractBomb(t *testing.T) {
 		t.Errorf("cache holds %d entries after a refused cabinet", len(ents))
 	}
 }
+
+// TestExtractDamaged: a cabinet whose block checksums fail (the hostile
+// corpus's corrupted basic32.pd_) is refused and the cache keeps no file
+// of it, not even a partial one.
+func TestExtractDamaged(t *testing.T) {
+	for _, name := range []string{"cab-checksum-wrong-data-corrupt.pd_", "cab-one-bit-flipped.pd_"} {
+		c := &cache.Cache{Dir: t.TempDir()}
+		_, err := Extract(c, corpus.File(t, "hostile/"+name), MaxExtract, "basic32.pdb", "ID", "basic32.pdb")
+		if err == nil || !strings.Contains(err.Error(), "checksum") {
+			t.Errorf("%s: err = %v, want a checksum error", name, err)
+		}
+		filepath.WalkDir(c.Dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				t.Errorf("%s: the cache keeps %s", name, p)
+			}
+			return nil
+		})
+	}
+}

@@ -5,6 +5,7 @@ package hostile
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -42,7 +43,7 @@ func binDir(t *testing.T) string {
 		bins.dir, bins.err = os.MkdirTemp("", "gobreakpad-hostile-")
 		if bins.err == nil {
 			cmd := exec.Command("go", "build", "-o", bins.dir+string(filepath.Separator),
-				"./cmd/dump_syms", "./cmd/minidump_dump", "./cmd/minidump_stackwalk")
+				"./cmd/dump_syms", "./cmd/minidump_dump", "./cmd/minidump_stackwalk", "./cmd/symlookup")
 			cmd.Dir = corpus.Root()
 			if out, err := cmd.CombinedOutput(); err != nil {
 				bins.err = fmt.Errorf("go build: %v\n%s", err, out)
@@ -222,6 +223,49 @@ func TestCorpus(t *testing.T) {
 			{prog: "minidump_stackwalk", args: []string{"--json", f("dump-for-long-func-name.dmp"), longSyms},
 				stdout: []string{`...[16711680 more bytes]"`}, maxOut: 64 << 20},
 		},
+		// Issue 31 (2026-11-26). The frame budget: one frame per 16 bytes
+		// of distinct amd64 stack beyond 4,096 frames, the crashed thread
+		// walked first; the cut said on stderr and in soft_errors.
+		"dump-4threads-shared-1M-stack.dmp": {
+			{prog: "minidump_stackwalk", args: []string{f("dump-4threads-shared-1M-stack.dmp")}, maxOut: 12 << 20,
+				stderr: []string{"frame budget spent: 3 of 4 threads cut short (the dump justifies 65540 frames", "1 threads cut at 65536 frames (MaxFrames)"}},
+			{prog: "minidump_stackwalk", args: []string{"-m", f("dump-4threads-shared-1M-stack.dmp")}, maxOut: 4 << 20,
+				stderr: []string{"frame budget spent"}},
+			// soft_errors comes after the threads, past the first MB kept.
+			{prog: "minidump_stackwalk", args: []string{"--json", f("dump-4threads-shared-1M-stack.dmp")}, maxOut: 40 << 20,
+				stderr: []string{"frame budget spent: 3 of 4 threads cut short"}},
+		},
+		"dump-4096threads-shared-64K-stack.dmp": {
+			{prog: "minidump_stackwalk", args: []string{"-m", f("dump-4096threads-shared-64K-stack.dmp")}, maxOut: 4 << 20,
+				stderr: []string{"frame budget spent: 4095 of 4096 threads cut short (the dump justifies 8192 frames: 4096 threads walked, 65536 bytes of stack memory"}},
+			{prog: "minidump_stackwalk", args: []string{"--json", f("dump-4096threads-shared-64K-stack.dmp")}, maxOut: 8 << 20,
+				stdout: []string{`"ProcessingProblem":"walk: frame budget spent: 4095 of 4096 threads`}},
+		},
+		"dump-4096threads-crash-in-last.dmp": {
+			{prog: "minidump_stackwalk", args: []string{"-c", f("dump-4096threads-crash-in-last.dmp")}, maxOut: 4 << 20,
+				stderr: []string{"frame budget spent: 4095 of 4096 threads cut short"}, stdout: []string{"Thread 4095 (crashed)"},
+				check: func(t *testing.T, out string) {
+					// The crashed thread, last, walked first: 4,097 frames.
+					if n := strings.Count(out, "Found by: previous frame's frame pointer"); n < 4000 {
+						t.Errorf("crashed thread: %d frames found by frame pointer, want 4096", n)
+					}
+				}},
+		},
+		// Damaged cabinets: refused, nothing written.
+		"cab-checksum-wrong-data-corrupt.pd_": {{prog: "dump_syms", args: []string{f("cab-checksum-wrong-data-corrupt.pd_")}, exit: 1,
+			stderr: []string{"block checksum mismatch: block 100"}, check: emptyOut}},
+		"cab-one-bit-flipped.pd_": {{prog: "dump_syms", args: []string{f("cab-one-bit-flipped.pd_")}, exit: 1,
+			stderr: []string{"block checksum mismatch: block 15"}, check: emptyOut}},
+		// A truncated GSYM: refused at open.
+		"gsym-libc-cut-401408.gsym": {{prog: "symlookup", args: []string{"--json", f("gsym-libc-cut-401408.gsym"), "0x98930"}, exit: 1,
+			stderr: []string{"past the end of the file (401408 bytes): the file is truncated or damaged"}, check: emptyOut}},
+		// A damaged PDB: a warning by default, an error with --strict.
+		"pdb-regtest-page10-zeroed.pdb": {
+			{prog: "dump_syms", args: []string{f("pdb-regtest-page10-zeroed.pdb")},
+				stderr: []string{"dump_syms: warning: module symbol records: 1 failed to parse, left out"}, stdout: []string{"MODULE windows x86"}},
+			{prog: "dump_syms", args: []string{"--strict", f("pdb-regtest-page10-zeroed.pdb")}, exit: 1,
+				stderr: []string{"--strict: damaged input: module symbol records"}, check: emptyOut},
+		},
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -242,6 +286,42 @@ func TestCorpus(t *testing.T) {
 				r.do(t)
 			}
 		})
+	}
+}
+
+// emptyOut checks that nothing was written on stdout.
+func emptyOut(t *testing.T, out string) {
+	if out != "" {
+		t.Errorf("stdout not empty: %.200q", out)
+	}
+}
+
+// TestJobs walks the hostile dumps whose threads share a stack with -j 1,
+// 2 and 8, twice each: stdout and stderr are the same every time (issue
+// 31: with the shared budget, three -m runs gave three outputs).
+func TestJobs(t *testing.T) {
+	for _, name := range []string{"dump-4096threads-shared-64K-stack.dmp", "dump-4096threads-crash-in-last.dmp", "dump-4threads-shared-1M-stack.dmp"} {
+		dmp := corpus.File(t, "hostile/"+name)
+		for _, mode := range []string{"-m", "--json"} {
+			if mode == "--json" && strings.Contains(name, "1M") {
+				continue // 33 MB each: -m shows the same walk
+			}
+			var want [32]byte
+			for i, j := range []string{"1", "2", "8", "8", "2"} {
+				cmd := exec.Command(filepath.Join(binDir(t), "minidump_stackwalk"), "-j", j, mode, dmp)
+				var out, errb bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &errb
+				if err := cmd.Run(); err != nil {
+					t.Fatalf("%s %s -j %s: %v", name, mode, j, err)
+				}
+				got := sha256.Sum256(append(out.Bytes(), errb.Bytes()...))
+				if i == 0 {
+					want = got
+				} else if got != want {
+					t.Errorf("%s %s: -j %s gives another output than -j 1", name, mode, j)
+				}
+			}
+		}
 	}
 }
 
