@@ -46,7 +46,10 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/urfave/cli/v3"
+
 	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
+	"github.com/gobreakpad/gobreakpad/cmd/internal/tempdir"
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	dself "github.com/gobreakpad/gobreakpad/dumpsyms/elf"
 	dspe "github.com/gobreakpad/gobreakpad/dumpsyms/pe"
@@ -56,7 +59,6 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
 	"github.com/gobreakpad/gobreakpad/symbols/remote"
 	"github.com/gobreakpad/gobreakpad/symstore"
-	"github.com/urfave/cli/v3"
 )
 
 func main() {
@@ -265,7 +267,7 @@ func symbolPath(flag string) []remote.PathElem {
 // symbol path (remote.WinFiles.FindPDB); the PE of a PDB beside the PDB,
 // plain or as a cabinet (pdbsyms.Inputs.DumpPDB).
 func dumpWindows(c *cli.Command, orig string, opts dspe.Options, stderr io.Writer) (*dumpsyms.Model, error) {
-	in := &pdbsyms.Inputs{MaxRatio: int64(c.Int("max-inflate-ratio")), Warn: opts.Warn}
+	in := &pdbsyms.Inputs{MaxRatio: int64(c.Int("max-inflate-ratio")), Warn: opts.Warn, MakeTemp: tempdir.Make, RemoveTemp: tempdir.Remove}
 	defer in.Close()
 	// Misses are not remembered: a PDB uploaded after a failed run is
 	// found by the next one.

@@ -28,6 +28,12 @@ type Inputs struct {
 	MaxRatio int64
 	// Warn, when set, receives what was skipped and why.
 	Warn func(format string, args ...any)
+	// MakeTemp and RemoveTemp, when set, make and remove the temporary
+	// directory instead of os.MkdirTemp and os.RemoveAll: a program passes
+	// functions that also remove it when the program is stopped by a signal
+	// (cmd/internal/tempdir), so that no extracted file outlives it.
+	MakeTemp   func(pattern string) (string, error)
+	RemoveTemp func(dir string) error
 
 	tmp string
 }
@@ -36,6 +42,9 @@ type Inputs struct {
 func (in *Inputs) Close() error {
 	if in.tmp == "" {
 		return nil
+	}
+	if in.RemoveTemp != nil {
+		return in.RemoveTemp(in.tmp)
 	}
 	return os.RemoveAll(in.tmp)
 }
@@ -122,7 +131,11 @@ func (in *Inputs) Unpack(path string) (string, error) {
 		name = want
 	}
 	if in.tmp == "" {
-		if in.tmp, err = os.MkdirTemp("", "dump_syms-cab-"); err != nil {
+		mk := in.MakeTemp
+		if mk == nil {
+			mk = func(pattern string) (string, error) { return os.MkdirTemp("", pattern) }
+		}
+		if in.tmp, err = mk("dump_syms-cab-"); err != nil {
 			return "", err
 		}
 	}
