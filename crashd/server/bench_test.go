@@ -1,3 +1,5 @@
+//go:build unix
+
 package server
 
 import (
@@ -6,11 +8,11 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -124,22 +126,25 @@ func BenchmarkCrashd(b *testing.B) {
 	data := b.TempDir()
 	cfg := testConfig(b, syms)
 	cfg.Data = data
-	cfg.Workers = 0 // the CPUs
+	cfg.Workers = 0 // the default
 
 	// 1. The collector alone.
 	c1 := cfg
 	c1.Roles = []string{RoleCollector, RoleWeb}
 	ts := startServer(b, c1)
+	cpu0 := cpuTime()
 	el := uploadMany(b, ts.URL, dumps, n, clients)
+	b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/n, "cpu-ms/upload")
 	ts.stop()
 	b.ReportMetric(float64(n)/el.Seconds(), "uploads/s")
 
 	// 2. The processor on that backlog, symbols warmed on a first crash.
 	ts = startServer(b, cfg)
 	waitCount(b, ts.srv.Index(), 1)
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	end := waitCount(b, ts.srv.Index(), n)
 	b.ReportMetric(float64(n-1)/end.Sub(start).Seconds(), "processed/s")
+	b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/(n-1), "cpu-ms/processed")
 
 	// 3. Both: uploads while the workers walk; latency upload -> processed.
 	t0 := time.Now()
@@ -158,5 +163,11 @@ func BenchmarkCrashd(b *testing.B) {
 	b.ReportMetric(lat[len(lat)/2]*1000, "p50-ms")
 	b.ReportMetric(lat[len(lat)*99/100]*1000, "p99-ms")
 	ts.stop()
-	_ = filepath.Join
+}
+
+// cpuTime is the CPU time (user and system) this process used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
