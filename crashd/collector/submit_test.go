@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -335,6 +336,53 @@ func TestSubmitLyingContentLength(t *testing.T) {
 	}
 }
 
+// TestSubmitBodyTimeout: a Content-Length longer than the body sent (Antenna's
+// test_content_length_1000, where nginx's timeout answers) is answered 408.
+func TestSubmitBodyTimeout(t *testing.T) {
+	var cfg Config
+	if err := json.Unmarshal([]byte(`{"body_idle_timeout": "1m30s", "max_body_size": 1000}`), &cfg); err != nil || cfg.BodyIdleTimeout != Duration(90*time.Second) || cfg.MaxBodySize != 1000 {
+		t.Errorf("config: %+v %v", cfg, err)
+	}
+	if err := json.Unmarshal([]byte(`{"body_idle_timeout": 2.5}`), &cfg); err != nil || cfg.BodyIdleTimeout != Duration(2500*time.Millisecond) {
+		t.Errorf("config: %+v %v", cfg, err)
+	}
+	if b, _ := json.Marshal(Duration(time.Minute)); string(b) != `"1m0s"` {
+		t.Errorf("marshal %s", b)
+	}
+	e := newEnv(t, Config{BodyIdleTimeout: Duration(200 * time.Millisecond)}, nil)
+	body, ct := form(map[string]any{"ProductName": "Firefox", "Version": "1.0"})
+	req := fmt.Appendf(nil, "POST /submit HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: 1000\r\n\r\n%s", ct, body)
+	start := time.Now()
+	status, got := rawRequest(t, e.srv.Listener.Addr().String(), req)
+	if status != 408 || got != "Discarded=timeout" {
+		t.Errorf("%d %q", status, got)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("answered after %v", d)
+	}
+	// A slow client that keeps sending is not cut off.
+	conn, err := net.Dial("tcp", e.srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /submit HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", ct, len(body))
+	for i := 0; i < len(body); i += len(body) / 4 {
+		time.Sleep(100 * time.Millisecond)
+		conn.Write(body[i:min(i+len(body)/4, len(body))])
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	b.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("slow client: %d %q", resp.StatusCode, b.String())
+	}
+}
+
 // sized returns an upload of exactly size bytes (Antenna's _generate_sized_crash).
 func sized(t *testing.T, size int) ([]byte, string) {
 	fields := map[string]any{"ProductName": "Firefox", "Version": "1.0", "upload_file_minidump": fileVal{"fakecrash.dump", nil}}
@@ -576,10 +624,30 @@ func TestSubmitUUID(t *testing.T) {
 	}
 }
 
+// chromiumLinuxBody is an upload as Chromium's Linux uploader writes it
+// (components/crash/core/app/breakpad_linux.cc, MimeWriter): a boundary of
+// 28 hyphens and 16 hex digits, text parts without Content-Type, the dump
+// named upload_file_minidump with filename "dump"; the whole body gzipped
+// and posted by wget with Content-Encoding: gzip and Content-Length.
+func chromiumLinuxBody(dump []byte) ([]byte, string) {
+	const boundary = "----------------------------0123456789abcdef"
+	var b bytes.Buffer
+	b.WriteString(boundary + "\r\n")
+	for _, kv := range [][2]string{{"prod", "Chrome_Linux"}, {"ver", "120.0.6099.109"}, {"pid", "4242"}, {"ptype", "renderer"}} {
+		b.WriteString(`Content-Disposition: form-data; name="` + kv[0] + `"` + "\r\n\r\n" + kv[1] + "\r\n")
+		b.WriteString(boundary + "\r\n")
+	}
+	b.WriteString(`Content-Disposition: form-data; name="upload_file_minidump"; filename="dump"` + "\r\n")
+	b.WriteString("Content-Type: application/octet-stream\r\n\r\n")
+	b.Write(dump)
+	b.WriteString("\r\n" + boundary + "--\r\n")
+	return compress(b.Bytes()), "multipart/form-data; boundary=" + boundary[2:]
+}
+
 func TestSubmitHex16(t *testing.T) {
 	e := newEnv(t, Config{Products: map[string]Product{"Chrome_Linux": {Response: ResponseHex16}}}, nil)
-	body, ct := form(map[string]any{"prod": "Chrome_Linux", "ver": "120.0", "upload_file_minidump": dump})
-	status, got, _ := e.post(t, "/submit", body, http.Header{"Content-Type": {ct}}, false)
+	body, ct := chromiumLinuxBody([]byte("MDMP chromium dump"))
+	status, got, _ := e.post(t, "/submit", body, http.Header{"Content-Type": {ct}, "Content-Encoding": {"gzip"}, "User-Agent": {"Wget/1.21.3"}}, false)
 	if status != 200 || len(got) != 16 || strings.Trim(got, "0123456789abcdef") != "" {
 		t.Fatalf("%d %q: want 16 hexadecimal digits", status, got)
 	}
@@ -589,6 +657,11 @@ func TestSubmitHex16(t *testing.T) {
 	}
 	if strings.ReplaceAll(string(id), "-", "")[:16] != got {
 		t.Errorf("answer %q is not the start of %s", got, id)
+	}
+	raw, _, dumps := stored(t, e.store, id)
+	if raw.ProductName() != "Chrome_Linux" || raw.ProductVersion() != "120.0.6099.109" || raw.Annotation("ptype") != "renderer" ||
+		string(dumps["upload_file_minidump"]) != "MDMP chromium dump" || len(raw.Metadata.CollectorNotes) != 0 {
+		t.Errorf("stored %+v %q", raw, dumps)
 	}
 	if _, err := New(Config{Products: map[string]Product{"x": {Response: "hex"}}}, blob.NewMem(), e.publish, nil, nil); err == nil {
 		t.Error("response hex accepted")
