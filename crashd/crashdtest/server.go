@@ -17,6 +17,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 // CrashdPackage is the import path of the crash server's program.
@@ -301,4 +304,15 @@ func (c *Crashd) WaitProcessed(tb testing.TB, id string, timeout time.Duration) 
 // DataPath joins elem to the data directory.
 func (c *Crashd) DataPath(elem ...string) string {
 	return filepath.Join(append([]string{c.Data}, elem...)...)
+}
+
+// Build builds cmd/crashd once per test process (cmdtest.Build) and returns
+// the binary; the test is skipped when this tree has no cmd/crashd yet.
+func Build(tb testing.TB) string {
+	tb.Helper()
+	root := corpus.Root()
+	if _, err := os.Stat(filepath.Join(root, "cmd", "crashd")); err != nil {
+		tb.Skipf("no cmd/crashd in %s: skipping", root)
+	}
+	return cmdtest.Build(tb, CrashdPackage)
 }
