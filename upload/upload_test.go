@@ -299,3 +299,30 @@ func TestMain(m *testing.M) {
 	}
 	cmdtest.Main(m)
 }
+
+// TestSymUploadShape checks that a Form carries what Google Breakpad's
+// sym_upload (its default sym-upload-v1 protocol, SymUploadV1Start in
+// src/common/linux/symbol_upload.cc) sends, through the same HTTPUpload:
+// run both against one server and compare the requests.
+func TestSymUploadShape(t *testing.T) {
+	bp := cmdtest.BreakpadSymUpload.Path(t)
+	srv, rec := server(t, 200, "")
+	sym := filepath.Join(t.TempDir(), "crasher.sym")
+	os.WriteFile(sym, []byte("MODULE Linux x86_64 0123456789ABCDEF0123456789ABCDEF0 crasher\nFUNC 1000 10 0 main\n"), 0o644)
+	r := cmdtest.RunClean(t, bp, []string{"http_proxy=", "HTTP_PROXY="}, sym, srv.URL+"/symbols")
+	if r.Code != 0 || r.Stdout != "Successfully sent the symbol file.\n" {
+		t.Fatalf("Breakpad's sym_upload: %+v", r)
+	}
+	h1, b1, _ := shape(t, rec.take())
+	_, err := (&upload.Client{}).Send(t.Context(), srv.URL+"/symbols", upload.Form{
+		Fields: map[string]string{"os": "Linux", "cpu": "x86_64", "debug_file": "crasher", "code_file": "crasher", "debug_identifier": "0123456789ABCDEF0123456789ABCDEF0"},
+		Files:  map[string]string{"symbol_file": sym},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, b2, _ := shape(t, rec.take())
+	if strings.Join(h1, "\n") != strings.Join(h2, "\n") || b1 != b2 {
+		t.Errorf("Breakpad's sym_upload sent\n%q\n%q\nthe Form\n%q\n%q", h1, b1, h2, b2)
+	}
+}
