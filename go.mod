@@ -6,10 +6,19 @@ require (
 	github.com/alecthomas/participle/v2 v2.1.4
 	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
 	github.com/klauspost/compress v1.20.3
+	github.com/prometheus/client_golang v1.25.0
 	github.com/ulikunitz/xz v0.5.15
 	github.com/urfave/cli/v3 v3.14.0
 	golang.org/x/arch v0.32.0
 	google.golang.org/protobuf v1.36.12
 )
 
-require golang.org/x/arch v0.32.0
+require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+)

@@ -1,0 +1,240 @@
+package blob
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Dir is a Store of files under a root directory: the blob of key "a/b/c"
+// is the file ROOT/a/b/c. Put writes a temporary file beside the target
+// (".tmp-*", never listed), syncs it, renames it into place and syncs the
+// directory (and the parents of directories it created), so a blob is
+// either wholly there or not at all after a crash. All access goes through
+// an os.Root, so neither keys nor symbolic links inside the root reach
+// outside it.
+type Dir struct {
+	root *os.Root
+	path string
+}
+
+var _ Store = (*Dir)(nil)
+
+// OpenDir returns the Dir store rooted at path, creating the directory (and
+// its parents) if needed.
+func OpenDir(path string) (*Dir, error) {
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, fmt.Errorf("blob dir: %w", err)
+	}
+	r, err := os.OpenRoot(path)
+	if err != nil {
+		return nil, fmt.Errorf("blob dir: %w", err)
+	}
+	return &Dir{root: r, path: path}, nil
+}
+
+// Path returns the root directory of the store.
+func (d *Dir) Path() string { return d.path }
+
+// Close releases the root directory; the store is unusable afterwards.
+func (d *Dir) Close() error { return d.root.Close() }
+
+// Put implements Store: temporary file, write, fsync, rename, directory fsync.
+func (d *Dir) Put(ctx context.Context, key string, data []byte) (err error) {
+	if err := CheckKey(key); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("blob put %s: %w", key, err)
+	}
+	dir := path.Dir(key)
+	created, err := d.mkdirs(dir)
+	if err != nil {
+		return fmt.Errorf("blob put %s: %w", key, err)
+	}
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := path.Join(dir, ".tmp-"+hex.EncodeToString(rnd[:]))
+	f, err := d.root.OpenFile(filepath.FromSlash(tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("blob put %s: %w", key, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			_ = d.root.Remove(filepath.FromSlash(tmp))
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("blob put %s: %w", key, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("blob put %s: sync: %w", key, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("blob put %s: %w", key, err)
+	}
+	if err = d.root.Rename(filepath.FromSlash(tmp), filepath.FromSlash(key)); err != nil {
+		return fmt.Errorf("blob put %s: %w", key, err)
+	}
+	// The new name, then every directory created on the way, made durable
+	// in their parents (innermost first).
+	if err = d.syncDir(dir); err != nil {
+		return fmt.Errorf("blob put %s: %w", key, err)
+	}
+	for i := len(created) - 1; i >= 0; i-- {
+		if err = d.syncDir(path.Dir(created[i])); err != nil {
+			return fmt.Errorf("blob put %s: %w", key, err)
+		}
+	}
+	return nil
+}
+
+// mkdirs creates dir and its missing parents under the root, returning the
+// directories it created, outermost first.
+func (d *Dir) mkdirs(dir string) ([]string, error) {
+	if dir == "." {
+		return nil, nil
+	}
+	if st, err := d.root.Stat(filepath.FromSlash(dir)); err == nil && st.IsDir() {
+		return nil, nil
+	}
+	var created []string
+	segs := strings.Split(dir, "/")
+	for i := range segs {
+		p := strings.Join(segs[:i+1], "/")
+		err := d.root.Mkdir(filepath.FromSlash(p), 0o755)
+		switch {
+		case err == nil:
+			created = append(created, p)
+		case errors.Is(err, fs.ErrExist):
+		default:
+			return created, err
+		}
+	}
+	return created, nil
+}
+
+// syncDir fsyncs a directory under the root ("." for the root itself).
+// Windows cannot sync directories; there the rename is as durable as NTFS makes it.
+func (d *Dir) syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	f, err := d.root.Open(filepath.FromSlash(dir))
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Get implements Store.
+func (d *Dir) Get(ctx context.Context, key string) ([]byte, error) {
+	if err := CheckKey(key); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("blob get %s: %w", key, err)
+	}
+	b, err := d.root.ReadFile(filepath.FromSlash(key))
+	if err != nil {
+		return nil, fmt.Errorf("blob get %s: %w", key, err)
+	}
+	return b, nil
+}
+
+// Exists implements Store.
+func (d *Dir) Exists(ctx context.Context, key string) (bool, error) {
+	if err := CheckKey(key); err != nil {
+		return false, err
+	}
+	st, err := d.root.Stat(filepath.FromSlash(key))
+	switch {
+	case err == nil:
+		return st.Mode().IsRegular(), nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	default:
+		return false, fmt.Errorf("blob exists %s: %w", key, err)
+	}
+}
+
+// Delete implements Store.
+func (d *Dir) Delete(ctx context.Context, key string) error {
+	if err := CheckKey(key); err != nil {
+		return err
+	}
+	if err := d.root.Remove(filepath.FromSlash(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("blob delete %s: %w", key, err)
+	}
+	return nil
+}
+
+// List implements Store, walking the directory tree below the prefix's last
+// complete segment.
+func (d *Dir) List(ctx context.Context, prefix string) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		if err := checkPrefix(prefix); err != nil {
+			yield("", err)
+			return
+		}
+		base := "."
+		if i := strings.LastIndexByte(prefix, '/'); i >= 0 {
+			base = prefix[:i]
+		}
+		if st, err := d.root.Stat(filepath.FromSlash(base)); err != nil || !st.IsDir() {
+			return // nothing under the prefix
+		}
+		stop := errors.New("stop")
+		err := fs.WalkDir(d.root.FS(), base, func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil // removed while walking
+				}
+				return err
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if p != base && strings.HasPrefix(e.Name(), ".") {
+				if e.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if e.IsDir() {
+				// Skip directories that cannot hold keys with the prefix.
+				if p != "." && !strings.HasPrefix(p+"/", prefix) && !strings.HasPrefix(prefix, p+"/") {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if !e.Type().IsRegular() || !strings.HasPrefix(p, prefix) {
+				return nil
+			}
+			if !yield(p, nil) {
+				return stop
+			}
+			return nil
+		})
+		if err != nil && err != stop {
+			yield("", fmt.Errorf("blob list %q: %w", prefix, err))
+		}
+	}
+}

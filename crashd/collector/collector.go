@@ -1,0 +1,267 @@
+// Package collector is the crash server's collector: the HTTP endpoints
+// crash reporters post to, answering as the servers those clients were
+// written for.
+//
+//   - POST /submit: Antenna's (Mozilla's collector) Breakpad endpoint, for
+//     Breakpad's senders and minidump_upload, Crashpad, Electron's
+//     crashReporter: multipart/form-data or multipart/mixed, gzip bodies,
+//     chunked bodies, a JSON "extra" part, several dumps, URL parameters;
+//     answers "CrashID=bp-<id>\n", "Discarded=rule_<name>",
+//     "Discarded=malformed_<reason>" exactly as Antenna.
+//   - POST /api/{project}/minidump/ (with or without the slash): Sentry's
+//     minidump endpoint (sentry-native, Crashpad and Electron set up for
+//     Sentry): the sentry_key checked, raw or multipart minidumps, compressed
+//     minidumps; answers the event id as a hyphenated UUID.
+//
+// Each crash passes the throttle rules (Antenna's throttler: first matching
+// rule decides), loses or marks the annotations that carry personal data,
+// and is stored in the blob store (dumps, dump names, raw crash last; each
+// Put durable) before the client gets its 200. Then the crash id is
+// published to the processing queue and v1/queued/<id> is written; a crash
+// stored but not published is answered 200 too, and Recover publishes it
+// later.
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gobreakpad/gobreakpad/crashd/blob"
+	"github.com/gobreakpad/gobreakpad/crashd/crash"
+)
+
+// Default limits.
+const (
+	// DefaultMaxBodySize is the largest request body accepted, as received
+	// (compressed or not): 25 MiB, Antenna's (its nginx's client_max_body_size).
+	DefaultMaxBodySize = 25 << 20
+	// DefaultMaxDecompressedSize bounds a gzip body (or a compressed
+	// minidump) once inflated: 100 MiB. Inflating stops there; the upload is
+	// refused with 413.
+	DefaultMaxDecompressedSize = 100 << 20
+)
+
+// Config configures a Collector. The zero value is Antenna's defaults:
+// 25 MiB bodies, accept everything, Antenna's personal-data fields dropped,
+// no Sentry projects.
+type Config struct {
+	// MaxBodySize is the largest body accepted as received, in bytes
+	// (0: DefaultMaxBodySize). One byte more is answered 413.
+	MaxBodySize int64 `json:"max_body_size,omitempty"`
+	// MaxDecompressedSize is the largest body once gzip is undone, and the
+	// largest decompressed Sentry minidump (0: DefaultMaxDecompressedSize).
+	MaxDecompressedSize int64 `json:"max_decompressed_size,omitempty"`
+	// Throttle are the throttle rules, in order (nil: DefaultRules, accept
+	// everything). When rules are given and none decides, the crash is
+	// rejected with rule NO_MATCH, as in Antenna: end the list with an
+	// accept rule without conditions to accept the rest.
+	Throttle []Rule `json:"throttle,omitempty"`
+	// PersonalData says what to do with annotations that carry personal
+	// data (nil: DefaultPersonalData).
+	PersonalData *PersonalData `json:"personal_data,omitempty"`
+	// Products holds per-product options, by ProductName (or what stands
+	// for it: prod, _productName, the product URL parameter).
+	Products map[string]Product `json:"products,omitempty"`
+	// SubmitterToken, when set, lets a client that sends
+	// "Authorization: Bearer TOKEN" choose the crash id with a "uuid"
+	// annotation (Antenna's stage submitter). Without it, a crash with a
+	// uuid annotation is refused (401 Discarded=unauthorized_uuid), as in Antenna.
+	SubmitterToken string `json:"submitter_token,omitempty"`
+	// Sentry lists the Sentry projects whose minidump endpoint is served.
+	Sentry []SentryProject `json:"sentry,omitempty"`
+}
+
+// PersonalData lists the annotations that carry personal data by
+// convention and what happens to them.
+type PersonalData struct {
+	// Drop are removed before the crash is stored (a collector note says
+	// "Removed NAME from raw crash.", as Antenna).
+	Drop []string `json:"drop"`
+	// Restrict are kept, and listed in the raw crash's
+	// metadata.restricted_annotations: only readers with the permission to
+	// see personal data may be shown them.
+	Restrict []string `json:"restrict"`
+}
+
+// DefaultPersonalData drops Antenna's BAD_FIELDS (Email, TelemetryClientId,
+// TelemetryServerURL, TelemetrySessionId) and restricts URL and Comments.
+func DefaultPersonalData() PersonalData {
+	return PersonalData{
+		Drop:     []string{"Email", "TelemetryClientId", "TelemetryServerURL", "TelemetrySessionId"},
+		Restrict: []string{"URL", "Comments"},
+	}
+}
+
+// Product holds options of one product.
+type Product struct {
+	// Response is how /submit answers an accepted crash of this product:
+	// "" (Antenna's "CrashID=bp-<id>\n") or "hex16": the first 16
+	// hexadecimal digits of the crash id, nothing else, which Chromium's
+	// Linux uploader requires (the crash can be looked up by that prefix).
+	Response string `json:"response,omitempty"`
+}
+
+// ResponseHex16 is Product.Response for Chromium's Linux uploader.
+const ResponseHex16 = "hex16"
+
+// SentryProject is a Sentry project whose minidump endpoint is served.
+type SentryProject struct {
+	// ID is the project id of the URL (/api/ID/minidump/).
+	ID string `json:"id"`
+	// Keys are the accepted public keys (sentry_key; a DSN's user part).
+	Keys []string `json:"keys"`
+	// Product is the ProductName given to its crashes that name none (default "sentry-ID").
+	Product string `json:"product,omitempty"`
+}
+
+// Publisher queues a stored crash for processing.
+type Publisher func(ctx context.Context, id crash.ID) error
+
+// Collector serves the collector's endpoints.
+type Collector struct {
+	cfg      Config
+	store    blob.Store
+	publish  Publisher
+	log      *slog.Logger
+	throttle *throttler
+	drop     map[string]bool
+	restrict map[string]bool
+	sentry   map[string]*SentryProject
+	m        *metrics
+	now      func() time.Time
+}
+
+// New returns a collector storing into store and publishing with publish.
+// A nil log discards; a nil reg registers no metrics. It returns an error
+// for a configuration it cannot use (bad rule, duplicate Sentry project, ...).
+func New(cfg Config, store blob.Store, publish Publisher, log *slog.Logger, reg prometheus.Registerer) (*Collector, error) {
+	if store == nil || publish == nil {
+		return nil, errors.New("collector: a store and a publisher are required")
+	}
+	if cfg.MaxBodySize <= 0 {
+		cfg.MaxBodySize = DefaultMaxBodySize
+	}
+	if cfg.MaxDecompressedSize <= 0 {
+		cfg.MaxDecompressedSize = DefaultMaxDecompressedSize
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	t, err := newThrottler(cfg.Throttle)
+	if err != nil {
+		return nil, fmt.Errorf("collector: %w", err)
+	}
+	pd := DefaultPersonalData()
+	if cfg.PersonalData != nil {
+		pd = *cfg.PersonalData
+	}
+	c := &Collector{
+		cfg: cfg, store: store, publish: publish, log: log, throttle: t,
+		drop: map[string]bool{}, restrict: map[string]bool{}, sentry: map[string]*SentryProject{},
+		now: time.Now,
+	}
+	for _, n := range pd.Drop {
+		c.drop[n] = true
+	}
+	for _, n := range pd.Restrict {
+		if c.drop[n] {
+			return nil, fmt.Errorf("collector: personal data: %q both dropped and restricted", n)
+		}
+		c.restrict[n] = true
+	}
+	for name, p := range cfg.Products {
+		if p.Response != "" && p.Response != ResponseHex16 {
+			return nil, fmt.Errorf("collector: product %q: response %q: want \"\" or %q", name, p.Response, ResponseHex16)
+		}
+	}
+	for i := range cfg.Sentry {
+		p := cfg.Sentry[i]
+		if p.ID == "" || len(p.Keys) == 0 {
+			return nil, fmt.Errorf("collector: sentry project %d: an id and at least one key are required", i+1)
+		}
+		if c.sentry[p.ID] != nil {
+			return nil, fmt.Errorf("collector: sentry project %q configured twice", p.ID)
+		}
+		if p.Product == "" {
+			p.Product = "sentry-" + p.ID
+		}
+		c.sentry[p.ID] = &p
+	}
+	c.m, err = newMetrics(reg)
+	if err != nil {
+		return nil, fmt.Errorf("collector: metrics: %w", err)
+	}
+	return c, nil
+}
+
+// Handler returns the collector's routes: POST /submit and, with Sentry
+// projects configured, POST /api/{project}/minidump/ (and without the slash).
+func (c *Collector) Handler() http.Handler {
+	mux := http.NewServeMux()
+	c.Register(mux)
+	return mux
+}
+
+// Register adds the collector's routes to mux (for a server that serves
+// other routes beside them).
+func (c *Collector) Register(mux *http.ServeMux) {
+	mux.HandleFunc("POST /submit", c.Submit)
+	if len(c.sentry) > 0 {
+		mux.HandleFunc("POST /api/{project}/minidump/{$}", c.SentryMinidump)
+		mux.HandleFunc("POST /api/{project}/minidump", c.SentryMinidump)
+	}
+}
+
+// metrics are the collector's Prometheus metrics.
+type metrics struct {
+	received  *prometheus.CounterVec
+	accepted  *prometheus.CounterVec
+	rejected  *prometheus.CounterVec
+	throttled *prometheus.CounterVec
+	errors    *prometheus.CounterVec
+	size      *prometheus.HistogramVec
+	seconds   *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		received: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crashd_collector_received_total", Help: "Crash uploads received, by endpoint (submit, sentry).",
+		}, []string{"endpoint"}),
+		accepted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crashd_collector_accepted_total", Help: "Crashes stored and answered with their id, by endpoint.",
+		}, []string{"endpoint"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crashd_collector_rejected_total",
+			Help: "Crash uploads not stored, by endpoint and reason (malformed_<reason>, rule_<name>, fakeaccept_<name>, too_large, unauthorized, store_error).",
+		}, []string{"endpoint", "reason"}),
+		throttled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crashd_collector_throttle_total", Help: "Throttle decisions, by rule and result.",
+		}, []string{"rule", "result"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crashd_collector_errors_total", Help: "Failures after a crash was accepted, by step (publish, queued_marker).",
+		}, []string{"step"}),
+		size: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "crashd_collector_payload_bytes", Help: "Sizes of accepted bodies as received, by compression (gzip, none).",
+			Buckets: prometheus.ExponentialBuckets(1<<10, 4, 9),
+		}, []string{"compressed"}),
+		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "crashd_collector_request_seconds", Help: "Time to read, store and answer an upload, by endpoint.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 10),
+		}, []string{"endpoint"}),
+	}
+	if reg != nil {
+		for _, col := range []prometheus.Collector{m.received, m.accepted, m.rejected, m.throttled, m.errors, m.size, m.seconds} {
+			if err := reg.Register(col); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}

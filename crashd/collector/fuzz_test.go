@@ -1,0 +1,48 @@
+package collector
+
+import (
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/crashd/crash"
+)
+
+// FuzzParsePayload runs the multipart and annotation parsing of both
+// endpoints on arbitrary bodies: no panic, and what is accepted is sane.
+func FuzzParsePayload(f *testing.F) {
+	basic, ct := form(map[string]any{"ProductName": "Firefox", "Version": "1.0", "upload_file_minidump": dump})
+	f.Add(ct, basic)
+	j, jct := form(map[string]any{"extra": `{"ProductName":"Firefox","Version":1.5,"a":[1,{"b":null}]}`, "upload_file_minidump": dump})
+	f.Add(jct, j)
+	s, sct := sentryForm([][3]string{{"sentry[event_id]", "", "0123456789abcdef0123456789abcdef"}, {"sentry", "", `{"release":"a@1"}`}, {"upload_file_minidump", "x.dmp", "MDMPxx"}})
+	f.Add(sct, s)
+	f.Add("multipart/form-data; boundary=b", []byte("--b\r\nContent-Disposition: form-data; name=\"a\"; filename*=UTF-8''%C3%A9\r\nContent-Transfer-Encoding: binary\r\n\r\nx\r\n--b--"))
+	f.Add("multipart/mixed; boundary=\"q;\\\"b\"", []byte("--q;\"b\r\n\r\n\r\n--q;\"b\r\nContent-Disposition: attachment; name=x\r\nContent-Type: text/plain; charset=latin-1\r\n\r\n\xe9\r\n--q;\"b--\r\n"))
+	f.Add("application/octet-stream", []byte("MDMP"))
+	c, err := New(Config{}, nil2Store(), func(_ ctxT, _ crash.ID) error { return nil }, nil, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, ct string, body []byte) {
+		rep, err := parsePayload(ct, body)
+		if err == nil {
+			if len(rep.annotations) == 0 {
+				t.Fatal("accepted without annotations")
+			}
+			files := map[string]bool{}
+			for name := range rep.dumps {
+				n, ok := crash.DumpName(name)
+				if !ok || n != name || files[crash.DumpFileName(name)] {
+					t.Fatalf("dump name %q accepted", name)
+				}
+				files[crash.DumpFileName(name)] = true
+			}
+		}
+		if rep, _, reason, _ := c.parseSentry(ct, body); reason == "" {
+			md := rep.dumps[crash.MinidumpField]
+			if len(md) < 4 || string(md[:4]) != "MDMP" && string(md[:4]) != "PMDM" {
+				t.Fatalf("accepted minidump %q", md)
+			}
+		}
+		parseHeader(ct)
+	})
+}

@@ -1,0 +1,61 @@
+package crash
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Processing states of a crash, as the index and the API report them.
+const (
+	// StatusReceived: stored by the collector, not (yet) processed.
+	StatusReceived = "received"
+	// StatusProcessed: walked; its processed crash is stored.
+	StatusProcessed = "processed"
+	// StatusFailed: processing failed as many times as allowed (dead letter).
+	StatusFailed = "failed"
+)
+
+// ProcessedCrash is the processed crash JSON stored at ProcessedCrashKey:
+// the walk of the crash's minidump and what is derived from it. Field names
+// follow Socorro's processed crash where it has one.
+type ProcessedCrash struct {
+	// CrashID is the crash id (crash_id); UUID repeats it as Socorro names it (uuid).
+	CrashID ID `json:"crash_id"`
+	UUID    ID `json:"uuid"`
+
+	// ProductName, Version and ReleaseChannel are copied from the annotations.
+	ProductName    string `json:"product"`
+	Version        string `json:"version"`
+	ReleaseChannel string `json:"release_channel,omitempty"`
+
+	// Signature is the crash signature (Socorro's rules).
+	Signature string `json:"signature"`
+	// CrashReason is the crash reason string ("EXCEPTION_ACCESS_VIOLATION_READ", "SIGSEGV /SEGV_MAPERR", ...).
+	CrashReason string `json:"crash_reason,omitempty"`
+	// CrashAddress is the crash address, hexadecimal ("0x...").
+	CrashAddress string `json:"crash_address,omitempty"`
+	// CrashingThread is the index of the crashing thread, nil if unknown.
+	CrashingThread *int `json:"crashing_thread"`
+	// OSName, OSVersion and CPUArch describe the crashed system.
+	OSName    string `json:"os_name,omitempty"`
+	OSVersion string `json:"os_version,omitempty"`
+	CPUArch   string `json:"cpu_arch,omitempty"`
+	// ModulesMissingSymbols names the modules (debug file/debug id) the walk found no symbols for.
+	ModulesMissingSymbols []string `json:"modules_missing_symbols,omitempty"`
+
+	// JSONDump is the walk of the minidump in rust-minidump's JSON schema
+	// (minidump_stackwalk --json), as stackwalk/jsonout writes it.
+	JSONDump json.RawMessage `json:"json_dump,omitempty"`
+	// AdditionalDumps holds the walks of the other dumps, by dump name, in the same schema.
+	AdditionalDumps map[string]json.RawMessage `json:"additional_minidumps,omitempty"`
+
+	// ProcessorNotes are the processor's remarks (Socorro: processor_notes).
+	ProcessorNotes []string `json:"processor_notes"`
+	// StartedAt and CompletedAt bound the processing (Socorro: started_datetime, completed_datetime).
+	StartedAt   time.Time `json:"started_datetime"`
+	CompletedAt time.Time `json:"completed_datetime"`
+	// Timings are the seconds spent in each step of processing, by step name.
+	Timings map[string]float64 `json:"timings,omitempty"`
+	// Success is whether the minidump was walked (Socorro: success).
+	Success bool `json:"success"`
+}
