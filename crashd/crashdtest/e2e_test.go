@@ -148,21 +148,8 @@ func TestEndToEnd(t *testing.T) {
 	} else {
 		t.Logf("Google Breakpad's minidump_upload not built: that client is left out (run %s or set $%s)", cmdtest.BreakpadMinidumpUpload.Build, cmdtest.BreakpadMinidumpUpload.Env)
 	}
-	clients = append(clients,
-		minidumpUploadClient("minidump_upload", ours),
-		requestClient("crashpad", func(base string, dump []byte) (*http.Request, error) {
-			c := &Crashpad{URL: base + "/submit", Annotations: map[string]string{"prod": "E2E", "ver": "1.0", "guid": NewUUID(), "ptype": "browser"}, Minidump: dump}
-			return c.Request(context.Background())
-		}, CrashID),
-		requestClient("electron", func(base string, dump []byte) (*http.Request, error) {
-			e := Electron{SubmitURL: base + "/submit", ProductName: "E2E", CompanyName: "gobreakpad", AppVersion: "1.0", Minidump: dump, Extra: map[string]string{"channel": "test"}}
-			return e.Crashpad().Request(context.Background())
-		}, CrashID),
-		requestClient("sentry-native", func(base string, dump []byte) (*http.Request, error) {
-			c := SentryCrashpad(SentryDSN{Base: base, Project: sentryProject, PublicKey: sentryKey}, dump, NewUUID(), map[string]string{"release": "e2e@1.0"})
-			return c.Request(context.Background())
-		}, sentryEventID),
-	)
+	clients = append(clients, minidumpUploadClient("minidump_upload", ours))
+	clients = append(clients, shapedClients()...)
 
 	type upload struct {
 		c      corpusCase
@@ -280,4 +267,23 @@ func e2eServerArgs(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	return []string{"--config", p}
+}
+
+// shapedClients are the requests shaped as Crashpad, Electron's
+// crashReporter and sentry-native's crashpad backend send them.
+func shapedClients() []client {
+	return []client{
+		requestClient("crashpad", func(base string, dump []byte) (*http.Request, error) {
+			c := &Crashpad{URL: base + "/submit", Annotations: map[string]string{"prod": "E2E", "ver": "1.0", "guid": NewUUID(), "ptype": "browser"}, Minidump: dump}
+			return c.Request(context.Background())
+		}, CrashID),
+		requestClient("electron", func(base string, dump []byte) (*http.Request, error) {
+			e := Electron{SubmitURL: base + "/submit", ProductName: "E2E", CompanyName: "gobreakpad", AppVersion: "1.0", Minidump: dump, Extra: map[string]string{"channel": "test"}}
+			return e.Crashpad().Request(context.Background())
+		}, CrashID),
+		requestClient("sentry-native", func(base string, dump []byte) (*http.Request, error) {
+			c := SentryCrashpad(SentryDSN{Base: base, Project: sentryProject, PublicKey: sentryKey}, dump, NewUUID(), map[string]string{"release": "e2e@1.0"})
+			return c.Request(context.Background())
+		}, sentryEventID),
+	}
 }
