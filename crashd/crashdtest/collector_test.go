@@ -24,7 +24,7 @@ func TestClientsToCollector(t *testing.T) {
 	var mu sync.Mutex
 	var published []crash.ID
 	col, err := collector.New(collector.Config{
-		Sentry: []collector.SentryProject{{ID: sentryProject, Keys: []string{sentryKey}, Product: "E2E-sentry"}},
+		Sentry: []collector.SentryProject{{ID: sentryProject, Keys: []string{sentryKey}, Product: sentryProduct}},
 	}, store, func(_ context.Context, id crash.ID) error {
 		mu.Lock()
 		published = append(published, id)
@@ -52,7 +52,7 @@ func TestClientsToCollector(t *testing.T) {
 		"breakpad-minidump_upload": {"prod": "E2E", "ver": "1.0"},
 		"crashpad":                 {"prod": "E2E", "ver": "1.0", "ptype": "browser", "ProductName": "E2E", "Version": "1.0"},
 		"electron":                 {"prod": "Electron", "_productName": "E2E", "_companyName": "gobreakpad", "_version": "1.0", "platform": "linux", "process_type": "browser", "channel": "test"},
-		"sentry-native":            {"ProductName": "E2E-sentry"},
+		"sentry-native":            {"ProductName": sentryProduct},
 	}
 	for _, cl := range clients {
 		mu.Lock()

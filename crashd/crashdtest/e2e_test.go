@@ -98,12 +98,41 @@ func requestClient(name string, build func(base string, dump []byte) (*http.Requ
 	}}
 }
 
-// sentryProject and sentryKey are the Sentry project crashd is configured
-// with for the sentry-native client.
+// sentryProject, sentryKey and sentryProduct are the Sentry project crashd
+// is configured with for the sentry-native client.
 const (
 	sentryProject = "42"
 	sentryKey     = "e2epublickey"
+	sentryProduct = "E2E-sentry"
 )
+
+// newCrashOf waits (up to 2 minutes) until /api/crashes?product=product
+// lists a crash not in known and returns it.
+func newCrashOf(t *testing.T, srv *Crashd, product string, known map[string]bool) (string, error) {
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/api/crashes?limit=1000&product="+product, nil)
+		resp, err := Do(req)
+		if err != nil {
+			return "", err
+		}
+		var res struct {
+			Crashes []struct {
+				ID string `json:"crash_id"`
+			} `json:"crashes"`
+		}
+		if resp.Status != 200 || json.Unmarshal([]byte(resp.Body), &res) != nil {
+			return "", fmt.Errorf("GET /api/crashes: %d %q", resp.Status, resp.Body)
+		}
+		for _, c := range res.Crashes {
+			if !known[c.ID] {
+				return c.ID, nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return "", fmt.Errorf("no new crash of product %s in the index after 2 minutes", product)
+}
 
 // TestEndToEnd uploads the corpus' dumps to a real crashd on a loopback
 // port with real clients — Google Breakpad's own minidump_upload (when
@@ -157,6 +186,7 @@ func TestEndToEnd(t *testing.T) {
 		id     string
 	}
 	var ups []upload
+	sentryCrashes := map[string]bool{}
 	for i, c := range cases {
 		cl := clients[i%len(clients)]
 		dump, err := os.ReadFile(c.dump)
@@ -167,6 +197,15 @@ func TestEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
+		}
+		if cl.name == "sentry-native" {
+			// Sentry's endpoint answers the event id; the crash is the one
+			// new crash of the project's product.
+			if id, err = newCrashOf(t, srv, sentryProduct, sentryCrashes); err != nil {
+				t.Errorf("%s: %v", c.name, err)
+				continue
+			}
+			sentryCrashes[id] = true
 		}
 		ups = append(ups, upload{c, cl.name, id})
 	}
@@ -255,7 +294,7 @@ func sentryEventID(body string) (string, bool) {
 	if json.Unmarshal([]byte(s), &obj) == nil && obj.ID != "" {
 		s = obj.ID
 	}
-	return s, hyphenatedUUID.MatchString(s) || len(s) == 32
+	return s, hyphenatedUUID.MatchString(s)
 }
 
 // e2eServerArgs are crashd's arguments beyond --listen, --data and
