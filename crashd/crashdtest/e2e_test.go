@@ -298,16 +298,20 @@ func sentryEventID(body string) (string, bool) {
 }
 
 // e2eServerArgs are crashd's arguments beyond --listen, --data and
-// --symbols: a configuration file giving the Sentry project its key.
+// --symbols: a configuration file (JSON, crashd/server's Config) giving the
+// Sentry project its key and product.
 func e2eServerArgs(t *testing.T) []string {
-	p := filepath.Join(t.TempDir(), "crashd.toml")
-	conf := fmt.Sprintf("[sentry.projects.%q]\nkeys = [%q]\n", sentryProject, sentryKey)
-	if err := os.WriteFile(p, []byte(conf), 0o644); err != nil {
+	p := filepath.Join(t.TempDir(), "crashd.json")
+	conf, _ := json.Marshal(map[string]any{
+		"collector": map[string]any{
+			"sentry": []map[string]any{{"id": sentryProject, "keys": []string{sentryKey}, "product": sentryProduct}},
+		},
+	})
+	if err := os.WriteFile(p, conf, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return []string{"--config", p}
 }
-
 // shapedClients are the requests shaped as Crashpad, Electron's
 // crashReporter and sentry-native's crashpad backend send them.
 func shapedClients() []client {
