@@ -312,6 +312,7 @@ func e2eServerArgs(t *testing.T) []string {
 	}
 	return []string{"--config", p}
 }
+
 // shapedClients are the requests shaped as Crashpad, Electron's
 // crashReporter and sentry-native's crashpad backend send them.
 func shapedClients() []client {
