@@ -306,10 +306,17 @@ func (c *Crashd) DataPath(elem ...string) string {
 	return filepath.Join(append([]string{c.Data}, elem...)...)
 }
 
-// Build builds cmd/crashd once per test process (cmdtest.Build) and returns
-// the binary; the test is skipped when this tree has no cmd/crashd yet.
+// CrashdEnv names a crashd binary to test instead of building this tree's.
+const CrashdEnv = "GOBREAKPAD_CRASHD"
+
+// Build returns the crashd binary: $GOBREAKPAD_CRASHD when set, else
+// cmd/crashd built once per test process (cmdtest.Build); the test is
+// skipped when this tree has no cmd/crashd.
 func Build(tb testing.TB) string {
 	tb.Helper()
+	if p := os.Getenv(CrashdEnv); p != "" {
+		return p
+	}
 	root := corpus.Root()
 	if _, err := os.Stat(filepath.Join(root, "cmd", "crashd")); err != nil {
 		tb.Skipf("no cmd/crashd in %s: skipping", root)
