@@ -242,6 +242,7 @@ func TestEndToEnd(t *testing.T) {
 	wg.Wait()
 
 	perClient := map[string]int{}
+	nframes := 0
 	for i, u := range ups {
 		cr := srv.WaitProcessed(t, u.id, 2*time.Minute)
 		if why, ok := refs[i].(unreadable); ok {
@@ -264,15 +265,23 @@ func TestEndToEnd(t *testing.T) {
 			t.Errorf("%s (%s): json_dump: %v", u.c.name, u.client, err)
 			continue
 		}
-		if got := frames(v); refs[i] != nil && !reflect.DeepEqual(got, refs[i]) {
+		got := frames(v)
+		if refs[i] == nil {
+			continue // the reference walk failed: reported above
+		}
+		if !reflect.DeepEqual(got, refs[i]) {
 			a, _ := json.MarshalIndent(got, "", " ")
 			b, _ := json.MarshalIndent(refs[i], "", " ")
 			t.Errorf("%s (%s, crash %s): frames differ from minidump_stackwalk --json\ncrashd:\n%.3000s\nminidump_stackwalk:\n%.3000s", u.c.name, u.client, u.id, a, b)
 			continue
 		}
 		perClient[u.client]++
+		nframes += countFrames(got)
 	}
-	t.Logf("%d dumps uploaded and processed into minidump_stackwalk's frames, by client: %v", len(ups), perClient)
+	if nframes == 0 {
+		t.Error("no frame compared")
+	}
+	t.Logf("%d dumps uploaded and processed into minidump_stackwalk's frames (%d frames), by client: %v", len(ups), nframes, perClient)
 }
 
 // frames is the part of a rust-minidump JSON report this test compares:
@@ -292,6 +301,18 @@ func frames(v any) any {
 		out["crashing_thread"] = ct["frames"]
 	}
 	return out
+}
+
+// countFrames counts the frames of frames' result, every thread's.
+func countFrames(f any) int {
+	n := 0
+	m, _ := f.(map[string]any)
+	ts, _ := m["threads"].([]any)
+	for _, t := range ts {
+		fs, _ := t.([]any)
+		n += len(fs)
+	}
+	return n
 }
 
 // unreadable is the reference of a dump minidump_stackwalk reads nothing
