@@ -162,7 +162,7 @@ func (a *API) getCrash(w http.ResponseWriter, r *http.Request) {
 				out.ReceivedAt = raw.SubmittedTimestamp
 			}
 			if out.Product == "" {
-				out.Product, out.Version = raw.Annotation("ProductName"), raw.Annotation("Version")
+				out.Product, out.Version = raw.ProductName(), raw.ProductVersion()
 			}
 		}
 	} else if !errors.Is(err, blob.ErrNotExist) {

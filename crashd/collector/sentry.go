@@ -284,7 +284,7 @@ func setBracket(m map[string]any, path string, v string) map[string]any {
 // sentryVersion returns the version of a Sentry event's release
 // ("name@version" → "version"), or "".
 func sentryVersion(a map[string]any) string {
-	for _, k := range []string{"ver", "_version", "version"} {
+	for _, k := range []string{"_version", "ver"} {
 		if v, ok := a[k].(string); ok && v != "" {
 			return v
 		}

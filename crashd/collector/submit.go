@@ -480,17 +480,11 @@ func (c *Collector) queue(ctx context.Context, id crash.ID) {
 	}
 }
 
-// productOf returns the product name of a crash's annotations: ProductName,
-// else what Crashpad, Electron and the URL call it.
+// productOf returns the product name of a crash's annotations, as
+// crash.RawCrash.ProductName finds it.
 func productOf(a map[string]any) string {
-	for _, k := range []string{"ProductName", "prod", "_productName"} {
-		if v, ok := a[k]; ok {
-			if s := crash.AnnotationString(v); s != "" {
-				return s
-			}
-		}
-	}
-	return ""
+	r := crash.RawCrash{Annotations: a}
+	return r.ProductName()
 }
 
 // hex16 is the answer for Chromium's Linux uploader: the first 16

@@ -150,3 +150,20 @@ func TestRawCrashJSON(t *testing.T) {
 		t.Errorf("Antenna's raw crash: %v %+v", err, back)
 	}
 }
+
+func TestProduct(t *testing.T) {
+	for _, c := range []struct {
+		a             map[string]any
+		product, vers string
+	}{
+		{map[string]any{"ProductName": "Firefox", "Version": "1.0", "prod": "x", "ver": "y"}, "Firefox", "1.0"},
+		{map[string]any{"prod": "Chrome_Linux", "ver": "120.0"}, "Chrome_Linux", "120.0"},
+		{map[string]any{"_productName": "App", "_version": "3", "prod": "Electron", "ver": "30.0.1"}, "App", "3"},
+		{map[string]any{}, "", ""},
+	} {
+		r := &RawCrash{Annotations: c.a}
+		if r.ProductName() != c.product || r.ProductVersion() != c.vers {
+			t.Errorf("%v: %q %q", c.a, r.ProductName(), r.ProductVersion())
+		}
+	}
+}

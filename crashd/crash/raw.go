@@ -214,3 +214,27 @@ func (r *RawCrash) Public() *RawCrash {
 // DumpNames is the JSON list stored at DumpNamesKey: the names of the
 // crash's dumps (as sent, sanitized: "upload_file_minidump", ...), sorted.
 type DumpNames []string
+
+// ProductName returns the crash's product: the ProductName annotation (as
+// Antenna's clients and the URL parameter "product" set it), else
+// Electron's _productName (its prod is "Electron"), else Crashpad's and
+// Chromium's prod; "" if none.
+func (r *RawCrash) ProductName() string {
+	return r.first("ProductName", "_productName", "prod")
+}
+
+// ProductVersion returns the crash's product version: the Version
+// annotation, else Electron's _version (its ver is Electron's), else
+// Crashpad's and Chromium's ver.
+func (r *RawCrash) ProductVersion() string {
+	return r.first("Version", "_version", "ver")
+}
+
+func (r *RawCrash) first(names ...string) string {
+	for _, n := range names {
+		if s := r.Annotation(n); s != "" {
+			return s
+		}
+	}
+	return ""
+}

@@ -371,8 +371,8 @@ func (p *Processor) Process(ctx context.Context, id crash.ID, raw *crash.RawCras
 	}
 	pc := &crash.ProcessedCrash{
 		CrashID: id, UUID: id,
-		ProductName:    raw.Annotation("ProductName"),
-		Version:        raw.Annotation("Version"),
+		ProductName:    raw.ProductName(),
+		Version:        raw.ProductVersion(),
 		ReleaseChannel: raw.Annotation("ReleaseChannel"),
 		ProcessorNotes: []string{},
 		StartedAt:      start.UTC(),
