@@ -576,10 +576,30 @@ func TestSubmitUUID(t *testing.T) {
 	}
 }
 
+// chromiumLinuxBody is an upload as Chromium's Linux uploader writes it
+// (components/crash/core/app/breakpad_linux.cc, MimeWriter): a boundary of
+// 28 hyphens and 16 hex digits, text parts without Content-Type, the dump
+// named upload_file_minidump with filename "dump"; the whole body gzipped
+// and posted by wget with Content-Encoding: gzip and Content-Length.
+func chromiumLinuxBody(dump []byte) ([]byte, string) {
+	const boundary = "----------------------------0123456789abcdef"
+	var b bytes.Buffer
+	b.WriteString(boundary + "\r\n")
+	for _, kv := range [][2]string{{"prod", "Chrome_Linux"}, {"ver", "120.0.6099.109"}, {"pid", "4242"}, {"ptype", "renderer"}} {
+		b.WriteString(`Content-Disposition: form-data; name="` + kv[0] + `"` + "\r\n\r\n" + kv[1] + "\r\n")
+		b.WriteString(boundary + "\r\n")
+	}
+	b.WriteString(`Content-Disposition: form-data; name="upload_file_minidump"; filename="dump"` + "\r\n")
+	b.WriteString("Content-Type: application/octet-stream\r\n\r\n")
+	b.Write(dump)
+	b.WriteString("\r\n" + boundary + "--\r\n")
+	return compress(b.Bytes()), "multipart/form-data; boundary=" + boundary[2:]
+}
+
 func TestSubmitHex16(t *testing.T) {
 	e := newEnv(t, Config{Products: map[string]Product{"Chrome_Linux": {Response: ResponseHex16}}}, nil)
-	body, ct := form(map[string]any{"prod": "Chrome_Linux", "ver": "120.0", "upload_file_minidump": dump})
-	status, got, _ := e.post(t, "/submit", body, http.Header{"Content-Type": {ct}}, false)
+	body, ct := chromiumLinuxBody([]byte("MDMP chromium dump"))
+	status, got, _ := e.post(t, "/submit", body, http.Header{"Content-Type": {ct}, "Content-Encoding": {"gzip"}, "User-Agent": {"Wget/1.21.3"}}, false)
 	if status != 200 || len(got) != 16 || strings.Trim(got, "0123456789abcdef") != "" {
 		t.Fatalf("%d %q: want 16 hexadecimal digits", status, got)
 	}
@@ -589,6 +609,11 @@ func TestSubmitHex16(t *testing.T) {
 	}
 	if strings.ReplaceAll(string(id), "-", "")[:16] != got {
 		t.Errorf("answer %q is not the start of %s", got, id)
+	}
+	raw, _, dumps := stored(t, e.store, id)
+	if raw.ProductName() != "Chrome_Linux" || raw.ProductVersion() != "120.0.6099.109" || raw.Annotation("ptype") != "renderer" ||
+		string(dumps["upload_file_minidump"]) != "MDMP chromium dump" || len(raw.Metadata.CollectorNotes) != 0 {
+		t.Errorf("stored %+v %q", raw, dumps)
 	}
 	if _, err := New(Config{Products: map[string]Product{"x": {Response: "hex"}}}, blob.NewMem(), e.publish, nil, nil); err == nil {
 		t.Error("response hex accepted")
