@@ -26,7 +26,9 @@ type Client struct {
 	Proxy string
 	// ProxyUserPassword is "user[:password]" for the proxy (Breakpad's -u).
 	ProxyUserPassword string
-	// Header holds extra request header fields ("-h NAME:VALUE").
+	// Header holds extra request header fields ("-h NAME:VALUE"); they
+	// replace the fields of the same names Breakpad sends (User-Agent,
+	// Accept, even Host).
 	Header http.Header
 	// Timeout bounds the whole exchange; 0, none (libcurl's default).
 	Timeout time.Duration
@@ -102,6 +104,10 @@ func (c *Client) Send(ctx context.Context, rawURL string, form Form) (*Response,
 	req.Header.Set("Accept", "*/*")
 	req.Header.Set("Content-Type", ContentType(boundary))
 	for k, vs := range c.Header {
+		if http.CanonicalHeaderKey(k) == "Host" && len(vs) > 0 {
+			req.Host = vs[0] // net/http sends req.Host, never Header["Host"]
+			continue
+		}
 		req.Header.Del(k)
 		for _, v := range vs {
 			req.Header.Add(k, v)

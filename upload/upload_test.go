@@ -220,7 +220,7 @@ func TestHeadersAndFields(t *testing.T) {
 	dir := t.TempDir()
 	txt := filepath.Join(dir, "a\"b.txt")
 	os.WriteFile(txt, []byte("hello"), 0o644)
-	c := &upload.Client{Header: http.Header{"X-Token": {"abc"}}, Timeout: 10 * time.Second}
+	c := &upload.Client{Header: http.Header{"X-Token": {"abc"}, "Host": {"crash.example"}}, Timeout: 10 * time.Second}
 	_, err := c.Send(t.Context(), srv.URL, upload.Form{
 		Fields: map[string]string{"z": "last", "a": "first", "b": "two\r\nlines \"q\""},
 		Files:  map[string]string{"log": txt},
@@ -229,7 +229,7 @@ func TestHeadersAndFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	head, body, _ := shape(t, rec.take())
-	if !strings.Contains(strings.Join(head, "\n"), "\nX-Token: abc") {
+	if h := strings.Join(head, "\n"); !strings.Contains(h, "\nX-Token: abc") || !strings.Contains(h, "\nHost: crash.example") {
 		t.Errorf("no X-Token in %q", head)
 	}
 	want := "--BOUNDARY\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nfirst\r\n" +
