@@ -43,6 +43,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/elfimage"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // Config tunes the processor.
@@ -425,7 +426,7 @@ func (p *Processor) Process(ctx context.Context, id crash.ID, raw *crash.RawCras
 		pc.OSName, pc.OSVersion, pc.CPUArch = st.System.OS, st.System.OSVersion, st.System.CPU
 		for _, m := range st.Modules {
 			if m.MissingSymbols {
-				pc.ModulesMissingSymbols = append(pc.ModulesMissingSymbols, symbols.BaseName(m.DebugFile)+"/"+m.DebugID)
+				pc.ModulesMissingSymbols = append(pc.ModulesMissingSymbols, symstore.BaseName(m.DebugFile)+"/"+m.DebugID)
 			}
 		}
 	}
@@ -508,7 +509,6 @@ func (p *Processor) walkOne(b []byte, main bool, annotations map[string]string) 
 	w.st, w.json = st, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if main {
 		c := signature.FromProcess(st)
-		c.Annotate(signature.DumpAnnotations(f))
 		c.Annotate(annotations)
 		r := p.cfg.Signature.Generate(c)
 		w.signature = r.Signature
