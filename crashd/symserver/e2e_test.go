@@ -1,0 +1,217 @@
+package symserver
+
+import (
+	"bufio"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
+	"github.com/gobreakpad/gobreakpad/symstore"
+)
+
+func TestMain(m *testing.M) { cmdtest.Main(m) }
+
+// runSymUpload runs Breakpad's sym_upload (bounded in time) and returns
+// its stdout and exit status.
+func runSymUpload(t testing.TB, bin string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.WaitDelay = time.Second
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill() // by pid: only the process this test started
+		<-done
+		t.Fatalf("sym_upload %q: still running after 60 s", args)
+	}
+	return out.String(), cmd.ProcessState.ExitCode()
+}
+
+// TestBreakpadSymUpload uploads with Google Breakpad's own sym_upload
+// (built from source by tools/breakpad/build-upload.sh) in both protocols
+// and checks what it prints.
+func TestBreakpadSymUpload(t *testing.T) {
+	bin := cmdtest.BreakpadSymUpload.Path(t)
+	s, hs, a := start(t, false)
+	dir := t.TempDir()
+	symPath := filepath.Join(dir, "liba.so.sym")
+	os.WriteFile(symPath, []byte(symA), 0o644)
+	sym2 := strings.Replace(symA, "0123456789ABCDEF0123456789ABCDEF0 liba.so", "AAAA456789ABCDEF0123456789ABCDEF0 libb.so", 1)
+	sym2Path := filepath.Join(dir, "libb.so.sym")
+	os.WriteFile(sym2Path, []byte(sym2), 0o644)
+
+	for _, c := range []struct {
+		name string
+		args []string
+		out  string
+		code int
+	}{
+		{"v1 without a token", []string{symPath, hs.URL + "/symbols/upload"}, "Failed to send symbol file: HTTP response code said error\nResponse code: 401\n", 1},
+		{"v1", []string{symPath, hs.URL + "/symbols/upload?key=" + testSecret}, "Successfully sent the symbol file.\n", 0},
+		{"v2, already there", []string{"-p", "sym-upload-v2", "-k", testSecret, symPath, hs.URL}, "Symbol file already exists, upload aborted. Use \"-f\" to overwrite.\n", 0},
+		{"v2, forced: same bytes", []string{"-p", "sym-upload-v2", "-k", testSecret, "-f", symPath, hs.URL}, "Uploaded file checksum matched existing file checksum, no change necessary.\n", 0},
+		{"v2, wrong key", []string{"-p", "sym-upload-v2", "-k", "bad", sym2Path, hs.URL}, "Failed to parse check symbol status response.", 1},
+		{"v2", []string{"-p", "sym-upload-v2", "-k", testSecret, sym2Path, hs.URL}, "Successfully sent the symbol file.\n", 0},
+	} {
+		out, code := runSymUpload(t, bin, c.args...)
+		// Breakpad's first line may be about finding libcurl.
+		out = strings.TrimPrefix(out, "Failed to open curl lib from binary, use libcurl.so instead\n")
+		if code != c.code || !strings.Contains(out, c.out) {
+			t.Errorf("%s: exit %d, printed %q; want %d, %q", c.name, code, out, c.code, c.out)
+		}
+	}
+	for _, want := range []struct{ file, id, body string }{
+		{"liba.so", "0123456789ABCDEF0123456789ABCDEF0", symA}, {"libb.so", "AAAA456789ABCDEF0123456789ABCDEF0", sym2}} {
+		p, _ := symstore.BreakpadFile(s.Dir(), want.file, want.id, ".sym")
+		if b, err := os.ReadFile(p); err != nil || string(b) != want.body {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if l := a.list(); len(l) != 2 {
+		t.Errorf("OnSymbols calls: %q", l)
+	}
+}
+
+// TestStackwalkThroughServer uploads the symbols of corpus cases to a
+// server on 127.0.0.1 (with Breakpad's sym_upload, v1 and v2 in turn, when
+// it is built; else with the same v1 form from Go), then walks each case
+// with our minidump_stackwalk --symbols-url and with the local stores: the
+// outputs must be the same.
+func TestStackwalkThroughServer(t *testing.T) {
+	cdir := corpus.Dir(t)
+	type kase struct{ name, dump, stores string }
+	var cases []kase
+	f, err := os.Open(filepath.Join(cdir, "cases.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fl := strings.Split(sc.Text(), "\t")
+		if len(fl) < 4 || strings.Contains(fl[3], "big-symbols") || fl[3] == "" {
+			continue
+		}
+		if strings.HasPrefix(fl[0], "gen-threads") || strings.HasPrefix(fl[0], "bp-linux") || strings.HasPrefix(fl[0], "bp-ascii") || strings.HasPrefix(fl[0], "rm-") {
+			cases = append(cases, kase{fl[0], fl[1], fl[3]})
+		}
+	}
+	f.Close()
+	if testing.Short() && len(cases) > 6 {
+		cases = cases[:6]
+	}
+	if len(cases) == 0 {
+		t.Skip("no corpus cases with symbol stores")
+	}
+	bp := ""
+	if p := os.Getenv(cmdtest.BreakpadSymUpload.Env); p != "" {
+		bp = p
+	} else if st, err := os.Stat(cmdtest.BreakpadSymUpload.Default); err == nil && st.Mode()&0o111 != 0 {
+		bp = cmdtest.BreakpadSymUpload.Default
+	}
+	if bp == "" {
+		t.Logf("Breakpad's sym_upload not built (%s): uploading with Go's multipart form instead", cmdtest.BreakpadSymUpload.Build)
+	}
+	walker := cmdtest.Build(t, "github.com/gobreakpad/gobreakpad/cmd/minidump_stackwalk")
+	// One server per set of stores: a module may be in two stores with
+	// different contents, and each case walks with its own.
+	bySet := map[string][]kase{}
+	var sets []string
+	for _, c := range cases {
+		if bySet[c.stores] == nil {
+			sets = append(sets, c.stores)
+		}
+		bySet[c.stores] = append(bySet[c.stores], c)
+	}
+	uploaded, v2, lines := 0, 0, 0
+	for _, set := range sets {
+		_, hs, _ := start(t, false)
+		seen := map[string]bool{}
+		for _, st := range strings.Fields(set) {
+			root := filepath.Join(cdir, st)
+			filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() || !strings.HasSuffix(p, ".sym") || seen[p] {
+					return nil
+				}
+				seen[p] = true
+				rel, _ := filepath.Rel(root, p)
+				el := strings.Split(rel, string(filepath.Separator))
+				if len(el) != 3 {
+					return nil
+				}
+				if want, err := symstore.BreakpadPath(el[0], el[1], ".sym"); err != nil || want[2] != el[2] {
+					return nil
+				}
+				if m, err := moduleLine(p); err != nil || symstore.BaseName(m.Name) != el[0] || m.ID != el[1] {
+					return nil // a store file whose MODULE line names another module
+				}
+				uploaded++
+				switch {
+				case bp != "" && uploaded%2 == 0:
+					v2++
+					if out, code := runSymUpload(t, bp, "-p", "sym-upload-v2", "-k", testSecret, p, hs.URL); code != 0 {
+						t.Fatalf("sym_upload v2 %s: %d %s", rel, code, out)
+					}
+				case bp != "":
+					if out, code := runSymUpload(t, bp, p, hs.URL+"/symbols/upload?key="+testSecret); code != 0 || !strings.Contains(out, "Successfully sent") {
+						t.Fatalf("sym_upload v1 %s: %d %s", rel, code, out)
+					}
+				default:
+					b, _ := os.ReadFile(p)
+					ct, body := v1Body(t, b, map[string]string{"debug_file": el[0], "debug_identifier": el[1]})
+					if st, out := do(t, "POST", hs.URL+"/symbols/upload?key="+testSecret, ct, body); st != 200 {
+						t.Fatalf("upload %s: %d %s", rel, st, out)
+					}
+				}
+				return nil
+			})
+		}
+		for _, c := range bySet[set] {
+			dump := filepath.Join(cdir, c.dump)
+			args := []string{dump}
+			for _, st := range strings.Fields(c.stores) {
+				args = append(args, filepath.Join(cdir, st))
+			}
+			local := cmdtest.RunClean(t, walker, nil, args...)
+			remote := cmdtest.RunClean(t, walker, nil, "--symbols-url", hs.URL+"/symbols/", "--symbols-cache", t.TempDir(), dump)
+			if local.Code != remote.Code || local.Stdout != remote.Stdout {
+				t.Errorf("%s: --symbols-url gives another walk than the local stores (exit %d, %d)\n%s", c.name, local.Code, remote.Code, firstDiff(local.Stdout, remote.Stdout))
+			}
+			lines += strings.Count(local.Stdout, "\n")
+		}
+		hs.Close()
+	}
+	t.Logf("%d symbol files uploaded (%d with sym-upload-v2) to %d servers", uploaded, v2, len(sets))
+	t.Logf("%d cases (%d output lines) walked through the server, same output as the local stores", len(cases), lines)
+}
+
+// firstDiff says where two outputs first differ.
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) || i < len(bl); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d:\n local:  %q\n remote: %q", i+1, x, y)
+		}
+	}
+	return "(same)"
+}
