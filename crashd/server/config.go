@@ -108,6 +108,9 @@ type Config struct {
 	// Collector is the collector's configuration (limits, throttle rules,
 	// personal data, products, Sentry projects): docs/crashd.md.
 	Collector collector.Config `json:"collector"`
+	// SymbolServer is the symbol server's configuration (uploads, tokens,
+	// reprocessing when symbols arrive): docs/crashd.md "Symbol server".
+	SymbolServer SymbolServerConfig `json:"symbol_server"`
 }
 
 // Default returns the defaults.

@@ -31,6 +31,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/processor"
 	"github.com/gobreakpad/gobreakpad/crashd/queue"
+	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 )
 
@@ -48,6 +49,11 @@ type Server struct {
 	reg    *prometheus.Registry
 	mux    *http.ServeMux
 	closed sync.Once
+	// The symbol server, and the background reprocessing of crashes
+	// whose symbols arrived.
+	symsrv       *symserver.Server
+	reprocessSem chan struct{}
+	bg           sync.WaitGroup
 }
 
 // NewLogger returns the slog logger of a configuration (format and
@@ -72,7 +78,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), mux: http.NewServeMux(), reprocessSem: make(chan struct{}, 2)}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -116,8 +122,29 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			return nil, err
 		}
 	}
+	symDir := ""
+	if !cfg.SymbolServer.Disabled {
+		symDir = cfg.SymbolServer.Dir
+		if symDir == "" {
+			symDir = filepath.Join(cfg.Data, "symbols")
+		}
+		if cfg.Has(RoleCollector) {
+			if s.symsrv, err = symserver.New(symserver.Config{Dir: symDir, Tokens: cfg.SymbolServer.Tokens,
+				OpenV1: cfg.SymbolServer.OpenV1, MaxUpload: cfg.SymbolServer.MaxUpload, OnSymbols: s.symbolsArrived}, log); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if cfg.Has(RoleProcessor) {
-		scfg := symsrc.Config{Paths: cfg.Symbols, URLs: cfg.SymbolsURL, CacheDir: cfg.SymbolsCache,
+		paths := cfg.Symbols
+		if symDir != "" {
+			// What the symbol server stores comes first.
+			if err := os.MkdirAll(symDir, 0o755); err != nil {
+				return nil, fmt.Errorf("symbol server: %w", err)
+			}
+			paths = append([]string{symDir}, cfg.Symbols...)
+		}
+		scfg := symsrc.Config{Paths: paths, URLs: cfg.SymbolsURL, CacheDir: cfg.SymbolsCache,
 			RequestTimeout: time.Duration(cfg.SymbolsTimeout), Prefetch: symsrc.DefaultPrefetch}
 		scfg.FromEnv()
 		pcfg := processor.Config{Workers: cfg.Workers, WalkJobs: cfg.WalkJobs, Timeout: time.Duration(cfg.Timeout),
@@ -140,11 +167,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	a := api.New(api.Config{Token: cfg.APIToken}, s.store, s.q, s.ix, log)
 	if cfg.Has(RoleWeb) {
 		a.Register(s.mux)
+		if !cfg.SymbolServer.Disabled {
+			s.mux.HandleFunc("GET /api/missing-symbols", s.missingSymbols)
+		}
 	} else {
 		a.RegisterHealth(s.mux)
 	}
 	if s.coll != nil {
 		s.mux.Handle("/", s.coll.Handler())
+	}
+	if s.symsrv != nil {
+		s.symsrv.Register(s.mux)
 	}
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 
@@ -246,6 +279,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // Close releases everything New opened.
 func (s *Server) Close() error {
 	s.closed.Do(func() {
+		s.bg.Wait() // reprocessing started by symbol uploads
 		if s.q != nil {
 			s.q.Close()
 		}
