@@ -14,6 +14,10 @@
 //     /v1/uploads:create, PUT of the file to the returned uploadUrl, POST
 //     /v1/uploads/{key}:complete (whose body the Linux client writes with
 //     unquoted keys: parsed leniently, see ParseComplete).
+//   - Mozilla Tecken's: POST /upload/ with Auth-Token, a multipart form
+//     whose first file is a zip of MODULE/ID/FILE.sym members (ZipMembers
+//     checks them all before anything is written), answered 201 with the
+//     upload's JSON; unchanged files are skipped.
 //
 // A native debug file the symbol formats' table (symbols/formats) can read
 // (an ELF file with its debug information) is converted into a .sym with
@@ -152,12 +156,14 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 }
 
 // Register adds the server's routes to mux: /symbols/ (v1 upload and
-// downloads) and /v1/ (sym-upload-v2).
+// downloads), /v1/ (sym-upload-v2) and /upload/ (Tecken's zip upload).
 func (s *Server) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /symbols/upload", s.uploadV1)
 	mux.HandleFunc("GET /symbols/", s.download)
 	mux.HandleFunc("HEAD /symbols/", s.download)
 	mux.HandleFunc("/v1/", s.v2)
+	mux.HandleFunc("POST /upload/", s.uploadZip)
+	mux.HandleFunc("POST /upload", s.uploadZip)
 }
 
 // ServeHTTP serves the symbol server's routes.
