@@ -215,3 +215,51 @@ func firstDiff(a, b string) string {
 	}
 	return "(same)"
 }
+
+// TestNativeELF: an ELF file with its debug information uploaded as it is
+// (v1 form; Breakpad's sym_upload -p sym-upload-v2 -t elf -c -i when
+// built) is turned into the module's .sym in the server.
+func TestNativeELF(t *testing.T) {
+	elf := corpus.File(t, "generated/threads-x64-O2/threads")
+	const id = "144AFBA2676A2231983B3DCC7FE8C9FE0"
+	s, hs, a := start(t, false)
+	b, err := os.ReadFile(elf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, body := v1Body(t, b, map[string]string{"debug_file": "threads", "code_file": "threads", "debug_identifier": id})
+	if st, out := do(t, "POST", hs.URL+"/symbols/upload?key="+testSecret, ct, body); st != 200 || out != "OK threads/"+id+"\n" {
+		t.Fatalf("v1 ELF upload: %d %q", st, out)
+	}
+	p, _ := symstore.BreakpadFile(s.Dir(), "threads", id, ".sym")
+	sym, err := os.ReadFile(p)
+	if err != nil || !strings.HasPrefix(string(sym), "MODULE Linux x86_64 "+id+" threads\n") || !strings.Contains(string(sym), "\nFUNC ") {
+		t.Fatalf("stored .sym: %v %.200q", err, sym)
+	}
+	// A wrong identifier is refused with the MODULE line's.
+	ct, body = v1Body(t, b, map[string]string{"debug_file": "threads", "debug_identifier": "FFFF"})
+	if st, out := do(t, "POST", hs.URL+"/symbols/upload?key="+testSecret, ct, body); st != 400 || !strings.Contains(out, "MODULE line names threads "+id) {
+		t.Errorf("v1 ELF upload, wrong id: %d %q", st, out)
+	}
+	if bin := os.Getenv(cmdtest.BreakpadSymUpload.Env); bin != "" || fileExists(cmdtest.BreakpadSymUpload.Default) {
+		bin = cmdtest.BreakpadSymUpload.Path(t)
+		os.Remove(p)
+		out, code := runSymUpload(t, bin, "-p", "sym-upload-v2", "-k", testSecret, "-t", "elf", "-c", "threads", "-i", id, elf, hs.URL)
+		if code != 0 || !strings.Contains(out, "Successfully sent the symbol file.\n") {
+			t.Errorf("Breakpad's sym_upload -t elf: %d %q", code, out)
+		}
+		if sym2, err := os.ReadFile(p); err != nil || string(sym2) != string(sym) {
+			t.Errorf("sym_upload -t elf stored another .sym (%v)", err)
+		}
+	} else {
+		t.Logf("Breakpad's sym_upload not built: its -t elf upload not tried (%s)", cmdtest.BreakpadSymUpload.Build)
+	}
+	if n := len(a.list()); n < 1 {
+		t.Errorf("OnSymbols: %d calls", n)
+	}
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
