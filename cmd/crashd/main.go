@@ -35,6 +35,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/server"
+	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 )
 
 func main() {
@@ -104,6 +105,43 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					}
 					return serve(ctx, cfg)
 				},
+			},
+			{
+				Name:  "token",
+				Usage: "API tokens",
+				Commands: []*cli.Command{{
+					Name:  "create",
+					Usage: "make a new API token: prints its secret (once) and the entry for the configuration's symbol_server.tokens, which keeps only its SHA-256",
+					Flags: []cli.Flag{
+						&cli.StringFlag{Name: "scopes", Value: symserver.ScopeUpload, Usage: "what the token may do, comma-separated (`SCOPES`: upload_symbols)"},
+						&cli.StringFlag{Name: "name", Usage: "whose token it is (`NAME`, for the logs)"},
+					},
+					Action: func(ctx context.Context, cmd *cli.Command) error {
+						if cmd.Args().Len() != 0 {
+							return cmdline.Usagef("token create takes no arguments")
+						}
+						var scopes []string
+						for sc := range strings.SplitSeq(cmd.String("scopes"), ",") {
+							switch sc = strings.TrimSpace(sc); sc {
+							case "":
+							case symserver.ScopeUpload:
+								scopes = append(scopes, sc)
+							default:
+								return cmdline.Usagef("unknown scope %q (known: %s)", sc, symserver.ScopeUpload)
+							}
+						}
+						if len(scopes) == 0 {
+							return cmdline.Usagef("no scopes")
+						}
+						secret, tok, err := symserver.NewToken(cmd.String("name"), scopes...)
+						if err != nil {
+							return err
+						}
+						entry, _ := json.Marshal(tok)
+						fmt.Fprintf(stdout, "token: %s\nadd to the configuration's \"symbol_server\": {\"tokens\": [...]}:\n%s\n", secret, entry)
+						return nil
+					},
+				}},
 			},
 			{
 				Name:      "reprocess",
