@@ -12,7 +12,9 @@ import (
 
 // download serves GET and HEAD /symbols/{debug_file}/{debug_id}/{name}:
 // the module's .sym when name is the last element of its Breakpad store
-// path (NAME.sym, NAME without ".pdb"), else 404. A client sending
+// path (NAME.sym, NAME without ".pdb"), else 404; also
+// /symbols/{code_file}/{code_id}/{name} for a module whose .sym has an
+// INFO CODE_ID record. A client sending
 // Accept-Encoding: gzip (and no Range) gets it gzipped.
 func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/symbols/"), "/")
@@ -25,13 +27,20 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	elems, err := symstore.BreakpadPath(file, id, ".sym")
-	if err != nil || elems[2] != name {
+	path, h, ok := s.symPath(file, id)
+	if !ok {
 		http.NotFound(w, r)
 		return
 	}
-	path, err := symstore.BreakpadFile(s.cfg.Dir, file, id, ".sym")
-	if err != nil {
+	// The name asked for is the module's .sym, under the debug file's
+	// name or (found by code id) the code file's.
+	okName := false
+	for _, n := range []string{h.DebugFile, file} {
+		if elems, err := symstore.BreakpadPath(n, h.DebugID, ".sym"); err == nil && elems[2] == name {
+			okName = true
+		}
+	}
+	if !okName {
 		http.NotFound(w, r)
 		return
 	}

@@ -160,6 +160,7 @@ func (s *Server) ingest(ctx context.Context, tmp string, want Want) (Stored, err
 	if err := commit(sym, path); err != nil {
 		return Stored{}, &uploadError{http.StatusInternalServerError, fmt.Errorf("storing %s/%s: %w", name, m.ID, err)}
 	}
+	s.indexCode(path)
 	s.log.Info("symbols stored", "debug_file", name, "debug_id", m.ID, "bytes", size, "converted_from", st.Converted)
 	if s.cfg.OnSymbols != nil {
 		s.cfg.OnSymbols(context.WithoutCancel(ctx), name, m.ID)

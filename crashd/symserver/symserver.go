@@ -164,6 +164,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 	mux.HandleFunc("/v1/", s.v2)
 	mux.HandleFunc("POST /upload/", s.uploadZip)
 	mux.HandleFunc("POST /upload", s.uploadZip)
+	mux.HandleFunc("GET /api/syminfo/{file}/{id}", s.syminfo)
 }
 
 // ServeHTTP serves the symbol server's routes.

@@ -150,6 +150,19 @@ func TestV1(t *testing.T) {
 			t.Errorf("GET %s: %d, want 404", p, st)
 		}
 	}
+	// By code id (INFO CODE_ID), and syminfo by either.
+	if st, b := do(t, "GET", hs.URL+"/symbols/liba.so/67452301AB89EFCD0123456789ABCDEF/liba.so.sym", "", nil); st != 200 || b != symA {
+		t.Errorf("GET by code id: %d %q", st, b)
+	}
+	info := `{"debug_file":"liba.so","debug_id":"0123456789ABCDEF0123456789ABCDEF0","code_file":"liba.so","code_id":"67452301AB89EFCD0123456789ABCDEF","os":"Linux","cpu":"x86_64"}` + "\n"
+	for _, p := range []string{"/api/syminfo/liba.so/0123456789ABCDEF0123456789ABCDEF0", "/api/syminfo/liba.so/67452301ab89efcd0123456789abcdef"} {
+		if st, b := do(t, "GET", hs.URL+p, "", nil); st != 200 || b != info {
+			t.Errorf("GET %s: %d %q", p, st, b)
+		}
+	}
+	if st, _ := do(t, "GET", hs.URL+"/api/syminfo/liba.so/FFFF", "", nil); st != 404 {
+		t.Errorf("syminfo of an unknown module: %d", st)
+	}
 	// Go's client asks for gzip and inflates it.
 	req, _ := http.NewRequest("GET", dl, nil)
 	req.Header.Set("Accept-Encoding", "gzip")
