@@ -122,15 +122,20 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			return nil, err
 		}
 	}
-	symDir := ""
+	symDir, symCache := "", cfg.SymbolsCache
 	if !cfg.SymbolServer.Disabled {
+		if symCache == "" {
+			// The processor's fast forms of uploaded symbols (and its
+			// downloads) live here.
+			symCache = filepath.Join(cfg.Data, "symbols-cache")
+		}
 		symDir = cfg.SymbolServer.Dir
 		if symDir == "" {
 			symDir = filepath.Join(cfg.Data, "symbols")
 		}
 		if cfg.Has(RoleCollector) {
 			if s.symsrv, err = symserver.New(symserver.Config{Dir: symDir, Tokens: cfg.SymbolServer.Tokens,
-				OpenV1: cfg.SymbolServer.OpenV1, MaxUpload: cfg.SymbolServer.MaxUpload, OnSymbols: s.symbolsArrived}, log); err != nil {
+				OpenV1: cfg.SymbolServer.OpenV1, MaxUpload: cfg.SymbolServer.MaxUpload, FastCache: symCache, OnSymbols: s.symbolsArrived}, log); err != nil {
 				return nil, err
 			}
 		}
@@ -144,7 +149,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			}
 			paths = append([]string{symDir}, cfg.Symbols...)
 		}
-		scfg := symsrc.Config{Paths: paths, URLs: cfg.SymbolsURL, CacheDir: cfg.SymbolsCache,
+		scfg := symsrc.Config{Paths: paths, URLs: cfg.SymbolsURL, CacheDir: symCache,
 			RequestTimeout: time.Duration(cfg.SymbolsTimeout), Prefetch: symsrc.DefaultPrefetch}
 		scfg.FromEnv()
 		pcfg := processor.Config{Workers: cfg.Workers, WalkJobs: cfg.WalkJobs, Timeout: time.Duration(cfg.Timeout),

@@ -223,6 +223,7 @@ func TestNativeELF(t *testing.T) {
 	elf := corpus.File(t, "generated/threads-x64-O2/threads")
 	const id = "144AFBA2676A2231983B3DCC7FE8C9FE0"
 	s, hs, a := start(t, false)
+	s.cfg.FastCache = t.TempDir()
 	b, err := os.ReadFile(elf)
 	if err != nil {
 		t.Fatal(err)
@@ -235,6 +236,11 @@ func TestNativeELF(t *testing.T) {
 	sym, err := os.ReadFile(p)
 	if err != nil || !strings.HasPrefix(string(sym), "MODULE Linux x86_64 "+id+" threads\n") || !strings.Contains(string(sym), "\nFUNC ") {
 		t.Fatalf("stored .sym: %v %.200q", err, sym)
+	}
+	for _, ext := range []string{".symc", ".cfidx"} {
+		if m, _ := filepath.Glob(filepath.Join(s.cfg.FastCache, "threads", id, "*"+ext)); len(m) != 1 {
+			t.Errorf("fast form %s not written: %v", ext, m)
+		}
 	}
 	// A wrong identifier is refused with the MODULE line's.
 	ct, body = v1Body(t, b, map[string]string{"debug_file": "threads", "debug_identifier": "FFFF"})

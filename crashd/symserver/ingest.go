@@ -12,8 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/gobreakpad/gobreakpad/symbols/formats"
+	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 	"github.com/gobreakpad/gobreakpad/symfile"
 	"github.com/gobreakpad/gobreakpad/symstore"
 )
@@ -161,6 +163,15 @@ func (s *Server) ingest(ctx context.Context, tmp string, want Want) (Stored, err
 		return Stored{}, &uploadError{http.StatusInternalServerError, fmt.Errorf("storing %s/%s: %w", name, m.ID, err)}
 	}
 	s.indexCode(path)
+	if s.cfg.FastCache != "" {
+		t0 := time.Now()
+		if err := symsrc.WriteFast(s.cfg.FastCache, path, name, m.ID); err != nil {
+			// The .sym serves all the same, only slower.
+			s.log.Warn("symbols stored: fast forms", "debug_file", name, "debug_id", m.ID, "err", err)
+		} else {
+			s.log.Info("symbols stored: fast forms written", "debug_file", name, "debug_id", m.ID, "seconds", time.Since(t0).Seconds())
+		}
+	}
 	s.log.Info("symbols stored", "debug_file", name, "debug_id", m.ID, "bytes", size, "converted_from", st.Converted)
 	if s.cfg.OnSymbols != nil {
 		s.cfg.OnSymbols(context.WithoutCancel(ctx), name, m.ID)

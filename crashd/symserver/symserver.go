@@ -103,6 +103,11 @@ type Config struct {
 	OpenV1 bool `json:"open_v1"`
 	// MaxUpload bounds one uploaded file in bytes (0: DefaultMaxUpload).
 	MaxUpload int64 `json:"max_upload"`
+	// FastCache, when set, is the processor's symbol cache directory
+	// (symsrc.Config.CacheDir, --symbols-cache): each stored .sym's fast
+	// forms (SymCache and unwind index, symsrc.WriteFast) are written
+	// there before the upload is answered, so no walk parses the .sym.
+	FastCache string `json:"-"`
 	// OnSymbols, when set, is called after a module's symbols were stored
 	// (new or changed, not for a duplicate), with the debug file and
 	// identifier of its MODULE line. It runs on the upload's goroutine
