@@ -87,8 +87,9 @@ func TestBreakpadSymUpload(t *testing.T) {
 }
 
 // TestStackwalkThroughServer uploads the symbols of corpus cases to a
-// server on 127.0.0.1 (with Breakpad's sym_upload, v1 and v2 in turn, when
-// it is built; else with the same v1 form from Go), then walks each case
+// server on 127.0.0.1, in turn with Breakpad's sym_upload v1 and v2 (when
+// it is built; else with the same v1 form from Go), our sym_upload (v1 and
+// v2) and Tecken-style zips, then walks each case
 // with our minidump_stackwalk --symbols-url and with the local stores: the
 // outputs must be the same.
 func TestStackwalkThroughServer(t *testing.T) {
@@ -136,7 +137,8 @@ func TestStackwalkThroughServer(t *testing.T) {
 		}
 		bySet[c.stores] = append(bySet[c.stores], c)
 	}
-	uploaded, v2, lines := 0, 0, 0
+	ourUpload := cmdtest.Build(t, "github.com/gobreakpad/gobreakpad/cmd/sym_upload")
+	uploaded, v1, v2, ours, ours2, zips, lines := 0, 0, 0, 0, 0, 0, 0
 	for _, set := range sets {
 		_, hs, _ := start(t, false)
 		seen := map[string]bool{}
@@ -160,12 +162,32 @@ func TestStackwalkThroughServer(t *testing.T) {
 				}
 				uploaded++
 				switch {
-				case bp != "" && uploaded%2 == 0:
+				case uploaded%4 == 2:
+					// Our sym_upload, v1 and v2 in turn.
+					args := []string{p, hs.URL + "/symbols/upload?key=" + testSecret}
+					if uploaded%8 == 6 {
+						args = []string{"-p", "sym-upload-v2", "-k", testSecret, p, hs.URL}
+						ours2++
+					}
+					if r := cmdtest.Run(t, ourUpload, args...); r.Code != 0 || !strings.Contains(r.Stdout, "Successfully sent") {
+						t.Fatalf("our sym_upload %q: %d %s %s", args, r.Code, r.Stdout, r.Stderr)
+					}
+					ours++
+				case uploaded%4 == 3:
+					// Tecken's zip, one member.
+					b, _ := os.ReadFile(p)
+					ct, body := zipForm(t, zipOf(t, member{name: el[0] + "/" + el[1] + "/" + el[2], data: string(b)}))
+					if st, out := do(t, "POST", hs.URL+"/upload/", ct, body, "Auth-Token", testSecret); st != 201 {
+						t.Fatalf("zip upload %s: %d %s", rel, st, out)
+					}
+					zips++
+				case bp != "" && uploaded%4 == 1:
 					v2++
 					if out, code := runSymUpload(t, bp, "-p", "sym-upload-v2", "-k", testSecret, p, hs.URL); code != 0 {
 						t.Fatalf("sym_upload v2 %s: %d %s", rel, code, out)
 					}
 				case bp != "":
+					v1++
 					if out, code := runSymUpload(t, bp, p, hs.URL+"/symbols/upload?key="+testSecret); code != 0 || !strings.Contains(out, "Successfully sent") {
 						t.Fatalf("sym_upload v1 %s: %d %s", rel, code, out)
 					}
@@ -194,7 +216,7 @@ func TestStackwalkThroughServer(t *testing.T) {
 		}
 		hs.Close()
 	}
-	t.Logf("%d symbol files uploaded (%d with sym-upload-v2) to %d servers", uploaded, v2, len(sets))
+	t.Logf("%d symbol files uploaded to %d servers: Breakpad's sym_upload %d v1, %d v2; ours %d (%d v2); %d Tecken zips", uploaded, len(sets), v1, v2, ours, ours2, zips)
 	t.Logf("%d cases (%d output lines) walked through the server, same output as the local stores", len(cases), lines)
 }
 
