@@ -291,3 +291,36 @@ func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular()
 }
+
+// TestNativeWindows: a PDB, and a PE with its PDB nowhere, uploaded as
+// they are, are turned into .sym files as dump_syms makes them.
+func TestNativeWindows(t *testing.T) {
+	pdbPath := corpus.File(t, "windows/mozilla/dump_syms_regtest64.pdb")
+	s, hs, _ := start(t, true)
+	for _, c := range []struct{ path, field string }{{pdbPath, "dump_syms_regtest64.pdb"}, {corpus.File(t, "windows/mozilla/basic64.dll"), "basic64.dll"}} {
+		b, err := os.ReadFile(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ct, body := v1Body(t, b, map[string]string{"debug_file": c.field})
+		st, out := do(t, "POST", hs.URL+"/symbols/upload", ct, body)
+		if c.field == "basic64.dll" {
+			// A PE alone names its PDB in the MODULE line, not the PE.
+			if st != 400 || !strings.Contains(out, "MODULE line names basic64.pdb") {
+				t.Errorf("PE named as the DLL: %d %q", st, out)
+			}
+			ct, body = v1Body(t, b, map[string]string{"code_file": c.field})
+			st, out = do(t, "POST", hs.URL+"/symbols/upload", ct, body)
+		}
+		if st != 200 || !strings.HasPrefix(out, "OK ") {
+			t.Errorf("%s: %d %q", c.field, st, out)
+			continue
+		}
+		f, id, _ := strings.Cut(strings.Fields(out)[1], "/")
+		p, _ := symstore.BreakpadFile(s.Dir(), f, id, ".sym")
+		h, err := readHeader(p)
+		if err != nil || h.OS != "windows" {
+			t.Errorf("%s: stored %s: %+v %v", c.field, p, h, err)
+		}
+	}
+}
