@@ -147,6 +147,15 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 			return nil, fmt.Errorf("symserver: %w", err)
 		}
 	}
+	// Files left in Incoming by a process that died mid-upload; those of
+	// uploads younger than an upload key may be another process's.
+	if ents, err := os.ReadDir(cfg.Incoming); err == nil {
+		for _, e := range ents {
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > pendingTTL {
+				os.RemoveAll(filepath.Join(cfg.Incoming, e.Name()))
+			}
+		}
+	}
 	for i, t := range cfg.Tokens {
 		if b, err := hex.DecodeString(t.SHA256); err != nil || len(b) != sha256.Size {
 			return nil, fmt.Errorf("symserver: token %d (%q): sha256 is not 64 hex digits", i, t.Name)

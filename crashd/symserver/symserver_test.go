@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The regexes of Breakpad's client (symbol_collector_client.cc).
@@ -377,4 +378,26 @@ func FuzzParseV1(f *testing.F) {
 			t.Fatalf("symbol_file handed over %d times", n)
 		}
 	})
+}
+
+// TestIncomingCleaned: files a dead process left in Incoming are removed
+// at start when older than an upload key lives; younger ones are kept.
+func TestIncomingCleaned(t *testing.T) {
+	dir := t.TempDir()
+	inc := filepath.Join(dir, "symbols.incoming")
+	os.MkdirAll(inc, 0o755)
+	old, young := filepath.Join(inc, "up-old"), filepath.Join(inc, "v2-young")
+	os.WriteFile(old, []byte("x"), 0o644)
+	os.WriteFile(young, []byte("x"), 0o644)
+	past := time.Now().Add(-2 * pendingTTL)
+	os.Chtimes(old, past, past)
+	if _, err := New(Config{Dir: filepath.Join(dir, "symbols")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); err == nil {
+		t.Error("old incoming file kept")
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Error("young incoming file removed")
+	}
 }
