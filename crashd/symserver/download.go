@@ -29,6 +29,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 	}
 	path, h, ok := s.symPath(file, id)
 	if !ok {
+		s.m.downloads.WithLabelValues("not_found").Inc()
 		http.NotFound(w, r)
 		return
 	}
@@ -55,6 +56,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	s.m.downloads.WithLabelValues("found").Inc()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Add("Vary", "Accept-Encoding")
 	if r.Method == http.MethodGet && r.Header.Get("Range") == "" && acceptsGzip(r) {

@@ -51,6 +51,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ScopeUpload is the token scope allowing symbol uploads.
@@ -113,6 +115,9 @@ type Config struct {
 	// identifier of its MODULE line. It runs on the upload's goroutine
 	// after the answer's status is decided; make it quick.
 	OnSymbols func(ctx context.Context, debugFile, debugID string) `json:"-"`
+	// Registerer, when set, receives the server's metrics
+	// (crashd_symbols_*).
+	Registerer prometheus.Registerer `json:"-"`
 }
 
 // Server is the symbol server's HTTP handler.
@@ -120,6 +125,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	mux     *http.ServeMux
+	m       *metrics
 	locks   [64]sync.Mutex
 	mu      sync.Mutex
 	pending map[string]time.Time // v2 upload keys → creation
@@ -164,7 +170,11 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), pending: map[string]time.Time{}}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("symserver: metrics: %w", err)
+	}
+	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), m: m, pending: map[string]time.Time{}}
 	s.Register(s.mux)
 	return s, nil
 }
@@ -254,6 +264,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error, asJSON 
 		status = ae.status
 	case errors.As(err, &ue):
 		status = ue.status
+	}
+	if p := r.URL.Path; p == "/symbols/upload" || strings.HasSuffix(p, ":complete") || strings.HasPrefix(p, "/upload") {
+		s.m.uploads.WithLabelValues(protocol(r), "refused").Inc()
 	}
 	if status >= 500 {
 		s.log.Error("symbol upload", "path", r.URL.Path, "err", err)

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The regexes of Breakpad's client (symbol_collector_client.cc).
@@ -399,5 +401,50 @@ func TestIncomingCleaned(t *testing.T) {
 	}
 	if _, err := os.Stat(young); err != nil {
 		t.Error("young incoming file removed")
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	s, err := New(Config{Dir: filepath.Join(t.TempDir(), "symbols"), OpenV1: true, Registerer: reg}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	ct, body := v1Body(t, []byte(symA), nil)
+	for range 2 {
+		do(t, "POST", hs.URL+"/symbols/upload", ct, body)
+	}
+	ct, body = v1Body(t, []byte("junk"), nil)
+	do(t, "POST", hs.URL+"/symbols/upload", ct, body)
+	do(t, "GET", hs.URL+"/symbols/liba.so/0123456789ABCDEF0123456789ABCDEF0/liba.so.sym", "", nil)
+	do(t, "GET", hs.URL+"/symbols/libz.so/0123/libz.so.sym", "", nil)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			k := mf.GetName()
+			for _, l := range m.GetLabel() {
+				k += " " + l.GetValue()
+			}
+			got[k] = m.GetCounter().GetValue()
+		}
+	}
+	want := map[string]float64{
+		"crashd_symbols_uploads_total v1 stored":    1,
+		"crashd_symbols_uploads_total v1 duplicate": 1,
+		"crashd_symbols_uploads_total v1 refused":   1,
+		"crashd_symbols_stored_bytes_total":         float64(len(symA)),
+		"crashd_symbols_downloads_total found":      1,
+		"crashd_symbols_downloads_total not_found":  1,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %v, want %v (all: %v)", k, got[k], v, got)
+		}
 	}
 }

@@ -121,6 +121,7 @@ func (s *Server) uploadV1(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err, false)
 		return
 	}
+	s.stored(r, st)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
 	if st.Duplicate {

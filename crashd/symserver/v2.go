@@ -302,6 +302,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, key string) {
 		s.fail(w, r, err, true)
 		return
 	}
+	s.stored(r, st)
 	result := "OK"
 	if st.Duplicate {
 		result = "DUPLICATE_DATA"

@@ -158,6 +158,7 @@ func (s *Server) uploadZip(w http.ResponseWriter, r *http.Request) {
 			fail(fmt.Errorf("%s/%s/%s: %w", m.DebugFile, m.DebugID, m.Name, err))
 			return
 		}
+		s.stored(r, stored)
 		key := m.DebugFile + "/" + m.DebugID + "/" + m.Name
 		if stored.Duplicate {
 			up.SkippedKeys = append(up.SkippedKeys, key)
