@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -247,4 +248,33 @@ func representable(s *dumpsyms.Model) bool {
 		}
 	}
 	return true
+}
+
+// WriteFast writes the fast forms of the .sym at symPath, a module's file
+// in a Breakpad store (a SymCache for lookups, a cfiindex for unwind
+// rules, stamped with the .sym's size and modification time), into the
+// cache directory cacheDir: a Sources whose CacheDir is cacheDir (as
+// --symbols-cache names it) then answers that module from them without
+// parsing the .sym. A symbol server calls it when a .sym is uploaded, so
+// that no walk parses a big .sym.
+func WriteFast(cacheDir, symPath, debugFile, debugID string) error {
+	elems, ok := cacheElems(symbols.Module{DebugFile: debugFile, DebugID: debugID})
+	if !ok {
+		return fmt.Errorf("fast forms of %s %s: unusable names", debugFile, debugID)
+	}
+	fi, err := os.Stat(symPath)
+	if err != nil {
+		return fmt.Errorf("fast forms: %w", err)
+	}
+	t, err := symfile.Open(symPath)
+	if err != nil {
+		return fmt.Errorf("fast forms: %w", err)
+	}
+	defer t.Close()
+	d := &fastDirs{cache: &cache.Cache{Dir: filepath.Clean(cacheDir)}}
+	ff := &fastFile{t: t, symPath: symPath, elems: elems, src: cfiindex.Stamp{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}}
+	if err := d.convert(ff); err != nil {
+		return fmt.Errorf("fast forms of %s: %w", symPath, err)
+	}
+	return nil
 }

@@ -160,3 +160,33 @@ func TestFastPathHighAddresses(t *testing.T) {
 		t.Error("index does not say the lookups need the .sym")
 	}
 }
+
+// TestWriteFast: the fast forms WriteFast makes ahead of any walk are
+// what the fast path then answers from, without parsing the .sym.
+func TestWriteFast(t *testing.T) {
+	store, cdir := t.TempDir(), t.TempDir()
+	m := symbols.Module{DebugFile: "fast.pdb", DebugID: "0123456789ABCDEF0123456789ABCDEF1"}
+	p := filepath.Join(store, "fast.pdb", m.DebugID, "fast.sym")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(fastSym), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFast(cdir, p, m.DebugFile, m.DebugID); err != nil {
+		t.Fatal(err)
+	}
+	d := newFastDirs(&cache.Cache{Dir: cdir}, store)
+	defer d.Close()
+	s, err := d.Load(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Lookup.(*symsymcache.Table); !ok {
+		t.Errorf("lookups from %T, want the SymCache WriteFast wrote", s.Lookup)
+	}
+	if _, ok := s.CFI.(*cfiindex.Index); !ok {
+		t.Errorf("unwind rules from %T, want the index WriteFast wrote", s.CFI)
+	}
+	if err := WriteFast(cdir, p, "..", m.DebugID); err == nil {
+		t.Error("WriteFast took the name \"..\"")
+	}
+}

@@ -1,0 +1,249 @@
+// Command crashd is a crash server: it receives crashes from the programs
+// that crashed (Breakpad, Crashpad, Electron, sentry-native uploads), keeps
+// them, and walks each one as it arrives (docs/crashd.md):
+//
+//	crashd serve [--listen ADDR] [--data DIR] [--symbols PATH]... [--symbols-url URL]... [--config FILE] ...
+//	crashd reprocess [--server URL] ID...
+//
+// serve runs the collector, the processor and the API in one process on
+// embedded defaults: NATS JetStream in-process as the queue (DIR/nats),
+// blobs as files (DIR/v1/...), SQLite as the index (DIR/index.sqlite).
+// --symbols and --symbols-url take what minidump_stackwalk takes. The
+// configuration comes from the defaults, then the JSON file of --config
+// (or $CRASHD_CONFIG), then CRASHD_* environment variables, then the
+// flags. SIGTERM or SIGINT shuts it down gracefully.
+//
+// reprocess queues crashes again through a running server's API
+// (POST /api/crashes/ID/reprocess), e.g. after their symbols arrived.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
+	"github.com/gobreakpad/gobreakpad/crashd/crash"
+	"github.com/gobreakpad/gobreakpad/crashd/server"
+	"github.com/gobreakpad/gobreakpad/crashd/symserver"
+)
+
+func main() {
+	os.Exit(cmdline.Run(context.Background(), newCommand(os.Stdout, os.Stderr), os.Args, os.Stdout, os.Stderr))
+}
+
+func newCommand(stdout, stderr io.Writer) *cli.Command {
+	configFlag := &cli.StringFlag{Name: "config", Usage: "read the configuration from the JSON `FILE` (default $CRASHD_CONFIG)"}
+	return &cli.Command{
+		Name:            "crashd",
+		Usage:           "a crash server: receive crashes, keep them, walk them as they arrive",
+		HideHelpCommand: true,
+		Commands: []*cli.Command{
+			{
+				Name:      "serve",
+				Usage:     "run the crash server (collector, processor and API)",
+				ArgsUsage: " ",
+				Flags: []cli.Flag{
+					configFlag,
+					&cli.StringFlag{Name: "listen", Usage: "serve HTTP on `ADDR` (host:port; default 127.0.0.1:8000)"},
+					&cli.StringFlag{Name: "data", Usage: "keep crashes, the queue and the index under `DIR` (default crashd-data)"},
+					&cli.StringSliceFlag{Name: "symbols", Usage: "a symbol `PATH` as minidump_stackwalk takes it: a store, a URL, srv*CACHE*URL (repeatable)"},
+					&cli.StringSliceFlag{Name: "symbols-url", Usage: "a Breakpad-layout symbol server `URL` (repeatable)"},
+					&cli.StringFlag{Name: "symbols-cache", Usage: "keep downloaded symbols in `DIR`"},
+					&cli.IntFlag{Name: "workers", Usage: "process `N` crashes at once (default: the CPUs)"},
+					&cli.StringFlag{Name: "roles", Usage: "the roles of this process, comma-separated: collector, processor, web (default all)"},
+					&cli.StringFlag{Name: "nats-url", Usage: "use the external NATS server or cluster at `URL` as the queue instead of the embedded one"},
+					&cli.StringFlag{Name: "log-format", Usage: "log as `FORMAT`: text or json"},
+				},
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					if cmd.Args().Len() > 0 {
+						return cmdline.Usagef("serve takes no arguments (got %q)", cmd.Args().First())
+					}
+					cfg, err := config(cmd)
+					if err != nil {
+						return err
+					}
+					if cmd.IsSet("listen") {
+						cfg.Listen = cmd.String("listen")
+					}
+					if cmd.IsSet("data") {
+						cfg.Data = cmd.String("data")
+					}
+					if cmd.IsSet("symbols") {
+						cfg.Symbols = cmd.StringSlice("symbols")
+					}
+					if cmd.IsSet("symbols-url") {
+						cfg.SymbolsURL = cmd.StringSlice("symbols-url")
+					}
+					if cmd.IsSet("symbols-cache") {
+						cfg.SymbolsCache = cmd.String("symbols-cache")
+					}
+					if cmd.IsSet("workers") {
+						cfg.Workers = int(cmd.Int("workers"))
+					}
+					if cmd.IsSet("roles") {
+						cfg.Roles = strings.Split(cmd.String("roles"), ",")
+					}
+					if cmd.IsSet("nats-url") {
+						cfg.NATSURL = cmd.String("nats-url")
+					}
+					if cmd.IsSet("log-format") {
+						cfg.LogFormat = cmd.String("log-format")
+					}
+					if err := cfg.Check(); err != nil {
+						return cmdline.Usagef("%v", err)
+					}
+					return serve(ctx, cfg)
+				},
+			},
+			{
+				Name:  "token",
+				Usage: "API tokens",
+				Commands: []*cli.Command{{
+					Name:  "create",
+					Usage: "make a new API token: prints its secret (once) and the entry for the configuration's symbol_server.tokens, which keeps only its SHA-256",
+					Flags: []cli.Flag{
+						&cli.StringFlag{Name: "scopes", Value: symserver.ScopeUpload, Usage: "what the token may do, comma-separated (`SCOPES`: upload_symbols)"},
+						&cli.StringFlag{Name: "name", Usage: "whose token it is (`NAME`, for the logs)"},
+					},
+					Action: func(ctx context.Context, cmd *cli.Command) error {
+						if cmd.Args().Len() != 0 {
+							return cmdline.Usagef("token create takes no arguments")
+						}
+						var scopes []string
+						for sc := range strings.SplitSeq(cmd.String("scopes"), ",") {
+							switch sc = strings.TrimSpace(sc); sc {
+							case "":
+							case symserver.ScopeUpload:
+								scopes = append(scopes, sc)
+							default:
+								return cmdline.Usagef("unknown scope %q (known: %s)", sc, symserver.ScopeUpload)
+							}
+						}
+						if len(scopes) == 0 {
+							return cmdline.Usagef("no scopes")
+						}
+						secret, tok, err := symserver.NewToken(cmd.String("name"), scopes...)
+						if err != nil {
+							return err
+						}
+						entry, _ := json.Marshal(tok)
+						fmt.Fprintf(stdout, "token: %s\nadd to the configuration's \"symbol_server\": {\"tokens\": [...]}:\n%s\n", secret, entry)
+						return nil
+					},
+				}},
+			},
+			{
+				Name:      "reprocess",
+				Usage:     "queue crashes again through a running server's API",
+				ArgsUsage: "ID...",
+				Flags: []cli.Flag{
+					configFlag,
+					&cli.StringFlag{Name: "server", Usage: "the server's base `URL` (default http:// and the configuration's listen address)"},
+				},
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					if cmd.Args().Len() == 0 {
+						return cmdline.Usagef("no crash id")
+					}
+					var ids []crash.ID
+					for _, a := range cmd.Args().Slice() {
+						id, err := crash.Parse(a)
+						if err != nil {
+							return cmdline.Usagef("%v", err)
+						}
+						ids = append(ids, id)
+					}
+					cfg, err := config(cmd)
+					if err != nil {
+						return err
+					}
+					base := cmd.String("server")
+					if base == "" {
+						base = "http://" + cfg.Listen
+					}
+					return reprocess(ctx, stdout, stderr, strings.TrimSuffix(base, "/"), cfg.APIToken, ids)
+				},
+			},
+		},
+	}
+}
+
+// config is the configuration before flags: defaults, file, environment.
+func config(cmd *cli.Command) (server.Config, error) {
+	cfg := server.Default()
+	path := cmd.String("config")
+	if path == "" {
+		path = os.Getenv("CRASHD_CONFIG")
+	}
+	if path != "" {
+		if err := cfg.LoadFile(path); err != nil {
+			return cfg, err
+		}
+	}
+	if err := cfg.FromEnv(os.LookupEnv); err != nil {
+		return cfg, cmdline.Usagef("%v", err)
+	}
+	return cfg, nil
+}
+
+func serve(ctx context.Context, cfg server.Config) error {
+	log := server.NewLogger(cfg, os.Stderr)
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	s, err := server.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		s.Close()
+		return err
+	}
+	return s.Serve(ctx, ln)
+}
+
+func reprocess(ctx context.Context, stdout, stderr io.Writer, base, token string, ids []crash.ID) error {
+	client := &http.Client{Timeout: 30 * time.Second}
+	failed := 0
+	for _, id := range ids {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/crashes/"+string(id)+"/reprocess", nil)
+		if err != nil {
+			return err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			var e struct {
+				Error string `json:"error"`
+			}
+			if json.Unmarshal(body, &e) != nil || e.Error == "" {
+				e.Error = strings.TrimSpace(string(body))
+			}
+			fmt.Fprintf(stderr, "crashd: reprocess %s: %s: %s\n", id, resp.Status, e.Error)
+			failed++
+			continue
+		}
+		fmt.Fprintf(stdout, "queued %s\n", id)
+	}
+	if failed > 0 {
+		return cmdline.ExitStatus(1)
+	}
+	return nil
+}

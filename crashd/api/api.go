@@ -1,0 +1,384 @@
+// Package api is crashd's HTTP API for people and the tools and pages of
+// the next issues: a crash with its processed crash, a search of the
+// index, reprocessing, the dead letters; and the operations endpoints as
+// Antenna serves them (Dockerflow): /__lbheartbeat__, /__heartbeat__ (the
+// queue, the store and the index answer), /__version__.
+//
+//	GET  /api/crashes/{id}            one crash: index row + processed crash
+//	GET  /api/crashes?signature=&product=&version=&status=&since=&before=&limit=
+//	POST /api/crashes/{id}/reprocess  queue the crash again (202)
+//	GET  /api/dead                    the dead letters
+//
+// Errors are JSON: {"error": "..."} with the HTTP status.
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gobreakpad/gobreakpad/crashd/blob"
+	"github.com/gobreakpad/gobreakpad/crashd/crash"
+	"github.com/gobreakpad/gobreakpad/crashd/index"
+	"github.com/gobreakpad/gobreakpad/crashd/processor"
+	"github.com/gobreakpad/gobreakpad/crashd/queue"
+)
+
+// Config configures the API.
+type Config struct {
+	// Token, when set, is required as "Authorization: Bearer TOKEN" by
+	// the requests that change something (reprocess).
+	Token string
+	// Version is what /__version__ reports as "version" (default: the
+	// module version of the build).
+	Version string
+}
+
+// API serves the endpoints. Queue, index or store may be nil in a process
+// without them (roles, issue 26): their endpoints answer 503 and the
+// heartbeat skips them.
+type API struct {
+	cfg   Config
+	store blob.Store
+	q     queue.Queue
+	ix    index.Index
+	log   *slog.Logger
+}
+
+// New returns the API over a store, a queue and an index.
+func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.Logger) *API {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &API{cfg: cfg, store: store, q: q, ix: ix, log: log}
+}
+
+// Register adds the API's routes to mux.
+func (a *API) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /api/crashes/{id}", a.getCrash)
+	mux.HandleFunc("GET /api/crashes", a.search)
+	mux.HandleFunc("POST /api/crashes/{id}/reprocess", a.reprocess)
+	mux.HandleFunc("GET /api/dead", a.dead)
+	a.RegisterHealth(mux)
+}
+
+// RegisterHealth adds the Dockerflow endpoints to mux.
+func (a *API) RegisterHealth(mux *http.ServeMux) {
+	mux.HandleFunc("GET /__lbheartbeat__", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{})
+	})
+	mux.HandleFunc("GET /__heartbeat__", a.heartbeat)
+	mux.HandleFunc("GET /__version__", a.version)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, format string, args ...any) {
+	writeJSON(w, status, map[string]string{"error": fmt.Sprintf(format, args...)})
+}
+
+// Crash is the answer of GET /api/crashes/{id}.
+type Crash struct {
+	CrashID               crash.ID                   `json:"crash_id"`
+	Status                string                     `json:"status"`
+	ReceivedAt            time.Time                  `json:"received_at,omitzero"`
+	ProcessedAt           time.Time                  `json:"processed_at,omitzero"`
+	Product               string                     `json:"product"`
+	Version               string                     `json:"version"`
+	ReleaseChannel        string                     `json:"release_channel,omitempty"`
+	OS                    string                     `json:"os,omitempty"`
+	OSVersion             string                     `json:"os_version,omitempty"`
+	CPU                   string                     `json:"cpu,omitempty"`
+	Signature             string                     `json:"signature"`
+	CrashReason           string                     `json:"crash_reason"`
+	CrashAddress          string                     `json:"crash_address,omitempty"`
+	CrashingThread        *int                       `json:"crashing_thread"`
+	ModulesMissingSymbols []string                   `json:"modules_missing_symbols,omitempty"`
+	Success               *bool                      `json:"success,omitempty"`
+	Attempts              int                        `json:"attempts"`
+	Error                 string                     `json:"error,omitempty"`
+	Notes                 []string                   `json:"notes"`
+	Timings               map[string]float64         `json:"timings,omitempty"`
+	Annotations           map[string]any             `json:"annotations,omitempty"`
+	JSONDump              json.RawMessage            `json:"json_dump"`
+	AdditionalDumps       map[string]json.RawMessage `json:"additional_minidumps,omitempty"`
+}
+
+func (a *API) crashID(w http.ResponseWriter, r *http.Request) (crash.ID, bool) {
+	id, err := crash.Parse(r.PathValue("id"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return "", false
+	}
+	return id, true
+}
+
+func (a *API) getCrash(w http.ResponseWriter, r *http.Request) {
+	id, ok := a.crashID(w, r)
+	if !ok {
+		return
+	}
+	if a.store == nil {
+		writeError(w, http.StatusServiceUnavailable, "no blob store in this process")
+		return
+	}
+	ctx := r.Context()
+	out := Crash{CrashID: id, Status: crash.StatusReceived, Notes: []string{}, JSONDump: json.RawMessage("null")}
+	found := false
+	if a.ix != nil {
+		c, err := a.ix.Get(ctx, string(id))
+		switch {
+		case err == nil:
+			found = true
+			out.Status, out.ReceivedAt, out.ProcessedAt = string(c.Status), c.ReceivedAt, c.ProcessedAt
+			out.Product, out.Version, out.OS, out.CPU = c.Product, c.Version, c.OS, c.CPU
+			out.Signature, out.CrashReason, out.Attempts, out.Error = c.Signature, c.CrashReason, c.Attempts, c.Error
+		case !errors.Is(err, index.ErrNotFound):
+			writeError(w, http.StatusInternalServerError, "%v", err)
+			return
+		}
+	}
+	if b, err := a.store.Get(ctx, crash.RawCrashKey(id)); err == nil {
+		found = true
+		var raw crash.RawCrash
+		if json.Unmarshal(b, &raw) == nil {
+			// Readers have no permission to see personal data yet (issue 25).
+			out.Annotations = raw.Public().Annotations
+			if out.ReceivedAt.IsZero() {
+				out.ReceivedAt = raw.SubmittedTimestamp
+			}
+			if out.Product == "" {
+				out.Product, out.Version = raw.ProductName(), raw.ProductVersion()
+			}
+		}
+	} else if !errors.Is(err, blob.ErrNotExist) {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	b, err := a.store.Get(ctx, crash.ProcessedCrashKey(id))
+	switch {
+	case err == nil:
+		found = true
+		var pc crash.ProcessedCrash
+		if err := json.Unmarshal(b, &pc); err != nil {
+			writeError(w, http.StatusInternalServerError, "processed crash %s: %v", id, err)
+			return
+		}
+		if out.Status == crash.StatusReceived && a.ix == nil {
+			out.Status = crash.StatusProcessed
+		}
+		if out.ProcessedAt.IsZero() {
+			out.ProcessedAt = pc.CompletedAt
+		}
+		out.Product, out.Version, out.ReleaseChannel = pc.ProductName, pc.Version, pc.ReleaseChannel
+		out.OS, out.OSVersion, out.CPU = pc.OSName, pc.OSVersion, pc.CPUArch
+		out.Signature, out.CrashReason, out.CrashAddress, out.CrashingThread = pc.Signature, pc.CrashReason, pc.CrashAddress, pc.CrashingThread
+		out.ModulesMissingSymbols, out.Timings = pc.ModulesMissingSymbols, pc.Timings
+		out.Success = &pc.Success
+		if pc.ProcessorNotes != nil {
+			out.Notes = pc.ProcessorNotes
+		}
+		if pc.JSONDump != nil {
+			out.JSONDump = pc.JSONDump
+		}
+		out.AdditionalDumps = pc.AdditionalDumps
+	case !errors.Is(err, blob.ErrNotExist):
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	if !found {
+		writeError(w, http.StatusNotFound, "crash %s: not found", id)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// parseTime reads a query time: RFC 3339, or a UTC date YYYY-MM-DD.
+func parseTime(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	return time.Parse("2006-01-02", s)
+}
+
+// SearchResult is the answer of GET /api/crashes.
+type SearchResult struct {
+	Crashes []index.Crash `json:"crashes"`
+	// Next, when more crashes may match, is the query string of the next
+	// page (before= the last crash's received_at).
+	Next string `json:"next,omitempty"`
+}
+
+func (a *API) search(w http.ResponseWriter, r *http.Request) {
+	if a.ix == nil {
+		writeError(w, http.StatusServiceUnavailable, "no index in this process")
+		return
+	}
+	v := r.URL.Query()
+	q := index.Query{Signature: v.Get("signature"), Product: v.Get("product"), Version: v.Get("version"), Status: index.Status(v.Get("status"))}
+	switch q.Status {
+	case "", index.Received, index.Processed, index.Failed:
+	default:
+		writeError(w, http.StatusBadRequest, "status %q: received, processed or failed", q.Status)
+		return
+	}
+	for _, p := range []struct {
+		name string
+		t    *time.Time
+	}{{"since", &q.Since}, {"before", &q.Before}} {
+		if s := v.Get(p.name); s != "" {
+			t, err := parseTime(s)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, "%s=%q: an RFC 3339 time or a date YYYY-MM-DD", p.name, s)
+				return
+			}
+			*p.t = t
+		}
+	}
+	if s := v.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > index.MaxLimit {
+			writeError(w, http.StatusBadRequest, "limit=%q: a number from 1 to %d", s, index.MaxLimit)
+			return
+		}
+		q.Limit = n
+	}
+	cs, err := a.ix.Search(r.Context(), q)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	res := SearchResult{Crashes: cs}
+	limit := q.Limit
+	if limit == 0 {
+		limit = index.DefaultLimit
+	}
+	if len(cs) == limit {
+		nv := r.URL.Query()
+		nv.Set("before", cs[len(cs)-1].ReceivedAt.Format(time.RFC3339Nano))
+		res.Next = nv.Encode()
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (a *API) authorized(w http.ResponseWriter, r *http.Request) bool {
+	if a.cfg.Token == "" {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if ok && subtle.ConstantTimeCompare([]byte(got), []byte(a.cfg.Token)) == 1 {
+		return true
+	}
+	writeError(w, http.StatusUnauthorized, "a bearer token is required")
+	return false
+}
+
+func (a *API) reprocess(w http.ResponseWriter, r *http.Request) {
+	id, ok := a.crashID(w, r)
+	if !ok || !a.authorized(w, r) {
+		return
+	}
+	if a.store == nil || a.q == nil || a.ix == nil {
+		writeError(w, http.StatusServiceUnavailable, "reprocessing needs the store, the queue and the index")
+		return
+	}
+	if err := processor.Reprocess(r.Context(), a.store, a.q, a.ix, id); err != nil {
+		if errors.Is(err, blob.ErrNotExist) {
+			writeError(w, http.StatusNotFound, "crash %s: not found", id)
+			return
+		}
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	a.log.Info("reprocess queued", "crash_id", string(id))
+	writeJSON(w, http.StatusAccepted, map[string]string{"crash_id": string(id), "status": "queued"})
+}
+
+func (a *API) dead(w http.ResponseWriter, r *http.Request) {
+	if a.q == nil {
+		writeError(w, http.StatusServiceUnavailable, "no queue in this process")
+		return
+	}
+	dl, err := a.q.Dead(r.Context(), 0)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	if dl == nil {
+		dl = []queue.DeadLetter{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"dead_letters": dl})
+}
+
+// heartbeat answers as Dockerflow's __heartbeat__: {"status", "checks",
+// "details"}, 200 when every check passes, 500 otherwise.
+func (a *API) heartbeat(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	checks := map[string]string{}
+	details := map[string]any{}
+	status := "ok"
+	check := func(name string, err error) {
+		if err != nil {
+			checks[name] = "error"
+			details[name] = map[string]string{"level": "ERROR", "message": err.Error()}
+			status = "error"
+			return
+		}
+		checks[name] = "ok"
+	}
+	if a.q != nil {
+		err := a.q.Ping(ctx)
+		if err == nil {
+			var d queue.Depth
+			if d, err = a.q.Depth(ctx); err == nil {
+				details["queue_depth"] = d
+			}
+		}
+		check("queue", err)
+	}
+	if a.store != nil {
+		// A read of a key that is never written: the store answers.
+		_, err := a.store.Exists(ctx, crash.KeyRoot+"/heartbeat")
+		check("store", err)
+	}
+	if a.ix != nil {
+		check("index", a.ix.Ping(ctx))
+	}
+	code := http.StatusOK
+	if status != "ok" {
+		code = http.StatusInternalServerError
+	}
+	writeJSON(w, code, map[string]any{"status": status, "checks": checks, "details": details})
+}
+
+// version answers as Dockerflow's __version__: source, version, commit.
+func (a *API) version(w http.ResponseWriter, r *http.Request) {
+	out := map[string]string{"source": "https://github.com/gobreakpad/gobreakpad", "version": a.cfg.Version, "commit": "", "build": ""}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if out["version"] == "" {
+			out["version"] = bi.Main.Version
+		}
+		out["build"] = bi.GoVersion
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				out["commit"] = s.Value
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}

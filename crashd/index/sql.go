@@ -1,0 +1,346 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+)
+
+// migrations are the schema's versions, applied in order, each once, in
+// one transaction (recorded in schema_migrations). Only append.
+var migrations = []string{
+	1: `
+CREATE TABLE crashes (
+	crash_id     TEXT PRIMARY KEY,
+	status       TEXT NOT NULL,
+	received_at  TEXT NOT NULL,
+	processed_at TEXT NOT NULL DEFAULT '',
+	product      TEXT NOT NULL DEFAULT '',
+	version      TEXT NOT NULL DEFAULT '',
+	os           TEXT NOT NULL DEFAULT '',
+	cpu          TEXT NOT NULL DEFAULT '',
+	signature    TEXT NOT NULL DEFAULT '',
+	crash_reason TEXT NOT NULL DEFAULT '',
+	attempts     INTEGER NOT NULL DEFAULT 0,
+	error        TEXT NOT NULL DEFAULT '',
+	updated_at   TEXT NOT NULL
+);
+CREATE INDEX crashes_received ON crashes (received_at, crash_id);
+CREATE INDEX crashes_signature ON crashes (signature, received_at);
+CREATE INDEX crashes_product ON crashes (product, version, received_at);
+CREATE INDEX crashes_status ON crashes (status, received_at);
+`,
+}
+
+// SQL is an [Index] on a database/sql database. Its statements are written
+// with ? parameters in SQL that SQLite and PostgreSQL both take; rebind
+// rewrites the parameters for the dialect.
+type SQL struct {
+	db     *sql.DB
+	rebind func(string) string
+	// wmu serialises writes: SQLite has one writer, and waiting here is
+	// cheaper than its busy loop.
+	wmu sync.Mutex
+	now func() time.Time
+}
+
+// OpenSQLite opens (creating it and its directory if needed) the SQLite
+// index at path and brings its schema up to date. The database is in WAL
+// mode with synchronous=NORMAL: a killed process loses nothing committed;
+// a power loss may lose the last commits, which start-up recovery redoes
+// from the blob store.
+func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("index: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(8)
+	s := &SQL{db: db, rebind: func(q string) string { return q }, now: time.Now}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("index: %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Dollar rewrites ? parameters as $1, $2, ... (PostgreSQL's form). The
+// statements of this package have no ? inside string literals.
+func Dollar(q string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func (s *SQL) migrate(ctx context.Context) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
+		return fmt.Errorf("schema_migrations: %w", err)
+	}
+	var have int
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		return fmt.Errorf("schema version: %w", err)
+	}
+	if have >= len(migrations) {
+		return fmt.Errorf("schema version %d is newer than this program's (%d)", have, len(migrations)-1)
+	}
+	for v := have + 1; v < len(migrations); v++ {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		for _, stmt := range strings.Split(migrations[v], ";") {
+			if strings.TrimSpace(stmt) == "" {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				tx.Rollback()
+				return fmt.Errorf("migration %d: %w", v, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`), v, formatTime(s.now())); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", v, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migration %d: %w", v, err)
+		}
+	}
+	return nil
+}
+
+// SchemaVersion returns the version of the schema.
+func (s *SQL) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	return v, err
+}
+
+func (s *SQL) exec(ctx context.Context, op, q string, args ...any) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if _, err := s.db.ExecContext(ctx, s.rebind(q), args...); err != nil {
+		return fmt.Errorf("index: %s: %w", op, err)
+	}
+	return nil
+}
+
+// Received implements [Index].
+func (s *SQL) Received(ctx context.Context, c Crash) error {
+	return s.exec(ctx, "received "+c.ID, `
+INSERT INTO crashes (crash_id, status, received_at, product, version, updated_at)
+VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (crash_id) DO NOTHING`,
+		c.ID, string(Received), formatTime(c.ReceivedAt), c.Product, c.Version, formatTime(s.now()))
+}
+
+// Attempt implements [Index].
+func (s *SQL) Attempt(ctx context.Context, id string, receivedAt time.Time) (int, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	var n int
+	err := s.db.QueryRowContext(ctx, s.rebind(`
+INSERT INTO crashes (crash_id, status, received_at, attempts, updated_at)
+VALUES (?, ?, ?, 1, ?)
+ON CONFLICT (crash_id) DO UPDATE SET attempts = crashes.attempts + 1, updated_at = excluded.updated_at
+RETURNING attempts`), id, string(Received), formatTime(receivedAt), formatTime(s.now())).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("index: attempt %s: %w", id, err)
+	}
+	return n, nil
+}
+
+// Processed implements [Index].
+func (s *SQL) Processed(ctx context.Context, c Crash) error {
+	if c.ProcessedAt.IsZero() {
+		c.ProcessedAt = s.now()
+	}
+	return s.exec(ctx, "processed "+c.ID, `
+INSERT INTO crashes (crash_id, status, received_at, processed_at, product, version, os, cpu, signature, crash_reason, attempts, error, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)
+ON CONFLICT (crash_id) DO UPDATE SET
+	status = excluded.status, received_at = excluded.received_at, processed_at = excluded.processed_at,
+	product = excluded.product, version = excluded.version, os = excluded.os, cpu = excluded.cpu,
+	signature = excluded.signature, crash_reason = excluded.crash_reason, attempts = excluded.attempts, error = '',
+	updated_at = excluded.updated_at`,
+		c.ID, string(Processed), formatTime(c.ReceivedAt), formatTime(c.ProcessedAt), c.Product, c.Version, c.OS, c.CPU,
+		c.Signature, c.CrashReason, c.Attempts, formatTime(s.now()))
+}
+
+// Failed implements [Index].
+func (s *SQL) Failed(ctx context.Context, id string, receivedAt time.Time, attempts int, reason string) error {
+	return s.exec(ctx, "failed "+id, `
+INSERT INTO crashes (crash_id, status, received_at, attempts, error, updated_at)
+VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (crash_id) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, error = excluded.error, updated_at = excluded.updated_at`,
+		id, string(Failed), formatTime(receivedAt), attempts, reason, formatTime(s.now()))
+}
+
+// Requeued implements [Index].
+func (s *SQL) Requeued(ctx context.Context, id string) error {
+	return s.exec(ctx, "requeued "+id, `
+UPDATE crashes SET attempts = 0, status = CASE WHEN status = ? THEN ? ELSE status END, updated_at = ?
+WHERE crash_id = ?`, string(Failed), string(Received), formatTime(s.now()), id)
+}
+
+const columns = `crash_id, status, received_at, processed_at, product, version, os, cpu, signature, crash_reason, attempts, error`
+
+func scan(row interface{ Scan(...any) error }) (Crash, error) {
+	var c Crash
+	var status, recv, proc string
+	err := row.Scan(&c.ID, &status, &recv, &proc, &c.Product, &c.Version, &c.OS, &c.CPU, &c.Signature, &c.CrashReason, &c.Attempts, &c.Error)
+	c.Status, c.ReceivedAt, c.ProcessedAt = Status(status), parseTime(recv), parseTime(proc)
+	return c, err
+}
+
+// Get implements [Index].
+func (s *SQL) Get(ctx context.Context, id string) (Crash, error) {
+	c, err := scan(s.db.QueryRowContext(ctx, s.rebind(`SELECT `+columns+` FROM crashes WHERE crash_id = ?`), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Crash{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return Crash{}, fmt.Errorf("index: get %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// Search implements [Index].
+func (s *SQL) Search(ctx context.Context, q Query) ([]Crash, error) {
+	var where []string
+	var args []any
+	add := func(cond string, v any) {
+		where = append(where, cond)
+		args = append(args, v)
+	}
+	if q.Signature != "" {
+		add("signature = ?", q.Signature)
+	}
+	if q.Product != "" {
+		add("product = ?", q.Product)
+	}
+	if q.Version != "" {
+		add("version = ?", q.Version)
+	}
+	if q.Status != "" {
+		add("status = ?", string(q.Status))
+	}
+	if !q.Since.IsZero() {
+		add("received_at >= ?", formatTime(q.Since))
+	}
+	if !q.Before.IsZero() {
+		add("received_at < ?", formatTime(q.Before))
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	limit = min(limit, MaxLimit)
+	stmt := `SELECT ` + columns + ` FROM crashes`
+	if len(where) > 0 {
+		stmt += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	stmt += ` ORDER BY received_at DESC, crash_id DESC LIMIT ` + strconv.Itoa(limit)
+	rows, err := s.db.QueryContext(ctx, s.rebind(stmt), args...)
+	if err != nil {
+		return nil, fmt.Errorf("index: search: %w", err)
+	}
+	defer rows.Close()
+	out := []Crash{}
+	for rows.Next() {
+		c, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("index: search: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: search: %w", err)
+	}
+	return out, nil
+}
+
+// Known implements [Index].
+func (s *SQL) Known(ctx context.Context, ids []string) (map[string]bool, error) {
+	known := map[string]bool{}
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		chunk := ids[:n]
+		ids = ids[n:]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		marks := strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")
+		rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT crash_id FROM crashes WHERE crash_id IN (`+marks+`)`), args...)
+		if err != nil {
+			return nil, fmt.Errorf("index: known: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("index: known: %w", err)
+			}
+			known[id] = true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("index: known: %w", err)
+		}
+	}
+	return known, nil
+}
+
+// Counts implements [Index].
+func (s *SQL) Counts(ctx context.Context) (map[Status]int64, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT status, COUNT(*) FROM crashes GROUP BY status`)
+	if err != nil {
+		return nil, fmt.Errorf("index: counts: %w", err)
+	}
+	defer rows.Close()
+	out := map[Status]int64{}
+	for rows.Next() {
+		var st string
+		var n int64
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, fmt.Errorf("index: counts: %w", err)
+		}
+		out[Status(st)] = n
+	}
+	return out, rows.Err()
+}
+
+// Ping implements [Index].
+func (s *SQL) Ping(ctx context.Context) error {
+	var one int
+	if err := s.db.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	return nil
+}
+
+// Close implements [Index].
+func (s *SQL) Close() error { return s.db.Close() }

@@ -1,0 +1,502 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Config is the shape of the streams and consumers.
+type Config struct {
+	// Prefix names the subjects (PREFIX.work.KIND, PREFIX.dead.ID), the
+	// streams (upper-cased PREFIX and PREFIX_DEAD) and the consumers
+	// (PREFIX_KIND). Default "crashd".
+	Prefix string
+	// AckWait is how long a delivery may go without an ack or
+	// InProgress before it is delivered again. Default 30s.
+	AckWait time.Duration
+	// MaxDeliver bounds the deliveries of one message (a crash that kills
+	// its worker each time is not delivered for ever). Default 10.
+	MaxDeliver int
+	// Duplicates is the window within which a Normal crash published twice
+	// is stored once. Default 2m.
+	Duplicates time.Duration
+	// Replicas is the streams' replication in a cluster. Default 1.
+	Replicas int
+	// HandBackOnOpen deletes and recreates the consumers when the queue
+	// opens, so that deliveries a dead process held come back at once
+	// instead of after AckWait. Only for a queue no other process
+	// consumes (the embedded server).
+	HandBackOnOpen bool
+}
+
+func (c *Config) defaults() {
+	if c.Prefix == "" {
+		c.Prefix = "crashd"
+	}
+	if c.AckWait <= 0 {
+		c.AckWait = 30 * time.Second
+	}
+	if c.MaxDeliver <= 0 {
+		c.MaxDeliver = 10
+	}
+	if c.Duplicates <= 0 {
+		c.Duplicates = 2 * time.Minute
+	}
+	if c.Replicas <= 0 {
+		c.Replicas = 1
+	}
+}
+
+// EmbeddedConfig is the NATS server crashd runs in its own process.
+type EmbeddedConfig struct {
+	// Dir holds JetStream's file storage (DATA/nats).
+	Dir string
+	// Listen, if set (host:port), also lets other processes connect over
+	// TCP (loopback in tests); empty: in-process connections only.
+	Listen string
+	// SyncAlways syncs every stored message to disk before it is
+	// acknowledged (survives power loss, at a cost per message); without
+	// it messages survive the process being killed, and the server
+	// syncs them in the background.
+	SyncAlways bool
+}
+
+// JetStream is a [Queue] on NATS JetStream.
+type JetStream struct {
+	cfg   Config
+	ns    *server.Server // embedded server, or nil
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	work  string // stream names
+	dead  string
+	cons  map[Kind]jetstream.Consumer
+	close sync.Once
+}
+
+// Embedded starts a NATS server with JetStream in this process (file
+// storage under ecfg.Dir) and opens the queue on it over an in-process
+// connection.
+func Embedded(ctx context.Context, ecfg EmbeddedConfig, cfg Config) (*JetStream, error) {
+	if ecfg.Dir == "" {
+		return nil, errors.New("queue: embedded server: no storage directory")
+	}
+	opts := &server.Options{
+		ServerName: "crashd",
+		JetStream:  true,
+		StoreDir:   ecfg.Dir,
+		SyncAlways: ecfg.SyncAlways,
+		NoSigs:     true,
+		NoLog:      true,
+		DontListen: ecfg.Listen == "",
+	}
+	if ecfg.Listen != "" {
+		host, port, err := net.SplitHostPort(ecfg.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("queue: embedded server: listen address %q: %w", ecfg.Listen, err)
+		}
+		p, err := strconv.Atoi(port)
+		if err != nil {
+			return nil, fmt.Errorf("queue: embedded server: listen port %q: %w", port, err)
+		}
+		opts.Host, opts.Port = host, p
+	}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("queue: embedded server: %w", err)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(30 * time.Second) {
+		ns.Shutdown()
+		return nil, errors.New("queue: embedded server: not ready after 30s")
+	}
+	nc, err := nats.Connect(ns.ClientURL(), nats.InProcessServer(ns), nats.Name("crashd"), nats.MaxReconnects(-1))
+	if err != nil {
+		ns.Shutdown()
+		return nil, fmt.Errorf("queue: embedded server: connect: %w", err)
+	}
+	q, err := open(ctx, nc, cfg)
+	if err != nil {
+		nc.Close()
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		return nil, err
+	}
+	q.ns = ns
+	return q, nil
+}
+
+// Connect opens the queue on an external NATS server or cluster at url
+// (nats://host:port, comma-separated for several).
+func Connect(ctx context.Context, url string, cfg Config, opts ...nats.Option) (*JetStream, error) {
+	nc, err := nats.Connect(url, append([]nats.Option{nats.Name("crashd"), nats.MaxReconnects(-1)}, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("queue: connect %s: %w", url, err)
+	}
+	q, err := open(ctx, nc, cfg)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return q, nil
+}
+
+func open(ctx context.Context, nc *nats.Conn, cfg Config) (*JetStream, error) {
+	cfg.defaults()
+	if strings.ContainsAny(cfg.Prefix, ".*> \t\r\n") {
+		return nil, fmt.Errorf("queue: prefix %q: no dots, wildcards or spaces", cfg.Prefix)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("queue: jetstream: %w", err)
+	}
+	q := &JetStream{cfg: cfg, nc: nc, js: js, cons: map[Kind]jetstream.Consumer{}}
+	base := strings.ToUpper(cfg.Prefix)
+	q.work, q.dead = base, base+"_DEAD"
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        q.work,
+		Description: "crash ids waiting to be processed",
+		Subjects:    []string{cfg.Prefix + ".work.*"},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+		Duplicates:  cfg.Duplicates,
+		Replicas:    cfg.Replicas,
+	}); err != nil {
+		return nil, fmt.Errorf("queue: stream %s: %w", q.work, err)
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:              q.dead,
+		Description:       "crashes that failed too often (one subject per crash)",
+		Subjects:          []string{cfg.Prefix + ".dead.*"},
+		Retention:         jetstream.LimitsPolicy,
+		Storage:           jetstream.FileStorage,
+		MaxMsgsPerSubject: 1,
+		Replicas:          cfg.Replicas,
+	}); err != nil {
+		return nil, fmt.Errorf("queue: stream %s: %w", q.dead, err)
+	}
+	for _, k := range Kinds {
+		name := cfg.Prefix + "_" + string(k)
+		if cfg.HandBackOnOpen {
+			if err := js.DeleteConsumer(ctx, q.work, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+				return nil, fmt.Errorf("queue: consumer %s: hand back: %w", name, err)
+			}
+		}
+		c, err := js.CreateOrUpdateConsumer(ctx, q.work, jetstream.ConsumerConfig{
+			Durable:       name,
+			Description:   "crashd workers: " + string(k) + " crashes",
+			FilterSubject: q.subject(k),
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       cfg.AckWait,
+			MaxDeliver:    cfg.MaxDeliver,
+			DeliverPolicy: jetstream.DeliverAllPolicy,
+			MaxAckPending: -1,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("queue: consumer %s: %w", name, err)
+		}
+		q.cons[k] = c
+	}
+	return q, nil
+}
+
+func (q *JetStream) subject(k Kind) string { return q.cfg.Prefix + ".work." + string(k) }
+
+func (q *JetStream) deadSubject(id string) string { return q.cfg.Prefix + ".dead." + id }
+
+// checkID refuses ids that are not one subject token.
+func checkID(id string) error {
+	if id == "" || len(id) > 200 {
+		return fmt.Errorf("queue: crash id %q: empty or too long", id)
+	}
+	for _, r := range id {
+		if !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return fmt.Errorf("queue: crash id %q: only letters, digits, '-' and '_'", id)
+		}
+	}
+	return nil
+}
+
+// Config returns the queue's configuration, defaults filled in.
+func (q *JetStream) Config() Config { return q.cfg }
+
+// Publish implements [Queue].
+func (q *JetStream) Publish(ctx context.Context, kind Kind, id string) error {
+	if !kind.Valid() {
+		return fmt.Errorf("queue: publish %s: unknown kind %q", id, kind)
+	}
+	if err := checkID(id); err != nil {
+		return err
+	}
+	var opts []jetstream.PublishOpt
+	if kind == Normal {
+		// The collector and the start-up recovery may both queue a crash.
+		opts = append(opts, jetstream.WithMsgID(string(kind)+":"+id))
+	}
+	if _, err := q.js.Publish(ctx, q.subject(kind), []byte(id), opts...); err != nil {
+		return fmt.Errorf("queue: publish %s (%s): %w", id, kind, err)
+	}
+	return nil
+}
+
+type deadRecord struct {
+	Reason string    `json:"reason"`
+	Time   time.Time `json:"time"`
+}
+
+// DeadLetter implements [Queue].
+func (q *JetStream) DeadLetter(ctx context.Context, id, reason string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(deadRecord{Reason: reason, Time: time.Now().UTC()})
+	if _, err := q.js.Publish(ctx, q.deadSubject(id), b); err != nil {
+		return fmt.Errorf("queue: dead letter %s: %w", id, err)
+	}
+	return nil
+}
+
+// Undead implements [Queue].
+func (q *JetStream) Undead(ctx context.Context, id string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	s, err := q.js.Stream(ctx, q.dead)
+	if err != nil {
+		return fmt.Errorf("queue: undead %s: %w", id, err)
+	}
+	if err := s.Purge(ctx, jetstream.WithPurgeSubject(q.deadSubject(id))); err != nil {
+		return fmt.Errorf("queue: undead %s: %w", id, err)
+	}
+	return nil
+}
+
+// Dead implements [Queue].
+func (q *JetStream) Dead(ctx context.Context, limit int) ([]DeadLetter, error) {
+	s, err := q.js.Stream(ctx, q.dead)
+	if err != nil {
+		return nil, fmt.Errorf("queue: dead letters: %w", err)
+	}
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(q.cfg.Prefix+".dead.*"))
+	if err != nil {
+		return nil, fmt.Errorf("queue: dead letters: %w", err)
+	}
+	var out []DeadLetter
+	prefix := q.cfg.Prefix + ".dead."
+	for subj := range info.State.Subjects {
+		m, err := s.GetLastMsgForSubject(ctx, subj)
+		if err != nil {
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				continue
+			}
+			return nil, fmt.Errorf("queue: dead letter %s: %w", subj, err)
+		}
+		var r deadRecord
+		if err := json.Unmarshal(m.Data, &r); err != nil {
+			r.Reason = "unreadable dead letter: " + err.Error()
+			r.Time = m.Time
+		}
+		out = append(out, DeadLetter{ID: strings.TrimPrefix(subj, prefix), Reason: r.Reason, Time: r.Time})
+	}
+	slices.SortFunc(out, func(a, b DeadLetter) int {
+		if c := a.Time.Compare(b.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// Depth implements [Queue].
+func (q *JetStream) Depth(ctx context.Context) (Depth, error) {
+	d := Depth{Waiting: map[Kind]uint64{}}
+	for _, k := range Kinds {
+		info, err := q.cons[k].Info(ctx)
+		if err != nil {
+			return d, fmt.Errorf("queue: depth: consumer %s: %w", k, err)
+		}
+		d.Waiting[k] = info.NumPending
+		d.InFlight += uint64(info.NumAckPending)
+	}
+	s, err := q.js.Stream(ctx, q.dead)
+	if err != nil {
+		return d, fmt.Errorf("queue: depth: %w", err)
+	}
+	d.Dead = s.CachedInfo().State.Msgs
+	return d, nil
+}
+
+// Ping implements [Queue]: a round trip to JetStream.
+func (q *JetStream) Ping(ctx context.Context) error {
+	if !q.nc.IsConnected() {
+		return fmt.Errorf("queue: not connected (%s)", q.nc.Status())
+	}
+	if _, err := q.js.AccountInfo(ctx); err != nil {
+		return fmt.Errorf("queue: %w", err)
+	}
+	return nil
+}
+
+// Close implements [Queue]: it closes the connection and shuts an
+// embedded server down (its storage is synced).
+func (q *JetStream) Close() error {
+	q.close.Do(func() {
+		q.nc.Close()
+		if q.ns != nil {
+			q.ns.Shutdown()
+			q.ns.WaitForShutdown()
+		}
+	})
+	return nil
+}
+
+// Consume implements [Queue].
+func (q *JetStream) Consume(ctx context.Context) (Consumer, error) {
+	c := &consumer{q: q, ch: map[Kind]chan *delivery{}, stop: make(chan struct{})}
+	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancel = cancel
+	for _, k := range Kinds {
+		c.ch[k] = make(chan *delivery)
+		c.wg.Add(1)
+		go c.fetch(fctx, k)
+	}
+	return c, nil
+}
+
+// consumer runs one fetcher per kind; each holds at most one message,
+// handed to the next caller of Next, kept alive with InProgress while it
+// waits and handed back (Nak) on Stop.
+type consumer struct {
+	q      *JetStream
+	ch     map[Kind]chan *delivery
+	stop   chan struct{}
+	once   sync.Once
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func (c *consumer) fetch(ctx context.Context, k Kind) {
+	defer c.wg.Done()
+	cons := c.q.cons[k]
+	for ctx.Err() == nil {
+		fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		m, err := cons.Next(jetstream.FetchContext(fctx))
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrTimeout) {
+				// The server is away: retry without spinning.
+				select {
+				case <-time.After(time.Second):
+				case <-ctx.Done():
+					return
+				}
+			}
+			continue
+		}
+		d := &delivery{m: m, kind: k, id: string(m.Data()), attempt: 1}
+		if md, err := m.Metadata(); err == nil {
+			d.attempt = int(md.NumDelivered)
+		}
+		if !c.handOver(ctx, k, d) {
+			_ = m.Nak()
+			return
+		}
+	}
+}
+
+// handOver gives d to a caller of Next, extending its ack wait while it
+// waits; false when the consumer stopped first.
+func (c *consumer) handOver(ctx context.Context, k Kind, d *delivery) bool {
+	tick := time.NewTicker(max(c.q.cfg.AckWait/3, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case c.ch[k] <- d:
+			return true
+		case <-tick.C:
+			_ = d.m.InProgress()
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// Next implements [Consumer].
+func (c *consumer) Next(ctx context.Context) (Delivery, error) {
+	for _, k := range Kinds {
+		select {
+		case d := <-c.ch[k]:
+			return d, nil
+		default:
+		}
+	}
+	select {
+	case d := <-c.ch[Priority]:
+		return d, nil
+	case d := <-c.ch[Reprocess]:
+		return d, nil
+	case d := <-c.ch[Normal]:
+		return d, nil
+	case <-c.stop:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Stop implements [Consumer].
+func (c *consumer) Stop() {
+	c.once.Do(func() {
+		close(c.stop)
+		c.cancel()
+		c.wg.Wait()
+	})
+}
+
+type delivery struct {
+	m       jetstream.Msg
+	kind    Kind
+	id      string
+	attempt int
+}
+
+func (d *delivery) ID() string   { return d.id }
+func (d *delivery) Kind() Kind   { return d.kind }
+func (d *delivery) Attempt() int { return d.attempt }
+func (d *delivery) Ack() error   { return wrap("ack", d.id, d.m.Ack()) }
+func (d *delivery) InProgress() error {
+	return wrap("in progress", d.id, d.m.InProgress())
+}
+func (d *delivery) Nak(delay time.Duration) error {
+	if delay <= 0 {
+		return wrap("nak", d.id, d.m.Nak())
+	}
+	return wrap("nak", d.id, d.m.NakWithDelay(delay))
+}
+func (d *delivery) Term(reason string) error {
+	return wrap("term", d.id, d.m.TermWithReason(reason))
+}
+
+func wrap(op, id string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("queue: %s %s: %w", op, id, err)
+}

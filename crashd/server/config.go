@@ -1,0 +1,256 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gobreakpad/gobreakpad/crashd/collector"
+)
+
+// The roles a process can play (Config.Roles).
+const (
+	// RoleCollector serves the collector's endpoints and recovers crashes
+	// stored but never queued at start-up.
+	RoleCollector = "collector"
+	// RoleProcessor runs the processor's workers.
+	RoleProcessor = "processor"
+	// RoleWeb serves the API (/api/...).
+	RoleWeb = "web"
+)
+
+// Duration is a time.Duration written as Go writes durations ("30s",
+// "2m") in the configuration file and the environment.
+type Duration time.Duration
+
+// UnmarshalJSON reads "30s" (or a number of seconds).
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n float64
+		if err2 := json.Unmarshal(b, &n); err2 != nil {
+			return fmt.Errorf("duration %s: a string such as \"30s\" or a number of seconds", b)
+		}
+		*d = Duration(n * float64(time.Second))
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration %q: %w", s, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes the duration as "30s".
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// Config is crashd's configuration: defaults, then a JSON file
+// (LoadFile), then CRASHD_* environment variables (FromEnv), then
+// command-line flags (cmd/crashd). docs/crashd.md lists every field.
+type Config struct {
+	// Listen is the HTTP address (host:port).
+	Listen string `json:"listen"`
+	// Data is the data directory: blobs under DATA/v1/..., the queue's
+	// JetStream storage under DATA/nats, the index at DATA/index.sqlite.
+	Data string `json:"data"`
+	// Roles are what this process does: collector, processor, web (all
+	// three by default).
+	Roles []string `json:"roles"`
+	// Symbols are symbol paths as minidump_stackwalk takes them (stores,
+	// URLs, srv*CACHE*URL); SymbolsURL Breakpad-layout HTTP stores;
+	// SymbolsCache the download cache. $_NT_SYMBOL_PATH and
+	// $DEBUGINFOD_URLS are honoured as by minidump_stackwalk.
+	Symbols      []string `json:"symbols"`
+	SymbolsURL   []string `json:"symbols_url"`
+	SymbolsCache string   `json:"symbols_cache"`
+	// SymbolsTimeout bounds each symbol download.
+	SymbolsTimeout Duration `json:"symbols_timeout"`
+	// Workers is how many crashes are processed at once (0: the CPUs);
+	// WalkJobs how many threads of one dump are walked at once.
+	Workers  int `json:"workers"`
+	WalkJobs int `json:"walk_jobs"`
+	// Timeout bounds the processing of one crash; MaxAttempts is how often
+	// a crash is tried before it is failed; RetryDelay the wait before
+	// the next attempt (times the attempt).
+	Timeout     Duration `json:"timeout"`
+	MaxAttempts int      `json:"max_attempts"`
+	RetryDelay  Duration `json:"retry_delay"`
+	// NATSURL is an external NATS server or cluster to use as the queue
+	// (issue 26); empty: the embedded server.
+	NATSURL string `json:"nats_url"`
+	// NATSListen makes the embedded server also listen on host:port (for
+	// the nats CLI, or other crashd processes); empty: in-process only.
+	NATSListen string `json:"nats_listen"`
+	// QueueSync makes the embedded queue sync every message to disk
+	// before accepting it (survives power loss).
+	QueueSync bool `json:"queue_sync"`
+	// AckWait is how long a crash handed to a worker may go without news
+	// before the queue gives it to another.
+	AckWait Duration `json:"ack_wait"`
+	// RecoverDays bounds start-up recovery to the crashes of the last
+	// RecoverDays days (0: every stored crash).
+	RecoverDays int `json:"recover_days"`
+	// ShutdownTimeout bounds the graceful shutdown (uploads in flight,
+	// workers finishing their crash).
+	ShutdownTimeout Duration `json:"shutdown_timeout"`
+	// APIToken, when set, is required (Authorization: Bearer) by the API
+	// calls that change something (reprocess).
+	APIToken string `json:"api_token"`
+	// LogFormat is "text" or "json"; LogLevel debug, info, warn or error.
+	LogFormat string `json:"log_format"`
+	LogLevel  string `json:"log_level"`
+	// Collector is the collector's configuration (limits, throttle rules,
+	// personal data, products, Sentry projects): docs/crashd.md.
+	Collector collector.Config `json:"collector"`
+	// SymbolServer is the symbol server's configuration (uploads, tokens,
+	// reprocessing when symbols arrive): docs/crashd.md "Symbol server".
+	SymbolServer SymbolServerConfig `json:"symbol_server"`
+}
+
+// Default returns the defaults.
+func Default() Config {
+	return Config{
+		Listen:          "127.0.0.1:8000",
+		Data:            "crashd-data",
+		Roles:           []string{RoleCollector, RoleProcessor, RoleWeb},
+		SymbolsTimeout:  Duration(30 * time.Second),
+		Timeout:         Duration(2 * time.Minute),
+		MaxAttempts:     3,
+		RetryDelay:      Duration(10 * time.Second),
+		AckWait:         Duration(30 * time.Second),
+		ShutdownTimeout: Duration(30 * time.Second),
+		LogFormat:       "text",
+		LogLevel:        "info",
+	}
+}
+
+// LoadFile reads a JSON configuration file over c: the fields it names
+// replace c's. Unknown fields are an error.
+func (c *Config) LoadFile(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(c); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	return nil
+}
+
+// EnvPrefix starts the environment variables that configure crashd:
+// CRASHD_ and a field's JSON name upper-cased (CRASHD_LISTEN,
+// CRASHD_SYMBOLS_URL, ...). Lists are comma-separated.
+const EnvPrefix = "CRASHD_"
+
+// EnvNames returns the environment variables FromEnv reads.
+func EnvNames() []string {
+	var out []string
+	t := reflect.TypeFor[Config]()
+	for i := range t.NumField() {
+		if name, ok := envName(t.Field(i)); ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func envName(f reflect.StructField) (string, bool) {
+	tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if tag == "" || tag == "-" || f.Type.Kind() == reflect.Struct {
+		return "", false
+	}
+	return EnvPrefix + strings.ToUpper(tag), true
+}
+
+// FromEnv sets the fields named by CRASHD_* variables that lookup finds
+// (os.LookupEnv).
+func (c *Config) FromEnv(lookup func(string) (string, bool)) error {
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	for i := range t.NumField() {
+		name, ok := envName(t.Field(i))
+		if !ok {
+			continue
+		}
+		s, ok := lookup(name)
+		if !ok {
+			continue
+		}
+		f := v.Field(i)
+		switch {
+		case f.Type() == reflect.TypeFor[Duration]():
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				return fmt.Errorf("%s=%q: %w", name, s, err)
+			}
+			f.SetInt(int64(d))
+		case f.Kind() == reflect.String:
+			f.SetString(s)
+		case f.Kind() == reflect.Int:
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return fmt.Errorf("%s=%q: not a number", name, s)
+			}
+			f.SetInt(int64(n))
+		case f.Kind() == reflect.Bool:
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return fmt.Errorf("%s=%q: not true or false", name, s)
+			}
+			f.SetBool(b)
+		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
+			var list []string
+			for e := range strings.SplitSeq(s, ",") {
+				if e = strings.TrimSpace(e); e != "" {
+					list = append(list, e)
+				}
+			}
+			f.Set(reflect.ValueOf(list))
+		}
+	}
+	return nil
+}
+
+// Check returns an error for a configuration that cannot work.
+func (c *Config) Check() error {
+	if c.Data == "" {
+		return fmt.Errorf("config: no data directory")
+	}
+	if len(c.Roles) == 0 {
+		return fmt.Errorf("config: no roles")
+	}
+	for _, r := range c.Roles {
+		switch r {
+		case RoleCollector, RoleProcessor, RoleWeb:
+		default:
+			return fmt.Errorf("config: role %q: collector, processor or web", r)
+		}
+	}
+	switch c.LogFormat {
+	case "", "text", "json":
+	default:
+		return fmt.Errorf("config: log format %q: text or json", c.LogFormat)
+	}
+	if c.Workers < 0 || c.WalkJobs < 0 || c.MaxAttempts < 0 || c.RecoverDays < 0 {
+		return fmt.Errorf("config: workers, walk_jobs, max_attempts and recover_days cannot be negative")
+	}
+	return nil
+}
+
+// Has reports whether the configuration gives the process role r.
+func (c *Config) Has(r string) bool {
+	for _, v := range c.Roles {
+		if v == r {
+			return true
+		}
+	}
+	return false
+}

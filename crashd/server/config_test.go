@@ -1,0 +1,69 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestConfig(t *testing.T) {
+	cfg := Default()
+	if err := cfg.Check(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "crashd.json")
+	os.WriteFile(path, []byte(`{"listen": ":9000", "symbols": ["/a"], "timeout": "90s", "retry_delay": 5,
+		"collector": {"max_body_size": 1000, "throttle": [{"name": "all", "result": "accept"}]}}`), 0o644)
+	if err := cfg.LoadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Listen != ":9000" || !slices.Equal(cfg.Symbols, []string{"/a"}) || time.Duration(cfg.Timeout) != 90*time.Second ||
+		time.Duration(cfg.RetryDelay) != 5*time.Second || cfg.Collector.MaxBodySize != 1000 || cfg.Data != "crashd-data" {
+		t.Errorf("after the file: %+v", cfg)
+	}
+	env := map[string]string{
+		"CRASHD_LISTEN": "127.0.0.1:1", "CRASHD_SYMBOLS_URL": "http://x, http://y", "CRASHD_WORKERS": "3",
+		"CRASHD_QUEUE_SYNC": "true", "CRASHD_ACK_WAIT": "1m", "CRASHD_ROLES": "web,processor",
+	}
+	if err := cfg.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Listen != "127.0.0.1:1" || !slices.Equal(cfg.SymbolsURL, []string{"http://x", "http://y"}) || cfg.Workers != 3 ||
+		!cfg.QueueSync || time.Duration(cfg.AckWait) != time.Minute || cfg.Has(RoleCollector) || !cfg.Has(RoleWeb) {
+		t.Errorf("after the environment: %+v", cfg)
+	}
+	if err := cfg.Check(); err != nil {
+		t.Error(err)
+	}
+	for k, v := range map[string]string{"CRASHD_WORKERS": "many", "CRASHD_TIMEOUT": "soon", "CRASHD_QUEUE_SYNC": "perhaps"} {
+		c := Default()
+		if err := c.FromEnv(func(n string) (string, bool) { return v, n == k }); err == nil {
+			t.Errorf("%s=%s accepted", k, v)
+		}
+	}
+	os.WriteFile(path, []byte(`{"listn": ":9000"}`), 0o644)
+	if err := cfg.LoadFile(path); err == nil {
+		t.Error("an unknown field was accepted")
+	}
+	bad := Default()
+	bad.Roles = []string{"janitor"}
+	if bad.Check() == nil {
+		t.Error("role janitor accepted")
+	}
+	names := EnvNames()
+	if !slices.Contains(names, "CRASHD_SYMBOLS_CACHE") || slices.Contains(names, "CRASHD_COLLECTOR") {
+		t.Errorf("EnvNames: %v", names)
+	}
+}
+
+// TestLocked: a second crashd on the same data directory is refused.
+func TestLocked(t *testing.T) {
+	cfg := testConfig(t, nil)
+	ts := startServer(t, cfg)
+	defer ts.stop()
+	if _, err := New(t.Context(), cfg, nil); err == nil {
+		t.Error("a second server opened the same data directory")
+	}
+}

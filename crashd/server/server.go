@@ -1,0 +1,346 @@
+// Package server wires crashd together: the blob store, the queue (the
+// embedded NATS JetStream server, or an external one), the index, the
+// symbol chain, the collector, the processor and the API, by role
+// (collector, processor, web: all three in one process by default; issue 26
+// runs them apart), with start-up recovery, /metrics and a graceful
+// shutdown.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gobreakpad/gobreakpad/crashd/api"
+	"github.com/gobreakpad/gobreakpad/crashd/blob"
+	"github.com/gobreakpad/gobreakpad/crashd/collector"
+	"github.com/gobreakpad/gobreakpad/crashd/crash"
+	"github.com/gobreakpad/gobreakpad/crashd/index"
+	"github.com/gobreakpad/gobreakpad/crashd/processor"
+	"github.com/gobreakpad/gobreakpad/crashd/queue"
+	"github.com/gobreakpad/gobreakpad/crashd/symserver"
+	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
+)
+
+// Server is a running crashd.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	unlock func()
+	store  *blob.Dir
+	q      queue.Queue
+	ix     index.Index
+	syms   *symsrc.Sources
+	coll   *collector.Collector
+	proc   *processor.Processor
+	reg    *prometheus.Registry
+	mux    *http.ServeMux
+	closed sync.Once
+	// The symbol server, and the background reprocessing of crashes
+	// whose symbols arrived.
+	symsrv       *symserver.Server
+	reprocessSem chan struct{}
+	bg           sync.WaitGroup
+}
+
+// NewLogger returns the slog logger of a configuration (format and
+// level) writing to w.
+func NewLogger(cfg Config, w *os.File) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// New opens everything the configuration's roles need (creating the data
+// directory), recovers the crashes stored but never queued (collector
+// role), and returns the server, not yet serving.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), mux: http.NewServeMux(), reprocessSem: make(chan struct{}, 2)}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	if cfg.NATSURL == "" {
+		// The embedded queue and index are this process's alone.
+		if s.unlock, err = lockDir(filepath.Join(cfg.Data, "crashd.lock")); err != nil {
+			return nil, err
+		}
+	}
+	if s.store, err = blob.OpenDir(cfg.Data); err != nil {
+		return nil, fmt.Errorf("blob store: %w", err)
+	}
+	qcfg := queue.Config{AckWait: time.Duration(cfg.AckWait), MaxDeliver: cfg.MaxAttempts + 5}
+	var q *queue.JetStream
+	if cfg.NATSURL == "" {
+		// Not HandBackOnOpen: the deliveries' counts must survive a
+		// restart, or a crash that kills the process would be tried for
+		// ever. A killed process's crashes come back after AckWait.
+		q, err = queue.Embedded(ctx, queue.EmbeddedConfig{Dir: filepath.Join(cfg.Data, "nats"), Listen: cfg.NATSListen, SyncAlways: cfg.QueueSync}, qcfg)
+	} else {
+		q, err = queue.Connect(ctx, cfg.NATSURL, qcfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.q = q // not before: a nil *JetStream in the interface is not nil
+	ix, err := index.OpenSQLite(ctx, filepath.Join(cfg.Data, "index.sqlite"))
+	if err != nil {
+		return nil, err
+	}
+	s.ix = ix
+	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &gauges{s: s})
+
+	if cfg.Has(RoleCollector) {
+		if s.coll, err = collector.New(cfg.Collector, s.store, s.publish, log, s.reg); err != nil {
+			return nil, err
+		}
+	}
+	symDir, symCache := "", cfg.SymbolsCache
+	if !cfg.SymbolServer.Disabled {
+		if symCache == "" {
+			// The processor's fast forms of uploaded symbols (and its
+			// downloads) live here.
+			symCache = filepath.Join(cfg.Data, "symbols-cache")
+		}
+		symDir = cfg.SymbolServer.Dir
+		if symDir == "" {
+			symDir = filepath.Join(cfg.Data, "symbols")
+		}
+		if cfg.Has(RoleCollector) {
+			if s.symsrv, err = symserver.New(symserver.Config{Dir: symDir, Tokens: cfg.SymbolServer.Tokens,
+				OpenV1: cfg.SymbolServer.OpenV1, MaxUpload: cfg.SymbolServer.MaxUpload, FastCache: symCache, OnSymbols: s.symbolsArrived, Registerer: s.reg}, log); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if cfg.Has(RoleProcessor) {
+		paths := cfg.Symbols
+		if symDir != "" {
+			// What the symbol server stores comes first.
+			if err := os.MkdirAll(symDir, 0o755); err != nil {
+				return nil, fmt.Errorf("symbol server: %w", err)
+			}
+			paths = append([]string{symDir}, cfg.Symbols...)
+		}
+		scfg := symsrc.Config{Paths: paths, URLs: cfg.SymbolsURL, CacheDir: symCache,
+			RequestTimeout: time.Duration(cfg.SymbolsTimeout), Prefetch: symsrc.DefaultPrefetch}
+		scfg.FromEnv()
+		pcfg := processor.Config{Workers: cfg.Workers, WalkJobs: cfg.WalkJobs, Timeout: time.Duration(cfg.Timeout),
+			MaxAttempts: cfg.MaxAttempts, RetryDelay: time.Duration(cfg.RetryDelay), Heartbeat: time.Duration(cfg.AckWait) / 3}
+		if !scfg.None() {
+			if s.syms, err = symsrc.Open(scfg); err != nil {
+				return nil, fmt.Errorf("symbols: %w", err)
+			}
+			for _, d := range s.syms.Dirs {
+				if _, err := os.Stat(d); err != nil {
+					log.Warn("symbol path: walking without it", "path", d, "err", err)
+				}
+			}
+			pcfg.Symbols, pcfg.Prefetch = s.syms, s.syms.Prefetch()
+		}
+		if s.proc, err = processor.New(pcfg, s.store, s.q, s.ix, log, s.reg); err != nil {
+			return nil, err
+		}
+	}
+	a := api.New(api.Config{Token: cfg.APIToken}, s.store, s.q, s.ix, log)
+	if cfg.Has(RoleWeb) {
+		a.Register(s.mux)
+		if !cfg.SymbolServer.Disabled {
+			s.mux.HandleFunc("GET /api/missing-symbols", s.missingSymbols)
+		}
+	} else {
+		a.RegisterHealth(s.mux)
+	}
+	if s.coll != nil {
+		s.mux.Handle("/", s.coll.Handler())
+	}
+	if s.symsrv != nil {
+		s.symsrv.Register(s.mux)
+	}
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+
+	if s.coll != nil {
+		var since time.Time
+		if cfg.RecoverDays > 0 {
+			since = time.Now().AddDate(0, 0, -cfg.RecoverDays)
+		}
+		t0 := time.Now()
+		n, err := collector.Recover(ctx, s.store, s.publish, since, log)
+		if err != nil {
+			return nil, err
+		}
+		log.Info("start-up recovery", "queued", n, "seconds", time.Since(t0).Seconds())
+	}
+	return s, nil
+}
+
+// publish queues a stored crash (the collector's Publisher) and records it
+// in the index.
+func (s *Server) publish(ctx context.Context, id crash.ID) error {
+	if err := s.q.Publish(ctx, queue.Normal, string(id)); err != nil {
+		return err
+	}
+	c := index.Crash{ID: string(id)}
+	c.ReceivedAt, _ = id.Date()
+	if b, err := s.store.Get(ctx, crash.RawCrashKey(id)); err == nil {
+		var raw crash.RawCrash
+		if json.Unmarshal(b, &raw) == nil {
+			c.ReceivedAt, c.Product, c.Version = raw.SubmittedTimestamp, raw.ProductName(), raw.ProductVersion()
+		}
+	}
+	if err := s.ix.Received(ctx, c); err != nil {
+		// Queued all the same; the processor's attempt records it.
+		s.log.Warn("index: received crash", "crash_id", string(id), "err", err)
+	}
+	return nil
+}
+
+// Handler is the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Store, Queue and Index return the server's parts (for tests and tools).
+func (s *Server) Store() blob.Store  { return s.store }
+func (s *Server) Queue() queue.Queue { return s.q }
+func (s *Server) Index() index.Index { return s.ix }
+
+// Serve serves HTTP on ln and runs the processor until ctx ends; then it
+// shuts down gracefully: no new connections, uploads in flight finished,
+// workers finishing the crash they hold (fetched crashes not started go
+// back to the queue), all within ShutdownTimeout, and closes everything.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	defer s.Close()
+	hs := &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       5 * time.Minute,
+		WriteTimeout:      5 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }()
+	pctx, pcancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer pcancel()
+	procDone := make(chan struct{})
+	if s.proc != nil {
+		go func() {
+			defer close(procDone)
+			_ = s.proc.Run(pctx)
+		}()
+	} else {
+		close(procDone)
+	}
+	s.log.Info("crashd serving", "listen", ln.Addr().String(), "data", s.cfg.Data, "roles", strings.Join(s.cfg.Roles, ","))
+	var err error
+	select {
+	case <-ctx.Done():
+		s.log.Info("crashd shutting down")
+	case err = <-serveErr:
+		err = fmt.Errorf("http: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), time.Duration(s.cfg.ShutdownTimeout))
+	defer cancel()
+	if serr := hs.Shutdown(sctx); serr != nil {
+		s.log.Warn("shutdown: uploads still in flight were cut", "err", serr)
+	}
+	pcancel()
+	select {
+	case <-procDone:
+	case <-sctx.Done():
+		s.log.Warn("shutdown: workers still busy; their crashes go back to the queue")
+	}
+	s.log.Info("crashd stopped")
+	return err
+}
+
+// Close releases everything New opened.
+func (s *Server) Close() error {
+	s.closed.Do(func() {
+		s.bg.Wait() // reprocessing started by symbol uploads
+		if s.q != nil {
+			s.q.Close()
+		}
+		if s.ix != nil {
+			s.ix.Close()
+		}
+		if s.syms != nil {
+			s.syms.Close()
+		}
+		if s.store != nil {
+			s.store.Close()
+		}
+		if s.unlock != nil {
+			s.unlock()
+		}
+	})
+	return nil
+}
+
+// gauges are the metrics read from the queue and the index at scrape time.
+type gauges struct{ s *Server }
+
+var (
+	depthDesc    = prometheus.NewDesc("crashd_queue_depth", "Crashes waiting in the queue, by kind of work.", []string{"kind"}, nil)
+	inFlightDesc = prometheus.NewDesc("crashd_queue_in_flight", "Crashes handed to workers and not yet acknowledged.", nil, nil)
+	deadDesc     = prometheus.NewDesc("crashd_queue_dead_letters", "Crashes that failed too often (dead letters).", nil, nil)
+	crashesDesc  = prometheus.NewDesc("crashd_index_crashes", "Crashes in the index, by status.", []string{"status"}, nil)
+)
+
+func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
+	ch <- depthDesc
+	ch <- inFlightDesc
+	ch <- deadDesc
+	ch <- crashesDesc
+}
+
+func (g *gauges) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if d, err := g.s.q.Depth(ctx); err == nil {
+		for _, k := range queue.Kinds {
+			ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(d.Waiting[k]), string(k))
+		}
+		ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(d.InFlight))
+		ch <- prometheus.MustNewConstMetric(deadDesc, prometheus.GaugeValue, float64(d.Dead))
+	} else {
+		ch <- prometheus.NewInvalidMetric(depthDesc, err)
+	}
+	if n, err := g.s.ix.Counts(ctx); err == nil {
+		for _, st := range []index.Status{index.Received, index.Processed, index.Failed} {
+			ch <- prometheus.MustNewConstMetric(crashesDesc, prometheus.GaugeValue, float64(n[st]), string(st))
+		}
+	} else {
+		ch <- prometheus.NewInvalidMetric(crashesDesc, err)
+	}
+}
+
+// ErrLocked is returned when another crashd uses the data directory.
+var ErrLocked = errors.New("data directory in use by another crashd")

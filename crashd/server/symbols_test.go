@@ -1,0 +1,114 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gobreakpad/gobreakpad/crashd/symserver"
+)
+
+// TestSymbolsArrived: a crash walked before its symbols were uploaded is
+// listed by /api/missing-symbols, processed again by itself when they
+// arrive through the symbol server, into the walk minidump_stackwalk
+// --json gives with the local stores; then the module is no longer missing.
+func TestSymbolsArrived(t *testing.T) {
+	var c corpusCase
+	for _, k := range corpusCases(t) {
+		if k.name == "gen-threads-x64-O2" {
+			c = k
+		}
+	}
+	if c.name == "" {
+		t.Skip("corpus case gen-threads-x64-O2 not found")
+	}
+	secret, tok, err := symserver.NewToken("ci", symserver.ScopeUpload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, nil)
+	cfg.SymbolServer.Tokens = []symserver.Token{tok}
+	ts := startServer(t, cfg)
+	defer ts.stop()
+
+	id, err := upload(t, ts.URL, c.dump, map[string]string{"ProductName": "Threads", "Version": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := waitProcessed(t, ts.URL, id, time.Minute)
+	missing := getMissing(t, ts.URL)
+	if !strings.Contains(missing, `"debug_file":"threads","debug_id":"144AFBA2676A2231983B3DCC7FE8C9FE0"`) {
+		t.Fatalf("missing symbols before the upload: %s", missing)
+	}
+
+	// Upload the case's symbols (v1 form, Auth-Token).
+	n := 0
+	for _, st := range c.symbols {
+		filepath.WalkDir(st, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".sym") {
+				return nil
+			}
+			b, _ := os.ReadFile(p)
+			var body bytes.Buffer
+			mw := multipart.NewWriter(&body)
+			fw, _ := mw.CreateFormFile("symbol_file", filepath.Base(p))
+			fw.Write(b)
+			mw.Close()
+			req, _ := http.NewRequest("POST", ts.URL+"/symbols/upload", &body)
+			req.Header.Set("Content-Type", mw.FormDataContentType())
+			req.Header.Set("Auth-Token", secret)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("upload %s: %d %s", p, resp.StatusCode, out)
+			}
+			n++
+			return nil
+		})
+	}
+	want := stackwalkJSON(t, c.dump, c.symbols)
+	if sameJSON(before.JSONDump, want) == "" {
+		t.Fatal("the walk without symbols is already the symbolized one")
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		got, code, err := getCrash(ts.URL, id)
+		if err == nil && code == 200 && got.Status == "processed" && sameJSON(got.JSONDump, want) == "" {
+			t.Logf("%d symbol files uploaded; crash reprocessed into the symbolized walk (signature %q, was %q)", n, got.Signature, before.Signature)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not reprocessed into the symbolized walk: %s", sameJSON(got.JSONDump, want))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if missing := getMissing(t, ts.URL); strings.Contains(missing, `"debug_file":"threads"`) {
+		t.Errorf("missing symbols after the upload: %s", missing)
+	}
+}
+
+func getMissing(t testing.TB, url string) string {
+	t.Helper()
+	resp, err := http.Get(url + "/api/missing-symbols")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !json.Valid(b) {
+		t.Fatalf("missing symbols: %d %s", resp.StatusCode, b)
+	}
+	return string(b)
+}

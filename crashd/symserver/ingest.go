@@ -1,0 +1,268 @@
+package symserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gobreakpad/gobreakpad/symbols/formats"
+	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
+	"github.com/gobreakpad/gobreakpad/symfile"
+	"github.com/gobreakpad/gobreakpad/symstore"
+)
+
+// Want is what an upload says of its file: the debug file and identifier
+// (either may be empty: the file's own MODULE line then decides) and,
+// for a native debug file, the name to give the module.
+type Want struct {
+	DebugFile string
+	DebugID   string
+	CodeFile  string
+}
+
+// Stored is the outcome of storing an upload.
+type Stored struct {
+	// DebugFile and DebugID are the module's, from its MODULE line.
+	DebugFile, DebugID string
+	// Path is the .sym file in the store.
+	Path string
+	// Duplicate: the store held the same bytes already (nothing written).
+	Duplicate bool
+	// Converted names the native format converted from ("" for a .sym).
+	Converted string
+	// Size is the .sym's size in bytes.
+	Size int64
+}
+
+// receive copies body into a new file under Incoming, at most MaxUpload
+// bytes (more is a 413), and returns its path.
+func (s *Server) receive(body io.Reader) (string, error) {
+	f, err := os.CreateTemp(s.cfg.Incoming, "up-*")
+	if err != nil {
+		return "", &uploadError{http.StatusInternalServerError, fmt.Errorf("incoming file: %w", err)}
+	}
+	n, err := io.Copy(f, io.LimitReader(body, s.cfg.MaxUpload+1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && n > s.cfg.MaxUpload {
+		err = &uploadError{http.StatusRequestEntityTooLarge, fmt.Errorf("the file is over the limit of %d bytes", s.cfg.MaxUpload)}
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		var ue *uploadError
+		if !errors.As(err, &ue) {
+			err = badUpload("reading the upload: %v", err)
+		}
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// moduleLine reads the MODULE record starting a .sym file.
+func moduleLine(path string) (symfile.Module, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return symfile.Module{}, err
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 4096).ReadSlice('\n')
+	if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
+		return symfile.Module{}, badUpload("symbol file: no MODULE line")
+	}
+	line = bytes.TrimRight(line, "\r\n")
+	rec, err := symfile.ParseRecord(line)
+	if err != nil {
+		return symfile.Module{}, badUpload("symbol file: first line: %v", err)
+	}
+	m, ok := rec.(symfile.Module)
+	if !ok {
+		return symfile.Module{}, badUpload("symbol file: the first line is not a MODULE record")
+	}
+	return m, nil
+}
+
+// breakpadFormat is the .sym format of the table.
+var breakpadFormat = func() *formats.Format {
+	f, err := formats.ByName("breakpad")
+	if err != nil {
+		panic(err) // the table always has it
+	}
+	return f
+}()
+
+// ingest turns the received file tmp into a .sym in the store: a .sym is
+// checked against want; a native debug file the formats' table reads is
+// converted first. tmp is consumed (moved or removed).
+func (s *Server) ingest(ctx context.Context, tmp string, want Want) (Stored, error) {
+	defer os.Remove(tmp)
+	head := make([]byte, formats.SniffLen)
+	f, err := os.Open(tmp)
+	if err != nil {
+		return Stored{}, &uploadError{http.StatusInternalServerError, err}
+	}
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	head = head[:n]
+	var st Stored
+	sym := tmp
+	if ff := formats.SniffHead(head); ff != nil && ff != breakpadFormat {
+		if !ff.CanRead() {
+			return Stored{}, badUpload("a %s file cannot be turned into symbols here", ff.Name)
+		}
+		if sym, err = s.convert(tmp, ff, want); err != nil {
+			return Stored{}, err
+		}
+		defer os.Remove(sym)
+		st.Converted = ff.Name
+	} else if !bytes.HasPrefix(head, []byte("MODULE ")) {
+		return Stored{}, badUpload("not a Breakpad symbol file (no MODULE line) nor a debug file of a known format")
+	}
+	m, err := moduleLine(sym)
+	if err != nil {
+		return Stored{}, err
+	}
+	name := symstore.BaseName(m.Name)
+	if err := symstore.CheckName(name); err != nil {
+		return Stored{}, badUpload("symbol file: MODULE name: %v", err)
+	}
+	if err := symstore.CheckName(m.ID); err != nil {
+		return Stored{}, badUpload("symbol file: MODULE identifier: %v", err)
+	}
+	if want.DebugFile != "" && !strings.EqualFold(symstore.BaseName(want.DebugFile), name) ||
+		want.DebugID != "" && normID(want.DebugID) != normID(m.ID) {
+		return Stored{}, badUpload("the symbol file's MODULE line names %s %s, the upload %s %s", name, m.ID, want.DebugFile, want.DebugID)
+	}
+	path, err := symstore.BreakpadFile(s.cfg.Dir, name, m.ID, ".sym")
+	if err != nil {
+		return Stored{}, badUpload("symbol file: %v", err)
+	}
+	st.DebugFile, st.DebugID, st.Path = name, m.ID, path
+	sum, size, err := hashFile(sym)
+	if err != nil {
+		return Stored{}, &uploadError{http.StatusInternalServerError, err}
+	}
+	st.Size = size
+	mu := s.lock(path)
+	mu.Lock()
+	defer mu.Unlock()
+	if old, osize, err := hashFile(path); err == nil && osize == size && old == sum {
+		st.Duplicate = true
+		return st, nil
+	}
+	if err := commit(sym, path); err != nil {
+		return Stored{}, &uploadError{http.StatusInternalServerError, fmt.Errorf("storing %s/%s: %w", name, m.ID, err)}
+	}
+	s.indexCode(path)
+	if s.cfg.FastCache != "" {
+		t0 := time.Now()
+		if err := symsrc.WriteFast(s.cfg.FastCache, path, name, m.ID); err != nil {
+			// The .sym serves all the same, only slower.
+			s.log.Warn("symbols stored: fast forms", "debug_file", name, "debug_id", m.ID, "err", err)
+		} else {
+			s.log.Info("symbols stored: fast forms written", "debug_file", name, "debug_id", m.ID, "seconds", time.Since(t0).Seconds())
+		}
+	}
+	s.log.Info("symbols stored", "debug_file", name, "debug_id", m.ID, "bytes", size, "converted_from", st.Converted)
+	if s.cfg.OnSymbols != nil {
+		s.cfg.OnSymbols(context.WithoutCancel(ctx), name, m.ID)
+	}
+	return st, nil
+}
+
+// convert writes the .sym of the native debug file tmp (format ff) beside
+// it: the file is first given the module's name (dump_syms names modules
+// after their file), so want must name it.
+func (s *Server) convert(tmp string, ff *formats.Format, want Want) (string, error) {
+	name := want.DebugFile
+	if name == "" {
+		name = want.CodeFile
+	}
+	name = symstore.BaseName(name)
+	if err := symstore.CheckName(name); err != nil {
+		return "", badUpload("a %s file needs the module's name (debug_file or code_file): %v", ff.Name, err)
+	}
+	dir, err := os.MkdirTemp(s.cfg.Incoming, "conv-*")
+	if err != nil {
+		return "", &uploadError{http.StatusInternalServerError, err}
+	}
+	defer os.RemoveAll(dir)
+	named := filepath.Join(dir, name)
+	if err := os.Rename(tmp, named); err != nil {
+		return "", &uploadError{http.StatusInternalServerError, err}
+	}
+	out, err := os.CreateTemp(s.cfg.Incoming, "sym-*")
+	if err != nil {
+		return "", &uploadError{http.StatusInternalServerError, err}
+	}
+	w := bufio.NewWriterSize(out, 1<<20)
+	err = formats.Convert(w, named, breakpadFormat, nil)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(out.Name())
+		return "", badUpload("converting the %s file %s into symbols: %v", ff.Name, name, err)
+	}
+	return out.Name(), nil
+}
+
+// hashFile returns the SHA-256 and size of a file.
+func hashFile(path string) ([sha256.Size]byte, int64, error) {
+	var sum [sha256.Size]byte
+	f, err := os.Open(path)
+	if err != nil {
+		return sum, 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return sum, 0, err
+	}
+	copy(sum[:], h.Sum(nil))
+	return sum, n, nil
+}
+
+// commit moves the file src (synced first) to dst durably: dst's
+// directories created, the rename, the directory synced. A reader sees the
+// old file or the new one, never a part.
+func commit(src, dst string) error {
+	f, err := os.OpenFile(src, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	f.Close()
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(src, 0o644); err != nil {
+		return err
+	}
+	dir := filepath.Dir(dst)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Rename(src, dst); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,302 @@
+// Package symserver is crashd's symbol server: it takes symbol files the
+// way build systems already upload them and serves them in the layout every
+// walker downloads from.
+//
+// Uploads:
+//
+//   - Breakpad's "sym-upload-v1": POST /symbols/upload, a multipart form as
+//     Breakpad's Linux/Mac sym_upload and Windows symupload send it
+//     (symbol_file, debug_file, debug_identifier, code_file, os, cpu,
+//     version, product), answered 200.
+//   - Breakpad's "sym-upload-v2" (docs/sym_upload_v2_protocol.md, and what
+//     src/common/linux/symbol_collector_client.cc really parses):
+//     GET /v1/symbols/{debug_file}/{debug_id}:checkStatus, POST
+//     /v1/uploads:create, PUT of the file to the returned uploadUrl, POST
+//     /v1/uploads/{key}:complete (whose body the Linux client writes with
+//     unquoted keys: parsed leniently, see ParseComplete).
+//   - Mozilla Tecken's: POST /upload/ with Auth-Token, a multipart form
+//     whose first file is a zip of MODULE/ID/FILE.sym members (ZipMembers
+//     checks them all before anything is written), answered 201 with the
+//     upload's JSON; unchanged files are skipped.
+//
+// A native debug file the symbol formats' table (symbols/formats) can read
+// (an ELF file with its debug information) is converted into a .sym with
+// our dump_syms code; a .sym is checked against the names the upload gives.
+//
+// Downloads: GET and HEAD /symbols/{debug_file}/{debug_id}/{name}.sym, the
+// Breakpad HTTP layout minidump_stackwalk --symbols-url, rust-minidump and
+// Breakpad's HTTP supplier read (gzip when asked for).
+//
+// The files live in a Breakpad-layout directory (Config.Dir) whose paths
+// come from symstore alone (BreakpadFile, after CheckName of every name from
+// an upload), so crashd's processor reads the same directory as a local
+// symbol store. Each new or changed module is reported to Config.OnSymbols
+// (crashd reprocesses the crashes that missed it).
+package symserver
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// ScopeUpload is the token scope allowing symbol uploads.
+const ScopeUpload = "upload_symbols"
+
+// Token is an API token as the configuration keeps it: its SHA-256 (the
+// secret itself is never stored), what it is for and what it may do.
+type Token struct {
+	// Name says whose token it is (logs).
+	Name string `json:"name"`
+	// SHA256 is HashToken of the secret, in hex.
+	SHA256 string `json:"sha256"`
+	// Scopes are what the token allows (ScopeUpload).
+	Scopes []string `json:"scopes"`
+}
+
+// HashToken returns the hex SHA-256 of a token's secret, the form
+// Config.Tokens keeps.
+func HashToken(secret string) string {
+	h := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(h[:])
+}
+
+// NewToken returns a new random secret (32 hex digits) and its Token with
+// the given scopes.
+func NewToken(name string, scopes ...string) (secret string, t Token, err error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", Token{}, fmt.Errorf("token: %w", err)
+	}
+	secret = hex.EncodeToString(b[:])
+	return secret, Token{Name: name, SHA256: HashToken(secret), Scopes: scopes}, nil
+}
+
+// DefaultMaxUpload bounds an uploaded file when Config.MaxUpload is 0.
+const DefaultMaxUpload = 2 << 30
+
+// Config configures the symbol server.
+type Config struct {
+	// Dir is the Breakpad-layout symbol store the server writes and
+	// serves (NAME/ID/NAME.sym).
+	Dir string `json:"dir"`
+	// Incoming holds uploads in progress; it must be on Dir's file system.
+	// Default: Dir + ".incoming".
+	Incoming string `json:"incoming"`
+	// Tokens are the API tokens (Auth-Token header, or ?key=).
+	Tokens []Token `json:"tokens"`
+	// OpenV1 lets sym-upload-v1 uploads in without a token (Breakpad's v1
+	// clients cannot send headers; a ?key= on their URL works too).
+	OpenV1 bool `json:"open_v1"`
+	// MaxUpload bounds one uploaded file in bytes (0: DefaultMaxUpload).
+	MaxUpload int64 `json:"max_upload"`
+	// FastCache, when set, is the processor's symbol cache directory
+	// (symsrc.Config.CacheDir, --symbols-cache): each stored .sym's fast
+	// forms (SymCache and unwind index, symsrc.WriteFast) are written
+	// there before the upload is answered, so no walk parses the .sym.
+	FastCache string `json:"-"`
+	// OnSymbols, when set, is called after a module's symbols were stored
+	// (new or changed, not for a duplicate), with the debug file and
+	// identifier of its MODULE line. It runs on the upload's goroutine
+	// after the answer's status is decided; make it quick.
+	OnSymbols func(ctx context.Context, debugFile, debugID string) `json:"-"`
+	// Registerer, when set, receives the server's metrics
+	// (crashd_symbols_*).
+	Registerer prometheus.Registerer `json:"-"`
+}
+
+// Server is the symbol server's HTTP handler.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	mux     *http.ServeMux
+	m       *metrics
+	locks   [64]sync.Mutex
+	mu      sync.Mutex
+	pending map[string]time.Time // v2 upload keys → creation
+}
+
+// pendingTTL is how long a v2 upload key lives; maxPending bounds the keys.
+const (
+	pendingTTL = time.Hour
+	maxPending = 10000
+)
+
+// New returns the symbol server over cfg.Dir (created when missing).
+func New(cfg Config, log *slog.Logger) (*Server, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("symserver: no symbol directory")
+	}
+	if cfg.Incoming == "" {
+		cfg.Incoming = filepath.Clean(cfg.Dir) + ".incoming"
+	}
+	if cfg.MaxUpload <= 0 {
+		cfg.MaxUpload = DefaultMaxUpload
+	}
+	for _, d := range []string{cfg.Dir, cfg.Incoming} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("symserver: %w", err)
+		}
+	}
+	// Files left in Incoming by a process that died mid-upload; those of
+	// uploads younger than an upload key may be another process's.
+	if ents, err := os.ReadDir(cfg.Incoming); err == nil {
+		for _, e := range ents {
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > pendingTTL {
+				os.RemoveAll(filepath.Join(cfg.Incoming, e.Name()))
+			}
+		}
+	}
+	for i, t := range cfg.Tokens {
+		if b, err := hex.DecodeString(t.SHA256); err != nil || len(b) != sha256.Size {
+			return nil, fmt.Errorf("symserver: token %d (%q): sha256 is not 64 hex digits", i, t.Name)
+		}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("symserver: metrics: %w", err)
+	}
+	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), m: m, pending: map[string]time.Time{}}
+	s.Register(s.mux)
+	return s, nil
+}
+
+// Register adds the server's routes to mux: /symbols/ (v1 upload and
+// downloads), /v1/ (sym-upload-v2) and /upload/ (Tecken's zip upload).
+func (s *Server) Register(mux *http.ServeMux) {
+	mux.HandleFunc("POST /symbols/upload", s.uploadV1)
+	mux.HandleFunc("GET /symbols/", s.download)
+	mux.HandleFunc("HEAD /symbols/", s.download)
+	mux.HandleFunc("/v1/", s.v2)
+	mux.HandleFunc("POST /upload/", s.uploadZip)
+	mux.HandleFunc("POST /upload", s.uploadZip)
+	mux.HandleFunc("GET /api/syminfo/{file}/{id}", s.syminfo)
+}
+
+// ServeHTTP serves the symbol server's routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Dir returns the symbol store the server writes.
+func (s *Server) Dir() string { return s.cfg.Dir }
+
+// errAuth is an authentication failure and its status (401 or 403).
+type errAuth struct {
+	status int
+	msg    string
+}
+
+func (e *errAuth) Error() string { return e.msg }
+
+// authorize checks the request's token (Auth-Token header, else ?key=) for
+// scope. open lets requests without any token in.
+func (s *Server) authorize(r *http.Request, scope string, open bool) (string, error) {
+	secret := r.Header.Get("Auth-Token")
+	if secret == "" {
+		secret = r.URL.Query().Get("key")
+	}
+	if secret == "" {
+		if open {
+			return "", nil
+		}
+		return "", &errAuth{http.StatusUnauthorized, "an API token is required (Auth-Token header or ?key=)"}
+	}
+	sum := sha256.Sum256([]byte(secret))
+	for _, t := range s.cfg.Tokens {
+		want, _ := hex.DecodeString(t.SHA256)
+		if subtle.ConstantTimeCompare(sum[:], want) != 1 {
+			continue
+		}
+		for _, sc := range t.Scopes {
+			if sc == scope {
+				return t.Name, nil
+			}
+		}
+		return "", &errAuth{http.StatusForbidden, fmt.Sprintf("the token has no %s scope", scope)}
+	}
+	return "", &errAuth{http.StatusForbidden, "unknown API token"}
+}
+
+// lock returns the mutex serializing the writes of one module's files.
+func (s *Server) lock(path string) *sync.Mutex {
+	h := fnv.New32a()
+	h.Write([]byte(path))
+	return &s.locks[h.Sum32()%uint32(len(s.locks))]
+}
+
+// writeJSON answers v in the indented form Breakpad's v2 client's regexes
+// expect ("key": "value", one space after the colon), without HTML
+// escaping.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// fail answers an error of an upload: its status (400 unless it says
+// otherwise) and message, as JSON for v2 requests, as text for v1.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error, asJSON bool) {
+	status := http.StatusBadRequest
+	var ae *errAuth
+	var ue *uploadError
+	switch {
+	case errors.As(err, &ae):
+		status = ae.status
+	case errors.As(err, &ue):
+		status = ue.status
+	}
+	if p := r.URL.Path; p == "/symbols/upload" || strings.HasSuffix(p, ":complete") || strings.HasPrefix(p, "/upload") {
+		s.m.uploads.WithLabelValues(protocol(r), "refused").Inc()
+	}
+	if status >= 500 {
+		s.log.Error("symbol upload", "path", r.URL.Path, "err", err)
+	} else {
+		s.log.Info("symbol upload refused", "path", r.URL.Path, "status", status, "err", err)
+	}
+	if asJSON {
+		writeJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": err.Error()}})
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	fmt.Fprintln(w, err.Error())
+}
+
+// uploadError is an upload refused with a status.
+type uploadError struct {
+	status int
+	err    error
+}
+
+func (e *uploadError) Error() string { return e.err.Error() }
+func (e *uploadError) Unwrap() error { return e.err }
+
+func badUpload(format string, args ...any) error {
+	return &uploadError{http.StatusBadRequest, fmt.Errorf(format, args...)}
+}
+
+// normID is a debug identifier as the store names it: hyphens dropped,
+// upper case (sym_upload's CompactIdentifier, Breakpad's MODULE lines).
+func normID(id string) string {
+	return strings.ToUpper(strings.ReplaceAll(id, "-", ""))
+}
