@@ -15,8 +15,8 @@
 // debuginfod servers of $DEBUGINFOD_URLS, as elfutils' tools do, and kept in
 // --symbols-cache DIR (docs/symbols.md). The reader is chosen by the file's
 // magic bytes: ELF (package dumpsyms/elf says what is read), PDB 7.0 and PE
-// (package dumpsyms/pe); others are refused with their magic named. The
-// MODULE record's OS is "windows" for PDBs whatever -o says.
+// (package dumpsyms/pe), Mach-O and dSYM bundles (dumpsyms/macho: -a ARCH,
+// --list-arch, -g DSYM); others are refused with their magic named.
 //
 // For Windows x64, STACK CFI comes from the PE's .pdata/.xdata when the PE
 // is at hand (given, or beside the PDB): --cfi-style symbolic (the default)
@@ -49,6 +49,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	dself "github.com/gobreakpad/gobreakpad/dumpsyms/elf"
+	dsmacho "github.com/gobreakpad/gobreakpad/dumpsyms/macho"
 	dspe "github.com/gobreakpad/gobreakpad/dumpsyms/pe"
 	"github.com/gobreakpad/gobreakpad/pdb"
 	"github.com/gobreakpad/gobreakpad/pe/unwindinfo"
@@ -74,7 +75,7 @@ func main() {
 func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 	return &cli.Command{
 		Name:                   "dump_syms",
-		Usage:                  "write the Breakpad symbol file of an ELF binary or a Windows PDB/PE",
+		Usage:                  "write the Breakpad symbol file of an ELF binary, a Mach-O binary or dSYM, or a Windows PDB/PE",
 		ArgsUsage:              "BINARY [DEBUG_DIR ...]",
 		UseShortOptionHandling: true,
 		Flags: []cli.Flag{
@@ -83,6 +84,9 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 			&cli.BoolFlag{Name: "d", Usage: "write INLINE_ORIGIN and INLINE records"},
 			&cli.BoolFlag{Name: "m", Usage: "mark FUNC and PUBLIC records of several folded symbols with m"},
 			&cli.BoolFlag{Name: "v", Usage: "explain on stderr what was skipped and why"},
+			&cli.StringFlag{Name: "a", Usage: "Mach-O: the architecture `ARCH` of a universal file (x86_64, arm64, arm64e, ...)"},
+			&cli.StringFlag{Name: "g", Usage: "Mach-O: read DWARF from the dSYM bundle (or the file in it) `DSYM`"},
+			&cli.BoolFlag{Name: "list-arch", Usage: "Mach-O: list the architectures of BINARY, one a line, and exit"},
 			&cli.StringFlag{Name: "n", Usage: "module `NAME` instead of the binary's file name"},
 			&cli.StringFlag{Name: "o", Usage: "operating system `OS` in the MODULE record", Value: "Linux"},
 			&cli.IntFlag{Name: "max-inflate-ratio", Usage: "skip a compressed section declaring more than `N` times its compressed size (at least 64 MiB)", Value: dself.DefaultInflateRatio},
@@ -111,19 +115,20 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 	args := c.Args().Slice()
 	if len(args) < 1 {
 		return cmdline.Usagef("missing binary")
+	} else if c.Bool("list-arch") {
+		return dsmacho.ListArch(args[0], stdout)
 	}
 	for _, w := range cmdline.CheckDirs("debug directory", args[1:]) {
 		fmt.Fprintf(stderr, "dump_syms: warning: %s; dumping without it\n", w)
 	}
 	opts := dumpsyms.Options{
-		HeaderOnly: c.Bool("i"),
-		NoCFI:      c.Bool("c"),
-		Inlines:    c.Bool("d"),
-		Multiple:   c.Bool("m"),
-		Name:       c.String("n"),
-		OS:         c.String("o"),
-		DebugDirs:  args[1:],
-
+		HeaderOnly:      c.Bool("i"),
+		NoCFI:           c.Bool("c"),
+		Inlines:         c.Bool("d"),
+		Multiple:        c.Bool("m"),
+		Name:            c.String("n"),
+		OS:              c.String("o"),
+		DebugDirs:       args[1:],
 		MaxInflateRatio: int64(c.Int("max-inflate-ratio")),
 	}
 	wopts := dspe.Options{}
@@ -207,8 +212,12 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 }
 
 // dump reads the symbols of the file at path with the reader its first
-// bytes call for: ELF (symbols/formats' sniffing), PDB 7.0 or PE.
-func dump(path string, opts dspe.Options) (*dumpsyms.Model, error) {
+// bytes call for: ELF (symbols/formats' sniffing), Mach-O, PDB 7.0 or PE.
+func dump(c *cli.Command, path string, opts dspe.Options) (*dumpsyms.Model, error) {
+	mopts := dsmacho.Options{Options: opts.Options, Arch: c.String("a"), DSYM: c.String("g")}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return dsmacho.Dump(path, mopts) // a dSYM bundle
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -222,14 +231,16 @@ func dump(path string, opts dspe.Options) (*dumpsyms.Model, error) {
 	switch head, f := string(magic[:n]), formats.SniffHead(magic[:n]); {
 	case f != nil && f.Name == "elf":
 		return dself.Dump(path, opts.Options)
+	case dsmacho.IsMachO(magic[:n]):
+		return dsmacho.Dump(path, mopts)
 	case strings.HasPrefix(head, pdb.Magic) || strings.HasPrefix(head, "MZ"):
 		return dspe.DumpWith(path, opts)
 	case strings.HasPrefix(head, "Microsoft C/C++ program database 2.00"):
 		return nil, fmt.Errorf("%s: a PDB 2.00 file, which is not read (only PDB 7.0, MSF 7.00)", path)
 	case n == 0:
-		return nil, fmt.Errorf("%s: not an ELF, PE or PDB file (empty file)", path)
+		return nil, fmt.Errorf("%s: not an ELF, Mach-O, PE or PDB file (empty file)", path)
 	}
-	return nil, fmt.Errorf("%s: not an ELF, PE or PDB file (it starts with % x)", path, magic[:min(n, 4)])
+	return nil, fmt.Errorf("%s: not an ELF, Mach-O, PE or PDB file (it starts with % x)", path, magic[:min(n, 4)])
 }
 
 // symbolPath returns the symbol path dump_syms uses: --symbol-server, else
@@ -283,7 +294,7 @@ func dumpWindows(c *cli.Command, orig string, opts dspe.Options, stderr io.Write
 	}
 	opts.FindPDB = w.FindPDB(filepath.Dir(orig))
 	if !pdbsyms.IsPDB(u) {
-		return dump(u, opts)
+		return dump(c, u, opts)
 	}
 	return in.DumpPDB(orig, u, opts)
 }
