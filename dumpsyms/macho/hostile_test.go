@@ -1,0 +1,99 @@
+package macho
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
+)
+
+func fatHeader(n uint32, size int) []byte {
+	b := make([]byte, max(8, size))
+	binary.BigEndian.PutUint32(b, magicFat)
+	binary.BigEndian.PutUint32(b[4:], n)
+	return b
+}
+
+// TestBadInput holds Dump to clear errors, quickly, on damaged files.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	hello, _ := os.ReadFile(filepath.Join(corpus.Path(), "macos", "built", "hello-x86_64"))
+	thin := func(mut func(b []byte) []byte) []byte {
+		if hello == nil {
+			return nil
+		}
+		b := append([]byte(nil), hello...)
+		return mut(b)
+	}
+	cases := []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"truncated header", []byte{0xcf, 0xfa, 0xed, 0xfe, 7, 0, 0, 1, 3}, "file truncated"},
+		{"fat with 2^32-1 architectures", fatHeader(0xffffffff, 64), "over the limit"},
+		{"fat past the file", fatHeader(3, 32), "past the end"},
+		{"fat with no architectures", fatHeader(0, 64), "no architectures"},
+		{"slice past the file", func() []byte {
+			b := fatHeader(1, 64)
+			binary.BigEndian.PutUint32(b[8:], 0x01000007)
+			binary.BigEndian.PutUint32(b[16:], 32)
+			binary.BigEndian.PutUint32(b[20:], 1<<30)
+			return b
+		}(), "not inside"},
+		{"load commands past the file", thin(func(b []byte) []byte {
+			binary.LittleEndian.PutUint32(b[20:], 0x7fffffff)
+			return b
+		}), "run past the end"},
+		{"too many load commands", thin(func(b []byte) []byte {
+			binary.LittleEndian.PutUint32(b[16:], 0xffffff)
+			return b
+		}), "cannot fit"},
+		{"truncated file", thin(func(b []byte) []byte { return b[:200] }), "run past the end"},
+	}
+	for _, c := range cases {
+		if c.b == nil {
+			t.Logf("%s: corpus file missing: skipped", c.name)
+			continue
+		}
+		p := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+		if err := os.WriteFile(p, c.b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		_, err := Dump(p, Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: %v", c.name, d)
+		}
+	}
+}
+
+// TestBundles checks the dSYM bundle rules: the one file inside, an error
+// naming the files when there are several, and bundles that are not.
+func TestBundles(t *testing.T) {
+	root := filepath.Join(corpus.Dir(t), "macos", "symbolic")
+	if _, err := Dump(filepath.Join(root, "crash.dSYM"), Options{}); err == nil || !strings.Contains(err.Error(), "2 files in Contents/Resources/DWARF (crash, invalid)") {
+		t.Errorf("crash.dSYM: %v", err)
+	}
+	for _, b := range []string{"crash.app.dSYM", "other.dSYM", "other.dmp.dSYM"} {
+		if _, err := Dump(filepath.Join(root, b), Options{}); err == nil {
+			t.Errorf("%s: no error", b)
+		} else {
+			t.Logf("%s: %v", b, err)
+		}
+	}
+	if _, err := Dump(t.TempDir(), Options{}); err == nil || !strings.Contains(err.Error(), "not a dSYM bundle") {
+		t.Errorf("empty directory: %v", err)
+	}
+	var sb strings.Builder
+	if err := ListArch(filepath.Join(root, "Example.framework.dSYM"), &sb); err != nil || sb.String() != "x86_64\narm64\n" {
+		t.Errorf("ListArch: %q, %v", sb.String(), err)
+	}
+}
