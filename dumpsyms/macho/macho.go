@@ -384,3 +384,47 @@ func textBase(o *object) uint64 {
 	}
 	return 0
 }
+
+// Identity is what identifies one slice of a Mach-O file, for finding a
+// module's files among many (symbols/machosyms).
+type Identity struct {
+	Arch    string // the slice's architecture (Options.Arch selects it)
+	DebugID string // Breakpad's identifier of the slice (MODULE), "" without LC_UUID
+	DWARF   bool   // the slice holds DWARF (a dSYM's file, or an unlinked object)
+}
+
+// Identify returns the identities of the slices of the Mach-O file at path
+// (a dSYM bundle's file when path is a bundle). Slices without LC_UUID are
+// not hashed: their DebugID is empty.
+func Identify(path string) ([]Identity, error) {
+	p, err := BundleFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	sl, err := Slices(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	var out []Identity
+	for _, s := range sl {
+		o, err := openSlice(f, s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		id := Identity{Arch: o.slice.Arch(), DWARF: hasDWARF(o)}
+		if o.uuid != nil {
+			id.DebugID = fmt.Sprintf("%X0", o.uuid)
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
