@@ -1,0 +1,61 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/arch"
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
+	"github.com/gobreakpad/gobreakpad/minidump"
+	"github.com/gobreakpad/gobreakpad/minidump/synth"
+)
+
+// TestMachOFolder walks a synthetic macOS dump whose module is a corpus
+// dylib, with its symbols made on the fly from the folder of Mach-O files
+// and dSYMs given as the symbol path (symbols/machosyms): the crash is in
+// many_regs, frameless (compact unwind STACK_IMMD: six pushes and push
+// rax), called from big_frame (STACK_IND: sub rsp, 0xbc8); both frames
+// leave by the compact unwind's rules, not by frame pointers or scanning.
+func TestMachOFolder(t *testing.T) {
+	dir := corpus.File(t, "macos/built")
+	const base = 0x10a000000
+	b := synth.New(arch.AMD64, minidump.PlatformMacOSX)
+	st := synth.NewStack(0x7ff7b0000000, 8)
+	st.U64(0x99)           // many_regs: push rax
+	st.U64(0x11)           // rbx
+	st.U64(0x12)           // r12
+	st.U64(0x13)           // r13
+	st.U64(0x14)           // r14
+	st.U64(0x15)           // r15
+	st.U64(0x16)           // rbp
+	st.Ptr(base + 0x530)   // return into big_frame
+	st.Zeros(3016 - 0x100) // big_frame's locals
+	st.Zeros(0x100)
+	st.Ptr(0) // big_frame's return: the end
+	ctx := &amd64.Context{ContextFlags: amd64.ContextFull, Rip: base + 0x610, Rsp: 0x7ff7b0000000, Rbp: 0xdead}
+	b.AddThread(1, synth.AMD64(ctx), st)
+	guid := minidump.GUID{Data1: 0x4C4C4484, Data2: 0x5555, Data3: 0x3144, Data4: [8]byte{0xA1, 0x5B, 0x30, 0x91, 0xC3, 0xE1, 0xF4, 0xF4}}
+	b.AddPDBModule("/usr/local/lib/libframeless-x86_64.dylib", base, 0x5000, guid, 0, "libframeless-x86_64.dylib")
+	b.SetExceptionRecord(1, minidump.ExceptionRecord{ExceptionCode: 1, ExceptionFlags: 0}, synth.AMD64(ctx))
+	dump := filepath.Join(t.TempDir(), "mac.dmp")
+	if err := b.WriteFile(dump); err != nil {
+		t.Fatal(err)
+	}
+	out := runCmd(t, "--symbols-cache", t.TempDir(), dump, dir)
+	for _, s := range []string{
+		" 0  libframeless-x86_64.dylib!many_regs [frameless.c : ",
+		" 1  libframeless-x86_64.dylib!big_frame [frameless.c : ",
+		"rbx = 0x0000000000000011",
+		"rbp = 0x0000000000000016",
+		"Found by: call frame info",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("no %q in the report:\n%s", s, out)
+		}
+	}
+	if strings.Contains(out, "Found by: stack scanning") || strings.Contains(out, " 2  ") {
+		t.Errorf("frames past big_frame:\n%s", out)
+	}
+}
