@@ -92,7 +92,7 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 			&cli.IntFlag{Name: "max-inflate-ratio", Usage: "skip a compressed section declaring more than `N` times its compressed size (at least 64 MiB)", Value: dself.DefaultInflateRatio},
 			&cli.StringFlag{Name: "store", Usage: "write into symbol store `DIR` as NAME/ID/NAME.sym instead of stdout"},
 			&cli.StringFlag{Name: "symbols-cache", Usage: "keep debug files fetched from $DEBUGINFOD_URLS in `DIR` (default: the user cache directory's gobreakpad)"},
-			&cli.StringFlag{Name: "cfi-style", Usage: "x64 Windows STACK CFI from a PE's .pdata in `STYLE`: symbolic (Mozilla's dump_syms today), mozilla (its older references: negative offsets clamped), breakpad, mozilla-pe, exact (ours: the rules at every instruction, prologs and epilogs included)", Value: "symbolic"},
+			&cli.StringFlag{Name: "cfi-style", Usage: "x64 Windows STACK CFI from a PE's .pdata in `STYLE`: symbolic (Mozilla's dump_syms today), mozilla (its older references: negative offsets clamped), breakpad, mozilla-pe, exact (ours: the rules at every instruction, prologs and epilogs included; also for Mach-O x86_64 compact unwind)", Value: "symbolic"},
 			&cli.StringFlag{Name: "pe-only", Usage: "records of a PE whose PDB is not found, as `TOOL` writes them: breakpad (exports, STACK CFI in Breakpad's style) or mozilla (a FUNC per .pdata function, STACK CFI in --cfi-style)", Value: "breakpad"},
 			&cli.StringFlag{Name: "symbol-server", Usage: "fetch a PE's PDB from the symbol servers of `PATH` (\"SRV*CACHE*URL;...\"; default: $HOME/.dump_syms/config, else $_NT_SYMBOL_PATH)"},
 			&cli.StringFlag{Name: "debug-id", Usage: "fetch the PDB named BINARY with debug identifier `ID` from the symbol servers, then dump it"},
@@ -214,7 +214,7 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 // dump reads the symbols of the file at path with the reader its first
 // bytes call for: ELF (symbols/formats' sniffing), Mach-O, PDB 7.0 or PE.
 func dump(c *cli.Command, path string, opts dspe.Options) (*dumpsyms.Model, error) {
-	mopts := dsmacho.Options{Options: opts.Options, Arch: c.String("a"), DSYM: c.String("g")}
+	mopts := dsmacho.Options{Options: opts.Options, Arch: c.String("a"), DSYM: c.String("g"), Exact: opts.CFIStyle == unwindinfo.StyleExact}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return dsmacho.Dump(path, mopts) // a dSYM bundle
 	}

@@ -239,6 +239,12 @@ func Rules(cpu macho.Cpu, enc uint32, fn uint32, text func(off uint32) (uint32, 
 	default:
 		return "", false, fmt.Errorf("no compact unwind rules for %s", archName(cpu, 0))
 	}
+	return formatRules(r), true, nil
+}
+
+// formatRules writes rules in Breakpad's order (by name, as its map
+// holds them).
+func formatRules(r map[string]string) string {
 	names := make([]string, 0, len(r))
 	for n := range r {
 		names = append(names, n)
@@ -251,7 +257,7 @@ func Rules(cpu macho.Cpu, enc uint32, fn uint32, text func(off uint32) (uint32, 
 		}
 		sb.WriteString(n + ": " + r[n])
 	}
-	return sb.String(), true, nil
+	return sb.String()
 }
 
 // permutation decodes the registers a frameless x86_64 function saved, in
@@ -320,7 +326,7 @@ func permutation(count, perm uint32) ([]uint32, error) {
 // compactUnwind adds a STACK CFI INIT record for every function of the
 // binary's __unwind_info that has rules of its own (not DWARF mode) and no
 // __eh_frame entry: the rules its encoding states for the function's body.
-func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any)) error {
+func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), exact bool) error {
 	sec := o.Section("__unwind_info")
 	if sec == nil || sec.Seg != "__TEXT" || sec.Offset == 0 {
 		return nil
@@ -356,7 +362,7 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any)) er
 	for _, c := range out.CFI {
 		have[c.Init.Address] = true
 	}
-	bad := 0
+	bad, inexact := 0, 0
 	for _, e := range ents {
 		if e.End <= e.Func || have[uint64(e.Func)] {
 			continue
@@ -371,10 +377,44 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any)) er
 		if !ok {
 			continue
 		}
-		out.CFI = append(out.CFI, dumpsyms.CFIEntry{Init: symfile.CFIInit{Address: uint64(e.Func), Size: uint64(e.End - e.Func), Rules: rules}})
+		entry := dumpsyms.CFIEntry{Init: symfile.CFIInit{Address: uint64(e.Func), Size: uint64(e.End - e.Func), Rules: rules}}
+		if exact && o.Cpu == macho.CpuAmd64 {
+			if code := funcCode(o, base, e); code != nil {
+				if init, ch, err := exactX86(code, uint64(e.Func), rules); err == nil {
+					entry.Init.Rules, entry.Changes = init, ch
+				} else if inexact++; inexact <= 10 {
+					warn("--cfi-style exact: %v: the encoding's rules kept", err)
+				}
+			}
+		}
+		out.CFI = append(out.CFI, entry)
+	}
+	if inexact > 0 {
+		warn("--cfi-style exact: %d functions whose code is not followed keep the encoding's rules", inexact)
 	}
 	slices.SortStableFunc(out.CFI, func(a, b dumpsyms.CFIEntry) int {
 		return int(min(max(int64(a.Init.Address-b.Init.Address), -1), 1))
 	})
 	return nil
+}
+
+// maxFuncCode bounds the bytes of one function decoded for exact rules.
+const maxFuncCode = 1 << 20
+
+// funcCode returns the bytes of the function of entry e from __text, nil
+// when they are not all there.
+func funcCode(o *object, base uint64, e UnwindEntry) []byte {
+	text := o.Section("__text")
+	if text == nil || text.Offset == 0 {
+		return nil
+	}
+	a, n := base+uint64(e.Func), uint64(e.End-e.Func)
+	if a < text.Addr || a+n > text.Addr+text.Size || n > maxFuncCode {
+		return nil
+	}
+	b := make([]byte, n)
+	if _, err := o.r.ReadAt(b, int64(text.Offset)+int64(a-text.Addr)); err != nil {
+		return nil
+	}
+	return b
 }

@@ -55,6 +55,10 @@ type Options struct {
 	// DSYM names the dSYM bundle, or the DWARF file inside one, holding the
 	// binary's debugging information (Breakpad's -g).
 	DSYM string
+	// Exact makes the x86_64 compact unwind rules right at every
+	// instruction, prologues and epilogues included (dump_syms
+	// --cfi-style exact; exact.go), instead of the body's rules alone.
+	Exact bool
 }
 
 // input is a file given to Dump, opened.
@@ -273,7 +277,7 @@ func dump(bin, dbg *input, opts Options) (*dumpsyms.Model, error) {
 		stabFunctions(o, out)
 	}
 	if !opts.NoCFI {
-		if err := compactUnwind(o, out, warn); err != nil {
+		if err := compactUnwind(o, out, warn, opts.Exact); err != nil {
 			warn("%s: __unwind_info: %v", bin.path, err)
 		}
 	}
