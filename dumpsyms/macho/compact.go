@@ -378,9 +378,13 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), ex
 			continue
 		}
 		entry := dumpsyms.CFIEntry{Init: symfile.CFIInit{Address: uint64(e.Func), Size: uint64(e.End - e.Func), Rules: rules}}
-		if exact && o.Cpu == macho.CpuAmd64 {
+		if exact && (o.Cpu == macho.CpuAmd64 || o.Cpu == macho.CpuArm64) {
+			follow := exactX86
+			if o.Cpu == macho.CpuArm64 {
+				follow = exactARM64
+			}
 			if code := funcCode(o, base, e); code != nil {
-				if init, ch, err := exactX86(code, uint64(e.Func), rules); err == nil {
+				if init, ch, err := follow(code, uint64(e.Func), rules); err == nil {
 					entry.Init.Rules, entry.Changes = init, ch
 				} else if inexact++; inexact <= 10 {
 					warn("--cfi-style exact: %v: the encoding's rules kept", err)

@@ -434,13 +434,16 @@ func sectionBytes(t *testing.T, file []byte, name string) []byte {
 	return b
 }
 
-// FuzzExactX86 follows arbitrary code: errors, never a panic, and work
+// FuzzExactX86 follows arbitrary code as x86_64 and as arm64: errors, never a panic, and work
 // bounded by the code's size.
 func FuzzExactX86(f *testing.F) {
 	f.Add([]byte{0x55, 0x48, 0x89, 0xe5, 0x53, 0x50, 0x48, 0x83, 0xc4, 0x08, 0x5b, 0x5d, 0xc3})
 	f.Add([]byte{0xb8, 0x00, 0x10, 0x00, 0x00, 0xe8, 0, 0, 0, 0, 0x48, 0x29, 0xc4, 0xc9, 0xc3})
+	f.Add([]byte{0xfd, 0x7b, 0xbf, 0xa9, 0xfd, 0x03, 0x00, 0x91, 0xfd, 0x7b, 0xc1, 0xa8, 0xc0, 0x03, 0x5f, 0xd6})
 	f.Fuzz(func(t *testing.T, code []byte) {
 		exactX86(code, 0x1000, ".cfa: $rsp 16 + .ra: .cfa -8 + ^")
 		exactX86(code, 0x1000, "$rbp: .cfa -16 + ^ .cfa: $rbp 16 + .ra: .cfa -8 + ^")
+		exactARM64(code, 0x1000, ".cfa: x29 16 + .ra: .cfa -8 + ^ x29: .cfa -16 + ^")
+		exactARM64(code, 0x1000, ".cfa: sp 0 + .ra: x30")
 	})
 }
