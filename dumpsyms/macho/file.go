@@ -22,18 +22,15 @@ const (
 )
 
 // IsMachO reports whether head, a file's first bytes, starts like a Mach-O
-// file, thin or universal. Java class files share the fat magic: a fat
-// header naming more than 64 architectures is taken for one of them (as
-// file(1) does), and refused by the reader.
+// file, thin or universal (Java class files share the fat magic: the
+// reader refuses them for their architecture count).
 func IsMachO(head []byte) bool {
-	if len(head) < 8 {
+	if len(head) < 4 {
 		return false
 	}
 	switch binary.BigEndian.Uint32(head) {
-	case magic32, magic64, cigam32, cigam64:
+	case magic32, magic64, cigam32, cigam64, magicFat, magicFat64:
 		return true
-	case magicFat, magicFat64:
-		return binary.BigEndian.Uint32(head[4:]) <= 64
 	}
 	return false
 }
