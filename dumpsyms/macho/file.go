@@ -261,13 +261,23 @@ func openSlice(r io.ReaderAt, s Slice) (*object, error) {
 
 // debugID returns Breakpad's identifier of the object: its LC_UUID in
 // upper-case hexadecimal followed by the age 0, or without LC_UUID the MD5
-// of the slice's bytes in its place, as Breakpad's FileID does.
+// of its sections' bytes in its place (in load-command order, S_ZEROFILL
+// sections and those without bytes in the file left out), as Breakpad's
+// MachoID::MD5 computes it.
 func (o *object) debugID() (string, error) {
 	id := o.uuid
 	if id == nil {
 		h := md5.New()
-		if _, err := io.Copy(h, io.NewSectionReader(o.r, 0, o.slice.Size)); err != nil {
-			return "", err
+		for _, s := range o.Sections {
+			if s.Flags&0xff == 1 || s.Offset == 0 {
+				continue
+			}
+			if int64(s.Offset)+int64(s.Size) > o.slice.Size {
+				return "", fmt.Errorf("no LC_UUID, and section %s,%s runs past the end of the file", s.Seg, s.Name)
+			}
+			if _, err := io.Copy(h, io.NewSectionReader(o.r, int64(s.Offset), int64(s.Size))); err != nil {
+				return "", err
+			}
 		}
 		id = h.Sum(nil)
 	}

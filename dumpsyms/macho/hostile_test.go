@@ -1,7 +1,10 @@
 package macho
 
 import (
+	"crypto/md5"
+	"debug/macho"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,5 +98,44 @@ func TestBundles(t *testing.T) {
 	var sb strings.Builder
 	if err := ListArch(filepath.Join(root, "Example.framework.dSYM"), &sb); err != nil || sb.String() != "x86_64\narm64\n" {
 		t.Errorf("ListArch: %q, %v", sb.String(), err)
+	}
+}
+
+// TestNoUUID identifies a file without LC_UUID by the MD5 of its sections'
+// bytes, as Breakpad does, and writes no INFO CODE_ID.
+func TestNoUUID(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(corpus.Dir(t), "macos", "built", "hello-x86_64"))
+	if err != nil {
+		t.Skipf("corpus hello-x86_64: %v", err)
+	}
+	// Rename LC_UUID (0x1b) into a load command nobody reads.
+	off := 32
+	for range binary.LittleEndian.Uint32(b[16:]) {
+		if binary.LittleEndian.Uint32(b[off:]) == 0x1b {
+			binary.LittleEndian.PutUint32(b[off:], 0x7ffffff0)
+		}
+		off += int(binary.LittleEndian.Uint32(b[off+4:]))
+	}
+	p := filepath.Join(t.TempDir(), "nouuid")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Dump(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := macho.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h := md5.New()
+	for _, s := range f.Sections {
+		if s.Flags&0xff != 1 && s.Offset != 0 {
+			h.Write(b[s.Offset : s.Offset+uint32(s.Size)])
+		}
+	}
+	if want := fmt.Sprintf("%X0", h.Sum(nil)); m.Module.ID != want || m.CodeID.ID != "" {
+		t.Errorf("MODULE id %s, INFO CODE_ID %q; want %s and none", m.Module.ID, m.CodeID.ID, want)
 	}
 }

@@ -33,6 +33,7 @@ package macho
 import (
 	"bytes"
 	"debug/macho"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -204,6 +205,8 @@ func Dump(path string, opts Options) (*dumpsyms.Model, error) {
 			if bin.obj.uuid != nil && bytes.Equal(d.obj.uuid, bin.obj.uuid) {
 				warn("%s: reading DWARF from %s", bin.path, d.path)
 				dbg = d
+			} else {
+				warn("%s: UUID %X is not %s's %X: not read", d.path, d.obj.uuid, bin.path, bin.obj.uuid)
 			}
 			defer d.close()
 		}
@@ -242,7 +245,10 @@ func dump(bin, dbg *input, opts Options) (*dumpsyms.Model, error) {
 			opts.Warn(format, args...)
 		}
 	}
-	im := &elfImage{machine: machine, segments: segments(o), buildID: o.uuid}
+	// The image's build ID is the module's identifier (the ELF reader
+	// wants one; MODULE and INFO are replaced afterwards).
+	bid, _ := hex.DecodeString(id[:32])
+	im := &elfImage{machine: machine, segments: segments(o), buildID: bid}
 	// Code sections (unwind information) from the binary, DWARF from the
 	// debug file.
 	for _, s := range o.Sections {
