@@ -10,8 +10,8 @@
 //
 //   - MODULE as Breakpad's: "mac", the architecture (x86 for i386; arm64e
 //     named arm64e where Breakpad built off macOS writes arm64), the LC_UUID
-//     in upper-case hexadecimal followed by the age 0 (the MD5 of the slice
-//     without LC_UUID), the binary's file name; INFO CODE_ID as Mozilla's
+//     in upper-case hexadecimal followed by the age 0 (the MD5 of its
+//     sections' bytes without LC_UUID), the binary's file name; INFO CODE_ID as Mozilla's
 //     dump_syms writes it (the UUID alone);
 //   - FUNC, line, INLINE_ORIGIN and INLINE records from the DWARF of the
 //     dSYM (or of the file itself), by the code of dumpsyms/elf: the
