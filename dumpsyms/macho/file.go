@@ -173,7 +173,8 @@ func truncated(err error) error {
 // default) and a warning when it is not an exact match. Without arch, a
 // thin file's only slice, else x86_64 when present (what Breakpad's
 // dump_syms does on the x86 hosts it builds on), else the first. An arm64e
-// request without arm64e slice falls back to arm64, as Breakpad's does.
+// request without arm64e slice falls back to arm64, as Breakpad's does
+// (x86_64h to x86_64 likewise).
 func Select(slices []Slice, arch string) (Slice, string, error) {
 	if arch == "" {
 		if len(slices) == 1 {
@@ -191,8 +192,10 @@ func Select(slices []Slice, arch string) (Slice, string, error) {
 			return s, "", nil
 		}
 	}
+	// The closest matches: the same CPU without its extension.
+	closest := map[string]string{"arm64e": "arm64", "x86_64h": "x86_64", "armv7s": "armv7", "armv7k": "armv7"}
 	for _, s := range slices {
-		if a := s.Arch(); strings.HasPrefix(arch, a) || strings.HasPrefix(a, arch) {
+		if a := s.Arch(); closest[arch] == a {
 			return s, fmt.Sprintf("no %s slice: using %s, the closest match", arch, a), nil
 		}
 	}
