@@ -16,7 +16,7 @@ func TestMachO(t *testing.T) {
 	dir := corpus.File(t, "macos/built")
 	fat := filepath.Join(dir, "hello-fat")
 	out, err := runCmd(t, "--list-arch", fat)
-	if err != nil || out != "x86_64\narm64\n" {
+	if err != nil || out != "hello-fat contains the following architectures:\nx86_64, arm64\n" {
 		t.Errorf("--list-arch: %q, %v", out, err)
 	}
 	want, _ := os.ReadFile(filepath.Join(corpus.Path(), "macos", "breakpad", "hello-fat.info.arm64.sym"))

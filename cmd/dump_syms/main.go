@@ -86,7 +86,7 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 			&cli.BoolFlag{Name: "v", Usage: "explain on stderr what was skipped and why"},
 			&cli.StringFlag{Name: "a", Usage: "Mach-O: the architecture `ARCH` of a universal file (x86_64, arm64, arm64e, ...)"},
 			&cli.StringFlag{Name: "g", Usage: "Mach-O: read DWARF from the dSYM bundle (or the file in it) `DSYM`"},
-			&cli.BoolFlag{Name: "list-arch", Usage: "Mach-O: list the architectures of BINARY, one a line, and exit"},
+			&cli.BoolFlag{Name: "list-arch", Usage: "Mach-O: list the architectures of BINARY (as Mozilla's dump_syms) and exit"},
 			&cli.StringFlag{Name: "n", Usage: "module `NAME` instead of the binary's file name"},
 			&cli.StringFlag{Name: "o", Usage: "operating system `OS` in the MODULE record", Value: "Linux"},
 			&cli.IntFlag{Name: "max-inflate-ratio", Usage: "skip a compressed section declaring more than `N` times its compressed size (at least 64 MiB)", Value: dself.DefaultInflateRatio},

@@ -96,7 +96,7 @@ func TestBundles(t *testing.T) {
 		t.Errorf("empty directory: %v", err)
 	}
 	var sb strings.Builder
-	if err := ListArch(filepath.Join(root, "Example.framework.dSYM"), &sb); err != nil || sb.String() != "x86_64\narm64\n" {
+	if err := ListArch(filepath.Join(root, "Example.framework.dSYM"), &sb); err != nil || sb.String() != "Example.framework.dSYM contains the following architectures:\nx86_64, arm64\n" {
 		t.Errorf("ListArch: %q, %v", sb.String(), err)
 	}
 }

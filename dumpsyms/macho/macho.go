@@ -141,8 +141,10 @@ func BundleFile(path string) (string, error) {
 	return "", fmt.Errorf("%s: dSYM bundle with %d files in Contents/Resources/DWARF (%s): give the one to read", path, len(names), strings.Join(names, ", "))
 }
 
-// ListArch writes the architectures of the file at path, one a line, as
-// Mozilla's dump_syms --list-arch does.
+// ListArch writes the architectures of the file at path as Mozilla's
+// dump_syms --list-arch does: "NAME contains the following
+// architectures:" (architecture for one), then their names separated by
+// ", " (x86 for i386, as symbolic names it).
 func ListArch(path string, w io.Writer) error {
 	p, err := BundleFile(path)
 	if err != nil {
@@ -161,12 +163,16 @@ func ListArch(path string, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", p, err)
 	}
+	var names []string
 	for _, s := range sl {
-		if _, err := fmt.Fprintln(w, s.Arch()); err != nil {
-			return err
-		}
+		names = append(names, s.ModuleArch())
 	}
-	return nil
+	plural := "s"
+	if len(names) == 1 {
+		plural = ""
+	}
+	_, err = fmt.Fprintf(w, "%s contains the following architecture%s:\n%s\n", filepath.Base(path), plural, strings.Join(names, ", "))
+	return err
 }
 
 func hasDWARF(o *object) bool {
