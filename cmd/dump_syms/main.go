@@ -15,8 +15,9 @@
 // debuginfod servers of $DEBUGINFOD_URLS, as elfutils' tools do, and kept in
 // --symbols-cache DIR (docs/symbols.md). The reader is chosen by the file's
 // magic bytes: ELF (package dumpsyms/elf says what is read), PDB 7.0 and PE
-// (package dumpsyms/pe), Mach-O and dSYM bundles (dumpsyms/macho: -a ARCH,
-// --list-arch, -g DSYM); others are refused with their magic named.
+// (package dumpsyms/pe), Mach-O and dSYM bundles (dumpsyms/macho); others are
+// refused with their magic named. MODULE's OS is "windows" for PDBs whatever
+// -o says, "mac" for Mach-O unless -o names another.
 //
 // For Windows x64, STACK CFI comes from the PE's .pdata/.xdata when the PE
 // is at hand (given, or beside the PDB): --cfi-style symbolic (the default)
@@ -98,8 +99,7 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 			&cli.StringFlag{Name: "debug-id", Usage: "fetch the PDB named BINARY with debug identifier `ID` from the symbol servers, then dump it"},
 			&cli.StringFlag{Name: "code-id", Usage: "fetch the PE named BINARY with code identifier `ID` from the symbol servers, then dump it"},
 		},
-		Writer:    stdout,
-		ErrWriter: stderr,
+		Writer: stdout, ErrWriter: stderr,
 		Action: func(ctx context.Context, c *cli.Command) error {
 			return run(c, stdout, stderr)
 		},
