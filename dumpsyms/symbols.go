@@ -17,7 +17,7 @@
 //   - dumpsyms/breakpad: Breakpad .sym files themselves, so that a symbol
 //     file can be converted into the other formats the project writes.
 //
-// A PE/PDB reader (dumpsyms/pe) and a Mach-O one would fill the same
+// A PE/PDB reader (dumpsyms/pe) and a Mach-O one (dumpsyms/macho) fill the same
 // [Model]. cmd/dump_syms picks the reader by the input's magic bytes.
 package dumpsyms
 

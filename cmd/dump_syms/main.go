@@ -15,8 +15,9 @@
 // debuginfod servers of $DEBUGINFOD_URLS, as elfutils' tools do, and kept in
 // --symbols-cache DIR (docs/symbols.md). The reader is chosen by the file's
 // magic bytes: ELF (package dumpsyms/elf says what is read), PDB 7.0 and PE
-// (package dumpsyms/pe); others are refused with their magic named. The
-// MODULE record's OS is "windows" for PDBs whatever -o says.
+// (package dumpsyms/pe), Mach-O and dSYM bundles (dumpsyms/macho); others are
+// refused with their magic named. MODULE's OS is "windows" for PDBs whatever
+// -o says, "mac" for Mach-O unless -o names another.
 //
 // For Windows x64, STACK CFI comes from the PE's .pdata/.xdata when the PE
 // is at hand (given, or beside the PDB): --cfi-style symbolic (the default)
@@ -38,13 +39,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -52,8 +51,8 @@ import (
 	"github.com/gobreakpad/gobreakpad/cmd/internal/tempdir"
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	dself "github.com/gobreakpad/gobreakpad/dumpsyms/elf"
+	dsmacho "github.com/gobreakpad/gobreakpad/dumpsyms/macho"
 	dspe "github.com/gobreakpad/gobreakpad/dumpsyms/pe"
-	"github.com/gobreakpad/gobreakpad/pdb"
 	"github.com/gobreakpad/gobreakpad/pe/unwindinfo"
 	"github.com/gobreakpad/gobreakpad/symbols/formats"
 	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
@@ -76,7 +75,7 @@ func main() {
 func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 	return &cli.Command{
 		Name:                   "dump_syms",
-		Usage:                  "write the Breakpad symbol file of an ELF binary or a Windows PDB/PE",
+		Usage:                  "write the Breakpad symbol file of an ELF binary, a Mach-O binary or dSYM, or a Windows PDB/PE",
 		ArgsUsage:              "BINARY [DEBUG_DIR ...]",
 		UseShortOptionHandling: true,
 		Flags: []cli.Flag{
@@ -86,19 +85,21 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 			&cli.BoolFlag{Name: "m", Usage: "mark FUNC and PUBLIC records of several folded symbols with m"},
 			&cli.BoolFlag{Name: "v", Usage: "explain on stderr what was skipped and why"},
 			&cli.BoolFlag{Name: "strict", Usage: "fail (exit 1, no output) when a PDB record or stream fails to parse, instead of warning"},
+			&cli.StringFlag{Name: "a", Usage: "Mach-O: the architecture `ARCH` of a universal file (x86_64, arm64, arm64e, ...)"},
+			&cli.StringFlag{Name: "g", Usage: "Mach-O: read DWARF from the dSYM bundle (or the file in it) `DSYM`"},
+			&cli.BoolFlag{Name: "list-arch", Usage: "Mach-O: list the architectures of BINARY (as Mozilla's dump_syms) and exit"},
 			&cli.StringFlag{Name: "n", Usage: "module `NAME` instead of the binary's file name"},
 			&cli.StringFlag{Name: "o", Usage: "operating system `OS` in the MODULE record", Value: "Linux"},
 			&cli.IntFlag{Name: "max-inflate-ratio", Usage: "skip a compressed section declaring more than `N` times its compressed size (at least 64 MiB)", Value: dself.DefaultInflateRatio},
 			&cli.StringFlag{Name: "store", Usage: "write into symbol store `DIR` as NAME/ID/NAME.sym instead of stdout"},
 			&cli.StringFlag{Name: "symbols-cache", Usage: "keep debug files fetched from $DEBUGINFOD_URLS in `DIR` (default: the user cache directory's gobreakpad)"},
-			&cli.StringFlag{Name: "cfi-style", Usage: "x64 Windows STACK CFI from a PE's .pdata in `STYLE`: symbolic (Mozilla's dump_syms today), mozilla (its older references: negative offsets clamped), breakpad, mozilla-pe, exact (ours: the rules at every instruction, prologs and epilogs included)", Value: "symbolic"},
+			&cli.StringFlag{Name: "cfi-style", Usage: "x64 Windows STACK CFI from a PE's .pdata in `STYLE`: symbolic (Mozilla's dump_syms today), mozilla (its older references: negative offsets clamped), breakpad, mozilla-pe, exact (ours: the rules at every instruction, prologs and epilogs included; also for Mach-O x86_64 compact unwind)", Value: "symbolic"},
 			&cli.StringFlag{Name: "pe-only", Usage: "records of a PE whose PDB is not found, as `TOOL` writes them: breakpad (exports, STACK CFI in Breakpad's style) or mozilla (a FUNC per .pdata function, STACK CFI in --cfi-style)", Value: "breakpad"},
 			&cli.StringFlag{Name: "symbol-server", Usage: "fetch a PE's PDB from the symbol servers of `PATH` (\"SRV*CACHE*URL;...\"; default: $HOME/.dump_syms/config, else $_NT_SYMBOL_PATH)"},
 			&cli.StringFlag{Name: "debug-id", Usage: "fetch the PDB named BINARY with debug identifier `ID` from the symbol servers, then dump it"},
 			&cli.StringFlag{Name: "code-id", Usage: "fetch the PE named BINARY with code identifier `ID` from the symbol servers, then dump it"},
 		},
-		Writer:    stdout,
-		ErrWriter: stderr,
+		Writer: stdout, ErrWriter: stderr,
 		Action: func(ctx context.Context, c *cli.Command) error {
 			return run(c, stdout, stderr)
 		},
@@ -114,19 +115,20 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 	args := c.Args().Slice()
 	if len(args) < 1 {
 		return cmdline.Usagef("missing binary")
+	} else if c.Bool("list-arch") {
+		return dsmacho.ListArch(args[0], stdout)
 	}
 	for _, w := range cmdline.CheckDirs("debug directory", args[1:]) {
 		fmt.Fprintf(stderr, "dump_syms: warning: %s; dumping without it\n", w)
 	}
 	opts := dumpsyms.Options{
-		HeaderOnly: c.Bool("i"),
-		NoCFI:      c.Bool("c"),
-		Inlines:    c.Bool("d"),
-		Multiple:   c.Bool("m"),
-		Name:       c.String("n"),
-		OS:         c.String("o"),
-		DebugDirs:  args[1:],
-
+		HeaderOnly:      c.Bool("i"),
+		NoCFI:           c.Bool("c"),
+		Inlines:         c.Bool("d"),
+		Multiple:        c.Bool("m"),
+		Name:            c.String("n"),
+		OS:              c.String("o"),
+		DebugDirs:       args[1:],
 		MaxInflateRatio: int64(c.Int("max-inflate-ratio")),
 	}
 	wopts := dspe.Options{}
@@ -216,30 +218,10 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 	return nil
 }
 
-// dump reads the symbols of the file at path with the reader its first
-// bytes call for: ELF (symbols/formats' sniffing), PDB 7.0 or PE.
-func dump(path string, opts dspe.Options) (*dumpsyms.Model, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	var magic [64]byte
-	n, err := io.ReadFull(f, magic[:])
-	f.Close()
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil, err
-	}
-	switch head, f := string(magic[:n]), formats.SniffHead(magic[:n]); {
-	case f != nil && f.Name == "elf":
-		return dself.Dump(path, opts.Options)
-	case strings.HasPrefix(head, pdb.Magic) || strings.HasPrefix(head, "MZ"):
-		return dspe.DumpWith(path, opts)
-	case strings.HasPrefix(head, "Microsoft C/C++ program database 2.00"):
-		return nil, fmt.Errorf("%s: a PDB 2.00 file, which is not read (only PDB 7.0, MSF 7.00)", path)
-	case n == 0:
-		return nil, fmt.Errorf("%s: not an ELF, PE or PDB file (empty file)", path)
-	}
-	return nil, fmt.Errorf("%s: not an ELF, PE or PDB file (it starts with % x)", path, magic[:min(n, 4)])
+// dump reads the symbols of the file at path (formats.DumpNative).
+func dump(c *cli.Command, path string, opts dspe.Options) (*dumpsyms.Model, error) {
+	return formats.DumpNative(path, formats.DumpOptions{PE: opts, MachO: dsmacho.Options{Options: opts.Options,
+		Arch: c.String("a"), DSYM: c.String("g"), Exact: opts.CFIStyle == unwindinfo.StyleExact}})
 }
 
 // symbolPath returns the symbol path dump_syms uses: --symbol-server, else
@@ -293,7 +275,7 @@ func dumpWindows(c *cli.Command, orig string, opts dspe.Options, stderr io.Write
 	}
 	opts.FindPDB = w.FindPDB(filepath.Dir(orig))
 	if !pdbsyms.IsPDB(u) {
-		return dump(u, opts)
+		return dump(c, u, opts)
 	}
 	return in.DumpPDB(orig, u, opts)
 }

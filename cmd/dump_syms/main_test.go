@@ -67,8 +67,8 @@ func TestFlags(t *testing.T) {
 	if err := os.WriteFile(short, []byte("\x7fE"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runCmd(t, short); err == nil || !strings.Contains(err.Error(), "short: not an ELF, PE or PDB file (it starts with 7f 45)") {
-		t.Errorf("2-byte file: %v, want not an ELF, PE or PDB file", err)
+	if _, err := runCmd(t, short); err == nil || !strings.Contains(err.Error(), "short: not an ELF, Mach-O, PE or PDB file (it starts with 7f 45)") {
+		t.Errorf("2-byte file: %v, want not an ELF, Mach-O, PE or PDB file", err)
 	}
 }
 
@@ -89,8 +89,8 @@ func TestCommand(t *testing.T) {
 		code         int
 		stdout, want string
 	}{
-		{[]string{text}, 1, "", "dump_syms: " + text + ": not an ELF, PE or PDB file (it starts with 4d 4f 44 55)\n"},
-		{[]string{empty}, 1, "", "dump_syms: " + empty + ": not an ELF, PE or PDB file (empty file)\n"},
+		{[]string{text}, 1, "", "dump_syms: " + text + ": not an ELF, Mach-O, PE or PDB file (it starts with 4d 4f 44 55)\n"},
+		{[]string{empty}, 1, "", "dump_syms: " + empty + ": not an ELF, Mach-O, PE or PDB file (empty file)\n"},
 		{nil, 2, "", "dump_syms: missing binary (see --help)\n"},
 		{[]string{"-q", text}, 2, "", "dump_syms: flag provided but not defined: -q (see --help)\n"},
 	} {

@@ -21,6 +21,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
 	"github.com/gobreakpad/gobreakpad/symbols/elfsyms"
 	symgsym "github.com/gobreakpad/gobreakpad/symbols/gsym"
+	"github.com/gobreakpad/gobreakpad/symbols/machosyms"
 	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
 	"github.com/gobreakpad/gobreakpad/symbols/remote"
 	symsymbfile "github.com/gobreakpad/gobreakpad/symbols/symbfile"
@@ -283,12 +284,14 @@ func Open(cfg Config) (*Sources, error) {
 		}
 		// Native ELF files in the same directories (.build-id trees,
 		// binaries named as the modules), then Windows symbol-store trees
-		// and folders of PDBs and PEs, converted into the cache.
+		// and folders of PDBs and PEs, then Mach-O binaries and dSYM
+		// bundles, converted into the cache.
 		if c, err := client(""); err == nil {
 			delete(s.clients, c.Cache.Dir) // a cache, not a server
 			add(label+" (ELF files)", elfsyms.NewDirs(c.Cache, dirs...))
 			conv := converter(c.Cache)
 			add(label+" (PDB files)", pdbsyms.NewDirs(conv, dirs...))
+			add(label+" (Mach-O files)", machosyms.NewDirs(c.Cache, dirs...))
 		}
 	}
 	for _, u := range bpURLs {

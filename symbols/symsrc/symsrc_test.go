@@ -14,13 +14,13 @@ func TestParse(t *testing.T) {
 		want   []string // source names, in order
 		caches int
 	}{
-		{paths: []string{"/a", "/b"}, want: []string{"/a, /b (SymCache)", "/a, /b (symbfile)", "/a, /b (GSYM)", "/a, /b", "/a, /b (ELF files)", "/a, /b (PDB files)"}},
+		{paths: []string{"/a", "/b"}, want: []string{"/a, /b (SymCache)", "/a, /b (symbfile)", "/a, /b (GSYM)", "/a, /b", "/a, /b (ELF files)", "/a, /b (PDB files)", "/a, /b (Mach-O files)"}},
 		{paths: []string{"https://s.example/"}, want: []string{"https://s.example"}, caches: 1},
 		{paths: []string{"srv*/c*https://ms.example"}, want: []string{"https://ms.example", "https://ms.example (symbol server)"}, caches: 1},
-		{nt: "cache*/c;srv*https://ms.example;/d", want: []string{"/c, /d (SymCache)", "/c, /d (symbfile)", "/c, /d (GSYM)", "/c, /d", "/c, /d (ELF files)", "/c, /d (PDB files)",
+		{nt: "cache*/c;srv*https://ms.example;/d", want: []string{"/c, /d (SymCache)", "/c, /d (symbfile)", "/c, /d (GSYM)", "/c, /d", "/c, /d (ELF files)", "/c, /d (PDB files)", "/c, /d (Mach-O files)",
 			"https://ms.example", "https://ms.example (symbol server)"}, caches: 1},
 		{nt: "symsrv*symsrv.dll*/c*https://ms.example", want: []string{"https://ms.example", "https://ms.example (symbol server)"}, caches: 1},
-		{nt: "srv*/local/store", want: []string{"/local/store (SymCache)", "/local/store (symbfile)", "/local/store (GSYM)", "/local/store", "/local/store (ELF files)", "/local/store (PDB files)"}},
+		{nt: "srv*/local/store", want: []string{"/local/store (SymCache)", "/local/store (symbfile)", "/local/store (GSYM)", "/local/store", "/local/store (ELF files)", "/local/store (PDB files)", "/local/store (Mach-O files)"}},
 	} {
 		s, err := Open(Config{Paths: c.paths, NTSymbolPath: c.nt, CacheDir: def, DebuginfodURLs: nil})
 		if err != nil {

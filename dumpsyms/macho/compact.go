@@ -1,0 +1,424 @@
+package macho
+
+import (
+	"debug/macho"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	"github.com/gobreakpad/gobreakpad/symfile"
+)
+
+// Compact unwind information (__TEXT,__unwind_info), as Apple's
+// <mach-o/compact_unwind_encoding.h> lays it out: a header, common
+// encodings, a first-level index of pages by function offset, and
+// second-level pages, regular (function offset + encoding pairs) or
+// compressed (24-bit offsets from the index entry's, 8-bit encoding
+// indexes into the common encodings then the page's own).
+
+// UnwindEntry is one function of the compact unwind information.
+type UnwindEntry struct {
+	Func     uint32 // offset of the function from the image's start (__TEXT)
+	End      uint32 // offset of the next function (the end of this one)
+	Encoding uint32
+}
+
+const (
+	pageRegular    = 2
+	pageCompressed = 3
+)
+
+// maxUnwindEntries bounds the entries decoded: the section's size bounds
+// them already (4 bytes each at least); this bounds the memory of a section
+// whose pages are all the same page listed many times.
+const maxUnwindEntries = 1 << 24
+
+// ParseUnwindInfo decodes an __unwind_info section into its entries, sorted
+// by function offset, each with its end. Damaged sections (offsets past
+// the section, counts that do not fit, index entries out of order or
+// naming one page again) are errors naming what is wrong; the work is
+// bounded by the section's size.
+func ParseUnwindInfo(b []byte) ([]UnwindEntry, error) {
+	bo := binary.LittleEndian
+	if len(b) < 28 {
+		return nil, errors.New("header truncated")
+	}
+	if v := bo.Uint32(b); v != 1 {
+		return nil, fmt.Errorf("version %d, want 1", v)
+	}
+	u32 := func(off uint64) (uint32, bool) {
+		if off+4 > uint64(len(b)) {
+			return 0, false
+		}
+		return bo.Uint32(b[off:]), true
+	}
+	commonOff, commonN := uint64(bo.Uint32(b[4:])), uint64(bo.Uint32(b[8:]))
+	indexOff, indexN := uint64(bo.Uint32(b[20:])), uint64(bo.Uint32(b[24:]))
+	if commonOff+commonN*4 > uint64(len(b)) {
+		return nil, fmt.Errorf("%d common encodings at %#x run past the %d-byte section", commonN, commonOff, len(b))
+	}
+	if indexOff+indexN*12 > uint64(len(b)) {
+		return nil, fmt.Errorf("%d index entries at %#x run past the %d-byte section", indexN, indexOff, len(b))
+	}
+	if indexN == 0 {
+		return nil, nil
+	}
+	var out []UnwindEntry
+	seen := map[uint32]bool{}
+	for i := range indexN - 1 { // the last index entry only ends the last function
+		e := b[indexOff+i*12:]
+		first, page := bo.Uint32(e), bo.Uint32(e[4:])
+		next := bo.Uint32(e[12:])
+		if next < first {
+			return nil, fmt.Errorf("index entry %d: function offset %#x after the next one's %#x", i, first, next)
+		}
+		if page == 0 {
+			continue
+		}
+		if seen[page] {
+			return nil, fmt.Errorf("index entry %d: second-level page at %#x already listed", i, page)
+		}
+		seen[page] = true
+		kind, ok := u32(uint64(page))
+		if !ok {
+			return nil, fmt.Errorf("index entry %d: second-level page at %#x past the %d-byte section", i, page, len(b))
+		}
+		if uint64(page)+8 > uint64(len(b)) {
+			return nil, fmt.Errorf("index entry %d: page header at %#x truncated", i, page)
+		}
+		p := b[page:]
+		entOff, entN := uint64(bo.Uint16(p[4:])), uint64(bo.Uint16(p[6:]))
+		start := len(out)
+		switch kind {
+		case pageRegular:
+			if uint64(page)+entOff+entN*8 > uint64(len(b)) {
+				return nil, fmt.Errorf("index entry %d: %d regular entries at %#x run past the section", i, entN, uint64(page)+entOff)
+			}
+			for j := range entN {
+				r := p[entOff+j*8:]
+				out = append(out, UnwindEntry{Func: bo.Uint32(r), Encoding: bo.Uint32(r[4:])})
+			}
+		case pageCompressed:
+			if uint64(page)+12 > uint64(len(b)) {
+				return nil, fmt.Errorf("index entry %d: compressed page header at %#x truncated", i, page)
+			}
+			encOff, encN := uint64(bo.Uint16(p[8:])), uint64(bo.Uint16(p[10:]))
+			if uint64(page)+entOff+entN*4 > uint64(len(b)) || uint64(page)+encOff+encN*4 > uint64(len(b)) {
+				return nil, fmt.Errorf("index entry %d: compressed page at %#x runs past the section", i, page)
+			}
+			for j := range entN {
+				v := bo.Uint32(p[entOff+j*4:])
+				ei := uint64(v >> 24)
+				var enc uint32
+				switch {
+				case ei < commonN:
+					enc = bo.Uint32(b[commonOff+ei*4:])
+				case ei-commonN < encN:
+					enc = bo.Uint32(p[encOff+(ei-commonN)*4:])
+				default:
+					return nil, fmt.Errorf("index entry %d: compressed entry %d: encoding index %d past the %d common and %d page encodings", i, j, ei, commonN, encN)
+				}
+				out = append(out, UnwindEntry{Func: first + v&0xffffff, Encoding: enc})
+			}
+		default:
+			return nil, fmt.Errorf("index entry %d: second-level page at %#x of kind %d", i, page, kind)
+		}
+		if len(out) > maxUnwindEntries {
+			return nil, fmt.Errorf("over %d entries", maxUnwindEntries)
+		}
+		// Ends: the next entry's start; the page's last ends at the next
+		// index entry's first function.
+		for k := start; k < len(out); k++ {
+			out[k].End = next
+			if k+1 < len(out) {
+				out[k].End = out[k+1].Func
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b UnwindEntry) int { return int(int64(a.Func) - int64(b.Func)) })
+	for k := range out {
+		if k+1 < len(out) && out[k+1].Func < out[k].End {
+			out[k].End = out[k+1].Func
+		}
+		if out[k].End < out[k].Func {
+			out[k].End = out[k].Func
+		}
+	}
+	return out, nil
+}
+
+// Compact unwind encodings.
+const (
+	modeMask = 0x0f000000
+
+	x86RBPFrame    = 0x01000000
+	x86StackImmd   = 0x02000000
+	x86StackInd    = 0x03000000
+	x86DWARF       = 0x04000000
+	arm64Frameless = 0x02000000
+	arm64DWARF     = 0x03000000
+	arm64Frame     = 0x04000000
+)
+
+// x86Regs names the registers of the x86_64 encodings (0: none).
+var x86Regs = [...]string{"", "$rbx", "$r12", "$r13", "$r14", "$r15", "$rbp"}
+
+// Rules returns the STACK CFI rules an entry's encoding states for the
+// function's body (after its prologue), in Breakpad's rule order, for cpu;
+// text reads code bytes at a function offset (for x86_64's STACK_IND, whose
+// stack size is in the function's sub instruction). ok is false for
+// entries without rules of their own: no unwind information, or DWARF
+// mode (the __eh_frame FDE gives them).
+func Rules(cpu macho.Cpu, enc uint32, fn uint32, text func(off uint32) (uint32, bool)) (rules string, ok bool, err error) {
+	r := map[string]string{}
+	switch cpu {
+	case macho.CpuAmd64:
+		switch enc & modeMask {
+		case x86RBPFrame:
+			off := (enc >> 16) & 0xff
+			regs := enc & 0x7fff
+			r[".cfa"], r[".ra"], r["$rbp"] = "$rbp 16 +", ".cfa -8 + ^", ".cfa -16 + ^"
+			for i := range uint32(5) {
+				reg := (regs >> (3 * i)) & 7
+				if reg == 0 {
+					continue
+				}
+				if reg > 6 {
+					return "", false, fmt.Errorf("RBP frame encoding %#x: register number %d", enc, reg)
+				}
+				r[x86Regs[reg]] = fmt.Sprintf(".cfa %d + ^", -16-int64(off)*8+int64(i)*8)
+			}
+		case x86StackImmd, x86StackInd:
+			size := uint64((enc>>16)&0xff) * 8
+			if enc&modeMask == x86StackInd {
+				v, ok := text(fn + (enc>>16)&0xff)
+				if !ok {
+					return "", false, fmt.Errorf("frameless indirect encoding %#x: stack size at function offset %#x not in __text", enc, (enc>>16)&0xff)
+				}
+				size = uint64(v) + uint64((enc>>13)&7)*8
+			}
+			count := (enc >> 10) & 7
+			saved, err := permutation(count, enc&0x3ff)
+			if err != nil {
+				return "", false, fmt.Errorf("frameless encoding %#x: %w", enc, err)
+			}
+			r[".cfa"], r[".ra"] = fmt.Sprintf("$rsp %d +", size), ".cfa -8 + ^"
+			for i, reg := range saved {
+				r[x86Regs[reg]] = fmt.Sprintf(".cfa %d + ^", -8-8*int64(count)+8*int64(i))
+			}
+		default:
+			return "", false, nil
+		}
+	case macho.CpuArm64:
+		pairs := [...][2]string{{"x19", "x20"}, {"x21", "x22"}, {"x23", "x24"}, {"x25", "x26"}, {"x27", "x28"}}
+		switch enc & modeMask {
+		case arm64Frame:
+			r[".cfa"], r[".ra"], r["x29"] = "x29 16 +", ".cfa -8 + ^", ".cfa -16 + ^"
+			off := int64(-16)
+			for i, p := range pairs {
+				if enc&(1<<i) != 0 {
+					r[p[0]], r[p[1]] = fmt.Sprintf(".cfa %d + ^", off-8), fmt.Sprintf(".cfa %d + ^", off-16)
+					off -= 16
+				}
+			}
+		case arm64Frameless:
+			r[".cfa"], r[".ra"] = fmt.Sprintf("sp %d +", ((enc>>12)&0xfff)*16), "x30"
+			off := int64(0)
+			for i, p := range pairs {
+				if enc&(1<<i) != 0 {
+					r[p[0]], r[p[1]] = fmt.Sprintf(".cfa %d + ^", off-8), fmt.Sprintf(".cfa %d + ^", off-16)
+					off -= 16
+				}
+			}
+		default:
+			return "", false, nil
+		}
+	default:
+		return "", false, fmt.Errorf("no compact unwind rules for %s", archName(cpu, 0))
+	}
+	return formatRules(r), true, nil
+}
+
+// formatRules writes rules in Breakpad's order (by name, as its map
+// holds them).
+func formatRules(r map[string]string) string {
+	names := make([]string, 0, len(r))
+	for n := range r {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var sb strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(n + ": " + r[n])
+	}
+	return sb.String()
+}
+
+// permutation decodes the registers a frameless x86_64 function saved, in
+// the order they lie on the stack from the lowest address, from the
+// encoding's count and permutation number (libunwind's decoding).
+func permutation(count, perm uint32) ([]uint32, error) {
+	var p [6]uint32
+	switch count {
+	case 6, 5:
+		p[0] = perm / 120
+		perm -= p[0] * 120
+		p[1] = perm / 24
+		perm -= p[1] * 24
+		p[2] = perm / 6
+		perm -= p[2] * 6
+		p[3] = perm / 2
+		perm -= p[3] * 2
+		p[4] = perm
+	case 4:
+		p[0] = perm / 60
+		perm -= p[0] * 60
+		p[1] = perm / 12
+		perm -= p[1] * 12
+		p[2] = perm / 3
+		perm -= p[2] * 3
+		p[3] = perm
+	case 3:
+		p[0] = perm / 20
+		perm -= p[0] * 20
+		p[1] = perm / 4
+		perm -= p[1] * 4
+		p[2] = perm
+	case 2:
+		p[0] = perm / 5
+		perm -= p[0] * 5
+		p[1] = perm
+	case 1:
+		p[0] = perm
+	case 0:
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("%d saved registers", count)
+	}
+	var used [7]bool
+	out := make([]uint32, 0, count)
+	for i := range count {
+		renum, found := uint32(0), false
+		for u := uint32(1); u < 7; u++ {
+			if used[u] {
+				continue
+			}
+			if renum == p[i] {
+				out = append(out, u)
+				used[u], found = true, true
+				break
+			}
+			renum++
+		}
+		if !found {
+			return nil, fmt.Errorf("permutation %d of %d registers out of range", perm, count)
+		}
+	}
+	return out, nil
+}
+
+// compactUnwind adds a STACK CFI INIT record for every function of the
+// binary's __unwind_info that has rules of its own (not DWARF mode) and no
+// __eh_frame entry: the rules its encoding states for the function's body.
+func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), exact bool) error {
+	sec := o.Section("__unwind_info")
+	if sec == nil || sec.Seg != "__TEXT" || sec.Offset == 0 {
+		return nil
+	}
+	if int64(sec.Offset)+int64(sec.Size) > o.slice.Size || sec.Size > maxSection {
+		return fmt.Errorf("%d bytes at %#x run past the end of the file", sec.Size, sec.Offset)
+	}
+	b := make([]byte, sec.Size)
+	if _, err := o.r.ReadAt(b, int64(sec.Offset)); err != nil {
+		return err
+	}
+	ents, err := ParseUnwindInfo(b)
+	if err != nil {
+		return err
+	}
+	base := textBase(o)
+	text := o.Section("__text")
+	readText := func(off uint32) (uint32, bool) {
+		if text == nil || text.Offset == 0 {
+			return 0, false
+		}
+		a := base + uint64(off)
+		if a < text.Addr || a+4 > text.Addr+text.Size {
+			return 0, false
+		}
+		var v [4]byte
+		if _, err := o.r.ReadAt(v[:], int64(text.Offset)+int64(a-text.Addr)); err != nil {
+			return 0, false
+		}
+		return binary.LittleEndian.Uint32(v[:]), true
+	}
+	have := map[uint64]bool{}
+	for _, c := range out.CFI {
+		have[c.Init.Address] = true
+	}
+	bad, inexact := 0, 0
+	for _, e := range ents {
+		if e.End <= e.Func || have[uint64(e.Func)] {
+			continue
+		}
+		rules, ok, err := Rules(o.Cpu, e.Encoding, e.Func, readText)
+		if err != nil {
+			if bad++; bad <= 10 {
+				warn("function at %#x: %v (no STACK CFI)", e.Func, err)
+			}
+			continue
+		}
+		if !ok {
+			continue
+		}
+		entry := dumpsyms.CFIEntry{Init: symfile.CFIInit{Address: uint64(e.Func), Size: uint64(e.End - e.Func), Rules: rules}}
+		if exact && (o.Cpu == macho.CpuAmd64 || o.Cpu == macho.CpuArm64) {
+			follow := exactX86
+			if o.Cpu == macho.CpuArm64 {
+				follow = exactARM64
+			}
+			if code := funcCode(o, base, e); code != nil {
+				if init, ch, err := follow(code, uint64(e.Func), rules); err == nil {
+					entry.Init.Rules, entry.Changes = init, ch
+				} else if inexact++; inexact <= 10 {
+					warn("--cfi-style exact: %v: the encoding's rules kept", err)
+				}
+			}
+		}
+		out.CFI = append(out.CFI, entry)
+	}
+	if inexact > 0 {
+		warn("--cfi-style exact: %d functions whose code is not followed keep the encoding's rules", inexact)
+	}
+	slices.SortStableFunc(out.CFI, func(a, b dumpsyms.CFIEntry) int {
+		return int(min(max(int64(a.Init.Address-b.Init.Address), -1), 1))
+	})
+	return nil
+}
+
+// maxFuncCode bounds the bytes of one function decoded for exact rules.
+const maxFuncCode = 1 << 20
+
+// funcCode returns the bytes of the function of entry e from __text, nil
+// when they are not all there.
+func funcCode(o *object, base uint64, e UnwindEntry) []byte {
+	text := o.Section("__text")
+	if text == nil || text.Offset == 0 {
+		return nil
+	}
+	a, n := base+uint64(e.Func), uint64(e.End-e.Func)
+	if a < text.Addr || a+n > text.Addr+text.Size || n > maxFuncCode {
+		return nil
+	}
+	b := make([]byte, n)
+	if _, err := o.r.ReadAt(b, int64(text.Offset)+int64(a-text.Addr)); err != nil {
+		return nil
+	}
+	return b
+}

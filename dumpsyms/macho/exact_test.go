@@ -1,0 +1,449 @@
+package macho
+
+import (
+	"debug/macho"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/cfi"
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// x86 is a model x86_64 machine: the sixteen registers, each starting
+// with a distinct value (the caller's), and the stack memory written.
+type x86 struct {
+	regs [16]uint64
+	mem  map[uint64]uint64
+	junk uint64
+}
+
+const (
+	modelSP = 0x7ff000000000
+	modelRA = 0xfeedf00d
+)
+
+func newX86() *x86 {
+	m := &x86{mem: map[uint64]uint64{modelSP: modelRA}}
+	for i := range m.regs {
+		m.regs[i] = 0xca11e7000 + uint64(i)*0x100
+	}
+	m.regs[rSP] = modelSP
+	return m
+}
+
+func (m *x86) clone() *x86 {
+	c := &x86{regs: m.regs, mem: map[uint64]uint64{}, junk: m.junk}
+	for k, v := range m.mem {
+		c.mem[k] = v
+	}
+	return c
+}
+
+func (m *x86) next() uint64 { m.junk++; return 0xbad000000 + m.junk*16 }
+
+func (m *x86) val(a x86asm.Arg) (uint64, bool) {
+	switch a := a.(type) {
+	case x86asm.Imm:
+		return uint64(int64(a)), true
+	case x86asm.Reg:
+		if r, ok := reg64(a); ok {
+			return m.regs[r], true
+		}
+	}
+	return 0, false
+}
+
+// exec runs one instruction; it reports false at the end of a path (ret,
+// jmp) and returns the target of a conditional jump.
+func (m *x86) exec(in x86asm.Inst, pc uint64) (cont bool, target uint64, err error) {
+	switch in.Op {
+	case x86asm.PUSH:
+		v, ok := m.val(in.Args[0])
+		if !ok {
+			v = m.next()
+		}
+		m.regs[rSP] -= 8
+		m.mem[m.regs[rSP]] = v
+	case x86asm.POP:
+		v := m.mem[m.regs[rSP]]
+		m.regs[rSP] += 8
+		if r, ok := reg64(in.Args[0]); ok {
+			m.regs[r] = v
+		}
+	case x86asm.LEAVE:
+		m.regs[rSP] = m.regs[rBP]
+		m.regs[rBP] = m.mem[m.regs[rSP]]
+		m.regs[rSP] += 8
+	case x86asm.RET, x86asm.JMP, x86asm.UD2:
+		return false, 0, nil
+	case x86asm.CALL:
+		for _, r := range []int{0, 1, 2, 6, 7, 8, 9, 10, 11} {
+			m.regs[r] = m.next()
+		}
+	default:
+		if in.Op.String()[0] == 'J' {
+			if rel, ok := in.Args[0].(x86asm.Rel); ok {
+				return true, pc + uint64(in.Len) + uint64(int64(rel)), nil
+			}
+			return true, 0, nil
+		}
+		if !writes(in) {
+			return true, 0, nil
+		}
+		r, isReg := reg64(in.Args[0])
+		if !isReg {
+			if in.Args[0] == x86asm.EAX {
+				if v, ok := m.val(in.Args[1]); ok && in.Op == x86asm.MOV {
+					m.regs[rAX] = v
+				} else {
+					m.regs[rAX] = m.next()
+				}
+			}
+			if reg, ok := in.Args[0].(x86asm.Reg); ok && reg >= x86asm.EAX && reg <= x86asm.R15L {
+				m.regs[reg-x86asm.EAX] = m.next() // 32-bit writes
+			}
+			return true, 0, nil
+		}
+		switch in.Op {
+		case x86asm.MOV:
+			if v, ok := m.val(in.Args[1]); ok {
+				m.regs[r] = v
+			} else {
+				m.regs[r] = m.next()
+			}
+		case x86asm.ADD, x86asm.SUB:
+			v, ok := m.val(in.Args[1])
+			if !ok {
+				m.regs[r] = m.next()
+				break
+			}
+			if in.Op == x86asm.SUB {
+				v = -v
+			}
+			m.regs[r] += v
+		case x86asm.LEA:
+			mem := in.Args[1].(x86asm.Mem)
+			base, _ := reg64(mem.Base)
+			if mem.Index != 0 || mem.Base == 0 || mem.Base == x86asm.RIP {
+				m.regs[r] = m.next()
+				break
+			}
+			m.regs[r] = m.regs[base] + uint64(mem.Disp)
+		default:
+			m.regs[r] = m.next()
+		}
+		if r == rSP && m.regs[rSP] > modelSP {
+			return false, 0, fmt.Errorf("rsp above the return address")
+		}
+	}
+	return true, 0, nil
+}
+
+// eval evaluates a postfix rule.
+func (m *x86) eval(expr string, cfa uint64) (uint64, error) {
+	var st []uint64
+	for _, t := range strings.Fields(expr) {
+		switch {
+		case t == ".cfa":
+			st = append(st, cfa)
+		case strings.HasPrefix(t, "$"):
+			i := -1
+			for r, n := range x86Names {
+				if n == t {
+					i = r
+				}
+			}
+			if t == "$rsp" {
+				i = rSP
+			}
+			if i < 0 {
+				return 0, fmt.Errorf("register %s", t)
+			}
+			st = append(st, m.regs[i])
+		case t == "+" || t == "-":
+			if len(st) < 2 {
+				return 0, fmt.Errorf("%q: stack underflow", expr)
+			}
+			a, b := st[len(st)-2], st[len(st)-1]
+			st = st[:len(st)-2]
+			if t == "+" {
+				st = append(st, a+b)
+			} else {
+				st = append(st, a-b)
+			}
+		case t == "^":
+			if len(st) < 1 {
+				return 0, fmt.Errorf("%q: stack underflow", expr)
+			}
+			v, ok := m.mem[st[len(st)-1]]
+			if !ok {
+				return 0, fmt.Errorf("%q reads unwritten memory", expr)
+			}
+			st[len(st)-1] = v
+		default:
+			n, err := strconv.ParseInt(t, 10, 64)
+			if err != nil {
+				return 0, err
+			}
+			st = append(st, uint64(n))
+		}
+	}
+	if len(st) != 1 {
+		return 0, fmt.Errorf("%q: %d values", expr, len(st))
+	}
+	return st[0], nil
+}
+
+// check returns what the rules get wrong in the model's state.
+func (m *x86) check(rules map[string]string, caller *x86) error {
+	cfa, err := m.eval(rules[".cfa"], 0)
+	if err != nil {
+		return err
+	}
+	if cfa != modelSP+8 {
+		return fmt.Errorf(".cfa %#x, want %#x", cfa, modelSP+8)
+	}
+	if ra, err := m.eval(rules[".ra"], cfa); err != nil || ra != modelRA {
+		return fmt.Errorf(".ra %#x (%v)", ra, err)
+	}
+	for r, n := range x86Names {
+		if n == "" {
+			continue
+		}
+		v := m.regs[r]
+		if rule, ok := rules[n]; ok {
+			if v, err = m.eval(rule, cfa); err != nil {
+				return fmt.Errorf("%s: %v", n, err)
+			}
+		}
+		if v != caller.regs[r] {
+			return fmt.Errorf("%s recovered as %#x, want %#x", n, v, caller.regs[r])
+		}
+	}
+	return nil
+}
+
+var walkerNames = []string{"$rax", "$rcx", "$rdx", "$rbx", "$rsp", "$rbp", "$rsi", "$rdi",
+	"$r8", "$r9", "$r10", "$r11", "$r12", "$r13", "$r14", "$r15"}
+
+var evaluator = func() *cfi.Evaluator {
+	e, err := cfi.NewEvaluator(8, walkerNames)
+	if err != nil {
+		panic(err)
+	}
+	return e
+}()
+
+// ReadMemory reads the model's stack for package cfi.
+func (m *x86) ReadMemory(addr uint64, n int) ([]byte, error) {
+	if n != 8 {
+		return nil, fmt.Errorf("read of %d bytes", n)
+	}
+	v, ok := m.mem[addr]
+	if !ok {
+		return nil, fmt.Errorf("%#x not written", addr)
+	}
+	return binary.LittleEndian.AppendUint64(nil, v), nil
+}
+
+// checkWalker is check with the walker's evaluator (package cfi): the INIT
+// record's rules and those of the records at or below addr, in order.
+func (m *x86) checkWalker(e dumpsyms.CFIEntry, addr uint64, caller *x86) error {
+	texts := []string{e.Init.Rules}
+	for _, c := range e.Changes {
+		if c.Address <= addr {
+			texts = append(texts, c.Rules)
+		}
+	}
+	rs, err := evaluator.RuleSet(texts...)
+	if err != nil {
+		return err
+	}
+	var callee, got cfi.Registers
+	for r, v := range m.regs {
+		callee.Set(r, v)
+	}
+	cfa, ra, err := rs.FindCallerRegs(&callee, m, &got)
+	if err != nil {
+		return err
+	}
+	if cfa != modelSP+8 || ra != modelRA {
+		return fmt.Errorf("walker: cfa %#x ra %#x", cfa, ra)
+	}
+	for r, n := range x86Names {
+		if n == "" {
+			continue
+		}
+		v, ok := got.Get(r)
+		if !ok {
+			v = m.regs[r]
+		}
+		if v != caller.regs[r] {
+			return fmt.Errorf("walker: %s = %#x, want %#x", n, v, caller.regs[r])
+		}
+	}
+	return nil
+}
+
+// rulesAt returns the rules in force at addr of an entry.
+func rulesAt(e dumpsyms.CFIEntry, addr uint64) map[string]string {
+	r := map[string]string{}
+	parse := func(s string) {
+		f := strings.Fields(s)
+		name := ""
+		for _, t := range f {
+			if strings.HasSuffix(t, ":") {
+				name = strings.TrimSuffix(t, ":")
+				r[name] = ""
+				continue
+			}
+			if r[name] != "" {
+				r[name] += " "
+			}
+			r[name] += t
+		}
+	}
+	parse(e.Init.Rules)
+	for _, c := range e.Changes {
+		if c.Address <= addr {
+			parse(c.Rules)
+		}
+	}
+	return r
+}
+
+// TestExactOnModel runs the code of every x86_64 function of the corpus
+// with compact unwind rules on the model, from its entry along every path
+// (each instruction once: calls return, conditional jumps both ways,
+// stopping at ret and jumps), and checks the exact rules at each
+// instruction recover the caller's CFA, return address and callee-saved
+// registers; the default rules are counted for comparison.
+func TestExactOnModel(t *testing.T) {
+	root := filepath.Join(corpus.Dir(t), "macos")
+	for _, rel := range []string{"built/hello-x86_64", "built/libframeless-x86_64.dylib", "symbolic/crash"} {
+		p := filepath.Join(root, rel)
+		if _, err := os.Stat(p); err != nil {
+			t.Logf("%s: %v: skipped", rel, err)
+			continue
+		}
+		exact, err := Dump(p, Options{Exact: true, Options: dumpsyms.Options{Warn: t.Logf}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := Dump(p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := macho.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := f.Section("__text")
+		code, _ := text.Data()
+		base := f.Segment("__TEXT").Addr
+		f.Close()
+		b, _ := os.ReadFile(p)
+		ents, _ := ParseUnwindInfo(sectionBytes(t, b, "__unwind_info"))
+		compact := map[uint64]bool{}
+		for _, e := range ents {
+			if m := e.Encoding & modeMask; m >= x86RBPFrame && m <= x86StackInd {
+				compact[uint64(e.Func)] = true
+			}
+		}
+		plainAt := map[uint64]dumpsyms.CFIEntry{}
+		for _, e := range plain.CFI {
+			plainAt[e.Init.Address] = e
+		}
+		var insns, wrong, plainWrong, funcs, fallback int
+		for _, e := range exact.CFI {
+			if !compact[e.Init.Address] {
+				continue // __eh_frame's
+			}
+			if pl := plainAt[e.Init.Address]; len(e.Changes) == 0 && e.Init.Rules == pl.Init.Rules && !strings.Contains(pl.Init.Rules, ".cfa: $rsp 8 +") {
+				fallback++
+				continue
+			}
+			funcs++
+			start := base + e.Init.Address - text.Addr
+			fcode := code[start:min(start+e.Init.Size, uint64(len(code)))]
+			seen := map[uint64]bool{}
+			type path struct {
+				m  *x86
+				pc uint64
+			}
+			work := []path{{newX86(), 0}}
+			caller := newX86()
+			for len(work) > 0 && len(seen) < 100000 {
+				p := work[len(work)-1]
+				work = work[:len(work)-1]
+				for p.pc < uint64(len(fcode)) && !seen[p.pc] {
+					seen[p.pc] = true
+					in, err := x86asm.Decode(fcode[p.pc:], 64)
+					if err != nil {
+						break
+					}
+					insns++
+					err = p.m.check(rulesAt(e, e.Init.Address+p.pc), caller)
+					if err == nil {
+						err = p.m.checkWalker(e, e.Init.Address+p.pc, caller)
+					}
+					if err != nil {
+						wrong++
+						if wrong <= 10 {
+							t.Errorf("%s: %#x (%v): %v", rel, e.Init.Address+p.pc, in, err)
+						}
+					}
+					if p.m.check(rulesAt(plainAt[e.Init.Address], e.Init.Address+p.pc), caller) != nil {
+						plainWrong++
+					}
+					cont, target, err := p.m.exec(in, p.pc)
+					if err != nil {
+						t.Errorf("%s: %#x: %v", rel, e.Init.Address+p.pc, err)
+						break
+					}
+					if !cont {
+						break
+					}
+					if target != 0 && target < uint64(len(fcode)) {
+						work = append(work, path{p.m.clone(), target})
+					}
+					p.pc += uint64(in.Len)
+				}
+			}
+		}
+		t.Logf("%s: %d functions (%d more keep the encoding's rules), %d instructions reached: exact rules wrong at %d, the encoding's rules alone at %d", rel, funcs, fallback, insns, wrong, plainWrong)
+	}
+}
+
+func sectionBytes(t *testing.T, file []byte, name string) []byte {
+	f, err := macho.NewFile(strings.NewReader(string(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.Section(name).Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// FuzzExactX86 follows arbitrary code as x86_64 and as arm64: errors, never a panic, and work
+// bounded by the code's size.
+func FuzzExactX86(f *testing.F) {
+	f.Add([]byte{0x55, 0x48, 0x89, 0xe5, 0x53, 0x50, 0x48, 0x83, 0xc4, 0x08, 0x5b, 0x5d, 0xc3})
+	f.Add([]byte{0xb8, 0x00, 0x10, 0x00, 0x00, 0xe8, 0, 0, 0, 0, 0x48, 0x29, 0xc4, 0xc9, 0xc3})
+	f.Add([]byte{0xfd, 0x7b, 0xbf, 0xa9, 0xfd, 0x03, 0x00, 0x91, 0xfd, 0x7b, 0xc1, 0xa8, 0xc0, 0x03, 0x5f, 0xd6})
+	f.Fuzz(func(t *testing.T, code []byte) {
+		exactX86(code, 0x1000, ".cfa: $rsp 16 + .ra: .cfa -8 + ^")
+		exactX86(code, 0x1000, "$rbp: .cfa -16 + ^ .cfa: $rbp 16 + .ra: .cfa -8 + ^")
+		exactARM64(code, 0x1000, ".cfa: x29 16 + .ra: .cfa -8 + ^ x29: .cfa -16 + ^")
+		exactARM64(code, 0x1000, ".cfa: sp 0 + .ra: x30")
+	})
+}

@@ -1,0 +1,290 @@
+package macho
+
+import (
+	"debug/macho"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/cfi"
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
+	"golang.org/x/arch/arm64/arm64asm"
+)
+
+// a64 is a model arm64 machine: x0..x30 and sp (31), each starting with
+// a distinct value (the caller's; x30 the return address), and the stack
+// memory written.
+type a64 struct {
+	regs [32]uint64
+	mem  map[uint64]uint64
+	junk uint64
+}
+
+const a64SP = 31
+
+func newA64() *a64 {
+	m := &a64{mem: map[uint64]uint64{}}
+	for i := range m.regs {
+		m.regs[i] = 0xca11e7000 + uint64(i)*0x100
+	}
+	m.regs[30], m.regs[a64SP] = modelRA, modelSP
+	return m
+}
+
+func (m *a64) clone() *a64 {
+	c := &a64{regs: m.regs, mem: map[uint64]uint64{}, junk: m.junk}
+	for k, v := range m.mem {
+		c.mem[k] = v
+	}
+	return c
+}
+
+func (m *a64) next() uint64 { m.junk++; return 0xbad000000 + m.junk*16 }
+
+// reg returns the model's index of a register operand (w and x alike).
+func a64Index(a arm64asm.Arg) (int, bool) {
+	switch r := a.(type) {
+	case arm64asm.Reg:
+		switch {
+		case r >= arm64asm.X0 && r <= arm64asm.X30:
+			return int(r - arm64asm.X0), true
+		case r >= arm64asm.W0 && r <= arm64asm.W30:
+			return int(r - arm64asm.W0), true
+		}
+	case arm64asm.RegSP:
+		if r == arm64asm.RegSP(arm64asm.SP) {
+			return a64SP, true
+		}
+		return a64Index(arm64asm.Reg(r))
+	}
+	return 0, false
+}
+
+func (m *a64) exec(in arm64asm.Inst, pc uint64) (cont bool, target uint64, taken bool) {
+	args := argsOf(in)
+	for _, a := range args {
+		if rel, ok := a.(arm64asm.PCRel); ok && in.Op != arm64asm.BL && in.Op != arm64asm.ADR && in.Op != arm64asm.ADRP && in.Op != arm64asm.LDR {
+			if in.Op == arm64asm.B {
+				if _, cond := args[0].(arm64asm.Cond); !cond {
+					return false, 0, false
+				}
+			}
+			return true, pc + uint64(int64(rel)), true
+		}
+	}
+	switch in.Op {
+	case arm64asm.RET, arm64asm.BR, arm64asm.B:
+		return false, 0, false
+	case arm64asm.BL, arm64asm.BLR:
+		for r := 0; r <= 18; r++ {
+			m.regs[r] = m.next()
+		}
+		m.regs[30] = m.next()
+		return true, 0, false
+	case arm64asm.STP, arm64asm.STR, arm64asm.LDP, arm64asm.LDR:
+		mem, ok := parseMem(args[len(args)-1])
+		if !ok {
+			if r, ok := a64Index(args[0]); ok && (in.Op == arm64asm.LDR || in.Op == arm64asm.LDP) {
+				m.regs[r] = m.next()
+			}
+			return true, 0, false
+		}
+		bi, _ := a64Index(args[len(args)-1].(arm64asm.MemImmediate).Base)
+		addr := m.regs[bi]
+		if !mem.post {
+			addr += uint64(mem.imm)
+		}
+		for i, a := range args[:len(args)-1] {
+			r, ok := a64Index(a)
+			if !ok {
+				continue
+			}
+			if in.Op == arm64asm.STP || in.Op == arm64asm.STR {
+				m.mem[addr+uint64(8*i)] = m.regs[r]
+			} else {
+				m.regs[r] = m.mem[addr+uint64(8*i)]
+			}
+		}
+		if mem.pre || mem.post {
+			m.regs[bi] += uint64(mem.imm)
+		}
+		return true, 0, false
+	}
+	if len(args) == 0 {
+		return true, 0, false
+	}
+	d, ok := a64Index(args[0])
+	if !ok {
+		return true, 0, false
+	}
+	switch {
+	case (in.Op == arm64asm.ADD || in.Op == arm64asm.SUB) && len(args) == 3:
+		s, ok1 := a64Index(args[1])
+		n, ok2 := immArg(args[2])
+		if !ok1 || !ok2 {
+			m.regs[d] = m.next()
+			break
+		}
+		if in.Op == arm64asm.SUB {
+			n = -n
+		}
+		m.regs[d] = m.regs[s] + uint64(n)
+	case in.Op == arm64asm.MOV && len(args) == 2:
+		if s, ok := a64Index(args[1]); ok {
+			m.regs[d] = m.regs[s]
+		} else {
+			m.regs[d] = m.next()
+		}
+	case in.Op == arm64asm.CMP || in.Op == arm64asm.CMN || in.Op == arm64asm.TST || in.Op == arm64asm.NOP || in.Op == arm64asm.HINT:
+	default:
+		m.regs[d] = m.next()
+	}
+	return true, 0, false
+}
+
+func (m *a64) ReadMemory(addr uint64, n int) ([]byte, error) {
+	v, ok := m.mem[addr]
+	if !ok || n != 8 {
+		return nil, fmt.Errorf("%#x not written", addr)
+	}
+	return binary.LittleEndian.AppendUint64(nil, v), nil
+}
+
+var a64Names = func() []string {
+	var n []string
+	for i := range 31 {
+		n = append(n, fmt.Sprintf("x%d", i))
+	}
+	return append(n, "sp")
+}()
+
+var a64Evaluator = func() *cfi.Evaluator {
+	e, err := cfi.NewEvaluator(8, a64Names)
+	if err != nil {
+		panic(err)
+	}
+	return e
+}()
+
+func (m *a64) check(e dumpsyms.CFIEntry, addr uint64, caller *a64) error {
+	texts := []string{e.Init.Rules}
+	for _, c := range e.Changes {
+		if c.Address <= addr {
+			texts = append(texts, c.Rules)
+		}
+	}
+	rs, err := a64Evaluator.RuleSet(texts...)
+	if err != nil {
+		return err
+	}
+	var callee, got cfi.Registers
+	for r, v := range m.regs {
+		callee.Set(r, v)
+	}
+	cfa, ra, err := rs.FindCallerRegs(&callee, m, &got)
+	if err != nil {
+		return err
+	}
+	if cfa != modelSP || ra != modelRA {
+		return fmt.Errorf("cfa %#x ra %#x", cfa, ra)
+	}
+	for r := 19; r <= 29; r++ {
+		v, ok := got.Get(r)
+		if !ok {
+			v = m.regs[r]
+		}
+		if v != caller.regs[r] {
+			return fmt.Errorf("x%d = %#x, want %#x", r, v, caller.regs[r])
+		}
+	}
+	return nil
+}
+
+// TestExactARM64OnModel is TestExactOnModel for the arm64 functions of
+// the corpus with compact unwind rules of their own (frame and frameless).
+func TestExactARM64OnModel(t *testing.T) {
+	root := filepath.Join(corpus.Dir(t), "macos")
+	for _, rel := range []string{"built/hello-arm64", "built/libdemo-arm64.dylib", "built/libframeless-arm64.dylib"} {
+		p := filepath.Join(root, rel)
+		if _, err := os.Stat(p); err != nil {
+			t.Logf("%s: %v: skipped", rel, err)
+			continue
+		}
+		exact, err := Dump(p, Options{Exact: true, Options: dumpsyms.Options{Warn: t.Logf}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := Dump(p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := macho.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := f.Section("__text")
+		code, _ := text.Data()
+		base := f.Segment("__TEXT").Addr
+		ub, _ := f.Section("__unwind_info").Data()
+		f.Close()
+		ents, _ := ParseUnwindInfo(ub)
+		compact := map[uint64]bool{}
+		for _, e := range ents {
+			if m := e.Encoding & modeMask; m == arm64Frame || m == arm64Frameless {
+				compact[uint64(e.Func)] = true
+			}
+		}
+		plainAt := map[uint64]dumpsyms.CFIEntry{}
+		for _, e := range plain.CFI {
+			plainAt[e.Init.Address] = e
+		}
+		var insns, wrong, plainWrong, funcs int
+		for _, e := range exact.CFI {
+			if !compact[e.Init.Address] {
+				continue
+			}
+			funcs++
+			start := base + e.Init.Address - text.Addr
+			fcode := code[start:min(start+e.Init.Size, uint64(len(code)))]
+			seen := map[uint64]bool{}
+			type path struct {
+				m  *a64
+				pc uint64
+			}
+			work := []path{{newA64(), 0}}
+			caller := newA64()
+			for len(work) > 0 {
+				p := work[len(work)-1]
+				work = work[:len(work)-1]
+				for p.pc+4 <= uint64(len(fcode)) && !seen[p.pc] {
+					seen[p.pc] = true
+					in, err := arm64asm.Decode(fcode[p.pc:])
+					if err != nil {
+						break
+					}
+					insns++
+					if err := p.m.check(e, e.Init.Address+p.pc, caller); err != nil {
+						if wrong++; wrong <= 10 {
+							t.Errorf("%s: %#x (%v): %v", rel, e.Init.Address+p.pc, in, err)
+						}
+					}
+					if p.m.check(plainAt[e.Init.Address], e.Init.Address+p.pc, caller) != nil {
+						plainWrong++
+					}
+					cont, target, taken := p.m.exec(in, e.Init.Address+p.pc)
+					if taken && target >= e.Init.Address && target-e.Init.Address < uint64(len(fcode)) {
+						work = append(work, path{p.m.clone(), target - e.Init.Address})
+					}
+					if !cont {
+						break
+					}
+					p.pc += 4
+				}
+			}
+		}
+		t.Logf("%s: %d functions, %d instructions reached: exact rules wrong at %d, the encoding's rules alone at %d", rel, funcs, insns, wrong, plainWrong)
+	}
+}
