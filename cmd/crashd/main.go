@@ -131,7 +131,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					}
 					base := cmd.String("server")
 					if base == "" {
-						base = "http://" + cfg.Listen
+						base = "http://" + localAddr(cfg.Listen)
 					}
 					return reprocess(ctx, stdout, stderr, strings.TrimSuffix(base, "/"), cfg.APIToken, ids)
 				},
@@ -156,6 +156,20 @@ func config(cmd *cli.Command) (server.Config, error) {
 		return cfg, cmdline.Usagef("%v", err)
 	}
 	return cfg, nil
+}
+
+// localAddr is the address to reach a server listening on listen from
+// this machine: a listen address without a host, or with an unspecified
+// one (0.0.0.0, ::), is reached on 127.0.0.1.
+func localAddr(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return listen
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 func serve(ctx context.Context, cfg server.Config) error {

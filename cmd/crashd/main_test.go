@@ -328,3 +328,12 @@ func TestCrashSafety(t *testing.T) {
 		t.Errorf("exit status %d after SIGTERM", code)
 	}
 }
+
+func TestLocalAddr(t *testing.T) {
+	for in, want := range map[string]string{":8000": "127.0.0.1:8000", "0.0.0.0:1": "127.0.0.1:1", "[::]:2": "127.0.0.1:2",
+		"10.0.0.1:3": "10.0.0.1:3", "[::1]:4": "[::1]:4", "host:5": "host:5", "bad": "bad"} {
+		if got := localAddr(in); got != want {
+			t.Errorf("localAddr(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
