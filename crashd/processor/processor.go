@@ -141,7 +141,7 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 		}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "crashd_processor_latency_seconds",
-			Help:    "Time from a crash's submission to its processed crash being stored.",
+			Help:    "Time from a crash's submission to its processed crash being stored (crashes processed at their first delivery).",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 20),
 		}),
 		busy: prometheus.NewGauge(prometheus.GaugeOpts{
@@ -247,7 +247,9 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 			}
 			el := p.now().Sub(start)
 			p.m.seconds.Observe(el.Seconds())
-			p.m.latency.Observe(p.now().Sub(received).Seconds())
+			if d.Kind() == queue.Normal && d.Attempt() == 1 {
+				p.m.latency.Observe(p.now().Sub(received).Seconds())
+			}
 			p.m.outcomes.WithLabelValues("processed").Inc()
 			log.Info("processed", "signature", pc.Signature, "seconds", el.Seconds())
 			return
