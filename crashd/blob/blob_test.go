@@ -198,3 +198,16 @@ func BenchmarkDirPut(b *testing.B) {
 		}
 	}
 }
+
+// FuzzCheckKey: a key CheckKey accepts is a local path (never absolute,
+// never climbing out of the root).
+func FuzzCheckKey(f *testing.F) {
+	for _, k := range []string{"v1/dump/x", "../x", "a/./b", "a/.tmp", `a\b`} {
+		f.Add(k)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		if CheckKey(key) == nil && !filepath.IsLocal(key) {
+			t.Fatalf("CheckKey accepted %q", key)
+		}
+	})
+}

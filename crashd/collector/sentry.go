@@ -185,11 +185,10 @@ func (c *Collector) parseSentry(ct string, body []byte) (rep *report, eventID, r
 					minidump, found = p.data, true
 				}
 			case p.name == "sentry" && p.filename == "":
-				var ev map[string]any
-				if json.Unmarshal(p.data, &ev) == nil {
+				if ev, err := decodeAnnotations(p.data); err == nil {
 					sentry = mergeMaps(sentry, ev)
 				} else {
-					rep.notes = append(rep.notes, "sentry field: invalid JSON, kept as text")
+					rep.notes = append(rep.notes, "sentry field: not a JSON object, kept as text")
 					rep.annotations["sentry"] = validText(p.data)
 				}
 			case strings.HasPrefix(p.name, "sentry[") && p.filename == "":

@@ -495,7 +495,7 @@ func (c *Collector) save(ctx context.Context, raw *crash.RawCrash, dumps map[str
 	if err := c.store.Put(ctx, crash.DumpNamesKey(id), nb); err != nil {
 		return err
 	}
-	rb, err := json.Marshal(raw)
+	rb, err := raw.MarshalJSON() // not json.Marshal, which would escape <, > and &
 	if err != nil {
 		return err
 	}

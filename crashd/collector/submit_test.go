@@ -127,7 +127,28 @@ func antennaCases(t *testing.T) []submitCase {
 		"Content-Type: application/octet-stream\r\n\r\nMDMPxxxx\r\n" +
 		"--" + b + "--\r\n")
 
+	// Exactly as Crashpad's HTTPMultipartBuilder writes it (the boundary, the
+	// order: form fields, then files, the name escaping), gzipped, sent
+	// chunked with URL parameters as crash_report_upload_thread.cc does.
+	const cpb = "---MultipartBoundary-0aZ9bY8cX7dW6eV5fU4gT3hS2iR1jQ0p---"
+	crashpadExact := []byte("--" + cpb + "\r\nContent-Disposition: form-data; name=\"guid\"\r\n\r\n8f2b1f0e-3c1d-4f1a-9d6e-0b7c2a1e4d5f\r\n" +
+		"--" + cpb + "\r\nContent-Disposition: form-data; name=\"odd%22name%0d%0a\"\r\n\r\nx\r\n" +
+		"--" + cpb + "\r\nContent-Disposition: form-data; name=\"prod\"\r\n\r\nElectron\r\n" +
+		"--" + cpb + "\r\nContent-Disposition: form-data; name=\"ver\"\r\n\r\n30.0.1\r\n" +
+		"--" + cpb + "\r\nContent-Disposition: form-data; name=\"upload_file_minidump\"; filename=\"8f2b1f0e-3c1d-4f1a-9d6e-0b7c2a1e4d5f.dmp\"\r\nContent-Type: application/octet-stream\r\n\r\nMDMP\x93\xa7\r\n" +
+		"--" + cpb + "--\r\n")
+
 	return []submitCase{
+		{name: "crashpad exactly: gzip, chunked, URL parameters", body: compress(crashpadExact), contentType: "multipart/form-data; boundary=" + cpb,
+			header: http.Header{"Content-Encoding": {"gzip"}, "User-Agent": {"Crashpad/0.8.0"}}, chunked: true,
+			query: "?product=Electron&version=30.0.1&guid=8f2b1f0e-3c1d-4f1a-9d6e-0b7c2a1e4d5f", status: 200, wantBody: "CrashID",
+			check: func(t *testing.T, raw *crash.RawCrash, names []string, dumps map[string][]byte) {
+				annotationsAre(map[string]any{"guid": "8f2b1f0e-3c1d-4f1a-9d6e-0b7c2a1e4d5f", "odd%22name%0d%0a": "x", "prod": "Electron", "ver": "30.0.1",
+					"ProductName": "Electron", "Version": "30.0.1"})(t, raw, names, dumps)
+				if string(dumps["upload_file_minidump"]) != "MDMP\x93\xa7" || raw.Metadata.PayloadCompressed != "1" || raw.Metadata.UserAgent != "Crashpad/0.8.0" {
+					t.Errorf("metadata %+v dumps %q", raw.Metadata, dumps)
+				}
+			}},
 		{name: "multipart/form-data", body: basic, contentType: basicCT, status: 200, wantBody: "CrashID",
 			check: func(t *testing.T, raw *crash.RawCrash, names []string, dumps map[string][]byte) {
 				annotationsAre(map[string]any{"ProductName": "Firefox", "Version": "1.0"})(t, raw, names, dumps)
@@ -289,8 +310,8 @@ func TestSubmitAntennaCases(t *testing.T) {
 	if got := e.counter(t, "crashd_collector_rejected_total", map[string]string{"reason": "malformed_invalid_payload_structure"}); got != 3 {
 		t.Errorf("rejected invalid_payload_structure = %v, want 3", got)
 	}
-	if got := e.counter(t, "crashd_collector_accepted_total", map[string]string{"endpoint": "submit"}); got != 15 {
-		t.Errorf("accepted = %v, want 15", got)
+	if got := e.counter(t, "crashd_collector_accepted_total", map[string]string{"endpoint": "submit"}); got != 16 {
+		t.Errorf("accepted = %v, want 16", got)
 	}
 }
 

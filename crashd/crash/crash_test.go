@@ -118,18 +118,18 @@ func TestRawCrashJSON(t *testing.T) {
 	id := ID("de1bb258-cbbf-4589-a673-34f800160918")
 	ts := time.Date(2016, 9, 18, 10, 11, 12, 123456000, time.UTC)
 	r := &RawCrash{
-		Annotations: map[string]any{"ProductName": "Firefox", "Version": "1.0", "uuid": "sent", "Num": 3.0, "Email": "a@b"},
+		Annotations: map[string]any{"ProductName": "Firefox", "Version": "1.0", "uuid": "sent", "Num": json.Number("3"), "Email": "a@b"},
 		Metadata: Metadata{
 			Payload: "multipart", PayloadCompressed: "0", PayloadSize: 632, UserAgent: "None",
-			ThrottleRule: "accept_everything", Restricted: []string{"Email"},
+			ThrottleRule: "accept_everything", Restricted: []string{"Email"}, CollectorNotes: []string{"a <b> & c"},
 		},
 		SubmittedTimestamp: ts, UUID: id, Version: RawCrashVersion,
 	}
-	b, err := json.Marshal(r)
+	b, err := r.MarshalJSON() // json.Marshal would escape <, > and & again
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"Email":"a@b","Num":3,"ProductName":"Firefox","Version":"1.0","metadata":{"payload":"multipart","payload_compressed":"0","payload_size":632,"collector_notes":[],"dump_checksums":{},"user_agent":"None","throttle_rule":"accept_everything","restricted_annotations":["Email"]},"submitted_timestamp":"2016-09-18T10:11:12.123456+00:00","uuid":"de1bb258-cbbf-4589-a673-34f800160918","version":2}`
+	want := `{"Email":"a@b","Num":3,"ProductName":"Firefox","Version":"1.0","metadata":{"collector_notes":["a <b> & c"],"dump_checksums":{},"payload":"multipart","payload_compressed":"0","payload_size":632,"restricted_annotations":["Email"],"throttle_rule":"accept_everything","user_agent":"None"},"submitted_timestamp":"2016-09-18T10:11:12.123456+00:00","uuid":"de1bb258-cbbf-4589-a673-34f800160918","version":2}`
 	if string(b) != want {
 		t.Errorf("JSON\n%s\nwant\n%s", b, want)
 	}
@@ -166,4 +166,45 @@ func TestProduct(t *testing.T) {
 			t.Errorf("%v: %q %q", c.a, r.ProductName(), r.ProductVersion())
 		}
 	}
+}
+
+// FuzzParse: ids from URLs and command lines never panic Parse, and an
+// accepted id makes keys that stay inside the store.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"de1bb258-cbbf-4589-a673-34f800160918", "bp-de1bb258-cbbf-4589-a673-34f800160918", "../../x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		id, err := Parse(s)
+		if err != nil {
+			return
+		}
+		if !Valid(string(id)) || len(id.DateString()) != 8 || id.Throttle() > 1 {
+			t.Fatalf("Parse(%q) = %q", s, id)
+		}
+		for _, k := range []string{RawCrashKey(id), DumpKey(id, "upload_file_minidump"), ProcessedCrashKey(id), QueuedKey(id)} {
+			if strings.Contains(k, "..") || strings.Count(k, "/") > 3 {
+				t.Fatalf("key %q", k)
+			}
+		}
+		if got, ok := IDFromKey(RawCrashKey(id)); !ok || got != id {
+			t.Fatalf("IDFromKey(%q) = %q", RawCrashKey(id), got)
+		}
+	})
+}
+
+// FuzzDumpName: any field name gives a name of at most 30 letters, digits
+// and underscores.
+func FuzzDumpName(f *testing.F) {
+	f.Add("upload_file_minidump")
+	f.Add("../raw_crash")
+	f.Fuzz(func(t *testing.T, field string) {
+		name, ok := DumpName(field)
+		if len(name) > 30 || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != "" {
+			t.Fatalf("DumpName(%q) = %q", field, name)
+		}
+		if ok && (name == "raw_crash" || name == "dump_names" || name == "processed_crash" || name == "queued") {
+			t.Fatalf("DumpName(%q) = %q accepted", field, name)
+		}
+	})
 }

@@ -26,8 +26,8 @@ const RawCrashVersion = 2
 type RawCrash struct {
 	// Annotations are the crash annotations (Antenna: the raw crash without
 	// the collector's fields). Values are strings for form fields; JSON
-	// values (string, float64, bool, nil, []any, map[string]any) from a JSON
-	// "extra" part.
+	// values (string, json.Number, bool, nil, []any, map[string]any) from a
+	// JSON "extra" part or Sentry's "sentry" field.
 	Annotations map[string]any
 	// Metadata is what the collector knows about the submission.
 	Metadata Metadata
@@ -87,9 +87,10 @@ const (
 // datetime.isoformat() of an aware UTC time with microseconds.
 const TimestampFormat = "2006-01-02T15:04:05.000000-07:00"
 
-// MarshalJSON writes the raw crash as one JSON object with sorted keys (as
-// Antenna's json_ordered_dumps), the collector's fields over annotations of
-// the same names.
+// MarshalJSON writes the raw crash as one JSON object with keys sorted at
+// every level (as Antenna's json_ordered_dumps), the collector's fields over
+// annotations of the same names. Strings are not HTML-escaped (call it
+// directly: json.Marshal of a RawCrash escapes <, > and & again).
 func (r *RawCrash) MarshalJSON() ([]byte, error) {
 	m := make(map[string]any, len(r.Annotations)+4)
 	maps.Copy(m, r.Annotations)
@@ -100,7 +101,20 @@ func (r *RawCrash) MarshalJSON() ([]byte, error) {
 	if md.DumpChecksums == nil {
 		md.DumpChecksums = map[string]string{}
 	}
-	m[fieldMetadata] = md
+	// Keys sorted at every level, as Python's json.dumps(sort_keys=True).
+	var mbuf bytes.Buffer
+	menc := json.NewEncoder(&mbuf)
+	menc.SetEscapeHTML(false)
+	err := menc.Encode(md)
+	mb := mbuf.Bytes()
+	if err != nil {
+		return nil, fmt.Errorf("raw crash %s: metadata: %w", r.UUID, err)
+	}
+	var sorted map[string]json.RawMessage
+	if err := json.Unmarshal(mb, &sorted); err != nil {
+		return nil, fmt.Errorf("raw crash %s: metadata: %w", r.UUID, err)
+	}
+	m[fieldMetadata] = sorted
 	m[fieldSubmitted] = r.SubmittedTimestamp.UTC().Format(TimestampFormat)
 	m[fieldUUID] = string(r.UUID)
 	m[fieldVersion] = r.Version
@@ -139,7 +153,9 @@ func (r *RawCrash) UnmarshalJSON(data []byte) error {
 			err = json.Unmarshal(v, &r.Version)
 		default:
 			var a any
-			err = json.Unmarshal(v, &a)
+			dec := json.NewDecoder(bytes.NewReader(v))
+			dec.UseNumber() // numbers kept as written (json.Number)
+			err = dec.Decode(&a)
 			r.Annotations[k] = a
 		}
 		if err != nil {
