@@ -2,6 +2,8 @@ package server
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -47,4 +49,28 @@ func TestRoles(t *testing.T) {
 	if c.Signature == "" || string(c.JSONDump) == "null" {
 		t.Errorf("processed crash: %+v", c)
 	}
+}
+
+// TestRequeueLost: a crash stored, marked queued and indexed as received
+// whose queue message was lost (a power loss before the queue's sync) is
+// queued again when crashd starts on an empty queue.
+func TestRequeueLost(t *testing.T) {
+	dump := corpus.File(t, "breakpad/processor/linux_null_read_av.dmp")
+	syms := corpus.File(t, "breakpad/processor/symbols")
+	cfg := testConfig(t, []string{syms})
+	cfg.Roles = []string{RoleCollector, RoleWeb} // nobody processes it yet
+	ts := startServer(t, cfg)
+	id, err := upload(t, ts.URL, dump, map[string]string{"ProductName": "Lost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.stop()
+	// The queue loses everything; the blobs, the marker and the index stay.
+	if err := os.RemoveAll(filepath.Join(cfg.Data, "nats")); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Roles = []string{RoleCollector, RoleProcessor, RoleWeb}
+	ts = startServer(t, cfg)
+	defer ts.stop()
+	waitProcessed(t, ts.URL, id, time.Minute)
 }

@@ -148,6 +148,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	}
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 
+	if cfg.NATSURL == "" {
+		if err := s.requeueLost(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if s.coll != nil {
 		var since time.Time
 		if cfg.RecoverDays > 0 {
@@ -161,6 +166,48 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		log.Info("start-up recovery", "queued", n, "seconds", time.Since(t0).Seconds())
 	}
 	return s, nil
+}
+
+// requeueLost queues again the crashes the index has as received when the
+// embedded queue holds no work at all: their queue messages were lost (a
+// power loss before the queue's background sync; the v1/queued/ marker
+// keeps start-up recovery from finding them). With an empty queue nothing
+// can be waiting or in flight elsewhere, so this queues nothing twice.
+func (s *Server) requeueLost(ctx context.Context) error {
+	d, err := s.q.Depth(ctx)
+	if err != nil {
+		return err
+	}
+	if d.Total() > 0 || d.InFlight > 0 {
+		return nil
+	}
+	n := 0
+	q := index.Query{Status: index.Received, Limit: index.MaxLimit}
+	for {
+		cs, err := s.ix.Search(ctx, q)
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			if err := s.q.Publish(ctx, queue.Normal, c.ID); err != nil {
+				return fmt.Errorf("requeue %s: %w", c.ID, err)
+			}
+			n++
+		}
+		if len(cs) < q.Limit {
+			break
+		}
+		// received_at ties at a page's edge would be skipped: step back a
+		// microsecond (a crash queued twice is processed once more).
+		q.Before = cs[len(cs)-1].ReceivedAt.Add(time.Microsecond)
+		if q.Before.Equal(cs[0].ReceivedAt.Add(time.Microsecond)) {
+			break
+		}
+	}
+	if n > 0 {
+		s.log.Warn("start-up: crashes the index has as received were not in the empty queue; queued again", "queued", n)
+	}
+	return nil
 }
 
 // publish queues a stored crash (the collector's Publisher) and records it
