@@ -59,7 +59,8 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.StringSliceFlag{Name: "symbols", Usage: "a symbol `PATH` as minidump_stackwalk takes it: a store, a URL, srv*CACHE*URL (repeatable)"},
 					&cli.StringSliceFlag{Name: "symbols-url", Usage: "a Breakpad-layout symbol server `URL` (repeatable)"},
 					&cli.StringFlag{Name: "symbols-cache", Usage: "keep downloaded symbols in `DIR`"},
-					&cli.IntFlag{Name: "workers", Usage: "process `N` crashes at once (default: the CPUs)"},
+					&cli.StringFlag{Name: "signature-lists", Usage: "add the signature lists of `DIR` to the defaults (as minidump_stackwalk's)"},
+					&cli.IntFlag{Name: "workers", Usage: "process `N` crashes at once (default: four per CPU)"},
 					&cli.StringFlag{Name: "roles", Usage: "the roles of this process, comma-separated: collector, processor, web (default all)"},
 					&cli.StringFlag{Name: "nats-url", Usage: "use the external NATS server or cluster at `URL` as the queue instead of the embedded one"},
 					&cli.StringFlag{Name: "log-format", Usage: "log as `FORMAT`: text or json"},
@@ -86,6 +87,9 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					}
 					if cmd.IsSet("symbols-cache") {
 						cfg.SymbolsCache = cmd.String("symbols-cache")
+					}
+					if cmd.IsSet("signature-lists") {
+						cfg.SignatureLists = cmd.String("signature-lists")
 					}
 					if cmd.IsSet("workers") {
 						cfg.Workers = int(cmd.Int("workers"))

@@ -31,6 +31,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/processor"
 	"github.com/gobreakpad/gobreakpad/crashd/queue"
+	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
 	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 )
 
@@ -122,6 +123,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		scfg.FromEnv()
 		pcfg := processor.Config{Workers: cfg.Workers, WalkJobs: cfg.WalkJobs, Timeout: time.Duration(cfg.Timeout),
 			MaxAttempts: cfg.MaxAttempts, RetryDelay: time.Duration(cfg.RetryDelay), Heartbeat: time.Duration(cfg.AckWait) / 3}
+		if cfg.SignatureLists != "" {
+			l := signature.DefaultLists()
+			if err := l.LoadDir(cfg.SignatureLists, true); err != nil {
+				return nil, err
+			}
+			if pcfg.Signature, err = signature.New(l); err != nil {
+				return nil, fmt.Errorf("signature lists: %w", err)
+			}
+		}
 		if !scfg.None() {
 			if s.syms, err = symsrc.Open(scfg); err != nil {
 				return nil, fmt.Errorf("symbols: %w", err)
