@@ -60,7 +60,8 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.StringSliceFlag{Name: "symbols", Usage: "a symbol `PATH` as minidump_stackwalk takes it: a store, a URL, srv*CACHE*URL (repeatable)"},
 					&cli.StringSliceFlag{Name: "symbols-url", Usage: "a Breakpad-layout symbol server `URL` (repeatable)"},
 					&cli.StringFlag{Name: "symbols-cache", Usage: "keep downloaded symbols in `DIR`"},
-					&cli.IntFlag{Name: "workers", Usage: "process `N` crashes at once (default: the CPUs)"},
+					&cli.StringFlag{Name: "signature-lists", Usage: "add the signature lists of `DIR` to the defaults (as minidump_stackwalk's)"},
+					&cli.IntFlag{Name: "workers", Usage: "process `N` crashes at once (default: four per CPU)"},
 					&cli.StringFlag{Name: "roles", Usage: "the roles of this process, comma-separated: collector, processor, web (default all)"},
 					&cli.StringFlag{Name: "nats-url", Usage: "use the external NATS server or cluster at `URL` as the queue instead of the embedded one"},
 					&cli.StringFlag{Name: "log-format", Usage: "log as `FORMAT`: text or json"},
@@ -87,6 +88,9 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					}
 					if cmd.IsSet("symbols-cache") {
 						cfg.SymbolsCache = cmd.String("symbols-cache")
+					}
+					if cmd.IsSet("signature-lists") {
+						cfg.SignatureLists = cmd.String("signature-lists")
 					}
 					if cmd.IsSet("workers") {
 						cfg.Workers = int(cmd.Int("workers"))
@@ -169,7 +173,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					}
 					base := cmd.String("server")
 					if base == "" {
-						base = "http://" + cfg.Listen
+						base = "http://" + localAddr(cfg.Listen)
 					}
 					return reprocess(ctx, stdout, stderr, strings.TrimSuffix(base, "/"), cfg.APIToken, ids)
 				},
@@ -194,6 +198,20 @@ func config(cmd *cli.Command) (server.Config, error) {
 		return cfg, cmdline.Usagef("%v", err)
 	}
 	return cfg, nil
+}
+
+// localAddr is the address to reach a server listening on listen from
+// this machine: a listen address without a host, or with an unspecified
+// one (0.0.0.0, ::), is reached on 127.0.0.1.
+func localAddr(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return listen
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 func serve(ctx context.Context, cfg server.Config) error {

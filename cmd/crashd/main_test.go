@@ -328,3 +328,79 @@ func TestCrashSafety(t *testing.T) {
 		t.Errorf("exit status %d after SIGTERM", code)
 	}
 }
+
+func TestLocalAddr(t *testing.T) {
+	for in, want := range map[string]string{":8000": "127.0.0.1:8000", "0.0.0.0:1": "127.0.0.1:1", "[::]:2": "127.0.0.1:2",
+		"10.0.0.1:3": "10.0.0.1:3", "[::1]:4": "[::1]:4", "host:5": "host:5", "bad": "bad"} {
+		if got := localAddr(in); got != want {
+			t.Errorf("localAddr(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestShutdownFinishesUploads: SIGTERM during an upload still being sent
+// lets it finish (answered with its crash id); the crash is processed
+// after the restart if not before; exit status 0.
+func TestShutdownFinishesUploads(t *testing.T) {
+	dir := corpus.Dir(t)
+	syms := filepath.Join(dir, "breakpad/processor/symbols")
+	dump, err := os.ReadFile(filepath.Join(dir, "breakpad/processor/linux_null_read_av.dmp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	c := startChild(t, "--data", data, "--symbols", syms)
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	mw.WriteField("ProductName", "Shutdown")
+	fw, _ := mw.CreateFormFile("upload_file_minidump", "crash.dmp")
+	fw.Write(dump)
+	mw.Close()
+	whole := body.Bytes()
+	pr, pw := io.Pipe()
+	type answer struct {
+		code int
+		body string
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", c.url+"/submit", pr)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		req.ContentLength = int64(len(whole))
+		resp, err := client.Do(req)
+		if err != nil {
+			done <- answer{err: err}
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		done <- answer{code: resp.StatusCode, body: string(b)}
+	}()
+	pw.Write(whole[:len(whole)/2])
+	time.Sleep(200 * time.Millisecond) // the server is reading the body
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(300 * time.Millisecond)
+	pw.Write(whole[len(whole)/2:])
+	pw.Close()
+	t0 := time.Now()
+	a := <-done
+	t.Logf("answered %v after the rest of the body", time.Since(t0))
+	id, ok := strings.CutPrefix(strings.TrimSpace(a.body), "CrashID=bp-")
+	if a.err != nil || a.code != 200 || !ok {
+		t.Fatalf("upload in flight at SIGTERM: %d %q %v\n%s", a.code, a.body, a.err, c.logText())
+	}
+	select {
+	case <-c.done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("crashd still running 60s after SIGTERM")
+	}
+	if code := c.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit status %d after SIGTERM:\n%s", code, c.logText())
+	}
+	t.Logf("exited %v after the rest of the body", time.Since(t0))
+	c = startChild(t, "--data", data, "--symbols", syms)
+	waitProcessed(t, c.url, id, time.Minute)
+	t.Logf("processed %v after the rest of the body", time.Since(t0))
+	c.terminate(t)
+}

@@ -104,6 +104,9 @@ func (c *Config) defaults() {
 // Processor processes crashes from a queue.
 type Processor struct {
 	cfg   Config
+	// walks bounds the walks running, those that outlived their timeout
+	// included: a worker waits for a slot before it starts one.
+	walks chan struct{}
 	store blob.Store
 	q     queue.Queue
 	ix    index.Index
@@ -129,7 +132,7 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Processor{cfg: cfg, store: store, q: q, ix: ix, log: log, now: time.Now}
+	p := &Processor{cfg: cfg, store: store, q: q, ix: ix, log: log, now: time.Now, walks: make(chan struct{}, 2*cfg.Workers)}
 	p.m = metrics{
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crashd_processor_crashes_total",
@@ -142,7 +145,7 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 		}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "crashd_processor_latency_seconds",
-			Help:    "Time from a crash's submission to its processed crash being stored.",
+			Help:    "Time from a crash's submission to its processed crash being stored (crashes processed at their first delivery).",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 20),
 		}),
 		busy: prometheus.NewGauge(prometheus.GaugeOpts{
@@ -248,7 +251,9 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 			}
 			el := p.now().Sub(start)
 			p.m.seconds.Observe(el.Seconds())
-			p.m.latency.Observe(p.now().Sub(received).Seconds())
+			if d.Kind() == queue.Normal && d.Attempt() == 1 {
+				p.m.latency.Observe(p.now().Sub(received).Seconds())
+			}
 			p.m.outcomes.WithLabelValues("processed").Inc()
 			log.Info("processed", "signature", pc.Signature, "seconds", el.Seconds())
 			return
@@ -323,14 +328,26 @@ var ErrTimeout = errors.New("processing timed out")
 
 // processGuarded runs Process with the per-crash timeout, a panic turned
 // into an error. A walk that overruns is left to finish on its own
-// goroutine (walks cannot be interrupted); its result is dropped.
+// goroutine (walks cannot be interrupted); its result is dropped. At most
+// twice Config.Workers walks run at once, overrun ones included, so that
+// dumps that make the walk slow cannot pile up goroutines without bound.
 func (p *Processor) processGuarded(ctx context.Context, id crash.ID, raw *crash.RawCrash) (*crash.ProcessedCrash, error) {
 	type result struct {
 		pc  *crash.ProcessedCrash
 		err error
 	}
+	t := time.NewTimer(p.cfg.Timeout)
+	defer t.Stop()
+	select {
+	case p.walks <- struct{}{}:
+	case <-t.C:
+		return nil, fmt.Errorf("%w after %v waiting for earlier walks that overran theirs", ErrTimeout, p.cfg.Timeout)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	ch := make(chan result, 1)
 	go func() {
+		defer func() { <-p.walks }()
 		defer func() {
 			if r := recover(); r != nil {
 				ch <- result{err: fmt.Errorf("panic: %v\n%s", r, debug.Stack())}
@@ -339,8 +356,6 @@ func (p *Processor) processGuarded(ctx context.Context, id crash.ID, raw *crash.
 		pc, err := p.Process(ctx, id, raw)
 		ch <- result{pc, err}
 	}()
-	t := time.NewTimer(p.cfg.Timeout)
-	defer t.Stop()
 	select {
 	case r := <-ch:
 		return r.pc, r.err

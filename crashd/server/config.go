@@ -71,6 +71,9 @@ type Config struct {
 	SymbolsCache string   `json:"symbols_cache"`
 	// SymbolsTimeout bounds each symbol download.
 	SymbolsTimeout Duration `json:"symbols_timeout"`
+	// SignatureLists is a directory of signature lists added to the
+	// defaults (as minidump_stackwalk --signature-lists; docs/signature.md).
+	SignatureLists string `json:"signature_lists"`
 	// Workers is how many crashes are processed at once (0: the CPUs);
 	// WalkJobs how many threads of one dump are walked at once.
 	Workers  int `json:"workers"`

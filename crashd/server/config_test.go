@@ -67,3 +67,18 @@ func TestLocked(t *testing.T) {
 		t.Error("a second server opened the same data directory")
 	}
 }
+
+// TestSignatureLists: a lists directory that cannot be read stops the
+// start; one that can is used.
+func TestSignatureLists(t *testing.T) {
+	cfg := testConfig(t, nil)
+	cfg.SignatureLists = filepath.Join(t.TempDir(), "missing")
+	if _, err := New(t.Context(), cfg, nil); err == nil {
+		t.Error("a missing signature lists directory was accepted")
+	}
+	cfg = testConfig(t, nil)
+	cfg.SignatureLists = t.TempDir()
+	os.WriteFile(filepath.Join(cfg.SignatureLists, "irrelevant_signature_re.txt"), []byte("my_abort_wrapper\n"), 0o644)
+	ts := startServer(t, cfg)
+	ts.stop()
+}

@@ -229,9 +229,10 @@ func diff(path string, a, b any) string {
 // symbol paths: the cases' symbols differ) with a plain multipart POST,
 // waits for it to be processed, and checks that the processed crash's
 // json_dump is minidump_stackwalk --json's report of the dump with the same
-// symbols. Nothing is normalised: the two are the same walk by the same
-// library calls, so every field must agree. -short takes one case per
-// symbol set of the first five sets.
+// symbols, and its signature minidump_stackwalk --signature's. Nothing is
+// normalised: the two are the same walk by the same library calls, so
+// every field must agree. -short takes one case per symbol set of the
+// first five sets.
 func TestEndToEnd(t *testing.T) {
 	// As cmdtest.RunClean runs minidump_stackwalk.
 	t.Setenv("DEBUGINFOD_URLS", "")
@@ -278,6 +279,12 @@ func TestEndToEnd(t *testing.T) {
 			}
 			if d := sameJSON(got.JSONDump, want); d != "" {
 				t.Errorf("%s: json_dump differs from minidump_stackwalk --json: %s", c.name, d)
+			}
+			// The uploads carry no annotations the signature rules read, so
+			// the signature is minidump_stackwalk --signature's.
+			prog := cmdtest.Build(t, "../../cmd/minidump_stackwalk")
+			if r := cmdtest.RunClean(t, prog, nil, append([]string{"--signature", c.dump}, c.symbols...)...); strings.TrimSuffix(r.Stdout, "\n") != got.Signature {
+				t.Errorf("%s: signature %q, minidump_stackwalk --signature %q", c.name, got.Signature, r.Stdout)
 			}
 		}
 		ts.stop()

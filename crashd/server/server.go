@@ -32,6 +32,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/processor"
 	"github.com/gobreakpad/gobreakpad/crashd/queue"
 	"github.com/gobreakpad/gobreakpad/crashd/symserver"
+	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
 	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 )
 
@@ -154,6 +155,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		scfg.FromEnv()
 		pcfg := processor.Config{Workers: cfg.Workers, WalkJobs: cfg.WalkJobs, Timeout: time.Duration(cfg.Timeout),
 			MaxAttempts: cfg.MaxAttempts, RetryDelay: time.Duration(cfg.RetryDelay), Heartbeat: time.Duration(cfg.AckWait) / 3}
+		if cfg.SignatureLists != "" {
+			l := signature.DefaultLists()
+			if err := l.LoadDir(cfg.SignatureLists, true); err != nil {
+				return nil, err
+			}
+			if pcfg.Signature, err = signature.New(l); err != nil {
+				return nil, fmt.Errorf("signature lists: %w", err)
+			}
+		}
 		if !scfg.None() {
 			if s.syms, err = symsrc.Open(scfg); err != nil {
 				return nil, fmt.Errorf("symbols: %w", err)
@@ -186,6 +196,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	}
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 
+	if cfg.NATSURL == "" {
+		if err := s.requeueLost(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if s.coll != nil {
 		var since time.Time
 		if cfg.RecoverDays > 0 {
@@ -199,6 +214,48 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		log.Info("start-up recovery", "queued", n, "seconds", time.Since(t0).Seconds())
 	}
 	return s, nil
+}
+
+// requeueLost queues again the crashes the index has as received when the
+// embedded queue holds no work at all: their queue messages were lost (a
+// power loss before the queue's background sync; the v1/queued/ marker
+// keeps start-up recovery from finding them). With an empty queue nothing
+// can be waiting or in flight elsewhere, so this queues nothing twice.
+func (s *Server) requeueLost(ctx context.Context) error {
+	d, err := s.q.Depth(ctx)
+	if err != nil {
+		return err
+	}
+	if d.Total() > 0 || d.InFlight > 0 {
+		return nil
+	}
+	n := 0
+	q := index.Query{Status: index.Received, Limit: index.MaxLimit}
+	for {
+		cs, err := s.ix.Search(ctx, q)
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			if err := s.q.Publish(ctx, queue.Normal, c.ID); err != nil {
+				return fmt.Errorf("requeue %s: %w", c.ID, err)
+			}
+			n++
+		}
+		if len(cs) < q.Limit {
+			break
+		}
+		// received_at ties at a page's edge would be skipped: step back a
+		// microsecond (a crash queued twice is processed once more).
+		q.Before = cs[len(cs)-1].ReceivedAt.Add(time.Microsecond)
+		if q.Before.Equal(cs[0].ReceivedAt.Add(time.Microsecond)) {
+			break
+		}
+	}
+	if n > 0 {
+		s.log.Warn("start-up: crashes the index has as received were not in the empty queue; queued again", "queued", n)
+	}
+	return nil
 }
 
 // publish queues a stored crash (the collector's Publisher) and records it

@@ -1,0 +1,149 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gobreakpad/gobreakpad/crashd/blob"
+	"github.com/gobreakpad/gobreakpad/crashd/crash"
+	"github.com/gobreakpad/gobreakpad/crashd/index"
+	"github.com/gobreakpad/gobreakpad/crashd/processor"
+	"github.com/gobreakpad/gobreakpad/crashd/queue"
+)
+
+func TestAPI(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	q, err := queue.Embedded(ctx, queue.EmbeddedConfig{Dir: filepath.Join(dir, "nats")}, queue.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	ix, err := index.OpenSQLite(ctx, filepath.Join(dir, "index.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	store := blob.NewMem()
+
+	// A processed crash, a received one (raw crash only), a failed one.
+	now := time.Now().UTC()
+	processed, received, failed := crash.New(now, 0), crash.New(now, 0), crash.New(now, 0)
+	for _, id := range []crash.ID{processed, received, failed} {
+		raw := &crash.RawCrash{UUID: id, SubmittedTimestamp: now, Version: 2,
+			Annotations: map[string]any{"ProductName": "P", "Version": "2", "URL": "https://secret"},
+			Metadata:    crash.Metadata{Restricted: []string{"URL"}}}
+		b, _ := json.Marshal(raw)
+		store.Put(ctx, crash.RawCrashKey(id), b)
+		ix.Received(ctx, index.Crash{ID: string(id), ReceivedAt: now, Product: "P", Version: "2"})
+	}
+	pc := &crash.ProcessedCrash{CrashID: processed, ProductName: "P", Version: "2", Signature: "sig <a>", CrashReason: "SIGSEGV",
+		JSONDump: json.RawMessage(`{"crashing_thread":{"frames":[]}}`), ProcessorNotes: []string{"note"}, Success: true}
+	b, _ := processor.Marshal(pc)
+	store.Put(ctx, crash.ProcessedCrashKey(processed), b)
+	ix.Processed(ctx, index.Crash{ID: string(processed), ReceivedAt: now, Product: "P", Version: "2", Signature: "sig <a>", CrashReason: "SIGSEGV", Attempts: 1})
+	ix.Failed(ctx, string(failed), now, 3, "boom")
+	q.DeadLetter(ctx, string(failed), "boom")
+
+	mux := http.NewServeMux()
+	New(Config{Token: "tok"}, store, q, ix, nil).Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	do := func(method, path, token string) (int, map[string]any) {
+		req, _ := http.NewRequest(method, srv.URL+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Errorf("%s %s: not JSON: %q", method, path, body)
+		}
+		return resp.StatusCode, m
+	}
+
+	code, m := do("GET", "/api/crashes/bp-"+string(processed), "")
+	if code != 200 || m["status"] != "processed" || m["signature"] != "sig <a>" || m["product"] != "P" ||
+		m["json_dump"] == nil || len(m["notes"].([]any)) != 1 {
+		t.Errorf("processed: %d %v", code, m)
+	}
+	if ann, _ := m["annotations"].(map[string]any); ann["URL"] != nil || ann["ProductName"] != "P" {
+		t.Errorf("annotations (URL restricted): %v", m["annotations"])
+	}
+	if code, m := do("GET", "/api/crashes/"+string(received), ""); code != 200 || m["status"] != "received" || m["json_dump"] != nil {
+		t.Errorf("received: %d %v", code, m)
+	}
+	if code, m := do("GET", "/api/crashes/"+string(failed), ""); code != 200 || m["status"] != "failed" || m["error"] != "boom" {
+		t.Errorf("failed: %d %v", code, m)
+	}
+	if code, _ := do("GET", "/api/crashes/"+string(crash.New(now, 0)), ""); code != 404 {
+		t.Errorf("unknown crash: %d", code)
+	}
+	if code, _ := do("GET", "/api/crashes/nonsense", ""); code != 400 {
+		t.Errorf("malformed id: %d", code)
+	}
+	for path, want := range map[string]int{
+		"/api/crashes?product=P":                          3,
+		"/api/crashes?product=P&status=failed":            1,
+		"/api/crashes?signature=sig+%3Ca%3E":              1,
+		"/api/crashes?since=2000-01-01&limit=2":           2,
+		"/api/crashes?before=" + now.Format("2006-01-02"): 0,
+	} {
+		code, m := do("GET", path, "")
+		if cs, _ := m["crashes"].([]any); code != 200 || len(cs) != want {
+			t.Errorf("%s: %d, %d crashes, want %d", path, code, len(cs), want)
+		}
+		if strings.Contains(path, "limit=2") && m["next"] == nil {
+			t.Errorf("%s: no next page", path)
+		}
+	}
+	for _, path := range []string{"/api/crashes?limit=0", "/api/crashes?limit=x", "/api/crashes?since=yesterday", "/api/crashes?status=lost"} {
+		if code, _ := do("GET", path, ""); code != 400 {
+			t.Errorf("%s: %d, want 400", path, code)
+		}
+	}
+	if code, _ := do("POST", "/api/crashes/"+string(failed)+"/reprocess", ""); code != 401 {
+		t.Errorf("reprocess without the token: %d", code)
+	}
+	if code, _ := do("POST", "/api/crashes/"+string(failed)+"/reprocess", "wrong"); code != 401 {
+		t.Errorf("reprocess with a wrong token: %d", code)
+	}
+	if code, m := do("POST", "/api/crashes/"+string(failed)+"/reprocess", "tok"); code != 202 || m["status"] != "queued" {
+		t.Errorf("reprocess: %d %v", code, m)
+	}
+	if c, _ := ix.Get(ctx, string(failed)); c.Status != index.Received {
+		t.Errorf("after reprocess: %+v", c)
+	}
+	if code, _ := do("POST", "/api/crashes/"+string(crash.New(now, 0))+"/reprocess", "tok"); code != 404 {
+		t.Errorf("reprocess of an unknown crash: %d", code)
+	}
+	if code, m := do("GET", "/api/dead", ""); code != 200 || len(m["dead_letters"].([]any)) != 0 {
+		t.Errorf("dead letters after reprocessing: %d %v", code, m)
+	}
+	if code, m := do("GET", "/__heartbeat__", ""); code != 200 || m["status"] != "ok" {
+		t.Errorf("heartbeat: %d %v", code, m)
+	}
+	if code, _ := do("GET", "/__lbheartbeat__", ""); code != 200 {
+		t.Errorf("lbheartbeat: %d", code)
+	}
+	if code, m := do("GET", "/__version__", ""); code != 200 || m["source"] == nil {
+		t.Errorf("version: %d %v", code, m)
+	}
+	// The index gone: the heartbeat says so.
+	ix.Close()
+	if code, m := do("GET", "/__heartbeat__", ""); code != 500 || m["checks"].(map[string]any)["index"] != "error" {
+		t.Errorf("heartbeat without an index: %d %v", code, m)
+	}
+}
