@@ -54,6 +54,35 @@ type Config struct {
 	// once beyond remote.DefaultParallel, so that the walk's own requests
 	// never wait behind the prefetch's. 0: none.
 	Prefetch int
+	// TempDir, when set, is where downloads are written before they are
+	// moved into the cache (rust-minidump's --symbols-tmp; cache.Cache.TempDir).
+	TempDir string
+	// LocalDirs are directories searched for the modules' native files
+	// only (ELF binaries and debug files, PDBs and PEs, converted into the
+	// cache), not as symbol stores: rust-minidump's --use-local-debuginfo,
+	// the directories of the modules' recorded paths ([ModuleDirs]).
+	LocalDirs []string
+}
+
+// ModuleDirs returns the directories, in order and without repeats, of
+// those of paths (modules' code and debug file paths as a dump records
+// them) that name an existing file on this machine: where
+// --use-local-debuginfo looks for native debug files.
+func ModuleDirs(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		d := filepath.Dir(p)
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // FromEnv fills the fields that come from the environment.
@@ -237,7 +266,7 @@ func Open(cfg Config) (*Sources, error) {
 		if !slices.Contains(s.caches, dir) {
 			s.caches = append(s.caches, dir)
 		}
-		c := &remote.Client{Cache: &cache.Cache{Dir: dir, MissTTL: cfg.MissTTL}, RequestTimeout: cfg.RequestTimeout,
+		c := &remote.Client{Cache: &cache.Cache{Dir: dir, MissTTL: cfg.MissTTL, TempDir: cfg.TempDir}, RequestTimeout: cfg.RequestTimeout,
 			Deadline: deadline, Progress: cfg.Progress, UserAgent: "gobreakpad"}
 		if s.prefetch > 0 {
 			c.Parallel = remote.DefaultParallel + s.prefetch
@@ -290,6 +319,16 @@ func Open(cfg Config) (*Sources, error) {
 			conv := converter(c.Cache)
 			add(label+" (PDB files)", pdbsyms.NewDirs(conv, dirs...))
 		}
+	}
+	if len(cfg.LocalDirs) > 0 {
+		c, err := client("")
+		if err != nil {
+			return nil, err
+		}
+		delete(s.clients, c.Cache.Dir) // a cache, not a server
+		label := "local debug info (" + strings.Join(cfg.LocalDirs, ", ") + ")"
+		add(label+" (ELF files)", elfsyms.NewDirs(c.Cache, cfg.LocalDirs...))
+		add(label+" (PDB files)", pdbsyms.NewDirs(converter(c.Cache), cfg.LocalDirs...))
 	}
 	for _, u := range bpURLs {
 		c, err := client("")
