@@ -89,7 +89,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "pretty", Usage: "indent the JSON report (implies --json)"},
 			&cli.BoolFlag{Name: "signature", Usage: "print the crash signature instead of the report (with --json: add it to the report)"},
 			&cli.StringFlag{Name: "signature-lists", Usage: "add the signature lists of `DIR` to the defaults (implies --signature)"},
-		}, symflags.Flags()...),
+		}, append(symflags.Flags(), rustFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			args := cmd.Args().Slice()
 			if len(args) == 0 {
@@ -121,14 +121,28 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			default:
 				return cmdline.Usagef("unknown output format %q (human or machine)", f)
 			}
+			if err := readRustFlags(cmd, &o); err != nil {
+				return err
+			}
 			if err := o.check(); err != nil {
 				return err
 			}
 			if o.workers < 1 {
 				return cmdline.Usagef("-j %d: at least 1 thread at once", o.workers)
 			}
-			o.symbols, o.verbose = symflags.CommandConfig(cmd, args[1:], stderr), cmd.Bool("verbose")
-			return run(stdout, stderr, args[0], o)
+			out, log, closeAll, err := o.rust.outputs(stdout, stderr)
+			if err != nil {
+				return err
+			}
+			o.symbols, o.verbose = symflags.CommandConfig(cmd, args[1:], log), symflags.Verbose(cmd)
+			err = run(out, log, args[0], o)
+			if err != nil && o.rust.logFile != "" {
+				fmt.Fprintf(log, "minidump_stackwalk: %v\n", err)
+			}
+			if cerr := closeAll(); err == nil {
+				err = cerr
+			}
+			return err
 		},
 	}
 }
@@ -144,6 +158,7 @@ type options struct {
 	verbose                                                bool
 	checkCalls                                             bool
 	tailCalls                                              bool
+	rust                                                   rustOptions
 }
 
 // check rejects flags that another flag would make ignored.
@@ -188,6 +203,17 @@ func run(stdout, stderr io.Writer, dumpPath string, o options) error {
 		return explainOpen(dumpPath, err)
 	}
 	defer f.Close()
+	p, err := stackwalk.Read(f)
+	if err != nil {
+		return err
+	}
+	if o.rust.localDebugInfo {
+		var paths []string
+		for _, m := range p.Modules {
+			paths = append(paths, m.CodeFile, m.DebugFile)
+		}
+		o.symbols.LocalDirs = symsrc.ModuleDirs(paths)
+	}
 	opt := stackwalk.Options{Workers: o.workers, CheckCallSites: o.checkCalls, TailCalls: o.tailCalls}
 	var syms symbols.Source
 	if !o.symbols.None() {
@@ -207,19 +233,22 @@ func run(stdout, stderr io.Writer, dumpPath string, o options) error {
 		opt.Prefetch = src.Prefetch()
 		opt.ImageSymbols = elfimage.Load // the vDSO our captures save whole
 	}
-	p, err := stackwalk.Process(f, opt)
-	if err != nil {
-		return err
-	}
+	p.Walk(opt)
 	for _, e := range p.Problems {
 		fmt.Fprintf(stderr, "minidump_stackwalk: %s: %s\n", dumpPath, stackwalk.Escape(e.Error()))
 	}
+	jo := jsonout.Options{Pretty: o.pretty, Evil: o.rust.evil(stderr)}
 	if o.signature {
-		return printSignature(stdout, p, o)
+		return printSignature(stdout, p, o, jo)
+	}
+	if o.rust.cyborg != "" {
+		if err := writeJSONFile(o.rust.cyborg, p, jo); err != nil {
+			return err
+		}
 	}
 	switch {
 	case o.json:
-		return jsonout.Write(stdout, p, o.pretty)
+		return jsonout.WriteWith(stdout, p, jo)
 	case o.machine:
 		return stackwalk.PrintMachineReadable(stdout, p)
 	case o.brief:
@@ -238,16 +267,30 @@ func run(stdout, stderr io.Writer, dumpPath string, o options) error {
 // printSignature prints the crash signature (with the dump's Crashpad
 // annotations taken into account) alone, or the JSON report with a
 // "signature" key.
-func printSignature(stdout io.Writer, p *stackwalk.ProcessState, o options) error {
+func printSignature(stdout io.Writer, p *stackwalk.ProcessState, o options, jo jsonout.Options) error {
 	gen, err := signature.Extended(o.signatureLists)
 	if err != nil {
 		return err
 	}
 	sig := gen.Process(p).Signature
 	if o.json {
-		return jsonout.WriteWith(stdout, p, jsonout.Options{Pretty: o.pretty, Signature: sig})
+		jo.Signature = sig
+		return jsonout.WriteWith(stdout, p, jo)
 	}
 	_, err = fmt.Fprintln(stdout, sig)
+	return err
+}
+
+// writeJSONFile writes the JSON report into the file at path (--cyborg).
+func writeJSONFile(path string, p *stackwalk.ProcessState, jo jsonout.Options) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = jsonout.WriteWith(f, p, jo)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	return err
 }
 

@@ -107,7 +107,7 @@ func Run(ctx context.Context, cmd *cli.Command, args []string, stdout, stderr io
 }
 
 func init() {
-	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version", HideDefault: true, Local: true}
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version", HideDefault: true, Local: true}
 	cli.VersionPrinter = func(cmd *cli.Command) {
 		fmt.Fprintf(cmd.Root().Writer, "%s %s\n", cmd.Root().Name, cmd.Root().Version)
 	}
