@@ -1,13 +1,19 @@
 package main
 
 import (
+	"debug/elf"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gobreakpad/gobreakpad/arch"
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
+	"github.com/gobreakpad/gobreakpad/minidump"
+	"github.com/gobreakpad/gobreakpad/minidump/synth"
 )
 
 // TestSocorroInvocation runs Socorro's MinidumpStackwalkRule command line
@@ -72,5 +78,125 @@ func TestSocorroInvocation(t *testing.T) {
 				t.Error("nothing in --symbols-cache")
 			}
 		})
+	}
+}
+
+// TestRustFlags: each of rust-minidump's flags does what its --help says
+// (or is accepted where it changes nothing in ours), beside Breakpad's.
+func TestRustFlags(t *testing.T) {
+	prog := cmdtest.Build(t, ".")
+	c := readCases(t, []string{"bp-linux_inline"})[0]
+	dir := t.TempDir()
+	run := func(args ...string) cmdtest.Result {
+		t.Helper()
+		r := cmdtest.RunClean(t, prog, nil, append(append(args, c.dump), c.paths...)...)
+		if r.Code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, r.Code, r.Stderr)
+		}
+		return r
+	}
+	human, js, brief := run(), run("--json"), run("-b")
+	if r := run("--human"); r.Stdout != human.Stdout {
+		t.Error("--human differs from the default report")
+	}
+	if r := run("--brief"); r.Stdout != brief.Stdout {
+		t.Error("--brief differs from -b")
+	}
+	if r := run("--json", "--pretty"); !strings.HasPrefix(r.Stdout, "{\n  ") {
+		t.Error("--pretty does not indent")
+	}
+	cy := filepath.Join(dir, "cyborg.json")
+	if r := run("--cyborg=" + cy); r.Stdout != human.Stdout {
+		t.Error("--cyborg: stdout is not the human report")
+	}
+	if b, _ := os.ReadFile(cy); string(b) != js.Stdout {
+		t.Error("--cyborg: the file is not the JSON report")
+	}
+	out := filepath.Join(dir, "out.txt")
+	if r := run("--output-file", out, "--brief"); r.Stdout != "" {
+		t.Errorf("--output-file: stdout %q", r.Stdout)
+	}
+	if b, _ := os.ReadFile(out); string(b) != brief.Stdout {
+		t.Error("--output-file: the file is not the report")
+	}
+	// -v's summary goes to --log-file; --verbose=error has none.
+	log := filepath.Join(dir, "log.txt")
+	if r := run("-v", "--log-file", log); r.Stderr != "" {
+		t.Errorf("--log-file: stderr %q", r.Stderr)
+	}
+	if b, _ := os.ReadFile(log); !strings.Contains(string(b), "minidump_stackwalk: ") {
+		t.Errorf("--log-file holds no -v summary: %q", b)
+	}
+	if r := run("--verbose=error"); r.Stderr != "" {
+		t.Errorf("--verbose=error: stderr %q", r.Stderr)
+	}
+	if r := run("--verbose=info"); r.Stderr == "" {
+		t.Error("--verbose=info: no summary")
+	}
+	for _, f := range [][]string{{"--no-color"}, {"--no-interactive"}, {"--recover-function-args"}, {"--features=unstable-all"}, {"--features", "stable-all"}, {"--use-local-debuginfo"}} {
+		if r := run(f...); r.Stdout != human.Stdout {
+			t.Errorf("%v changes the report", f)
+		}
+	}
+	// --symbols-path is a symbol path argument.
+	var args []string
+	for _, p := range c.paths {
+		args = append(args, "--symbols-path="+p)
+	}
+	if r := cmdtest.RunClean(t, prog, nil, append(args, "--json", c.dump)...); r.Stdout != js.Stdout {
+		t.Errorf("--symbols-path: exit %d, the report differs\n%s", r.Code, r.Stderr)
+	}
+	if r := cmdtest.RunClean(t, prog, nil, "-V"); r.Code != 0 || !strings.HasPrefix(r.Stdout, "minidump_stackwalk ") {
+		t.Errorf("-V: exit %d %q", r.Code, r.Stdout)
+	}
+	for _, bad := range [][]string{{"--human", "--json"}, {"--cyborg=" + cy, "--json"}, {"--features=all"}, {"--verbose=loud"}, {"--symbols-download-timeout-secs=0"}} {
+		if r := cmdtest.RunClean(t, prog, nil, append(bad, c.dump)...); r.Code != 2 {
+			t.Errorf("%v: exit %d, want 2 (usage)\n%s", bad, r.Code, r.Stderr)
+		}
+	}
+}
+
+// TestUseLocalDebugInfo: --use-local-debuginfo reads the native file at a
+// module's recorded path (here a copy of a corpus binary) for its symbols.
+func TestUseLocalDebugInfo(t *testing.T) {
+	prog := cmdtest.Build(t, ".")
+	bin := filepath.Join(corpus.Dir(t), "generated", "deep_chain-x64-O2", "deep_chain")
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Skip(err)
+	}
+	ef, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	note, err := ef.Section(".note.gnu.build-id").Data()
+	ef.Close()
+	if err != nil || len(note) < 16 {
+		t.Fatalf("build id note: %v", err)
+	}
+	buildID := note[16:] // namesz 4, descsz, type, "GNU\0"
+	dir := t.TempDir()
+	local := filepath.Join(dir, "bin", "deep_chain")
+	os.MkdirAll(filepath.Dir(local), 0o755)
+	if err := os.WriteFile(local, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const base = 0x555555554000
+	b := synth.New(arch.AMD64, minidump.PlatformLinux)
+	st := synth.NewStack(0x7ffc0000, 8)
+	st.Zeros(0x40)
+	ctx := &amd64.Context{ContextFlags: amd64.ContextFull, Rip: base + 0x117a, Rsp: 0x7ffc0000, Rbp: 0x7ffc0010}
+	b.AddThread(1, synth.AMD64(ctx), st)
+	b.AddELFModule(local, base, 0x4000, buildID)
+	b.SetExceptionRecord(1, minidump.ExceptionRecord{ExceptionCode: 11}, synth.AMD64(ctx))
+	dump := filepath.Join(dir, "local.dmp")
+	if err := b.WriteFile(dump); err != nil {
+		t.Fatal(err)
+	}
+	cache := "--symbols-cache=" + filepath.Join(dir, "cache")
+	without := cmdtest.RunClean(t, prog, nil, "-b", cache, dump)
+	with := cmdtest.RunClean(t, prog, nil, "-b", "-v", cache, "--use-local-debuginfo", dump)
+	if with.Code != 0 || !strings.Contains(with.Stdout, "deep_chain!") || strings.Contains(without.Stdout, "deep_chain!") {
+		t.Errorf("with --use-local-debuginfo (exit %d):\n%s%s\nwithout:\n%s", with.Code, with.Stdout, with.Stderr, without.Stdout)
 	}
 }
