@@ -179,6 +179,10 @@ func TestSymbolsServerDown(t *testing.T) {
 		if !strings.Contains(r.Stderr, "none (") {
 			t.Errorf("%s: -v gives no reason:\n%s", name, r.Stderr)
 		}
+		// One warning line for the server, not one per module.
+		if n := strings.Count(r.Stderr, "warning: symbol server "+srv.URL+": "); n != 1 {
+			t.Errorf("%s: %d warning lines naming the server, want 1:\n%s", name, n, r.Stderr)
+		}
 		// The walk waits for a hanging server once (1s), not per module or
 		// per source; a generous bound, for loaded machines.
 		if el > 15*time.Second {

@@ -10,6 +10,7 @@ package symsrc
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -205,6 +206,19 @@ func isNT(p string) bool {
 // _NT_SYMBOL_PATH syntax) rather than one directory.
 func IsRemote(p string) bool { return isURL(p) || isNT(p) }
 
+// usableURL reports whether u is an http(s) URL with a host; when it is
+// not, it says so in a warning line on w.
+func usableURL(u string, w io.Writer) bool {
+	pu, err := url.Parse(u)
+	if err == nil && (pu.Scheme == "http" || pu.Scheme == "https") && pu.Host != "" {
+		return true
+	}
+	if w != nil {
+		fmt.Fprintf(w, "warning: symbol server %q: not an http(s) URL; walking without it\n", u)
+	}
+	return false
+}
+
 func isURL(s string) bool {
 	l := strings.ToLower(s)
 	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
@@ -246,6 +260,8 @@ func Open(cfg Config) (*Sources, error) {
 		parseNT(cfg.NTSymbolPath)
 	}
 	bpURLs = append(bpURLs, cfg.URLs...)
+	bpURLs = slices.DeleteFunc(bpURLs, func(u string) bool { return !usableURL(u, cfg.Progress) })
+	srvs = slices.DeleteFunc(srvs, func(sv srv) bool { return !usableURL(sv.url, cfg.Progress) })
 	s.Dirs = dirs
 
 	var deadline time.Time

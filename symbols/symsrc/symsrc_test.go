@@ -41,3 +41,22 @@ func TestParse(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestNotAURL: a --symbols-url that is not an http(s) URL is one warning
+// line and no source, not a silent miss for every module.
+func TestNotAURL(t *testing.T) {
+	var w strings.Builder
+	s, err := Open(Config{URLs: []string{"symbols.example.com", "ftp://s.example", "https://ok.example"}, CacheDir: t.TempDir(), Progress: &w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if len(s.chain) != 1 || s.chain[0].(*traced).name != "https://ok.example" {
+		t.Errorf("sources %d, want https://ok.example alone", len(s.chain))
+	}
+	want := "warning: symbol server \"symbols.example.com\": not an http(s) URL; walking without it\n" +
+		"warning: symbol server \"ftp://s.example\": not an http(s) URL; walking without it\n"
+	if w.String() != want {
+		t.Errorf("warnings:\n%s\nwant\n%s", w.String(), want)
+	}
+}
