@@ -237,7 +237,7 @@ func (c *Client) download(base, u string, remote, local []string) (string, error
 		}
 		c.mu.Unlock()
 		if first && c.Progress != nil {
-			fmt.Fprintf(c.Progress, "warning: symbol server %s: %s; walking without it\n", base, Reason(err))
+			fmt.Fprintf(c.Progress, "warning: symbol server %s: %s; going on without it\n", base, Reason(err))
 		}
 	}
 	return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, u, err)

@@ -470,7 +470,7 @@ func TestServerWarnings(t *testing.T) {
 			}
 		}
 		src.Close()
-		want := "warning: symbol server " + c.url + ": " + c.reason + "; walking without it\n"
+		want := "warning: symbol server " + c.url + ": " + c.reason + "; going on without it\n"
 		if got := out.String(); strings.Count(got, "warning: ") != 1 || !strings.Contains(got, want) {
 			t.Errorf("%s: got\n%s\nwant one line %q", c.url, got, want)
 		}

@@ -116,11 +116,16 @@ type Sources struct {
 // instead).
 func (s *Sources) File(m symbols.Module) (string, error) {
 	syms, err := s.Load(m)
-	if err != nil {
-		return "", err
+	if err == nil && syms.Empty() {
+		err = fmt.Errorf("%w: %s %s", symbols.ErrNotFound, m.DebugFile, m.DebugID)
 	}
-	if syms.Empty() {
-		return "", fmt.Errorf("%w: %s %s", symbols.ErrNotFound, m.DebugFile, m.DebugID)
+	if err != nil {
+		// Say why the servers had nothing (down, refused, ...), not only
+		// "not found".
+		if why := s.trace.reasons(m); len(why) > 0 {
+			return "", fmt.Errorf("%w (%s)", err, strings.Join(why, "; "))
+		}
+		return "", err
 	}
 	elems, err := symstore.BreakpadPath(m.DebugFile, m.DebugID, ".sym")
 	if err == nil {
@@ -214,7 +219,7 @@ func usableURL(u string, w io.Writer) bool {
 		return true
 	}
 	if w != nil {
-		fmt.Fprintf(w, "warning: symbol server %q: not an http(s) URL; walking without it\n", u)
+		fmt.Fprintf(w, "warning: symbol server %q: not an http(s) URL; going on without it\n", u)
 	}
 	return false
 }

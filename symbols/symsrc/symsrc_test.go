@@ -54,8 +54,8 @@ func TestNotAURL(t *testing.T) {
 	if len(s.chain) != 1 || s.chain[0].(*traced).name != "https://ok.example" {
 		t.Errorf("sources %d, want https://ok.example alone", len(s.chain))
 	}
-	want := "warning: symbol server \"symbols.example.com\": not an http(s) URL; walking without it\n" +
-		"warning: symbol server \"ftp://s.example\": not an http(s) URL; walking without it\n"
+	want := "warning: symbol server \"symbols.example.com\": not an http(s) URL; going on without it\n" +
+		"warning: symbol server \"ftp://s.example\": not an http(s) URL; going on without it\n"
 	if w.String() != want {
 		t.Errorf("warnings:\n%s\nwant\n%s", w.String(), want)
 	}

@@ -106,3 +106,13 @@ func (t *trace) from(m symbols.Module) []string {
 	}
 	return nil
 }
+
+// reasons returns why the sources had no symbols for m, as far as they said.
+func (t *trace) reasons(m symbols.Module) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r := t.recs[m]; r != nil {
+		return append([]string(nil), r.reasons...)
+	}
+	return nil
+}
