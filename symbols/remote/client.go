@@ -85,7 +85,7 @@ type Client struct {
 	httpc    *http.Client
 
 	mu       sync.Mutex
-	down     map[string]error // servers given up on, with why
+	down     map[string]error     // servers given up on, with why
 	waitLine map[string]time.Time // the last "waiting for" line per server
 	inflight map[string]*flight
 }
