@@ -149,11 +149,8 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 	default:
 		return cmdline.Usagef("--pe-only %q: want breakpad or mozilla", f)
 	}
-	if c.Bool("v") {
-		opts.Warn = func(format string, a ...any) {
-			fmt.Fprintf(stderr, "dump_syms: "+format+"\n", a...)
-		}
-	}
+	skipped := &cmdline.Skipped{Prog: "dump_syms", W: stderr, Verbose: c.Bool("v")}
+	opts.Warn = skipped.Warn // losses are said without -v too
 	if isTerminal(stderr) {
 		opts.Progress = func(stage string) {
 			fmt.Fprintf(stderr, "\rdump_syms: %s...\033[K", stage)
@@ -161,11 +158,7 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 		defer fmt.Fprint(stderr, "\r\033[K")
 	}
 	if len(opts.DebugDirs) == 0 {
-		warn := func(string, ...any) {}
-		if opts.Warn != nil {
-			warn = opts.Warn
-		}
-		dir, cleanup, err := remote.DebugDir(args[0], c.String("symbols-cache"), remote.DebuginfodURLs(), stderr, warn)
+		dir, cleanup, err := remote.DebugDir(args[0], c.String("symbols-cache"), remote.DebuginfodURLs(), stderr, opts.Warn)
 		if err != nil {
 			return err
 		}
@@ -178,6 +171,9 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 	syms, err := dumpWindows(c, args[0], wopts, stderr)
 	if err != nil {
 		return err
+	}
+	if !syms.HeaderOnly && syms.NumFuncs() == 0 && !skipped.Lost() {
+		skipped.Warn("%s: no FUNC records (%d PUBLIC): no debugging information was found (-v says where it was looked for)", args[0], syms.NumPublics())
 	}
 	if store := c.String("store"); store != "" {
 		// Windows stores name the file after the PDB without its

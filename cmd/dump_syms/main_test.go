@@ -132,3 +132,26 @@ func TestDebuginfod(t *testing.T) {
 		t.Error("no FUNC record: the debug file was not used")
 	}
 }
+
+// TestSaysLosses: without -v, dump_syms still says on stderr when its
+// output lacks information: a PE dumped without its PDB, a binary with no
+// FUNC records; a complete dump says nothing.
+func TestSaysLosses(t *testing.T) {
+	prog := cmdtest.Build(t, ".")
+	for _, c := range []struct{ file, want string }{
+		{"windows/mozilla/mozwer.dll", "writing what the PE alone holds"},
+		{"elf/x64-dw4/stripped/inline_chain", "no FUNC records"},
+		{"elf/x64-dw4/full/inline_chain", ""},
+	} {
+		r := cmdtest.RunClean(t, prog, []string{"_NT_SYMBOL_PATH=", "HOME=" + t.TempDir()}, corpus.File(t, c.file))
+		if c.want == "" {
+			if r.Code != 0 || r.Stderr != "" {
+				t.Errorf("%s: exit %d, stderr %q, want nothing", c.file, r.Code, r.Stderr)
+			}
+			continue
+		}
+		if r.Code != 0 || strings.Count(r.Stderr, "\n") != 1 || !strings.HasPrefix(r.Stderr, "dump_syms: warning: ") || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q, want one warning line saying %q", c.file, r.Code, r.Stderr, c.want)
+		}
+	}
+}
