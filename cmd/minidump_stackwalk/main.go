@@ -29,6 +29,14 @@
 // its modules without symbols. -v says on stderr where each module's
 // symbols came from, or why none.
 //
+// rust-minidump's minidump-stackwalk flags are accepted beside Breakpad's,
+// so that Socorro's command line runs unchanged: --human, --cyborg FILE,
+// --brief (as -b), --output-file, --log-file, --verbose=LEVEL (-v alone
+// keeps its meaning), --no-color, --no-interactive, --symbols-path,
+// --symbols-tmp, --symbols-download-timeout-secs, --evil-json FILE,
+// --use-local-debuginfo, --recover-function-args, --features, -V
+// (docs/stackwalk.md: "rust-minidump's command line", each clash).
+//
 // --signature prints the crash signature (package stackwalk/signature) as
 // one line instead of the report; with --json it adds a "signature" key to
 // the JSON report instead. --signature-lists DIR (implies --signature) adds
