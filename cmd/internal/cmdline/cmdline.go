@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -86,7 +87,7 @@ func Run(ctx context.Context, cmd *cli.Command, args []string, stdout, stderr io
 		cmd.Version = Version()
 	}
 	cmd.OnUsageError = func(ctx context.Context, cmd *cli.Command, err error, isSubcommand bool) error {
-		return &UsageError{err}
+		return &UsageError{plainParseError(err)}
 	}
 	cmd.ExitErrHandler = func(context.Context, *cli.Command, error) {}
 	err := cmd.Run(ctx, args)
@@ -113,19 +114,39 @@ func init() {
 	}
 }
 
-// CheckDirs returns a warning for each of paths that does not exist or
-// cannot be examined ("symbol path X does not exist"), what naming the kind
+// CheckDirs returns a warning for each of paths that does not exist, is
+// not a directory or cannot be examined ("symbol path X does not exist"), what naming the kind
 // of path.
 func CheckDirs(what string, paths []string) []string {
 	var out []string
 	for _, p := range paths {
-		_, err := os.Stat(p)
+		st, err := os.Stat(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			out = append(out, fmt.Sprintf("%s %s does not exist", what, p))
 		case err != nil:
 			out = append(out, fmt.Sprintf("%s %v", what, err))
+		case !st.IsDir():
+			out = append(out, fmt.Sprintf("%s %s is a file, not a directory", what, p))
 		}
 	}
 	return out
+}
+
+// parseErr is the text strconv's errors add to a flag's parse error.
+var parseErr = regexp.MustCompile(`strconv\.Parse(Int|Uint|Float|Bool): parsing "[^"]*": (invalid syntax|value out of range)`)
+
+// plainParseError says a flag's unparsable value in words ("not an
+// integer") instead of with Go's strconv error.
+func plainParseError(err error) error {
+	msg := err.Error()
+	m := parseErr.FindStringSubmatch(msg)
+	if m == nil {
+		return err
+	}
+	what := map[string]string{"Int": "not an integer", "Uint": "not a non-negative integer", "Float": "not a number", "Bool": "not true or false"}[m[1]]
+	if m[2] == "value out of range" {
+		what = "out of range"
+	}
+	return errors.New(strings.Replace(msg, m[0], what, 1))
 }

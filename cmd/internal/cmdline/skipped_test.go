@@ -1,8 +1,13 @@
 package cmdline
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v3"
 )
 
 func TestSkipped(t *testing.T) {
@@ -22,5 +27,25 @@ func TestSkipped(t *testing.T) {
 	s.Warn("a.so: STACK CFI: 1 rules left out")
 	if w.String() != "dump_syms: a.so: STACK CFI: 1 rules left out\n" {
 		t.Errorf("with -v: %q", w.String())
+	}
+}
+
+// TestFlagValueErrors: a flag's unparsable value is said in words, not with
+// strconv's error.
+func TestFlagValueErrors(t *testing.T) {
+	var stdout, stderr strings.Builder
+	cmd := &cli.Command{Name: "prog", Flags: []cli.Flag{&cli.IntFlag{Name: "t"}}, Action: func(context.Context, *cli.Command) error { return nil }}
+	if code := Run(context.Background(), cmd, []string{"prog", "-t", "abc"}, &stdout, &stderr); code != 2 ||
+		stderr.String() != "prog: invalid value \"abc\" for flag -t: not an integer (see --help)\n" {
+		t.Errorf("exit %d, %q", code, stderr.String())
+	}
+}
+
+// TestCheckDirsFile: a regular file given as a directory is a warning.
+func TestCheckDirsFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(f, nil, 0o644)
+	if w := CheckDirs("symbol path", []string{f, filepath.Dir(f)}); len(w) != 1 || w[0] != "symbol path "+f+" is a file, not a directory" {
+		t.Errorf("%q", w)
 	}
 }
