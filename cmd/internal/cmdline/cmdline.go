@@ -24,19 +24,18 @@ import (
 const Release = ""
 
 // Version returns the programs' version: the module version the build info
-// records (a `go install ...@v1.2.0` build), else Release, else "devel" with
-// the VCS revision the build info records, when there is one.
+// records (a `go install ...@v1.2.0` build, or the pseudo-version Go gives a
+// build from a checkout: v0.0.0-DATE-REVISION), else Release, else "devel"
+// with the VCS revision the build info records, or a note that none was
+// recorded (a build with -buildvcs=false or outside a checkout).
 func Version() string {
 	bi, ok := debug.ReadBuildInfo()
-	if ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	if Release != "" {
-		return Release
-	}
-	v := "devel"
+	return versionOf(bi, ok)
+}
+
+func versionOf(bi *debug.BuildInfo, ok bool) string {
+	var rev, modified string
 	if ok {
-		var rev, modified string
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision":
@@ -45,15 +44,26 @@ func Version() string {
 				modified = s.Value
 			}
 		}
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		if rev != "" {
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v := bi.Main.Version
+		if rev != "" && !strings.Contains(v, rev) {
 			v += " " + rev
-			if modified == "true" {
-				v += "+dirty"
-			}
 		}
+		return v
+	}
+	if Release != "" {
+		return Release
+	}
+	if rev == "" {
+		return "devel (no VCS revision recorded: built with -buildvcs=false or outside a git checkout)"
+	}
+	v := "devel " + rev
+	if modified == "true" {
+		v += "+dirty"
 	}
 	return v
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -47,5 +48,24 @@ func TestCheckDirsFile(t *testing.T) {
 	os.WriteFile(f, nil, 0o644)
 	if w := CheckDirs("symbol path", []string{f, filepath.Dir(f)}); len(w) != 1 || w[0] != "symbol path "+f+" is a file, not a directory" {
 		t.Errorf("%q", w)
+	}
+}
+
+// TestVersionOf: the module version and revision Go records, or a note
+// saying none was recorded, never a bare "devel".
+func TestVersionOf(t *testing.T) {
+	rev := []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}
+	for _, c := range []struct {
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{&debug.BuildInfo{Main: debug.Module{Version: "v1.2.0"}}, "v1.2.0"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261126105600-0123456789ab+dirty"}, Settings: rev}, "v0.0.0-20261126105600-0123456789ab+dirty"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: rev}, "devel 0123456789ab+dirty"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel (no VCS revision recorded: built with -buildvcs=false or outside a git checkout)"},
+	} {
+		if got := versionOf(c.bi, true); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.bi.Main, got, c.want)
+		}
 	}
 }
