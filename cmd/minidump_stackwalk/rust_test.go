@@ -200,3 +200,49 @@ func TestUseLocalDebugInfo(t *testing.T) {
 		t.Errorf("with --use-local-debuginfo (exit %d):\n%s%s\nwithout:\n%s", with.Code, with.Stdout, with.Stderr, without.Stdout)
 	}
 }
+
+// TestQuickStart walks the README's quick start: every frame of the
+// crashed thread is named, down to _start (a first impression without
+// scanned junk frames).
+func TestQuickStart(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for _, l := range strings.Split(string(readme), "\n") {
+		if f := strings.Fields(l); len(f) > 3 && f[0] == "go" && f[1] == "run" && f[2] == "./cmd/minidump_stackwalk" {
+			for _, a := range f[3:] {
+				args = append(args, filepath.Join("..", "..", a))
+			}
+			break
+		}
+	}
+	if len(args) == 0 {
+		t.Fatal("no quick start command in README.md")
+	}
+	r := cmdtest.RunClean(t, cmdtest.Build(t, "."), nil, args...)
+	var frames []string
+	in := false
+	for _, l := range strings.Split(r.Stdout, "\n") {
+		switch {
+		case strings.HasSuffix(l, "(crashed)"):
+			in = true
+		case in && l == "":
+			in = false
+		case in && !strings.HasPrefix(l, "    "):
+			frames = append(frames, l)
+		}
+	}
+	if r.Code != 0 || len(frames) < 3 || r.Stderr != "" {
+		t.Fatalf("exit %d, %d frames, stderr %q", r.Code, len(frames), r.Stderr)
+	}
+	for _, f := range frames {
+		if !strings.Contains(f, "!") {
+			t.Errorf("frame without a function: %q", f)
+		}
+	}
+	if last := frames[len(frames)-1]; !strings.Contains(last, "!_start") {
+		t.Errorf("the walk ends at %q, not _start", last)
+	}
+}
