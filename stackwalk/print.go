@@ -378,19 +378,22 @@ func printStackContents(b *bufio.Writer, f, caller *StackFrame, mem StackMemory,
 		} else {
 			fmt.Fprintf(b, "\n%s %016x", indent, addr)
 		}
+		// Every row is 16 bytes, the last one too, read past the caller's
+		// stack pointer where the memory holds them, as current Breakpad's
+		// PrintMemoryRowHexAndAscii prints them (since a37883d6, January
+		// 2026; before, bytes from the caller's stack pointer on were
+		// blank).
 		var text [16]byte
 		for i := 0; i < 16; i, addr = i+1, addr+1 {
 			text[i] = ' '
-			if addr < end {
-				if v, err := mem.ReadMemory(addr, 1); err == nil && len(v) == 1 {
-					fmt.Fprintf(b, " %02x", v[0])
-					if v[0] < 0x80 && unicode.IsPrint(rune(v[0])) {
-						text[i] = v[0]
-					} else {
-						text[i] = '.'
-					}
-					continue
+			if v, err := mem.ReadMemory(addr, 1); err == nil && len(v) == 1 {
+				fmt.Fprintf(b, " %02x", v[0])
+				if v[0] < 0x80 && unicode.IsPrint(rune(v[0])) {
+					text[i] = v[0]
+				} else {
+					text[i] = '.'
 				}
+				continue
 			}
 			b.WriteString("   ")
 		}

@@ -11,7 +11,8 @@
 // (--pretty indents it). -j N (--jobs) walks up to N threads at once (by
 // default as many as the machine has CPUs); the output does not depend on
 // it. Flags that would be ignored beside another (-m --json, -b --json, -c
-// -t, -s -m, ...) are a usage error. Options may come before or after the
+// -t, ...) are a usage error, but -m -s, which Breakpad takes (and prints
+// the -m report), is accepted. Options may come before or after the
 // positional arguments, and short ones may be combined (-ms). Each
 // SYMBOL_PATH is a Breakpad symbol directory
 // (SYMBOL_PATH/DEBUG_FILE/DEBUG_ID/DEBUG_FILE.sym); one that does not exist
@@ -184,7 +185,7 @@ func (o options) check() error {
 			return cmdline.Usagef("--json and -m (or -f machine) conflict")
 		}
 		for _, f := range human {
-			if f.set {
+			if f.set && !(mode.name == "-m" && f.name == "-s") { // Breakpad takes -m -s: the -m report
 				return cmdline.Usagef("%s and %s conflict (%s applies to the human report)", mode.name, f.name, f.name)
 			}
 		}

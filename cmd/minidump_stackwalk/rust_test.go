@@ -246,3 +246,14 @@ func TestQuickStart(t *testing.T) {
 		t.Errorf("the walk ends at %q, not _start", last)
 	}
 }
+
+// TestMachineStackContents: -m -s is accepted, as Breakpad accepts it, and
+// prints the -m report.
+func TestMachineStackContents(t *testing.T) {
+	prog := cmdtest.Build(t, ".")
+	m := cmdtest.RunClean(t, prog, nil, "-m", exampleDump, exampleSyms)
+	ms := cmdtest.RunClean(t, prog, nil, "-m", "-s", exampleDump, exampleSyms)
+	if ms.Code != 0 || ms.Stdout != m.Stdout {
+		t.Errorf("-m -s: exit %d, %s", ms.Code, ms.Stderr)
+	}
+}

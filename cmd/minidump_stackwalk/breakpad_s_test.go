@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
+)
+
+// TestStackContentsBreakpad compares -s (stack contents) with Breakpad's
+// minidump_stackwalk -s over every corpus case, byte for byte. Breakpad is
+// the binary $GOBREAKPAD_BREAKPAD_STACKWALK names (tools/breakpad/build.sh
+// builds it); without it the test skips.
+func TestStackContentsBreakpad(t *testing.T) {
+	bp := os.Getenv("GOBREAKPAD_BREAKPAD_STACKWALK")
+	if bp == "" {
+		t.Skip("$GOBREAKPAD_BREAKPAD_STACKWALK is not set (tools/breakpad/build.sh builds Breakpad's minidump_stackwalk)")
+	}
+	prog := cmdtest.Build(t, ".")
+	root := corpus.Dir(t)
+	f, err := os.Open(filepath.Join(root, "cases.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n, differ := 0, 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), "\t")
+		if len(fields) < 4 {
+			continue
+		}
+		args := []string{"-s", filepath.Join(root, fields[1])}
+		for _, p := range strings.Fields(fields[3]) {
+			args = append(args, filepath.Join(root, p))
+		}
+		want, _ := exec.Command(bp, args...).Output() // its exit status is not ours to judge
+		got := cmdtest.RunClean(t, prog, nil, args...)
+		n++
+		if got.Stdout != string(want) {
+			differ++
+			t.Errorf("%s: -s differs from Breakpad's (%d and %d bytes)", fields[0], len(got.Stdout), len(want))
+		}
+	}
+	t.Logf("%d cases, %d differ", n, differ)
+}
