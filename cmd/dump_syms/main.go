@@ -80,13 +80,15 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "i", Usage: "write only the MODULE and INFO header"},
 			&cli.BoolFlag{Name: "c", Usage: "do not write STACK CFI records"},
-			&cli.BoolFlag{Name: "d", Usage: "write INLINE_ORIGIN and INLINE records"},
+			&cli.BoolFlag{Name: "d", Aliases: []string{"inlines"}, Usage: "write INLINE_ORIGIN and INLINE records (Mozilla's --inlines)"},
 			&cli.BoolFlag{Name: "m", Usage: "mark FUNC and PUBLIC records of several folded symbols with m"},
 			&cli.BoolFlag{Name: "v", Usage: "explain on stderr what was skipped and why"},
 			&cli.StringFlag{Name: "n", Usage: "module `NAME` instead of the binary's file name"},
 			&cli.StringFlag{Name: "o", Usage: "operating system `OS` in the MODULE record", Value: "Linux"},
 			&cli.IntFlag{Name: "max-inflate-ratio", Usage: "skip a compressed section declaring more than `N` times its compressed size (at least 64 MiB)", Value: dself.DefaultInflateRatio},
 			&cli.StringFlag{Name: "store", Usage: "write into symbol store `DIR` as NAME/ID/NAME.sym instead of stdout"},
+			&cli.StringFlag{Name: "output", Usage: "write into `FILE` instead of stdout (Mozilla's --output; -o stays Breakpad's OS)"},
+			&cli.BoolFlag{Name: "no-generator", Usage: "accepted for Mozilla's command line: no INFO GENERATOR record is ever written"},
 			&cli.StringFlag{Name: "symbols-cache", Usage: "keep debug files fetched from $DEBUGINFOD_URLS in `DIR` (default: the user cache directory's gobreakpad)"},
 			&cli.StringFlag{Name: "cfi-style", Usage: "x64 Windows STACK CFI from a PE's .pdata in `STYLE`: symbolic (Mozilla's dump_syms today), mozilla (its older references: negative offsets clamped), breakpad, mozilla-pe, exact (ours: the rules at every instruction, prologs and epilogs included)", Value: "symbolic"},
 			&cli.StringFlag{Name: "pe-only", Usage: "records of a PE whose PDB is not found, as `TOOL` writes them: breakpad (exports, STACK CFI in Breakpad's style) or mozilla (a FUNC per .pdata function, STACK CFI in --cfi-style)", Value: "breakpad"},
@@ -175,14 +177,18 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 	if !syms.HeaderOnly && syms.NumFuncs() == 0 && !skipped.Lost() {
 		skipped.Warn("%s: no FUNC records (%d PUBLIC): no debugging information was found (-v says where it was looked for)", args[0], syms.NumPublics())
 	}
-	if store := c.String("store"); store != "" {
-		// Windows stores name the file after the PDB without its
-		// extension: DIR/app.pdb/ID/app.sym.
-		elems, err := symstore.BreakpadPath(syms.Module.Name, syms.Module.ID, ".sym")
-		if err != nil {
-			return fmt.Errorf("--store: %w", err)
+	if store, p := c.String("store"), c.String("output"); store != "" || p != "" {
+		if store != "" && p != "" {
+			return cmdline.Usagef("--store and --output: give one")
+		} else if store != "" {
+			// Windows stores name the file after the PDB without its
+			// extension: DIR/app.pdb/ID/app.sym.
+			elems, err := symstore.BreakpadPath(syms.Module.Name, syms.Module.ID, ".sym")
+			if err != nil {
+				return fmt.Errorf("--store: %w", err)
+			}
+			p = filepath.Join(store, filepath.Join(elems...))
 		}
-		p := filepath.Join(store, filepath.Join(elems...))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}

@@ -155,3 +155,24 @@ func TestSaysLosses(t *testing.T) {
 		}
 	}
 }
+
+// TestMozillaFlags: Mozilla dump_syms's --inlines (our -d), --output FILE
+// and --no-generator.
+func TestMozillaFlags(t *testing.T) {
+	prog := cmdtest.Build(t, ".")
+	bin := corpus.File(t, "elf/x64-dw4/full/inline_chain")
+	d := cmdtest.Run(t, prog, "-d", bin)
+	if r := cmdtest.Run(t, prog, "--inlines", "--no-generator", bin); r.Code != 0 || r.Stdout != d.Stdout || !strings.Contains(r.Stdout, "\nINLINE ") {
+		t.Errorf("--inlines: exit %d, differs from -d: %s", r.Code, r.Stderr)
+	}
+	out := filepath.Join(t.TempDir(), "sub", "x.sym")
+	if r := cmdtest.Run(t, prog, "-d", "--output", out, bin); r.Code != 0 || r.Stdout != "" {
+		t.Errorf("--output: exit %d, stdout %d bytes", r.Code, len(r.Stdout))
+	}
+	if b, _ := os.ReadFile(out); string(b) != d.Stdout {
+		t.Error("--output: the file is not the symbol file")
+	}
+	if r := cmdtest.Run(t, prog, "--output", out, "--store", t.TempDir(), bin); r.Code != 2 {
+		t.Errorf("--output with --store: exit %d, want 2", r.Code)
+	}
+}
