@@ -105,6 +105,9 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			if len(cfg.args) == 0 {
 				return cmdline.Usagef("no dump or directory given")
 			}
+			if cfg.prefetch < 0 {
+				return cmdline.Usagef("--prefetch %d: at least 0", cfg.prefetch)
+			}
 			if err := run(ctx, stdout, stderr, cfg); err != nil {
 				return cmdline.ExitStatus(exitCode(err, stderr))
 			}

@@ -17,3 +17,12 @@ func TestNoArguments(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+// TestNegativePrefetch: --prefetch -1 is a usage error, not accepted silently.
+func TestNegativePrefetch(t *testing.T) {
+	var stdout, stderr strings.Builder
+	code := cmdline.Run(context.Background(), newCommand(&stdout, &stderr), []string{"crashdiff", "--prefetch", "-1", "x.dmp"}, &stdout, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "--prefetch -1: at least 0") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
