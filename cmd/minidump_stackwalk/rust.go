@@ -54,8 +54,11 @@ func readRustFlags(cmd *cli.Command, o *options) error {
 	if human && o.json {
 		return cmdline.Usagef("--human and --json (or --pretty) conflict")
 	}
-	if r.cyborg != "" && (o.json || human || o.machine) {
+	if r.cyborg != "" && (cmd.Bool("json") || human || o.machine) {
 		return cmdline.Usagef("--cyborg and --json, --human or -m conflict (--cyborg writes the human report and the JSON)")
+	}
+	if r.cyborg != "" {
+		o.json = false // --pretty indents the JSON of --cyborg's file
 	}
 	if cmd.IsSet("cyborg") && r.cyborg == "" {
 		return cmdline.Usagef("--cyborg needs a file name")

@@ -112,6 +112,12 @@ func TestRustFlags(t *testing.T) {
 	if b, _ := os.ReadFile(cy); string(b) != js.Stdout {
 		t.Error("--cyborg: the file is not the JSON report")
 	}
+	if r := run("--cyborg="+cy, "--pretty"); r.Stdout != human.Stdout {
+		t.Error("--cyborg --pretty: stdout is not the human report")
+	}
+	if b, _ := os.ReadFile(cy); !strings.HasPrefix(string(b), "{\n  ") {
+		t.Error("--cyborg --pretty: the JSON is not indented")
+	}
 	out := filepath.Join(dir, "out.txt")
 	if r := run("--output-file", out, "--brief"); r.Stdout != "" {
 		t.Errorf("--output-file: stdout %q", r.Stdout)
