@@ -407,6 +407,11 @@ func printStackContents(b *bufio.Writer, f, caller *StackFrame, mem StackMemory,
 				v = v<<8 | uint64(raw[i])
 			}
 		}
+		// Breakpad names a word only from the symbols its resolver holds:
+		// those of the modules the walk loaded (a frame's or a scan's).
+		if m := sym.mods.at(v); m == nil || !m.SymbolsLoaded {
+			continue
+		}
 		pf := &StackFrame{Instruction: v}
 		inl := sym.fill(pf, true)
 		for _, g := range append([]*StackFrame{pf}, inl...) {
