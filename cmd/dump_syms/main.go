@@ -84,6 +84,8 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 			&cli.BoolFlag{Name: "m", Usage: "mark FUNC and PUBLIC records of several folded symbols with m"},
 			&cli.BoolFlag{Name: "v", Usage: "explain on stderr what was skipped and why"},
 			&cli.StringFlag{Name: "n", Usage: "module `NAME` instead of the binary's file name"},
+			&cli.StringFlag{Name: "b", Usage: "module identifier `ID` in the MODULE record instead of the binary's (Breakpad's -b)"},
+			&cli.BoolFlag{Name: "r", Usage: "accepted for Breakpad's command line (its readers' inter-unit references; ours always follow them)"},
 			&cli.StringFlag{Name: "o", Usage: "operating system `OS` in the MODULE record", Value: "Linux"},
 			&cli.IntFlag{Name: "max-inflate-ratio", Usage: "skip a compressed section declaring more than `N` times its compressed size (at least 64 MiB)", Value: dself.DefaultInflateRatio},
 			&cli.StringFlag{Name: "store", Usage: "write into symbol store `DIR` as NAME/ID/NAME.sym instead of stdout"},
@@ -173,6 +175,9 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 	syms, err := dumpWindows(c, args[0], wopts, stderr)
 	if err != nil {
 		return err
+	}
+	if id := c.String("b"); id != "" {
+		syms.Module.ID = id
 	}
 	if !syms.HeaderOnly && syms.NumFuncs() == 0 && !skipped.Lost() {
 		skipped.Warn("%s: no FUNC records (%d PUBLIC): no debugging information was found (-v says where it was looked for)", args[0], syms.NumPublics())

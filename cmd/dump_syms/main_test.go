@@ -172,6 +172,10 @@ func TestMozillaFlags(t *testing.T) {
 	if b, _ := os.ReadFile(out); string(b) != d.Stdout {
 		t.Error("--output: the file is not the symbol file")
 	}
+	// Breakpad's -b ID (the MODULE record's identifier) and -r (accepted).
+	if r := cmdtest.Run(t, prog, "-i", "-r", "-b", "0123ABC", bin); r.Code != 0 || !strings.HasPrefix(r.Stdout, "MODULE Linux x86_64 0123ABC inline_chain\n") {
+		t.Errorf("-b: exit %d, %q %s", r.Code, r.Stdout, r.Stderr)
+	}
 	if r := cmdtest.Run(t, prog, "--output", out, "--store", t.TempDir(), bin); r.Code != 2 {
 		t.Errorf("--output with --store: exit %d, want 2", r.Code)
 	}
