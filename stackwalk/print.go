@@ -34,6 +34,10 @@ type PrintOptions struct {
 	// the stack itself (Breakpad's -d); with StackContents, the other words
 	// as hex and ASCII too.
 	StackPointers bool
+	// FunctionArgs adds, after each x86 frame whose function name has a
+	// parameter list, the arguments rust-minidump's
+	// --recover-function-args guesses (RecoverArgs), in its words.
+	FunctionArgs bool
 }
 
 // baseName returns the last path element, accepting both / and \ as
@@ -179,7 +183,7 @@ func printThread(b *bufio.Writer, p *ProcessState, t *CallStack, sym *symbolizer
 	if !opt.StackContents {
 		sym = nil
 	}
-	printStack(b, t, sym)
+	printStack(b, t, sym, opt.FunctionArgs)
 }
 
 // wordLength is the size of a stack word for Breakpad's CPU names (0 when
@@ -312,7 +316,7 @@ func appendRegister(dst []byte, r Register, digits int) []byte {
 
 // printStack prints a thread's frames; with sym set, also the stack
 // contents between frames.
-func printStack(b *bufio.Writer, t *CallStack, sym *symbolizer) {
+func printStack(b *bufio.Writer, t *CallStack, sym *symbolizer, args bool) {
 	if len(t.Frames) == 0 {
 		b.WriteString(" <no frames>\n")
 	}
@@ -337,6 +341,11 @@ func printStack(b *bufio.Writer, t *CallStack, sym *symbolizer) {
 			col += len(cell)
 		}
 		fmt.Fprintf(b, "\n    Found by: %s\n", f.Trust)
+		if args {
+			if a, ok := RecoverArgs(t, i); ok {
+				printArgs(b, a)
+			}
+		}
 		if sym != nil && i+1 < len(t.Frames) {
 			// A tail call frame has no stack of its own: the
 			// contents run to the next frame that has.

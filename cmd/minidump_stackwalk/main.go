@@ -270,6 +270,7 @@ func run(stdout, stderr io.Writer, dumpPath string, o options) error {
 		OnlyThread:           o.onlyThread,
 		ThreadIndex:          o.thread,
 		StackPointers:        o.pointers,
+		FunctionArgs:         o.rust.functionArgs,
 	})
 }
 

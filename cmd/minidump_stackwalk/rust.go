@@ -27,7 +27,7 @@ func rustFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-interactive", Usage: "accepted for rust-minidump's command line (no progress bar is ever drawn)"},
 		&cli.StringFlag{Name: "evil-json", Usage: "read Socorro's raw crash JSON from `FILE` into the JSON report (certificate subjects, CPU microcode), as rust-minidump"},
 		&cli.BoolFlag{Name: "use-local-debuginfo", Usage: "also read native debug files (ELF, PDB, PE) found beside the modules' recorded paths"},
-		&cli.BoolFlag{Name: "recover-function-args", Usage: "accepted for rust-minidump's command line; recovers nothing yet (docs/stackwalk.md)"},
+		&cli.BoolFlag{Name: "recover-function-args", Usage: "after each x86 frame, the arguments rust-minidump guesses from its function's parameter list (human report; docs/stackwalk.md)"},
 		&cli.StringFlag{Name: "features", Value: "stable-basic", Usage: "rust-minidump's analysis `SET`: stable-basic, stable-all or unstable-all (as --recover-function-args)", Validator: func(s string) error {
 			switch s {
 			case "stable-basic", "stable-all", "unstable-all":
@@ -41,7 +41,7 @@ func rustFlags() []cli.Flag {
 // rustOptions are what rust-minidump's flags change.
 type rustOptions struct {
 	cyborg, outputFile, logFile, evilJSON string
-	localDebugInfo                        bool
+	localDebugInfo, functionArgs          bool
 	quiet                                 bool // --verbose=off
 }
 
@@ -49,7 +49,8 @@ type rustOptions struct {
 // rust-minidump refuses.
 func readRustFlags(cmd *cli.Command, o *options) error {
 	r := rustOptions{cyborg: cmd.String("cyborg"), outputFile: cmd.String("output-file"), logFile: cmd.String("log-file"),
-		evilJSON: cmd.String("evil-json"), localDebugInfo: cmd.Bool("use-local-debuginfo"), quiet: symflags.Level(cmd) == "off"}
+		evilJSON: cmd.String("evil-json"), localDebugInfo: cmd.Bool("use-local-debuginfo"), quiet: symflags.Level(cmd) == "off",
+		functionArgs: cmd.Bool("recover-function-args") || cmd.String("features") == "unstable-all"}
 	human := cmd.Bool("human")
 	if human && o.json {
 		return cmdline.Usagef("--human and --json (or --pretty) conflict")

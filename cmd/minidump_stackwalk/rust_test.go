@@ -139,7 +139,7 @@ func TestRustFlags(t *testing.T) {
 	if r := run("--verbose=info"); r.Stderr == "" {
 		t.Error("--verbose=info: no summary")
 	}
-	for _, f := range [][]string{{"--no-color"}, {"--no-interactive"}, {"--recover-function-args"}, {"--features=unstable-all"}, {"--features", "stable-all"}, {"--use-local-debuginfo"}} {
+	for _, f := range [][]string{{"--no-color"}, {"--no-interactive"}, {"--recover-function-args"}, {"--features=unstable-all"}, {"--features", "stable-all"}, {"--use-local-debuginfo"}} { // x86-64: no arguments recovered
 		if r := run(f...); r.Stdout != human.Stdout {
 			t.Errorf("%v changes the report", f)
 		}
@@ -261,5 +261,30 @@ func TestMachineStackContents(t *testing.T) {
 	ms := cmdtest.RunClean(t, prog, nil, "-m", "-s", exampleDump, exampleSyms)
 	if ms.Code != 0 || ms.Stdout != m.Stdout {
 		t.Errorf("-m -s: exit %d, %s", ms.Code, ms.Stderr)
+	}
+}
+
+// TestRecoverFunctionArgs: --recover-function-args prints, after each x86
+// frame whose function has a parameter list, the arguments read from the
+// stack: c1(200, true) and c2(201), as the program called them
+// (testdata/truth/cxx/cxx.cc); without it the report is Breakpad's.
+func TestRecoverFunctionArgs(t *testing.T) {
+	prog := cmdtest.Build(t, ".")
+	d := filepath.Join("..", "..", "testdata", "truth", "cxx", "dtor-x86-O0")
+	plain := cmdtest.RunClean(t, prog, nil, filepath.Join(d, "crash.dmp"), filepath.Join(d, "symbols"))
+	r := cmdtest.RunClean(t, prog, nil, "--recover-function-args", filepath.Join(d, "crash.dmp"), filepath.Join(d, "symbols"))
+	for _, want := range []string{
+		"    Found by: call frame info\n    Arguments (assuming cdecl [static function])\n        arg 0 (int) = 0x000000c9\n\n",
+		"    Arguments (assuming cdecl [static function])\n        arg 0 (int) = 0x000000c8\n        arg 1 (bool) = 0x00000001\n\n",
+	} {
+		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+			t.Errorf("exit %d: no %q in\n%s", r.Code, want, r.Stdout)
+		}
+	}
+	if strings.Contains(plain.Stdout, "Arguments") {
+		t.Error("arguments without --recover-function-args")
+	}
+	if u := cmdtest.RunClean(t, prog, nil, "--features=unstable-all", filepath.Join(d, "crash.dmp"), filepath.Join(d, "symbols")); u.Stdout != r.Stdout {
+		t.Error("--features=unstable-all does not recover arguments")
 	}
 }
