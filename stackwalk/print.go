@@ -34,6 +34,10 @@ type PrintOptions struct {
 	// the stack itself (Breakpad's -d); with StackContents, the other words
 	// as hex and ASCII too.
 	StackPointers bool
+	// FunctionArgs adds, after each x86 frame whose function name has a
+	// parameter list, the arguments rust-minidump's
+	// --recover-function-args guesses (RecoverArgs), in its words.
+	FunctionArgs bool
 }
 
 // baseName returns the last path element, accepting both / and \ as
@@ -179,7 +183,7 @@ func printThread(b *bufio.Writer, p *ProcessState, t *CallStack, sym *symbolizer
 	if !opt.StackContents {
 		sym = nil
 	}
-	printStack(b, t, sym)
+	printStack(b, t, sym, opt.FunctionArgs)
 }
 
 // wordLength is the size of a stack word for Breakpad's CPU names (0 when
@@ -312,7 +316,7 @@ func appendRegister(dst []byte, r Register, digits int) []byte {
 
 // printStack prints a thread's frames; with sym set, also the stack
 // contents between frames.
-func printStack(b *bufio.Writer, t *CallStack, sym *symbolizer) {
+func printStack(b *bufio.Writer, t *CallStack, sym *symbolizer, args bool) {
 	if len(t.Frames) == 0 {
 		b.WriteString(" <no frames>\n")
 	}
@@ -337,6 +341,11 @@ func printStack(b *bufio.Writer, t *CallStack, sym *symbolizer) {
 			col += len(cell)
 		}
 		fmt.Fprintf(b, "\n    Found by: %s\n", f.Trust)
+		if args {
+			if a, ok := RecoverArgs(t, i); ok {
+				printArgs(b, a)
+			}
+		}
 		if sym != nil && i+1 < len(t.Frames) {
 			// A tail call frame has no stack of its own: the
 			// contents run to the next frame that has.
@@ -378,19 +387,22 @@ func printStackContents(b *bufio.Writer, f, caller *StackFrame, mem StackMemory,
 		} else {
 			fmt.Fprintf(b, "\n%s %016x", indent, addr)
 		}
+		// Every row is 16 bytes, the last one too, read past the caller's
+		// stack pointer where the memory holds them, as current Breakpad's
+		// PrintMemoryRowHexAndAscii prints them (since a37883d6, January
+		// 2026; before, bytes from the caller's stack pointer on were
+		// blank).
 		var text [16]byte
 		for i := 0; i < 16; i, addr = i+1, addr+1 {
 			text[i] = ' '
-			if addr < end {
-				if v, err := mem.ReadMemory(addr, 1); err == nil && len(v) == 1 {
-					fmt.Fprintf(b, " %02x", v[0])
-					if v[0] < 0x80 && unicode.IsPrint(rune(v[0])) {
-						text[i] = v[0]
-					} else {
-						text[i] = '.'
-					}
-					continue
+			if v, err := mem.ReadMemory(addr, 1); err == nil && len(v) == 1 {
+				fmt.Fprintf(b, " %02x", v[0])
+				if v[0] < 0x80 && unicode.IsPrint(rune(v[0])) {
+					text[i] = v[0]
+				} else {
+					text[i] = '.'
 				}
+				continue
 			}
 			b.WriteString("   ")
 		}
@@ -403,6 +415,11 @@ func printStackContents(b *bufio.Writer, f, caller *StackFrame, mem StackMemory,
 			for i := word - 1; i >= 0; i-- {
 				v = v<<8 | uint64(raw[i])
 			}
+		}
+		// Breakpad names a word only from the symbols its resolver holds:
+		// those of the modules the walk loaded (a frame's or a scan's).
+		if m := sym.mods.at(v); m == nil || !m.SymbolsLoaded {
+			continue
 		}
 		pf := &StackFrame{Instruction: v}
 		inl := sym.fill(pf, true)

@@ -272,7 +272,10 @@ func (p *ProcessState) Walk(opt Options) {
 	source := opt.Symbols
 	if opt.Prefetch > 0 && source != nil {
 		pf := symbols.NewPrefetch(source, p.prefetchOrder(mods), opt.Prefetch)
-		defer pf.Stop()
+		// Every listed module loaded, also those the walk did not reach: a
+		// walk's requests do not depend on timing (a second walk through
+		// the cache the first filled sends none).
+		defer pf.Wait()
 		source = pf
 	}
 	syms := newSymbolizer(source, mods)

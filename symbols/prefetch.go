@@ -33,8 +33,8 @@ type prefetchLoad struct {
 
 // NewPrefetch starts loading the symbols of mods through src, in order, on
 // up to n goroutines (at least 1). Modules listed twice are loaded once.
-// Call Stop when the symbols of the modules not yet started are no longer
-// wanted.
+// Call Wait when the walk is done (every listed module loaded), or Stop when
+// the symbols of the modules not yet started are no longer wanted.
 func NewPrefetch(src Source, mods []Module, n int) *Prefetch {
 	p := &Prefetch{src: src, loads: make(map[Module]*prefetchLoad, len(mods))}
 	for _, m := range mods {
@@ -79,6 +79,15 @@ func (p *Prefetch) Load(m Module) (*Symbols, error) {
 	}
 	p.load(l, m)
 	return l.syms, l.err
+}
+
+// Wait waits until every listed module is loaded (by the prefetch or by
+// Load). The set of modules a walk loads is then the list, whatever the
+// timing: a second walk through a cache warmed by the first sends no
+// request, where stopping would leave out the modules not started yet,
+// which a faster second walk (its loads served by the cache) starts.
+func (p *Prefetch) Wait() {
+	p.wg.Wait()
 }
 
 // Stop starts no more loads and waits for those running. Load keeps

@@ -144,3 +144,22 @@ func TestPrefetchStop(t *testing.T) {
 		t.Errorf("%s loaded %d times after Stop", last.DebugFile, g.calls[last.DebugFile])
 	}
 }
+
+// TestPrefetchWait: Wait returns once every listed module is loaded, once
+// each, whether the workers or Load took them.
+func TestPrefetchWait(t *testing.T) {
+	g := &gated{release: make(chan struct{}), calls: map[string]int{}}
+	list := mods(10)
+	p := symbols.NewPrefetch(g, list, 2)
+	close(g.release)
+	p.Load(list[7])
+	p.Wait()
+	if len(g.calls) != 11 { // m0..m9 and "missing"; m0 listed twice
+		t.Errorf("%d modules loaded, want all 11 listed", len(g.calls))
+	}
+	for m, n := range g.calls {
+		if n != 1 {
+			t.Errorf("%s loaded %d times", m, n)
+		}
+	}
+}

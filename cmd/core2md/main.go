@@ -13,6 +13,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
@@ -60,7 +61,7 @@ func newCommand(stderr io.Writer) *cli.Command {
 func convert(stderr io.Writer, corePath, out string, opt capture.CoreOptions) error {
 	core, err := elfcore.Open(corePath)
 	if err != nil {
-		return err
+		return explainNotCore(corePath, err)
 	}
 	defer core.Close()
 	p, err := capture.FromCore(core, opt)
@@ -74,4 +75,26 @@ func convert(stderr io.Writer, corePath, out string, opt capture.CoreOptions) er
 		fmt.Fprintf(stderr, "core2md: note: %s\n", n)
 	}
 	return p.WriteMinidumpFile(out)
+}
+
+// explainNotCore says what the file is when it is a minidump or a
+// microdump rather than a core file.
+func explainNotCore(path string, err error) error {
+	b := make([]byte, 64<<10)
+	f, oerr := os.Open(path)
+	if oerr != nil {
+		return err
+	}
+	n, _ := io.ReadFull(f, b)
+	f.Close()
+	b = b[:n]
+	switch {
+	case bytes.HasPrefix(b, []byte("MDMP")):
+		return fmt.Errorf("%s is a minidump, not a core file: walk it with minidump_stackwalk", path)
+	case bytes.Contains(b, []byte("-----BEGIN BREAKPAD MICRODUMP-----")):
+		return fmt.Errorf("%s holds a microdump, not a core file: walk it with microdump_stackwalk", path)
+	case bytes.HasPrefix(b, []byte("\x7fELF")) && len(b) > 17 && b[16] != 4:
+		return fmt.Errorf("%s is an ELF file but not a core file (%w)", path, err)
+	}
+	return err
 }

@@ -30,6 +30,16 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// TestMinidumpInput: a minidump given as the core file is named as one.
+func TestMinidumpInput(t *testing.T) {
+	dump := filepath.Join("..", "..", "testdata", "capture", "x64-segv", "crash.dmp")
+	var stderr strings.Builder
+	err := newCommand(&stderr).Run(t.Context(), []string{"core2md", "-o", filepath.Join(t.TempDir(), "out.dmp"), dump})
+	if err == nil || !strings.Contains(err.Error(), "is a minidump, not a core file") || strings.Contains(err.Error(), "magic") {
+		t.Errorf("got %v", err)
+	}
+}
+
 // TestConvert converts a core the kernel writes of the crasher and reads
 // the result back.
 func TestConvert(t *testing.T) {

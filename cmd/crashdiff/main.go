@@ -102,6 +102,12 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			// crashdiff's own statuses (1: differences, 2: could not run)
 			// pass through cmdline.Run, which adds --version and the
 			// usage-error line.
+			if len(cfg.args) == 0 {
+				return cmdline.Usagef("no dump or directory given")
+			}
+			if cfg.prefetch < 0 {
+				return cmdline.Usagef("--prefetch %d: at least 0", cfg.prefetch)
+			}
 			if err := run(ctx, stdout, stderr, cfg); err != nil {
 				return cmdline.ExitStatus(exitCode(err, stderr))
 			}

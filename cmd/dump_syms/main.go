@@ -81,7 +81,7 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "i", Usage: "write only the MODULE and INFO header"},
 			&cli.BoolFlag{Name: "c", Usage: "do not write STACK CFI records"},
-			&cli.BoolFlag{Name: "d", Usage: "write INLINE_ORIGIN and INLINE records"},
+			&cli.BoolFlag{Name: "d", Aliases: []string{"inlines"}, Usage: "write INLINE_ORIGIN and INLINE records (Mozilla's --inlines)"},
 			&cli.BoolFlag{Name: "m", Usage: "mark FUNC and PUBLIC records of several folded symbols with m"},
 			&cli.BoolFlag{Name: "v", Usage: "explain on stderr what was skipped and why"},
 			&cli.BoolFlag{Name: "strict", Usage: "fail (exit 1, no output) when a PDB record or stream fails to parse, instead of warning"},
@@ -89,9 +89,13 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 			&cli.StringFlag{Name: "g", Usage: "Mach-O: read DWARF from the dSYM bundle (or the file in it) `DSYM`"},
 			&cli.BoolFlag{Name: "list-arch", Usage: "Mach-O: list the architectures of BINARY (as Mozilla's dump_syms) and exit"},
 			&cli.StringFlag{Name: "n", Usage: "module `NAME` instead of the binary's file name"},
+			&cli.StringFlag{Name: "b", Usage: "module identifier `ID` in the MODULE record instead of the binary's (Breakpad's -b)"},
+			&cli.BoolFlag{Name: "r", Usage: "accepted for Breakpad's command line (its readers' inter-unit references; ours always follow them)"},
 			&cli.StringFlag{Name: "o", Usage: "operating system `OS` in the MODULE record", Value: "Linux"},
 			&cli.IntFlag{Name: "max-inflate-ratio", Usage: "skip a compressed section declaring more than `N` times its compressed size (at least 64 MiB)", Value: dself.DefaultInflateRatio},
 			&cli.StringFlag{Name: "store", Usage: "write into symbol store `DIR` as NAME/ID/NAME.sym instead of stdout"},
+			&cli.StringFlag{Name: "output", Usage: "write into `FILE` instead of stdout (Mozilla's --output; -o stays Breakpad's OS)"},
+			&cli.BoolFlag{Name: "no-generator", Usage: "accepted for Mozilla's command line: no INFO GENERATOR record is ever written"},
 			&cli.StringFlag{Name: "symbols-cache", Usage: "keep debug files fetched from $DEBUGINFOD_URLS in `DIR` (default: the user cache directory's gobreakpad)"},
 			&cli.StringFlag{Name: "cfi-style", Usage: "x64 Windows STACK CFI from a PE's .pdata in `STYLE`: symbolic (Mozilla's dump_syms today), mozilla (its older references: negative offsets clamped), breakpad, mozilla-pe, exact (ours: the rules at every instruction, prologs and epilogs included; also for Mach-O x86_64 compact unwind)", Value: "symbolic"},
 			&cli.StringFlag{Name: "pe-only", Usage: "records of a PE whose PDB is not found, as `TOOL` writes them: breakpad (exports, STACK CFI in Breakpad's style) or mozilla (a FUNC per .pdata function, STACK CFI in --cfi-style)", Value: "breakpad"},
@@ -154,11 +158,8 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 	default:
 		return cmdline.Usagef("--pe-only %q: want breakpad or mozilla", f)
 	}
-	if c.Bool("v") {
-		opts.Warn = func(format string, a ...any) {
-			fmt.Fprintf(stderr, "dump_syms: "+format+"\n", a...)
-		}
-	}
+	skipped := &cmdline.Skipped{Prog: "dump_syms", W: stderr, Verbose: c.Bool("v")}
+	opts.Warn = skipped.Warn // losses are said without -v too
 	if isTerminal(stderr) {
 		opts.Progress = func(stage string) {
 			fmt.Fprintf(stderr, "\rdump_syms: %s...\033[K", stage)
@@ -166,11 +167,7 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 		defer fmt.Fprint(stderr, "\r\033[K")
 	}
 	if len(opts.DebugDirs) == 0 {
-		warn := func(string, ...any) {}
-		if opts.Warn != nil {
-			warn = opts.Warn
-		}
-		dir, cleanup, err := remote.DebugDir(args[0], c.String("symbols-cache"), remote.DebuginfodURLs(), stderr, warn)
+		dir, cleanup, err := remote.DebugDir(args[0], c.String("symbols-cache"), remote.DebuginfodURLs(), stderr, opts.Warn)
 		if err != nil {
 			return err
 		}
@@ -191,14 +188,24 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 	if c.Bool("strict") && opts.Damage.Len() > 0 {
 		return fmt.Errorf("--strict: %w", opts.Damage.Err())
 	}
-	if store := c.String("store"); store != "" {
-		// Windows stores name the file after the PDB without its
-		// extension: DIR/app.pdb/ID/app.sym.
-		elems, err := symstore.BreakpadPath(syms.Module.Name, syms.Module.ID, ".sym")
-		if err != nil {
-			return fmt.Errorf("--store: %w", err)
+	if id := c.String("b"); id != "" {
+		syms.Module.ID = id
+	}
+	if !syms.HeaderOnly && syms.NumFuncs() == 0 && !skipped.Lost() {
+		skipped.Warn("%s: no FUNC records (%d PUBLIC): no debugging information was found (-v says where it was looked for)", args[0], syms.NumPublics())
+	}
+	if store, p := c.String("store"), c.String("output"); store != "" || p != "" {
+		if store != "" && p != "" {
+			return cmdline.Usagef("--store and --output: give one")
+		} else if store != "" {
+			// Windows stores name the file after the PDB without its
+			// extension: DIR/app.pdb/ID/app.sym.
+			elems, err := symstore.BreakpadPath(syms.Module.Name, syms.Module.ID, ".sym")
+			if err != nil {
+				return fmt.Errorf("--store: %w", err)
+			}
+			p = filepath.Join(store, filepath.Join(elems...))
 		}
-		p := filepath.Join(store, filepath.Join(elems...))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}

@@ -132,3 +132,51 @@ func TestDebuginfod(t *testing.T) {
 		t.Error("no FUNC record: the debug file was not used")
 	}
 }
+
+// TestSaysLosses: without -v, dump_syms still says on stderr when its
+// output lacks information: a PE dumped without its PDB, a binary with no
+// FUNC records; a complete dump says nothing.
+func TestSaysLosses(t *testing.T) {
+	prog := cmdtest.Build(t, ".")
+	for _, c := range []struct{ file, want string }{
+		{"windows/mozilla/mozwer.dll", "writing what the PE alone holds"},
+		{"elf/x64-dw4/stripped/inline_chain", "no FUNC records"},
+		{"elf/x64-dw4/full/inline_chain", ""},
+	} {
+		r := cmdtest.RunClean(t, prog, []string{"_NT_SYMBOL_PATH=", "HOME=" + t.TempDir()}, corpus.File(t, c.file))
+		if c.want == "" {
+			if r.Code != 0 || r.Stderr != "" {
+				t.Errorf("%s: exit %d, stderr %q, want nothing", c.file, r.Code, r.Stderr)
+			}
+			continue
+		}
+		if r.Code != 0 || strings.Count(r.Stderr, "\n") != 1 || !strings.HasPrefix(r.Stderr, "dump_syms: warning: ") || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q, want one warning line saying %q", c.file, r.Code, r.Stderr, c.want)
+		}
+	}
+}
+
+// TestMozillaFlags: Mozilla dump_syms's --inlines (our -d), --output FILE
+// and --no-generator.
+func TestMozillaFlags(t *testing.T) {
+	prog := cmdtest.Build(t, ".")
+	bin := corpus.File(t, "elf/x64-dw4/full/inline_chain")
+	d := cmdtest.Run(t, prog, "-d", bin)
+	if r := cmdtest.Run(t, prog, "--inlines", "--no-generator", bin); r.Code != 0 || r.Stdout != d.Stdout || !strings.Contains(r.Stdout, "\nINLINE ") {
+		t.Errorf("--inlines: exit %d, differs from -d: %s", r.Code, r.Stderr)
+	}
+	out := filepath.Join(t.TempDir(), "sub", "x.sym")
+	if r := cmdtest.Run(t, prog, "-d", "--output", out, bin); r.Code != 0 || r.Stdout != "" {
+		t.Errorf("--output: exit %d, stdout %d bytes", r.Code, len(r.Stdout))
+	}
+	if b, _ := os.ReadFile(out); string(b) != d.Stdout {
+		t.Error("--output: the file is not the symbol file")
+	}
+	// Breakpad's -b ID (the MODULE record's identifier) and -r (accepted).
+	if r := cmdtest.Run(t, prog, "-i", "-r", "-b", "0123ABC", bin); r.Code != 0 || !strings.HasPrefix(r.Stdout, "MODULE Linux x86_64 0123ABC inline_chain\n") {
+		t.Errorf("-b: exit %d, %q %s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := cmdtest.Run(t, prog, "--output", out, "--store", t.TempDir(), bin); r.Code != 2 {
+		t.Errorf("--output with --store: exit %d, want 2", r.Code)
+	}
+}

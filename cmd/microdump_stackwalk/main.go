@@ -65,7 +65,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 				return cmdline.Usagef("-s has no effect with -m")
 			}
 			cfg := symflags.CommandConfig(cmd, args[1:], stderr)
-			return run(stdout, stderr, args[0], cfg, cmd.Bool("verbose"), cmd.Bool("m"), cmd.Bool("s"))
+			return run(stdout, stderr, args[0], cfg, symflags.Verbose(cmd), cmd.Bool("m"), cmd.Bool("s"))
 		},
 	}
 }

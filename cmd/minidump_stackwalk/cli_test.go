@@ -85,7 +85,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-m", "--json", exampleDump}, "--json and -m (or -f machine) conflict"},
 		{[]string{"-f", "machine", "--json", exampleDump}, "--json and -m (or -f machine) conflict"},
 		{[]string{"-b", "--json", exampleDump}, "--json and -b conflict (-b applies to the human report)"},
-		{[]string{"-m", "-s", exampleDump}, "-m and -s conflict (-s applies to the human report)"},
+		{[]string{"-m", "-c", exampleDump}, "-m and -c conflict (-c applies to the human report)"},
 		{[]string{"-c", "-t", "0", exampleDump}, "-c and -t cannot be used together"},
 		{[]string{"-b", "-d", exampleDump}, "-b and -d conflict"},
 		{[]string{"-f", "xml", exampleDump}, `unknown output format "xml" (human or machine)`},

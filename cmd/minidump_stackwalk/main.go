@@ -11,7 +11,8 @@
 // (--pretty indents it). -j N (--jobs) walks up to N threads at once (by
 // default as many as the machine has CPUs); the output does not depend on
 // it. Flags that would be ignored beside another (-m --json, -b --json, -c
-// -t, -s -m, ...) are a usage error. Options may come before or after the
+// -t, ...) are a usage error, but -m -s, which Breakpad takes (and prints
+// the -m report), is accepted. Options may come before or after the
 // positional arguments, and short ones may be combined (-ms). Each
 // SYMBOL_PATH is a Breakpad symbol directory
 // (SYMBOL_PATH/DEBUG_FILE/DEBUG_ID/DEBUG_FILE.sym); one that does not exist
@@ -28,6 +29,14 @@
 // instead of each when the walk reaches it; a server that is down leaves
 // its modules without symbols. -v says on stderr where each module's
 // symbols came from, or why none.
+//
+// rust-minidump's minidump-stackwalk flags are accepted beside Breakpad's,
+// so that Socorro's command line runs unchanged: --human, --cyborg FILE,
+// --brief (as -b), --output-file, --log-file, --verbose=LEVEL (-v alone
+// keeps its meaning), --no-color, --no-interactive, --symbols-path,
+// --symbols-tmp, --symbols-download-timeout-secs, --evil-json FILE,
+// --use-local-debuginfo, --recover-function-args, --features, -V
+// (docs/stackwalk.md: "rust-minidump's command line", each clash).
 //
 // --signature prints the crash signature (package stackwalk/signature) as
 // one line instead of the report; with --json it adds a "signature" key to
@@ -89,7 +98,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "pretty", Usage: "indent the JSON report (implies --json)"},
 			&cli.BoolFlag{Name: "signature", Usage: "print the crash signature instead of the report (with --json: add it to the report)"},
 			&cli.StringFlag{Name: "signature-lists", Usage: "add the signature lists of `DIR` to the defaults (implies --signature)"},
-		}, symflags.Flags()...),
+		}, append(symflags.Flags(), rustFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			args := cmd.Args().Slice()
 			if len(args) == 0 {
@@ -121,14 +130,28 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			default:
 				return cmdline.Usagef("unknown output format %q (human or machine)", f)
 			}
+			if err := readRustFlags(cmd, &o); err != nil {
+				return err
+			}
 			if err := o.check(); err != nil {
 				return err
 			}
 			if o.workers < 1 {
 				return cmdline.Usagef("-j %d: at least 1 thread at once", o.workers)
 			}
-			o.symbols, o.verbose = symflags.CommandConfig(cmd, args[1:], stderr), cmd.Bool("verbose")
-			return run(stdout, stderr, args[0], o)
+			out, log, closeAll, err := o.rust.outputs(stdout, stderr)
+			if err != nil {
+				return err
+			}
+			o.symbols, o.verbose = symflags.CommandConfig(cmd, args[1:], log), symflags.Verbose(cmd)
+			err = run(out, log, args[0], o)
+			if err != nil && o.rust.logFile != "" {
+				fmt.Fprintf(log, "minidump_stackwalk: %v\n", err)
+			}
+			if cerr := closeAll(); err == nil {
+				err = cerr
+			}
+			return err
 		},
 	}
 }
@@ -144,6 +167,7 @@ type options struct {
 	verbose                                                bool
 	checkCalls                                             bool
 	tailCalls                                              bool
+	rust                                                   rustOptions
 }
 
 // check rejects flags that another flag would make ignored.
@@ -161,7 +185,7 @@ func (o options) check() error {
 			return cmdline.Usagef("--json and -m (or -f machine) conflict")
 		}
 		for _, f := range human {
-			if f.set {
+			if f.set && !(mode.name == "-m" && f.name == "-s") { // Breakpad takes -m -s: the -m report
 				return cmdline.Usagef("%s and %s conflict (%s applies to the human report)", mode.name, f.name, f.name)
 			}
 		}
@@ -188,6 +212,17 @@ func run(stdout, stderr io.Writer, dumpPath string, o options) error {
 		return explainOpen(dumpPath, err)
 	}
 	defer f.Close()
+	p, err := stackwalk.Read(f)
+	if err != nil {
+		return err
+	}
+	if o.rust.localDebugInfo {
+		var paths []string
+		for _, m := range p.Modules {
+			paths = append(paths, m.CodeFile, m.DebugFile)
+		}
+		o.symbols.LocalDirs = symsrc.ModuleDirs(paths)
+	}
 	opt := stackwalk.Options{Workers: o.workers, CheckCallSites: o.checkCalls, TailCalls: o.tailCalls}
 	var syms symbols.Source
 	if !o.symbols.None() {
@@ -207,19 +242,22 @@ func run(stdout, stderr io.Writer, dumpPath string, o options) error {
 		opt.Prefetch = src.Prefetch()
 		opt.ImageSymbols = elfimage.Load // the vDSO our captures save whole
 	}
-	p, err := stackwalk.Process(f, opt)
-	if err != nil {
-		return err
-	}
+	p.Walk(opt)
 	for _, e := range p.Problems {
 		fmt.Fprintf(stderr, "minidump_stackwalk: %s: %s\n", dumpPath, stackwalk.Escape(e.Error()))
 	}
+	jo := jsonout.Options{Pretty: o.pretty, Evil: o.rust.evil(stderr)}
 	if o.signature {
-		return printSignature(stdout, p, o)
+		return printSignature(stdout, p, o, jo)
+	}
+	if o.rust.cyborg != "" {
+		if err := writeJSONFile(o.rust.cyborg, p, jo); err != nil {
+			return err
+		}
 	}
 	switch {
 	case o.json:
-		return jsonout.Write(stdout, p, o.pretty)
+		return jsonout.WriteWith(stdout, p, jo)
 	case o.machine:
 		return stackwalk.PrintMachineReadable(stdout, p)
 	case o.brief:
@@ -232,22 +270,37 @@ func run(stdout, stderr io.Writer, dumpPath string, o options) error {
 		OnlyThread:           o.onlyThread,
 		ThreadIndex:          o.thread,
 		StackPointers:        o.pointers,
+		FunctionArgs:         o.rust.functionArgs,
 	})
 }
 
 // printSignature prints the crash signature (with the dump's Crashpad
 // annotations taken into account) alone, or the JSON report with a
 // "signature" key.
-func printSignature(stdout io.Writer, p *stackwalk.ProcessState, o options) error {
+func printSignature(stdout io.Writer, p *stackwalk.ProcessState, o options, jo jsonout.Options) error {
 	gen, err := signature.Extended(o.signatureLists)
 	if err != nil {
 		return err
 	}
 	sig := gen.Process(p).Signature
 	if o.json {
-		return jsonout.WriteWith(stdout, p, jsonout.Options{Pretty: o.pretty, Signature: sig})
+		jo.Signature = sig
+		return jsonout.WriteWith(stdout, p, jo)
 	}
 	_, err = fmt.Fprintln(stdout, sig)
+	return err
+}
+
+// writeJSONFile writes the JSON report into the file at path (--cyborg).
+func writeJSONFile(path string, p *stackwalk.ProcessState, jo jsonout.Options) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = jsonout.WriteWith(f, p, jo)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	return err
 }
 

@@ -179,6 +179,10 @@ func TestSymbolsServerDown(t *testing.T) {
 		if !strings.Contains(r.Stderr, "none (") {
 			t.Errorf("%s: -v gives no reason:\n%s", name, r.Stderr)
 		}
+		// One warning line for the server, not one per module.
+		if n := strings.Count(r.Stderr, "warning: symbol server "+srv.URL+": "); n != 1 {
+			t.Errorf("%s: %d warning lines naming the server, want 1:\n%s", name, n, r.Stderr)
+		}
 		// The walk waits for a hanging server once (1s), not per module or
 		// per source; a generous bound, for loaded machines.
 		if el > 15*time.Second {
@@ -310,4 +314,37 @@ func localSources(t *testing.T, paths ...string) (symbols.Source, func()) {
 		t.Fatal(err)
 	}
 	return src, func() { src.Close() }
+}
+
+// TestSecondWalkNoRequest: with a slow server, the first walk's prefetch
+// has not started every listed module when the walk is done; the second,
+// served by the cache, would run through the list faster and ask the
+// server for the rest (TestSymbolsURL failed so about 2 runs in 100).
+// The walk now loads every listed module, so the second sends nothing.
+func TestSecondWalkNoRequest(t *testing.T) {
+	prog := cmdtest.Build(t, ".")
+	c := readCases(t, []string{"gen-inline_chain-x86-O2"})[0]
+	files := serveStores(t, c.paths...)
+	defer files.Close()
+	var n atomic.Int64
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		time.Sleep(150 * time.Millisecond)
+		files.Config.Handler.ServeHTTP(w, r)
+	}))
+	defer slow.Close()
+	cacheDir := t.TempDir()
+	args := []string{"-m", "--prefetch", "1", "--symbols-url", slow.URL, "--symbols-cache", cacheDir, c.dump}
+	first := cmdtest.RunClean(t, prog, nil, args...)
+	if first.Code != 0 {
+		t.Fatalf("exit %d: %s", first.Code, first.Stderr)
+	}
+	before := n.Load()
+	second := cmdtest.RunClean(t, prog, nil, args...)
+	if second.Stdout != first.Stdout {
+		t.Error("the second walk differs")
+	}
+	if d := n.Load() - before; d != 0 {
+		t.Errorf("the second walk sent %d requests (the first %d)", d, before)
+	}
 }

@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -107,11 +108,17 @@ func convert(in, out, name string, stdout io.Writer, warn func(string, ...any)) 
 		to, err = formats.ByName(name)
 	case out == "-":
 		err = errors.New("writing to stdout needs -f FORMAT")
+	case filepath.Ext(out) == "":
+		if st, serr := os.Stat(out); serr == nil && st.IsDir() {
+			err = fmt.Errorf("OUTPUT %s is a directory: name the output file (its extension chooses the format) or give -f FORMAT", out)
+		} else {
+			err = fmt.Errorf("OUTPUT %s has no extension naming a format: give -f FORMAT", out)
+		}
 	default:
 		to, err = formats.ByExt(out)
 	}
 	if err != nil {
-		return err
+		return cmdline.Usagef("%v", err) // the command line names no writable format
 	}
 	if !to.CanWrite() {
 		return fmt.Errorf("%s files cannot be written (writes: %s)", to.Name, formats.Writers())

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	dself "github.com/gobreakpad/gobreakpad/dumpsyms/elf"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
@@ -88,6 +90,22 @@ func TestErrors(t *testing.T) {
 	} {
 		if _, _, err := runCmd(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("symconv %q: err %v, want one saying %q", tc.args, err, tc.want)
+		}
+	}
+	// A command line naming no writable format is a usage error (exit 2),
+	// and a directory as OUTPUT is named as such.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-f", "nope", sym, "out"}, "unknown format"},
+		{[]string{sym, dir}, "is a directory"},
+		{[]string{sym, filepath.Join(dir, "noext")}, "no extension"},
+	} {
+		var errb bytes.Buffer
+		code := cmdline.Run(context.Background(), newCommand(io.Discard, &errb), append([]string{"symconv"}, tc.args...), io.Discard, &errb)
+		if code != 2 || !strings.Contains(errb.String(), tc.want) || strings.Contains(errb.String(), `""`) {
+			t.Errorf("symconv %q: exit %d, %q; want 2 and %q", tc.args, code, errb.String(), tc.want)
 		}
 	}
 }

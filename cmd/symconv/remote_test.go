@@ -108,3 +108,18 @@ func TestModuleFromSymbolServer(t *testing.T) {
 		t.Fatalf("err %v, stderr %q, output equal: %v (%d bytes, want %d)", err, stderr, out == want, len(out), len(want))
 	}
 }
+
+// TestModuleServerDown: --module through a server that refuses connections
+// says so (the server and the reason), not only "not found".
+func TestModuleServerDown(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	u := dead.URL
+	dead.Close()
+	_, stderr, err := runCmd(t, "--module", "crasher-x64/18BAFF1081380C82C6A55BB5BDB2732F0", "--symbols-cache", t.TempDir(), u, "-f", "breakpad", "-")
+	if err == nil || !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), u) {
+		t.Errorf("err %v, want one naming %s and the refused connection", err, u)
+	}
+	if !strings.Contains(stderr, "warning: symbol server "+u+": connection refused") {
+		t.Errorf("stderr %q: no warning naming the server", stderr)
+	}
+}

@@ -91,3 +91,15 @@ func TestSymCacheSnapshotLookup(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", out, want)
 	}
 }
+
+// TestNotAFile: a directory or an empty file is named as such.
+func TestNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.bin")
+	os.WriteFile(empty, nil, 0o644)
+	for in, want := range map[string]string{dir: dir + " is a directory, not a symbol or debug file", empty: "(empty file)"} {
+		if _, err := runCmd(t, "", in, "1234"); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "starts with )") {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
+	}
+}

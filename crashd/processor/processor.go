@@ -103,7 +103,7 @@ func (c *Config) defaults() {
 
 // Processor processes crashes from a queue.
 type Processor struct {
-	cfg   Config
+	cfg Config
 	// walks bounds the walks running, those that outlived their timeout
 	// included: a worker waits for a slot before it starts one.
 	walks chan struct{}

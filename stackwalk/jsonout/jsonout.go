@@ -34,7 +34,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 )
@@ -52,6 +54,93 @@ type Options struct {
 	// key (the crash signature of stackwalk/signature; not a key of
 	// rust-minidump's schema, which leaves signatures to Socorro).
 	Signature string
+	// Evil is what rust-minidump's --evil-json reads from Socorro's raw
+	// crash JSON (ReadEvil); nil: none.
+	Evil *Evil
+}
+
+// Evil is what rust-minidump takes from the "evil JSON" Socorro passes with
+// --evil-json (the raw crash's annotations, minidump-processor's evil.rs):
+// the code-signing certificate of each module (annotation
+// ModuleSignatureInfo: certificate subject → module names, an object or a
+// string holding one) and the CPU microcode version (CPUMicrocodeVersion,
+// "0x..."), used when the dump's /proc/cpuinfo has none.
+type Evil struct {
+	// CertSubjects maps a module's file name to its certificate subject.
+	CertSubjects map[string]string
+	// CPUMicrocodeVersion is the annotation's text ("0x..."), or empty.
+	CPUMicrocodeVersion string
+}
+
+// ReadEvil reads Socorro's raw crash JSON from r as rust-minidump's
+// --evil-json does. An annotation of the wrong shape is left out and named
+// in the error returned with the rest (rust-minidump logs it and goes on);
+// text that is not a JSON object fails.
+func ReadEvil(r io.Reader) (*Evil, error) {
+	var raw map[string]json.RawMessage
+	if err := json.NewDecoder(r).Decode(&raw); err != nil {
+		return nil, fmt.Errorf("evil json: not a JSON object: %w", err)
+	}
+	ev := &Evil{CertSubjects: map[string]string{}}
+	var problem error
+	if v, ok := raw["ModuleSignatureInfo"]; ok {
+		var certs map[string][]string
+		err := json.Unmarshal(v, &certs)
+		if err != nil {
+			var s string
+			if json.Unmarshal(v, &s) == nil {
+				err = json.Unmarshal([]byte(s), &certs)
+			}
+		}
+		if err != nil {
+			problem = fmt.Errorf("evil json: ModuleSignatureInfo: not an object of certificate subjects and module names")
+		}
+		// Go's map order is random, rust-minidump's HashMap too: a
+		// module under two certificates gets either (sorted here, the
+		// last subject wins, to be reproducible).
+		subjects := make([]string, 0, len(certs))
+		for c := range certs {
+			subjects = append(subjects, c)
+		}
+		sort.Strings(subjects)
+		for _, c := range subjects {
+			for _, m := range certs[c] {
+				ev.CertSubjects[m] = c
+			}
+		}
+	}
+	if v, ok := raw["CPUMicrocodeVersion"]; ok {
+		_ = json.Unmarshal(v, &ev.CPUMicrocodeVersion) // not a string: none, as rust-minidump
+	}
+	return ev, problem
+}
+
+// apply adds what ev says to doc.
+func (ev *Evil) apply(doc *document) {
+	if ev == nil {
+		return
+	}
+	if len(ev.CertSubjects) > 0 {
+		doc.ModulesContainsCertInfo = true
+		for i := range doc.Modules {
+			if c, ok := ev.CertSubjects[doc.Modules[i].Filename]; ok {
+				doc.Modules[i].CertSubject = &c
+			}
+		}
+		for i := range doc.UnloadedModules {
+			if c, ok := ev.CertSubjects[doc.UnloadedModules[i].Filename]; ok {
+				doc.UnloadedModules[i].CertSubject = &c
+			}
+		}
+	}
+	if doc.SystemInfo.CPUMicrocodeVersion == nil {
+		if h, ok := strings.CutPrefix(ev.CPUMicrocodeVersion, "0x"); ok {
+			if n, err := strconv.ParseUint(h, 16, 64); err == nil {
+				v := fmt.Sprintf("0x%x", n)
+				doc.SystemInfo.CPUMicrocodeVersion = &v
+			}
+		}
+	}
 }
 
 // WriteWith writes st as rust-minidump's JSON to w, with the choices of o.
@@ -64,6 +153,7 @@ func WriteWith(w io.Writer, st *stackwalk.ProcessState, o Options) error {
 	if o.Signature != "" {
 		doc.Signature = &o.Signature
 	}
+	o.Evil.apply(doc)
 	// The document is encoded with a placeholder for each thread's frames,
 	// then written with the frames encoded one at a time in their place:
 	// encoding/json marshals a value whole before writing it, and the

@@ -52,6 +52,12 @@ type Cache struct {
 	// MissTTL is how long a miss is remembered: zero means DefaultMissTTL,
 	// a negative value not at all.
 	MissTTL time.Duration
+	// TempDir, when set, is where files are written before they are renamed
+	// into place (rust-minidump's --symbols-tmp); it should be on Dir's file
+	// system. When the rename fails across file systems, the file is copied
+	// into a temporary file in its final directory and renamed from there.
+	// Empty: the final directory itself.
+	TempDir string
 }
 
 // DefaultDir returns the default cache directory: gobreakpad in the user's
@@ -135,7 +141,14 @@ func (c *Cache) WriteFunc(fill func(w io.Writer) error, elems ...string) (string
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(p)+"-*")
+	tmpDir := dir
+	if c.TempDir != "" {
+		if err := os.MkdirAll(c.TempDir, 0o755); err != nil {
+			return "", err
+		}
+		tmpDir = c.TempDir
+	}
+	tmp, err := os.CreateTemp(tmpDir, ".tmp-"+filepath.Base(p)+"-*")
 	if err != nil {
 		return "", err
 	}
@@ -155,9 +168,27 @@ func (c *Cache) WriteFunc(fill func(w io.Writer) error, elems ...string) (string
 		return "", err
 	}
 	if err := os.Rename(tmp.Name(), p); err != nil {
-		return "", err
+		if tmpDir == dir {
+			return "", err
+		}
+		// Another file system: copy into the final directory, then rename.
+		return c.copyInto(tmp.Name(), elems)
 	}
 	return p, nil
+}
+
+// copyInto copies the file at src into the cache as elems, through a
+// temporary file in its final directory.
+func (c *Cache) copyInto(src string, elems []string) (string, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	return (&Cache{Dir: c.Dir, MissTTL: c.MissTTL}).WriteFunc(func(w io.Writer) error {
+		_, err := io.Copy(w, in)
+		return err
+	}, elems...)
 }
 
 // missName is the marker of a miss of the file named by elems at server.

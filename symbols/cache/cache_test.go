@@ -87,3 +87,31 @@ func TestMisses(t *testing.T) {
 		t.Error("misses remembered with a negative TTL")
 	}
 }
+
+// TestTempDir: with TempDir, a file is written there and then moved into
+// place (rust-minidump's --symbols-tmp), and nothing is left behind.
+func TestTempDir(t *testing.T) {
+	c := &Cache{Dir: t.TempDir(), TempDir: filepath.Join(t.TempDir(), "tmp")}
+	var during []os.DirEntry
+	p, err := c.WriteFunc(func(w io.Writer) error {
+		during, _ = os.ReadDir(c.TempDir)
+		_, err := io.WriteString(w, "MODULE")
+		return err
+	}, "a.pdb", "ID", "a.sym")
+	if err != nil || p != filepath.Join(c.Dir, "a.pdb", "ID", "a.sym") {
+		t.Fatalf("%s, %v", p, err)
+	}
+	if len(during) != 1 {
+		t.Errorf("while writing, %d files in TempDir, want 1", len(during))
+	}
+	if b, err := os.ReadFile(p); err != nil || string(b) != "MODULE" {
+		t.Errorf("stored %q, %v", b, err)
+	}
+	if after, _ := os.ReadDir(c.TempDir); len(after) != 0 {
+		t.Errorf("left in TempDir: %v", after)
+	}
+	// A file copied in from another place still lands whole.
+	if p, err := c.copyInto(p, []string{"b"}); err != nil || p != filepath.Join(c.Dir, "b") {
+		t.Errorf("copyInto: %s, %v", p, err)
+	}
+}

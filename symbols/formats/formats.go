@@ -192,6 +192,10 @@ func Sniff(path string) (*Format, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st, err := fh.Stat(); err == nil && st.IsDir() {
+		fh.Close()
+		return nil, fmt.Errorf("%s is a directory, not a symbol or debug file", path)
+	}
 	head := make([]byte, SniffLen)
 	n, _ := io.ReadFull(fh, head)
 	fh.Close()
@@ -201,6 +205,9 @@ func Sniff(path string) (*Format, error) {
 	}
 	if f, err := ByExt(path); err == nil {
 		return f, nil
+	}
+	if len(head) == 0 {
+		return nil, fmt.Errorf("%s: not a symbol or debug file this program reads (empty file)", path)
 	}
 	return nil, fmt.Errorf("%s: not a symbol or debug file this program reads (starts with % x)", path, head[:min(8, len(head))])
 }

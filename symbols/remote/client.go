@@ -70,7 +70,10 @@ type Client struct {
 	// MaxSize is the largest file downloaded, in bytes (decoded).
 	MaxSize int64
 	// Progress, when set, receives a line when a download is slow (after
-	// SlowAfter) and every SlowAfter until it ends.
+	// SlowAfter) and every SlowAfter until it ends, a line while a server
+	// keeps a request waiting for its answer as long, and one warning line
+	// per server when the client gives up on it (refused connections,
+	// time-outs, 5xx answers): "warning: symbol server URL: REASON; ...".
 	Progress  io.Writer
 	SlowAfter time.Duration
 	// UserAgent is sent with every request.
@@ -82,7 +85,8 @@ type Client struct {
 	httpc    *http.Client
 
 	mu       sync.Mutex
-	down     map[string]error // servers given up on, with why
+	down     map[string]error     // servers given up on, with why
+	waitLine map[string]time.Time // the last "waiting for" line per server
 	inflight map[string]*flight
 }
 
@@ -105,6 +109,7 @@ func (c *Client) init() {
 			c.httpc = &http.Client{}
 		}
 		c.down = map[string]error{}
+		c.waitLine = map[string]time.Time{}
 		c.inflight = map[string]*flight{}
 	})
 }
@@ -226,12 +231,80 @@ func (c *Client) download(base, u string, remote, local []string) (string, error
 	var ne net.Error
 	if errors.As(err, &se) && se.code >= 500 || errors.As(err, &ne) || retryable(err) || errors.Is(err, context.DeadlineExceeded) {
 		c.mu.Lock()
-		if c.down[base] == nil {
+		first := c.down[base] == nil
+		if first {
 			c.down[base] = err
 		}
 		c.mu.Unlock()
+		if first && c.Progress != nil {
+			fmt.Fprintf(c.Progress, "warning: symbol server %s: %s; going on without it\n", base, Reason(err))
+		}
 	}
 	return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, u, err)
+}
+
+// Reason says in a few words why a request to a server failed: "connection
+// refused", "no answer within the time-out", "HTTP 503 Service
+// Unavailable", ...
+func Reason(err error) string {
+	var se *statusError
+	var ne net.Error
+	var dnsErr *net.DNSError
+	switch {
+	case errors.As(err, &se):
+		return se.Error()
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.EPIPE):
+		return "connection dropped"
+	case errors.As(err, &dnsErr):
+		return "unknown host " + dnsErr.Name
+	case errors.Is(err, context.DeadlineExceeded) && strings.Contains(err.Error(), "walk deadline"):
+		return "the walk's time limit passed"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "no answer within the time-out"
+	}
+	return err.Error()
+}
+
+// waiting prints a line to Progress every SlowAfter while a request to u
+// waits for its answer (at most one line per server per SlowAfter), until
+// the returned function is called.
+func (c *Client) waiting(u string, timeout time.Duration) (stop func()) {
+	if c.Progress == nil {
+		return func() {}
+	}
+	every := c.SlowAfter
+	if every <= 0 {
+		every = DefaultSlowAfter
+	}
+	host := u
+	if pu, err := url.Parse(u); err == nil {
+		host = pu.Scheme + "://" + pu.Host
+	}
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				c.mu.Lock()
+				quiet := now.Sub(c.waitLine[host]) < every-every/10
+				if !quiet {
+					c.waitLine[host] = now
+				}
+				c.mu.Unlock()
+				if !quiet {
+					fmt.Fprintf(c.Progress, "waiting for symbol server %s: no answer for %.0fs (giving up after %v)\n", host, now.Sub(start).Seconds(), timeout)
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // get sends one request and stores the body.
@@ -258,7 +331,9 @@ func (c *Client) get(u string, local []string) (string, error) {
 		req.Header.Set("User-Agent", c.UserAgent)
 	}
 	c.requests.Add(1)
+	stop := c.waiting(u, timeout)
 	resp, err := c.httpc.Do(req)
+	stop()
 	if err != nil {
 		return "", err
 	}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -414,5 +415,67 @@ func TestWalkDeadline(t *testing.T) {
 	}
 	if srv.n.Load() != 0 {
 		t.Errorf("%d requests past the deadline", srv.n.Load())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the client's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServerWarnings: a server that answers 5xx, refuses connections or
+// does not answer gets one warning line naming it and the reason, however
+// many modules asked for it; a hanging one a line while it keeps a request
+// waiting.
+func TestServerWarnings(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	s500 := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", 503) }))
+	hang := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close()
+	for _, c := range []struct{ url, reason string }{
+		{s500.URL, "HTTP 503 Service Unavailable"},
+		{deadURL, "connection refused"},
+		{hang.URL, "no answer within the time-out"},
+	} {
+		cl := newClient(t)
+		cl.Backoff, cl.RequestTimeout, cl.SlowAfter = time.Millisecond, 300*time.Millisecond, 100*time.Millisecond
+		var out syncBuffer
+		cl.Progress = &out
+		src := NewBreakpad(c.url, cl)
+		for i := range 4 {
+			m := symbols.Module{DebugFile: fmt.Sprintf("m%d.pdb", i), DebugID: "0123456789ABCDEF0123456789ABCDEF1"}
+			if _, err := src.Load(m); !errors.Is(err, symbols.ErrNotFound) {
+				t.Fatal(err)
+			}
+		}
+		src.Close()
+		want := "warning: symbol server " + c.url + ": " + c.reason + "; going on without it\n"
+		if got := out.String(); strings.Count(got, "warning: ") != 1 || !strings.Contains(got, want) {
+			t.Errorf("%s: got\n%s\nwant one line %q", c.url, got, want)
+		}
+		if c.url == hang.URL && !strings.Contains(out.String(), "waiting for symbol server "+hang.URL+": no answer for") {
+			t.Errorf("hanging server: no line while waiting:\n%s", out.String())
+		}
 	}
 }

@@ -7,5 +7,5 @@ const DefaultPrefetch = 8
 // None reports whether c names no source at all: no symbol paths, URLs,
 // $_NT_SYMBOL_PATH or debuginfod servers.
 func (c *Config) None() bool {
-	return len(c.Paths) == 0 && len(c.URLs) == 0 && c.NTSymbolPath == "" && len(c.DebuginfodURLs) == 0
+	return len(c.Paths) == 0 && len(c.URLs) == 0 && len(c.LocalDirs) == 0 && c.NTSymbolPath == "" && len(c.DebuginfodURLs) == 0
 }

@@ -10,6 +10,7 @@ package symsrc
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,6 +56,35 @@ type Config struct {
 	// once beyond remote.DefaultParallel, so that the walk's own requests
 	// never wait behind the prefetch's. 0: none.
 	Prefetch int
+	// TempDir, when set, is where downloads are written before they are
+	// moved into the cache (rust-minidump's --symbols-tmp; cache.Cache.TempDir).
+	TempDir string
+	// LocalDirs are directories searched for the modules' native files
+	// only (ELF binaries and debug files, PDBs and PEs, converted into the
+	// cache), not as symbol stores: rust-minidump's --use-local-debuginfo,
+	// the directories of the modules' recorded paths ([ModuleDirs]).
+	LocalDirs []string
+}
+
+// ModuleDirs returns the directories, in order and without repeats, of
+// those of paths (modules' code and debug file paths as a dump records
+// them) that name an existing file on this machine: where
+// --use-local-debuginfo looks for native debug files.
+func ModuleDirs(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		d := filepath.Dir(p)
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // FromEnv fills the fields that come from the environment.
@@ -87,11 +117,16 @@ type Sources struct {
 // instead).
 func (s *Sources) File(m symbols.Module) (string, error) {
 	syms, err := s.Load(m)
-	if err != nil {
-		return "", err
+	if err == nil && syms.Empty() {
+		err = fmt.Errorf("%w: %s %s", symbols.ErrNotFound, m.DebugFile, m.DebugID)
 	}
-	if syms.Empty() {
-		return "", fmt.Errorf("%w: %s %s", symbols.ErrNotFound, m.DebugFile, m.DebugID)
+	if err != nil {
+		// Say why the servers had nothing (down, refused, ...), not only
+		// "not found".
+		if why := s.trace.reasons(m); len(why) > 0 {
+			return "", fmt.Errorf("%w (%s)", err, strings.Join(why, "; "))
+		}
+		return "", err
 	}
 	elems, err := symstore.BreakpadPath(m.DebugFile, m.DebugID, ".sym")
 	if err == nil {
@@ -177,6 +212,19 @@ func isNT(p string) bool {
 // _NT_SYMBOL_PATH syntax) rather than one directory.
 func IsRemote(p string) bool { return isURL(p) || isNT(p) }
 
+// usableURL reports whether u is an http(s) URL with a host; when it is
+// not, it says so in a warning line on w.
+func usableURL(u string, w io.Writer) bool {
+	pu, err := url.Parse(u)
+	if err == nil && (pu.Scheme == "http" || pu.Scheme == "https") && pu.Host != "" {
+		return true
+	}
+	if w != nil {
+		fmt.Fprintf(w, "warning: symbol server %q: not an http(s) URL; going on without it\n", u)
+	}
+	return false
+}
+
 func isURL(s string) bool {
 	l := strings.ToLower(s)
 	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
@@ -218,6 +266,8 @@ func Open(cfg Config) (*Sources, error) {
 		parseNT(cfg.NTSymbolPath)
 	}
 	bpURLs = append(bpURLs, cfg.URLs...)
+	bpURLs = slices.DeleteFunc(bpURLs, func(u string) bool { return !usableURL(u, cfg.Progress) })
+	srvs = slices.DeleteFunc(srvs, func(sv srv) bool { return !usableURL(sv.url, cfg.Progress) })
 	s.Dirs = dirs
 
 	var deadline time.Time
@@ -238,7 +288,7 @@ func Open(cfg Config) (*Sources, error) {
 		if !slices.Contains(s.caches, dir) {
 			s.caches = append(s.caches, dir)
 		}
-		c := &remote.Client{Cache: &cache.Cache{Dir: dir, MissTTL: cfg.MissTTL}, RequestTimeout: cfg.RequestTimeout,
+		c := &remote.Client{Cache: &cache.Cache{Dir: dir, MissTTL: cfg.MissTTL, TempDir: cfg.TempDir}, RequestTimeout: cfg.RequestTimeout,
 			Deadline: deadline, Progress: cfg.Progress, UserAgent: "gobreakpad"}
 		if s.prefetch > 0 {
 			c.Parallel = remote.DefaultParallel + s.prefetch
@@ -293,6 +343,16 @@ func Open(cfg Config) (*Sources, error) {
 			add(label+" (PDB files)", pdbsyms.NewDirs(conv, dirs...))
 			add(label+" (Mach-O files)", machosyms.NewDirs(c.Cache, dirs...))
 		}
+	}
+	if len(cfg.LocalDirs) > 0 {
+		c, err := client("")
+		if err != nil {
+			return nil, err
+		}
+		delete(s.clients, c.Cache.Dir) // a cache, not a server
+		label := "local debug info (" + strings.Join(cfg.LocalDirs, ", ") + ")"
+		add(label+" (ELF files)", elfsyms.NewDirs(c.Cache, cfg.LocalDirs...))
+		add(label+" (PDB files)", pdbsyms.NewDirs(converter(c.Cache), cfg.LocalDirs...))
 	}
 	for _, u := range bpURLs {
 		c, err := client("")

@@ -1,9 +1,12 @@
 package symsrc
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gobreakpad/gobreakpad/symbols"
 )
 
 func TestParse(t *testing.T) {
@@ -39,5 +42,51 @@ func TestParse(t *testing.T) {
 			}
 		}
 		s.Close()
+	}
+}
+
+// TestNotAURL: a --symbols-url that is not an http(s) URL is one warning
+// line and no source, not a silent miss for every module.
+func TestNotAURL(t *testing.T) {
+	var w strings.Builder
+	s, err := Open(Config{URLs: []string{"symbols.example.com", "ftp://s.example", "https://ok.example"}, CacheDir: t.TempDir(), Progress: &w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if len(s.chain) != 1 || s.chain[0].(*traced).name != "https://ok.example" {
+		t.Errorf("sources %d, want https://ok.example alone", len(s.chain))
+	}
+	want := "warning: symbol server \"symbols.example.com\": not an http(s) URL; going on without it\n" +
+		"warning: symbol server \"ftp://s.example\": not an http(s) URL; going on without it\n"
+	if w.String() != want {
+		t.Errorf("warnings:\n%s\nwant\n%s", w.String(), want)
+	}
+}
+
+// TestSummaryCorrupt: -v's line for a module whose .sym has records that do
+// not parse says "corrupt", not only what the file gave.
+func TestSummaryCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	const id = "0123456789ABCDEF0123456789ABCDEF0"
+	p := filepath.Join(dir, "bad.so", id, "bad.so.sym")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	text := "MODULE Linux x86_64 " + id + " bad.so\nFUNC 1000 10 0 f\nFUNC zz not a record\n1000 10 1 0\n"
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(Config{Paths: []string{dir}, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	syms, err := s.Load(symbols.Module{DebugFile: "bad.so", DebugID: id})
+	if err != nil || !syms.Corrupt {
+		t.Fatalf("Load: %v, corrupt %v", err, syms != nil && syms.Corrupt)
+	}
+	var w strings.Builder
+	s.Summary(&w, "prog")
+	if !strings.Contains(w.String(), "(corrupt: ") {
+		t.Errorf("summary %q does not say corrupt", w.String())
 	}
 }

@@ -60,7 +60,13 @@ func (s *traced) Load(m symbols.Module) (*symbols.Symbols, error) {
 		if syms.Win != nil {
 			kinds = append(kinds, "STACK WIN")
 		}
-		r.from = append(r.from, fmt.Sprintf("%s (%s)", s.name, strings.Join(kinds, ", ")))
+		state := strings.Join(kinds, ", ")
+		if syms.Corrupt {
+			// Breakpad's "corrupt symbols": records that did not parse
+			// were left out.
+			state = "corrupt: records that did not parse were left out; " + state
+		}
+		r.from = append(r.from, fmt.Sprintf("%s (%s)", s.name, state))
 	case err != nil && !errors.Is(err, symbols.ErrNotFound):
 		r.reasons = append(r.reasons, fmt.Sprintf("%s: unreadable: %v", s.name, err))
 	case err != nil:
@@ -103,6 +109,16 @@ func (t *trace) from(m symbols.Module) []string {
 	defer t.mu.Unlock()
 	if r := t.recs[m]; r != nil {
 		return append([]string(nil), r.from...)
+	}
+	return nil
+}
+
+// reasons returns why the sources had no symbols for m, as far as they said.
+func (t *trace) reasons(m symbols.Module) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r := t.recs[m]; r != nil {
+		return append([]string(nil), r.reasons...)
 	}
 	return nil
 }

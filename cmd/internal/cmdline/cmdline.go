@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -23,19 +24,18 @@ import (
 const Release = ""
 
 // Version returns the programs' version: the module version the build info
-// records (a `go install ...@v1.2.0` build), else Release, else "devel" with
-// the VCS revision the build info records, when there is one.
+// records (a `go install ...@v1.2.0` build, or the pseudo-version Go gives a
+// build from a checkout: v0.0.0-DATE-REVISION), else Release, else "devel"
+// with the VCS revision the build info records, or a note that none was
+// recorded (a build with -buildvcs=false or outside a checkout).
 func Version() string {
 	bi, ok := debug.ReadBuildInfo()
-	if ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	if Release != "" {
-		return Release
-	}
-	v := "devel"
+	return versionOf(bi, ok)
+}
+
+func versionOf(bi *debug.BuildInfo, ok bool) string {
+	var rev, modified string
 	if ok {
-		var rev, modified string
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision":
@@ -44,15 +44,26 @@ func Version() string {
 				modified = s.Value
 			}
 		}
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		if rev != "" {
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v := bi.Main.Version
+		if rev != "" && !strings.Contains(v, rev) {
 			v += " " + rev
-			if modified == "true" {
-				v += "+dirty"
-			}
 		}
+		return v
+	}
+	if Release != "" {
+		return Release
+	}
+	if rev == "" {
+		return "devel (no VCS revision recorded: built with -buildvcs=false or outside a git checkout)"
+	}
+	v := "devel " + rev
+	if modified == "true" {
+		v += "+dirty"
 	}
 	return v
 }
@@ -86,7 +97,7 @@ func Run(ctx context.Context, cmd *cli.Command, args []string, stdout, stderr io
 		cmd.Version = Version()
 	}
 	cmd.OnUsageError = func(ctx context.Context, cmd *cli.Command, err error, isSubcommand bool) error {
-		return &UsageError{err}
+		return &UsageError{plainParseError(err)}
 	}
 	cmd.ExitErrHandler = func(context.Context, *cli.Command, error) {}
 	err := cmd.Run(ctx, args)
@@ -107,25 +118,45 @@ func Run(ctx context.Context, cmd *cli.Command, args []string, stdout, stderr io
 }
 
 func init() {
-	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version", HideDefault: true, Local: true}
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version", HideDefault: true, Local: true}
 	cli.VersionPrinter = func(cmd *cli.Command) {
 		fmt.Fprintf(cmd.Root().Writer, "%s %s\n", cmd.Root().Name, cmd.Root().Version)
 	}
 }
 
-// CheckDirs returns a warning for each of paths that does not exist or
-// cannot be examined ("symbol path X does not exist"), what naming the kind
+// CheckDirs returns a warning for each of paths that does not exist, is
+// not a directory or cannot be examined ("symbol path X does not exist"), what naming the kind
 // of path.
 func CheckDirs(what string, paths []string) []string {
 	var out []string
 	for _, p := range paths {
-		_, err := os.Stat(p)
+		st, err := os.Stat(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			out = append(out, fmt.Sprintf("%s %s does not exist", what, p))
 		case err != nil:
 			out = append(out, fmt.Sprintf("%s %v", what, err))
+		case !st.IsDir():
+			out = append(out, fmt.Sprintf("%s %s is a file, not a directory", what, p))
 		}
 	}
 	return out
+}
+
+// parseErr is the text strconv's errors add to a flag's parse error.
+var parseErr = regexp.MustCompile(`strconv\.Parse(Int|Uint|Float|Bool): parsing "[^"]*": (invalid syntax|value out of range)`)
+
+// plainParseError says a flag's unparsable value in words ("not an
+// integer") instead of with Go's strconv error.
+func plainParseError(err error) error {
+	msg := err.Error()
+	m := parseErr.FindStringSubmatch(msg)
+	if m == nil {
+		return err
+	}
+	what := map[string]string{"Int": "not an integer", "Uint": "not a non-negative integer", "Float": "not a number", "Bool": "not true or false"}[m[1]]
+	if m[2] == "value out of range" {
+		what = "out of range"
+	}
+	return errors.New(strings.Replace(msg, m[0], what, 1))
 }

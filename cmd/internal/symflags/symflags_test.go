@@ -18,7 +18,7 @@ func TestCommandConfig(t *testing.T) {
 	var got symsrc.Config
 	var verbose bool
 	cmd := &cli.Command{Name: "walk", Flags: Flags(), Action: func(ctx context.Context, c *cli.Command) error {
-		got, verbose = CommandConfig(c, c.Args().Slice(), io.Discard), c.Bool("verbose")
+		got, verbose = CommandConfig(c, c.Args().Slice(), io.Discard), Verbose(c)
 		return nil
 	}}
 	args := []string{"walk", "-v", "--symbols-url", "http://a", "--symbols-url", "http://b", "--symbols-cache", "/c", "--symbols-walk-timeout", "1m", "dir1", "dir2"}
@@ -38,5 +38,43 @@ func TestCommandConfig(t *testing.T) {
 	}
 	if !got.None() {
 		t.Errorf("no paths, flags or environment: config %+v names a source", got)
+	}
+}
+
+// TestRustFlags: rust-minidump's symbol flags and --verbose=LEVEL beside -v.
+func TestRustFlags(t *testing.T) {
+	t.Setenv("_NT_SYMBOL_PATH", "")
+	t.Setenv("DEBUGINFOD_URLS", "")
+	var got symsrc.Config
+	var verbose bool
+	var level string
+	cmd := &cli.Command{Name: "walk", Flags: Flags(), Action: func(ctx context.Context, c *cli.Command) error {
+		got, verbose, level = CommandConfig(c, c.Args().Slice(), io.Discard), Verbose(c), Level(c)
+		return nil
+	}}
+	args := []string{"walk", "--symbols-path=/p1", "--symbols-path", "/p2", "--symbols-tmp=/t", "--symbols-download-timeout-secs=7", "--verbose=error", "dir1"}
+	if err := cmd.Run(context.Background(), args); err != nil {
+		t.Fatal(err)
+	}
+	if verbose || level != "error" || !slices.Equal(got.Paths, []string{"/p1", "/p2", "dir1"}) || got.TempDir != "/t" || got.RequestTimeout != 7*time.Second {
+		t.Errorf("config %+v, verbose %v, level %q", got, verbose, level)
+	}
+	for _, c := range []struct {
+		arg     string
+		verbose bool
+		level   string
+	}{{"-v", true, "info"}, {"--verbose", true, "info"}, {"--verbose=trace", true, "trace"}, {"--verbose=warn", false, "warn"}, {"--verbose=off", false, "off"}} {
+		if err := cmd.Run(context.Background(), []string{"walk", c.arg}); err != nil {
+			t.Fatal(err)
+		}
+		if verbose != c.verbose || level != c.level {
+			t.Errorf("%s: verbose %v level %q, want %v %q", c.arg, verbose, level, c.verbose, c.level)
+		}
+	}
+	if err := cmd.Run(context.Background(), []string{"walk", "--verbose=loud"}); err == nil {
+		t.Error("--verbose=loud accepted")
+	}
+	if err := cmd.Run(context.Background(), []string{"walk", "--prefetch", "-1"}); err == nil {
+		t.Error("--prefetch -1 accepted")
 	}
 }

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
+	"github.com/gobreakpad/gobreakpad/cmd/internal/symflags"
+	"github.com/gobreakpad/gobreakpad/stackwalk/jsonout"
+)
+
+// rustFlags are rust-minidump's minidump-stackwalk flags (0.26's --help)
+// that Breakpad's tool lacks; --json, --pretty, --symbols-url,
+// --symbols-cache and -v/--verbose are shared (docs/stackwalk.md lists the
+// clashes: Breakpad's meaning stays).
+func rustFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "human", Usage: "output the human report (the default; rust-minidump's flag, Breakpad's text)"},
+		&cli.StringFlag{Name: "cyborg", Usage: "output the human report, and the JSON report into `FILE`"},
+		&cli.BoolFlag{Name: "brief", Usage: "as -b (rust-minidump's --brief: the crashed thread only)"},
+		&cli.StringFlag{Name: "output-file", Usage: "write the report into `FILE` instead of stdout"},
+		&cli.StringFlag{Name: "log-file", Usage: "write warnings, -v's summary and errors into `FILE` instead of stderr"},
+		&cli.BoolFlag{Name: "no-color", Usage: "accepted for rust-minidump's command line (nothing is ever colored)"},
+		&cli.BoolFlag{Name: "no-interactive", Usage: "accepted for rust-minidump's command line (no progress bar is ever drawn)"},
+		&cli.StringFlag{Name: "evil-json", Usage: "read Socorro's raw crash JSON from `FILE` into the JSON report (certificate subjects, CPU microcode), as rust-minidump"},
+		&cli.BoolFlag{Name: "use-local-debuginfo", Usage: "also read native debug files (ELF, PDB, PE) found beside the modules' recorded paths"},
+		&cli.BoolFlag{Name: "recover-function-args", Usage: "after each x86 frame, the arguments rust-minidump guesses from its function's parameter list (human report; docs/stackwalk.md)"},
+		&cli.StringFlag{Name: "features", Value: "stable-basic", Usage: "rust-minidump's analysis `SET`: stable-basic, stable-all or unstable-all (as --recover-function-args)", Validator: func(s string) error {
+			switch s {
+			case "stable-basic", "stable-all", "unstable-all":
+				return nil
+			}
+			return fmt.Errorf("--features %s: stable-basic, stable-all or unstable-all", s)
+		}},
+	}
+}
+
+// rustOptions are what rust-minidump's flags change.
+type rustOptions struct {
+	cyborg, outputFile, logFile, evilJSON string
+	localDebugInfo, functionArgs          bool
+	quiet                                 bool // --verbose=off
+}
+
+// readRustFlags reads rustFlags into o, checking the combinations
+// rust-minidump refuses.
+func readRustFlags(cmd *cli.Command, o *options) error {
+	r := rustOptions{cyborg: cmd.String("cyborg"), outputFile: cmd.String("output-file"), logFile: cmd.String("log-file"),
+		evilJSON: cmd.String("evil-json"), localDebugInfo: cmd.Bool("use-local-debuginfo"), quiet: symflags.Level(cmd) == "off",
+		functionArgs: cmd.Bool("recover-function-args") || cmd.String("features") == "unstable-all"}
+	human := cmd.Bool("human")
+	if human && o.json {
+		return cmdline.Usagef("--human and --json (or --pretty) conflict")
+	}
+	if r.cyborg != "" && (cmd.Bool("json") || human || o.machine) {
+		return cmdline.Usagef("--cyborg and --json, --human or -m conflict (--cyborg writes the human report and the JSON)")
+	}
+	if r.cyborg != "" {
+		o.json = false // --pretty indents the JSON of --cyborg's file
+	}
+	if cmd.IsSet("cyborg") && r.cyborg == "" {
+		return cmdline.Usagef("--cyborg needs a file name")
+	}
+	if cmd.Bool("brief") {
+		o.brief = true
+	}
+	o.rust = r
+	return nil
+}
+
+// outputs opens the files of --output-file and --log-file, returning the
+// writers to use for stdout and stderr and a function closing them (with
+// the first error in writing them).
+func (r rustOptions) outputs(stdout, stderr io.Writer) (out, log io.Writer, closeAll func() error, err error) {
+	out, log = stdout, stderr
+	var files []*os.File
+	closeAll = func() error {
+		var first error
+		for _, f := range files {
+			if err := f.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	}
+	if r.logFile != "" {
+		f, err := os.Create(r.logFile)
+		if err != nil {
+			return nil, nil, closeAll, err
+		}
+		files, log = append(files, f), f
+	}
+	if r.quiet {
+		log = io.Discard
+	}
+	if r.outputFile != "" {
+		f, err := os.Create(r.outputFile)
+		if err != nil {
+			closeAll()
+			return nil, nil, func() error { return nil }, err
+		}
+		files, out = append(files, f), f
+	}
+	return out, log, closeAll, nil
+}
+
+// evil reads --evil-json's file; a file that cannot be read is a warning,
+// as in rust-minidump (the report is written without it).
+func (r rustOptions) evil(stderr io.Writer) *jsonout.Evil {
+	if r.evilJSON == "" {
+		return nil
+	}
+	f, err := os.Open(r.evilJSON)
+	if err != nil {
+		fmt.Fprintf(stderr, "minidump_stackwalk: warning: --evil-json: %v; reporting without it\n", err)
+		return nil
+	}
+	defer f.Close()
+	ev, err := jsonout.ReadEvil(f)
+	if err != nil {
+		fmt.Fprintf(stderr, "minidump_stackwalk: warning: %s: %v\n", r.evilJSON, err)
+	}
+	return ev
+}
