@@ -31,27 +31,10 @@
 set -eu
 
 dir=${1:-/tmp/bpsrc-upload}
-commit=${BREAKPAD_COMMIT:-418aacd617897c19d960ec3e649f42ea95a6363a}
-repo=${BREAKPAD_REPO:-https://github.com/google/breakpad}
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
-for tool in git g++ make; do
-	command -v "$tool" >/dev/null 2>&1 || {
-		echo "build-upload.sh: $tool not found (apt-get install -y git g++ make)" >&2
-		exit 1
-	}
-done
-
-if [ ! -x "$dir/configure" ]; then
-	mkdir -p "$dir"
-	# A shallow fetch of the one commit (GitHub serves any reachable commit),
-	# falling back to a full clone for servers that refuse it.
-	git -C "$dir" init -q
-	if ! git -C "$dir" fetch -q --depth 1 "$repo" "$commit"; then
-		git -C "$dir" fetch -q "$repo" '+refs/heads/*:refs/remotes/origin/*'
-	fi
-	git -C "$dir" -c advice.detachedHead=false checkout -q "$commit"
-fi
+. "$(dirname "$0")/source.sh"
+breakpad_source "$dir" build-upload.sh
 
 cd "$dir"
 if [ ! -f Makefile ]; then
