@@ -40,7 +40,8 @@ func startChild(t *testing.T, args ...string) *child {
 	prog := cmdtest.Build(t, ".")
 	c := &child{done: make(chan struct{})}
 	c.cmd = exec.Command(prog, append([]string{"serve", "--listen", "127.0.0.1:0", "--log-format", "json"}, args...)...)
-	c.cmd.Env = append(os.Environ(), "DEBUGINFOD_URLS=", "_NT_SYMBOL_PATH=")
+	// A killed crashd's crashes come back after the ack wait: a short one.
+	c.cmd.Env = append(os.Environ(), "DEBUGINFOD_URLS=", "_NT_SYMBOL_PATH=", "CRASHD_ACK_WAIT=3s")
 	stderr, err := c.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

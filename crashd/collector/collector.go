@@ -24,6 +24,7 @@ package collector
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -45,6 +46,8 @@ const (
 	// minidump) once inflated: 100 MiB. Inflating stops there; the upload is
 	// refused with 413.
 	DefaultMaxDecompressedSize = 100 << 20
+	// DefaultBodyIdleTimeout is the longest wait for more of a body: 60 s.
+	DefaultBodyIdleTimeout = 60 * time.Second
 )
 
 // Config configures a Collector. The zero value is Antenna's defaults:
@@ -57,6 +60,11 @@ type Config struct {
 	// MaxDecompressedSize is the largest body once gzip is undone, and the
 	// largest decompressed Sentry minidump (0: DefaultMaxDecompressedSize).
 	MaxDecompressedSize int64 `json:"max_decompressed_size,omitempty"`
+	// BodyIdleTimeout is the longest wait for the next bytes of a request
+	// body (0: DefaultBodyIdleTimeout, nginx's client_body_timeout, which
+	// Antenna runs behind); a client that stops sending (a Content-Length
+	// longer than its body) is answered 408 Discarded=timeout.
+	BodyIdleTimeout Duration `json:"body_idle_timeout,omitempty"`
 	// Throttle are the throttle rules, in order (nil: DefaultRules, accept
 	// everything). When rules are given and none decides, the crash is
 	// rejected with rule NO_MATCH, as in Antenna: end the list with an
@@ -120,6 +128,34 @@ type SentryProject struct {
 	Product string `json:"product,omitempty"`
 }
 
+// Duration is a time.Duration that configuration files write as Go's
+// duration text ("60s", "1m30s") or as a number of seconds.
+type Duration time.Duration
+
+// UnmarshalJSON reads "60s" or 60.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("duration: %w", err)
+	}
+	switch v := v.(type) {
+	case float64:
+		*d = Duration(v * float64(time.Second))
+	case string:
+		x, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("duration: %w", err)
+		}
+		*d = Duration(x)
+	default:
+		return fmt.Errorf("duration: %s: want \"60s\" or a number of seconds", b)
+	}
+	return nil
+}
+
+// MarshalJSON writes Go's duration text.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
 // Publisher queues a stored crash for processing.
 type Publisher func(ctx context.Context, id crash.ID) error
 
@@ -149,6 +185,9 @@ func New(cfg Config, store blob.Store, publish Publisher, log *slog.Logger, reg 
 	}
 	if cfg.MaxDecompressedSize <= 0 {
 		cfg.MaxDecompressedSize = DefaultMaxDecompressedSize
+	}
+	if cfg.BodyIdleTimeout <= 0 {
+		cfg.BodyIdleTimeout = Duration(DefaultBodyIdleTimeout)
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -95,6 +95,8 @@ func (c *Collector) SentryMinidump(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		if errors.Is(err, errTooLarge) {
 			reject(http.StatusRequestEntityTooLarge, "too_large", "request too large")
+		} else if errors.Is(err, errTimeout) {
+			reject(http.StatusRequestTimeout, "timeout", "request body timed out")
 		} else {
 			reject(http.StatusBadRequest, "malformed_body", "invalid request body")
 		}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -39,8 +40,30 @@ type malformed string
 
 func (m malformed) Error() string { return "malformed crash report: " + string(m) }
 
-// tooLarge is an upload over a size limit.
+// errTooLarge is an upload over a size limit.
 var errTooLarge = errors.New("upload too large")
+
+// errTimeout is a body whose client stopped sending.
+var errTimeout = errors.New("request body: client stopped sending")
+
+// idleReader reads a request body, moving the connection's read deadline
+// before each read so that a client silent for longer than idle fails the
+// read (as nginx's client_body_timeout).
+type idleReader struct {
+	r        io.Reader
+	rc       *http.ResponseController
+	idle     time.Duration
+	timedOut bool
+}
+
+func (ir *idleReader) Read(p []byte) (int, error) {
+	_ = ir.rc.SetReadDeadline(time.Now().Add(ir.idle)) // unsupported writers: no deadline
+	n, err := ir.r.Read(p)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		ir.timedOut = true
+	}
+	return n, err
+}
 
 // maxTextPart is the largest text part kept as an annotation (Antenna sets
 // Falcon's max_body_part_buffer_size to 20 MiB).
@@ -208,7 +231,16 @@ func (c *Collector) readBody(w http.ResponseWriter, r *http.Request, gz bool) (b
 	if r.ContentLength > c.cfg.MaxBodySize {
 		return nil, r.ContentLength, errTooLarge
 	}
-	rd := http.MaxBytesReader(w, r.Body, c.cfg.MaxBodySize)
+	ir := &idleReader{r: r.Body, rc: http.NewResponseController(w), idle: time.Duration(c.cfg.BodyIdleTimeout)}
+	defer func() {
+		// After a timeout the deadline stays in the past: the server's
+		// discarding of the unread body must fail at once, not wait for
+		// a client that has stopped sending.
+		if !ir.timedOut {
+			ir.rc.SetReadDeadline(time.Time{})
+		}
+	}()
+	rd := http.MaxBytesReader(w, io.NopCloser(ir), c.cfg.MaxBodySize)
 	var buf bytes.Buffer
 	if r.ContentLength > 0 {
 		buf.Grow(int(r.ContentLength))
@@ -218,6 +250,9 @@ func (c *Collector) readBody(w http.ResponseWriter, r *http.Request, gz bool) (b
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, size, errTooLarge
+		}
+		if ir.timedOut {
+			return nil, size, errTimeout
 		}
 		return nil, size, malformed(ReasonInvalidPayloadStructure)
 	}
@@ -263,6 +298,8 @@ func (c *Collector) Submit(w http.ResponseWriter, r *http.Request) {
 			c.refuse(w, endpoint, http.StatusBadRequest, "malformed_"+string(m))
 		case errors.Is(err, errTooLarge):
 			c.refuse(w, endpoint, http.StatusRequestEntityTooLarge, "too_large")
+		case errors.Is(err, errTimeout):
+			c.refuse(w, endpoint, http.StatusRequestTimeout, "timeout")
 		default:
 			c.refuse(w, endpoint, http.StatusBadRequest, "malformed_"+ReasonInvalidPayloadStructure)
 		}

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -332,6 +333,53 @@ func TestSubmitLyingContentLength(t *testing.T) {
 	}
 	if n := len(keys(t, e.store)); n != 0 {
 		t.Errorf("%d keys stored", n)
+	}
+}
+
+// TestSubmitBodyTimeout: a Content-Length longer than the body sent (Antenna's
+// test_content_length_1000, where nginx's timeout answers) is answered 408.
+func TestSubmitBodyTimeout(t *testing.T) {
+	var cfg Config
+	if err := json.Unmarshal([]byte(`{"body_idle_timeout": "1m30s", "max_body_size": 1000}`), &cfg); err != nil || cfg.BodyIdleTimeout != Duration(90*time.Second) || cfg.MaxBodySize != 1000 {
+		t.Errorf("config: %+v %v", cfg, err)
+	}
+	if err := json.Unmarshal([]byte(`{"body_idle_timeout": 2.5}`), &cfg); err != nil || cfg.BodyIdleTimeout != Duration(2500*time.Millisecond) {
+		t.Errorf("config: %+v %v", cfg, err)
+	}
+	if b, _ := json.Marshal(Duration(time.Minute)); string(b) != `"1m0s"` {
+		t.Errorf("marshal %s", b)
+	}
+	e := newEnv(t, Config{BodyIdleTimeout: Duration(200 * time.Millisecond)}, nil)
+	body, ct := form(map[string]any{"ProductName": "Firefox", "Version": "1.0"})
+	req := fmt.Appendf(nil, "POST /submit HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: 1000\r\n\r\n%s", ct, body)
+	start := time.Now()
+	status, got := rawRequest(t, e.srv.Listener.Addr().String(), req)
+	if status != 408 || got != "Discarded=timeout" {
+		t.Errorf("%d %q", status, got)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("answered after %v", d)
+	}
+	// A slow client that keeps sending is not cut off.
+	conn, err := net.Dial("tcp", e.srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /submit HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", ct, len(body))
+	for i := 0; i < len(body); i += len(body) / 4 {
+		time.Sleep(100 * time.Millisecond)
+		conn.Write(body[i:min(i+len(body)/4, len(body))])
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	b.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("slow client: %d %q", resp.StatusCode, b.String())
 	}
 }
 

@@ -46,8 +46,8 @@ type Crash struct {
 	CPU         string    `json:"cpu,omitempty"`
 	Signature   string    `json:"signature,omitempty"`
 	CrashReason string    `json:"crash_reason,omitempty"`
-	// Attempts counts processing attempts since the crash was last
-	// queued.
+	// Attempts counts the processing attempts of the last outcome (the
+	// queue's deliveries), or those Attempt counted.
 	Attempts int `json:"attempts"`
 	// Error is the last processing error (failed crashes).
 	Error string `json:"error,omitempty"`
@@ -84,10 +84,11 @@ type Index interface {
 	// attempts since it was last queued.
 	Attempt(ctx context.Context, id string, receivedAt time.Time) (int, error)
 	// Processed records the outcome of processing (status Processed):
-	// every field but Attempts is replaced.
+	// every field is replaced.
 	Processed(ctx context.Context, c Crash) error
-	// Failed records that processing failed for good.
-	Failed(ctx context.Context, id string, receivedAt time.Time, reason string) error
+	// Failed records that processing failed for good after attempts
+	// attempts.
+	Failed(ctx context.Context, id string, receivedAt time.Time, attempts int, reason string) error
 	// Requeued records that the crash was queued again: attempts start
 	// over, a failed crash is received again.
 	Requeued(ctx context.Context, id string) error

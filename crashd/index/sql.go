@@ -178,23 +178,23 @@ func (s *SQL) Processed(ctx context.Context, c Crash) error {
 	}
 	return s.exec(ctx, "processed "+c.ID, `
 INSERT INTO crashes (crash_id, status, received_at, processed_at, product, version, os, cpu, signature, crash_reason, attempts, error, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, '', ?)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)
 ON CONFLICT (crash_id) DO UPDATE SET
 	status = excluded.status, received_at = excluded.received_at, processed_at = excluded.processed_at,
 	product = excluded.product, version = excluded.version, os = excluded.os, cpu = excluded.cpu,
-	signature = excluded.signature, crash_reason = excluded.crash_reason, error = '',
+	signature = excluded.signature, crash_reason = excluded.crash_reason, attempts = excluded.attempts, error = '',
 	updated_at = excluded.updated_at`,
 		c.ID, string(Processed), formatTime(c.ReceivedAt), formatTime(c.ProcessedAt), c.Product, c.Version, c.OS, c.CPU,
-		c.Signature, c.CrashReason, formatTime(s.now()))
+		c.Signature, c.CrashReason, c.Attempts, formatTime(s.now()))
 }
 
 // Failed implements [Index].
-func (s *SQL) Failed(ctx context.Context, id string, receivedAt time.Time, reason string) error {
+func (s *SQL) Failed(ctx context.Context, id string, receivedAt time.Time, attempts int, reason string) error {
 	return s.exec(ctx, "failed "+id, `
-INSERT INTO crashes (crash_id, status, received_at, error, updated_at)
-VALUES (?, ?, ?, ?, ?)
-ON CONFLICT (crash_id) DO UPDATE SET status = excluded.status, error = excluded.error, updated_at = excluded.updated_at`,
-		id, string(Failed), formatTime(receivedAt), reason, formatTime(s.now()))
+INSERT INTO crashes (crash_id, status, received_at, attempts, error, updated_at)
+VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (crash_id) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, error = excluded.error, updated_at = excluded.updated_at`,
+		id, string(Failed), formatTime(receivedAt), attempts, reason, formatTime(s.now()))
 }
 
 // Requeued implements [Index].

@@ -44,7 +44,7 @@ func TestSQLite(t *testing.T) {
 	}
 	// Processed twice: one row, the second outcome.
 	for _, sig := range []string{"first", "crash_here"} {
-		if err := ix.Processed(ctx, Crash{ID: "a", ReceivedAt: t0, Product: "Fx", Version: "1.a", OS: "Linux", CPU: "amd64", Signature: sig, CrashReason: "SIGSEGV"}); err != nil {
+		if err := ix.Processed(ctx, Crash{ID: "a", ReceivedAt: t0, Product: "Fx", Version: "1.a", OS: "Linux", CPU: "amd64", Signature: sig, CrashReason: "SIGSEGV", Attempts: 3}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -52,10 +52,10 @@ func TestSQLite(t *testing.T) {
 	if c.Status != Processed || c.Signature != "crash_here" || c.ProcessedAt.IsZero() || c.Attempts != 3 {
 		t.Errorf("processed a: %+v", c)
 	}
-	if err := ix.Failed(ctx, "b", t0, "walk: boom"); err != nil {
+	if err := ix.Failed(ctx, "b", t0, 3, "walk: boom"); err != nil {
 		t.Fatal(err)
 	}
-	if c, _ := ix.Get(ctx, "b"); c.Status != Failed || c.Error != "walk: boom" {
+	if c, _ := ix.Get(ctx, "b"); c.Status != Failed || c.Error != "walk: boom" || c.Attempts != 3 {
 		t.Errorf("failed b: %+v", c)
 	}
 	if err := ix.Requeued(ctx, "b"); err != nil {

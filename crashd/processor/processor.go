@@ -9,8 +9,9 @@
 //
 // A crash whose processing fails (a panic in a walk, the per-crash timeout,
 // a store or index error) is handed back to the queue and tried again after
-// a delay; after MaxAttempts attempts it is failed in the index and put on
-// the queue's dead letters, from where Reprocess takes it back. A dump that
+// a delay; after MaxAttempts attempts (the queue's delivery count: a
+// worker that died on the crash counts too) it is failed in the index and
+// put on the queue's dead letters, from where Reprocess takes it back. A dump that
 // is not a minidump is not a failure: its processed crash says so
 // (success false, a note).
 package processor
@@ -22,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -45,8 +47,9 @@ import (
 
 // Config tunes the processor.
 type Config struct {
-	// Workers is how many crashes are processed at once. Default: the
-	// number of CPUs.
+	// Workers is how many crashes are processed at once. Default: four
+	// per CPU (a worker waits for the disk as much as it walks: the
+	// processed crash is synced, the index written).
 	Workers int
 	// WalkJobs is how many threads of one dump are walked at once
 	// (stackwalk.Options.Workers). Default 1: the workers are the
@@ -75,7 +78,7 @@ type Config struct {
 
 func (c *Config) defaults() {
 	if c.Workers <= 0 {
-		c.Workers = runtime.GOMAXPROCS(0)
+		c.Workers = 4 * runtime.GOMAXPROCS(0)
 	}
 	if c.WalkJobs <= 0 {
 		c.WalkJobs = 1
@@ -218,33 +221,25 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 	defer stop()
 
 	raw, err := p.readRaw(ctx, id)
-	if errors.Is(err, blob.ErrNotExist) {
-		// Nothing to process, now or later.
-		log.Error("processor: no raw crash in the store; dropped from the queue")
-		_ = p.ix.Failed(ctx, string(id), idTime(id), "no raw crash in the store")
-		_ = p.q.DeadLetter(ctx, string(id), "no raw crash in the store")
-		_ = d.Term("no raw crash")
-		p.m.outcomes.WithLabelValues("failed").Inc()
-		return
-	}
 	received := idTime(id)
 	if raw != nil && !raw.SubmittedTimestamp.IsZero() {
 		received = raw.SubmittedTimestamp
 	}
-	attempts, aerr := p.ix.Attempt(ctx, string(id), received)
-	if aerr != nil {
-		log.Warn("processor: counting the attempt", "err", aerr)
-		attempts = d.Attempt()
+	attempts := d.Attempt()
+	if errors.Is(err, blob.ErrNotExist) {
+		// Nothing to process, now or later.
+		p.fail(ctx, log, d, id, received, attempts, "no raw crash in the store")
+		return
 	}
 	if attempts > p.cfg.MaxAttempts {
-		p.fail(ctx, log, d, id, received, fmt.Sprintf("%d attempts without an outcome (the worker died or was stopped each time)", attempts-1))
+		p.fail(ctx, log, d, id, received, attempts-1, fmt.Sprintf("%d attempts without an outcome (the worker died or was stopped each time)", attempts-1))
 		return
 	}
 	if err == nil {
 		var pc *crash.ProcessedCrash
 		pc, err = p.processGuarded(ctx, id, raw)
 		if err == nil {
-			err = p.save(ctx, pc, raw)
+			err = p.save(ctx, pc, raw, attempts)
 		}
 		if err == nil {
 			if aerr := d.Ack(); aerr != nil {
@@ -259,7 +254,7 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 		}
 	}
 	if attempts >= p.cfg.MaxAttempts {
-		p.fail(ctx, log, d, id, received, fmt.Sprintf("attempt %d of %d: %v", attempts, p.cfg.MaxAttempts, err))
+		p.fail(ctx, log, d, id, received, attempts, fmt.Sprintf("attempt %d of %d: %v", attempts, p.cfg.MaxAttempts, err))
 		return
 	}
 	delay := p.cfg.RetryDelay * time.Duration(attempts)
@@ -269,9 +264,9 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 }
 
 // fail records a crash as failed and dead-letters it.
-func (p *Processor) fail(ctx context.Context, log *slog.Logger, d queue.Delivery, id crash.ID, received time.Time, reason string) {
+func (p *Processor) fail(ctx context.Context, log *slog.Logger, d queue.Delivery, id crash.ID, received time.Time, attempts int, reason string) {
 	log.Error("processor: failed for good; dead-lettered", "reason", reason)
-	if err := p.ix.Failed(ctx, string(id), received, reason); err != nil {
+	if err := p.ix.Failed(ctx, string(id), received, attempts, reason); err != nil {
 		log.Error("processor: index", "err", err)
 	}
 	if err := p.q.DeadLetter(ctx, string(id), reason); err != nil {
@@ -525,7 +520,7 @@ func (p *Processor) walkOne(b []byte, main bool, annotations map[string]string) 
 }
 
 // save stores the processed crash and indexes it.
-func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, raw *crash.RawCrash) error {
+func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, raw *crash.RawCrash, attempts int) error {
 	b, err := Marshal(pc)
 	if err != nil {
 		return err
@@ -540,7 +535,7 @@ func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, raw *cra
 	if err := p.ix.Processed(ctx, index.Crash{
 		ID: string(pc.CrashID), ReceivedAt: received, ProcessedAt: pc.CompletedAt,
 		Product: pc.ProductName, Version: pc.Version, OS: pc.OSName, CPU: pc.CPUArch,
-		Signature: pc.Signature, CrashReason: pc.CrashReason,
+		Signature: pc.Signature, CrashReason: pc.CrashReason, Attempts: attempts,
 	}); err != nil {
 		return err
 	}
@@ -548,15 +543,36 @@ func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, raw *cra
 }
 
 // Marshal writes a processed crash as stored: JSON without HTML escaping
-// (json_dump as minidump_stackwalk --json writes it).
+// (json_dump as minidump_stackwalk --json writes it). The walks' JSON
+// texts (json_dump, additional_minidumps) are spliced in as they are,
+// after the other keys, not parsed and compacted again as encoding/json
+// does with a json.RawMessage: they come from jsonout.
 func Marshal(pc *crash.ProcessedCrash) ([]byte, error) {
+	c := *pc
+	c.JSONDump, c.AdditionalDumps = nil, nil
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(pc); err != nil {
+	if err := enc.Encode(&c); err != nil {
 		return nil, fmt.Errorf("processed crash %s: %w", pc.CrashID, err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	b := bytes.TrimSuffix(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("}"))
+	if len(pc.JSONDump) > 0 {
+		b = append(append(b, `,"json_dump":`...), pc.JSONDump...)
+	}
+	if len(pc.AdditionalDumps) > 0 {
+		b = append(b, `,"additional_minidumps":{`...)
+		names := slices.Sorted(maps.Keys(pc.AdditionalDumps))
+		for i, name := range names {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			k, _ := json.Marshal(name)
+			b = append(append(append(b, k...), ':'), pc.AdditionalDumps[name]...)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}'), nil
 }
 
 // Reprocess queues crashes again (Kind Reprocess): their attempts start

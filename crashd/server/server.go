@@ -93,7 +93,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	qcfg := queue.Config{AckWait: time.Duration(cfg.AckWait), MaxDeliver: cfg.MaxAttempts + 5}
 	var q *queue.JetStream
 	if cfg.NATSURL == "" {
-		qcfg.HandBackOnOpen = true
+		// Not HandBackOnOpen: the deliveries' counts must survive a
+		// restart, or a crash that kills the process would be tried for
+		// ever. A killed process's crashes come back after AckWait.
 		q, err = queue.Embedded(ctx, queue.EmbeddedConfig{Dir: filepath.Join(cfg.Data, "nats"), Listen: cfg.NATSListen, SyncAlways: cfg.QueueSync}, qcfg)
 	} else {
 		q, err = queue.Connect(ctx, cfg.NATSURL, qcfg)
