@@ -97,14 +97,40 @@ func (r rustOptions) outputs(stdout, stderr io.Writer) (out, log io.Writer, clos
 		log = io.Discard
 	}
 	if r.outputFile != "" {
-		f, err := os.Create(r.outputFile)
-		if err != nil {
-			closeAll()
-			return nil, nil, func() error { return nil }, err
+		// Created at the report's first byte, as rust-minidump creates it
+		// only once the dump has been read: a dump that cannot be read
+		// leaves no empty report behind.
+		lf := &lazyFile{path: r.outputFile}
+		out = lf
+		prev := closeAll
+		closeAll = func() error {
+			err := prev()
+			if lf.f != nil {
+				if cerr := lf.f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			return err
 		}
-		files, out = append(files, f), f
 	}
 	return out, log, closeAll, nil
+}
+
+// lazyFile is a file created by its first Write.
+type lazyFile struct {
+	path string
+	f    *os.File
+}
+
+func (l *lazyFile) Write(p []byte) (int, error) {
+	if l.f == nil {
+		f, err := os.Create(l.path)
+		if err != nil {
+			return 0, err
+		}
+		l.f = f
+	}
+	return l.f.Write(p)
 }
 
 // evil reads --evil-json's file; a file that cannot be read is a warning,

@@ -125,6 +125,16 @@ func TestRustFlags(t *testing.T) {
 	if b, _ := os.ReadFile(out); string(b) != brief.Stdout {
 		t.Error("--output-file: the file is not the report")
 	}
+	// As rust-minidump, no report file for a dump that cannot be read.
+	notDump := filepath.Join(dir, "not.dmp")
+	os.WriteFile(notDump, []byte("not a minidump"), 0o644)
+	missing := filepath.Join(dir, "none.json")
+	if r := cmdtest.RunClean(t, prog, nil, "--output-file", missing, "--json", notDump); r.Code == 0 {
+		t.Errorf("--output-file with a bad dump: exit 0")
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("--output-file with a bad dump: the file was created (%v)", err)
+	}
 	// -v's summary goes to --log-file; --verbose=error has none.
 	log := filepath.Join(dir, "log.txt")
 	if r := run("-v", "--log-file", log); r.Stderr != "" {
