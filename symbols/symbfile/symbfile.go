@@ -78,20 +78,12 @@ func NewDirs(roots ...string) *Dirs {
 	return d
 }
 
-// storePath returns the store path of a module's symbfile with extension
-// ext (one of Exts) under root (symstore.BreakpadFile), or false when the
-// module's names cannot form one.
-func storePath(root, debugFile, debugID, ext string) (string, bool) {
-	p, err := symstore.BreakpadFile(root, debugFile, debugID, ext)
-	return p, err == nil
-}
-
 // Load implements symbols.Source.
 func (d *Dirs) Load(m symbols.Module) (*symbols.Symbols, error) {
 	for _, root := range d.roots {
 		for _, ext := range Exts {
-			p, ok := storePath(root, m.DebugFile, m.DebugID, ext)
-			if !ok {
+			p, err := symstore.BreakpadFile(root, m.DebugFile, m.DebugID, ext)
+			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", m.DebugFile, m.DebugID, symbols.ErrNotFound)
 			}
 			if _, err := os.Stat(p); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/symbfile"
 	"github.com/gobreakpad/gobreakpad/symbols"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 const (
@@ -37,8 +38,8 @@ func testSymbfile(t *testing.T) []byte {
 func writeStore(t *testing.T, ext string, data []byte) string {
 	t.Helper()
 	root := t.TempDir()
-	p, ok := storePath(root, testDebug, testID, ext)
-	if !ok {
+	p, err := symstore.BreakpadFile(root, testDebug, testID, ext)
+	if err != nil {
 		t.Fatal("no store path")
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

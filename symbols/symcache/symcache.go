@@ -115,19 +115,11 @@ func NewDirs(roots ...string) *Dirs {
 	return d
 }
 
-// Path returns the store path of a module's file with extension ext
-// (".symc", ".symbfile") under root, or false when the module's names
-// cannot form one.
-func Path(root, debugFile, debugID, ext string) (string, bool) {
-	p, err := symstore.BreakpadFile(root, debugFile, debugID, ext)
-	return p, err == nil
-}
-
 // Load implements symbols.Source.
 func (d *Dirs) Load(m symbols.Module) (*symbols.Symbols, error) {
 	for _, root := range d.roots {
-		p, ok := Path(root, m.DebugFile, m.DebugID, Ext)
-		if !ok {
+		p, err := symstore.BreakpadFile(root, m.DebugFile, m.DebugID, Ext)
+		if err != nil {
 			break
 		}
 		if _, err := os.Stat(p); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symcache"
+	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 const (
@@ -27,8 +28,8 @@ func writeStore(t *testing.T, storeID, cacheID string) string {
 	}
 	b := &symcache.Builder{DebugID: id, Arch: symcache.ArchFromName("x86_64")}
 	b.Add(0x1000, 0x1010, []symcache.Loc{{Function: "f", EntryPC: 0x1000, File: "/src/a.c", Line: 7}})
-	p, ok := Path(root, testDebug, storeID, Ext)
-	if !ok {
+	p, err := symstore.BreakpadFile(root, testDebug, storeID, Ext)
+	if err != nil {
 		t.Fatal("no store path")
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -76,8 +77,8 @@ func TestDirs(t *testing.T) {
 }
 
 func mustPath(t *testing.T, root string) string {
-	p, ok := Path(root, testDebug, testID, Ext)
-	if !ok {
+	p, err := symstore.BreakpadFile(root, testDebug, testID, Ext)
+	if err != nil {
 		t.Fatal("no path")
 	}
 	return p
@@ -118,7 +119,7 @@ func TestDirsWrongID(t *testing.T) {
 // (the chain reports it), every time.
 func TestDirsBadFile(t *testing.T) {
 	root := t.TempDir()
-	p, _ := Path(root, testDebug, testID, Ext)
+	p, _ := symstore.BreakpadFile(root, testDebug, testID, Ext)
 	os.MkdirAll(filepath.Dir(p), 0o755)
 	if err := os.WriteFile(p, []byte("SYMC\x09\x00\x00\x00short"), 0o644); err != nil {
 		t.Fatal(err)
