@@ -37,6 +37,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -76,11 +77,7 @@ func newCommand() *cli.Command {
 				return cmdline.Usagef("want FILE URL, have %d arguments", len(args))
 			}
 			typ := strings.ToLower(cmd.String("t"))
-			known := false
-			for _, t := range types {
-				known = known || t == typ
-			}
-			if !known {
+			if !slices.Contains(types, typ) {
 				return cmdline.Usagef("-t %q: one of %s", typ, strings.Join(types, ", "))
 			}
 			c := &upload.Client{Proxy: cmd.String("x"), ProxyUserPassword: cmd.String("u"), Timeout: cmd.Duration("timeout")}

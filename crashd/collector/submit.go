@@ -204,13 +204,18 @@ func partText(p *formPart) (any, error) {
 // allowed), one object; numbers kept as written.
 func decodeAnnotations(b []byte) (map[string]any, error) {
 	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
-	if !json.Valid(b) || !isUTF8(b) {
+	if !isUTF8(b) {
 		return nil, malformed(ReasonInvalidJSON)
 	}
+	// One pass: the value decoded, then nothing but white space after it
+	// (what json.Valid would have checked in a pass of its own).
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
+		return nil, malformed(ReasonInvalidJSON)
+	}
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, malformed(ReasonInvalidJSON)
 	}
 	m, ok := v.(map[string]any)

@@ -243,7 +243,7 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 		var pc *crash.ProcessedCrash
 		pc, err = p.processGuarded(ctx, id, raw)
 		if err == nil {
-			err = p.save(ctx, pc, raw, attempts)
+			err = p.save(ctx, pc, received, attempts)
 		}
 		if err == nil {
 			if aerr := d.Ack(); aerr != nil {
@@ -534,18 +534,15 @@ func (p *Processor) walkOne(b []byte, main bool, annotations map[string]string) 
 	return w, nil
 }
 
-// save stores the processed crash and indexes it.
-func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, raw *crash.RawCrash, attempts int) error {
+// save stores the processed crash and indexes it; received is the crash's
+// receipt time as handle found it.
+func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, received time.Time, attempts int) error {
 	b, err := Marshal(pc)
 	if err != nil {
 		return err
 	}
 	if err := p.store.Put(ctx, crash.ProcessedCrashKey(pc.CrashID), b); err != nil {
 		return fmt.Errorf("store processed crash: %w", err)
-	}
-	received := idTime(pc.CrashID)
-	if !raw.SubmittedTimestamp.IsZero() {
-		received = raw.SubmittedTimestamp
 	}
 	if err := p.ix.Processed(ctx, index.Crash{
 		ID: string(pc.CrashID), ReceivedAt: received, ProcessedAt: pc.CompletedAt,

@@ -155,9 +155,12 @@ func (s *Server) ingest(ctx context.Context, tmp string, want Want) (Stored, err
 	mu := s.lock(path)
 	mu.Lock()
 	defer mu.Unlock()
-	if old, osize, err := hashFile(path); err == nil && osize == size && old == sum {
-		st.Duplicate = true
-		return st, nil
+	// The stored file is read only when its size says it may be the same.
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == size {
+		if old, osize, err := hashFile(path); err == nil && osize == size && old == sum {
+			st.Duplicate = true
+			return st, nil
+		}
 	}
 	if err := commit(sym, path); err != nil {
 		return Stored{}, &uploadError{http.StatusInternalServerError, fmt.Errorf("storing %s/%s: %w", name, m.ID, err)}
