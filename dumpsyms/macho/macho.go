@@ -212,10 +212,10 @@ func Dump(path string, opts Options) (*dumpsyms.Model, error) {
 			defer d.close()
 		}
 	}
-	return dump(bin, dbg, opts)
+	return dump(bin, dbg, opts, warn)
 }
 
-func dump(bin, dbg *input, opts Options) (*dumpsyms.Model, error) {
+func dump(bin, dbg *input, opts Options, warn func(string, ...any)) (*dumpsyms.Model, error) {
 	o := bin.obj
 	id, err := o.debugID()
 	if err != nil {
@@ -240,11 +240,6 @@ func dump(bin, dbg *input, opts Options) (*dumpsyms.Model, error) {
 	machine, err := elfMachine(o.Cpu)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", bin.path, err)
-	}
-	warn := func(format string, args ...any) {
-		if opts.Warn != nil {
-			opts.Warn(format, args...)
-		}
 	}
 	// The image's build ID is the module's identifier (the ELF reader
 	// wants one; MODULE and INFO are replaced afterwards).
