@@ -383,7 +383,7 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), ex
 			if o.Cpu == macho.CpuArm64 {
 				follow = exactARM64
 			}
-			if code := funcCode(o, base, e); code != nil {
+			if code := funcCode(o, text, base, e); code != nil {
 				if init, ch, err := follow(code, uint64(e.Func), rules); err == nil {
 					entry.Init.Rules, entry.Changes = init, ch
 				} else if inexact++; inexact <= 10 {
@@ -405,10 +405,9 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), ex
 // maxFuncCode bounds the bytes of one function decoded for exact rules.
 const maxFuncCode = 1 << 20
 
-// funcCode returns the bytes of the function of entry e from __text, nil
-// when they are not all there.
-func funcCode(o *object, base uint64, e UnwindEntry) []byte {
-	text := o.Section("__text")
+// funcCode returns the bytes of the function of entry e from text (the
+// __text section), nil when they are not all there.
+func funcCode(o *object, text *macho.Section, base uint64, e UnwindEntry) []byte {
 	if text == nil || text.Offset == 0 {
 		return nil
 	}

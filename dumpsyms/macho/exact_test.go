@@ -333,34 +333,7 @@ func TestExactOnModel(t *testing.T) {
 			t.Logf("%s: %v: skipped", rel, err)
 			continue
 		}
-		exact, err := Dump(p, Options{Exact: true, Options: dumpsyms.Options{Warn: t.Logf}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		plain, err := Dump(p, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := macho.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := f.Section("__text")
-		code, _ := text.Data()
-		base := f.Segment("__TEXT").Addr
-		f.Close()
-		b, _ := os.ReadFile(p)
-		ents, _ := ParseUnwindInfo(sectionBytes(t, b, "__unwind_info"))
-		compact := map[uint64]bool{}
-		for _, e := range ents {
-			if m := e.Encoding & modeMask; m >= x86RBPFrame && m <= x86StackInd {
-				compact[uint64(e.Func)] = true
-			}
-		}
-		plainAt := map[uint64]dumpsyms.CFIEntry{}
-		for _, e := range plain.CFI {
-			plainAt[e.Init.Address] = e
-		}
+		exact, plainAt, text, code, base, compact := loadOnModel(t, p, func(m uint32) bool { return m >= x86RBPFrame && m <= x86StackInd })
 		var insns, wrong, plainWrong, funcs, fallback int
 		for _, e := range exact.CFI {
 			if !compact[e.Init.Address] {
@@ -422,16 +395,44 @@ func TestExactOnModel(t *testing.T) {
 	}
 }
 
-func sectionBytes(t *testing.T, file []byte, name string) []byte {
-	f, err := macho.NewFile(strings.NewReader(string(file)))
+// loadOnModel reads what TestExactOnModel and TestExactARM64OnModel run
+// of the corpus file at p: its exact rules, its plain rules by function
+// address, its __text section and code, the __TEXT segment's address, and
+// the functions whose compact unwind encoding has a mode compact keeps.
+func loadOnModel(t *testing.T, p string, keep func(mode uint32) bool) (exact *dumpsyms.Model, plainAt map[uint64]dumpsyms.CFIEntry, text *macho.Section, code []byte, base uint64, compact map[uint64]bool) {
+	t.Helper()
+	exact, err := Dump(p, Options{Exact: true, Options: dumpsyms.Options{Warn: t.Logf}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := f.Section(name).Data()
+	plain, err := Dump(p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	f, err := macho.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	text = f.Section("__text")
+	code, _ = text.Data()
+	base = f.Segment("__TEXT").Addr
+	ub, err := f.Section("__unwind_info").Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := ParseUnwindInfo(ub)
+	compact = map[uint64]bool{}
+	for _, e := range ents {
+		if keep(e.Encoding & modeMask) {
+			compact[uint64(e.Func)] = true
+		}
+	}
+	plainAt = map[uint64]dumpsyms.CFIEntry{}
+	for _, e := range plain.CFI {
+		plainAt[e.Init.Address] = e
+	}
+	return exact, plainAt, text, code, base, compact
 }
 
 // FuzzExactX86 follows arbitrary code as x86_64 and as arm64: errors, never a panic, and work

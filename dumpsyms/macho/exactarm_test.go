@@ -1,7 +1,6 @@
 package macho
 
 import (
-	"debug/macho"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -213,34 +212,7 @@ func TestExactARM64OnModel(t *testing.T) {
 			t.Logf("%s: %v: skipped", rel, err)
 			continue
 		}
-		exact, err := Dump(p, Options{Exact: true, Options: dumpsyms.Options{Warn: t.Logf}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		plain, err := Dump(p, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := macho.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := f.Section("__text")
-		code, _ := text.Data()
-		base := f.Segment("__TEXT").Addr
-		ub, _ := f.Section("__unwind_info").Data()
-		f.Close()
-		ents, _ := ParseUnwindInfo(ub)
-		compact := map[uint64]bool{}
-		for _, e := range ents {
-			if m := e.Encoding & modeMask; m == arm64Frame || m == arm64Frameless {
-				compact[uint64(e.Func)] = true
-			}
-		}
-		plainAt := map[uint64]dumpsyms.CFIEntry{}
-		for _, e := range plain.CFI {
-			plainAt[e.Init.Address] = e
-		}
+		exact, plainAt, text, code, base, compact := loadOnModel(t, p, func(m uint32) bool { return m == arm64Frame || m == arm64Frameless })
 		var insns, wrong, plainWrong, funcs int
 		for _, e := range exact.CFI {
 			if !compact[e.Init.Address] {

@@ -78,25 +78,11 @@ func (in *input) close() {
 // open opens path's slice for arch (a bundle's DWARF file when path is a
 // dSYM bundle).
 func open(path, arch string, warn func(string, ...any)) (*input, error) {
-	p, err := BundleFile(path)
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.Open(p)
+	p, f, sl, err := openSlices(path)
 	if err != nil {
 		return nil, err
 	}
 	in := &input{path: p, f: f}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	sl, err := Slices(f, st.Size())
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
 	s, w, err := Select(sl, arch)
 	if err != nil {
 		f.Close()
@@ -111,6 +97,27 @@ func open(path, arch string, warn func(string, ...any)) (*input, error) {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	return in, nil
+}
+
+// openSlices opens the Mach-O file a path names (BundleFile) and lists its
+// slices; the caller closes the file.
+func openSlices(path string) (p string, f *os.File, sl []Slice, err error) {
+	if p, err = BundleFile(path); err != nil {
+		return "", nil, nil, err
+	}
+	if f, err = os.Open(p); err != nil {
+		return "", nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return "", nil, nil, err
+	}
+	if sl, err = Slices(f, st.Size()); err != nil {
+		f.Close()
+		return "", nil, nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return p, f, sl, nil
 }
 
 // BundleFile returns the DWARF file a path names: the one file in a dSYM
@@ -146,23 +153,11 @@ func BundleFile(path string) (string, error) {
 // architectures:" (architecture for one), then their names separated by
 // ", " (x86 for i386, as symbolic names it).
 func ListArch(path string, w io.Writer) error {
-	p, err := BundleFile(path)
+	_, f, sl, err := openSlices(path)
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	sl, err := Slices(f, st.Size())
-	if err != nil {
-		return fmt.Errorf("%s: %w", p, err)
-	}
+	f.Close()
 	var names []string
 	for _, s := range sl {
 		names = append(names, s.ModuleArch())
@@ -217,10 +212,10 @@ func Dump(path string, opts Options) (*dumpsyms.Model, error) {
 			defer d.close()
 		}
 	}
-	return dump(bin, dbg, opts)
+	return dump(bin, dbg, opts, warn)
 }
 
-func dump(bin, dbg *input, opts Options) (*dumpsyms.Model, error) {
+func dump(bin, dbg *input, opts Options, warn func(string, ...any)) (*dumpsyms.Model, error) {
 	o := bin.obj
 	id, err := o.debugID()
 	if err != nil {
@@ -245,11 +240,6 @@ func dump(bin, dbg *input, opts Options) (*dumpsyms.Model, error) {
 	machine, err := elfMachine(o.Cpu)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", bin.path, err)
-	}
-	warn := func(format string, args ...any) {
-		if opts.Warn != nil {
-			opts.Warn(format, args...)
-		}
 	}
 	// The image's build ID is the module's identifier (the ELF reader
 	// wants one; MODULE and INFO are replaced afterwards).
@@ -413,23 +403,11 @@ type Identity struct {
 // (a dSYM bundle's file when path is a bundle). Slices without LC_UUID are
 // not hashed: their DebugID is empty.
 func Identify(path string) ([]Identity, error) {
-	p, err := BundleFile(path)
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.Open(p)
+	p, f, sl, err := openSlices(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	sl, err := Slices(f, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
 	var out []Identity
 	for _, s := range sl {
 		o, err := openSlice(f, s)

@@ -2,6 +2,6 @@
 
 package symbfile
 
-// raceBuild is set in -race builds, whose corpus-wide GSYM checks take a
+// raceBuild is set in -race builds, whose corpus-wide checks take a
 // sample to stay fast.
 const raceBuild = true

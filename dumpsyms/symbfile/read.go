@@ -96,7 +96,7 @@ func Read(t *symbfile.Table, name string) *dumpsyms.Model {
 		parent := &t.Ranges[chains[k].parent]
 		in := symfile.Inline{Depth: r.Depth - 1, CallLine: r.CallLine, CallFile: -1, HasCallFile: true,
 			Origin: origin(r.Func), Ranges: []symfile.Range{{Address: r.Start, Size: r.Length}}}
-		if cf := cmpOr(r.CallFile, parent.File); cf != "" {
+		if cf := cmp.Or(r.CallFile, parent.File); cf != "" {
 			in.CallFile = int32(file(cf))
 		}
 		s.Funcs[fi].Inlines = append(s.Funcs[fi].Inlines, in)
@@ -202,11 +202,4 @@ func Read(t *symbfile.Table, name string) *dumpsyms.Model {
 	s.Funcs = funcs
 	slices.SortStableFunc(s.Publics, func(a, b symfile.Public) int { return cmp.Compare(a.Address, b.Address) })
 	return s
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -225,7 +225,7 @@ func symbolsFromSymbfileOld(t *symbfile.Table, name string) *dumpsyms.Model {
 		parent := &t.Ranges[cov[d-1]]
 		in := symfile.Inline{Depth: r.Depth - 1, CallLine: r.CallLine, CallFile: -1, HasCallFile: true,
 			Origin: origin(r.Func), Ranges: []symfile.Range{{Address: r.Start, Size: r.Length}}}
-		if cf := cmpOr(r.CallFile, parent.File); cf != "" {
+		if cf := cmp.Or(r.CallFile, parent.File); cf != "" {
 			in.CallFile = int32(file(cf))
 		}
 		s.Funcs[fi].Inlines = append(s.Funcs[fi].Inlines, in)

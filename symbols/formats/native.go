@@ -11,7 +11,6 @@ import (
 	dself "github.com/gobreakpad/gobreakpad/dumpsyms/elf"
 	dsmacho "github.com/gobreakpad/gobreakpad/dumpsyms/macho"
 	dspe "github.com/gobreakpad/gobreakpad/dumpsyms/pe"
-	"github.com/gobreakpad/gobreakpad/pdb"
 )
 
 // DumpOptions are the options of DumpNative, per reader. ELF files are read
@@ -44,7 +43,7 @@ func DumpNative(path string, o DumpOptions) (*dumpsyms.Model, error) {
 		return dself.Dump(path, o.PE.Options)
 	case dsmacho.IsMachO(magic[:n]):
 		return dsmacho.Dump(path, o.MachO)
-	case strings.HasPrefix(head, pdb.Magic) || strings.HasPrefix(head, "MZ"):
+	case f != nil && (f.Name == "pdb" || f.Name == "pe"):
 		return dspe.DumpWith(path, o.PE)
 	case strings.HasPrefix(head, "Microsoft C/C++ program database 2.00"):
 		return nil, fmt.Errorf("%s: a PDB 2.00 file, which is not read (only PDB 7.0, MSF 7.00)", path)
