@@ -24,6 +24,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/capture"
 	"github.com/gobreakpad/gobreakpad/capture/elfcore"
+	"github.com/gobreakpad/gobreakpad/microdump"
 )
 
 func main() {
@@ -91,7 +92,7 @@ func explainNotCore(path string, err error) error {
 	switch {
 	case bytes.HasPrefix(b, []byte("MDMP")):
 		return fmt.Errorf("%s is a minidump, not a core file: walk it with minidump_stackwalk", path)
-	case bytes.Contains(b, []byte("-----BEGIN BREAKPAD MICRODUMP-----")):
+	case bytes.Contains(b, []byte(microdump.Begin)):
 		return fmt.Errorf("%s holds a microdump, not a core file: walk it with microdump_stackwalk", path)
 	case bytes.HasPrefix(b, []byte("\x7fELF")) && len(b) > 17 && b[16] != 4:
 		return fmt.Errorf("%s is an ELF file but not a core file (%w)", path, err)

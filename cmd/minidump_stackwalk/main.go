@@ -59,6 +59,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
 	"github.com/gobreakpad/gobreakpad/cmd/internal/symflags"
+	"github.com/gobreakpad/gobreakpad/microdump"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/stackwalk/jsonout"
@@ -321,7 +322,7 @@ func explainOpen(path string, err error) error {
 		return fmt.Errorf("%s is an ELF core file, not a minidump: convert it with core2md (%w)", path, err)
 	case len(head) >= 4 && string(head[:4]) == "\x7fELF":
 		return fmt.Errorf("%s is an ELF file, not a minidump (%w)", path, err)
-	case bytes.Contains(head, []byte("-----BEGIN BREAKPAD MICRODUMP-----")):
+	case bytes.Contains(head, []byte(microdump.Begin)):
 		return fmt.Errorf("%s holds a microdump, not a minidump: walk it with microdump_stackwalk (%w)", path, err)
 	}
 	return err

@@ -76,7 +76,7 @@ func readRustFlags(cmd *cli.Command, o *options) error {
 // the first error in writing them).
 func (r rustOptions) outputs(stdout, stderr io.Writer) (out, log io.Writer, closeAll func() error, err error) {
 	out, log = stdout, stderr
-	var files []*os.File
+	var files []io.Closer
 	closeAll = func() error {
 		var first error
 		for _, f := range files {
@@ -101,17 +101,7 @@ func (r rustOptions) outputs(stdout, stderr io.Writer) (out, log io.Writer, clos
 		// only once the dump has been read: a dump that cannot be read
 		// leaves no empty report behind.
 		lf := &lazyFile{path: r.outputFile}
-		out = lf
-		prev := closeAll
-		closeAll = func() error {
-			err := prev()
-			if lf.f != nil {
-				if cerr := lf.f.Close(); err == nil {
-					err = cerr
-				}
-			}
-			return err
-		}
+		files, out = append(files, lf), lf
 	}
 	return out, log, closeAll, nil
 }
@@ -131,6 +121,14 @@ func (l *lazyFile) Write(p []byte) (int, error) {
 		l.f = f
 	}
 	return l.f.Write(p)
+}
+
+// Close closes the file if it was created.
+func (l *lazyFile) Close() error {
+	if l.f == nil {
+		return nil
+	}
+	return l.f.Close()
 }
 
 // evil reads --evil-json's file; a file that cannot be read is a warning,

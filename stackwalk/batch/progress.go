@@ -56,10 +56,12 @@ func (p *Progress) Done() {
 
 // Finish ends the bar's line on a terminal.
 func (p *Progress) Finish() {
-	if p == nil || p.off || !p.terminal || p.n == 0 {
+	if p == nil || p.off || !p.terminal {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintln(p.w)
+	if p.n > 0 { // read under the lock: Done may be counting
+		fmt.Fprintln(p.w)
+	}
 }

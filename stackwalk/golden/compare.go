@@ -74,6 +74,7 @@ func Update(dir string, results []*Result, roots []string) ([]*Result, error) {
 }
 
 func compare(dir string, results []*Result, roots []string, update bool) ([]*Result, error) {
+	read := map[string]*Record{} // the golden files compared, by path: not read again below
 	for _, r := range results {
 		path := Path(dir, r.Dump)
 		if update {
@@ -99,6 +100,7 @@ func compare(dir string, results []*Result, roots []string, update bool) ([]*Res
 			return nil, err
 		}
 		r.Golden = old
+		read[path] = old
 		if r.Diff = Diff(old, r.Record); len(r.Diff) == 0 {
 			r.Status = Unchanged
 		} else {
@@ -121,13 +123,15 @@ func compare(dir string, results []*Result, roots []string, update bool) ([]*Res
 		if d.IsDir() || !strings.HasSuffix(p, ".golden") {
 			return nil
 		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		old, err := Parse(bytes.NewReader(data), p)
-		if err != nil {
-			return err
+		old := read[p]
+		if old == nil {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if old, err = Parse(bytes.NewReader(data), p); err != nil {
+				return err
+			}
 		}
 		if walked[old.Dump] || !under(old.Dump, roots) {
 			return nil

@@ -135,6 +135,6 @@ func (rep *Report) WriteText(w io.Writer) error {
 }
 
 // oneLine keeps a text on one line (and tabs out of the tabwriter's way).
-func oneLine(s string) string {
-	return strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(s)
-}
+func oneLine(s string) string { return oneLiner.Replace(s) }
+
+var oneLiner = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)

@@ -41,14 +41,15 @@ func Lost(msg string) bool {
 // "PROG: warning: MSG (-v says more)" when it is a loss (Lost), once.
 func (s *Skipped) Warn(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
+	lost := Lost(msg)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.lost = s.lost || Lost(msg)
+	s.lost = s.lost || lost
 	if s.Verbose {
 		fmt.Fprintf(s.W, "%s: %s\n", s.Prog, msg)
 		return
 	}
-	if !Lost(msg) || s.seen[msg] {
+	if !lost || s.seen[msg] {
 		return
 	}
 	if s.seen == nil {
