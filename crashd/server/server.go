@@ -156,11 +156,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		pcfg := processor.Config{Workers: cfg.Workers, WalkJobs: cfg.WalkJobs, Timeout: time.Duration(cfg.Timeout),
 			MaxAttempts: cfg.MaxAttempts, RetryDelay: time.Duration(cfg.RetryDelay), Heartbeat: time.Duration(cfg.AckWait) / 3}
 		if cfg.SignatureLists != "" {
-			l := signature.DefaultLists()
-			if err := l.LoadDir(cfg.SignatureLists, true); err != nil {
-				return nil, err
-			}
-			if pcfg.Signature, err = signature.New(l); err != nil {
+			if pcfg.Signature, err = signature.Extended(cfg.SignatureLists); err != nil {
 				return nil, fmt.Errorf("signature lists: %w", err)
 			}
 		}
