@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 )
 
@@ -20,6 +21,8 @@ import (
 // listed by /api/missing-symbols, processed again by itself when they
 // arrive through the symbol server, into the walk minidump_stackwalk
 // --json gives with the local stores; then the module is no longer missing.
+// Three crashes miss the module and reprocess_max is 2: the two newest are
+// reprocessed, the oldest stays listed as missing it.
 func TestSymbolsArrived(t *testing.T) {
 	var c corpusCase
 	for _, k := range corpusCases(t) {
@@ -36,16 +39,23 @@ func TestSymbolsArrived(t *testing.T) {
 	}
 	cfg := testConfig(t, nil)
 	cfg.SymbolServer.Tokens = []symserver.Token{tok}
+	cfg.SymbolServer.ReprocessMax = 2
 	ts := startServer(t, cfg)
 	defer ts.stop()
 
-	id, err := upload(t, ts.URL, c.dump, map[string]string{"ProductName": "Threads", "Version": "1"})
-	if err != nil {
-		t.Fatal(err)
+	var ids []crash.ID
+	var before apiCrash
+	for range 3 {
+		id, err := upload(t, ts.URL, c.dump, map[string]string{"ProductName": "Threads", "Version": "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before = waitProcessed(t, ts.URL, id, time.Minute)
+		ids = append(ids, id)
 	}
-	before := waitProcessed(t, ts.URL, id, time.Minute)
+	oldest, id := ids[0], ids[2]
 	missing := getMissing(t, ts.URL)
-	if !strings.Contains(missing, `"debug_file":"threads","debug_id":"144AFBA2676A2231983B3DCC7FE8C9FE0"`) {
+	if !strings.Contains(missing, `"debug_file":"threads","debug_id":"144AFBA2676A2231983B3DCC7FE8C9FE0","code_file":"threads","code_id":"a2fb4a146a673122983b3dcc7fe8c9fe20c9c052","crashes":3,"latest_crash_id":"`+string(id)+`"`) {
 		t.Fatalf("missing symbols before the upload: %s", missing)
 	}
 
@@ -94,7 +104,15 @@ func TestSymbolsArrived(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if missing := getMissing(t, ts.URL); strings.Contains(missing, `"debug_file":"threads"`) {
+	if got, _, _ := getCrash(ts.URL, ids[1]); got.Status != "processed" || sameJSON(got.JSONDump, want) != "" {
+		t.Errorf("the second newest crash was not reprocessed into the symbolized walk")
+	}
+	// The oldest is beyond reprocess_max: still walked without symbols.
+	time.Sleep(500 * time.Millisecond)
+	if got, _, _ := getCrash(ts.URL, oldest); sameJSON(got.JSONDump, want) == "" {
+		t.Errorf("the oldest crash was reprocessed beyond reprocess_max")
+	}
+	if missing := getMissing(t, ts.URL); !strings.Contains(missing, `"debug_file":"threads","debug_id":"144AFBA2676A2231983B3DCC7FE8C9FE0","code_file":"threads","code_id":"a2fb4a146a673122983b3dcc7fe8c9fe20c9c052","crashes":1,"latest_crash_id":"`+string(oldest)+`"`) {
 		t.Errorf("missing symbols after the upload: %s", missing)
 	}
 }
