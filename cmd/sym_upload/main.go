@@ -95,7 +95,13 @@ func newCommand() *cli.Command {
 				if typ != "breakpad" && (codeFile == "" || debugID == "") {
 					return cmdline.Usagef("-t %s needs -c and -i", typ)
 				}
-				v := &v2Client{http: &http.Client{Timeout: cmd.Duration("timeout")}, api: args[1], key: cmd.String("k"), out: out}
+				// The -x, -u and --timeout of v1 apply here too: the same
+				// client sends every request.
+				hc, err := c.HTTPClient()
+				if err != nil {
+					return cmdline.Usagef("-x: %v", err)
+				}
+				v := &v2Client{http: hc, api: args[1], key: cmd.String("k"), out: out}
 				return v.upload(ctx, cmd.Root().ErrWriter, args[0], strings.ToUpper(typ), codeFile, debugID, cmd.Bool("f"))
 			default:
 				return cmdline.Usagef("-p %q: sym-upload-v1 or sym-upload-v2", cmd.String("p"))
