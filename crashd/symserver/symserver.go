@@ -53,6 +53,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gobreakpad/gobreakpad/crashd/blob"
 )
 
 // ScopeUpload is the token scope allowing symbol uploads.
@@ -118,17 +120,27 @@ type Config struct {
 	// Registerer, when set, receives the server's metrics
 	// (crashd_symbols_*).
 	Registerer prometheus.Registerer `json:"-"`
+	// Uploads keeps the sym-upload-v2 upload keys (under
+	// symserver/v2_uploads/): crashd's blob store, which every collector
+	// process shares, so that the create, PUT and complete of one upload
+	// may reach different processes (which must share Dir and Incoming
+	// too). Nil: a store in memory, this process's alone.
+	Uploads blob.Store `json:"-"`
 }
 
 // Server is the symbol server's HTTP handler.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	mux     *http.ServeMux
-	m       *metrics
-	locks   [64]sync.Mutex
-	mu      sync.Mutex
-	pending map[string]time.Time // v2 upload keys → creation
+	cfg   Config
+	log   *slog.Logger
+	mux   *http.ServeMux
+	m     *metrics
+	locks [64]sync.Mutex
+	mu    sync.Mutex
+	// live is about how many v2 upload keys are live (counted at the
+	// last sweep of Config.Uploads, plus those created since);
+	// lastSweep is that sweep's time.
+	live      int
+	lastSweep time.Time
 }
 
 // pendingTTL is how long a v2 upload key lives; maxPending bounds the keys.
@@ -174,7 +186,10 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("symserver: metrics: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), m: m, pending: map[string]time.Time{}}
+	if cfg.Uploads == nil {
+		cfg.Uploads = blob.NewMem()
+	}
+	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), m: m}
 	s.Register(s.mux)
 	return s, nil
 }
