@@ -115,6 +115,58 @@ func TestSymbolsArrived(t *testing.T) {
 	if missing := getMissing(t, ts.URL); !strings.Contains(missing, `"debug_file":"threads","debug_id":"144AFBA2676A2231983B3DCC7FE8C9FE0","code_file":"threads","code_id":"a2fb4a146a673122983b3dcc7fe8c9fe20c9c052","crashes":1,"latest_crash_id":"`+string(oldest)+`"`) {
 		t.Errorf("missing symbols after the upload: %s", missing)
 	}
+
+	// A changed re-upload of the module (same debug id: a rebuilt
+	// binary's symbols renamed a function) is seen by the running
+	// processor, which holds the old one open: reprocessed, the crash
+	// gets the new name in its signature.
+	var symThreads []byte
+	for _, st := range c.symbols {
+		if b, err := os.ReadFile(filepath.Join(st, "threads", "144AFBA2676A2231983B3DCC7FE8C9FE0", "threads.sym")); err == nil {
+			symThreads = b
+		}
+	}
+	changed := bytes.Replace(symThreads, []byte(" store_result\n"), []byte(" store_result_v2\n"), 1)
+	if bytes.Equal(changed, symThreads) {
+		t.Fatal("threads.sym has no FUNC store_result")
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("symbol_file", "threads.sym")
+	fw.Write(changed)
+	mw.Close()
+	req, _ := http.NewRequest("POST", ts.URL+"/symbols/upload", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Auth-Token", secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.Contains(string(out), "unchanged") {
+		t.Fatalf("changed re-upload: %d %s", resp.StatusCode, out)
+	}
+	time.Sleep(1100 * time.Millisecond) // the processor checks a loaded .sym once a second
+	resp, err = http.Post(ts.URL+"/api/crashes/"+string(id)+"/reprocess", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 202 {
+		t.Fatalf("reprocess: %d", resp.StatusCode)
+	}
+	deadline = time.Now().Add(60 * time.Second)
+	for {
+		got, _, _ := getCrash(ts.URL, id)
+		if got.Signature == "store_result_v2" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a changed re-upload and reprocessing: signature %q, want store_result_v2", got.Signature)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func getMissing(t testing.TB, url string) string {
