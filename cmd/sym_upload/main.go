@@ -198,6 +198,10 @@ func (v *v2Client) do(ctx context.Context, method, u, ctype string, body io.Read
 	if body != nil {
 		req.ContentLength = n
 	}
+	// The header fields Breakpad's client sends through libcurl: Accept
+	// */*, no User-Agent (Go's would add one).
+	req.Header.Set("Accept", "*/*")
+	req.Header.Set("User-Agent", "")
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
@@ -239,7 +243,8 @@ func (v *v2Client) upload(ctx context.Context, errw io.Writer, file, typ, codeFi
 			return nil
 		}
 	}
-	code, body, err := v.do(ctx, http.MethodPost, v.url("/v1/uploads:create"), "", bytes.NewReader(nil), 0)
+	// An empty POST, typed as libcurl types one.
+	code, body, err := v.do(ctx, http.MethodPost, v.url("/v1/uploads:create"), "application/x-www-form-urlencoded", bytes.NewReader(nil), 0)
 	mu, mk := reUploadURL.FindStringSubmatch(body), reUploadKey.FindStringSubmatch(body)
 	if err != nil || mu == nil || mk == nil {
 		if err != nil {
