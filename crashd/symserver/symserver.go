@@ -20,8 +20,11 @@
 //     upload's JSON; unchanged files are skipped.
 //
 // A native debug file the symbol formats' table (symbols/formats) can read
-// (an ELF file with its debug information) is converted into a .sym with
-// our dump_syms code; a .sym is checked against the names the upload gives.
+// (an ELF file with its debug information, a PDB, a PE) or a Mach-O file is
+// converted into a .sym with our dump_syms code, and so is a zip of files
+// that belong together (an ELF and its debug file, a PE and its PDB, a
+// Mach-O and its dSYM: BundleMembers); a .sym is checked against the names
+// the upload gives.
 //
 // Downloads: GET and HEAD /symbols/{debug_file}/{debug_id}/{name}.sym, the
 // Breakpad HTTP layout minidump_stackwalk --symbols-url, rust-minidump and
