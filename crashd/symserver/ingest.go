@@ -107,6 +107,11 @@ var breakpadFormat = func() *formats.Format {
 // converted first. tmp is consumed (moved or removed).
 func (s *Server) ingest(ctx context.Context, tmp string, want Want) (Stored, error) {
 	defer os.Remove(tmp)
+	for _, n := range []struct{ field, name string }{{"debug_file", want.DebugFile}, {"code_file", want.CodeFile}} {
+		if err := checkUploadName(n.name); err != nil {
+			return Stored{}, badUpload("%s: %v", n.field, err)
+		}
+	}
 	head := make([]byte, formats.SniffLen)
 	f, err := os.Open(tmp)
 	if err != nil {
@@ -196,6 +201,25 @@ func (s *Server) ingest(ctx context.Context, tmp string, want Want) (Stored, err
 		s.cfg.OnSymbols(context.WithoutCancel(ctx), name, m.ID)
 	}
 	return st, nil
+}
+
+// checkUploadName checks a file name an upload gives (debug_file,
+// code_file): empty, or a path whose last element passes
+// symstore.CheckName and none of whose elements is "..". The directories of
+// a full path (Windows clients send them) are dropped where it is used.
+func checkUploadName(name string) error {
+	if name == "" {
+		return nil
+	}
+	for _, e := range strings.FieldsFunc(name, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if e == ".." {
+			return fmt.Errorf("unusable file name: %q", name)
+		}
+	}
+	if err := symstore.CheckName(symstore.BaseName(name)); err != nil {
+		return fmt.Errorf("%q: %w", name, err)
+	}
+	return nil
 }
 
 // formatName is ff's name; nil is a Mach-O file.
