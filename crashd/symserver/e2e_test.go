@@ -94,7 +94,7 @@ func TestBreakpadSymUpload(t *testing.T) {
 // outputs must be the same.
 func TestStackwalkThroughServer(t *testing.T) {
 	cdir := corpus.Dir(t)
-	type kase struct{ name, dump, stores string }
+	type kase = walkCase
 	var cases []kase
 	f, err := os.Open(filepath.Join(cdir, "cases.tsv"))
 	if err != nil {
@@ -106,9 +106,7 @@ func TestStackwalkThroughServer(t *testing.T) {
 		if len(fl) < 4 || strings.Contains(fl[3], "big-symbols") || fl[3] == "" {
 			continue
 		}
-		if strings.HasPrefix(fl[0], "gen-threads") || strings.HasPrefix(fl[0], "bp-linux") || strings.HasPrefix(fl[0], "bp-ascii") || strings.HasPrefix(fl[0], "rm-") {
-			cases = append(cases, kase{fl[0], fl[1], fl[3]})
-		}
+		cases = append(cases, kase{fl[0], fl[1], fl[3]})
 	}
 	f.Close()
 	if testing.Short() && len(cases) > 6 {
@@ -127,22 +125,16 @@ func TestStackwalkThroughServer(t *testing.T) {
 		t.Logf("Breakpad's sym_upload not built (%s): uploading with Go's multipart form instead", cmdtest.BreakpadSymUpload.Build)
 	}
 	walker := cmdtest.Build(t, "github.com/gobreakpad/gobreakpad/cmd/minidump_stackwalk")
-	// One server per set of stores: a module may be in two stores with
-	// different contents, and each case walks with its own.
-	bySet := map[string][]kase{}
-	var sets []string
-	for _, c := range cases {
-		if bySet[c.stores] == nil {
-			sets = append(sets, c.stores)
-		}
-		bySet[c.stores] = append(bySet[c.stores], c)
-	}
+	// Cases share a server when none's stores hold, or lack, a module
+	// another's dump names that the other's stores lack, or hold with
+	// other contents: each case then walks with exactly its own symbols.
+	groups, nsets := groupCases(t, cdir, cases)
 	ourUpload := cmdtest.Build(t, "github.com/gobreakpad/gobreakpad/cmd/sym_upload")
 	uploaded, v1, v2, ours, ours2, zips, lines := 0, 0, 0, 0, 0, 0, 0
-	for _, set := range sets {
+	for _, g := range groups {
 		_, hs, _ := start(t, false)
-		seen := map[string]bool{}
-		for _, st := range strings.Fields(set) {
+		seen, seenMod := map[string]bool{}, map[string]bool{}
+		for _, st := range g.stores {
 			root := filepath.Join(cdir, st)
 			filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 				if err != nil || d.IsDir() || !strings.HasSuffix(p, ".sym") || seen[p] {
@@ -159,6 +151,12 @@ func TestStackwalkThroughServer(t *testing.T) {
 				}
 				if m, err := moduleLine(p); err != nil || symstore.BaseName(m.Name) != el[0] || m.ID != el[1] {
 					return nil // a store file whose MODULE line names another module
+				}
+				// The first store holding a module wins, as in a walk.
+				if k := strings.ToLower(el[0] + "/" + el[1]); seenMod[k] {
+					return nil
+				} else {
+					seenMod[k] = true
 				}
 				uploaded++
 				switch {
@@ -201,7 +199,7 @@ func TestStackwalkThroughServer(t *testing.T) {
 				return nil
 			})
 		}
-		for _, c := range bySet[set] {
+		for _, c := range g.cases {
 			dump := filepath.Join(cdir, c.dump)
 			args := []string{dump}
 			for _, st := range strings.Fields(c.stores) {
@@ -216,7 +214,7 @@ func TestStackwalkThroughServer(t *testing.T) {
 		}
 		hs.Close()
 	}
-	t.Logf("%d symbol files uploaded to %d servers: Breakpad's sym_upload %d v1, %d v2; ours %d (%d v2); %d Tecken zips", uploaded, len(sets), v1, v2, ours, ours2, zips)
+	t.Logf("%d symbol files uploaded to %d servers (%d sets of stores): Breakpad's sym_upload %d v1, %d v2; ours %d (%d v2); %d Tecken zips", uploaded, len(groups), nsets, v1, v2, ours, ours2, zips)
 	t.Logf("%d cases (%d output lines) walked through the server, same output as the local stores", len(cases), lines)
 }
 
