@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,8 +12,8 @@ import (
 
 // This file is the index's table of missing symbols: per crash, the
 // modules its walk found no symbols for (migration 2). Its SQL is portable
-// as the rest of the package's: ? parameters, TEXT times, || for
-// concatenation, no dialect functions.
+// as the rest of the package's: ? parameters, TEXT times, GROUP BY and
+// COUNT(DISTINCT), no dialect functions.
 
 // Module names a module by its symbol file (DebugFile, DebugID) and its
 // code file (CodeFile, CodeID), as the walk's json_dump does: file names
@@ -72,16 +73,8 @@ func moduleKey(debugFile, debugID string) string {
 
 // SetMissingSymbols implements [MissingSymbolsIndex].
 func (s *SQL) SetMissingSymbols(ctx context.Context, id string, receivedAt time.Time, mods []Module) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("index: missing symbols of %s: %w", id, err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, s.rebind(`DELETE FROM missing_symbols WHERE crash_id = ?`), id); err != nil {
-		return fmt.Errorf("index: missing symbols of %s: %w", id, err)
-	}
+	// One row per module: those without names left out, repeats once.
+	var args []any
 	seen := map[string]bool{}
 	for _, m := range mods {
 		if m.DebugFile == "" || m.DebugID == "" {
@@ -92,11 +85,31 @@ func (s *SQL) SetMissingSymbols(ctx context.Context, id string, receivedAt time.
 			continue
 		}
 		seen[k] = true
-		if _, err := tx.ExecContext(ctx, s.rebind(`
-INSERT INTO missing_symbols (crash_id, module, debug_file, debug_id, code_file, code_id, received_at)
-VALUES (?, ?, ?, ?, ?, ?, ?)`), id, k, m.DebugFile, strings.ToUpper(m.DebugID), m.CodeFile, m.CodeID, formatTime(receivedAt)); err != nil {
+		args = append(args, id, k, m.DebugFile, strings.ToUpper(m.DebugID), m.CodeFile, m.CodeID, formatTime(receivedAt))
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if len(args) == 0 {
+		// A crash walked with every module's symbols: one statement.
+		if _, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM missing_symbols WHERE crash_id = ?`), id); err != nil {
 			return fmt.Errorf("index: missing symbols of %s: %w", id, err)
 		}
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("index: missing symbols of %s: %w", id, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, s.rebind(`DELETE FROM missing_symbols WHERE crash_id = ?`), id); err != nil {
+		return fmt.Errorf("index: missing symbols of %s: %w", id, err)
+	}
+	// All rows in one INSERT (multi-row VALUES: SQLite and PostgreSQL).
+	values := strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?),", len(args)/7), ",")
+	if _, err := tx.ExecContext(ctx, s.rebind(`
+INSERT INTO missing_symbols (crash_id, module, debug_file, debug_id, code_file, code_id, received_at)
+VALUES `+values), args...); err != nil {
+		return fmt.Errorf("index: missing symbols of %s: %w", id, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("index: missing symbols of %s: %w", id, err)
@@ -119,32 +132,51 @@ func (s *SQL) MissingSymbols(ctx context.Context, q MissingQuery) ([]MissingModu
 		limit = DefaultLimit
 	}
 	limit = min(limit, MaxLimit)
-	// The newest crash of a module: received_at is fixed-width, so the
-	// greatest received_at || crash_id is the newest, ties by id.
+	// The counts come from the index on (module, received_at, crash_id)
+	// alone; the names and the newest crash, from one indexed row per
+	// module listed.
 	rows, err := s.db.QueryContext(ctx, s.rebind(`
-SELECT MAX(debug_file), MAX(debug_id), MAX(code_file), MAX(code_id), COUNT(*), MAX(received_at || crash_id)
-FROM missing_symbols`+where+`
+SELECT module, COUNT(*) FROM missing_symbols`+where+`
 GROUP BY module
 ORDER BY COUNT(*) DESC, module
 LIMIT `+strconv.Itoa(limit)), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("index: missing symbols: %w", err)
 	}
-	defer rows.Close()
-	out := []MissingModule{}
+	type count struct {
+		module string
+		n      int
+	}
+	var counts []count
 	for rows.Next() {
-		var m MissingModule
-		var latest string
-		if err := rows.Scan(&m.DebugFile, &m.DebugID, &m.CodeFile, &m.CodeID, &m.Crashes, &latest); err != nil {
+		var c count
+		if err := rows.Scan(&c.module, &c.n); err != nil {
+			rows.Close()
 			return nil, 0, fmt.Errorf("index: missing symbols: %w", err)
 		}
-		if n := len(timeFormat); len(latest) >= n {
-			m.LatestReceivedAt, m.LatestCrashID = parseTime(latest[:n]), latest[n:]
-		}
-		out = append(out, m)
+		counts = append(counts, c)
 	}
-	if err := rows.Err(); err != nil {
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
 		return nil, 0, fmt.Errorf("index: missing symbols: %w", err)
+	}
+	latest := s.rebind(`
+SELECT crash_id, debug_file, debug_id, code_file, code_id, received_at FROM missing_symbols
+WHERE module = ?` + strings.Replace(where, " WHERE ", " AND ", 1) + `
+ORDER BY received_at DESC, crash_id DESC LIMIT 1`)
+	out := make([]MissingModule, 0, len(counts))
+	for _, c := range counts {
+		m := MissingModule{Crashes: c.n}
+		var recv string
+		if err := s.db.QueryRowContext(ctx, latest, append([]any{c.module}, args...)...).Scan(&m.LatestCrashID, &m.DebugFile, &m.DebugID, &m.CodeFile, &m.CodeID, &recv); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				continue // its crash was processed again meanwhile
+			}
+			return nil, 0, fmt.Errorf("index: missing symbols: %w", err)
+		}
+		m.LatestReceivedAt = parseTime(recv)
+		out = append(out, m)
 	}
 	return out, total, nil
 }
@@ -170,7 +202,7 @@ LIMIT `+strconv.Itoa(limit)), moduleKey(debugFile, debugID))
 		}
 		ids = append(ids, id)
 	}
-	if err := rows.Err(); err != nil && err != sql.ErrNoRows {
+	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("index: crashes missing %s/%s: %w", debugFile, debugID, err)
 	}
 	return ids, nil
