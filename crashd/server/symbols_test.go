@@ -15,6 +15,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/symserver"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
 )
 
 // TestSymbolsArrived: a crash walked before its symbols were uploaded is
@@ -59,11 +60,33 @@ func TestSymbolsArrived(t *testing.T) {
 		t.Fatalf("missing symbols before the upload: %s", missing)
 	}
 
-	// Upload the case's symbols (v1 form, Auth-Token).
-	n := 0
+	// Upload the case's symbols: with Breakpad's own sym_upload (-p
+	// sym-upload-v2 and v1 in turn) when it is built, else with a v1 form
+	// (Auth-Token).
+	bp := os.Getenv(cmdtest.BreakpadSymUpload.Env)
+	if st, err := os.Stat(cmdtest.BreakpadSymUpload.Default); bp == "" && err == nil && st.Mode()&0o111 != 0 {
+		bp = cmdtest.BreakpadSymUpload.Default
+	}
+	if bp == "" {
+		t.Logf("Breakpad's sym_upload not built (%s): uploading with Go's multipart form", cmdtest.BreakpadSymUpload.Build)
+	}
+	n, nbp := 0, 0
 	for _, st := range c.symbols {
 		filepath.WalkDir(st, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".sym") {
+				return nil
+			}
+			if bp != "" {
+				args := []string{p, ts.URL + "/symbols/upload?key=" + secret}
+				if n%2 == 0 {
+					args = []string{"-p", "sym-upload-v2", "-k", secret, p, ts.URL}
+				}
+				r := cmdtest.RunClean(t, bp, []string{"http_proxy=", "HTTP_PROXY="}, args...)
+				if r.Code != 0 || !strings.Contains(r.Stdout, "Successfully sent the symbol file.") {
+					t.Fatalf("Breakpad's sym_upload %q: %d %q %q", args, r.Code, r.Stdout, r.Stderr)
+				}
+				n++
+				nbp++
 				return nil
 			}
 			b, _ := os.ReadFile(p)
@@ -96,7 +119,7 @@ func TestSymbolsArrived(t *testing.T) {
 	for {
 		got, code, err := getCrash(ts.URL, id)
 		if err == nil && code == 200 && got.Status == "processed" && sameJSON(got.JSONDump, want) == "" {
-			t.Logf("%d symbol files uploaded; crash reprocessed into the symbolized walk (signature %q, was %q)", n, got.Signature, before.Signature)
+			t.Logf("%d symbol files uploaded (%d by Breakpad's sym_upload); crash reprocessed into the symbolized walk (signature %q, was %q)", n, nbp, got.Signature, before.Signature)
 			break
 		}
 		if time.Now().After(deadline) {
