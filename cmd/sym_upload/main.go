@@ -18,8 +18,10 @@
 // reading the answers with the regular expressions Breakpad's client uses
 // (src/common/linux/symbol_collector_client.cc), and prints its messages.
 // Its complete request is JSON (Breakpad's writes keys without quotes).
-// With -t other than breakpad the file is a native debug file and -c and
-// -i name the module.
+// With -t other than breakpad the file is a native debug file, or a zip of
+// one with its companions (an ELF and its debug file, a PE and its PDB, a
+// Mach-O and its dSYM), which crashd's symbol server converts together;
+// -c and -i name the module. -x, -u and --timeout apply to both protocols.
 //
 // A mistake on the command line is one line on standard error and exit
 // status 2, as for every program here.

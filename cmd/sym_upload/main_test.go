@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
@@ -70,6 +71,23 @@ func TestAgainstSymserver(t *testing.T) {
 	r := cmdtest.Run(t, prog, "-p", "sym-upload-v2", "-k", secret, "-t", "elf", "-c", "threads", "-i", "144AFBA2676A2231983B3DCC7FE8C9FE0", elf, hs.URL)
 	if r.Code != 0 || r.Stdout != "Successfully sent the symbol file.\n" {
 		t.Errorf("-t elf: %d %q %q", r.Code, r.Stdout, r.Stderr)
+	}
+	// A bundle: the ELF in a zip (its debug file would go beside it).
+	elfBytes, _ := os.ReadFile(elf)
+	zpath := filepath.Join(dir, "threads.zip")
+	zf, _ := os.Create(zpath)
+	zw := zip.NewWriter(zf)
+	w, _ := zw.Create("threads")
+	w.Write(elfBytes)
+	zw.Close()
+	zf.Close()
+	os.RemoveAll(filepath.Join(dir, "store", "threads"))
+	r = cmdtest.Run(t, prog, "-p", "sym-upload-v2", "-k", secret, "-t", "elf", "-c", "threads", "-i", "144AFBA2676A2231983B3DCC7FE8C9FE0", zpath, hs.URL)
+	if r.Code != 0 || r.Stdout != "Successfully sent the symbol file.\n" {
+		t.Errorf("-t elf, a zip bundle: %d %q %q", r.Code, r.Stdout, r.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "store", "threads", "144AFBA2676A2231983B3DCC7FE8C9FE0", "threads.sym")); err != nil {
+		t.Errorf("bundle not stored: %v", err)
 	}
 }
 
