@@ -41,9 +41,12 @@ CREATE INDEX crashes_status ON crashes (status, received_at);
 `,
 	// 2: the modules each crash was walked without symbols (missing.go).
 	// module is lower(debug_file) + "/" + upper(debug_id), the lookup key.
+	// No foreign key to crashes: a partitioned crashes table (PostgreSQL,
+	// issue 26) has no unique crash_id alone; what removes crashes
+	// removes their rows here too (by crash_id or received_at).
 	2: `
 CREATE TABLE missing_symbols (
-	crash_id    TEXT NOT NULL REFERENCES crashes (crash_id) ON DELETE CASCADE,
+	crash_id    TEXT NOT NULL,
 	module      TEXT NOT NULL,
 	debug_file  TEXT NOT NULL,
 	debug_id    TEXT NOT NULL,
