@@ -1,7 +1,9 @@
 // Package index is crashd's index of crashes: one row per crash (status,
 // dates, product, version, OS, CPU, signature, crash reason, attempts) for
-// the API's queries. The blob store holds the crashes themselves; the
-// index can be rebuilt from it.
+// the API's queries, and per crash the modules its walk had no symbols for
+// (MissingSymbolsIndex: what to upload, and which crashes to walk again
+// when the symbols arrive). The blob store holds the crashes themselves;
+// the index can be rebuilt from it.
 //
 // [Index] is the interface; [SQLite] implements it on an embedded SQLite
 // database (modernc.org/sqlite, no cgo). Its SQL is kept portable
