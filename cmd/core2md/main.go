@@ -40,6 +40,7 @@ func newCommand(stderr io.Writer) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "o", Usage: "write the minidump to `FILE` (default CORE.dmp)"},
 			&cli.BoolFlag{Name: "no-host-info", Usage: "do not record this machine's CPU and OS information"},
+			&cli.BoolFlag{Name: "breakpad-memory", Usage: "keep only the memory Breakpad's client saves: the stacks and 256 bytes around the crash's pc (no vDSO, no code around return addresses)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			args := cmd.Args().Slice()
@@ -54,12 +55,12 @@ func newCommand(stderr io.Writer) *cli.Command {
 			if len(args) == 2 {
 				opt.Executable = args[1]
 			}
-			return convert(stderr, args[0], out, opt)
+			return convert(stderr, args[0], out, opt, cmd.Bool("breakpad-memory"))
 		},
 	}
 }
 
-func convert(stderr io.Writer, corePath, out string, opt capture.CoreOptions) error {
+func convert(stderr io.Writer, corePath, out string, opt capture.CoreOptions, breakpadMemory bool) error {
 	core, err := elfcore.Open(corePath)
 	if err != nil {
 		return explainNotCore(corePath, err)
@@ -74,6 +75,9 @@ func convert(stderr io.Writer, corePath, out string, opt capture.CoreOptions) er
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(stderr, "core2md: note: %s\n", n)
+	}
+	if breakpadMemory {
+		p.KeepBreakpadMemory()
 	}
 	return p.WriteMinidumpFile(out)
 }

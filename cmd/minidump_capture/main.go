@@ -56,6 +56,7 @@ func newCommand(stderr io.Writer, status *syscall.WaitStatus) *cli.Command {
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "o", Value: ".", Usage: "write minidumps into `DIR`"},
+			&cli.BoolFlag{Name: "breakpad-memory", Usage: "keep only the memory Breakpad's client saves: the stacks and 256 bytes around the crash's pc (no vDSO, no code around return addresses)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			argv := cmd.Args().Slice()
@@ -68,7 +69,12 @@ func newCommand(stderr io.Writer, status *syscall.WaitStatus) *cli.Command {
 			}
 			ws, err := capture.Run(argv, capture.RunOptions{
 				Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-				OnCrash: func(p *capture.Process) error { return writeDump(stderr, dir, argv[0], p) },
+				OnCrash: func(p *capture.Process) error {
+					if cmd.Bool("breakpad-memory") {
+						p.KeepBreakpadMemory()
+					}
+					return writeDump(stderr, dir, argv[0], p)
+				},
 				Started: forwardSignals(),
 			})
 			*status = ws
