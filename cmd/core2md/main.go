@@ -1,14 +1,16 @@
 // Command core2md converts a Linux ELF core file into a minidump:
 //
-//	core2md [-o OUT] [--no-host-info] CORE [EXECUTABLE]
+//	core2md [-o OUT] [--no-host-info] [--breakpad-memory] CORE [EXECUTABLE]
 //
-// Cores of x86-64, 32-bit x86 and AArch64 processes are understood, whether
+// Cores of x86-64, 32-bit x86, AArch64 and 32-bit arm processes are understood, whether
 // the kernel or qemu-user wrote them. EXECUTABLE is the crashed program: it
 // identifies the program's module when the core does not name its files
 // (qemu-user's cores) and supplies the code around the program counters.
 // The minidump goes to OUT, by default CORE.dmp. Unless --no-host-info is
 // given, this machine's /proc/cpuinfo, release file and kernel version are
-// recorded as the crashed machine's. What could not be converted is listed on
+// recorded as the crashed machine's. --breakpad-memory keeps only the memory
+// Breakpad's client saves (the stacks and 256 bytes around the crash's pc).
+// What could not be converted is listed on
 // standard error; the dump is still written.
 package main
 

@@ -30,6 +30,7 @@
 # their neighbours (trim.go), to keep them small.
 #
 # Needs gcc, gcc-12-aarch64-linux-gnu with libc6-dev-arm64-cross,
+# gcc-arm-linux-gnueabihf with libc6-dev-armhf-cross,
 # gcc-i686-linux-gnu, qemu-user, gdb and gdb-multiarch; run from anywhere,
 # with Go on PATH. Tests need none of these.
 here=$(cd "$(dirname "$0")" && pwd)
@@ -47,7 +48,7 @@ syms() {
 syms_nocode() {
 	syms_trim "$1" "$2" $(truth_names "$here/$1/truth.txt") gsignal \
 		sigaction __sigaction __libc_sigaction _dl_sysinfo_int80 __kernel_vsyscall
-	grep -Ev ' (__restore|__restore_rt|__kernel_sigreturn|__kernel_rt_sigreturn)$' "$symfile" >"$symfile.tmp"
+	grep -Ev ' (__restore|__restore_rt|__kernel_sigreturn|__kernel_rt_sigreturn|__default_sa_restorer|__default_rt_sa_restorer)$' "$symfile" >"$symfile.tmp"
 	mv "$symfile.tmp" "$symfile"
 }
 
@@ -74,7 +75,7 @@ nocode_case() {
 			gdb_stub $a $b $m continue bt | bt2truth >"$here/$c/truth.txt"
 		fi
 		core=$(qemu_core $a $b $m)
-		if [ $a = x86 ]; then
+		if [ $a = x86 ] || [ $a = arm ]; then
 			gdb_core $b "$core" bt | bt2truth >"$here/$c/truth.txt"
 		fi
 		./core2md --no-host-info --breakpad-memory -o "$here/$c/crash.dmp" "$core" $b
@@ -84,17 +85,32 @@ nocode_case() {
 	syms_nocode $c $b
 }
 
-# generate.sh nocode makes only the *-nocode cases (the others were made
-# before sigcrash.c had its segvold mode; a whole run remakes them too).
+# generate.sh nocode [ARCH...] makes only the *-nocode cases (of the
+# ARCHs among arm x64 x86 arm64 x86-native; all by default). The others
+# were made before sigcrash.c had its segvold mode; a whole run remakes
+# them too.
+# 32-bit arm (qemu-arm, truth from its core; glibc's
+# __default_rt_sa_restorer): only arm-segv-nocode.
+cc_arm=${cc_arm:-arm-linux-gnueabihf-gcc}
+qemu_arm=qemu-arm
+$cc_arm -O1 -g -static -fdebug-prefix-map="$work=." -fdebug-prefix-map="$here=." -o sigcrash-arm "$here/sigcrash.c"
+
 nocode_cases() {
+	local m a
 	for m in abort segv segvold; do
-		nocode_case x64-$m-nocode x64 sigcrash-x64 $m
-		nocode_case x86-$m-nocode x86 sigcrash-x86 $m
-		nocode_case arm64-$m-nocode arm64 sigcrash-arm64 $m
-		nocode_case x86-native-$m-nocode x86-native sigcrash-x86 $m
+		for a in ${arches:-arm x64 x86 arm64 x86-native}; do
+			# gdb shows "??" past qemu-arm's old-style frames
+			# (signal(): abort, segvold): no truth there.
+			if [ $a = arm ] && [ $m != segv ]; then
+				continue
+			fi
+			nocode_case $a-$m-nocode $a sigcrash-${a%-native} $m
+		done
 	done
 }
 if [ "${1:-}" = nocode ]; then
+	shift
+	arches=$*
 	nocode_cases
 	exit 0
 fi
