@@ -28,6 +28,8 @@ var rtSigframe = &unwind.SignalFrame{
 // mcontext 256, the kernel's sigset_t 8), the siginfo after it (written
 // only for SA_SIGINFO handlers, so not looked at).
 const (
+	userCS   = 0x33 // __USER_CS
+	userDS   = 0x2b // __USER_DS
 	ucFlags  = 0
 	ucLink   = 8
 	mcCSGSFS = 40 + 144
@@ -37,8 +39,9 @@ const (
 
 // isRtSigframe recognises the rt frame from the stack: uc_link null,
 // uc_flags only the kernel's few flags (UC_FP_XSTATE, UC_SIGCONTEXT_SS,
-// UC_STRICT_RESTORE_SS), cs a user-mode selector (RPL 3), ss one too or
-// zero, and the fpstate pointer null or 64-byte aligned into the frame
+// UC_STRICT_RESTORE_SS), csgsfs the 64-bit user code selector 0x33 with gs
+// and fs 0 (as the kernel writes them) and ss the user data selector 0x2b
+// or 0, and the fpstate pointer null or 64-byte aligned into the frame
 // above the ucontext (the kernel puts the xsave area there).
 func isRtSigframe(env unwind.Env, sp uint64) bool {
 	var v [4]uint64
@@ -51,7 +54,7 @@ func isRtSigframe(env unwind.Env, sp uint64) bool {
 	}
 	flags, link, csgsfs, fpstate := v[0], v[1], v[2], v[3]
 	ss := csgsfs >> 48
-	return flags < 1<<8 && link == 0 && csgsfs&3 == 3 && (ss == 0 || ss&3 == 3) &&
+	return flags < 1<<8 && link == 0 && csgsfs&(1<<48-1) == userCS && (ss == 0 || ss == userDS) &&
 		(fpstate == 0 || fpstate >= sp+ucSize && fpstate-sp < 1<<16 && fpstate%64 == 0)
 }
 

@@ -119,6 +119,8 @@ func TestSignalFrameFromStackRejected(t *testing.T) {
 		{"uc_flags junk", 0, 0x401000},
 		{"kernel cs", 40 + 144, 0x10},
 		{"kernel ss", 40 + 144, 0x18<<48 | 0x33},
+		{"fs set", 40 + 144, 0x2b<<48 | 0x63<<32 | 0x33},
+		{"32-bit cs", 40 + 144, 0x2b<<48 | 0x23},
 		{"fpstate below the frame", 40 + 184, 0x1000},
 		{"fpstate unaligned", 40 + 184, 0},
 		{"pc in no module", 40 + 128, 0x9000000},

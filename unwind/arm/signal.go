@@ -35,13 +35,16 @@ var (
 	}
 )
 
-// isUcontext recognises a ucontext at uc from the stack: uc_link null and
-// the saved arm_cpsr in user mode (M[4:0] 0x10) with interrupts enabled
-// (I and F clear), as the kernel saves every user context.
+// isUcontext recognises a ucontext at uc from the stack: uc_flags 0 (rt
+// frames, and qemu-user's) or 0x5ac3c35a (the kernel's old-style frames,
+// "a value which sc.trap_no would never have"), uc_link null and the
+// saved arm_cpsr in user mode (M[4:0] 0x10) with interrupts enabled (I
+// and F clear), as the kernel saves every user context.
 func isUcontext(env unwind.Env, uc uint32) bool {
+	flags, ok0 := unwind.Read32(env, uint64(uc))
 	link, ok1 := unwind.Read32(env, uint64(uc+4))
 	cpsr, ok2 := unwind.Read32(env, uint64(uc+20+76))
-	return ok1 && ok2 && link == 0 && cpsr&0x1f == 0x10 && cpsr&0xc0 == 0
+	return ok0 && ok1 && ok2 && (flags == 0 || flags == 0x5ac3c35a) && link == 0 && cpsr&0x1f == 0x10 && cpsr&0xc0 == 0
 }
 
 // isRtSigframe recognises the rt frame: a signal number in the siginfo,

@@ -101,6 +101,7 @@ func TestSignalFrameFromStackRejected(t *testing.T) {
 		v    uint64
 	}{
 		{"uc_link set", false, 4, 0x7fff0000},
+		{"uc_flags junk", false, 0, 0x11010},
 		{"cpsr in svc mode", false, 20 + 76, 0x60000013},
 		{"cpsr with irqs masked", true, 20 + 76, 0x600000d0},
 		{"pc in no module", false, 20 + 72, 0x9000000},

@@ -24,8 +24,9 @@ var sigframe = &unwind.SignalFrame{
 
 // isSigframe recognises the old-style frame from the stack: a signal
 // number, then a sigcontext whose esp and esp_at_signal (the kernel and
-// qemu-user store the interrupted esp in both) agree, whose cs and ss
-// selectors are user mode (RPL 3), and whose fpstate pointer is null or
+// qemu-user store the interrupted esp in both) agree, whose cs and ss are
+// the user selectors of an i386 kernel (0x73, 0x7b) or of an x86-64 one
+// (0x23, 0x2b: also qemu-user's), and whose fpstate pointer is null or
 // points above the sigcontext, into the frame. (trapno is not looked at:
 // qemu-user leaves it -1.)
 func isSigframe(env unwind.Env, sp uint64) bool {
@@ -41,7 +42,8 @@ func isSigframe(env unwind.Env, sp uint64) bool {
 		}
 	}
 	esp, cs, espAtSignal, ss, fpstate := w[7], w[15], w[17], w[18], w[19]
-	return esp == espAtSignal && cs&3 == 3 && ss&3 == 3 &&
+	cs, ss = cs&0xffff, ss&0xffff
+	return esp == espAtSignal && (cs == 0x73 && ss == 0x7b || cs == 0x23 && ss == 0x2b) &&
 		(fpstate == 0 || fpstate > sc && fpstate-sc < 1<<16)
 }
 

@@ -112,6 +112,7 @@ func TestSignalFrameFromStackRejected(t *testing.T) {
 		{"esp_at_signal differs", false, func(c *signalCase) { c.env.Put(c.sc+68, c.isp+16) }},
 		{"kernel cs", false, func(c *signalCase) { c.env.Put(c.sc+60, 0x60) }},
 		{"kernel ss", false, func(c *signalCase) { c.env.Put(c.sc+72, 0x68) }},
+		{"selectors of two kernels", false, func(c *signalCase) { c.env.Put(c.sc+72, 0x2b) }},
 		{"fpstate below the frame", false, func(c *signalCase) { c.env.Put(c.sc+76, c.sp) }},
 		{"pinfo elsewhere", true, func(c *signalCase) { c.env.Put(c.sp+8, c.sp+20) }},
 		{"puc elsewhere", true, func(c *signalCase) { c.env.Put(c.sp+12, c.sp+4) }},
