@@ -13,8 +13,9 @@
 # symbol), so that the walker finds the signal frame from the stack alone:
 # x86-64 (glibc's __restore_rt), i386 under qemu (glibc's __restore and
 # __restore_rt), i386 natively (the vDSO's __kernel_sigreturn and
-# __kernel_rt_sigreturn, the vDSO having no symbols) and arm64 under
-# qemu (qemu's trampoline page, no module). segvold is the old-style
+# __kernel_rt_sigreturn, the vDSO having no symbols), arm64 under qemu
+# (qemu's trampoline page, no module) and 32-bit arm under qemu (glibc's
+# __default_rt_sa_restorer; segv only). segvold is the old-style
 # frame with the crash in the handler (natively, frame 0 of abort is in the
 # vDSO, which such a dump cannot name).
 #
