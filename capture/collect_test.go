@@ -13,6 +13,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/arch/arm"
 	"github.com/gobreakpad/gobreakpad/capture/elfcore"
 	"github.com/gobreakpad/gobreakpad/capture/procfs"
 )
@@ -223,6 +224,32 @@ func TestARM64Context(t *testing.T) {
 	}
 	if c.Iregs[29] != 29 || c.Iregs[31] != 31 || c.Iregs[32] != 32 || c.Cpsr != 33 {
 		t.Errorf("context %+v", c)
+	}
+}
+
+// TestARMContext: 32-bit arm's r0-r15 and cpsr, written as an arm context
+// of a dump whose machine is armv7l.
+func TestARMContext(t *testing.T) {
+	r := make([]uint64, 18)
+	for i := range r {
+		r[i] = uint64(0x100 + i)
+	}
+	c, err := armContext(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Iregs[13] != 0x10d || c.Iregs[15] != 0x10f || c.Cpsr != 0x110 || c.ContextFlags != arm.ContextInteger {
+		t.Errorf("context %+v", c)
+	}
+	if _, err := armContext(r[:16]); err == nil {
+		t.Errorf("16 registers accepted")
+	}
+	mc, err := mdContext(arch.ARM, c)
+	if err != nil || mc.ARM != c {
+		t.Errorf("mdContext: %+v, %v", mc, err)
+	}
+	if m := machineName(arch.ARM); m != "armv7l" {
+		t.Errorf("machine %q", m)
 	}
 }
 

@@ -44,6 +44,8 @@ func FromCore(core *elfcore.File, opt CoreOptions) (*Process, error) {
 		p.CPU = arch.X86
 	case elf.EM_AARCH64:
 		p.CPU = arch.ARM64
+	case elf.EM_ARM:
+		p.CPU = arch.ARM
 	default:
 		return nil, fmt.Errorf("core: unsupported machine %v", core.Machine)
 	}
@@ -163,6 +165,12 @@ func coreThread(cpu arch.CPU, ct elfcore.Thread) (Thread, error) {
 			return t, err
 		}
 		t.Context, t.SP, t.PC = c, c.Iregs[31], c.Iregs[32]
+	case arch.ARM:
+		c, err := armContext(ct.Regs)
+		if err != nil {
+			return t, err
+		}
+		t.Context, t.SP, t.PC = c, uint64(c.Iregs[13]), uint64(c.Iregs[15])
 	}
 	return t, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/arch/arm"
 	"github.com/gobreakpad/gobreakpad/arch/arm64"
 	"github.com/gobreakpad/gobreakpad/arch/x86"
 )
@@ -255,6 +256,24 @@ func arm64Context(r []uint64, fpsimd []byte) (*arm64.Context, error) {
 		c.FloatSave.Fpsr = le.Uint32(fpsimd[512:])
 		c.FloatSave.Fpcr = le.Uint32(fpsimd[516:])
 		c.ContextFlags |= arm64.ContextFloatingPoint
+	}
+	return c, nil
+}
+
+// armNumRegs is the count of 32-bit arm's user_regs words the context
+// takes: r0-r15, then cpsr (orig_r0 follows).
+const armNumRegs = 17
+
+// armContext converts 32-bit arm user_regs words (r0-r15, cpsr, orig_r0)
+// into a minidump context (integer registers only: the VFP registers are
+// in a note of their own, not read).
+func armContext(r []uint64) (*arm.Context, error) {
+	if len(r) < armNumRegs {
+		return nil, fmt.Errorf("arm registers: %d words, want %d", len(r), armNumRegs)
+	}
+	c := &arm.Context{ContextFlags: arm.ContextInteger, Cpsr: uint32(r[16])}
+	for i := range c.Iregs {
+		c.Iregs[i] = uint32(r[i])
 	}
 	return c, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/arch/arm"
 	"github.com/gobreakpad/gobreakpad/arch/arm64"
 	"github.com/gobreakpad/gobreakpad/arch/x86"
 	"github.com/gobreakpad/gobreakpad/minidump"
@@ -162,6 +163,8 @@ func mdContext(cpu arch.CPU, c Context) (*minidump.Context, error) {
 		mc.X86 = c
 	case *arm64.Context:
 		mc.ARM64 = c
+	case *arm.Context:
+		mc.ARM = c
 	default:
 		return nil, fmt.Errorf("context of type %T cannot be written", c)
 	}
@@ -254,6 +257,8 @@ func machineName(cpu arch.CPU) string {
 		return "i686"
 	case arch.ARM64:
 		return "aarch64"
+	case arch.ARM:
+		return "armv7l"
 	}
 	return cpu.String()
 }

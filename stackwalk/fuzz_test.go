@@ -33,6 +33,15 @@ func FuzzProcess(f *testing.F) {
 	if b, err := os.ReadFile(filepath.Join(corpus.Path(), "breakpad/processor/minidump2.dmp")); err == nil {
 		f.Add(b)
 	}
+	// Signal frames found from the stack alone (i386 and arm64): the
+	// trampolines' code is not in these dumps.
+	for _, c := range []string{"x86-native-segv-nocode", "arm64-segv-nocode"} {
+		b, err := os.ReadFile(filepath.Join("../testdata/signal", c, "crash.dmp"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := minidump.NewFileBytes(data)
 		if err != nil {

@@ -120,6 +120,10 @@ type Frame struct {
 	// handler returned to it): its pc starts the trampoline, so its symbol
 	// is looked up at the pc, and its caller is the interrupted frame.
 	Trampoline bool
+	// Signal is the layout of the signal frame at this frame's stack
+	// pointer when it was recognised from the stack (the trampoline's
+	// code not being in the dump; StackSignalFrame); nil otherwise.
+	Signal *SignalFrame
 }
 
 // Memory is the stack memory an unwinder reads: the same one-method

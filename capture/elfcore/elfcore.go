@@ -2,7 +2,7 @@
 // (NT_PRSTATUS, NT_PRFPREG, NT_PRXFPREG), the process notes (NT_PRPSINFO,
 // NT_SIGINFO, NT_AUXV, NT_FILE) and the memory the PT_LOAD segments hold.
 //
-// Cores of x86-64, i386 and AArch64 processes are understood, whether the
+// Cores of x86-64, i386, AArch64 and 32-bit arm processes are understood, whether the
 // kernel or qemu-user wrote them. The ELF headers are read with debug/elf;
 // the notes are decoded here, bounds-checked, since core files are untrusted
 // input.
@@ -86,7 +86,7 @@ type Segment struct {
 // File is an opened core file.
 type File struct {
 	Class     elf.Class        // ELFCLASS32 or ELFCLASS64: the word size of the notes
-	Machine   elf.Machine      // EM_X86_64, EM_386 or EM_AARCH64
+	Machine   elf.Machine      // EM_X86_64, EM_386, EM_AARCH64 or EM_ARM
 	ByteOrder binary.ByteOrder // of the core and of the dumped process
 	Threads   []Thread         // in note order: the kernel puts the dumping thread first
 	Psinfo    *Psinfo          // nil without an NT_PRPSINFO note
@@ -132,7 +132,7 @@ func NewFile(r io.ReaderAt) (*File, error) {
 	}
 	f := &File{Class: ef.Class, Machine: ef.Machine, ByteOrder: ef.ByteOrder}
 	switch ef.Machine {
-	case elf.EM_X86_64, elf.EM_386, elf.EM_AARCH64:
+	case elf.EM_X86_64, elf.EM_386, elf.EM_AARCH64, elf.EM_ARM:
 	default:
 		return nil, fmt.Errorf("core: unsupported machine %v", ef.Machine)
 	}
@@ -206,6 +206,8 @@ func (f *File) layout() layout {
 	switch f.Machine {
 	case elf.EM_386:
 		return layout{word: 4, regOff: 72, nregs: 17, pidOff: 24, timeOff: 40, psPID: 12, psFname: 28, psArgs: 44, sigAddr: 12}
+	case elf.EM_ARM: // i386's, with 18 registers: r0-r15, cpsr, orig_r0
+		return layout{word: 4, regOff: 72, nregs: 18, pidOff: 24, timeOff: 40, psPID: 12, psFname: 28, psArgs: 44, sigAddr: 12}
 	case elf.EM_AARCH64:
 		return layout{word: 8, regOff: 112, nregs: 34, pidOff: 32, timeOff: 48, psPID: 24, psFname: 40, psArgs: 56, sigAddr: 16}
 	default: // EM_X86_64

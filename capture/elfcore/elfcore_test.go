@@ -158,3 +158,35 @@ func FuzzNewFile(f *testing.F) {
 		}
 	})
 }
+
+// TestNewFileARM: a 32-bit arm core (ELF32, EM_ARM) whose NT_PRSTATUS
+// holds r0-r15, cpsr and orig_r0 at i386's offsets.
+func TestNewFileARM(t *testing.T) {
+	le := binary.LittleEndian
+	st := make([]byte, 148)
+	le.PutUint16(st[12:], 11) // pr_cursig
+	le.PutUint32(st[24:], 77) // pr_pid
+	for i := range 18 {
+		le.PutUint32(st[72+4*i:], uint32(0x100+i))
+	}
+	notes := note(NT_PRSTATUS, st)
+	const ehsize, phsize = 52, 32
+	var b bytes.Buffer
+	h := elf.Header32{Type: uint16(elf.ET_CORE), Machine: uint16(elf.EM_ARM), Version: 1, Phoff: ehsize, Ehsize: ehsize, Phentsize: phsize, Phnum: 1}
+	copy(h.Ident[:], elf.ELFMAG)
+	h.Ident[elf.EI_CLASS], h.Ident[elf.EI_DATA], h.Ident[elf.EI_VERSION] = byte(elf.ELFCLASS32), byte(elf.ELFDATA2LSB), 1
+	binary.Write(&b, le, h)
+	binary.Write(&b, le, elf.Prog32{Type: uint32(elf.PT_NOTE), Off: ehsize + phsize, Filesz: uint32(len(notes))})
+	b.Write(notes)
+	f, err := NewFile(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Machine != elf.EM_ARM || len(f.Threads) != 1 {
+		t.Fatalf("machine %v, %d threads", f.Machine, len(f.Threads))
+	}
+	th := f.Threads[0]
+	if th.ID != 77 || th.Signal != 11 || len(th.Regs) != 18 || th.Regs[15] != 0x10f || th.Regs[16] != 0x110 {
+		t.Errorf("thread = id %d sig %d regs %#x", th.ID, th.Signal, th.Regs)
+	}
+}

@@ -1,14 +1,16 @@
 // Command core2md converts a Linux ELF core file into a minidump:
 //
-//	core2md [-o OUT] [--no-host-info] CORE [EXECUTABLE]
+//	core2md [-o OUT] [--no-host-info] [--breakpad-memory] CORE [EXECUTABLE]
 //
-// Cores of x86-64, 32-bit x86 and AArch64 processes are understood, whether
+// Cores of x86-64, 32-bit x86, AArch64 and 32-bit arm processes are understood, whether
 // the kernel or qemu-user wrote them. EXECUTABLE is the crashed program: it
 // identifies the program's module when the core does not name its files
 // (qemu-user's cores) and supplies the code around the program counters.
 // The minidump goes to OUT, by default CORE.dmp. Unless --no-host-info is
 // given, this machine's /proc/cpuinfo, release file and kernel version are
-// recorded as the crashed machine's. What could not be converted is listed on
+// recorded as the crashed machine's. --breakpad-memory keeps only the memory
+// Breakpad's client saves (the stacks and 256 bytes around the crash's pc).
+// What could not be converted is listed on
 // standard error; the dump is still written.
 package main
 
@@ -40,6 +42,7 @@ func newCommand(stderr io.Writer) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "o", Usage: "write the minidump to `FILE` (default CORE.dmp)"},
 			&cli.BoolFlag{Name: "no-host-info", Usage: "do not record this machine's CPU and OS information"},
+			&cli.BoolFlag{Name: "breakpad-memory", Usage: "keep only the memory Breakpad's client saves: the stacks and 256 bytes around the crash's pc (no vDSO, no code around return addresses)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			args := cmd.Args().Slice()
@@ -54,12 +57,12 @@ func newCommand(stderr io.Writer) *cli.Command {
 			if len(args) == 2 {
 				opt.Executable = args[1]
 			}
-			return convert(stderr, args[0], out, opt)
+			return convert(stderr, args[0], out, opt, cmd.Bool("breakpad-memory"))
 		},
 	}
 }
 
-func convert(stderr io.Writer, corePath, out string, opt capture.CoreOptions) error {
+func convert(stderr io.Writer, corePath, out string, opt capture.CoreOptions, breakpadMemory bool) error {
 	core, err := elfcore.Open(corePath)
 	if err != nil {
 		return explainNotCore(corePath, err)
@@ -74,6 +77,9 @@ func convert(stderr io.Writer, corePath, out string, opt capture.CoreOptions) er
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(stderr, "core2md: note: %s\n", n)
+	}
+	if breakpadMemory {
+		p.KeepBreakpadMemory()
 	}
 	return p.WriteMinidumpFile(out)
 }

@@ -93,4 +93,49 @@ func TestConvert(t *testing.T) {
 	if _, err := f.Stream(minidump.LinuxCPUInfo); err != nil {
 		t.Errorf("host information missing: %v", err)
 	}
+	checkBreakpadMemory(t, cores[0], prog, len(mods))
+}
+
+// checkBreakpadMemory converts the core with --breakpad-memory: the same
+// modules, and memory only in the threads' stacks and the 256 bytes around
+// the crashing thread's pc.
+func checkBreakpadMemory(t *testing.T, core, prog string, modules int) {
+	var stderr strings.Builder
+	out := filepath.Join(t.TempDir(), "bp.dmp")
+	if err := newCommand(&stderr).Run(t.Context(), []string{"core2md", "--breakpad-memory", "-o", out, core, prog}); err != nil {
+		t.Fatalf("--breakpad-memory: %v\n%s", err, stderr.String())
+	}
+	f, err := minidump.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if mods, err := f.ModuleList(); err != nil || len(mods) != modules {
+		t.Errorf("--breakpad-memory: %d modules (%v), want %d", len(mods), err, modules)
+	}
+	threads, err := f.ThreadList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exc, err := f.Exception()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exc.Context == nil {
+		t.Fatalf("exception context: %v", exc.ContextErr)
+	}
+	pc := exc.Context.InstructionPointer()
+	m, _ := f.Memory()
+	for _, r := range m.Regions() {
+		inStack := false
+		for _, th := range threads {
+			s := th.Stack
+			if r.Start >= s.StartOfMemoryRange && r.Start+r.Size <= s.StartOfMemoryRange+uint64(s.Memory.DataSize) {
+				inStack = true
+			}
+		}
+		if !inStack && (r.Start < pc-128 || r.Start+r.Size > pc+128) {
+			t.Errorf("--breakpad-memory: %d bytes at %#x: neither a stack nor around the pc %#x", r.Size, r.Start, pc)
+		}
+	}
 }

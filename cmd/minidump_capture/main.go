@@ -1,7 +1,7 @@
 // Command minidump_capture runs a program and writes a minidump when it
 // crashes, without linking a crash reporter into it:
 //
-//	minidump_capture [-o DIR] -- PROGRAM [ARGS ...]
+//	minidump_capture [-o DIR] [--breakpad-memory] -- PROGRAM [ARGS ...]
 //
 // The program runs under ptrace. When one of its processes receives a fatal
 // signal it does not handle (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
@@ -16,6 +16,8 @@
 // program that does not crash leaves no dump. SIGTERM and SIGHUP sent to
 // this command are passed on to the program; SIGINT and SIGQUIT (which the
 // terminal sends to both) do not end this command before the program.
+// --breakpad-memory keeps only the memory Breakpad's client saves (the
+// stacks and 256 bytes around the crash's pc).
 //
 // Captures of x86-64 programs and of 32-bit x86 programs on x86-64 hosts are
 // supported. What could not be captured (unreadable memory, threads that
@@ -56,6 +58,7 @@ func newCommand(stderr io.Writer, status *syscall.WaitStatus) *cli.Command {
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "o", Value: ".", Usage: "write minidumps into `DIR`"},
+			&cli.BoolFlag{Name: "breakpad-memory", Usage: "keep only the memory Breakpad's client saves: the stacks and 256 bytes around the crash's pc (no vDSO, no code around return addresses)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			argv := cmd.Args().Slice()
@@ -68,7 +71,12 @@ func newCommand(stderr io.Writer, status *syscall.WaitStatus) *cli.Command {
 			}
 			ws, err := capture.Run(argv, capture.RunOptions{
 				Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-				OnCrash: func(p *capture.Process) error { return writeDump(stderr, dir, argv[0], p) },
+				OnCrash: func(p *capture.Process) error {
+					if cmd.Bool("breakpad-memory") {
+						p.KeepBreakpadMemory()
+					}
+					return writeDump(stderr, dir, argv[0], p)
+				},
 				Started: forwardSignals(),
 			})
 			*status = ws

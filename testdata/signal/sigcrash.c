@@ -8,6 +8,9 @@
  *          interrupted level2 on the stack
  *   segv   a SIGSEGV handler (sigaction with SA_SIGINFO and SA_RESETHAND:
  *          an rt frame) that writes through a null pointer itself
+ *   segvold  the same with the handler installed by signal() (an
+ *          old-style frame on i386): the kernel kills the process at the
+ *          handler's own fault, SIGSEGV being blocked in its handler
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -28,6 +31,12 @@ static void __attribute__((noinline)) on_segv_crash(int sig, siginfo_t *si, void
 	(void)uc;
 	sink = sig;
 	*bad = 2;
+}
+
+static void __attribute__((noinline)) on_segv_crash_old(int sig)
+{
+	sink = sig;
+	*bad = 3;
 }
 
 int __attribute__((noinline)) level2(int n)
@@ -51,6 +60,8 @@ int main(int argc, char **argv)
 		sa.sa_sigaction = on_segv_crash;
 		sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
 		sigaction(SIGSEGV, &sa, 0);
+	} else if (argc > 1 && strcmp(argv[1], "segvold") == 0) {
+		signal(SIGSEGV, on_segv_crash_old);
 	} else {
 		signal(SIGSEGV, on_segv_abort);
 	}

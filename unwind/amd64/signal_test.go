@@ -85,3 +85,56 @@ func TestNoSignalFrame(t *testing.T) {
 		}
 	}
 }
+
+// stackSignalEnv is signalEnv with what the kernel writes besides the
+// registers: uc_flags, cs and ss in csgsfs, and the fpstate pointer
+// (into the frame above the ucontext, 64-byte aligned). It returns the
+// ucontext's address too.
+func stackSignalEnv(t *testing.T) (*unwindtest.Env, *unwind.Frame, map[int]uint64, uint64) {
+	env, ctx, want := signalEnv(t)
+	uc := ctx.Regs[amd64.RSP] + 8
+	env.Push(make([]uint64, 64)...)
+	env.Put(uc, 7)                    // uc_flags
+	env.Put(uc+40+144, 0x2b<<48|0x33) // csgsfs
+	env.Put(uc+40+184, (uc+304+63)&^63)
+	return env, ctx, want, uc
+}
+
+// TestSignalFrameFromStack: without __restore_rt's code or name, the
+// rt_sigframe is recognised from the stack.
+func TestSignalFrameFromStack(t *testing.T) {
+	env, ctx, want, _ := stackSignalEnv(t)
+	checkSignalWalk(t, env, ctx, want)
+}
+
+// TestSignalFrameFromStackRejected: a frame that fails one of the checks is
+// not taken for a signal frame.
+func TestSignalFrameFromStackRejected(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		off  uint64 // from the ucontext
+		v    uint64
+	}{
+		{"uc_link set", 8, 0x7fff0000},
+		{"uc_flags junk", 0, 0x401000},
+		{"kernel cs", 40 + 144, 0x10},
+		{"kernel ss", 40 + 144, 0x18<<48 | 0x33},
+		{"fs set", 40 + 144, 0x2b<<48 | 0x63<<32 | 0x33},
+		{"32-bit cs", 40 + 144, 0x2b<<48 | 0x23},
+		{"fpstate below the frame", 40 + 184, 0x1000},
+		{"fpstate unaligned", 40 + 184, 0},
+		{"pc in no module", 40 + 128, 0x9000000},
+	} {
+		env, ctx, _, uc := stackSignalEnv(t)
+		v := tc.v
+		if tc.name == "fpstate unaligned" {
+			v = (uc+304+63)&^63 + 8
+		}
+		env.Put(uc+tc.off, v)
+		for _, f := range unwindtest.Walk(amd64unwind.Unwinder{}, env, ctx, 10) {
+			if f.Trust == unwind.TrustSignal || f.Trampoline {
+				t.Errorf("%s: signal frame found at %#x", tc.name, f.Regs[amd64.RIP])
+			}
+		}
+	}
+}

@@ -90,7 +90,7 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 	if unwind.TerminateWalk(f.Regs[amd64.RIP], f.Regs[amd64.RSP], last.Regs[amd64.RSP], unwind.Innermost(last)) {
 		return nil
 	}
-	unwind.MarkTrampoline(env, f, f.Regs[amd64.RIP], trampolines)
+	unwind.MarkTrampoline(env, f, f.Regs[amd64.RIP], amd64.RIP, amd64.RSP, trampolines)
 	return f
 }
 

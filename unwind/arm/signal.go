@@ -25,13 +25,34 @@ var (
 		Regs:     func(_ unwind.Env, sp uint64) (uint64, bool) { return uint64(uint32(sp + 20)), true },
 		Offsets:  mcontextRegs,
 		WordSize: 4,
+		Check:    func(env unwind.Env, sp uint64) bool { return isUcontext(env, uint32(sp)) },
 	}
 	rtSigframe = &unwind.SignalFrame{
 		Regs:     func(_ unwind.Env, sp uint64) (uint64, bool) { return uint64(uint32(sp + 128 + 20)), true },
 		Offsets:  mcontextRegs,
 		WordSize: 4,
+		Check:    isRtSigframe,
 	}
 )
+
+// isUcontext recognises a ucontext at uc from the stack: uc_flags 0 (rt
+// frames, and qemu-user's) or 0x5ac3c35a (the kernel's old-style frames,
+// "a value which sc.trap_no would never have"), uc_link null and the
+// saved arm_cpsr in user mode (M[4:0] 0x10) with interrupts enabled (I
+// and F clear), as the kernel saves every user context.
+func isUcontext(env unwind.Env, uc uint32) bool {
+	flags, ok0 := unwind.Read32(env, uint64(uc))
+	link, ok1 := unwind.Read32(env, uint64(uc+4))
+	cpsr, ok2 := unwind.Read32(env, uint64(uc+20+76))
+	return ok0 && ok1 && ok2 && (flags == 0 || flags == 0x5ac3c35a) && link == 0 && cpsr&0x1f == 0x10 && cpsr&0xc0 == 0
+}
+
+// isRtSigframe recognises the rt frame: a signal number in the siginfo,
+// then a ucontext (isUcontext).
+func isRtSigframe(env unwind.Env, sp uint64) bool {
+	signo, ok := unwind.Read32(env, sp)
+	return ok && unwind.SignalNumber(uint64(signo)) && isUcontext(env, uint32(sp+128))
+}
 
 // trampolines: sigreturn (mov r7, #119; svc 0) and rt_sigreturn
 // (mov r7, #173; svc 0) in ARM and Thumb code (glibc's

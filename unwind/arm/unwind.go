@@ -92,7 +92,7 @@ func (u Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed boo
 	if unwind.TerminateWalk(f.Regs[arm.SlotPC], f.Regs[arm.SlotSP], last.Regs[arm.SlotSP], unwind.Innermost(last)) {
 		return nil
 	}
-	unwind.MarkTrampoline(env, f, f.Regs[arm.SlotPC]&^1, trampolines)
+	unwind.MarkTrampoline(env, f, f.Regs[arm.SlotPC]&^1, arm.SlotPC, arm.SlotSP, trampolines)
 	return f
 }
 

@@ -14,6 +14,30 @@ var rtSigframe = &unwind.SignalFrame{
 	Regs:     func(_ unwind.Env, sp uint64) (uint64, bool) { return sp + 128 + 176 + 8, true },
 	Offsets:  slots(),
 	WordSize: 8,
+	Check:    isRtSigframe,
+}
+
+// Offsets in the rt_sigframe: the ucontext's uc_link, the mcontext's
+// pstate (after fault_address, x0-x30, sp and pc) and its __reserved area
+// (aligned to 16), which starts with the FPSIMD record.
+const (
+	ucLink      = 128 + 8
+	mcPstate    = 128 + 176 + 8 + 33*8
+	mcReserved  = 128 + 176 + 288
+	fpsimdMagic = 0x46508001
+	fpsimdSize  = 528
+)
+
+// isRtSigframe recognises the rt frame from the stack: uc_link null,
+// pstate at EL0 in AArch64 state (M[4:0] 0), and the FPSIMD record (magic
+// 0x46508001, size 528) first in __reserved, as the kernel and qemu-user
+// write it. (The siginfo is written only for SA_SIGINFO handlers.)
+func isRtSigframe(env unwind.Env, sp uint64) bool {
+	link, ok1 := unwind.Read64(env, sp+ucLink)
+	pstate, ok2 := unwind.Read64(env, sp+mcPstate)
+	magic, ok3 := unwind.Read32(env, sp+mcReserved)
+	size, ok4 := unwind.Read32(env, sp+mcReserved+4)
+	return ok1 && ok2 && ok3 && ok4 && link == 0 && pstate&0x1f == 0 && magic == fpsimdMagic && size == fpsimdSize
 }
 
 func slots() map[int]uint64 {

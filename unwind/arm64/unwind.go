@@ -127,7 +127,7 @@ func (u *Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bo
 	if unwind.TerminateWalk(f.Regs[arm64.RegPC], f.Regs[arm64.RegSP], last.Regs[arm64.RegSP], unwind.Innermost(last)) {
 		return nil
 	}
-	unwind.MarkTrampoline(env, f, f.Regs[arm64.RegPC], trampolines)
+	unwind.MarkTrampoline(env, f, f.Regs[arm64.RegPC], arm64.RegPC, arm64.RegSP, trampolines)
 	return f
 }
 

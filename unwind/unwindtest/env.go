@@ -110,6 +110,20 @@ func (e *Env) Push(words ...uint64) uint64 {
 	return addr
 }
 
+// Put overwrites the stack's words from addr on (addr must be in the
+// stack, the words too).
+func (e *Env) Put(addr uint64, words ...uint64) {
+	off := addr - e.StackBase
+	for _, w := range words {
+		if e.WordSize == 4 {
+			binary.LittleEndian.PutUint32(e.Stack[off:], uint32(w))
+		} else {
+			binary.LittleEndian.PutUint64(e.Stack[off:], w)
+		}
+		off += uint64(e.WordSize)
+	}
+}
+
 // Addr returns the address of stack word i.
 func (e *Env) Addr(i int) uint64 { return e.StackBase + uint64(i*e.WordSize) }
 

@@ -117,7 +117,7 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 	if unwind.TerminateWalk(f.Regs[x86.EIP], f.Regs[x86.ESP], last.Regs[x86.ESP], unwind.Innermost(last)) {
 		return nil
 	}
-	unwind.MarkTrampoline(env, f, f.Regs[x86.EIP], trampolines)
+	unwind.MarkTrampoline(env, f, f.Regs[x86.EIP], x86.EIP, x86.ESP, trampolines)
 	return f
 }
 
