@@ -237,6 +237,16 @@ func (s *symbolizer) functionName(addr uint64) string {
 	return sym.Function
 }
 
+// hasCFI reports whether the module holding addr has STACK CFI rules.
+func (s *symbolizer) hasCFI(addr uint64) bool {
+	m := s.mods.at(addr)
+	if m == nil || s.source == nil {
+		return false
+	}
+	st := s.symbols(m)
+	return st.syms != nil && st.syms.CFI != nil
+}
+
 // cfi returns the STACK CFI rules for an instruction address, compiled by
 // ev (which caches them by their text).
 func (s *symbolizer) cfi(addr uint64, ev *cfi.Evaluator) *cfi.RuleSet {

@@ -158,6 +158,9 @@ func (e *walkEnv) FunctionName(addr uint64) string { return e.syms.functionName(
 
 func (e *walkEnv) CFI(addr uint64) *cfi.RuleSet { return e.syms.cfi(addr, e.eval) }
 
+// HasCFI says whether addr's module has STACK CFI rules (unwind.Env).
+func (e *walkEnv) HasCFI(addr uint64) bool { return e.syms.hasCFI(addr) }
+
 func (e *walkEnv) Win(addr uint64) *unwind.WinInfo { return e.syms.win(addr) }
 
 func (e *walkEnv) InModule(addr uint64) bool { return e.syms.mods.at(addr) != nil }

@@ -49,3 +49,47 @@ func (t *Table) StackWinBounds() []uint64 {
 	}
 	return b
 }
+
+// InlineNesting is how lookups nest the INLINE records of one function
+// (NestInlines), for writers of other formats that must answer as the .sym
+// file does (dumpsyms/internal/segment).
+type InlineNesting struct {
+	n    inlineDepths
+	refs []InlineRange
+}
+
+// InlineRange names one range of one INLINE record: indices in the records
+// given to NestInlines and in that record's Ranges.
+type InlineRange struct {
+	Inline, Range int
+}
+
+// NestInlines nests a function's INLINE records, given in file order, as
+// lookups do: a range overlapping one of its depth before it is dropped;
+// the calls at an address are the ranges covering it at depth 0, 1, ... up
+// to the first depth with none.
+func NestInlines(inlines []Inline) *InlineNesting {
+	var spans []span
+	var refs []InlineRange
+	var depths []uint32
+	for i, in := range inlines {
+		for ri, r := range in.Ranges {
+			if s, ok := makeSpan(r.Address, r.Size, uint32(len(refs)), uint32(len(refs))); ok {
+				spans = append(spans, s)
+				refs = append(refs, InlineRange{i, ri})
+				depths = append(depths, in.Depth)
+			}
+		}
+	}
+	return &InlineNesting{n: newInlineDepths(spans, func(k uint32) uint32 { return depths[k] }), refs: refs}
+}
+
+// At appends to dst the INLINE ranges covering addr, innermost first (at
+// most MaxInlineDepth), as a lookup at addr gives its inlined calls.
+func (n *InlineNesting) At(addr uint64, dst []InlineRange) []InlineRange {
+	var buf [16]span
+	for _, s := range n.n.chain(addr, buf[:0]) {
+		dst = append(dst, n.refs[s.aux])
+	}
+	return dst
+}

@@ -138,7 +138,7 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 			sym.LineAddress = l.Address
 			sym.File = t.fileName(l.File)
 		}
-		var inl *nested
+		var inl *inlineDepths
 		var inlInfo []Inline
 		if d != nil {
 			inl, inlInfo = &d.inlines, d.inlineInfo
@@ -146,8 +146,8 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 			inl, inlInfo = t.inlinesAt(bodyStart, inlineEnd, addr)
 		}
 		if inl != nil {
-			for ii := inl.innermost(addr); ii >= 0 && len(sym.Inlines) < MaxInlineDepth; ii = int(inl.parent[ii]) {
-				r := inl.s[ii]
+			var buf [16]span
+			for _, r := range inl.chain(addr, buf[:0]) {
 				in := inlInfo[r.aux]
 				c := InlinedCall{Name: "<name omitted>", Address: r.start, CallLine: int64(in.CallLine)}
 				if o, ok := findNamed(t.origins, in.Origin); ok {
@@ -220,7 +220,7 @@ func (t *Table) fileName(id uint32) string {
 type funcDetail struct {
 	lines      []span // aux: index in lineInfo
 	lineInfo   []lineInfo
-	inlines    nested // aux: index in inlineInfo
+	inlines    inlineDepths // aux: index in inlineInfo
 	inlineInfo []Inline
 }
 
@@ -256,10 +256,11 @@ func (t *Table) detail(fi int) *funcDetail {
 			if parseInlineLine(b, &in) != "" {
 				continue
 			}
-			// Breakpad drops an INLINE nested deeper than the one before allows.
-			if n := len(d.inlineInfo); (n == 0 && in.Depth > 1) || (n > 0 && in.Depth > d.inlineInfo[n-1].Depth+1) {
-				continue
-			}
+			// Breakpad drops an INLINE nested deeper than the one
+			// before it allows (its parent taken for malformed); nesting
+			// by depth needs no such rule (a call without its parent
+			// is in no chain), and it lost true calls in files whose
+			// records are not in depth-first order (docs/symfile.md).
 			k := uint32(len(d.inlineInfo))
 			d.inlineInfo = append(d.inlineInfo, in)
 			for _, r := range in.Ranges {
@@ -279,7 +280,7 @@ func (t *Table) detail(fi int) *funcDetail {
 		}
 	}
 	d.lines = exclusiveRanges(d.lines)
-	d.inlines = nestedRanges(inlineSpans, true)
+	d.inlines = newInlineDepths(inlineSpans, func(k uint32) uint32 { return d.inlineInfo[k].Depth })
 	if bodyEnd-bodyStart >= detailCacheMin {
 		t.details.Store(fi, d)
 	}
@@ -384,9 +385,9 @@ func scanLines(d []byte, off int, addr uint64, limit int) (l Line, found bool, l
 	return Line{}, false, last, lastAddr, true
 }
 
-// inlinesAt decodes the INLINE records in [start, end) into the nested
-// ranges Breakpad would keep, or returns nil when none covers addr.
-func (t *Table) inlinesAt(start, end uint32, addr uint64) (*nested, []Inline) {
+// inlinesAt decodes the INLINE records in [start, end) into their ranges
+// by depth, or returns nil when none covers addr.
+func (t *Table) inlinesAt(start, end uint32, addr uint64) (*inlineDepths, []Inline) {
 	// Most addresses are in no inlined call: find out without allocating.
 	var rangeBuf [8]Range
 	in := Inline{Ranges: rangeBuf[:0]}
@@ -421,9 +422,6 @@ func (t *Table) inlinesAt(start, end uint32, addr uint64) (*nested, []Inline) {
 		if parseInlineLine(b, &in) != "" {
 			continue
 		}
-		if n := len(infos); (n == 0 && in.Depth > 1) || (n > 0 && in.Depth > infos[n-1].Depth+1) {
-			continue
-		}
 		k := uint32(len(infos))
 		for _, r := range in.Ranges {
 			if s, ok := makeSpan(r.Address, r.Size, lineOff, k); ok {
@@ -434,7 +432,7 @@ func (t *Table) inlinesAt(start, end uint32, addr uint64) (*nested, []Inline) {
 		kept.Ranges = nil
 		infos = append(infos, kept)
 	}
-	n := nestedRanges(spans, true)
+	n := newInlineDepths(spans, func(k uint32) uint32 { return infos[k].Depth })
 	return &n, infos
 }
 

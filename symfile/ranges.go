@@ -254,3 +254,50 @@ func (n *nested) innermost(a uint64) int {
 	}
 	return i
 }
+
+// inlineDepths holds a function's INLINE ranges by depth (their
+// inline_nest_level): byDepth[d] the ranges of the records of depth d,
+// a range overlapping one before it in the file dropped (as Breakpad's
+// RangeMap keeps FUNC and line records). The inlined calls at an address
+// are the range covering it at depth 0, then at depth 1, and so on to the
+// first depth with none: the records' depths decide the nesting, as they
+// do for symbolic and LLVM (docs/symfile.md: Breakpad nests by the ranges'
+// containment and storage order instead).
+type inlineDepths struct {
+	byDepth [][]span
+}
+
+// newInlineDepths groups spans, whose aux names their record, by the depth
+// of that record.
+func newInlineDepths(spans []span, depth func(aux uint32) uint32) inlineDepths {
+	var by [][]span
+	for _, s := range spans {
+		d := int(depth(s.aux))
+		for len(by) <= d {
+			by = append(by, nil)
+		}
+		by[d] = append(by[d], s)
+	}
+	for d := range by {
+		by[d] = exclusiveRanges(by[d])
+	}
+	return inlineDepths{byDepth: by}
+}
+
+// chain appends the ranges covering a, innermost first, keeping the
+// innermost MaxInlineDepth.
+func (n *inlineDepths) chain(a uint64, dst []span) []span {
+	from := len(dst)
+	for _, rs := range n.byDepth {
+		i := findExclusive(rs, a)
+		if i < 0 {
+			break
+		}
+		dst = append(dst, rs[i])
+	}
+	slices.Reverse(dst[from:])
+	if len(dst)-from > MaxInlineDepth {
+		dst = dst[:from+MaxInlineDepth]
+	}
+	return dst
+}

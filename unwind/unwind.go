@@ -172,6 +172,12 @@ type Env interface {
 	// CFI returns the STACK CFI rules in force at instruction, or nil. They
 	// are compiled by Evaluator, so register indices are the CPU's slots.
 	CFI(instruction uint64) *cfi.RuleSet
+	// HasCFI reports whether the module holding addr has STACK CFI rules
+	// at all (its symbols hold some): then an address of it that no rule
+	// covers is code without unwind information (on Windows x64, a leaf
+	// function, whose return address is at the stack pointer). Not
+	// available: false.
+	HasCFI(addr uint64) bool
 	// Win returns the STACK WIN information covering instruction, or nil.
 	Win(instruction uint64) *WinInfo
 	// InModule reports whether addr lies inside a loaded module.

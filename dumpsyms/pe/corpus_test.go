@@ -217,7 +217,7 @@ func TestAgreement(t *testing.T) {
 		{bp + "dump_syms_regtest64.pdb", bp + "dump_syms_regtest64.sym", Options{CFIStyle: unwindinfo.StyleBreakpad}, 4239, 4179, 302, 242},
 		{bp + "pe_only_symbol_test.dll", bp + "pe_only_symbol_test.sym", Options{}, 214, 214, 0, 0},
 		{sym + "crash.pdb", sym + "crash.sym", Options{}, 1044, 1010, 260, 226},
-		{sym + "CrashWithException.pdb", sym + "CrashWithException.pdb.sym", Options{CFIStyle: unwindinfo.StyleBreakpad}, 487, 466, 77, 56},
+		{sym + "CrashWithException.pdb", sym + "CrashWithException.pdb.sym", Options{CFIStyle: unwindinfo.StyleBreakpad}, 487, 466, 104, 83},
 		{"windows/mozilla/dump_syms_regtest64.pdb", moz + "dump_syms_regtest64.sym", Options{CFIStyle: unwindinfo.StyleMozilla}, 3984, 3984, 0, 0},
 		{"windows/mozilla/basic32-min.pdb", moz + "basic32-min.sym", Options{}, 8170, 8235, 4975, 5040},
 		{"windows/mozilla/mozwer.dll", moz + "mozwer.sym", Options{CFIStyle: unwindinfo.StyleMozillaPE, PEOnly: PEOnlyMozilla}, 4645, 4645, 0, 0},

@@ -78,9 +78,13 @@ func TestParseWinName(t *testing.T) {
 		{"_f@12", "f", 12}, {"@g@8", "g", 8}, {"_h", "h", 0}, {"__CRT_INIT@12", "_CRT_INIT", 12},
 		{"?f@@YAXXZ", "?f@@YAXXZ", 0}, {"ns::f", "ns::f", 0}, {"plain", "plain", 0},
 	} {
-		name, size, _ := parseWinName(c.in)
+		name, size, _ := parseWinName(c.in, true)
 		if name != c.name || size != c.size {
 			t.Errorf("parseWinName(%q) = %q, %d; want %q, %d", c.in, name, size, c.name, c.size)
+		}
+		// No other machine decorates C names.
+		if name, size, _ := parseWinName(c.in, false); name != c.in || size != 0 {
+			t.Errorf("parseWinName(%q, x64) = %q, %d; want it as it is", c.in, name, size)
 		}
 	}
 }

@@ -121,7 +121,7 @@ func dumpPEFile(f *pe.File, name string, opts Options) (*dumpsyms.Model, error) 
 			warn(opts.Options, "exception directory: %v", err)
 		}
 	}
-	mozillaPEOnly(s, rfs, exports, name)
+	mozillaPEOnly(s, rfs, exports, name, f.Machine == pe.IMAGE_FILE_MACHINE_I386)
 	if !opts.NoCFI {
 		if s.CFI, err = peexports.CFI(f, opts.CFIStyle); err != nil {
 			warn(opts.Options, "STACK CFI: %v", err)
@@ -137,7 +137,8 @@ func dumpPEFile(f *pe.File, name string, opts Options) (*dumpsyms.Model, error) 
 // placeholder names it (unless the name has an argument list) and gives
 // its parameter size, one at a public marks it "m", others are PUBLIC
 // records; then the "<unknown in FILE>" marker past the last symbol.
-func mozillaPEOnly(s *dumpsyms.Model, rfs []unwindinfo.RuntimeFunction, exports []symfile.Public, file string) {
+// Export names lose their C decoration only on i386 (x86): parseWinName.
+func mozillaPEOnly(s *dumpsyms.Model, rfs []unwindinfo.RuntimeFunction, exports []symfile.Public, file string, x86 bool) {
 	type sym struct {
 		name      string
 		public    bool
@@ -170,7 +171,7 @@ func mozillaPEOnly(s *dumpsyms.Model, rfs []unwindinfo.RuntimeFunction, exports 
 		if inside(a) || skipPublic(e.Name) {
 			continue
 		}
-		name, size, _ := parseWinName(e.Name)
+		name, size, _ := parseWinName(e.Name, x86)
 		name = demangle(fixName(name))
 		i, found := find(a)
 		if found {

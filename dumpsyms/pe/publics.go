@@ -16,8 +16,14 @@ import (
 // dump_syms does: "_f@12" (stdcall) and "@f@12" (fastcall) give "f" and
 // 12 bytes of parameters, "_f" gives "f"; names with "::" or "(" and C++
 // decorated names ("?f@@YAXXZ") are kept whole without a size.
-func parseWinName(name string) (string, uint32, bool) {
-	if strings.ContainsAny(name, ":(") {
+//
+// Only i386 decorates C names (x86 is the machine's word): x64, ARM and
+// ARM64 names are kept as they are, so that the public __stack_chk_fail
+// stays __stack_chk_fail (llvm-pdbutil's dump --publics) where Breakpad's
+// and Mozilla's dump_syms strip one underscore on every machine
+// (docs/dump_syms.md, "Windows").
+func parseWinName(name string, x86 bool) (string, uint32, bool) {
+	if !x86 || strings.ContainsAny(name, ":(") {
 		return name, 0, false
 	}
 	if i := strings.LastIndex(name, "@@"); i >= 0 {
@@ -144,7 +150,7 @@ func (d *dumper) publics(funcs []dumpsyms.Function) {
 		}
 		// Demangled only where the name is used: most publics name a
 		// function whose own name (with its argument list) stays.
-		name, size, hasSize := parseWinName(p.Name)
+		name, size, hasSize := parseWinName(p.Name, d.dbi.Header.Machine == pdb.MachineI386)
 		if i, ok := funcAt[uint64(rva)]; ok {
 			f := &d.syms.Funcs[i]
 			if !strings.Contains(f.Name, "(") {

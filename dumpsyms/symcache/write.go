@@ -19,7 +19,7 @@ import (
 // symfile's lookups give it (the function at the call site of the outermost
 // inlined call, each inlined function at the call site of the next, the
 // innermost at the line record); PUBLIC records as symbols up to the next
-// range. What it loses: addresses at or above 4 GiB, parameter sizes,
+// range (but at address 0, which .sym lookups ignore). What it loses: addresses at or above 4 GiB, parameter sizes,
 // STACK CFI and STACK WIN records, INFO records, the MODULE record's OS and
 // name (the debug id and CPU are kept).
 func Write(w io.Writer, s *dumpsyms.Model, version uint32) error {
@@ -65,6 +65,11 @@ func Write(w io.Writer, s *dumpsyms.Model, version uint32) error {
 	}
 	for i := range s.NumPublics() {
 		p := s.Public(i)
+		if p.Address == 0 {
+			// Breakpad's resolver (and symfile) ignore PUBLIC records
+			// at 0: the SymCache answers as the .sym file does.
+			continue
+		}
 		b.AddSymbol(p.Name, p.Address)
 	}
 	if _, err := b.WriteTo(w); err != nil {

@@ -218,7 +218,21 @@ func bySimulatedReturn(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 }
 
 func byScan(env unwind.Env, last *unwind.Frame) *unwind.Frame {
-	f := unwind.CallerByScanChecked(env, last, amd64.RIP, amd64.RSP, unwind.ScanWords(last.Trust), 8, unwind.TrustScan, callBefore)
+	var f *unwind.Frame
+	if env.Windows() {
+		loc, rip, trust, ok := winScan(env, last)
+		if !ok {
+			return nil
+		}
+		if trust != unwind.TrustCallSite {
+			trust = unwind.TrustScan
+		}
+		f = &unwind.Frame{Context: last.Context, Trust: trust}
+		f.Regs[amd64.RIP], f.Regs[amd64.RSP] = rip, loc+8
+		f.Valid = 1<<amd64.RIP | 1<<amd64.RSP
+	} else {
+		f = unwind.CallerByScanChecked(env, last, amd64.RIP, amd64.RSP, unwind.ScanWords(last.Trust), 8, unwind.TrustScan, callBefore)
+	}
 	if f == nil {
 		return nil
 	}

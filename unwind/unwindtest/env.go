@@ -159,6 +159,21 @@ func (e *Env) module(addr uint64) *Module {
 	return nil
 }
 
+// HasCFI implements unwind.Env: addr is in a module with symbols and a
+// CFIRange lies in that module.
+func (e *Env) HasCFI(addr uint64) bool {
+	m := e.module(addr)
+	if m == nil || !m.HasSymbols {
+		return false
+	}
+	for _, c := range e.CFIs {
+		if c.Start >= m.Base && c.Start-m.Base < m.Size {
+			return true
+		}
+	}
+	return false
+}
+
 // CFI implements unwind.Env.
 func (e *Env) CFI(addr uint64) *cfi.RuleSet {
 	for _, c := range e.CFIs {

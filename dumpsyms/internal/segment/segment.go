@@ -19,36 +19,32 @@ import (
 type Segment struct {
 	// Start and End bound the run: [Start, End).
 	Start, End uint64
-	// Inl[d] is the index in Function.Inlines of the call at depth d
-	// covering the run, Rng[d] the index of its range holding it.
+	// Inl[d] is the index in Function.Inlines of the call at nesting
+	// level d (0 outermost) covering the run, as a lookup of the .sym file
+	// nests them; Rng[d] the index of its range holding it.
 	Inl, Rng []int
 	// Line is the index in Function.Lines of the run's line record, -1 for
 	// none.
 	Line int
 }
 
-type inlRange struct {
-	start, end uint64
-	inl, rng   int
-}
-
 // Of cuts a function's ranges at every line record and inline range
-// boundary.
+// boundary. The inline chain of each run is the one a lookup of the .sym
+// file the function writes gives (symfile.NestInlines: ranges nested by
+// containment, equal ones by depth, records Breakpad's resolver drops left
+// out), so that a conversion answers as the .sym file does.
 func Of(f *dumpsyms.Function) []Segment {
-	var byDepth [][]inlRange
 	cuts := []uint64{}
-	for i, in := range f.Inlines {
-		for ri, r := range in.Ranges {
-			for int(in.Depth) >= len(byDepth) {
-				byDepth = append(byDepth, nil)
-			}
-			byDepth[in.Depth] = append(byDepth[in.Depth], inlRange{r.Address, r.Address + r.Size, i, ri})
+	for _, in := range f.Inlines {
+		for _, r := range in.Ranges {
 			cuts = append(cuts, r.Address, r.Address+r.Size)
 		}
 	}
-	for _, rs := range byDepth {
-		slices.SortFunc(rs, func(a, b inlRange) int { return cmp.Compare(a.start, b.start) })
+	var nest *symfile.InlineNesting
+	if len(f.Inlines) > 0 {
+		nest = symfile.NestInlines(f.Inlines)
 	}
+	var chain []symfile.InlineRange
 	for _, l := range f.Lines {
 		cuts = append(cuts, l.Address, l.Address+l.Size)
 	}
@@ -71,19 +67,12 @@ func Of(f *dumpsyms.Function) []Segment {
 		for k := 0; k+1 < len(pts); k++ {
 			a := pts[k]
 			s := Segment{Start: a, End: pts[k+1], Line: -1}
-			for _, rs := range byDepth {
-				j := sort.Search(len(rs), func(j int) bool { return rs[j].start > a }) - 1
-				// Several calls may start at or below a; take the nearest
-				// one holding it.
-				for steps := 0; j >= 0 && !(a < rs[j].end); j-- {
-					if steps++; steps > 64 {
-						j = -1
-					}
+			if nest != nil {
+				// Innermost first: the segment lists them outermost first.
+				chain = nest.At(a, chain[:0])
+				for d := len(chain) - 1; d >= 0; d-- {
+					s.Inl, s.Rng = append(s.Inl, chain[d].Inline), append(s.Rng, chain[d].Range)
 				}
-				if j < 0 {
-					break
-				}
-				s.Inl, s.Rng = append(s.Inl, rs[j].inl), append(s.Rng, rs[j].rng)
 			}
 			j := sort.Search(len(lines), func(j int) bool { return lines[j].Address > a }) - 1
 			if j >= 0 && a-lines[j].Address < lines[j].Size {

@@ -763,7 +763,7 @@ func sweep(dir string, style unwindinfo.Style) (int, error) {
 				count[kind]++
 				want := sc.chain[k:]
 				if sc.chkstk {
-					want = append([]string{"__chkstk_ms"}, sc.chain...)
+					want = append([]string{"___chkstk_ms"}, sc.chain...) // x64 names keep their underscores
 				}
 				ok := len(got) >= len(want)
 				for i := 0; ok && i < len(want); i++ {

@@ -1,0 +1,117 @@
+package amd64
+
+import (
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/unwind"
+)
+
+// frameKey is a frame as the chain of a candidate reaches it.
+type frameKey struct{ rsp, rip uint64 }
+
+// chainSteps bounds how many callers of a scanned candidate its rules are
+// followed to (callersOf).
+const chainSteps = 1
+
+// winScan is the scan of Windows x64 walks with validated candidates
+// (issue 28, docs/stackwalk.md). Each candidate Breakpad's scan takes
+// (unwind.ScanForCaller) whose module has unwind rules (STACK CFI from the
+// PE's .pdata) is checked before it is accepted: a call instruction must
+// end at it when its code is in the dump, and its function's rules at it
+// (or, where no rule covers it, the rule of a leaf function: the return
+// address at the stack pointer) must give a caller whose return address is
+// plausible (in a function of a module, in executable memory when the
+// dump's map says, after a call when the code is known) at a stack address
+// above it. A candidate that fails is passed over, and the scan goes on
+// past it. A candidate in a module without rules cannot be checked and is
+// taken as Breakpad takes it.
+func winScan(env unwind.Env, last *unwind.Frame) (loc, rip uint64, trust unwind.Trust, ok bool) {
+	start := last.Regs[amd64.RSP]
+	end := start + uint64(unwind.ScanWords(last.Trust)*8)
+	for s := start; s <= end && s >= start; {
+		l, ip, t, found := unwind.ScanForCaller(env, s, int((end-s)/8), 8, callBefore)
+		if !found {
+			break
+		}
+		s = l + 8
+		if _, valid := callersOf(env, l, ip); valid {
+			return l, ip, t, true
+		}
+	}
+	return 0, 0, unwind.TrustNone, false
+}
+
+// callersOf checks the candidate return address rip found at loc and
+// returns the chain of callers its module's rules give (see winScan); valid
+// false when the candidate fails the check.
+func callersOf(env unwind.Env, loc, rip uint64) (chain []frameKey, valid bool) {
+	if !env.HasCFI(rip - 1) {
+		return nil, true
+	}
+	if callBefore(env, rip) == unwind.NoCallBefore {
+		return nil, false
+	}
+	f := &unwind.Frame{Trust: unwind.TrustScan}
+	f.Set(amd64.RIP, rip)
+	f.Set(amd64.RSP, loc+8)
+	for k := 0; k < chainSteps; k++ {
+		pc := f.Regs[amd64.RIP]
+		if !env.HasCFI(pc - 1) {
+			break
+		}
+		g := ruleCaller(env, f)
+		if g == nil {
+			break // the rules need registers the scan does not know
+		}
+		if !plausibleCaller(env, f, g) {
+			if k == 0 {
+				return nil, false
+			}
+			break
+		}
+		chain = append(chain, frameKey{g.Regs[amd64.RSP], g.Regs[amd64.RIP]})
+		f = g
+	}
+	return chain, true
+}
+
+// ruleCaller is the caller of f (a frame at a return address) by the STACK
+// CFI at its pc, or by the leaf rule where none covers it.
+func ruleCaller(env unwind.Env, f *unwind.Frame) *unwind.Frame {
+	if rules := env.CFI(f.Regs[amd64.RIP] - 1); rules != nil {
+		if unwind.Outermost(rules) {
+			return nil
+		}
+		return byCFI(env, f, rules)
+	}
+	rsp := f.Regs[amd64.RSP]
+	ra, ok := unwind.Read64(env, rsp)
+	if !ok {
+		return nil
+	}
+	g := &unwind.Frame{Trust: unwind.TrustCFI}
+	g.Set(amd64.RIP, ra)
+	g.Set(amd64.RSP, rsp+8)
+	return g
+}
+
+// plausibleCaller reports whether g, found by rules from f, can be f's
+// caller: its return address in a function of a module, in executable
+// memory when the dump's map says, after a call when the code is in the
+// dump; its stack pointer above f's, its return address read from the
+// stack.
+func plausibleCaller(env unwind.Env, f, g *unwind.Frame) bool {
+	ra, rsp := g.Regs[amd64.RIP], g.Regs[amd64.RSP]
+	if ra < 1<<12 || nonCanonical(ra) || rsp <= f.Regs[amd64.RSP] {
+		return false
+	}
+	if _, ok := unwind.Read64(env, rsp-8); !ok {
+		return false
+	}
+	if !env.InModule(ra-1) || !env.SeemsValid(ra-1) {
+		return false
+	}
+	if exec, known := env.Executable(ra - 1); known && !exec {
+		return false
+	}
+	return callBefore(env, ra) != unwind.NoCallBefore
+}
