@@ -203,27 +203,3 @@ func TestProcessor(t *testing.T) {
 		t.Error("reprocessing an unknown crash succeeded")
 	}
 }
-
-func TestMarshal(t *testing.T) {
-	ct := 2
-	pc := &crash.ProcessedCrash{CrashID: "x", Signature: "a <b> & c", CrashingThread: &ct, ProcessorNotes: []string{},
-		JSONDump:        json.RawMessage(`{"k":"<v>"}`),
-		AdditionalDumps: map[string]json.RawMessage{"z": json.RawMessage(`{}`), "a": json.RawMessage(`[1]`)}}
-	b, err := Marshal(pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back crash.ProcessedCrash
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatalf("%s: %v", b, err)
-	}
-	if back.Signature != pc.Signature || string(back.JSONDump) != `{"k":"<v>"}` || string(back.AdditionalDumps["a"]) != "[1]" ||
-		*back.CrashingThread != 2 || !bytes.Contains(b, []byte("a <b> & c")) {
-		t.Errorf("round trip: %s", b)
-	}
-	pc.JSONDump, pc.AdditionalDumps = nil, nil
-	b, _ = Marshal(pc)
-	if err := json.Unmarshal(b, &back); err != nil || bytes.Contains(b, []byte("json_dump")) {
-		t.Errorf("without dumps: %s %v", b, err)
-	}
-}
