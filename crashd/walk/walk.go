@@ -259,6 +259,12 @@ func Marshal(pc *crash.ProcessedCrash) ([]byte, error) {
 	c := *pc
 	c.JSONDump, c.AdditionalDumps = nil, nil
 	var buf bytes.Buffer
+	// Room for the walks' texts too: they are appended in place.
+	n := 2048 + len(pc.JSONDump)
+	for name, d := range pc.AdditionalDumps {
+		n += len(name) + len(d) + 8
+	}
+	buf.Grow(n)
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(&c); err != nil {
