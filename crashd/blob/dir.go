@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 )
 
 // Dir is a Store of files under a root directory: the blob of key "a/b/c"
@@ -25,9 +26,13 @@ import (
 type Dir struct {
 	root *os.Root
 	path string
+
+	mu sync.Mutex
+	// pending are the keys PutLazy wrote since the last Sync.
+	pending map[string]bool
 }
 
-var _ Store = (*Dir)(nil)
+var _ Lazy = (*Dir)(nil)
 
 // OpenDir returns the Dir store rooted at path, creating the directory (and
 // its parents) if needed.
@@ -49,7 +54,85 @@ func (d *Dir) Path() string { return d.path }
 func (d *Dir) Close() error { return d.root.Close() }
 
 // Put implements Store: temporary file, write, fsync, rename, directory fsync.
-func (d *Dir) Put(ctx context.Context, key string, data []byte) (err error) {
+func (d *Dir) Put(ctx context.Context, key string, data []byte) error {
+	return d.put(ctx, key, data, true)
+}
+
+// PutLazy implements Lazy: temporary file, write, rename, and the key
+// remembered for the next Sync.
+func (d *Dir) PutLazy(ctx context.Context, key string, data []byte) error {
+	if err := d.put(ctx, key, data, false); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	if d.pending == nil {
+		d.pending = map[string]bool{}
+	}
+	d.pending[key] = true
+	d.mu.Unlock()
+	return nil
+}
+
+// Sync implements Lazy: every file PutLazy wrote since the last Sync is
+// fsynced, then each of their directories (and the parents of directories
+// created on the way) once.
+func (d *Dir) Sync(ctx context.Context) error {
+	d.mu.Lock()
+	keys := d.pending
+	d.pending = nil
+	d.mu.Unlock()
+	if len(keys) == 0 {
+		return nil
+	}
+	dirs := map[string]bool{}
+	var first error
+	for key := range keys {
+		if err := ctx.Err(); err != nil {
+			first = err
+			break
+		}
+		for dir := path.Dir(key); ; dir = path.Dir(dir) {
+			dirs[dir] = true
+			if dir == "." {
+				break
+			}
+		}
+		f, err := d.root.OpenFile(filepath.FromSlash(key), os.O_RDONLY, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // replaced or deleted since
+		}
+		if err == nil {
+			err = f.Sync()
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil && first == nil {
+			first = fmt.Errorf("blob sync %s: %w", key, err)
+		}
+	}
+	if first == nil {
+		for dir := range dirs {
+			if err := d.syncDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) && first == nil {
+				first = fmt.Errorf("blob sync: %w", err)
+			}
+		}
+	}
+	if first != nil {
+		// Tried again at the next Sync.
+		d.mu.Lock()
+		if d.pending == nil {
+			d.pending = map[string]bool{}
+		}
+		for k := range keys {
+			d.pending[k] = true
+		}
+		d.mu.Unlock()
+	}
+	return first
+}
+
+func (d *Dir) put(ctx context.Context, key string, data []byte, durable bool) (err error) {
 	if err := CheckKey(key); err != nil {
 		return err
 	}
@@ -77,14 +160,19 @@ func (d *Dir) Put(ctx context.Context, key string, data []byte) (err error) {
 	if _, err = f.Write(data); err != nil {
 		return fmt.Errorf("blob put %s: %w", key, err)
 	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("blob put %s: sync: %w", key, err)
+	if durable {
+		if err = f.Sync(); err != nil {
+			return fmt.Errorf("blob put %s: sync: %w", key, err)
+		}
 	}
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("blob put %s: %w", key, err)
 	}
 	if err = d.root.Rename(filepath.FromSlash(tmp), filepath.FromSlash(key)); err != nil {
 		return fmt.Errorf("blob put %s: %w", key, err)
+	}
+	if !durable {
+		return nil
 	}
 	// The new name, then every directory created on the way, made durable
 	// in their parents (innermost first).

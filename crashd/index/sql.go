@@ -314,6 +314,29 @@ func (s *SQL) Known(ctx context.Context, ids []string) (map[string]bool, error) 
 	return known, nil
 }
 
+// ProcessedSince implements [Index]. It reads the whole table (updated_at
+// has no index): it runs once, at start-up.
+func (s *SQL) ProcessedSince(ctx context.Context, since time.Time) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT crash_id FROM crashes WHERE status = ? AND updated_at >= ?`),
+		string(Processed), formatTime(since))
+	if err != nil {
+		return nil, fmt.Errorf("index: processed since: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("index: processed since: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: processed since: %w", err)
+	}
+	return ids, nil
+}
+
 // Counts implements [Index].
 func (s *SQL) Counts(ctx context.Context) (map[Status]int64, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT status, COUNT(*) FROM crashes GROUP BY status`)

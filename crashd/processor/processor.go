@@ -18,6 +18,7 @@ package processor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -66,6 +67,16 @@ type Config struct {
 	Prefetch int
 	// Signature makes the signatures; nil: signature.Default().
 	Signature *signature.Generator
+	// LazyProcessed stores processed crashes without waiting for the disk
+	// when the store can (blob.Lazy), making them durable every
+	// SyncInterval, and checks at the start of Run those the last sync did
+	// not cover (crash.ProcessedSyncedKey). Only for a store and index
+	// this processor alone writes processed crashes to (the embedded
+	// queue's single process). The raw crashes are durable regardless.
+	LazyProcessed bool
+	// SyncInterval is how often lazily stored processed crashes are made
+	// durable. Default 1s.
+	SyncInterval time.Duration
 }
 
 func (c *Config) defaults() {
@@ -89,6 +100,9 @@ func (c *Config) defaults() {
 	}
 	if c.Signature == nil {
 		c.Signature = signature.Default()
+	}
+	if c.SyncInterval <= 0 {
+		c.SyncInterval = time.Second
 	}
 }
 
@@ -166,10 +180,33 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 // per-crash timeout), crashes fetched but not started go back to the queue,
 // and Run returns.
 func (p *Processor) Run(ctx context.Context) error {
+	lazy := p.lazyStore()
+	if lazy != nil {
+		if err := p.checkUnsynced(ctx); err != nil {
+			return fmt.Errorf("processor: %w", err)
+		}
+	}
 	cons, err := p.q.Consume(ctx)
 	if err != nil {
 		return fmt.Errorf("processor: %w", err)
 	}
+	var syncWG sync.WaitGroup
+	syncCtx, stopSync := context.WithCancel(context.WithoutCancel(ctx))
+	if lazy != nil {
+		syncWG.Add(1)
+		go func() {
+			defer syncWG.Done()
+			p.syncLoop(syncCtx, lazy)
+		}()
+	}
+	defer func() {
+		stopSync()
+		syncWG.Wait()
+		if lazy != nil {
+			// What the workers stored last.
+			p.syncOnce(context.Background(), lazy)
+		}
+	}()
 	var wg sync.WaitGroup
 	for w := range p.cfg.Workers {
 		wg.Add(1)
@@ -363,7 +400,11 @@ func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, received
 	if err != nil {
 		return err
 	}
-	if err := p.store.Put(ctx, crash.ProcessedCrashKey(pc.CrashID), b); err != nil {
+	put := p.store.Put
+	if lazy := p.lazyStore(); lazy != nil {
+		put = lazy.PutLazy // made durable by syncLoop
+	}
+	if err := put(ctx, crash.ProcessedCrashKey(pc.CrashID), b); err != nil {
 		return fmt.Errorf("store processed crash: %w", err)
 	}
 	if err := p.ix.Processed(ctx, index.Crash{
@@ -372,6 +413,100 @@ func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, received
 		Signature: pc.Signature, CrashReason: pc.CrashReason, Attempts: attempts,
 	}); err != nil {
 		return err
+	}
+	return nil
+}
+
+// lazyStore returns the store as a blob.Lazy when processed crashes are
+// stored lazily (Config.LazyProcessed and a store that can), else nil.
+func (p *Processor) lazyStore() blob.Lazy {
+	if !p.cfg.LazyProcessed {
+		return nil
+	}
+	l, _ := p.store.(blob.Lazy)
+	return l
+}
+
+// syncLoop makes the lazily stored processed crashes durable every
+// SyncInterval until ctx ends.
+func (p *Processor) syncLoop(ctx context.Context, lazy blob.Lazy) {
+	t := time.NewTicker(p.cfg.SyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			p.syncOnce(ctx, lazy)
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// syncOnce syncs the store and, when that worked, records the time taken
+// before it as crash.ProcessedSyncedKey: every processed crash indexed
+// before then was stored (PutLazy returned) before the Sync began.
+func (p *Processor) syncOnce(ctx context.Context, lazy blob.Lazy) {
+	t := p.now().UTC()
+	if err := lazy.Sync(ctx); err != nil {
+		p.log.Warn("processor: syncing processed crashes (tried again)", "err", err)
+		return
+	}
+	if err := p.store.Put(ctx, crash.ProcessedSyncedKey, []byte(t.Format(time.RFC3339Nano))); err != nil {
+		p.log.Warn("processor: recording the sync of processed crashes", "err", err)
+	}
+}
+
+// checkUnsynced queues again the crashes indexed as processed since the
+// last recorded sync whose processed crash is missing or not JSON (the
+// machine stopped before the disk had it), then records now as synced:
+// nothing has been stored lazily by this process yet. Without a recorded
+// sync there is nothing to check (processed crashes were stored durably,
+// or none was stored).
+func (p *Processor) checkUnsynced(ctx context.Context) error {
+	start := p.now().UTC()
+	b, err := p.store.Get(ctx, crash.ProcessedSyncedKey)
+	switch {
+	case errors.Is(err, blob.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("last sync of processed crashes: %w", err)
+	default:
+		since, err := time.Parse(time.RFC3339Nano, string(b))
+		if err != nil {
+			since = time.Time{} // unreadable: check every processed crash
+		}
+		ids, err := p.ix.ProcessedSince(ctx, since)
+		if err != nil {
+			return err
+		}
+		queued := 0
+		for _, s := range ids {
+			id, err := crash.Parse(s)
+			if err != nil {
+				continue
+			}
+			b, err := p.store.Get(ctx, crash.ProcessedCrashKey(id))
+			if err == nil && json.Valid(b) {
+				continue
+			}
+			if err != nil && !errors.Is(err, blob.ErrNotExist) {
+				return fmt.Errorf("check processed crash %s: %w", id, err)
+			}
+			if err := p.ix.Requeued(ctx, s); err != nil {
+				return err
+			}
+			if err := p.q.Publish(ctx, queue.Reprocess, s); err != nil {
+				return fmt.Errorf("queue %s again: %w", s, err)
+			}
+			queued++
+		}
+		if queued > 0 {
+			p.log.Warn("start-up: processed crashes lost with the machine's last stop; queued again", "queued", queued, "checked", len(ids))
+		} else {
+			p.log.Info("start-up: processed crashes since the last sync checked", "checked", len(ids))
+		}
+	}
+	if err := p.store.Put(ctx, crash.ProcessedSyncedKey, []byte(start.Format(time.RFC3339Nano))); err != nil {
+		return fmt.Errorf("record the sync of processed crashes: %w", err)
 	}
 	return nil
 }
