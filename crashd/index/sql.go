@@ -50,7 +50,9 @@ type SQL struct {
 	// wmu serialises writes: SQLite has one writer, and waiting here is
 	// cheaper than its busy loop.
 	wmu sync.Mutex
-	now func() time.Time
+	// stmts are the write statements, prepared once (under wmu).
+	stmts map[string]*sql.Stmt
+	now   func() time.Time
 }
 
 // OpenSQLite opens (creating it and its directory if needed) the SQLite
@@ -140,10 +142,33 @@ func (s *SQL) SchemaVersion(ctx context.Context) (int, error) {
 func (s *SQL) exec(ctx context.Context, op, q string, args ...any) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if _, err := s.db.ExecContext(ctx, s.rebind(q), args...); err != nil {
+	st, err := s.stmt(ctx, q)
+	if err == nil {
+		_, err = st.ExecContext(ctx, args...)
+	}
+	if err != nil {
 		return fmt.Errorf("index: %s: %w", op, err)
 	}
 	return nil
+}
+
+// stmt returns the prepared statement of q (rebound), preparing it on
+// first use: SQLite compiles a statement's text each time it is executed
+// unprepared, a good part of the CPU of each of the processor's writes.
+// Called with wmu held.
+func (s *SQL) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st := s.stmts[q]; st != nil {
+		return st, nil
+	}
+	st, err := s.db.PrepareContext(ctx, s.rebind(q))
+	if err != nil {
+		return nil, err
+	}
+	if s.stmts == nil {
+		s.stmts = map[string]*sql.Stmt{}
+	}
+	s.stmts[q] = st
+	return st, nil
 }
 
 // Received implements [Index].
@@ -366,4 +391,12 @@ func (s *SQL) Ping(ctx context.Context) error {
 }
 
 // Close implements [Index].
-func (s *SQL) Close() error { return s.db.Close() }
+func (s *SQL) Close() error {
+	s.wmu.Lock()
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = nil
+	s.wmu.Unlock()
+	return s.db.Close()
+}
