@@ -215,6 +215,15 @@ func FuzzCheckKey(f *testing.F) {
 // TestDirLazy: PutLazy stores as Put does and remembers the key; Sync
 // syncs them and forgets them, a key deleted in between included.
 func TestDirLazy(t *testing.T) {
+	t.Run("syncfs", testDirLazy)
+	t.Run("per-file", func(t *testing.T) {
+		perFileSync = true
+		defer func() { perFileSync = false }()
+		testDirLazy(t)
+	})
+}
+
+func testDirLazy(t *testing.T) {
 	ctx := context.Background()
 	d, err := OpenDir(t.TempDir())
 	if err != nil {

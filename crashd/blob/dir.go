@@ -73,9 +73,10 @@ func (d *Dir) PutLazy(ctx context.Context, key string, data []byte) error {
 	return nil
 }
 
-// Sync implements Lazy: every file PutLazy wrote since the last Sync is
-// fsynced, then each of their directories (and the parents of directories
-// created on the way) once.
+// Sync implements Lazy. On Linux it is one syncfs(2) of the store's file
+// system; elsewhere every file PutLazy wrote since the last Sync is
+// fsynced, then each of their directories (and their parents, which may
+// have been created on the way) once.
 func (d *Dir) Sync(ctx context.Context) error {
 	d.mu.Lock()
 	keys := d.pending
@@ -83,6 +84,19 @@ func (d *Dir) Sync(ctx context.Context) error {
 	d.mu.Unlock()
 	if len(keys) == 0 {
 		return nil
+	}
+	if done, err := d.syncAll(); done && !perFileSync {
+		if err != nil {
+			d.mu.Lock()
+			if d.pending == nil {
+				d.pending = map[string]bool{}
+			}
+			for k := range keys {
+				d.pending[k] = true
+			}
+			d.mu.Unlock()
+		}
+		return err
 	}
 	dirs := map[string]bool{}
 	var first error
@@ -131,6 +145,9 @@ func (d *Dir) Sync(ctx context.Context) error {
 	}
 	return first
 }
+
+// perFileSync makes Sync fsync file by file where it could syncfs (tests).
+var perFileSync = false
 
 func (d *Dir) put(ctx context.Context, key string, data []byte, durable bool) (err error) {
 	if err := CheckKey(key); err != nil {
