@@ -14,8 +14,8 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
-	"github.com/gobreakpad/gobreakpad/crashd/processor"
 	"github.com/gobreakpad/gobreakpad/crashd/queue"
+	"github.com/gobreakpad/gobreakpad/crashd/walk"
 )
 
 func TestAPI(t *testing.T) {
@@ -46,7 +46,7 @@ func TestAPI(t *testing.T) {
 	}
 	pc := &crash.ProcessedCrash{CrashID: processed, ProductName: "P", Version: "2", Signature: "sig <a>", CrashReason: "SIGSEGV",
 		JSONDump: json.RawMessage(`{"crashing_thread":{"frames":[]}}`), ProcessorNotes: []string{"note"}, Success: true}
-	b, _ := processor.Marshal(pc)
+	b, _ := walk.Marshal(pc)
 	store.Put(ctx, crash.ProcessedCrashKey(processed), b)
 	ix.Processed(ctx, index.Crash{ID: string(processed), ReceivedAt: now, Product: "P", Version: "2", Signature: "sig <a>", CrashReason: "SIGSEGV", Attempts: 1})
 	ix.Failed(ctx, string(failed), now, 3, "boom")

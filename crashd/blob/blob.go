@@ -41,6 +41,22 @@ type Store interface {
 	List(ctx context.Context, prefix string) iter.Seq2[string, error]
 }
 
+// Lazy is a Store that can also store a blob without making it durable at
+// once, for blobs that can be made again from others (the processed crash,
+// from the raw crash and its dumps), and make such blobs durable later,
+// many at a time, off the writer's path.
+type Lazy interface {
+	Store
+	// PutLazy stores data under key as Put does (a reader sees the old
+	// blob or the new one, never a part), but the blob survives only the
+	// process being killed, not necessarily a crash of the machine, until
+	// the next Sync returns nil.
+	PutLazy(ctx context.Context, key string, data []byte) error
+	// Sync makes durable every blob PutLazy stored before the call. After
+	// an error the blobs are tried again at the next Sync.
+	Sync(ctx context.Context) error
+}
+
 // maxKey bounds the length of a key.
 const maxKey = 1024
 

@@ -184,7 +184,8 @@ func TestDirStaysInRoot(t *testing.T) {
 	}
 }
 
-func BenchmarkDirPut(b *testing.B) {
+// BenchmarkDirPutLarge stores 256 KiB blobs (a dump) durably.
+func BenchmarkDirPutLarge(b *testing.B) {
 	d, err := OpenDir(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
@@ -210,4 +211,60 @@ func FuzzCheckKey(f *testing.F) {
 			t.Fatalf("CheckKey accepted %q", key)
 		}
 	})
+}
+
+// TestDirLazy: PutLazy stores as Put does and remembers the key; Sync
+// syncs them and forgets them, a key deleted in between included.
+func TestDirLazy(t *testing.T) {
+	t.Run("syncfs", testDirLazy)
+	t.Run("per-file", func(t *testing.T) {
+		perFileSync = true
+		defer func() { perFileSync = false }()
+		testDirLazy(t)
+	})
+}
+
+func testDirLazy(t *testing.T) {
+	ctx := context.Background()
+	d, err := OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, k := range []string{"v1/processed_crash/a", "v1/processed_crash/b", "v1/other/deep/c"} {
+		if err := d.PutLazy(ctx, k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := d.Get(ctx, k); err != nil || string(b) != k {
+			t.Fatalf("%s: %q %v", k, b, err)
+		}
+	}
+	if err := d.Delete(ctx, "v1/processed_crash/b"); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.pending) != 3 {
+		t.Fatalf("pending %v", d.pending)
+	}
+	if err := d.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.pending) != 0 {
+		t.Fatalf("pending after Sync: %v", d.pending)
+	}
+	if err := d.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.PutLazy(ctx, "../x", nil); err == nil {
+		t.Error("a bad key was stored")
+	}
+	var names []string
+	for k, err := range d.List(ctx, "v1/") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, k)
+	}
+	if len(names) != 2 {
+		t.Errorf("listed %v (temporary files left?)", names)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 )
 
 // Dir is a Store of files under a root directory: the blob of key "a/b/c"
@@ -25,9 +26,13 @@ import (
 type Dir struct {
 	root *os.Root
 	path string
+
+	mu sync.Mutex
+	// pending are the keys PutLazy wrote since the last Sync.
+	pending map[string]bool
 }
 
-var _ Store = (*Dir)(nil)
+var _ Lazy = (*Dir)(nil)
 
 // OpenDir returns the Dir store rooted at path, creating the directory (and
 // its parents) if needed.
@@ -49,7 +54,102 @@ func (d *Dir) Path() string { return d.path }
 func (d *Dir) Close() error { return d.root.Close() }
 
 // Put implements Store: temporary file, write, fsync, rename, directory fsync.
-func (d *Dir) Put(ctx context.Context, key string, data []byte) (err error) {
+func (d *Dir) Put(ctx context.Context, key string, data []byte) error {
+	return d.put(ctx, key, data, true)
+}
+
+// PutLazy implements Lazy: temporary file, write, rename, and the key
+// remembered for the next Sync.
+func (d *Dir) PutLazy(ctx context.Context, key string, data []byte) error {
+	if err := d.put(ctx, key, data, false); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	if d.pending == nil {
+		d.pending = map[string]bool{}
+	}
+	d.pending[key] = true
+	d.mu.Unlock()
+	return nil
+}
+
+// Sync implements Lazy. On Linux it is one syncfs(2) of the store's file
+// system; elsewhere every file PutLazy wrote since the last Sync is
+// fsynced, then each of their directories (and their parents, which may
+// have been created on the way) once.
+func (d *Dir) Sync(ctx context.Context) error {
+	d.mu.Lock()
+	keys := d.pending
+	d.pending = nil
+	d.mu.Unlock()
+	if len(keys) == 0 {
+		return nil
+	}
+	if done, err := d.syncAll(); done && !perFileSync {
+		if err != nil {
+			d.mu.Lock()
+			if d.pending == nil {
+				d.pending = map[string]bool{}
+			}
+			for k := range keys {
+				d.pending[k] = true
+			}
+			d.mu.Unlock()
+		}
+		return err
+	}
+	dirs := map[string]bool{}
+	var first error
+	for key := range keys {
+		if err := ctx.Err(); err != nil {
+			first = err
+			break
+		}
+		for dir := path.Dir(key); ; dir = path.Dir(dir) {
+			dirs[dir] = true
+			if dir == "." {
+				break
+			}
+		}
+		f, err := d.root.OpenFile(filepath.FromSlash(key), os.O_RDONLY, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // replaced or deleted since
+		}
+		if err == nil {
+			err = f.Sync()
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil && first == nil {
+			first = fmt.Errorf("blob sync %s: %w", key, err)
+		}
+	}
+	if first == nil {
+		for dir := range dirs {
+			if err := d.syncDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) && first == nil {
+				first = fmt.Errorf("blob sync: %w", err)
+			}
+		}
+	}
+	if first != nil {
+		// Tried again at the next Sync.
+		d.mu.Lock()
+		if d.pending == nil {
+			d.pending = map[string]bool{}
+		}
+		for k := range keys {
+			d.pending[k] = true
+		}
+		d.mu.Unlock()
+	}
+	return first
+}
+
+// perFileSync makes Sync fsync file by file where it could syncfs (tests).
+var perFileSync = false
+
+func (d *Dir) put(ctx context.Context, key string, data []byte, durable bool) (err error) {
 	if err := CheckKey(key); err != nil {
 		return err
 	}
@@ -57,44 +157,94 @@ func (d *Dir) Put(ctx context.Context, key string, data []byte) (err error) {
 		return fmt.Errorf("blob put %s: %w", key, err)
 	}
 	dir := path.Dir(key)
-	created, err := d.mkdirs(dir)
+	// The key's directory opened once as a root of its own: the
+	// temporary file's creation and the rename are then one system call
+	// each, where through d.root every one walks the whole path again
+	// (an openat per directory: half of the CPU of a Put).
+	sub, created, err := d.openDir(dir)
 	if err != nil {
 		return fmt.Errorf("blob put %s: %w", key, err)
 	}
+	if sub != d.root {
+		defer sub.Close()
+	}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
-	tmp := path.Join(dir, ".tmp-"+hex.EncodeToString(rnd[:]))
-	f, err := d.root.OpenFile(filepath.FromSlash(tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	tmp := ".tmp-" + hex.EncodeToString(rnd[:])
+	f, err := sub.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("blob put %s: %w", key, err)
 	}
 	defer func() {
 		if err != nil {
 			f.Close()
-			_ = d.root.Remove(filepath.FromSlash(tmp))
+			_ = sub.Remove(tmp)
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
 		return fmt.Errorf("blob put %s: %w", key, err)
 	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("blob put %s: sync: %w", key, err)
+	if durable {
+		if err = f.Sync(); err != nil {
+			return fmt.Errorf("blob put %s: sync: %w", key, err)
+		}
 	}
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("blob put %s: %w", key, err)
 	}
-	if err = d.root.Rename(filepath.FromSlash(tmp), filepath.FromSlash(key)); err != nil {
+	if err = sub.Rename(tmp, path.Base(key)); err != nil {
 		return fmt.Errorf("blob put %s: %w", key, err)
+	}
+	if !durable {
+		return nil
 	}
 	// The new name, then every directory created on the way, made durable
 	// in their parents (innermost first).
-	if err = d.syncDir(dir); err != nil {
+	if err = syncRootDir(sub, dir); err != nil {
 		return fmt.Errorf("blob put %s: %w", key, err)
 	}
 	for i := len(created) - 1; i >= 0; i-- {
 		if err = d.syncDir(path.Dir(created[i])); err != nil {
 			return fmt.Errorf("blob put %s: %w", key, err)
 		}
+	}
+	return nil
+}
+
+// openDir opens dir under the root as a root of its own (the root itself
+// for "."), creating it and its missing parents first if needed; created
+// are the directories it made, outermost first.
+func (d *Dir) openDir(dir string) (sub *os.Root, created []string, err error) {
+	if dir == "." {
+		return d.root, nil, nil
+	}
+	sub, err = d.root.OpenRoot(filepath.FromSlash(dir))
+	if err == nil {
+		return sub, nil, nil
+	}
+	if created, err = d.mkdirs(dir); err != nil {
+		return nil, created, err
+	}
+	sub, err = d.root.OpenRoot(filepath.FromSlash(dir))
+	return sub, created, err
+}
+
+// syncRootDir fsyncs the directory of root r (dir names it in errors);
+// not on Windows, as syncDir.
+func syncRootDir(r *os.Root, dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	f, err := r.Open(".")
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
 	return nil
 }

@@ -10,8 +10,9 @@ import "strings"
 //	v1/<dump file name>/<id>       each dump ("dump" for upload_file_minidump)
 //	v1/processed_crash/<id>        the processed crash JSON (ProcessedCrash)
 //	v1/queued/<id>                 crashd's marker: the id was published to the queue
+//	v1/processed_synced            crashd's: processed crashes recorded before this time are on disk
 //
-// The first four are Antenna's and Socorro's; the marker is crashd's own.
+// The first four are Antenna's and Socorro's; the last two are crashd's own.
 const (
 	// KeyRoot is the first segment of every key.
 	KeyRoot = "v1"
@@ -24,6 +25,13 @@ const (
 	ProcessedCrashPrefix = "v1/processed_crash/"
 	// DumpNamesPrefix is the prefix of the dump name lists.
 	DumpNamesPrefix = "v1/dump_names/"
+	// ProcessedSyncedKey holds a time (RFC 3339, UTC): every processed
+	// crash the index recorded before it is durable in the store. The
+	// processor stores processed crashes without waiting for the disk and
+	// makes them durable in batches, moving this time forward; at start-up
+	// it checks those recorded after it, and queues again any whose
+	// processed crash is missing or not JSON (a crash of the machine).
+	ProcessedSyncedKey = "v1/processed_synced"
 )
 
 // RawCrashKey returns the key of the raw crash of id: v1/raw_crash/<YYYYMMDD>/<id>.

@@ -59,3 +59,14 @@ type ProcessedCrash struct {
 	// Success is whether the minidump was walked (Socorro: success).
 	Success bool `json:"success"`
 }
+
+// Module names a module by its symbol file (DebugFile, DebugID) and its
+// code file (CodeFile, CodeID), as the walk's json_dump does: file names
+// without their directories. The processor records those walked without
+// symbols in the index (crashd/index's missing symbols).
+type Module struct {
+	DebugFile string `json:"debug_file"`
+	DebugID   string `json:"debug_id"`
+	CodeFile  string `json:"code_file"`
+	CodeID    string `json:"code_id"`
+}

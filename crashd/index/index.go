@@ -100,6 +100,11 @@ type Index interface {
 	Search(ctx context.Context, q Query) ([]Crash, error)
 	// Known returns which of ids the index holds.
 	Known(ctx context.Context, ids []string) (map[string]bool, error)
+	// ProcessedSince returns the ids of the crashes whose processed
+	// outcome was recorded (Processed) at or after since: those whose
+	// processed crash may not have reached the disk when the machine
+	// stopped, if it was stored without waiting for it.
+	ProcessedSince(ctx context.Context, since time.Time) ([]string, error)
 	// Counts returns the number of crashes per status.
 	Counts(ctx context.Context) (map[Status]int64, error)
 	// MissingSymbolsIndex records the modules crashes were walked

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gobreakpad/gobreakpad/crashd/crash"
 )
 
 // This file is the index's table of missing symbols: per crash, the
@@ -15,15 +17,9 @@ import (
 // as the rest of the package's: ? parameters, TEXT times, GROUP BY and
 // COUNT(DISTINCT), no dialect functions.
 
-// Module names a module by its symbol file (DebugFile, DebugID) and its
-// code file (CodeFile, CodeID), as the walk's json_dump does: file names
-// without their directories.
-type Module struct {
-	DebugFile string `json:"debug_file"`
-	DebugID   string `json:"debug_id"`
-	CodeFile  string `json:"code_file"`
-	CodeID    string `json:"code_id"`
-}
+// Module is crash.Module: a module by its symbol file and its code file,
+// the table's key.
+type Module = crash.Module
 
 // MissingModule is a module walked without symbols, with the crashes that
 // missed it.

@@ -69,7 +69,9 @@ type SQL struct {
 	// wmu serialises writes: SQLite has one writer, and waiting here is
 	// cheaper than its busy loop.
 	wmu sync.Mutex
-	now func() time.Time
+	// stmts are the write statements, prepared once (under wmu).
+	stmts map[string]*sql.Stmt
+	now   func() time.Time
 }
 
 // OpenSQLite opens (creating it and its directory if needed) the SQLite
@@ -159,10 +161,33 @@ func (s *SQL) SchemaVersion(ctx context.Context) (int, error) {
 func (s *SQL) exec(ctx context.Context, op, q string, args ...any) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if _, err := s.db.ExecContext(ctx, s.rebind(q), args...); err != nil {
+	st, err := s.stmt(ctx, q)
+	if err == nil {
+		_, err = st.ExecContext(ctx, args...)
+	}
+	if err != nil {
 		return fmt.Errorf("index: %s: %w", op, err)
 	}
 	return nil
+}
+
+// stmt returns the prepared statement of q (rebound), preparing it on
+// first use: SQLite compiles a statement's text each time it is executed
+// unprepared, a good part of the CPU of each of the processor's writes.
+// Called with wmu held.
+func (s *SQL) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st := s.stmts[q]; st != nil {
+		return st, nil
+	}
+	st, err := s.db.PrepareContext(ctx, s.rebind(q))
+	if err != nil {
+		return nil, err
+	}
+	if s.stmts == nil {
+		s.stmts = map[string]*sql.Stmt{}
+	}
+	s.stmts[q] = st
+	return st, nil
 }
 
 // Received implements [Index].
@@ -333,6 +358,29 @@ func (s *SQL) Known(ctx context.Context, ids []string) (map[string]bool, error) 
 	return known, nil
 }
 
+// ProcessedSince implements [Index]. It reads the whole table (updated_at
+// has no index): it runs once, at start-up.
+func (s *SQL) ProcessedSince(ctx context.Context, since time.Time) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT crash_id FROM crashes WHERE status = ? AND updated_at >= ?`),
+		string(Processed), formatTime(since))
+	if err != nil {
+		return nil, fmt.Errorf("index: processed since: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("index: processed since: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: processed since: %w", err)
+	}
+	return ids, nil
+}
+
 // Counts implements [Index].
 func (s *SQL) Counts(ctx context.Context) (map[Status]int64, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT status, COUNT(*) FROM crashes GROUP BY status`)
@@ -362,4 +410,12 @@ func (s *SQL) Ping(ctx context.Context) error {
 }
 
 // Close implements [Index].
-func (s *SQL) Close() error { return s.db.Close() }
+func (s *SQL) Close() error {
+	s.wmu.Lock()
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = nil
+	s.wmu.Unlock()
+	return s.db.Close()
+}

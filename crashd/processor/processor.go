@@ -1,11 +1,11 @@
 // Package processor is crashd's processor: workers take crash ids from the
-// queue, read the raw crash and its dumps from the blob store, walk every
-// dump with package stackwalk and the symbol chain (symbols/symsrc, as
-// minidump_stackwalk builds it), make the signature (stackwalk/signature,
-// Socorro's rules, as --signature), store the processed crash at
-// v1/processed_crash/<id> (its json_dump exactly what minidump_stackwalk
-// --json writes for the dump with the same symbols), update the index and
-// acknowledge.
+// queue, have package crashd/walk read the raw crash and its dumps from the
+// blob store, walk every dump with package stackwalk and the symbol chain
+// (symbols/symsrc, as minidump_stackwalk builds it) and make the signature
+// (stackwalk/signature, Socorro's rules, as --signature), store the
+// processed crash at v1/processed_crash/<id> (its json_dump exactly what
+// minidump_stackwalk --json writes for the dump with the same symbols),
+// update the index and acknowledge.
 //
 // A crash whose processing fails (a panic in a walk, the per-crash timeout,
 // a store or index error) is handed back to the queue and tried again after
@@ -17,17 +17,13 @@
 package processor
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"runtime"
 	"runtime/debug"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -37,13 +33,9 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/queue"
-	"github.com/gobreakpad/gobreakpad/minidump"
-	"github.com/gobreakpad/gobreakpad/stackwalk"
-	"github.com/gobreakpad/gobreakpad/stackwalk/jsonout"
+	"github.com/gobreakpad/gobreakpad/crashd/walk"
 	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
 	"github.com/gobreakpad/gobreakpad/symbols"
-	"github.com/gobreakpad/gobreakpad/symbols/elfimage"
-	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // Config tunes the processor.
@@ -75,6 +67,16 @@ type Config struct {
 	Prefetch int
 	// Signature makes the signatures; nil: signature.Default().
 	Signature *signature.Generator
+	// LazyProcessed stores processed crashes without waiting for the disk
+	// when the store can (blob.Lazy), making them durable every
+	// SyncInterval, and checks at the start of Run those the last sync did
+	// not cover (crash.ProcessedSyncedKey). Only for a store and index
+	// this processor alone writes processed crashes to (the embedded
+	// queue's single process). The raw crashes are durable regardless.
+	LazyProcessed bool
+	// SyncInterval is how often lazily stored processed crashes are made
+	// durable. Default 1s.
+	SyncInterval time.Duration
 }
 
 func (c *Config) defaults() {
@@ -99,6 +101,9 @@ func (c *Config) defaults() {
 	if c.Signature == nil {
 		c.Signature = signature.Default()
 	}
+	if c.SyncInterval <= 0 {
+		c.SyncInterval = time.Second
+	}
 }
 
 // Processor processes crashes from a queue.
@@ -113,6 +118,8 @@ type Processor struct {
 	log   *slog.Logger
 	m     metrics
 	now   func() time.Time
+	// walker makes the processed crashes, with now as its clock.
+	walker walk.Walker
 }
 
 type metrics struct {
@@ -133,6 +140,8 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Processor{cfg: cfg, store: store, q: q, ix: ix, log: log, now: time.Now, walks: make(chan struct{}, 2*cfg.Workers)}
+	p.walker = walk.Walker{Symbols: cfg.Symbols, Prefetch: cfg.Prefetch, Jobs: cfg.WalkJobs, Signature: cfg.Signature,
+		Now: func() time.Time { return p.now() }}
 	p.m = metrics{
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crashd_processor_crashes_total",
@@ -171,10 +180,33 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 // per-crash timeout), crashes fetched but not started go back to the queue,
 // and Run returns.
 func (p *Processor) Run(ctx context.Context) error {
+	lazy := p.lazyStore()
+	if lazy != nil {
+		if err := p.checkUnsynced(ctx); err != nil {
+			return fmt.Errorf("processor: %w", err)
+		}
+	}
 	cons, err := p.q.Consume(ctx)
 	if err != nil {
 		return fmt.Errorf("processor: %w", err)
 	}
+	var syncWG sync.WaitGroup
+	syncCtx, stopSync := context.WithCancel(context.WithoutCancel(ctx))
+	if lazy != nil {
+		syncWG.Add(1)
+		go func() {
+			defer syncWG.Done()
+			p.syncLoop(syncCtx, lazy)
+		}()
+	}
+	defer func() {
+		stopSync()
+		syncWG.Wait()
+		if lazy != nil {
+			// What the workers stored last.
+			p.syncOnce(context.Background(), lazy)
+		}
+	}()
 	var wg sync.WaitGroup
 	for w := range p.cfg.Workers {
 		wg.Add(1)
@@ -224,7 +256,7 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 	stop := p.heartbeat(d)
 	defer stop()
 
-	raw, err := p.readRaw(ctx, id)
+	raw, err := walk.ReadRaw(ctx, p.store, id)
 	received := idTime(id)
 	if raw != nil && !raw.SubmittedTimestamp.IsZero() {
 		received = raw.SubmittedTimestamp
@@ -241,7 +273,7 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 	}
 	if err == nil {
 		var pc *crash.ProcessedCrash
-		var missing []index.Module
+		var missing []crash.Module
 		pc, missing, err = p.processGuarded(ctx, id, raw)
 		if err == nil {
 			err = p.save(ctx, pc, missing, received, attempts)
@@ -310,19 +342,6 @@ func idTime(id crash.ID) time.Time {
 	return t
 }
 
-func (p *Processor) readRaw(ctx context.Context, id crash.ID) (*crash.RawCrash, error) {
-	b, err := p.store.Get(ctx, crash.RawCrashKey(id))
-	if err != nil {
-		return nil, fmt.Errorf("raw crash: %w", err)
-	}
-	var raw crash.RawCrash
-	if err := json.Unmarshal(b, &raw); err != nil {
-		// Processed anyway: the dumps may be fine.
-		return &crash.RawCrash{UUID: id}, nil
-	}
-	return &raw, nil
-}
-
 // ErrTimeout is the error of a crash whose processing took longer than
 // Config.Timeout.
 var ErrTimeout = errors.New("processing timed out")
@@ -332,10 +351,10 @@ var ErrTimeout = errors.New("processing timed out")
 // goroutine (walks cannot be interrupted); its result is dropped. At most
 // twice Config.Workers walks run at once, overrun ones included, so that
 // dumps that make the walk slow cannot pile up goroutines without bound.
-func (p *Processor) processGuarded(ctx context.Context, id crash.ID, raw *crash.RawCrash) (*crash.ProcessedCrash, []index.Module, error) {
+func (p *Processor) processGuarded(ctx context.Context, id crash.ID, raw *crash.RawCrash) (*crash.ProcessedCrash, []crash.Module, error) {
 	type result struct {
 		pc      *crash.ProcessedCrash
-		missing []index.Module
+		missing []crash.Module
 		err     error
 	}
 	t := time.NewTimer(p.cfg.Timeout)
@@ -355,7 +374,7 @@ func (p *Processor) processGuarded(ctx context.Context, id crash.ID, raw *crash.
 				ch <- result{err: fmt.Errorf("panic: %v\n%s", r, debug.Stack())}
 			}
 		}()
-		pc, missing, err := p.process(ctx, id, raw)
+		pc, missing, err := p.walker.Process(ctx, p.store, id, raw)
 		ch <- result{pc, missing, err}
 	}()
 	select {
@@ -369,194 +388,27 @@ func (p *Processor) processGuarded(ctx context.Context, id crash.ID, raw *crash.
 }
 
 // Process reads crash id's dumps from the store and walks them into a
-// processed crash (not stored). raw is its raw crash (nil: read from the
-// store). Errors are those of the store; what is wrong with the dumps is
-// said in the processed crash's notes. A panic in the walk of an
-// additional dump is recovered and noted; one in the minidump's walk
-// propagates (the caller recovers it and fails the attempt).
+// processed crash (not stored): walk.Walker.Process with the processor's
+// symbols, signature rules and clock. raw is its raw crash (nil: read from
+// the store).
 func (p *Processor) Process(ctx context.Context, id crash.ID, raw *crash.RawCrash) (*crash.ProcessedCrash, error) {
-	pc, _, err := p.process(ctx, id, raw)
+	pc, _, err := p.walker.Process(ctx, p.store, id, raw)
 	return pc, err
-}
-
-// process is Process, also returning the modules of the minidump's walk
-// that had no symbols (for the index's missing_symbols).
-func (p *Processor) process(ctx context.Context, id crash.ID, raw *crash.RawCrash) (*crash.ProcessedCrash, []index.Module, error) {
-	start := p.now()
-	if raw == nil {
-		var err error
-		if raw, err = p.readRaw(ctx, id); err != nil {
-			return nil, nil, err
-		}
-	}
-	var missing []index.Module
-	pc := &crash.ProcessedCrash{
-		CrashID: id, UUID: id,
-		ProductName:    raw.ProductName(),
-		Version:        raw.ProductVersion(),
-		ReleaseChannel: raw.Annotation("ReleaseChannel"),
-		ProcessorNotes: []string{},
-		StartedAt:      start.UTC(),
-		Timings:        map[string]float64{},
-	}
-	names, err := p.dumpNames(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	annotations := map[string]string{}
-	for k, v := range raw.Annotations {
-		annotations[k] = crash.AnnotationString(v)
-	}
-	seenMain := false
-	for _, name := range names {
-		t0 := p.now()
-		b, err := p.store.Get(ctx, crash.DumpKey(id, name))
-		if errors.Is(err, blob.ErrNotExist) {
-			pc.ProcessorNotes = append(pc.ProcessorNotes, fmt.Sprintf("dump %s: listed but not in the store", name))
-			continue
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("dump %s: %w", name, err)
-		}
-		main := crash.DumpFileName(name) == crash.MinidumpFile
-		w, err := p.walkOne(b, main, annotations)
-		pc.Timings["walk_"+crash.DumpFileName(name)] = p.now().Sub(t0).Seconds()
-		if err != nil {
-			pc.ProcessorNotes = append(pc.ProcessorNotes, fmt.Sprintf("dump %s: %v", name, err))
-			continue
-		}
-		for _, n := range w.notes {
-			pc.ProcessorNotes = append(pc.ProcessorNotes, fmt.Sprintf("dump %s: %s", name, n))
-		}
-		if !main {
-			if pc.AdditionalDumps == nil {
-				pc.AdditionalDumps = map[string]json.RawMessage{}
-			}
-			pc.AdditionalDumps[name] = w.json
-			continue
-		}
-		seenMain = true
-		pc.Success = true
-		pc.JSONDump = w.json
-		pc.Signature = w.signature
-		st := w.st
-		pc.CrashReason = st.CrashReason
-		if st.Crashed {
-			pc.CrashAddress = fmt.Sprintf("0x%x", st.CrashAddress)
-		}
-		if st.RequestingThread >= 0 && st.RequestingThread < len(st.Threads) {
-			ct := st.RequestingThread
-			pc.CrashingThread = &ct
-		}
-		pc.OSName, pc.OSVersion, pc.CPUArch = st.System.OS, st.System.OSVersion, st.System.CPU
-		for _, m := range st.Modules {
-			if m.MissingSymbols {
-				pc.ModulesMissingSymbols = append(pc.ModulesMissingSymbols, symstore.BaseName(m.DebugFile)+"/"+m.DebugID)
-				missing = append(missing, index.Module{
-					DebugFile: symstore.BaseName(m.DebugFile), DebugID: m.DebugID,
-					CodeFile: symstore.BaseName(m.CodeFile), CodeID: m.CodeID,
-				})
-			}
-		}
-	}
-	if !seenMain {
-		pc.ProcessorNotes = append(pc.ProcessorNotes, "no minidump walked (upload_file_minidump missing or unreadable)")
-		pc.Signature = p.cfg.Signature.Process(nil).Signature
-	}
-	pc.CompletedAt = p.now().UTC()
-	pc.Timings["total"] = pc.CompletedAt.Sub(start).Seconds()
-	return pc, missing, nil
-}
-
-// dumpNames returns the crash's dump names, the minidump first.
-func (p *Processor) dumpNames(ctx context.Context, id crash.ID) ([]string, error) {
-	b, err := p.store.Get(ctx, crash.DumpNamesKey(id))
-	if errors.Is(err, blob.ErrNotExist) {
-		return []string{crash.MinidumpField}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("dump names: %w", err)
-	}
-	var names crash.DumpNames
-	if err := json.Unmarshal(b, &names); err != nil {
-		return nil, fmt.Errorf("dump names: %w", err)
-	}
-	slices.SortStableFunc(names, func(a, b string) int {
-		am, bm := crash.DumpFileName(a) == crash.MinidumpFile, crash.DumpFileName(b) == crash.MinidumpFile
-		switch {
-		case am && !bm:
-			return -1
-		case bm && !am:
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
-	return names, nil
-}
-
-// walked is one dump's walk.
-type walked struct {
-	st        *stackwalk.ProcessState
-	json      json.RawMessage
-	signature string
-	notes     []string
-}
-
-// walkOne walks one dump as minidump_stackwalk --json does. A panic in an
-// additional dump's walk is an error of that dump; in the minidump's it
-// propagates.
-func (p *Processor) walkOne(b []byte, main bool, annotations map[string]string) (w walked, err error) {
-	if !main {
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("panic in the walk: %v", r)
-			}
-		}()
-	}
-	f, err := minidump.NewFileBytes(b)
-	if err != nil {
-		return w, fmt.Errorf("not a minidump: %w", err)
-	}
-	defer f.Close()
-	opt := stackwalk.Options{Workers: p.cfg.WalkJobs}
-	if p.cfg.Symbols != nil {
-		opt.Symbols = p.cfg.Symbols
-		opt.Prefetch = p.cfg.Prefetch
-		opt.ImageSymbols = elfimage.Load
-	}
-	st, err := stackwalk.Process(f, opt)
-	if err != nil {
-		return w, fmt.Errorf("walk: %w", err)
-	}
-	for _, e := range st.Problems {
-		w.notes = append(w.notes, stackwalk.Escape(e.Error()))
-	}
-	var buf bytes.Buffer
-	if err := jsonout.Write(&buf, st, false); err != nil {
-		return w, err
-	}
-	w.st, w.json = st, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	if main {
-		c := signature.FromProcess(st)
-		c.Annotate(annotations)
-		r := p.cfg.Signature.Generate(c)
-		w.signature = r.Signature
-		for _, n := range r.Notes {
-			w.notes = append(w.notes, "signature: "+n)
-		}
-	}
-	return w, nil
 }
 
 // save stores the processed crash and indexes it with the modules its walk
 // had no symbols for; received is the crash's receipt time as handle found
 // it.
-func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, missing []index.Module, received time.Time, attempts int) error {
-	b, err := Marshal(pc)
+func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, missing []crash.Module, received time.Time, attempts int) error {
+	b, err := walk.Marshal(pc)
 	if err != nil {
 		return err
 	}
-	if err := p.store.Put(ctx, crash.ProcessedCrashKey(pc.CrashID), b); err != nil {
+	put := p.store.Put
+	if lazy := p.lazyStore(); lazy != nil {
+		put = lazy.PutLazy // made durable by syncLoop
+	}
+	if err := put(ctx, crash.ProcessedCrashKey(pc.CrashID), b); err != nil {
 		return fmt.Errorf("store processed crash: %w", err)
 	}
 	if err := p.ix.Processed(ctx, index.Crash{
@@ -569,37 +421,98 @@ func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, missing 
 	return p.ix.SetMissingSymbols(ctx, string(pc.CrashID), received, missing)
 }
 
-// Marshal writes a processed crash as stored: JSON without HTML escaping
-// (json_dump as minidump_stackwalk --json writes it). The walks' JSON
-// texts (json_dump, additional_minidumps) are spliced in as they are,
-// after the other keys, not parsed and compacted again as encoding/json
-// does with a json.RawMessage: they come from jsonout.
-func Marshal(pc *crash.ProcessedCrash) ([]byte, error) {
-	c := *pc
-	c.JSONDump, c.AdditionalDumps = nil, nil
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&c); err != nil {
-		return nil, fmt.Errorf("processed crash %s: %w", pc.CrashID, err)
+// lazyStore returns the store as a blob.Lazy when processed crashes are
+// stored lazily (Config.LazyProcessed and a store that can), else nil.
+func (p *Processor) lazyStore() blob.Lazy {
+	if !p.cfg.LazyProcessed {
+		return nil
 	}
-	b := bytes.TrimSuffix(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("}"))
-	if len(pc.JSONDump) > 0 {
-		b = append(append(b, `,"json_dump":`...), pc.JSONDump...)
-	}
-	if len(pc.AdditionalDumps) > 0 {
-		b = append(b, `,"additional_minidumps":{`...)
-		names := slices.Sorted(maps.Keys(pc.AdditionalDumps))
-		for i, name := range names {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			k, _ := json.Marshal(name)
-			b = append(append(append(b, k...), ':'), pc.AdditionalDumps[name]...)
+	l, _ := p.store.(blob.Lazy)
+	return l
+}
+
+// syncLoop makes the lazily stored processed crashes durable every
+// SyncInterval until ctx ends.
+func (p *Processor) syncLoop(ctx context.Context, lazy blob.Lazy) {
+	t := time.NewTicker(p.cfg.SyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			p.syncOnce(ctx, lazy)
+		case <-ctx.Done():
+			return
 		}
-		b = append(b, '}')
 	}
-	return append(b, '}'), nil
+}
+
+// syncOnce syncs the store and, when that worked, records the time taken
+// before it as crash.ProcessedSyncedKey: every processed crash indexed
+// before then was stored (PutLazy returned) before the Sync began.
+func (p *Processor) syncOnce(ctx context.Context, lazy blob.Lazy) {
+	t := p.now().UTC()
+	if err := lazy.Sync(ctx); err != nil {
+		p.log.Warn("processor: syncing processed crashes (tried again)", "err", err)
+		return
+	}
+	if err := p.store.Put(ctx, crash.ProcessedSyncedKey, []byte(t.Format(time.RFC3339Nano))); err != nil {
+		p.log.Warn("processor: recording the sync of processed crashes", "err", err)
+	}
+}
+
+// checkUnsynced queues again the crashes indexed as processed since the
+// last recorded sync whose processed crash is missing or not JSON (the
+// machine stopped before the disk had it), then records now as synced:
+// nothing has been stored lazily by this process yet. Without a recorded
+// sync there is nothing to check (processed crashes were stored durably,
+// or none was stored).
+func (p *Processor) checkUnsynced(ctx context.Context) error {
+	start := p.now().UTC()
+	b, err := p.store.Get(ctx, crash.ProcessedSyncedKey)
+	switch {
+	case errors.Is(err, blob.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("last sync of processed crashes: %w", err)
+	default:
+		since, err := time.Parse(time.RFC3339Nano, string(b))
+		if err != nil {
+			since = time.Time{} // unreadable: check every processed crash
+		}
+		ids, err := p.ix.ProcessedSince(ctx, since)
+		if err != nil {
+			return err
+		}
+		queued := 0
+		for _, s := range ids {
+			id, err := crash.Parse(s)
+			if err != nil {
+				continue
+			}
+			b, err := p.store.Get(ctx, crash.ProcessedCrashKey(id))
+			if err == nil && json.Valid(b) {
+				continue
+			}
+			if err != nil && !errors.Is(err, blob.ErrNotExist) {
+				return fmt.Errorf("check processed crash %s: %w", id, err)
+			}
+			if err := p.ix.Requeued(ctx, s); err != nil {
+				return err
+			}
+			if err := p.q.Publish(ctx, queue.Reprocess, s); err != nil {
+				return fmt.Errorf("queue %s again: %w", s, err)
+			}
+			queued++
+		}
+		if queued > 0 {
+			p.log.Warn("start-up: processed crashes lost with the machine's last stop; queued again", "queued", queued, "checked", len(ids))
+		} else {
+			p.log.Info("start-up: processed crashes since the last sync checked", "checked", len(ids))
+		}
+	}
+	if err := p.store.Put(ctx, crash.ProcessedSyncedKey, []byte(start.Format(time.RFC3339Nano))); err != nil {
+		return fmt.Errorf("record the sync of processed crashes: %w", err)
+	}
+	return nil
 }
 
 // Reprocess queues crashes again (Kind Reprocess): their attempts start

@@ -43,7 +43,7 @@ func (f *flaky) Load(m symbols.Module) (*symbols.Symbols, error) {
 }
 
 type env struct {
-	store *blob.Mem
+	store blob.Store
 	q     *queue.JetStream
 	ix    *index.SQL
 }
@@ -204,26 +204,79 @@ func TestProcessor(t *testing.T) {
 	}
 }
 
-func TestMarshal(t *testing.T) {
-	ct := 2
-	pc := &crash.ProcessedCrash{CrashID: "x", Signature: "a <b> & c", CrashingThread: &ct, ProcessorNotes: []string{},
-		JSONDump:        json.RawMessage(`{"k":"<v>"}`),
-		AdditionalDumps: map[string]json.RawMessage{"z": json.RawMessage(`{}`), "a": json.RawMessage(`[1]`)}}
-	b, err := Marshal(pc)
+// TestLazyProcessed: processed crashes stored without waiting for the disk
+// are made durable by the sync loop, which records the time; after a stop
+// of the machine (simulated: the recorded time put back before two
+// crashes were processed and one of their processed crashes left
+// truncated), the next Run queues again the one whose processed crash is
+// not JSON and leaves the other alone.
+func TestLazyProcessed(t *testing.T) {
+	dump, err := os.ReadFile(corpus.File(t, "breakpad/processor/linux_null_read_av.dmp"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back crash.ProcessedCrash
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatalf("%s: %v", b, err)
+	e := newEnv(t)
+	store, err := blob.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if back.Signature != pc.Signature || string(back.JSONDump) != `{"k":"<v>"}` || string(back.AdditionalDumps["a"]) != "[1]" ||
-		*back.CrashingThread != 2 || !bytes.Contains(b, []byte("a <b> & c")) {
-		t.Errorf("round trip: %s", b)
+	defer store.Close()
+	e.store = store
+	ctx := context.Background()
+	run := func() func() {
+		p, err := New(Config{Workers: 2, LazyProcessed: true, SyncInterval: 20 * time.Millisecond}, e.store, e.q, e.ix, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		done := make(chan error)
+		go func() { done <- p.Run(rctx) }()
+		return func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		}
 	}
-	pc.JSONDump, pc.AdditionalDumps = nil, nil
-	b, _ = Marshal(pc)
-	if err := json.Unmarshal(b, &back); err != nil || bytes.Contains(b, []byte("json_dump")) {
-		t.Errorf("without dumps: %s %v", b, err)
+	before := time.Now().UTC()
+	stop := run()
+	a := e.put(t, dump, map[string]any{"ProductName": "Test"})
+	b := e.put(t, dump, map[string]any{"ProductName": "Test"})
+	e.wait(t, a, index.Processed)
+	e.wait(t, b, index.Processed)
+	stop()
+	synced, err := store.Get(ctx, crash.ProcessedSyncedKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := time.Parse(time.RFC3339Nano, string(synced)); err != nil || st.Before(before) {
+		t.Fatalf("recorded sync %q %v: not after the start", synced, err)
+	}
+	pa, _ := store.Get(ctx, crash.ProcessedCrashKey(a))
+	pb, _ := store.Get(ctx, crash.ProcessedCrashKey(b))
+	if !json.Valid(pa) || !json.Valid(pb) {
+		t.Fatal("processed crashes not stored")
+	}
+
+	// The machine stopped: the last sync was before both, a's processed
+	// crash is cut short.
+	store.Put(ctx, crash.ProcessedSyncedKey, []byte(before.Format(time.RFC3339Nano)))
+	store.Put(ctx, crash.ProcessedCrashKey(a), pa[:len(pa)/2])
+	stop = run()
+	defer stop()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got, err := store.Get(ctx, crash.ProcessedCrashKey(a))
+		if err == nil && json.Valid(got) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cut processed crash was not made again")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.wait(t, a, index.Processed)
+	if got, _ := store.Get(ctx, crash.ProcessedCrashKey(b)); !bytes.Equal(got, pb) {
+		t.Error("a whole processed crash was made again")
 	}
 }

@@ -154,7 +154,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			RequestTimeout: time.Duration(cfg.SymbolsTimeout), Prefetch: symsrc.DefaultPrefetch}
 		scfg.FromEnv()
 		pcfg := processor.Config{Workers: cfg.Workers, WalkJobs: cfg.WalkJobs, Timeout: time.Duration(cfg.Timeout),
-			MaxAttempts: cfg.MaxAttempts, RetryDelay: time.Duration(cfg.RetryDelay), Heartbeat: time.Duration(cfg.AckWait) / 3}
+			MaxAttempts: cfg.MaxAttempts, RetryDelay: time.Duration(cfg.RetryDelay), Heartbeat: time.Duration(cfg.AckWait) / 3,
+			// With the embedded queue this process alone processes into
+			// the data directory (its lock): processed crashes are made
+			// durable in batches, checked at start-up.
+			LazyProcessed: cfg.NATSURL == ""}
 		if cfg.SignatureLists != "" {
 			if pcfg.Signature, err = signature.Extended(cfg.SignatureLists); err != nil {
 				return nil, fmt.Errorf("signature lists: %w", err)

@@ -150,10 +150,12 @@ type formatter struct {
 }
 
 func (f formatter) addr(v uint64) string {
+	var buf [18]byte
+	digits := 16
 	if f.bits32 {
-		return fmt.Sprintf("0x%08x", v)
+		digits = 8
 	}
-	return fmt.Sprintf("0x%016x", v)
+	return string(appendHex(buf[:0], v, digits))
 }
 
 func (f formatter) addrp(v uint64) *string {

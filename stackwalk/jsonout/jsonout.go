@@ -184,7 +184,18 @@ func WriteWith(w io.Writer, st *stackwalk.ProcessState, o Options) error {
 	if err := enc.Encode(doc); err != nil {
 		return fmt.Errorf("json: %w", err)
 	}
-	bw := bufio.NewWriterSize(w, 64<<10)
+	// A bytes.Buffer (the crash server's case) takes the pieces as they
+	// come; anything else gets them in 64 KiB writes.
+	var bw interface {
+		io.Writer
+		Flush() error
+	}
+	if bb, ok := w.(*bytes.Buffer); ok {
+		bb.Grow(skel.Len() + skel.Len()/2)
+		bw = bufferFlusher{bb}
+	} else {
+		bw = bufio.NewWriterSize(w, 64<<10)
+	}
 	rest := skel.Bytes()
 	marker := []byte(`"` + tag)
 	for {
@@ -212,6 +223,11 @@ func WriteWith(w io.Writer, st *stackwalk.ProcessState, o Options) error {
 	}
 	return nil
 }
+
+// bufferFlusher is a bytes.Buffer with the Flush of a bufio.Writer.
+type bufferFlusher struct{ *bytes.Buffer }
+
+func (bufferFlusher) Flush() error { return nil }
 
 // frameSlot is a thread's frames: written by WriteWith one at a time in
 // the place of a placeholder token, or marshaled whole without one.
@@ -243,6 +259,9 @@ func (s *frameSlot) write(w io.Writer, pretty bool, ind string) error {
 	if len(s.list) == 0 {
 		_, err := io.WriteString(w, "[]")
 		return err
+	}
+	if !pretty {
+		return s.writeCompact(w)
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -281,6 +300,34 @@ func (s *frameSlot) write(w io.Writer, pretty bool, ind string) error {
 	}
 	b.WriteString("]")
 	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// writeCompact writes the frames without indentation, each by appendFrame,
+// in pieces of about 32 KiB.
+func (s *frameSlot) writeCompact(w io.Writer) error {
+	b := make([]byte, 0, 4<<10)
+	b = append(b, '[')
+	for i := range s.list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		fr := &s.list[i]
+		if i == 0 && s.first != nil {
+			f0 := *fr
+			f0.Registers = s.first
+			fr = &f0
+		}
+		b = appendFrame(b, fr)
+		if len(b) >= 32<<10 {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+	}
+	b = append(b, ']')
+	_, err := w.Write(b)
 	return err
 }
 
