@@ -52,7 +52,7 @@ func TestParallelPassMatchesSequential(t *testing.T) {
 	if len(passes(inputs["child after split"], 0, nil)) != 1 {
 		t.Error("chunked parse did not fall back for a line record after the split")
 	}
-	if len(passes(inputs["sample"], 0, nil)) != 2 {
-		t.Error("sample was not parsed in two chunks")
+	if len(passes(inputs["sample"], 0, nil)) < 2 {
+		t.Error("sample was not parsed in chunks")
 	}
 }
