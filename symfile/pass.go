@@ -349,13 +349,20 @@ func splitPoint(data []byte, off int) int {
 // large enough that the calls cost nothing.
 const releaseStep = 1 << 20
 
-// passes parses data, in chunks on all CPUs at once when it has at least
-// parallelMin bytes and there is more than one CPU, and returns the chunks'
-// passes in order. A non-nil release is called on parsed parts of data (see
-// pass).
-func passes(data []byte, parallelMin int, release func([]byte)) []*pass {
-	if cpus := runtime.GOMAXPROCS(0); len(data) >= parallelMin && cpus > 1 {
-		n := min(cpus*chunksPerCPU, max(2, len(data)/chunkMin))
+// passes parses data in chunks, on all CPUs at once, and returns the
+// chunks' passes in order: in as many chunks as asked, or with chunks 0 as
+// suits the file (one pass under parallelMin bytes or on one CPU). A
+// non-nil release is called on parsed parts of data (see pass).
+func passes(data []byte, chunks int, release func([]byte)) []*pass {
+	cpus := runtime.GOMAXPROCS(0)
+	n := chunks
+	if n == 0 {
+		n = 1
+		if len(data) >= parallelMin && cpus > 1 {
+			n = min(cpus*chunksPerCPU, max(2, len(data)/chunkMin))
+		}
+	}
+	if n > 1 {
 		ps := []*pass{{data: data, lo: 0, startFunc: -1, release: release}}
 		for k := 1; k < n; k++ {
 			lo := ps[len(ps)-1].lo
@@ -370,7 +377,7 @@ func passes(data []byte, parallelMin int, release func([]byte)) []*pass {
 		if len(ps) > 1 {
 			var next, failed atomic.Int32
 			var wg sync.WaitGroup
-			for range min(cpus, len(ps)) {
+			for range max(1, min(cpus, len(ps))) {
 				wg.Go(func() {
 					for {
 						k := int(next.Add(1)) - 1

@@ -285,7 +285,7 @@ func Parse(data []byte) (*Table, error) {
 		return nil, fmt.Errorf("symbol file of %d bytes is too large (limit 4 GiB)", len(data))
 	}
 	t := &Table{data: data}
-	t.parse(parallelMin, nil)
+	t.parse(0, nil)
 	return t, nil
 }
 
@@ -378,10 +378,10 @@ func trimCR(b []byte) []byte {
 	return b
 }
 
-// parse indexes t.data: the streaming pass (see pass), in two chunks at once
-// for files of parallelMin bytes or more, then the sorted arrays.
-func (t *Table) parse(parallelMin int, release func([]byte)) {
-	ps := passes(t.data, parallelMin, release)
+// parse indexes t.data: the streaming pass (see pass) in chunks (see
+// passes), then the sorted arrays.
+func (t *Table) parse(chunks int, release func([]byte)) {
+	ps := passes(t.data, chunks, release)
 	// The chunks' records are joined in file order into slices of exactly
 	// their size (see blocks).
 	var nFuncs, nPublics, nWin0, nWin1 int
