@@ -7,8 +7,8 @@
 # g++ -g -O2 (inlined frames, location lists, many types: what real C++
 # programs put in their DWARF). It is never run.
 #
-# Usage: tools/breakpad/bigelf.sh OUT [FILES] [FUNCS]   (defaults 6 and 40: a 40 MiB ELF;
-# each unit takes about 30 s of CPU)
+# Usage: tools/breakpad/bigelf.sh OUT [FILES] [FUNCS]   (defaults 6 and 40: a 17 MiB
+# ELF with 8 MB of .debug_info; each unit takes g++ some 20 s of CPU)
 # Writes OUT (the ELF) and OUT.src/ (the sources); does nothing when OUT
 # exists and is newer than this script. Needs g++ and make.
 set -euo pipefail
