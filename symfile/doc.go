@@ -65,12 +65,14 @@
 //
 // # Speed and memory
 //
-// The pass touches each byte once; the commonest record, the line record, is
-// checked in place without searching for its line end first. Files of 4 MiB
-// or more are parsed as two halves at once when two CPUs are available, cut
-// at a FUNC, PUBLIC, STACK CFI INIT or STACK WIN line (the second half falls
-// back to a single pass if its first records belong to the function before
-// the cut). Function names, rules and line records are not copied: the index
+// The pass touches each byte once; the commonest records (line records,
+// STACK CFI and PUBLIC records in the usual form) are checked in place
+// without searching for their line end first. Files of 4 MiB or more are
+// parsed in chunks on all CPUs at once (up to four chunks a CPU), cut at
+// FUNC, PUBLIC, STACK CFI INIT or STACK WIN lines (the file is parsed in a
+// single pass instead if a chunk's first records belong to the function
+// before the cut); records are collected in blocks that never move and
+// joined once. Function names, rules and line records are not copied: the index
 // holds sorted arrays of small structs referring into the file by offset.
 // FILE and INLINE_ORIGIN names are copied once, after the pass, into one
 // string each, so that lookups return them without allocating. Line records

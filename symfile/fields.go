@@ -1,6 +1,10 @@
 package symfile
 
-import "math"
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+)
 
 // Field scanning over one line of a symbol file, without allocation. Numbers
 // follow what Breakpad's strtoull/strtol-based parsing accepts in practice:
@@ -27,18 +31,11 @@ func hexField(b []byte, i int) (uint64, int, bool) {
 	start := i
 	var v uint64
 	for ; i < len(b); i++ {
-		c := b[i]
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
-		case c == ' ':
-			goto done
-		default:
+		d := hexVal[b[i]]
+		if d == 0xff {
+			if b[i] == ' ' {
+				break
+			}
 			return 0, i, false
 		}
 		if v>>60 != 0 {
@@ -46,7 +43,6 @@ func hexField(b []byte, i int) (uint64, int, bool) {
 		}
 		v = v<<4 | uint64(d)
 	}
-done:
 	// Breakpad rejects ULLONG_MAX, which strtoull also returns on overflow.
 	if i == start || v == math.MaxUint64 {
 		return 0, i, false
@@ -188,4 +184,92 @@ func lineRecordAt(d []byte, i int) (addr, size uint64, end, next int, ok bool) {
 		return addr, size, i, i + 2, true
 	}
 	return 0, 0, 0, 0, false
+}
+
+// The fast paths of the indexing pass below read one record starting at
+// d[i] in the form every writer uses (single spaces, hex without 0x, at most
+// 15 digits) and find its line end themselves; d ends where the pass's chunk
+// does. They report false for anything else, which the general path then
+// parses (with the same result, or the error message).
+
+// hexAt parses 1 to 15 hex digits at d[i] followed by a space and returns
+// the value and the index after the space.
+func hexAt(d []byte, i int) (uint64, int, bool) {
+	var v uint64
+	n := 0
+	for _, c := range d[i:] {
+		x := hexVal[c]
+		if x == 0xff {
+			if c == ' ' && n > 0 && n <= 15 {
+				return v, i + n + 1, true
+			}
+			break
+		}
+		v = v<<4 | uint64(x)
+		n++
+	}
+	return 0, 0, false
+}
+
+// restAt returns the end of the content of the line whose last field starts
+// at d[i] (carriage returns ending it dropped) and the start of the next
+// line; the field must not be empty.
+func restAt(d []byte, i int) (end, next int, ok bool) {
+	end, next = len(d), len(d)
+	if k := bytes.IndexByte(d[i:], '\n'); k >= 0 {
+		end, next = i+k, i+k+1
+	}
+	for end > i && d[end-1] == '\r' {
+		end--
+	}
+	return end, next, end > i
+}
+
+// cfiAt is the fast path for "STACK CFI INIT addr size rules" and
+// "STACK CFI addr rules".
+func cfiAt(d []byte, i int) (kind int, addr, size uint64, end, next int, ok bool) {
+	const stackCFI8 = 'S' | 'T'<<8 | 'A'<<16 | 'C'<<24 | 'K'<<32 | ' '<<40 | 'C'<<48 | 'F'<<56
+	if len(d)-i < 12 || binary.LittleEndian.Uint64(d[i:]) != stackCFI8 || d[i+8] != 'I' || d[i+9] != ' ' {
+		return
+	}
+	j := i + 10
+	kind = stackCFI
+	if d[j] == 'I' {
+		if len(d)-j < 5 || binary.LittleEndian.Uint32(d[j:]) != 'I'|'N'<<8|'I'<<16|'T'<<24 || d[j+4] != ' ' {
+			return 0, 0, 0, 0, 0, false
+		}
+		kind = stackCFIInit
+		if addr, j, ok = hexAt(d, j+5); !ok {
+			return
+		}
+		if size, j, ok = hexAt(d, j); !ok {
+			return
+		}
+	} else if addr, j, ok = hexAt(d, j); !ok {
+		return
+	}
+	end, next, ok = restAt(d, j)
+	return
+}
+
+// publicAt is the fast path for "PUBLIC [m ]addr param name".
+func publicAt(d []byte, i int) (addr uint64, end, next int, ok bool) {
+	if len(d)-i < 8 || string(d[i:i+7]) != "PUBLIC " {
+		return
+	}
+	j := i + 7
+	if d[j] == 'm' {
+		if len(d)-j < 2 || d[j+1] != ' ' {
+			return
+		}
+		j += 2
+	}
+	if addr, j, ok = hexAt(d, j); !ok {
+		return
+	}
+	if _, j, ok = hexAt(d, j); !ok {
+		return
+	}
+	end, next, ok = restAt(d, j)
+	return
 }

@@ -38,7 +38,7 @@ func Open(path string) (*Table, error) {
 	// them once it is done: a large file never stays resident as a whole
 	// (the kernel reads a page in again when a lookup touches it).
 	t := &Table{data: data}
-	t.parse(parallelMin, mmap.Release)
+	t.parse(0, mmap.Release)
 	mmap.Release(data)
 	// Unmap when the Table becomes unreachable without Close, once either way.
 	var once sync.Once

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // pass is the streaming pass over one chunk of a symbol file, collecting
@@ -26,12 +27,17 @@ type pass struct {
 	infos     []Info
 	files     []named
 	origins   []named
-	funcs     []span // aux: index in funcBody
-	funcBody  []body
-	publics   []public
-	cfi       []span  // aux: end of the block of delta records directly after the INIT
-	deltas    []delta // delta records outside such blocks or outside their INIT's range
-	win       [2][]span
+	funcs     blocks[span] // aux: index in funcBody
+	funcBody  blocks[body]
+	publics   blocks[public]
+	cfi       blocks[span] // aux: end of the block of delta records directly after the INIT
+	deltas    []delta      // delta records outside such blocks or outside their INIT's range
+	win       [2]blocks[span]
+
+	// The STACK CFI INIT record whose delta records may follow (nil: none)
+	// and the line number of the last STACK CFI record.
+	curCFI  *span
+	cfiLine int
 
 	// release, when set, gives back the pages of data already parsed (see
 	// releaseStep); released is how far that has gone.
@@ -57,14 +63,13 @@ func (ps *pass) fail(line int, msg string, counts bool) {
 // run parses the chunk; see pass.
 func (ps *pass) run() bool {
 	data := ps.data
+	d := data[:ps.hi]
 	var (
 		lineNo int
 		// curFunc is the index in ps.funcs of the FUNC owning line records;
 		// -2: a FUNC not stored; -1: none; -3: not known, this chunk starts
 		// inside the file (a child record then makes the chunk fail).
 		curFunc = ps.startFunc
-		curCFI  = -1 // index in ps.cfi of the STACK CFI INIT whose delta records may follow
-		cfiLine int  // line number of the last STACK CFI record
 		inl     Inline
 		bt      bodyTracker
 	)
@@ -75,10 +80,30 @@ func (ps *pass) run() bool {
 			ps.released = off
 		}
 		lineNo++
-		ps.lines = lineNo
 		start := off
-		if (curFunc >= 0 || curFunc == -2) && hexVal[data[off]] != 0xff {
-			if addr, size, end, next, ok := lineRecordAt(data[:ps.hi], off); ok {
+		// Fast paths for the commonest records in the form every writer
+		// uses; anything else (and every malformed line) takes the general
+		// path below, which gives the same result.
+		switch c := data[off]; {
+		case c == 'S':
+			if kind, addr, size, end, next, ok := cfiAt(d, off); ok {
+				if kind == stackCFIInit {
+					ps.cfiInit(addr, size, start, end, lineNo)
+				} else {
+					ps.cfiDelta(addr, start, end, lineNo)
+				}
+				off = next
+				continue
+			}
+		case c == 'P':
+			if addr, _, next, ok := publicAt(d, off); ok {
+				curFunc = -1 // PUBLIC records end a function's line records
+				ps.public(addr, start)
+				off = next
+				continue
+			}
+		case (curFunc >= 0 || curFunc == -2) && hexVal[c] != 0xff:
+			if addr, size, end, next, ok := lineRecordAt(d, off); ok {
 				if curFunc >= 0 {
 					bt.line(start, end, next, addr, size)
 				}
@@ -115,11 +140,11 @@ func (ps *pass) run() bool {
 					curFunc = -2
 					continue
 				}
-				curFunc = len(ps.funcs)
-				s.aux = uint32(len(ps.funcBody))
-				ps.funcs = append(ps.funcs, s)
-				ps.funcBody = append(ps.funcBody, body{end: uint32(end), ordered: true, inlLo: math.MaxUint32})
-				bt = bodyTracker{b: &ps.funcBody[len(ps.funcBody)-1], base: f.addr}
+				curFunc = ps.funcs.n
+				s.aux = uint32(ps.funcBody.n)
+				ps.funcs.add(s)
+				ps.funcBody.add(body{end: uint32(end), ordered: true, inlLo: math.MaxUint32})
+				bt = bodyTracker{b: ps.funcBody.last(), base: f.addr}
 				continue
 			}
 			if hasPrefix(b, "FILE ") {
@@ -141,23 +166,9 @@ func (ps *pass) run() bool {
 					case msg != "":
 						ps.fail(lineNo, msg, true)
 					case kind == stackCFIInit:
-						curCFI = -1
-						if s, ok := makeSpan(c.addr, c.size, uint32(start), uint32(end)); ok {
-							curCFI = len(ps.cfi)
-							ps.cfi = append(ps.cfi, s)
-						}
-						cfiLine = lineNo
-					case curCFI >= 0 && cfiLine == lineNo-1:
-						// A delta in the block after its INIT record. Those
-						// outside the INIT's range may apply to other INIT
-						// records, as Breakpad keeps all deltas in one map.
-						ps.cfi[curCFI].aux = uint32(end)
-						cfiLine = lineNo
-						if !ps.cfi[curCFI].contains(c.addr) {
-							ps.deltas = append(ps.deltas, delta{addr: c.addr, off: uint32(start)})
-						}
+						ps.cfiInit(c.addr, c.size, start, end, lineNo)
 					default:
-						ps.deltas = append(ps.deltas, delta{addr: c.addr, off: uint32(start)})
+						ps.cfiDelta(c.addr, start, end, lineNo)
 					}
 				case "WIN":
 					w, _, msg := parseStackWin(b, we)
@@ -173,7 +184,7 @@ func (ps *pass) run() bool {
 						k = 1
 					}
 					if s, ok := makeSpan(uint64(w.RVA), uint64(w.CodeSize), uint32(start), 0); ok && k >= 0 {
-						ps.win[k] = append(ps.win[k], s)
+						ps.win[k].add(s)
 					}
 				default:
 					ps.fail(lineNo, "STACK: unknown kind", true)
@@ -188,10 +199,7 @@ func (ps *pass) run() bool {
 					ps.fail(lineNo, msg, true)
 					continue
 				}
-				// Breakpad ignores PUBLIC records at address 0 (seen in ntdll).
-				if p.addr != 0 {
-					ps.publics = append(ps.publics, public{addr: p.addr, off: uint32(start)})
-				}
+				ps.public(p.addr, start)
 				continue
 			}
 		case 'M':
@@ -256,20 +264,73 @@ func (ps *pass) run() bool {
 			bt.line(start, end, off, l.Address, l.Size)
 		}
 	}
+	ps.lines = lineNo
+	if ps.release != nil {
+		ps.release(data[ps.released:ps.hi])
+		ps.released = ps.hi
+	}
 	if !slices.IsSortedFunc(ps.deltas, compareDelta) {
 		slices.SortFunc(ps.deltas, compareDelta)
+	}
+	// Each block of STACK CFI INIT records is sorted here, so that the
+	// chunks sort at the same time; parse merges the blocks.
+	for _, b := range append(ps.cfi.full, ps.cfi.cur) {
+		if !slices.IsSortedFunc(b, byStartThenOrder) {
+			slices.SortFunc(b, byStartThenOrder)
+		}
 	}
 	return true
 }
 
-// parallelMin is the size from which a file is parsed in two chunks at once.
+// cfiInit records a STACK CFI INIT record.
+func (ps *pass) cfiInit(addr, size uint64, start, end, lineNo int) {
+	ps.curCFI = nil
+	if s, ok := makeSpan(addr, size, uint32(start), uint32(end)); ok {
+		ps.cfi.add(s)
+		ps.curCFI = ps.cfi.last()
+	}
+	ps.cfiLine = lineNo
+}
+
+// cfiDelta records a STACK CFI delta record.
+func (ps *pass) cfiDelta(addr uint64, start, end, lineNo int) {
+	if c := ps.curCFI; c != nil && ps.cfiLine == lineNo-1 {
+		// A delta in the block after its INIT record. Those outside the
+		// INIT's range may apply to other INIT records, as Breakpad keeps
+		// all deltas in one map.
+		c.aux = uint32(end)
+		ps.cfiLine = lineNo
+		if c.contains(addr) {
+			return
+		}
+	}
+	ps.deltas = append(ps.deltas, delta{addr: addr, off: uint32(start)})
+}
+
+// public records a PUBLIC record.
+func (ps *pass) public(addr uint64, start int) {
+	// Breakpad ignores PUBLIC records at address 0 (seen in ntdll).
+	if addr != 0 {
+		ps.publics.add(public{addr: addr, off: uint32(start)})
+	}
+}
+
+// parallelMin is the size from which a file is parsed in chunks at once.
 const parallelMin = 4 << 20
 
-// splitPoint returns the start of the first line at or after the middle of
-// data that begins a FUNC, PUBLIC, STACK CFI INIT or STACK WIN record, or 0.
+// chunkMin is the smallest chunk a file is cut into, and chunksPerCPU how
+// many chunks a CPU gets (more than one, so that a CPU finishing early takes
+// another: the records of a file are not spread evenly).
+const (
+	chunkMin     = 1 << 20
+	chunksPerCPU = 4
+)
+
+// splitPoint returns the start of the first line at or after off in data
+// that begins a FUNC, PUBLIC, STACK CFI INIT or STACK WIN record, or 0.
 // (A STACK CFI delta record would belong to the INIT record before it.)
-func splitPoint(data []byte) int {
-	for off := len(data) / 2; off < len(data); {
+func splitPoint(data []byte, off int) int {
+	for off < len(data) {
 		i := bytes.IndexByte(data[off:], '\n')
 		if i < 0 {
 			return 0
@@ -286,25 +347,51 @@ func splitPoint(data []byte) int {
 // releaseStep is how many bytes a pass parses between two calls of its
 // release function: small enough to keep little of a mapped file resident,
 // large enough that the calls cost nothing.
-const releaseStep = 4 << 20
+const releaseStep = 1 << 20
 
-// passes parses data, in two chunks at once when it has at least
-// parallelMin bytes and there is more than one CPU, and returns the chunks'
-// passes in order. A non-nil release is called on parsed parts of data (see
-// pass).
-func passes(data []byte, parallelMin int, release func([]byte)) []*pass {
-	if len(data) >= parallelMin && runtime.GOMAXPROCS(0) > 1 {
-		if mid := splitPoint(data); mid > 0 {
-			ps := []*pass{
-				{data: data, lo: 0, hi: mid, startFunc: -1, release: release},
-				{data: data, lo: mid, hi: len(data), startFunc: -3, release: release},
+// passes parses data in chunks, on all CPUs at once, and returns the
+// chunks' passes in order: in as many chunks as asked, or with chunks 0 as
+// suits the file (one pass under parallelMin bytes or on one CPU). A
+// non-nil release is called on parsed parts of data (see pass).
+func passes(data []byte, chunks int, release func([]byte)) []*pass {
+	cpus := runtime.GOMAXPROCS(0)
+	n := chunks
+	if n == 0 {
+		n = 1
+		if len(data) >= parallelMin && cpus > 1 {
+			n = min(cpus*chunksPerCPU, max(2, len(data)/chunkMin))
+		}
+	}
+	if n > 1 {
+		ps := []*pass{{data: data, lo: 0, startFunc: -1, release: release}}
+		for k := 1; k < n; k++ {
+			lo := ps[len(ps)-1].lo
+			at := splitPoint(data, max(lo, len(data)/n*k))
+			if at <= lo {
+				continue
 			}
-			var ok1 bool
+			ps[len(ps)-1].hi = at
+			ps = append(ps, &pass{data: data, lo: at, startFunc: -3, release: release})
+		}
+		ps[len(ps)-1].hi = len(data)
+		if len(ps) > 1 {
+			var next, failed atomic.Int32
 			var wg sync.WaitGroup
-			wg.Go(func() { ok1 = ps[1].run() })
-			ps[0].run()
+			for range max(1, min(cpus, len(ps))) {
+				wg.Go(func() {
+					for {
+						k := int(next.Add(1)) - 1
+						if k >= len(ps) || failed.Load() != 0 {
+							return
+						}
+						if !ps[k].run() {
+							failed.Store(1)
+						}
+					}
+				})
+			}
 			wg.Wait()
-			if ok1 {
+			if failed.Load() == 0 {
 				return ps
 			}
 		}

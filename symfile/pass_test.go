@@ -1,7 +1,6 @@
 package symfile
 
 import (
-	"math"
 	"os"
 	"reflect"
 	"strings"
@@ -14,13 +13,17 @@ func tableState(t *Table) []any {
 		t.funcs, t.funcBody, t.publics, t.cfi, t.deltas, t.win, t.errs, t.numErrs, t.numCorrupt}
 }
 
-func parseChunked(data []byte, parallelMin int) *Table {
+// parseChunked parses data in the given number of chunks (1: one pass).
+func parseChunked(data []byte, chunks int) *Table {
 	t := &Table{data: data}
-	t.parse(parallelMin, nil)
+	t.parse(chunks, nil)
 	return t
 }
 
-// TestParallelPassMatchesSequential checks that parsing in two chunks gives
+// chunkCounts are the chunk counts the tests compare with one pass.
+var chunkCounts = []int{2, 3, 8}
+
+// TestParallelPassMatchesSequential checks that parsing in chunks gives
 // exactly the sequential result, on the corpus and on files where the second
 // chunk starts inside a function's records.
 func TestParallelPassMatchesSequential(t *testing.T) {
@@ -43,16 +46,17 @@ func TestParallelPassMatchesSequential(t *testing.T) {
 		}
 	}
 	for name, data := range inputs {
-		seq := parseChunked(data, math.MaxInt)
-		par := parseChunked(data, 0)
-		if !reflect.DeepEqual(tableState(seq), tableState(par)) {
-			t.Errorf("%s: chunked parse differs from the sequential one", name)
+		seq := tableState(parseChunked(data, 1))
+		for _, n := range append(chunkCounts, 0) {
+			if !reflect.DeepEqual(seq, tableState(parseChunked(data, n))) {
+				t.Errorf("%s: parse in %d chunks (0: automatic) differs from the sequential one", name, n)
+			}
 		}
 	}
-	if len(passes(inputs["child after split"], 0, nil)) != 1 {
+	if len(passes(inputs["child after split"], 2, nil)) != 1 {
 		t.Error("chunked parse did not fall back for a line record after the split")
 	}
-	if len(passes(inputs["sample"], 0, nil)) != 2 {
-		t.Error("sample was not parsed in two chunks")
+	if n := len(passes(inputs["sample"], 3, nil)); n != 3 {
+		t.Errorf("sample was parsed in %d chunks, not 3", n)
 	}
 }

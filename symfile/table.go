@@ -146,6 +146,65 @@ func compareDelta(a, b delta) int {
 	return cmp.Compare(a.off, b.off)
 }
 
+// orNil returns s, or nil when s is empty: the tables of a file parsed in
+// chunks are then those of a file parsed in one pass.
+func orNil[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// mergeSpans merges slices sorted by byStartThenOrder into one (the one
+// non-empty slice itself when there is one).
+func mergeSpans(s [][]span) []span {
+	n := 0
+	h := s[:0:0]
+	for _, e := range s {
+		if len(e) > 0 {
+			n += len(e)
+			h = append(h, e)
+		}
+	}
+	switch len(h) {
+	case 0:
+		return nil
+	case 1:
+		return h[0]
+	}
+	// A binary min-heap of the slices by their first element.
+	less := func(i, j int) bool { return byStartThenOrder(h[i][0], h[j][0]) < 0 }
+	down := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= len(h) {
+				return
+			}
+			if c+1 < len(h) && less(c+1, c) {
+				c++
+			}
+			if !less(c, i) {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	out := make([]span, 0, n)
+	for len(h) > 0 {
+		out = append(out, h[0][0])
+		if h[0] = h[0][1:]; len(h[0]) == 0 {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		down(0)
+	}
+	return out
+}
+
 // mergeDeltas merges two slices sorted by compareDelta.
 func mergeDeltas(a, b []delta) []delta {
 	if len(b) == 0 {
@@ -226,7 +285,7 @@ func Parse(data []byte) (*Table, error) {
 		return nil, fmt.Errorf("symbol file of %d bytes is too large (limit 4 GiB)", len(data))
 	}
 	t := &Table{data: data}
-	t.parse(parallelMin, nil)
+	t.parse(0, nil)
 	return t, nil
 }
 
@@ -319,50 +378,73 @@ func trimCR(b []byte) []byte {
 	return b
 }
 
-// parse indexes t.data: the streaming pass (see pass), in two chunks at once
-// for files of parallelMin bytes or more, then the sorted arrays.
-func (t *Table) parse(parallelMin int, release func([]byte)) {
-	var winAll [2][]span
-	lineBase := 0
-	for i, ps := range passes(t.data, parallelMin, release) {
-		if !t.hasModule && ps.hasModule {
-			t.module, t.hasModule = ps.module, true
-		}
-		if !t.hasCodeID && ps.hasCodeID {
-			t.codeID, t.hasCodeID = ps.codeID, true
-		}
-		if i == 0 {
-			// The first chunk's arrays become the table's without copying.
-			t.infos, t.files, t.origins = ps.infos, ps.files, ps.origins
-			t.funcs, t.funcBody, t.publics, t.cfi, t.deltas = ps.funcs, ps.funcBody, ps.publics, ps.cfi, ps.deltas
-			winAll = ps.win
-		} else {
-			t.infos = append(t.infos, ps.infos...)
-			t.files = append(t.files, ps.files...)
-			t.origins = append(t.origins, ps.origins...)
+// parse indexes t.data: the streaming pass (see pass) in chunks (see
+// passes), then the sorted arrays.
+func (t *Table) parse(chunks int, release func([]byte)) {
+	ps := passes(t.data, chunks, release)
+	// The chunks' records are joined in file order into slices of exactly
+	// their size (see blocks).
+	var nFuncs, nPublics, nWin0, nWin1 int
+	for _, p := range ps {
+		nFuncs += p.funcs.n
+		nPublics += p.publics.n
+		nWin0 += p.win[0].n
+		nWin1 += p.win[1].n
+	}
+	if len(ps) == 1 {
+		p := ps[0]
+		t.infos, t.files, t.origins, t.deltas = p.infos, p.files, p.origins, p.deltas
+		t.funcs, t.funcBody, t.publics = p.funcs.slice(), p.funcBody.slice(), p.publics.slice()
+	} else {
+		t.funcs = make([]span, 0, nFuncs)
+		t.funcBody = make([]body, 0, nFuncs)
+		t.publics = make([]public, 0, nPublics)
+		for _, p := range ps {
+			t.infos = append(t.infos, p.infos...)
+			t.files = append(t.files, p.files...)
+			t.origins = append(t.origins, p.origins...)
 			base := uint32(len(t.funcBody))
-			for _, f := range ps.funcs {
-				f.aux += base
-				t.funcs = append(t.funcs, f)
+			n := len(t.funcs)
+			t.funcs = p.funcs.appendTo(t.funcs)
+			for k := n; k < len(t.funcs); k++ {
+				t.funcs[k].aux += base
 			}
-			t.funcBody = append(t.funcBody, ps.funcBody...)
-			t.publics = append(t.publics, ps.publics...)
-			t.cfi = append(t.cfi, ps.cfi...)
-			t.deltas = mergeDeltas(t.deltas, ps.deltas)
-			for k := range winAll {
-				winAll[k] = append(winAll[k], ps.win[k]...)
-			}
+			t.funcBody = p.funcBody.appendTo(t.funcBody)
+			t.publics = p.publics.appendTo(t.publics)
+			t.deltas = mergeDeltas(t.deltas, p.deltas)
 		}
-		for _, e := range ps.errs {
+	}
+	var cfi [][]span
+	for _, p := range ps {
+		cfi = append(append(cfi, p.cfi.full...), p.cfi.cur)
+	}
+	t.cfi = mergeSpans(cfi)
+	var winAll [2][]span
+	winAll[0] = make([]span, 0, nWin0)
+	winAll[1] = make([]span, 0, nWin1)
+	lineBase := 0
+	for _, p := range ps {
+		if !t.hasModule && p.hasModule {
+			t.module, t.hasModule = p.module, true
+		}
+		if !t.hasCodeID && p.hasCodeID {
+			t.codeID, t.hasCodeID = p.codeID, true
+		}
+		for k := range winAll {
+			winAll[k] = p.win[k].appendTo(winAll[k])
+		}
+		for _, e := range p.errs {
 			if len(t.errs) < maxErrors {
 				e.Line += lineBase
 				t.errs = append(t.errs, e)
 			}
 		}
-		t.numErrs += ps.numErrs
-		t.numCorrupt += ps.numCorrupt
-		lineBase += ps.lines
+		t.numErrs += p.numErrs
+		t.numCorrupt += p.numCorrupt
+		lineBase += p.lines
 	}
+	t.funcs, t.funcBody, t.publics, t.cfi = orNil(t.funcs), orNil(t.funcBody), orNil(t.publics), orNil(t.cfi)
+	winAll[0], winAll[1] = orNil(winAll[0]), orNil(winAll[1])
 	if !t.hasModule {
 		t.fail(1, "MODULE: missing", true)
 	}

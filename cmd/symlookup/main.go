@@ -26,6 +26,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,12 @@ import (
 )
 
 func main() {
+	// As minidump_stackwalk: loading a symbol file builds an index of a few
+	// MB in steps, and at the default GOGC the collector runs several times
+	// for nothing in a process this short. GOGC still overrides this.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	os.Exit(cmdline.Run(context.Background(), newCommand(os.Stdin, os.Stdout, os.Stderr), os.Args, os.Stdout, os.Stderr))
 }
 

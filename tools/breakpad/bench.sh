@@ -1,21 +1,31 @@
 #!/bin/bash
-# bench.sh: Breakpad's minidump_stackwalk and minidump_dump against ours,
-# side by side (docs/performance.md). Needs hyperfine, /usr/bin/time (GNU),
-# gcc, Breakpad's binaries (tools/breakpad/build.sh) and the shared corpus.
+# bench.sh: Breakpad's minidump_stackwalk, minidump_dump and dump_syms
+# against ours, side by side (docs/performance.md). Needs hyperfine,
+# /usr/bin/time (GNU), gcc, g++, Breakpad's binaries (tools/breakpad/build.sh)
+# and the shared corpus.
 #
 # Usage: tools/breakpad/bench.sh [RUNS]   (from the project root; RUNS: 10)
-#   GOBREAKPAD_BREAKPAD_STACKWALK, GOBREAKPAD_BREAKPAD_DUMP: Breakpad's
-#   binaries (default /tmp/bpsrc/src/processor/...)
+#   GOBREAKPAD_BREAKPAD_STACKWALK, GOBREAKPAD_BREAKPAD_DUMP,
+#   GOBREAKPAD_BREAKPAD_DUMP_SYMS: Breakpad's binaries (default
+#   /tmp/bpsrc/src/processor/... and /tmp/bpsrc/src/tools/linux/dump_syms/;
+#   without dump_syms its table is left out)
 #   BENCH_TMP: scratch folder (default /tmp/gobreakpad-bench)
+#   BENCH_ONLY: a space-separated subset of the tables to print (stackwalk,
+#   read, dump, dump_syms)
 #
 # Cases: the corpus's perf case (65 MB of symbols), its biggest Windows
 # dump, its many-thread Linux dump, and a 401-thread Linux dump captured
 # here with our minidump_capture from a small program (built and dumped
-# again on every run, not committed). Prints markdown tables: hyperfine's
-# mean ± σ, min and max wall times, then user time and peak RSS as the
-# median of 3 runs of /usr/bin/time; a last row times start-up alone. Runs
-# that exit non-zero (the hostile dump, refused by both) are timed all the
-# same.
+# again on every run, not committed); reading the perf case's 65 MB .sym
+# (our symlookup of one address against wc -l, the speed of reading the
+# file); dump_syms on Debian's libc with its debug file and on a large C++
+# ELF with DWARF made by tools/breakpad/bigelf.sh (built once into
+# BENCH_TMP). Prints markdown tables: hyperfine's median, mean ± σ, min and
+# max wall times, then user+system time and peak RSS as the median of 5
+# runs of /usr/bin/time, and on each "ours" row the ratios to the row above
+# (its median wall time over ours, our peak RSS over its). A last row times
+# start-up alone. Runs that exit non-zero (the hostile dump, refused by
+# both) are timed all the same.
 set -euo pipefail
 
 runs=${1:-10}
@@ -23,6 +33,9 @@ root=$(pwd)
 corpus=$root/../shared/corpus
 bp=${GOBREAKPAD_BREAKPAD_STACKWALK:-/tmp/bpsrc/src/processor/minidump_stackwalk}
 bpdump=${GOBREAKPAD_BREAKPAD_DUMP:-/tmp/bpsrc/src/processor/minidump_dump}
+bpsyms=${GOBREAKPAD_BREAKPAD_DUMP_SYMS:-/tmp/bpsrc/src/tools/linux/dump_syms/dump_syms}
+only=${BENCH_ONLY:-stackwalk read dump dump_syms}
+want() { [[ " $only " == *" $1 "* ]]; }
 tmp=${BENCH_TMP:-/tmp/gobreakpad-bench}
 for f in "$bp" "$bpdump" "$corpus/cases.tsv"; do
 	[ -e "$f" ] || { echo "bench.sh: $f not found" >&2; exit 1; }
@@ -30,7 +43,7 @@ done
 command -v hyperfine >/dev/null || { echo "bench.sh: hyperfine not found (apt-get install -y hyperfine)" >&2; exit 1; }
 
 mkdir -p "$tmp/bin" "$tmp/mt"
-go build -o "$tmp/bin/" ./cmd/minidump_stackwalk ./cmd/minidump_dump ./cmd/minidump_capture ./cmd/dump_syms
+go build -o "$tmp/bin/" ./cmd/minidump_stackwalk ./cmd/minidump_dump ./cmd/minidump_capture ./cmd/dump_syms ./cmd/symlookup
 ours=$tmp/bin/minidump_stackwalk
 oursdump=$tmp/bin/minidump_dump
 
@@ -90,38 +103,51 @@ dumps=(
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) (nproc $(nproc))"
 
-# rss CMD...: "user s | peak RSS MiB", the median of 3 runs.
+# rss CMD...: "CPU s|peak RSS KiB": the medians of 5 runs of user+system
+# time and of peak RSS.
 rss() {
-	for _ in 1 2 3; do
-		/usr/bin/time -f "%U %M" -o "$tmp/time.txt" "$@" >/dev/null 2>&1 || true
+	for _ in 1 2 3 4 5; do
+		/usr/bin/time -f "%U %S %M" -o "$tmp/time.txt" "$@" >/dev/null 2>&1 || true
 		tail -n 1 "$tmp/time.txt" # after "Command exited with non-zero status N"
-	done | sort -n -k2 | sed -n 2p | awk '{printf "%.2f s | %.1f MiB", $1, $2/1024}'
+	done >"$tmp/rss.txt"
+	cpu=$(awk '{print $1 + $2}' "$tmp/rss.txt" | sort -g | sed -n 3p)
+	kib=$(awk '{print $3}' "$tmp/rss.txt" | sort -n | sed -n 3p)
+	echo "$cpu|$kib"
 }
 
-table() { # title, then lines "name|bp command|ours command"
+table() { # title, then lines "name|left command|ours command[|left tool's name]"
 	local title=$1
 	shift
 	echo
 	echo "### $title"
 	echo
-	echo "| case | tool | wall mean ± σ | min | max | user (median of 3) | peak RSS (median of 3) |"
-	echo "|---|---|---:|---:|---:|---:|---:|"
+	echo "| case | tool | wall median | mean ± σ | min | max | CPU (median of 5) | peak RSS (median of 5) | ours: speed-up, RSS ratio |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
 	for line in "$@"; do
-		IFS='|' read -r name bcmd ocmd <<<"$line"
-		hyperfine -N -i --warmup 1 --runs "$runs" --export-json "$tmp/h.json" -n breakpad "$bcmd" -n ours "$ocmd" >/dev/null 2>&1 ||
-			hyperfine -i --warmup 1 --runs "$runs" --export-json "$tmp/h.json" -n breakpad "$bcmd" -n ours "$ocmd" >/dev/null
-		for who in breakpad ours; do
-			cmd=$bcmd
-			[ "$who" = ours ] && cmd=$ocmd
-			# shellcheck disable=SC2086
-			r=$(rss $cmd)
-			python3 - "$tmp/h.json" "$who" "$name" "$r" <<'PY'
+		IFS='|' read -r name bcmd ocmd bname <<<"$line"
+		bname=${bname:-breakpad}
+		hyperfine -N -i --warmup 1 --runs "$runs" --export-json "$tmp/h.json" -n "$bname" "$bcmd" -n ours "$ocmd" >/dev/null 2>&1 ||
+			hyperfine -i --warmup 1 --runs "$runs" --export-json "$tmp/h.json" -n "$bname" "$bcmd" -n ours "$ocmd" >/dev/null
+		# shellcheck disable=SC2086
+		rb=$(rss $bcmd)
+		# shellcheck disable=SC2086
+		ro=$(rss $ocmd)
+		python3 - "$tmp/h.json" "$bname" "$name" "$rb" "$ro" <<'PY'
 import json, sys
 h = json.load(open(sys.argv[1]))
-r = next(x for x in h["results"] if x["command"] == sys.argv[2])
-print(f"| {sys.argv[3]} | {sys.argv[2]} | {r['mean']*1000:.0f} ± {r['stddev']*1000:.0f} ms | {r['min']*1000:.0f} ms | {r['max']*1000:.0f} ms | {sys.argv[4]} |")
+left, name = sys.argv[2], sys.argv[3]
+rs = {left: sys.argv[4].split("|"), "ours": sys.argv[5].split("|")}
+res = {x["command"]: x for x in h["results"]}
+for who in (left, "ours"):
+    r = res[who]
+    cpu, kib = rs[who]
+    extra = ""
+    if who == "ours":
+        b = res[left]
+        extra = f"{b['median'] / r['median']:.1f}×, {int(kib) / int(rs[left][1]):.2f}"
+    print(f"| {name} | {who} | {r['median']*1000:.1f} ms | {r['mean']*1000:.1f} ± {r['stddev']*1000:.1f} ms "
+          f"| {r['min']*1000:.1f} ms | {r['max']*1000:.1f} ms | {float(cpu)*1000:.0f} ms | {int(kib)/1024:.1f} MiB | {extra} |")
 PY
-		done
 	done
 }
 
@@ -133,14 +159,29 @@ done
 lines+=("linux manythreads, human|$bp $mt/mt.dmp $mt/syms|$ours $mt/mt.dmp $mt/syms")
 # Start-up alone: Breakpad's usage text (-h, exit 0), our --version.
 lines+=("start-up (Breakpad -h, ours --version)|$bp -h|$ours --version")
-table "minidump_stackwalk" "${lines[@]}"
+want stackwalk && table "minidump_stackwalk" "${lines[@]}"
+
+# Reading a .sym to the point of answering lookups, against the speed the
+# machine reads the file (wc -l on the page-cached file).
+bigsym=$c/perf/big-symbols/deep_chain/A34CC23410BCE5A3F062F9443D3440C00/deep_chain.sym
+want read && table "reading the 65 MB .sym" "symlookup of one address|wc -l $bigsym|$tmp/bin/symlookup $bigsym 0x1170|wc -l"
 
 lines=()
 for d in "${dumps[@]}"; do
 	IFS='|' read -r name dump <<<"$d"
 	lines+=("$name|$bpdump $dump|$oursdump $dump")
 done
-table "minidump_dump" "${lines[@]}"
+want dump && table "minidump_dump" "${lines[@]}"
+
+if want dump_syms && [ -x "$bpsyms" ]; then
+	tools/breakpad/bigelf.sh "$tmp/bigelf" >/dev/null
+	dl=$c/debian/libc
+	lines=(
+		"Debian libc.so.6 + debug file|$bpsyms $dl/libc.so.6 $dl/usr-lib-debug/.build-id/93|$tmp/bin/dump_syms $dl/libc.so.6 $dl/usr-lib-debug/.build-id/93"
+		"bigelf.sh C++ ELF ($(($(stat -c %s "$tmp/bigelf") >> 20)) MiB)|$bpsyms $tmp/bigelf|$tmp/bin/dump_syms $tmp/bigelf"
+	)
+	table "dump_syms" "${lines[@]}"
+fi
 
 echo
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
