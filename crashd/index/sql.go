@@ -39,6 +39,7 @@ CREATE INDEX crashes_signature ON crashes (signature, received_at);
 CREATE INDEX crashes_product ON crashes (product, version, received_at);
 CREATE INDEX crashes_status ON crashes (status, received_at);
 `,
+	2: migrationTriage,
 }
 
 // SQL is an [Index] on a database/sql database. Its statements are written

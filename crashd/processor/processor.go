@@ -385,9 +385,13 @@ func (p *Processor) Process(ctx context.Context, id crash.ID, raw *crash.RawCras
 		ProductName:    raw.ProductName(),
 		Version:        raw.ProductVersion(),
 		ReleaseChannel: raw.Annotation("ReleaseChannel"),
+		ProcessType:    raw.Annotation("ProcessType"),
 		ProcessorNotes: []string{},
 		StartedAt:      start.UTC(),
 		Timings:        map[string]float64{},
+	}
+	if pc.ProcessType == "" {
+		pc.ProcessType = raw.Annotation("process_type")
 	}
 	names, err := p.dumpNames(ctx, id)
 	if err != nil {
@@ -440,6 +444,7 @@ func (p *Processor) Process(ctx context.Context, id crash.ID, raw *crash.RawCras
 		}
 		pc.OSName, pc.OSVersion, pc.CPUArch = st.System.OS, st.System.OSVersion, st.System.CPU
 		for _, m := range st.Modules {
+			pc.Modules = append(pc.Modules, symstore.BaseName(m.CodeFile))
 			if m.MissingSymbols {
 				pc.ModulesMissingSymbols = append(pc.ModulesMissingSymbols, symstore.BaseName(m.DebugFile)+"/"+m.DebugID)
 			}
@@ -544,12 +549,17 @@ func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, received
 	if err := p.store.Put(ctx, crash.ProcessedCrashKey(pc.CrashID), b); err != nil {
 		return fmt.Errorf("store processed crash: %w", err)
 	}
-	if err := p.ix.Processed(ctx, index.Crash{
+	c := index.Crash{
 		ID: string(pc.CrashID), ReceivedAt: received, ProcessedAt: pc.CompletedAt,
 		Product: pc.ProductName, Version: pc.Version, OS: pc.OSName, CPU: pc.CPUArch,
 		Signature: pc.Signature, CrashReason: pc.CrashReason, Attempts: attempts,
-	}); err != nil {
+	}
+	if err := p.ix.Processed(ctx, c); err != nil {
 		return err
+	}
+	if t, ok := p.ix.(index.Triage); ok {
+		return t.ProcessedDetails(ctx, c, index.Details{ProcessType: pc.ProcessType, OSVersion: pc.OSVersion,
+			CrashAddress: pc.CrashAddress, Modules: pc.Modules})
 	}
 	return nil
 }
