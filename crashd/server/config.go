@@ -105,6 +105,14 @@ type Config struct {
 	// APIToken, when set, is required (Authorization: Bearer) by the API
 	// calls that change something (reprocess).
 	APIToken string `json:"api_token"`
+	// PublicPages shows the web pages and their API (read-only) without
+	// a token, for a team behind a VPN; by default only the health
+	// endpoints answer without one. Personal annotations, downloads and
+	// reprocessing always need a token's scope.
+	PublicPages bool `json:"public_pages"`
+	// SecureCookie marks the pages' session cookie Secure (crashd behind
+	// a TLS proxy).
+	SecureCookie bool `json:"secure_cookie"`
 	// LogFormat is "text" or "json"; LogLevel debug, info, warn or error.
 	LogFormat string `json:"log_format"`
 	LogLevel  string `json:"log_level"`

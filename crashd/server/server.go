@@ -32,6 +32,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/processor"
 	"github.com/gobreakpad/gobreakpad/crashd/queue"
 	"github.com/gobreakpad/gobreakpad/crashd/symserver"
+	"github.com/gobreakpad/gobreakpad/crashd/web"
 	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
 	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 )
@@ -178,9 +179,19 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	a := api.New(api.Config{Token: cfg.APIToken}, s.store, s.q, s.ix, log)
 	if cfg.Has(RoleWeb) {
 		a.Register(s.mux)
+		wcfg := web.Config{Tokens: cfg.SymbolServer.Tokens, Public: cfg.PublicPages, SecureCookie: cfg.SecureCookie}
 		if !cfg.SymbolServer.Disabled {
 			s.mux.HandleFunc("GET /api/missing-symbols", s.missingSymbols)
+			wcfg.MissingSymbols = s.missingList
+			wcfg.RecentUploads = func(ctx context.Context, limit int) ([]web.Upload, error) {
+				return recentUploads(ctx, symDir, limit)
+			}
 		}
+		w, err := web.New(wcfg, s.store, s.q, s.ix, log)
+		if err != nil {
+			return nil, err
+		}
+		w.Register(s.mux)
 	} else {
 		a.RegisterHealth(s.mux)
 	}

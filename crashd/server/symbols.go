@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/processor"
 	"github.com/gobreakpad/gobreakpad/crashd/symserver"
+	"github.com/gobreakpad/gobreakpad/crashd/web"
 	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
@@ -183,8 +186,85 @@ func (s *Server) missingSymbols(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
+	out, total, err := s.rankMissing(r.Context(), since, limit)
+	if err != nil {
+		s.log.Warn("missing symbols", "err", err)
+		http.Error(w, `{"error":"index unavailable"}`, http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(map[string]any{"modules": out, "total": total})
+}
+
+// missingList is the symbols page's ranking of missing modules.
+func (s *Server) missingList(ctx context.Context, limit int) ([]web.MissingModule, error) {
+	ms, _, err := s.rankMissing(ctx, time.Time{}, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]web.MissingModule, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, web.MissingModule(*m))
+	}
+	return out, nil
+}
+
+// recentUploads lists the newest .sym files of the symbol server's
+// Breakpad-layout directory (NAME/ID/NAME.sym), looking at most at
+// 100,000 files.
+func recentUploads(ctx context.Context, dir string, limit int) ([]web.Upload, error) {
+	var out []web.Upload
+	seen := 0
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return []web.Upload{}, nil
+		}
+		return nil, err
+	}
+	for _, n := range names {
+		if !n.IsDir() || strings.HasPrefix(n.Name(), ".") {
+			continue
+		}
+		ids, _ := os.ReadDir(filepath.Join(dir, n.Name()))
+		for _, id := range ids {
+			if !id.IsDir() {
+				continue
+			}
+			files, _ := os.ReadDir(filepath.Join(dir, n.Name(), id.Name()))
+			for _, f := range files {
+				if seen++; seen > 100000 || ctx.Err() != nil {
+					break
+				}
+				if !strings.HasSuffix(f.Name(), ".sym") {
+					continue
+				}
+				fi, err := f.Info()
+				if err != nil {
+					continue
+				}
+				out = append(out, web.Upload{DebugFile: n.Name(), DebugID: id.Name(), Name: f.Name(), Size: fi.Size(), Time: fi.ModTime().UTC()})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	if out == nil {
+		out = []web.Upload{}
+	}
+	return out, nil
+}
+
+// rankMissing ranks the modules processed crashes since since were
+// walked without, by the crashes missing each (over the newest
+// ReprocessScan processed crashes): the first limit, and how many in all.
+func (s *Server) rankMissing(ctx context.Context, since time.Time, limit int) ([]*missingModule, int, error) {
 	agg := map[string]*missingModule{}
-	err := s.scanMissing(r.Context(), since, s.cfg.SymbolServer.reprocessScan(), func(id string, mods []missingModule) bool {
+	err := s.scanMissing(ctx, since, s.cfg.SymbolServer.reprocessScan(), func(id string, mods []missingModule) bool {
 		for _, m := range mods {
 			k := m.DebugFile + "\x00" + m.DebugID
 			if a := agg[k]; a != nil {
@@ -197,9 +277,7 @@ func (s *Server) missingSymbols(w http.ResponseWriter, r *http.Request) {
 		return true
 	})
 	if err != nil {
-		s.log.Warn("missing symbols", "err", err)
-		http.Error(w, `{"error":"index unavailable"}`, http.StatusServiceUnavailable)
-		return
+		return nil, 0, err
 	}
 	out := make([]*missingModule, 0, len(agg))
 	for _, m := range agg {
@@ -214,10 +292,7 @@ func (s *Server) missingSymbols(w http.ResponseWriter, r *http.Request) {
 	if len(out) > limit {
 		out = out[:limit]
 	}
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(map[string]any{"modules": out, "total": len(agg)})
+	return out, len(agg), nil
 }
 
 func parseSince(v string) (time.Time, error) {
