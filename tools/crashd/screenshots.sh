@@ -1,0 +1,12 @@
+#!/bin/sh
+# Remakes docs/img/crashd-*.png, the screenshots of crashd's pages that
+# docs/crashd.md shows: crashd/server's TestBrowser takes them in Debian's
+# Chromium over corpus crashes uploaded to a real collector. Needs
+# /usr/bin/chromium (or $GOBREAKPAD_CHROMIUM) and ../shared/corpus; runs
+# optipng on them when it is installed.
+set -e
+cd "$(dirname "$0")/../.."
+mkdir -p docs/img
+GOBREAKPAD_SCREENSHOTS="$PWD/docs/img" go test ./crashd/server -run '^TestBrowser$' -count=1 -v | grep -E '^(--- |ok|FAIL|PASS|\s+browser_test)' || true
+if command -v optipng >/dev/null; then optipng -quiet -o2 docs/img/crashd-*.png; fi
+ls -l docs/img/crashd-*.png
