@@ -19,6 +19,7 @@ ALTER TABLE crashes ADD COLUMN os_version TEXT NOT NULL DEFAULT '';
 ALTER TABLE crashes ADD COLUMN crash_address TEXT NOT NULL DEFAULT '';
 ALTER TABLE crashes ADD COLUMN modules TEXT NOT NULL DEFAULT '';
 CREATE INDEX crashes_status_signature ON crashes (status, signature, received_at);
+CREATE INDEX crashes_triage ON crashes (status, received_at, signature, os, cpu, product, version, process_type, crash_reason);
 CREATE TABLE signatures (
 	signature     TEXT PRIMARY KEY,
 	first_seen    TEXT NOT NULL,

@@ -116,14 +116,44 @@ func (w *Web) home(r *http.Request, _ *principal) (any, error) {
 		return nil, err
 	}
 	if !wantsJSON(r) {
-		period := index.Filter{Since: f.Since, Until: f.Until}
-		for _, k := range filterFields {
-			if d.Options[k], err = tri.Facet(r.Context(), period, k, 50); err != nil {
-				return nil, err
-			}
+		if d.Options, err = w.options(r.Context(), tri, days, f); err != nil {
+			return nil, err
 		}
 	}
 	return d, nil
+}
+
+// optionsTTL is how long the menus of the top crashers page are reused.
+const optionsTTL = time.Minute
+
+type cachedOptions struct {
+	at   time.Time
+	opts map[string][]index.Bucket
+}
+
+// options returns the values each filter takes in a period of days (the
+// home page's menus), computed at most once a minute per period.
+func (w *Web) options(ctx context.Context, tri index.Triage, days int, f index.Filter) (map[string][]index.Bucket, error) {
+	now := w.cfg.Now()
+	w.mu.Lock()
+	c, ok := w.optCache[days]
+	w.mu.Unlock()
+	if ok && now.Sub(c.at) < optionsTTL && now.Sub(c.at) >= 0 {
+		return c.opts, nil
+	}
+	opts := map[string][]index.Bucket{}
+	period := index.Filter{Since: f.Since, Until: f.Until}
+	for _, k := range filterFields {
+		b, err := tri.Facet(ctx, period, k, 50)
+		if err != nil {
+			return nil, err
+		}
+		opts[k] = b
+	}
+	w.mu.Lock()
+	w.optCache[days] = cachedOptions{now, opts}
+	w.mu.Unlock()
+	return opts, nil
 }
 
 func wantsJSON(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/api/") }
@@ -291,6 +321,9 @@ type SearchData struct {
 	JSON      string `json:"json"`
 }
 
+// DefaultSearchPeriod is what a search without since= or until= looks at.
+const DefaultSearchPeriod = 7 * 24 * time.Hour
+
 // searchFields are the parameters of a search.
 var searchFields = []string{"product", "version", "os", "cpu", "process_type", "signature", "crash_reason", "module", "since", "until"}
 
@@ -306,6 +339,10 @@ func (w *Web) search(r *http.Request, _ *principal) (any, error) {
 	f, err := parseFilter(v)
 	if err != nil {
 		return nil, err
+	}
+	if f.Since.IsZero() && f.Until.IsZero() {
+		// Super Search's default: the last week.
+		f.Since = w.cfg.Now().UTC().Add(-DefaultSearchPeriod)
 	}
 	q := index.FindQuery{Filter: f, Sort: v.Get("sort"), Asc: v.Get("order") == "asc", Limit: pageSize}
 	if q.Sort == "" {

@@ -110,6 +110,7 @@ type Web struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	optCache map[int]cachedOptions
 }
 
 // session is a login: the token's name and scopes, a CSRF secret.
@@ -138,7 +139,7 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	w := &Web{cfg: cfg, store: store, q: q, ix: ix, log: log, sessions: map[string]*session{}}
+	w := &Web{cfg: cfg, store: store, q: q, ix: ix, log: log, sessions: map[string]*session{}, optCache: map[int]cachedOptions{}}
 	w.tri, _ = ix.(index.Triage)
 	var err error
 	if w.tmpl, err = parseTemplates(); err != nil {
