@@ -131,6 +131,13 @@ func (c *Client) Send(ctx context.Context, rawURL string, form Form) (*Response,
 
 var errUnsupportedProtocol = errors.New("unsupported protocol scheme")
 
+// HTTPClient returns the *http.Client the client sends with: c.HTTP when
+// set, else one made from Proxy, ProxyUserPassword and Timeout that follows
+// no redirect and asks for no compressed answer (libcurl's defaults). Other
+// protocols of Breakpad's programs (sym_upload's sym-upload-v2) use it so
+// that -x and -u apply to them too.
+func (c *Client) HTTPClient() (*http.Client, error) { return c.httpClient() }
+
 func (c *Client) httpClient() (*http.Client, error) {
 	if c.HTTP != nil {
 		return c.HTTP, nil

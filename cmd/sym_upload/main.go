@@ -95,7 +95,13 @@ func newCommand() *cli.Command {
 				if typ != "breakpad" && (codeFile == "" || debugID == "") {
 					return cmdline.Usagef("-t %s needs -c and -i", typ)
 				}
-				v := &v2Client{http: &http.Client{Timeout: cmd.Duration("timeout")}, api: args[1], key: cmd.String("k"), out: out}
+				// The -x, -u and --timeout of v1 apply here too: the same
+				// client sends every request.
+				hc, err := c.HTTPClient()
+				if err != nil {
+					return cmdline.Usagef("-x: %v", err)
+				}
+				v := &v2Client{http: hc, api: args[1], key: cmd.String("k"), out: out}
 				return v.upload(ctx, cmd.Root().ErrWriter, args[0], strings.ToUpper(typ), codeFile, debugID, cmd.Bool("f"))
 			default:
 				return cmdline.Usagef("-p %q: sym-upload-v1 or sym-upload-v2", cmd.String("p"))
@@ -192,6 +198,10 @@ func (v *v2Client) do(ctx context.Context, method, u, ctype string, body io.Read
 	if body != nil {
 		req.ContentLength = n
 	}
+	// The header fields Breakpad's client sends through libcurl: Accept
+	// */*, no User-Agent (Go's would add one).
+	req.Header.Set("Accept", "*/*")
+	req.Header.Set("User-Agent", "")
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
@@ -233,7 +243,8 @@ func (v *v2Client) upload(ctx context.Context, errw io.Writer, file, typ, codeFi
 			return nil
 		}
 	}
-	code, body, err := v.do(ctx, http.MethodPost, v.url("/v1/uploads:create"), "", bytes.NewReader(nil), 0)
+	// An empty POST, typed as libcurl types one.
+	code, body, err := v.do(ctx, http.MethodPost, v.url("/v1/uploads:create"), "application/x-www-form-urlencoded", bytes.NewReader(nil), 0)
 	mu, mk := reUploadURL.FindStringSubmatch(body), reUploadKey.FindStringSubmatch(body)
 	if err != nil || mu == nil || mk == nil {
 		if err != nil {

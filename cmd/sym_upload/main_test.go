@@ -1,10 +1,15 @@
 package main
 
 import (
+	"encoding/base64"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/crashd/symserver"
@@ -65,5 +70,65 @@ func TestAgainstSymserver(t *testing.T) {
 	r := cmdtest.Run(t, prog, "-p", "sym-upload-v2", "-k", secret, "-t", "elf", "-c", "threads", "-i", "144AFBA2676A2231983B3DCC7FE8C9FE0", elf, hs.URL)
 	if r.Code != 0 || r.Stdout != "Successfully sent the symbol file.\n" {
 		t.Errorf("-t elf: %d %q %q", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// TestV2Proxy: -x and -u apply to sym-upload-v2 as to v1 (they once did
+// not: v2 built its own HTTP client). The server's name does not resolve;
+// every request must reach the proxy on 127.0.0.1, with the credentials,
+// which hands it to the symbol server.
+func TestV2Proxy(t *testing.T) {
+	prog := cmdtest.Build(t, ".")
+	secret, tok, _ := symserver.NewToken("ci", symserver.ScopeUpload)
+	dir := t.TempDir()
+	s, err := symserver.New(symserver.Config{Dir: filepath.Join(dir, "store"), Tokens: []symserver.Token{tok}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []string
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.Scheme+"://"+r.URL.Host+r.URL.Path+" "+r.Header.Get("Proxy-Authorization"))
+		mu.Unlock()
+		if r.URL.Host != "symbols.invalid" {
+			http.Error(w, "not through the proxy", http.StatusBadGateway)
+			return
+		}
+		s.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	symPath := filepath.Join(dir, "liba.so.sym")
+	os.WriteFile(symPath, []byte(symA), 0o644)
+	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("user:pw"))
+	for _, c := range []struct {
+		name string
+		args []string
+		out  string
+		want []string
+	}{
+		{"v1", []string{"-x", proxy.Listener.Addr().String(), "-u", "user:pw", symPath, "http://symbols.invalid/symbols/upload?key=" + secret},
+			"Successfully sent the symbol file.\n",
+			[]string{"POST http://symbols.invalid/symbols/upload " + auth}},
+		{"v2", []string{"-p", "sym-upload-v2", "-k", secret, "-f", "-x", proxy.Listener.Addr().String(), "-u", "user:pw", symPath, "http://symbols.invalid"},
+			"Uploaded file checksum matched existing file checksum, no change necessary.\n",
+			[]string{"POST http://symbols.invalid/v1/uploads:create " + auth, "PUT http://symbols.invalid/v1/uploads/KEY " + auth, "POST http://symbols.invalid/v1/uploads/KEY:complete " + auth}},
+	} {
+		mu.Lock()
+		seen = nil
+		mu.Unlock()
+		r := cmdtest.Run(t, prog, c.args...)
+		if r.Code != 0 || r.Stdout != c.out {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %q", c.name, r.Code, r.Stdout, r.Stderr, c.out)
+		}
+		mu.Lock()
+		got := slices.Clone(seen)
+		mu.Unlock()
+		for i := range got {
+			got[i] = regexp.MustCompile(`/v1/uploads/[^/: ]+`).ReplaceAllString(got[i], "/v1/uploads/KEY")
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: the proxy saw\n%q\nwant\n%q", c.name, got, c.want)
+		}
 	}
 }

@@ -100,6 +100,9 @@ type Index interface {
 	Known(ctx context.Context, ids []string) (map[string]bool, error)
 	// Counts returns the number of crashes per status.
 	Counts(ctx context.Context) (map[Status]int64, error)
+	// MissingSymbolsIndex records the modules crashes were walked
+	// without symbols (missing.go).
+	MissingSymbolsIndex
 	// Ping checks that the index answers.
 	Ping(ctx context.Context) error
 	// Close releases the index.

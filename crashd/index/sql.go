@@ -39,7 +39,23 @@ CREATE INDEX crashes_signature ON crashes (signature, received_at);
 CREATE INDEX crashes_product ON crashes (product, version, received_at);
 CREATE INDEX crashes_status ON crashes (status, received_at);
 `,
-	2: migrationTriage,
+	// 2: the modules each crash was walked without symbols (missing.go).
+	// module is lower(debug_file) + "/" + upper(debug_id), the lookup key.
+	2: `
+CREATE TABLE missing_symbols (
+	crash_id    TEXT NOT NULL REFERENCES crashes (crash_id) ON DELETE CASCADE,
+	module      TEXT NOT NULL,
+	debug_file  TEXT NOT NULL,
+	debug_id    TEXT NOT NULL,
+	code_file   TEXT NOT NULL DEFAULT '',
+	code_id     TEXT NOT NULL DEFAULT '',
+	received_at TEXT NOT NULL,
+	PRIMARY KEY (crash_id, module)
+);
+CREATE INDEX missing_symbols_module ON missing_symbols (module, received_at, crash_id);
+CREATE INDEX missing_symbols_received ON missing_symbols (received_at, module);
+`,
+	3: migrationTriage,
 }
 
 // SQL is an [Index] on a database/sql database. Its statements are written

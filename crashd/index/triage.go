@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// migrationTriage (schema version 2) adds what the web pages (issue 25)
+// migrationTriage (schema version 3) adds what the web pages (issue 25)
 // query: the process type, the OS version, the crash address and the
 // module list of a crash (for search), and the first sighting of each
 // signature. Portable SQL only: SQLite and PostgreSQL both take it.

@@ -241,9 +241,10 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 	}
 	if err == nil {
 		var pc *crash.ProcessedCrash
-		pc, err = p.processGuarded(ctx, id, raw)
+		var missing []index.Module
+		pc, missing, err = p.processGuarded(ctx, id, raw)
 		if err == nil {
-			err = p.save(ctx, pc, received, attempts)
+			err = p.save(ctx, pc, missing, received, attempts)
 		}
 		if err == nil {
 			if aerr := d.Ack(); aerr != nil {
@@ -331,19 +332,20 @@ var ErrTimeout = errors.New("processing timed out")
 // goroutine (walks cannot be interrupted); its result is dropped. At most
 // twice Config.Workers walks run at once, overrun ones included, so that
 // dumps that make the walk slow cannot pile up goroutines without bound.
-func (p *Processor) processGuarded(ctx context.Context, id crash.ID, raw *crash.RawCrash) (*crash.ProcessedCrash, error) {
+func (p *Processor) processGuarded(ctx context.Context, id crash.ID, raw *crash.RawCrash) (*crash.ProcessedCrash, []index.Module, error) {
 	type result struct {
-		pc  *crash.ProcessedCrash
-		err error
+		pc      *crash.ProcessedCrash
+		missing []index.Module
+		err     error
 	}
 	t := time.NewTimer(p.cfg.Timeout)
 	defer t.Stop()
 	select {
 	case p.walks <- struct{}{}:
 	case <-t.C:
-		return nil, fmt.Errorf("%w after %v waiting for earlier walks that overran theirs", ErrTimeout, p.cfg.Timeout)
+		return nil, nil, fmt.Errorf("%w after %v waiting for earlier walks that overran theirs", ErrTimeout, p.cfg.Timeout)
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
 	ch := make(chan result, 1)
 	go func() {
@@ -353,16 +355,16 @@ func (p *Processor) processGuarded(ctx context.Context, id crash.ID, raw *crash.
 				ch <- result{err: fmt.Errorf("panic: %v\n%s", r, debug.Stack())}
 			}
 		}()
-		pc, err := p.Process(ctx, id, raw)
-		ch <- result{pc, err}
+		pc, missing, err := p.process(ctx, id, raw)
+		ch <- result{pc, missing, err}
 	}()
 	select {
 	case r := <-ch:
-		return r.pc, r.err
+		return r.pc, r.missing, r.err
 	case <-t.C:
-		return nil, fmt.Errorf("%w after %v", ErrTimeout, p.cfg.Timeout)
+		return nil, nil, fmt.Errorf("%w after %v", ErrTimeout, p.cfg.Timeout)
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
 }
 
@@ -373,13 +375,21 @@ func (p *Processor) processGuarded(ctx context.Context, id crash.ID, raw *crash.
 // additional dump is recovered and noted; one in the minidump's walk
 // propagates (the caller recovers it and fails the attempt).
 func (p *Processor) Process(ctx context.Context, id crash.ID, raw *crash.RawCrash) (*crash.ProcessedCrash, error) {
+	pc, _, err := p.process(ctx, id, raw)
+	return pc, err
+}
+
+// process is Process, also returning the modules of the minidump's walk
+// that had no symbols (for the index's missing_symbols).
+func (p *Processor) process(ctx context.Context, id crash.ID, raw *crash.RawCrash) (*crash.ProcessedCrash, []index.Module, error) {
 	start := p.now()
 	if raw == nil {
 		var err error
 		if raw, err = p.readRaw(ctx, id); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
+	var missing []index.Module
 	pc := &crash.ProcessedCrash{
 		CrashID: id, UUID: id,
 		ProductName:    raw.ProductName(),
@@ -395,7 +405,7 @@ func (p *Processor) Process(ctx context.Context, id crash.ID, raw *crash.RawCras
 	}
 	names, err := p.dumpNames(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	annotations := map[string]string{}
 	for k, v := range raw.Annotations {
@@ -410,7 +420,7 @@ func (p *Processor) Process(ctx context.Context, id crash.ID, raw *crash.RawCras
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("dump %s: %w", name, err)
+			return nil, nil, fmt.Errorf("dump %s: %w", name, err)
 		}
 		main := crash.DumpFileName(name) == crash.MinidumpFile
 		w, err := p.walkOne(b, main, annotations)
@@ -447,6 +457,10 @@ func (p *Processor) Process(ctx context.Context, id crash.ID, raw *crash.RawCras
 			pc.Modules = append(pc.Modules, symstore.BaseName(m.CodeFile))
 			if m.MissingSymbols {
 				pc.ModulesMissingSymbols = append(pc.ModulesMissingSymbols, symstore.BaseName(m.DebugFile)+"/"+m.DebugID)
+				missing = append(missing, index.Module{
+					DebugFile: symstore.BaseName(m.DebugFile), DebugID: m.DebugID,
+					CodeFile: symstore.BaseName(m.CodeFile), CodeID: m.CodeID,
+				})
 			}
 		}
 	}
@@ -456,7 +470,7 @@ func (p *Processor) Process(ctx context.Context, id crash.ID, raw *crash.RawCras
 	}
 	pc.CompletedAt = p.now().UTC()
 	pc.Timings["total"] = pc.CompletedAt.Sub(start).Seconds()
-	return pc, nil
+	return pc, missing, nil
 }
 
 // dumpNames returns the crash's dump names, the minidump first.
@@ -539,9 +553,10 @@ func (p *Processor) walkOne(b []byte, main bool, annotations map[string]string) 
 	return w, nil
 }
 
-// save stores the processed crash and indexes it; received is the crash's
-// receipt time as handle found it.
-func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, received time.Time, attempts int) error {
+// save stores the processed crash and indexes it with the modules its walk
+// had no symbols for; received is the crash's receipt time as handle found
+// it.
+func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, missing []index.Module, received time.Time, attempts int) error {
 	b, err := Marshal(pc)
 	if err != nil {
 		return err
@@ -555,6 +570,9 @@ func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, received
 		Signature: pc.Signature, CrashReason: pc.CrashReason, Attempts: attempts,
 	}
 	if err := p.ix.Processed(ctx, c); err != nil {
+		return err
+	}
+	if err := p.ix.SetMissingSymbols(ctx, string(pc.CrashID), received, missing); err != nil {
 		return err
 	}
 	if t, ok := p.ix.(index.Triage); ok {

@@ -137,7 +137,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		}
 		if cfg.Has(RoleCollector) {
 			if s.symsrv, err = symserver.New(symserver.Config{Dir: symDir, Tokens: cfg.SymbolServer.Tokens,
-				OpenV1: cfg.SymbolServer.OpenV1, MaxUpload: cfg.SymbolServer.MaxUpload, FastCache: symCache, OnSymbols: s.symbolsArrived, Registerer: s.reg}, log); err != nil {
+				OpenV1: cfg.SymbolServer.OpenV1, MaxUpload: cfg.SymbolServer.MaxUpload, FastCache: symCache, OnSymbols: s.symbolsArrived, Registerer: s.reg, Uploads: s.store}, log); err != nil {
 				return nil, err
 			}
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/processor"
 	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 	"github.com/gobreakpad/gobreakpad/crashd/web"
-	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
 // SymbolServerConfig configures crashd's symbol server (crashd/symserver;
@@ -37,9 +36,9 @@ type SymbolServerConfig struct {
 	// ReprocessMax bounds the crashes queued again when a module's symbols
 	// arrive, newest first (0: 100; negative: none).
 	ReprocessMax int `json:"reprocess_max"`
-	// ReprocessScan bounds the processed crashes, newest first, looked at
-	// for those that missed the module (and by /api/missing-symbols)
-	// (0: 2000).
+	// ReprocessScan is no longer used: the index's missing_symbols
+	// table is queried instead of scanning processed crashes. Kept so
+	// that configuration files naming it still load.
 	ReprocessScan int `json:"reprocess_scan"`
 }
 
@@ -50,80 +49,10 @@ func (c SymbolServerConfig) reprocessMax() int {
 	return max(c.ReprocessMax, 0)
 }
 
-func (c SymbolServerConfig) reprocessScan() int {
-	if c.ReprocessScan <= 0 {
-		return 2000
-	}
-	return c.ReprocessScan
-}
-
-// missingModule is a module of a processed crash walked without symbols.
-type missingModule struct {
-	DebugFile string `json:"debug_file"`
-	DebugID   string `json:"debug_id"`
-	CodeFile  string `json:"code_file"`
-	CodeID    string `json:"code_id"`
-	// Crashes counts the crashes missing it; Latest is the newest's id.
-	Crashes int    `json:"crashes"`
-	Latest  string `json:"latest_crash_id"`
-}
-
-// scanMissing calls fn for each processed crash received since since,
-// newest first, at most limit of them, with the modules it missed.
-func (s *Server) scanMissing(ctx context.Context, since time.Time, limit int, fn func(id string, mods []missingModule) bool) error {
-	var before time.Time
-	for seen := 0; seen < limit; {
-		q := index.Query{Status: index.Processed, Since: since, Before: before, Limit: min(index.MaxLimit, limit-seen)}
-		rows, err := s.ix.Search(ctx, q)
-		if err != nil {
-			return err
-		}
-		for _, c := range rows {
-			seen++
-			b, err := s.store.Get(ctx, crash.ProcessedCrashKey(crash.ID(c.ID)))
-			if err != nil {
-				continue
-			}
-			var pc struct {
-				Missing  []string `json:"modules_missing_symbols"`
-				JSONDump struct {
-					Modules []struct {
-						Filename, DebugFile, DebugID, CodeID string
-						MissingSymbols                       bool
-					} `json:"modules"`
-				} `json:"json_dump"`
-			}
-			if json.Unmarshal(b, &pc) != nil {
-				continue
-			}
-			var mods []missingModule
-			for _, m := range pc.JSONDump.Modules {
-				if m.MissingSymbols && m.DebugFile != "" && m.DebugID != "" {
-					mods = append(mods, missingModule{DebugFile: m.DebugFile, DebugID: m.DebugID, CodeFile: m.Filename, CodeID: m.CodeID})
-				}
-			}
-			if len(mods) == 0 {
-				for _, m := range pc.Missing {
-					if f, id, ok := strings.Cut(m, "/"); ok {
-						mods = append(mods, missingModule{DebugFile: f, DebugID: id})
-					}
-				}
-			}
-			if len(mods) > 0 && !fn(c.ID, mods) {
-				return nil
-			}
-		}
-		if len(rows) < q.Limit || len(rows) == 0 {
-			return nil
-		}
-		before = rows[len(rows)-1].ReceivedAt
-	}
-	return nil
-}
-
 // symbolsArrived queues again, newest first and at most ReprocessMax, the
 // crashes that were walked without the module's symbols (the symbol
-// server's OnSymbols). It works in the background.
+// server's OnSymbols): the index's missing_symbols table names them. It
+// works in the background.
 func (s *Server) symbolsArrived(_ context.Context, debugFile, debugID string) {
 	limit := s.cfg.SymbolServer.reprocessMax()
 	if limit == 0 || s.ix == nil {
@@ -132,8 +61,9 @@ func (s *Server) symbolsArrived(_ context.Context, debugFile, debugID string) {
 	select {
 	case s.reprocessSem <- struct{}{}:
 	default:
-		// Enough scans running; their crashes are found by the next
-		// upload or `crashd reprocess`.
+		// Enough reprocessing running; these crashes stay listed by
+		// /api/missing-symbols and are found by the next upload of the
+		// module or `crashd reprocess`.
 		s.log.Warn("symbols arrived: reprocessing busy, not looking for crashes", "debug_file", debugFile, "debug_id", debugID)
 		return
 	}
@@ -143,16 +73,11 @@ func (s *Server) symbolsArrived(_ context.Context, debugFile, debugID string) {
 		defer func() { <-s.reprocessSem }()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		var ids []crash.ID
-		err := s.scanMissing(ctx, time.Time{}, s.cfg.SymbolServer.reprocessScan(), func(id string, mods []missingModule) bool {
-			for _, m := range mods {
-				if strings.EqualFold(symstore.BaseName(m.DebugFile), debugFile) && strings.EqualFold(m.DebugID, debugID) {
-					ids = append(ids, crash.ID(id))
-					break
-				}
-			}
-			return len(ids) < limit
-		})
+		found, err := s.ix.CrashesMissing(ctx, debugFile, debugID, limit)
+		ids := make([]crash.ID, 0, len(found))
+		for _, id := range found {
+			ids = append(ids, crash.ID(id))
+		}
 		if err == nil && len(ids) > 0 {
 			err = processor.Reprocess(ctx, s.store, s.q, s.ix, ids...)
 		}
@@ -165,28 +90,29 @@ func (s *Server) symbolsArrived(_ context.Context, debugFile, debugID string) {
 }
 
 // missingSymbols serves GET /api/missing-symbols?since=&limit=: the
-// modules processed crashes were walked without, with how many crashes
-// miss each, most first (over the newest ReprocessScan processed crashes).
+// modules crashes were walked without (every crash the index holds, or
+// those received since since), with how many crashes miss each, most
+// first.
 func (s *Server) missingSymbols(w http.ResponseWriter, r *http.Request) {
-	var since time.Time
+	var q index.MissingQuery
 	if v := r.URL.Query().Get("since"); v != "" {
 		t, err := parseSince(v)
 		if err != nil {
 			http.Error(w, `{"error":"since: a date (2006-01-02) or an RFC 3339 time"}`, http.StatusBadRequest)
 			return
 		}
-		since = t
+		q.Since = t
 	}
-	limit := 1000
+	q.Limit = index.MaxLimit
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			http.Error(w, `{"error":"limit: a positive number"}`, http.StatusBadRequest)
+		if err != nil || n <= 0 || n > index.MaxLimit {
+			http.Error(w, `{"error":"limit: a number from 1 to 1000"}`, http.StatusBadRequest)
 			return
 		}
-		limit = n
+		q.Limit = n
 	}
-	out, total, err := s.rankMissing(r.Context(), since, limit)
+	mods, total, err := s.ix.MissingSymbols(r.Context(), q)
 	if err != nil {
 		s.log.Warn("missing symbols", "err", err)
 		http.Error(w, `{"error":"index unavailable"}`, http.StatusServiceUnavailable)
@@ -195,18 +121,27 @@ func (s *Server) missingSymbols(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(map[string]any{"modules": out, "total": total})
+	_ = enc.Encode(map[string]any{"modules": mods, "total": total})
 }
 
-// missingList is the symbols page's ranking of missing modules.
+func parseSince(v string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	return time.Parse("2006-01-02", v)
+}
+
+// missingList is the symbols page's ranking of missing modules (the
+// index's missing_symbols table).
 func (s *Server) missingList(ctx context.Context, limit int) ([]web.MissingModule, error) {
-	ms, _, err := s.rankMissing(ctx, time.Time{}, limit)
+	mods, _, err := s.ix.MissingSymbols(ctx, index.MissingQuery{Limit: limit})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]web.MissingModule, 0, len(ms))
-	for _, m := range ms {
-		out = append(out, web.MissingModule(*m))
+	out := make([]web.MissingModule, 0, len(mods))
+	for _, m := range mods {
+		out = append(out, web.MissingModule{DebugFile: m.DebugFile, DebugID: m.DebugID, CodeFile: m.CodeFile, CodeID: m.CodeID,
+			Crashes: m.Crashes, Latest: m.LatestCrashID})
 	}
 	return out, nil
 }
@@ -257,47 +192,4 @@ func recentUploads(ctx context.Context, dir string, limit int) ([]web.Upload, er
 		out = []web.Upload{}
 	}
 	return out, nil
-}
-
-// rankMissing ranks the modules processed crashes since since were
-// walked without, by the crashes missing each (over the newest
-// ReprocessScan processed crashes): the first limit, and how many in all.
-func (s *Server) rankMissing(ctx context.Context, since time.Time, limit int) ([]*missingModule, int, error) {
-	agg := map[string]*missingModule{}
-	err := s.scanMissing(ctx, since, s.cfg.SymbolServer.reprocessScan(), func(id string, mods []missingModule) bool {
-		for _, m := range mods {
-			k := m.DebugFile + "\x00" + m.DebugID
-			if a := agg[k]; a != nil {
-				a.Crashes++
-				continue
-			}
-			m.Crashes, m.Latest = 1, id
-			agg[k] = &m
-		}
-		return true
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]*missingModule, 0, len(agg))
-	for _, m := range agg {
-		out = append(out, m)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Crashes != out[j].Crashes {
-			return out[i].Crashes > out[j].Crashes
-		}
-		return out[i].DebugFile+out[i].DebugID < out[j].DebugFile+out[j].DebugID
-	})
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, len(agg), nil
-}
-
-func parseSince(v string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t, nil
-	}
-	return time.Parse("2006-01-02", v)
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 )
 
@@ -20,6 +21,8 @@ import (
 // listed by /api/missing-symbols, processed again by itself when they
 // arrive through the symbol server, into the walk minidump_stackwalk
 // --json gives with the local stores; then the module is no longer missing.
+// Three crashes miss the module and reprocess_max is 2: the two newest are
+// reprocessed, the oldest stays listed as missing it.
 func TestSymbolsArrived(t *testing.T) {
 	var c corpusCase
 	for _, k := range corpusCases(t) {
@@ -36,16 +39,23 @@ func TestSymbolsArrived(t *testing.T) {
 	}
 	cfg := testConfig(t, nil)
 	cfg.SymbolServer.Tokens = []symserver.Token{tok}
+	cfg.SymbolServer.ReprocessMax = 2
 	ts := startServer(t, cfg)
 	defer ts.stop()
 
-	id, err := upload(t, ts.URL, c.dump, map[string]string{"ProductName": "Threads", "Version": "1"})
-	if err != nil {
-		t.Fatal(err)
+	var ids []crash.ID
+	var before apiCrash
+	for range 3 {
+		id, err := upload(t, ts.URL, c.dump, map[string]string{"ProductName": "Threads", "Version": "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before = waitProcessed(t, ts.URL, id, time.Minute)
+		ids = append(ids, id)
 	}
-	before := waitProcessed(t, ts.URL, id, time.Minute)
+	oldest, id := ids[0], ids[2]
 	missing := getMissing(t, ts.URL)
-	if !strings.Contains(missing, `"debug_file":"threads","debug_id":"144AFBA2676A2231983B3DCC7FE8C9FE0"`) {
+	if !strings.Contains(missing, `"debug_file":"threads","debug_id":"144AFBA2676A2231983B3DCC7FE8C9FE0","code_file":"threads","code_id":"a2fb4a146a673122983b3dcc7fe8c9fe20c9c052","crashes":3,"latest_crash_id":"`+string(id)+`"`) {
 		t.Fatalf("missing symbols before the upload: %s", missing)
 	}
 
@@ -94,8 +104,68 @@ func TestSymbolsArrived(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if missing := getMissing(t, ts.URL); strings.Contains(missing, `"debug_file":"threads"`) {
+	if got, _, _ := getCrash(ts.URL, ids[1]); got.Status != "processed" || sameJSON(got.JSONDump, want) != "" {
+		t.Errorf("the second newest crash was not reprocessed into the symbolized walk")
+	}
+	// The oldest is beyond reprocess_max: still walked without symbols.
+	time.Sleep(500 * time.Millisecond)
+	if got, _, _ := getCrash(ts.URL, oldest); sameJSON(got.JSONDump, want) == "" {
+		t.Errorf("the oldest crash was reprocessed beyond reprocess_max")
+	}
+	if missing := getMissing(t, ts.URL); !strings.Contains(missing, `"debug_file":"threads","debug_id":"144AFBA2676A2231983B3DCC7FE8C9FE0","code_file":"threads","code_id":"a2fb4a146a673122983b3dcc7fe8c9fe20c9c052","crashes":1,"latest_crash_id":"`+string(oldest)+`"`) {
 		t.Errorf("missing symbols after the upload: %s", missing)
+	}
+
+	// A changed re-upload of the module (same debug id: a rebuilt
+	// binary's symbols renamed a function) is seen by the running
+	// processor, which holds the old one open: reprocessed, the crash
+	// gets the new name in its signature.
+	var symThreads []byte
+	for _, st := range c.symbols {
+		if b, err := os.ReadFile(filepath.Join(st, "threads", "144AFBA2676A2231983B3DCC7FE8C9FE0", "threads.sym")); err == nil {
+			symThreads = b
+		}
+	}
+	changed := bytes.Replace(symThreads, []byte(" store_result\n"), []byte(" store_result_v2\n"), 1)
+	if bytes.Equal(changed, symThreads) {
+		t.Fatal("threads.sym has no FUNC store_result")
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("symbol_file", "threads.sym")
+	fw.Write(changed)
+	mw.Close()
+	req, _ := http.NewRequest("POST", ts.URL+"/symbols/upload", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Auth-Token", secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.Contains(string(out), "unchanged") {
+		t.Fatalf("changed re-upload: %d %s", resp.StatusCode, out)
+	}
+	time.Sleep(1100 * time.Millisecond) // the processor checks a loaded .sym once a second
+	resp, err = http.Post(ts.URL+"/api/crashes/"+string(id)+"/reprocess", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 202 {
+		t.Fatalf("reprocess: %d", resp.StatusCode)
+	}
+	deadline = time.Now().Add(60 * time.Second)
+	for {
+		got, _, _ := getCrash(ts.URL, id)
+		if got.Signature == "store_result_v2" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a changed re-upload and reprocessing: signature %q, want store_result_v2", got.Signature)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

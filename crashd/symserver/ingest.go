@@ -3,6 +3,7 @@ package symserver
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/symbols/formats"
 	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 	"github.com/gobreakpad/gobreakpad/symfile"
@@ -105,6 +107,11 @@ var breakpadFormat = func() *formats.Format {
 // converted first. tmp is consumed (moved or removed).
 func (s *Server) ingest(ctx context.Context, tmp string, want Want) (Stored, error) {
 	defer os.Remove(tmp)
+	for _, n := range []struct{ field, name string }{{"debug_file", want.DebugFile}, {"code_file", want.CodeFile}} {
+		if err := checkUploadName(n.name); err != nil {
+			return Stored{}, badUpload("%s: %v", n.field, err)
+		}
+	}
 	head := make([]byte, formats.SniffLen)
 	f, err := os.Open(tmp)
 	if err != nil {
@@ -115,7 +122,15 @@ func (s *Server) ingest(ctx context.Context, tmp string, want Want) (Stored, err
 	head = head[:n]
 	var st Stored
 	sym := tmp
-	if ff := formats.SniffHead(head); ff != nil && ff != breakpadFormat {
+	switch ff := formats.SniffHead(head); {
+	case isZip(head):
+		// Native files that belong together (bundle.go).
+		if sym, err = s.convertBundle(tmp, want); err != nil {
+			return Stored{}, err
+		}
+		defer os.Remove(sym)
+		st.Converted = "bundle"
+	case ff != nil && ff != breakpadFormat:
 		if !ff.CanRead() {
 			return Stored{}, badUpload("a %s file cannot be turned into symbols here", ff.Name)
 		}
@@ -124,7 +139,13 @@ func (s *Server) ingest(ctx context.Context, tmp string, want Want) (Stored, err
 		}
 		defer os.Remove(sym)
 		st.Converted = ff.Name
-	} else if !bytes.HasPrefix(head, []byte("MODULE ")) {
+	case ff == nil && isMachO(head):
+		if sym, err = s.convert(tmp, nil, want); err != nil {
+			return Stored{}, err
+		}
+		defer os.Remove(sym)
+		st.Converted = "macho"
+	case !bytes.HasPrefix(head, []byte("MODULE ")):
 		return Stored{}, badUpload("not a Breakpad symbol file (no MODULE line) nor a debug file of a known format")
 	}
 	m, err := moduleLine(sym)
@@ -182,17 +203,59 @@ func (s *Server) ingest(ctx context.Context, tmp string, want Want) (Stored, err
 	return st, nil
 }
 
-// convert writes the .sym of the native debug file tmp (format ff) beside
-// it: the file is first given the module's name (dump_syms names modules
+// checkUploadName checks a file name an upload gives (debug_file,
+// code_file): empty, or a path whose last element passes
+// symstore.CheckName and none of whose elements is "..". The directories of
+// a full path (Windows clients send them) are dropped where it is used.
+func checkUploadName(name string) error {
+	if name == "" {
+		return nil
+	}
+	for _, e := range strings.FieldsFunc(name, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if e == ".." {
+			return fmt.Errorf("unusable file name: %q", name)
+		}
+	}
+	if err := symstore.CheckName(symstore.BaseName(name)); err != nil {
+		return fmt.Errorf("%q: %w", name, err)
+	}
+	return nil
+}
+
+// formatName is ff's name; nil is a Mach-O file.
+func formatName(ff *formats.Format) string {
+	if ff == nil {
+		return "Mach-O"
+	}
+	return ff.Name
+}
+
+// isMachO reports whether a file's first bytes are a Mach-O file's (thin
+// or universal, either byte order).
+func isMachO(head []byte) bool {
+	if len(head) < 4 {
+		return false
+	}
+	switch string(head[:4]) {
+	case "\xfe\xed\xfa\xce", "\xce\xfa\xed\xfe", "\xfe\xed\xfa\xcf", "\xcf\xfa\xed\xfe", "\xca\xfe\xba\xbe", "\xbe\xba\xfe\xca":
+		return true
+	}
+	return false
+}
+
+// convert writes the .sym of the native debug file tmp (format ff; nil
+// for a Mach-O file) beside it: the file is first given the module's name (dump_syms names modules
 // after their file), so want must name it.
 func (s *Server) convert(tmp string, ff *formats.Format, want Want) (string, error) {
-	name := want.DebugFile
-	if name == "" {
-		name = want.CodeFile
+	// A PDB is named as the debug file, the files holding code (ELF, PE,
+	// Mach-O) as the code file; either when the other is not given.
+	name := want.CodeFile
+	if name == "" || ff != nil && ff.Name == "pdb" {
+		name = cmp.Or(want.DebugFile, want.CodeFile)
 	}
 	name = symstore.BaseName(name)
 	if err := symstore.CheckName(name); err != nil {
-		return "", badUpload("a %s file needs the module's name (debug_file or code_file): %v", ff.Name, err)
+		return "", badUpload("a %s file needs the module's name (debug_file or code_file): %v", formatName(ff), err)
 	}
 	dir, err := os.MkdirTemp(s.cfg.Incoming, "conv-*")
 	if err != nil {
@@ -208,7 +271,17 @@ func (s *Server) convert(tmp string, ff *formats.Format, want Want) (string, err
 		return "", &uploadError{http.StatusInternalServerError, err}
 	}
 	w := bufio.NewWriterSize(out, 1<<20)
-	err = formats.Convert(w, named, breakpadFormat, nil)
+	if ff != nil {
+		err = formats.Convert(w, named, breakpadFormat, nil)
+	} else {
+		// A Mach-O file (not in the formats' table): dump_syms's reader.
+		var o formats.DumpOptions
+		o.MachO.Inlines = true
+		var model *dumpsyms.Model
+		if model, err = formats.DumpNative(named, o); err == nil {
+			err = breakpadFormat.Write(w, model, formats.WriteOptions{})
+		}
+	}
 	if err == nil {
 		err = w.Flush()
 	}
@@ -217,7 +290,7 @@ func (s *Server) convert(tmp string, ff *formats.Format, want Want) (string, err
 	}
 	if err != nil {
 		os.Remove(out.Name())
-		return "", badUpload("converting the %s file %s into symbols: %v", ff.Name, name, err)
+		return "", badUpload("converting the %s file %s into symbols: %v", formatName(ff), name, err)
 	}
 	return out.Name(), nil
 }

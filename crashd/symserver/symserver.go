@@ -20,8 +20,11 @@
 //     upload's JSON; unchanged files are skipped.
 //
 // A native debug file the symbol formats' table (symbols/formats) can read
-// (an ELF file with its debug information) is converted into a .sym with
-// our dump_syms code; a .sym is checked against the names the upload gives.
+// (an ELF file with its debug information, a PDB, a PE) or a Mach-O file is
+// converted into a .sym with our dump_syms code, and so is a zip of files
+// that belong together (an ELF and its debug file, a PE and its PDB, a
+// Mach-O and its dSYM: BundleMembers); a .sym is checked against the names
+// the upload gives.
 //
 // Downloads: GET and HEAD /symbols/{debug_file}/{debug_id}/{name}.sym, the
 // Breakpad HTTP layout minidump_stackwalk --symbols-url, rust-minidump and
@@ -53,6 +56,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gobreakpad/gobreakpad/crashd/blob"
 )
 
 // The token scopes.
@@ -133,17 +138,27 @@ type Config struct {
 	// Registerer, when set, receives the server's metrics
 	// (crashd_symbols_*).
 	Registerer prometheus.Registerer `json:"-"`
+	// Uploads keeps the sym-upload-v2 upload keys (under
+	// symserver/v2_uploads/): crashd's blob store, which every collector
+	// process shares, so that the create, PUT and complete of one upload
+	// may reach different processes (which must share Dir and Incoming
+	// too). Nil: a store in memory, this process's alone.
+	Uploads blob.Store `json:"-"`
 }
 
 // Server is the symbol server's HTTP handler.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	mux     *http.ServeMux
-	m       *metrics
-	locks   [64]sync.Mutex
-	mu      sync.Mutex
-	pending map[string]time.Time // v2 upload keys → creation
+	cfg   Config
+	log   *slog.Logger
+	mux   *http.ServeMux
+	m     *metrics
+	locks [64]sync.Mutex
+	mu    sync.Mutex
+	// live is about how many v2 upload keys are live (counted at the
+	// last sweep of Config.Uploads, plus those created since);
+	// lastSweep is that sweep's time.
+	live      int
+	lastSweep time.Time
 }
 
 // pendingTTL is how long a v2 upload key lives; maxPending bounds the keys.
@@ -189,7 +204,10 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("symserver: metrics: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), m: m, pending: map[string]time.Time{}}
+	if cfg.Uploads == nil {
+		cfg.Uploads = blob.NewMem()
+	}
+	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), m: m}
 	s.Register(s.mux)
 	return s, nil
 }

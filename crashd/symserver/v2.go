@@ -1,6 +1,7 @@
 package symserver
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
@@ -188,7 +190,10 @@ func checkNames(file, id string) error {
 	return nil
 }
 
-// create answers a new upload key and the URL to PUT the file to.
+// create answers a new upload key and the URL to PUT the file to. The key
+// is recorded in Config.Uploads (the blob store several collector
+// processes share), so the PUT and the complete may reach another
+// process.
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	if _, err := s.authorize(r, ScopeUpload, false); err != nil {
 		s.fail(w, r, err, true)
@@ -200,23 +205,23 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := hex.EncodeToString(b[:])
-	now := time.Now()
-	s.mu.Lock()
-	for k, t := range s.pending {
-		if now.Sub(t) > pendingTTL {
-			delete(s.pending, k)
-			os.Remove(s.pendingPath(k))
-		}
+	live, err := s.sweepKeys(r.Context())
+	if err != nil {
+		s.fail(w, r, &uploadError{http.StatusInternalServerError, fmt.Errorf("upload keys: %w", err)}, true)
+		return
 	}
-	full := len(s.pending) >= maxPending
-	if !full {
-		s.pending[key] = now
-	}
-	s.mu.Unlock()
-	if full {
+	if live >= maxPending {
 		s.fail(w, r, &uploadError{http.StatusServiceUnavailable, errors.New("too many uploads in progress")}, true)
 		return
 	}
+	rec, _ := json.Marshal(pendingUpload{Created: time.Now().UTC()})
+	if err := s.cfg.Uploads.Put(r.Context(), uploadKeyPrefix+key, rec); err != nil {
+		s.fail(w, r, &uploadError{http.StatusInternalServerError, fmt.Errorf("upload key: %w", err)}, true)
+		return
+	}
+	s.mu.Lock()
+	s.live++
+	s.mu.Unlock()
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
@@ -227,23 +232,106 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// uploadKeyPrefix is where the v2 upload keys live in Config.Uploads:
+// one blob per key, its pendingUpload.
+const uploadKeyPrefix = "symserver/v2_uploads/"
+
+// pendingUpload is the record of a v2 upload key.
+type pendingUpload struct {
+	Created time.Time `json:"created"`
+}
+
+// sweepInterval is how often a process lists the upload keys to delete
+// the expired ones (and the files PUT for them) and count the live ones.
+const sweepInterval = time.Minute
+
+// sweepKeys returns about how many upload keys are live, listing them
+// (and deleting the expired) at most every sweepInterval, or when the
+// count reached maxPending.
+func (s *Server) sweepKeys(ctx context.Context) (int, error) {
+	s.mu.Lock()
+	if time.Since(s.lastSweep) < sweepInterval && s.live < maxPending {
+		n := s.live
+		s.mu.Unlock()
+		return n, nil
+	}
+	s.lastSweep = time.Now()
+	s.mu.Unlock()
+	live := 0
+	for k, err := range s.cfg.Uploads.List(ctx, uploadKeyPrefix) {
+		if err != nil {
+			return 0, err
+		}
+		key := strings.TrimPrefix(k, uploadKeyPrefix)
+		if _, ok, err := s.pendingKey(ctx, key); err == nil && !ok {
+			// Expired or unreadable: its file too.
+			_ = s.cfg.Uploads.Delete(ctx, k)
+			if validKey(key) {
+				os.Remove(s.pendingPath(key))
+			}
+			continue
+		}
+		live++
+	}
+	s.mu.Lock()
+	s.live = live
+	s.mu.Unlock()
+	return live, nil
+}
+
+// validKey reports whether key has the form of an upload key (32 hex
+// digits): it names a blob and a file, so nothing else may pass.
+func validKey(key string) bool {
+	if len(key) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(key)
+	return err == nil && strings.ToLower(key) == key
+}
+
 func (s *Server) pendingPath(key string) string {
 	return filepath.Join(s.cfg.Incoming, "v2-"+key)
 }
 
-// isPending reports whether key is a live upload key.
-func (s *Server) isPending(key string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.pending[key]
-	return ok && time.Since(t) <= pendingTTL
+// pendingKey reads the record of an upload key: ok is false for a key
+// that is not live (unknown, malformed or expired).
+func (s *Server) pendingKey(ctx context.Context, key string) (pendingUpload, bool, error) {
+	var p pendingUpload
+	if !validKey(key) {
+		return p, false, nil
+	}
+	b, err := s.cfg.Uploads.Get(ctx, uploadKeyPrefix+key)
+	if errors.Is(err, blob.ErrNotExist) {
+		return p, false, nil
+	}
+	if err != nil {
+		return p, false, err
+	}
+	if json.Unmarshal(b, &p) != nil || time.Since(p.Created) > pendingTTL {
+		return p, false, nil
+	}
+	return p, true, nil
+}
+
+// checkKey answers a request for an upload key that is not live (404) or
+// that could not be looked up (500); it returns true when key is live.
+func (s *Server) checkKey(w http.ResponseWriter, r *http.Request, key string) bool {
+	_, ok, err := s.pendingKey(r.Context(), key)
+	switch {
+	case err != nil:
+		s.fail(w, r, &uploadError{http.StatusInternalServerError, fmt.Errorf("upload key: %w", err)}, true)
+	case !ok:
+		s.fail(w, r, &uploadError{http.StatusNotFound, errors.New("unknown or expired upload key")}, true)
+	}
+	return ok && err == nil
 }
 
 // put takes the file of an upload key (the key is the capability, as the
 // signed URL of Google's service): exactly 200, no body, when received.
+// The file is kept in Incoming under the key's name until the complete
+// request, which any process sharing Incoming may serve.
 func (s *Server) put(w http.ResponseWriter, r *http.Request, key string) {
-	if !s.isPending(key) {
-		s.fail(w, r, &uploadError{http.StatusNotFound, errors.New("unknown or expired upload key")}, true)
+	if !s.checkKey(w, r, key) {
 		return
 	}
 	tmp, err := s.receive(r.Body)
@@ -266,8 +354,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, key string) {
 		s.fail(w, r, err, true)
 		return
 	}
-	if !s.isPending(key) {
-		s.fail(w, r, &uploadError{http.StatusNotFound, errors.New("unknown or expired upload key")}, true)
+	if !s.checkKey(w, r, key) {
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxCompleteBody+1))
@@ -284,19 +371,14 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, key string) {
 		s.fail(w, r, badUpload("complete: %v", err), true)
 		return
 	}
-	s.mu.Lock()
-	_, ok := s.pending[key]
-	delete(s.pending, key)
-	s.mu.Unlock()
-	if !ok {
-		s.fail(w, r, &uploadError{http.StatusNotFound, errors.New("unknown or expired upload key")}, true)
+	// The file is claimed by renaming it: of two completes of one key
+	// (in any processes sharing Incoming), one gets it.
+	path, err := s.claim(key)
+	if err != nil {
+		s.fail(w, r, err, true)
 		return
 	}
-	path := s.pendingPath(key)
-	if _, err := os.Stat(path); err != nil {
-		s.fail(w, r, badUpload("nothing was uploaded for this key"), true)
-		return
-	}
+	_ = s.cfg.Uploads.Delete(r.Context(), uploadKeyPrefix+key)
 	st, err := s.ingest(r.Context(), path, Want{DebugFile: c.DebugFile, DebugID: c.DebugID})
 	if err != nil {
 		s.fail(w, r, err, true)
@@ -308,4 +390,22 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, key string) {
 		result = "DUPLICATE_DATA"
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"result": result})
+}
+
+// claim takes the file PUT for key for this complete request: it is
+// renamed to a name of this request's own, so that no other complete
+// (of this process or another) gets it.
+func (s *Server) claim(key string) (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", &uploadError{http.StatusInternalServerError, err}
+	}
+	path := filepath.Join(s.cfg.Incoming, "up-claimed-"+key+"-"+hex.EncodeToString(b[:]))
+	if err := os.Rename(s.pendingPath(key), path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", badUpload("nothing was uploaded for this key (or it was completed already)")
+		}
+		return "", &uploadError{http.StatusInternalServerError, err}
+	}
+	return path, nil
 }

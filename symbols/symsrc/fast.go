@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	dsbreakpad "github.com/gobreakpad/gobreakpad/dumpsyms/breakpad"
@@ -40,12 +42,25 @@ type fastDirs struct {
 	mu      sync.Mutex
 	loaded  map[string]*fastFile
 	closers []io.Closer
+	// retired are the files of .sym files replaced since they were
+	// loaded: walks may still hold their symbols, so they are released
+	// only by Close.
+	retired []*fastFile
 }
+
+// recheck is how often a loaded .sym is checked (its size and
+// modification time) for a replacement, as a symbol server's upload of
+// changed symbols for the same module makes: a long-running walker
+// (crashd's processor) then walks with the new file. A variable for the
+// tests.
+var recheck = time.Second
 
 type fastFile struct {
 	once sync.Once
 	syms *symbols.Symbols
 	err  error
+	// checked is when the .sym was last found unchanged (UnixNano).
+	checked atomic.Int64
 	// Set when the .sym was loaded: what the cache files are made from.
 	t        *symfile.Table
 	symPath  string
@@ -92,6 +107,23 @@ func (d *fastDirs) Load(m symbols.Module) (*symbols.Symbols, error) {
 	}
 	d.mu.Unlock()
 	ff.once.Do(func() { d.open(ff, p, m) })
+	if now := time.Now().UnixNano(); now-ff.checked.Load() >= int64(recheck) && ff.src.Size != 0 {
+		ff.checked.Store(now)
+		if fi, err := os.Stat(p); err == nil && (fi.Size() != ff.src.Size || fi.ModTime().UnixNano() != ff.src.ModTime) {
+			// Replaced: load the new file; the old stays open for the
+			// walks holding it.
+			d.mu.Lock()
+			if d.loaded[p] == ff {
+				d.retired = append(d.retired, ff)
+				ff = &fastFile{}
+				d.loaded[p] = ff
+			} else {
+				ff = d.loaded[p]
+			}
+			d.mu.Unlock()
+			ff.once.Do(func() { d.open(ff, p, m) })
+		}
+	}
 	if ff.err != nil {
 		return nil, ff.err
 	}
@@ -99,6 +131,7 @@ func (d *fastDirs) Load(m symbols.Module) (*symbols.Symbols, error) {
 }
 
 func (d *fastDirs) open(ff *fastFile, p string, m symbols.Module) {
+	ff.checked.Store(time.Now().UnixNano())
 	fi, err := os.Stat(p)
 	elems, named := cacheElems(m)
 	if err == nil && named {
@@ -180,6 +213,14 @@ func (d *fastDirs) Close() error {
 		}
 		delete(d.loaded, p)
 	}
+	for _, ff := range d.retired {
+		if ff.t != nil {
+			if err := ff.t.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	d.retired = nil
 	for _, c := range d.closers {
 		if err := c.Close(); err != nil && first == nil {
 			first = err

@@ -1,9 +1,11 @@
 package symsrc
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -188,5 +190,115 @@ func TestWriteFast(t *testing.T) {
 	}
 	if err := WriteFast(cdir, p, "..", m.DebugID); err == nil {
 		t.Error("WriteFast took the name \"..\"")
+	}
+}
+
+// TestReplacedSym: a module's .sym replaced in the store (a symbol
+// server's upload of changed symbols for the same debug id) is seen by a
+// Sources that loaded the old one, at most recheck later: first the new
+// .sym itself, then, once its fast forms are written, those. Symbols
+// handed out before stay usable.
+func TestReplacedSym(t *testing.T) {
+	old := recheck
+	recheck = 0
+	defer func() { recheck = old }()
+	store, cdir := t.TempDir(), t.TempDir()
+	m := symbols.Module{DebugFile: "fast.pdb", DebugID: "0123456789ABCDEF0123456789ABCDEF1"}
+	sym := filepath.Join(store, "fast.pdb", m.DebugID, "fast.sym")
+	os.MkdirAll(filepath.Dir(sym), 0o755)
+	put := func(name string) {
+		t.Helper()
+		tmp := sym + ".tmp"
+		if err := os.WriteFile(tmp, []byte(strings.Replace(fastSym, "FUNC 100 40 8 f\n", "FUNC 100 40 8 "+name+"\n", 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, sym); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("first")
+	s, err := Open(Config{Paths: []string{store}, CacheDir: cdir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	name := func(syms *symbols.Symbols) string {
+		t.Helper()
+		sy, ok := syms.Lookup.Lookup(0x104, false)
+		if !ok {
+			t.Fatal("no symbol at 0x104")
+		}
+		return sy.Function
+	}
+	load := func() *symbols.Symbols {
+		t.Helper()
+		syms, err := s.Load(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return syms
+	}
+	first := load()
+	if got := name(first); got != "first" {
+		t.Fatalf("first load: %q", got)
+	}
+	if got := name(load()); got != "first" {
+		t.Errorf("unchanged: %q", got)
+	}
+	put("second")
+	second := load()
+	if got := name(second); got != "second" {
+		t.Errorf("after the .sym was replaced: %q, want second", got)
+	}
+	if got := name(first); got != "first" {
+		t.Errorf("the symbols handed out before: %q", got)
+	}
+	put("third")
+	if err := WriteFast(cdir, sym, m.DebugFile, m.DebugID); err != nil {
+		t.Fatal(err)
+	}
+	third := load()
+	if _, ok := third.Lookup.(*symsymcache.Table); !ok {
+		t.Errorf("after the fast forms were written: lookups from %T, want the SymCache", third.Lookup)
+	}
+	if got := name(third); got != "third" {
+		t.Errorf("after the fast forms were written: %q, want third", got)
+	}
+	if got := name(second); got != "second" {
+		t.Errorf("the symbols handed out before: %q", got)
+	}
+}
+
+// TestTraceBounded: a Sources asked for ever more modules, each many
+// times (crashd's processor over months), keeps a bounded trace.
+func TestTraceBounded(t *testing.T) {
+	defer func(n int) { maxTraced = n }(maxTraced)
+	maxTraced = 100
+	s, err := Open(Config{Paths: []string{t.TempDir()}, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range maxTraced + 50 {
+		m := symbols.Module{DebugFile: fmt.Sprintf("m%d.pdb", i), DebugID: "0123456789ABCDEF0123456789ABCDEF1"}
+		s.Load(m)
+		if i == 0 {
+			for range 100 {
+				s.Load(m)
+			}
+		}
+	}
+	s.trace.mu.Lock()
+	defer s.trace.mu.Unlock()
+	if n := len(s.trace.recs); n > maxTraced || n < maxTraced*9/10 || len(s.trace.order) != n {
+		t.Errorf("trace holds %d records, %d in order; want %d to %d", n, len(s.trace.order), maxTraced*9/10, maxTraced)
+	}
+	if _, ok := s.trace.recs[symbols.Module{DebugFile: "m0.pdb", DebugID: "0123456789ABCDEF0123456789ABCDEF1"}]; ok {
+		t.Error("the oldest module's record was kept")
+	}
+	for m, r := range s.trace.recs {
+		if len(r.from) > maxAnswers || len(r.reasons) > maxAnswers {
+			t.Errorf("%v: %d answers", m, len(r.from)+len(r.reasons))
+		}
 	}
 }

@@ -12,11 +12,28 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols"
 )
 
-// trace records, per module, what each source said.
+// trace records, per module, what each source said. It is bounded for
+// long-running users (crashd's processor keeps one Sources for its life):
+// a record keeps each distinct answer once and at most maxAnswers of
+// them, and past maxTraced modules the oldest module's record is dropped.
 type trace struct {
 	mu    sync.Mutex
-	order []symbols.Module
+	order []symbols.Module // oldest first
 	recs  map[symbols.Module]*record
+}
+
+// The bounds of a trace: answers per module, modules (a variable for the
+// tests). Past maxTraced modules the oldest tenth is dropped.
+const maxAnswers = 16
+
+var maxTraced = 10000
+
+// addAnswer appends msg to list unless it holds it already or is full.
+func addAnswer(list []string, msg string) []string {
+	if len(list) >= maxAnswers || slices.Contains(list, msg) {
+		return list
+	}
+	return append(list, msg)
 }
 
 type record struct {
@@ -46,6 +63,13 @@ func (s *traced) Load(m symbols.Module) (*symbols.Symbols, error) {
 	if r == nil {
 		r = &record{}
 		s.t.recs[m] = r
+		if len(s.t.order) >= maxTraced {
+			n := len(s.t.order) - maxTraced*9/10
+			for _, old := range s.t.order[:n] {
+				delete(s.t.recs, old)
+			}
+			s.t.order = append(s.t.order[:0], s.t.order[n:]...)
+		}
 		s.t.order = append(s.t.order, m)
 	}
 	switch {
@@ -66,14 +90,14 @@ func (s *traced) Load(m symbols.Module) (*symbols.Symbols, error) {
 			// were left out.
 			state = "corrupt: records that did not parse were left out; " + state
 		}
-		r.from = append(r.from, fmt.Sprintf("%s (%s)", s.name, state))
+		r.from = addAnswer(r.from, fmt.Sprintf("%s (%s)", s.name, state))
 	case err != nil && !errors.Is(err, symbols.ErrNotFound):
-		r.reasons = append(r.reasons, fmt.Sprintf("%s: unreadable: %v", s.name, err))
+		r.reasons = addAnswer(r.reasons, fmt.Sprintf("%s: unreadable: %v", s.name, err))
 	case err != nil:
 		// Local stores' misses say nothing worth a line; servers say why.
 		msg := strings.TrimPrefix(err.Error(), symbols.ErrNotFound.Error()+": ")
 		if strings.Contains(s.name, "://") {
-			r.reasons = append(r.reasons, msg)
+			r.reasons = addAnswer(r.reasons, msg)
 		}
 	}
 	return syms, err
