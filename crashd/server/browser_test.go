@@ -324,6 +324,19 @@ func TestBrowser(t *testing.T) {
 	}
 	do("symbols", chromedp.Navigate(ts.URL+"/symbols"), chromedp.WaitVisible(chromedp.CSS("table.missing")))
 	shot("symbols", 1300, 900)
+	missing, err := chromedp.Run(b, chromedp.Evaluate[[][]string](`Array.from(document.querySelectorAll('table.missing tbody tr')).map(r => Array.from(r.cells).map(c => c.textContent))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mods, _, err := ix.MissingSymbols(ctx, index.MissingQuery{Limit: 100})
+	if err != nil || len(mods) == 0 || len(missing) != len(mods) {
+		t.Fatalf("symbols page lists %d missing modules, the index %d (%v)", len(missing), len(mods), err)
+	}
+	for i, m := range mods {
+		if missing[i][0] != m.DebugFile || missing[i][1] != m.DebugID || missing[i][3] != fmt.Sprint(m.Crashes) {
+			t.Errorf("missing symbols row %d: %q, index %+v", i+1, missing[i], m)
+		}
+	}
 
 	// Escaping: with the page's CSP bypassed, nothing hostile may run.
 	// The check itself can fail: the same payload in a page of its own runs.
