@@ -178,10 +178,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	}
 	a := api.New(api.Config{Token: cfg.APIToken}, s.store, s.q, s.ix, log)
 	if cfg.Has(RoleWeb) {
-		a.Register(s.mux)
 		wcfg := web.Config{Tokens: cfg.SymbolServer.Tokens, Public: cfg.PublicPages, SecureCookie: cfg.SecureCookie}
 		if !cfg.SymbolServer.Disabled {
-			s.mux.HandleFunc("GET /api/missing-symbols", s.missingSymbols)
 			wcfg.MissingSymbols = s.missingList
 			wcfg.RecentUploads = func(ctx context.Context, limit int) ([]web.Upload, error) {
 				return recentUploads(ctx, symDir, limit)
@@ -192,6 +190,19 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			return nil, err
 		}
 		w.Register(s.mux)
+		// The API of the crashd issue: open as before while no token is
+		// configured; with tokens, its reads need one (or public_pages),
+		// as the pages do. Reprocessing keeps its api_token.
+		older := http.NewServeMux()
+		a.Register(older)
+		if !cfg.SymbolServer.Disabled {
+			older.HandleFunc("GET /api/missing-symbols", s.missingSymbols)
+			s.mux.Handle("GET /api/missing-symbols", w.GuardReads(older))
+		}
+		a.RegisterHealth(s.mux)
+		s.mux.Handle("/api/crashes", w.GuardReads(older))
+		s.mux.Handle("/api/crashes/", w.GuardReads(older))
+		s.mux.Handle("/api/dead", w.GuardReads(older))
 	} else {
 		a.RegisterHealth(s.mux)
 	}

@@ -416,3 +416,18 @@ func (w *Web) logout(rw http.ResponseWriter, r *http.Request) {
 	http.SetCookie(rw, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true})
 	http.Redirect(rw, r, "/login", http.StatusSeeOther)
 }
+
+// GuardReads wraps the handler of an older API (crashd/api's /api/crashes,
+// /api/dead): while no token is configured it is open as before; with
+// tokens, its GET and HEAD requests need a known token or the session
+// (unless Config.Public), answered 401 otherwise. Other methods go
+// through (reprocessing checks its own api_token).
+func (w *Web) GuardReads(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if len(w.cfg.Tokens) > 0 && !w.cfg.Public && (r.Method == http.MethodGet || r.Method == http.MethodHead) && w.who(r) == nil {
+			writeJSON(rw, http.StatusUnauthorized, map[string]string{"error": "an API token is required (Authorization: Bearer TOKEN, or the login session)"})
+			return
+		}
+		h.ServeHTTP(rw, r)
+	})
+}

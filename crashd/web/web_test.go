@@ -254,3 +254,30 @@ func TestErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardReads: the older API's reads need a token once tokens exist;
+// other methods go through.
+func TestGuardReads(t *testing.T) {
+	f := newFixture(t, false)
+	h := f.webPart.GuardReads(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	for _, c := range []struct {
+		method, token string
+		want          int
+	}{{"GET", "", 401}, {"GET", f.reader, 418}, {"GET", "wrong", 401}, {"POST", "", 418}} {
+		req := httptest.NewRequest(c.method, "/api/crashes", nil)
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.want {
+			t.Errorf("%s with %q: %d, want %d", c.method, c.token, rec.Code, c.want)
+		}
+	}
+	open, _ := New(Config{}, nil, nil, f.ix, nil)
+	rec := httptest.NewRecorder()
+	open.GuardReads(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })).ServeHTTP(rec, httptest.NewRequest("GET", "/api/crashes", nil))
+	if rec.Code != 418 {
+		t.Errorf("no tokens configured: %d", rec.Code)
+	}
+}
