@@ -64,6 +64,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.IntFlag{Name: "workers", Usage: "process `N` crashes at once (default: four per CPU)"},
 					&cli.StringFlag{Name: "roles", Usage: "the roles of this process, comma-separated: collector, processor, web (default all)"},
 					&cli.StringFlag{Name: "nats-url", Usage: "use the external NATS server or cluster at `URL` as the queue instead of the embedded one"},
+					&cli.StringFlag{Name: "db", Usage: "keep the index in PostgreSQL at `URL` (postgres://...) or in the SQLite file at that path (default DATA/index.sqlite)"},
 					&cli.StringFlag{Name: "log-format", Usage: "log as `FORMAT`: text or json"},
 					&cli.BoolFlag{Name: "public-pages", Usage: "show the web pages and their API read-only without a token (a team behind a VPN)"},
 				},
@@ -104,6 +105,9 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					}
 					if cmd.IsSet("public-pages") {
 						cfg.PublicPages = cmd.Bool("public-pages")
+					}
+					if cmd.IsSet("db") {
+						cfg.DB = cmd.String("db")
 					}
 					if cmd.IsSet("log-format") {
 						cfg.LogFormat = cmd.String("log-format")

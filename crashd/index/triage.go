@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// migrationTriage (schema version 3) adds what the web pages (issue 25)
+// migrationTriage (schema version 4) adds what the web pages (issue 25)
 // query: the process type, the OS version, the crash address and the
 // module list of a crash (for search), and the first sighting of each
 // signature. Portable SQL only: SQLite and PostgreSQL both take it.
@@ -186,16 +186,15 @@ func moduleList(mods []string) string {
 
 // ProcessedDetails implements [Triage].
 func (s *SQL) ProcessedDetails(ctx context.Context, c Crash, d Details) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	defer s.lockWrites()()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("index: details %s: %w", c.ID, err)
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, s.rebind(`
-UPDATE crashes SET process_type = ?, os_version = ?, crash_address = ?, modules = ? WHERE crash_id = ?`),
-		d.ProcessType, d.OSVersion, d.CrashAddress, moduleList(d.Modules), c.ID); err != nil {
+UPDATE crashes SET process_type = ?, os_version = ?, crash_address = ?, modules = ? WHERE crash_id = ? AND crash_day = ?`),
+		d.ProcessType, d.OSVersion, d.CrashAddress, moduleList(d.Modules), c.ID, crashDay(c.ID)); err != nil {
 		return fmt.Errorf("index: details %s: %w", c.ID, err)
 	}
 	if c.Signature != "" {

@@ -2,17 +2,17 @@ package index
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 )
 
 // TestTriage: top crashers against a hand-counted set, search with a
 // module filter and sorting, facets, first sightings.
-func TestTriage(t *testing.T) {
+func TestTriage(t *testing.T) { backends(t, testTriage) }
+
+func testTriage(t *testing.T, open opener) {
 	ctx := context.Background()
-	ix, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "index.sqlite"))
+	ix, err := open(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +21,7 @@ func TestTriage(t *testing.T) {
 	n := 0
 	add := func(sig, os string, at time.Time, mods ...string) {
 		n++
-		c := Crash{ID: fmt.Sprintf("c%03d", n), ReceivedAt: at, Product: "App", Version: "1.0", OS: os, CPU: "amd64", Signature: sig, CrashReason: "SIGSEGV"}
+		c := Crash{ID: crashID(n, at), ReceivedAt: at, Product: "App", Version: "1.0", OS: os, CPU: "amd64", Signature: sig, CrashReason: "SIGSEGV"}
 		if err := ix.Processed(ctx, c); err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +67,7 @@ func TestTriage(t *testing.T) {
 		t.Errorf("top on Windows: %+v", top)
 	}
 	rows, total, err := ix.Find(ctx, FindQuery{Filter: Filter{Module: "libc.so"}, Sort: "received_at", Asc: true})
-	if err != nil || total != 2 || len(rows) != 2 || rows[0].ID != "c002" || rows[0].ProcessType != "content" {
+	if err != nil || total != 2 || len(rows) != 2 || rows[0].ID != crashID(2, now.Add(-25*time.Hour)) || rows[0].ProcessType != "content" {
 		t.Errorf("find module: %d %+v %v", total, rows, err)
 	}
 	// LIKE's wildcards in a module name are literal.

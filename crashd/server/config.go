@@ -87,6 +87,10 @@ type Config struct {
 	// NATSURL is an external NATS server or cluster to use as the queue
 	// (issue 26); empty: the embedded server.
 	NATSURL string `json:"nats_url"`
+	// DB is the index: a postgres:// URL (PostgreSQL, shared by every
+	// process of a deployment) or the path of a SQLite database; empty:
+	// DATA/index.sqlite.
+	DB string `json:"db"`
 	// NATSListen makes the embedded server also listen on host:port (for
 	// the nats CLI, or other crashd processes); empty: in-process only.
 	NATSListen string `json:"nats_listen"`

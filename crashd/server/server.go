@@ -112,7 +112,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		return nil, err
 	}
 	s.q = q // not before: a nil *JetStream in the interface is not nil
-	ix, err := index.OpenSQLite(ctx, filepath.Join(cfg.Data, "index.sqlite"))
+	db := cfg.DB
+	if db == "" {
+		db = filepath.Join(cfg.Data, "index.sqlite")
+	}
+	ix, err := index.Open(ctx, db)
 	if err != nil {
 		return nil, err
 	}
