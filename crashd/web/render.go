@@ -39,6 +39,7 @@ var funcs = template.FuncMap{
 	"link":       link,
 	"sigURL":     func(s string) string { return "/signature?signature=" + url.QueryEscape(s) },
 	"date":       date,
+	"rfc":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"maxCount":   maxCount,
 	"trust":      func(s string) string { return or(TrustWords[s], s) },
 	"fieldName":  fieldName,

@@ -253,6 +253,9 @@ func (w *Web) report(r *http.Request, p *principal) (any, error) {
 			rep.Notes = append(rep.Notes, "collector: "+n)
 		}
 	}
+	if w.store == nil {
+		return nil, httpErr(http.StatusServiceUnavailable, "no blob store in this process")
+	}
 	if nb, err := w.store.Get(ctx, crash.DumpNamesKey(id)); err == nil {
 		var names crash.DumpNames
 		if json.Unmarshal(nb, &names) == nil {
