@@ -2,11 +2,14 @@ package web
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,15 +25,51 @@ import (
 //
 //	go test ./crashd/web -run X -bench Home -benchtime 20x
 //
+// With $CRASHD_TEST_POSTGRES (a postgres:// URL) the same runs on
+// PostgreSQL, in a schema of its own.
+//
 // cpu-ms/op is the process's CPU time per page (getrusage, on Unix),
 // steadier than the wall time on a loaded machine.
 func BenchmarkHome(b *testing.B) {
 	ctx := context.Background()
-	ix, err := index.OpenSQLite(ctx, filepath.Join(b.TempDir(), "index.sqlite"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ix.Close()
+	b.Run("sqlite", func(b *testing.B) {
+		ix, err := index.OpenSQLite(ctx, filepath.Join(b.TempDir(), "index.sqlite"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ix.Close()
+		benchPages(b, ix)
+	})
+	b.Run("postgres", func(b *testing.B) {
+		dsn := os.Getenv("CRASHD_TEST_POSTGRES")
+		if dsn == "" {
+			b.Skip("$CRASHD_TEST_POSTGRES does not name a PostgreSQL database (postgres://...)")
+		}
+		db, err := sql.Open("pgx", dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		schema := fmt.Sprintf("bench_%d_%d", os.Getpid(), time.Now().UnixNano())
+		if _, err := db.Exec(`CREATE SCHEMA ` + schema); err != nil {
+			b.Fatal(err)
+		}
+		defer db.Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		ix, err := index.OpenPostgres(ctx, dsn+sep+"search_path="+schema)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ix.Close()
+		benchPages(b, ix)
+	})
+}
+
+func benchPages(b *testing.B, ix *index.SQL) {
+	ctx := context.Background()
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	rng := rand.New(rand.NewPCG(1, 2))
 	zipf := rand.NewZipf(rng, 1.1, 1, 1999)
@@ -38,7 +77,8 @@ func BenchmarkHome(b *testing.B) {
 	const n = 100_000
 	t0 := time.Now()
 	for i := range n {
-		c := index.Crash{ID: fmt.Sprintf("%08d-0000-4000-8000-000000261126", i), ReceivedAt: now.Add(-time.Duration(rng.Int64N(int64(28 * 24 * time.Hour)))),
+		at := now.Add(-time.Duration(rng.Int64N(int64(28 * 24 * time.Hour))))
+		c := index.Crash{ID: fmt.Sprintf("%08x-0000-4000-8000-%05x0%s", i, i&0xfffff, at.Format("060102")), ReceivedAt: at,
 			Product: []string{"Firefox", "Thunderbird", "Focus"}[rng.IntN(3)], Version: fmt.Sprintf("1%d.0", rng.IntN(10)),
 			OS: oses[rng.IntN(3)], CPU: cpus[rng.IntN(2)], Signature: fmt.Sprintf("mozilla::Something%d::Crash(int)", zipf.Uint64()),
 			CrashReason: "EXCEPTION_ACCESS_VIOLATION_READ"}
