@@ -223,11 +223,30 @@ func TestBrowser(t *testing.T) {
 		}
 		return s
 	}
+	// click follows a link or submits a form: it marks the document,
+	// clicks, and waits for a new document showing waitSel.
+	click := func(what, sel, waitSel string) {
+		t.Helper()
+		do(what, chromedp.Evaluate[chromedp.Void](`window.__old = true`), chromedp.Click(chromedp.CSS(sel)))
+		for end := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			// Errors while the page changes (the target navigated) mean "not yet".
+			c, cancel := context.WithTimeout(b, 5*time.Second)
+			fresh, err := chromedp.Run(c, chromedp.Evaluate[bool](`window.__old !== true && document.readyState === 'complete'`))
+			cancel()
+			if err == nil && fresh {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatalf("%s: no new page after clicking %s (%v)", what, sel, err)
+			}
+		}
+		do(what, chromedp.WaitVisible(chromedp.CSS(waitSel)))
+	}
 	login := func(token, next string) {
 		t.Helper()
 		do("login", chromedp.Navigate(ts.URL+next), chromedp.WaitVisible(chromedp.CSS("#token")),
-			chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Click(chromedp.CSS("#login")), chromedp.WaitNotPresent(chromedp.CSS("#token")),
-			chromedp.WaitVisible(chromedp.CSS("main h1")))
+			chromedp.SendKeys(chromedp.CSS("#token"), token))
+		click("login", "#login", "main h1")
 	}
 
 	// Nothing without a token: the pages send the browser to the login.
@@ -262,14 +281,14 @@ func TestBrowser(t *testing.T) {
 	}
 
 	// Top crashers → signature.
-	do("signature", chromedp.Click(chromedp.CSS("table.top tbody tr:first-child td.sig a")), chromedp.WaitVisible(chromedp.CSS("#sig-count")))
+	click("signature", "table.top tbody tr:first-child td.sig a", "#sig-count")
 	shot("signature", 1300, 1100)
 	_, total, _ := tri.Find(ctx, index.FindQuery{Filter: index.Filter{Signature: top.Rows[0].Signature, Since: now.Add(-28 * 24 * time.Hour)}})
 	if got := text("#sig-count"); got != fmt.Sprint(total) || total != 5 {
 		t.Errorf("signature page count %s, index %d", got, total)
 	}
 	// → report.
-	do("report", chromedp.Click(chromedp.CSS("table.reports a.crash")), chromedp.WaitVisible(chromedp.CSS("#crash-reason")))
+	click("report", "table.reports a.crash", "#crash-reason")
 	shot("report", 1300, 1400)
 	id, err := crash.Parse(strings.TrimPrefix(location(), ts.URL+"/report/"))
 	if err != nil {
@@ -288,7 +307,8 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("raw dump without the scope: %q", body)
 	}
 	// Log out, log in with the scopes, download it.
-	do("logout", chromedp.Navigate(ts.URL+"/report/"+string(id)), chromedp.Click(chromedp.CSS("form[action='/logout'] button")), chromedp.WaitVisible(chromedp.CSS("#token")))
+	do("report again", chromedp.Navigate(ts.URL+"/report/"+string(id)), chromedp.WaitVisible(chromedp.CSS("#crash-reason")))
+	click("logout", "form[action='/logout'] button", "#token")
 	login(full, "/report/"+string(id))
 	downloads := t.TempDir()
 	if _, err := chromedp.CallBrowser(b, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads}); err != nil {
@@ -307,18 +327,18 @@ func TestBrowser(t *testing.T) {
 		}
 	}
 	// Reprocess.
-	do("reprocess", chromedp.Click(chromedp.CSS("#reprocess")), chromedp.WaitVisible(chromedp.CSS("p.ok")))
+	click("reprocess", "#reprocess", "p.ok")
 
 	// Search, then its permalink.
 	do("search", chromedp.Navigate(ts.URL+"/search"), chromedp.WaitVisible(chromedp.CSS("#s-os")),
-		chromedp.SendKeys(chromedp.CSS("#s-os"), "Linux"), chromedp.SendKeys(chromedp.CSS("#s-process_type"), "content"),
-		chromedp.Click(chromedp.CSS("#search")), chromedp.WaitVisible(chromedp.CSS("#total")))
+		chromedp.SendKeys(chromedp.CSS("#s-os"), "Linux"), chromedp.SendKeys(chromedp.CSS("#s-process_type"), "content"))
+	click("search", "#search", "#total")
 	shot("search", 1300, 1000)
 	_, want2, _ := tri.Find(ctx, index.FindQuery{Filter: index.Filter{OS: "Linux", ProcessType: "content"}})
 	if got := text("#total"); got != fmt.Sprint(want2) || want2 != 9 {
 		t.Errorf("search: %s crashes, index %d (9 sent)", got, want2)
 	}
-	do("permalink", chromedp.Click(chromedp.CSS("#permalink")), chromedp.WaitVisible(chromedp.CSS("#total")))
+	click("permalink", "#permalink", "#total")
 	if loc := location(); !strings.Contains(loc, "os=Linux") || !strings.Contains(loc, "process_type=content") || text("#total") != fmt.Sprint(want2) {
 		t.Errorf("permalink %s: %s crashes", loc, text("#total"))
 	}
