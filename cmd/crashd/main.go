@@ -64,7 +64,9 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.IntFlag{Name: "workers", Usage: "process `N` crashes at once (default: four per CPU)"},
 					&cli.StringFlag{Name: "roles", Usage: "the roles of this process, comma-separated: collector, processor, web (default all)"},
 					&cli.StringFlag{Name: "nats-url", Usage: "use the external NATS server or cluster at `URL` as the queue instead of the embedded one"},
+					&cli.StringFlag{Name: "db", Usage: "keep the index in PostgreSQL at `URL` (postgres://...) or in the SQLite file at that path (default DATA/index.sqlite)"},
 					&cli.StringFlag{Name: "log-format", Usage: "log as `FORMAT`: text or json"},
+					&cli.BoolFlag{Name: "public-pages", Usage: "show the web pages and their API read-only without a token (a team behind a VPN)"},
 				},
 				Action: func(ctx context.Context, cmd *cli.Command) error {
 					if cmd.Args().Len() > 0 {
@@ -101,6 +103,12 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					if cmd.IsSet("nats-url") {
 						cfg.NATSURL = cmd.String("nats-url")
 					}
+					if cmd.IsSet("public-pages") {
+						cfg.PublicPages = cmd.Bool("public-pages")
+					}
+					if cmd.IsSet("db") {
+						cfg.DB = cmd.String("db")
+					}
 					if cmd.IsSet("log-format") {
 						cfg.LogFormat = cmd.String("log-format")
 					}
@@ -117,7 +125,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					Name:  "create",
 					Usage: "make a new API token: prints its secret (once) and the entry for the configuration's symbol_server.tokens, which keeps only its SHA-256",
 					Flags: []cli.Flag{
-						&cli.StringFlag{Name: "scopes", Value: symserver.ScopeUpload, Usage: "what the token may do, comma-separated (`SCOPES`: upload_symbols)"},
+						&cli.StringFlag{Name: "scopes", Value: symserver.ScopeUpload, Usage: "what the token may do, comma-separated (`SCOPES`: upload_symbols, view_pii, view_rawdump, reprocess; any token may read the pages)"},
 						&cli.StringFlag{Name: "name", Usage: "whose token it is (`NAME`, for the logs)"},
 					},
 					Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -128,10 +136,10 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 						for sc := range strings.SplitSeq(cmd.String("scopes"), ",") {
 							switch sc = strings.TrimSpace(sc); sc {
 							case "":
-							case symserver.ScopeUpload:
+							case symserver.ScopeUpload, symserver.ScopeViewPII, symserver.ScopeViewRawDump, symserver.ScopeReprocess:
 								scopes = append(scopes, sc)
 							default:
-								return cmdline.Usagef("unknown scope %q (known: %s)", sc, symserver.ScopeUpload)
+								return cmdline.Usagef("unknown scope %q (known: %s)", sc, strings.Join(symserver.Scopes, ", "))
 							}
 						}
 						if len(scopes) == 0 {

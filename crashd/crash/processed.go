@@ -28,6 +28,11 @@ type ProcessedCrash struct {
 	Version        string `json:"version"`
 	ReleaseChannel string `json:"release_channel,omitempty"`
 
+	// ProcessType is the crashed process's type, from the annotation
+	// ProcessType (Breakpad, Firefox) or process_type (Crashpad, Electron);
+	// empty when neither is there.
+	ProcessType string `json:"process_type,omitempty"`
+
 	// Signature is the crash signature (Socorro's rules).
 	Signature string `json:"signature"`
 	// CrashReason is the crash reason string ("EXCEPTION_ACCESS_VIOLATION_READ", "SIGSEGV /SEGV_MAPERR", ...).
@@ -42,6 +47,10 @@ type ProcessedCrash struct {
 	CPUArch   string `json:"cpu_arch,omitempty"`
 	// ModulesMissingSymbols names the modules (debug file/debug id) the walk found no symbols for.
 	ModulesMissingSymbols []string `json:"modules_missing_symbols,omitempty"`
+
+	// Modules are the base names of the minidump's modules, for the
+	// index (not stored: json_dump has them).
+	Modules []string `json:"-"`
 
 	// JSONDump is the walk of the minidump in rust-minidump's JSON schema
 	// (minidump_stackwalk --json), as stackwalk/jsonout writes it.

@@ -83,8 +83,7 @@ func (s *SQL) SetMissingSymbols(ctx context.Context, id string, receivedAt time.
 		seen[k] = true
 		args = append(args, id, k, m.DebugFile, strings.ToUpper(m.DebugID), m.CodeFile, m.CodeID, formatTime(receivedAt))
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	defer s.lockWrites()()
 	if len(args) == 0 {
 		// A crash walked with every module's symbols: one statement.
 		if _, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM missing_symbols WHERE crash_id = ?`), id); err != nil {

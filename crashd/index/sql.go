@@ -12,7 +12,8 @@ import (
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver (PostgreSQL)
+	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver, pure Go
 )
 
 // migrations are the schema's versions, applied in order, each once, in
@@ -58,20 +59,62 @@ CREATE TABLE missing_symbols (
 CREATE INDEX missing_symbols_module ON missing_symbols (module, received_at, crash_id);
 CREATE INDEX missing_symbols_received ON missing_symbols (received_at, module);
 `,
+	// 3: crash_day: the UTC day of the crash id ('' for an id that is not a
+	// crash id), the key of PostgreSQL's weekly partitions and of
+	// retention; the upserts' conflict target is (crash_id, crash_day),
+	// which PostgreSQL's partitioned primary key is. The top-crashers
+	// and facet queries of a period find their rows by it.
+	3: `
+ALTER TABLE crashes ADD COLUMN crash_day TEXT NOT NULL DEFAULT '';
+UPDATE crashes SET crash_day = '20' || substr(crash_id, 31, 2) || '-' || substr(crash_id, 33, 2) || '-' || substr(crash_id, 35, 2) WHERE length(crash_id) = 36;
+CREATE UNIQUE INDEX crashes_key ON crashes (crash_id, crash_day);
+CREATE INDEX crashes_day_signature ON crashes (crash_day, product, signature);
+`,
+	4: migrationTriage,
 }
 
-// SQL is an [Index] on a database/sql database. Its statements are written
-// with ? parameters in SQL that SQLite and PostgreSQL both take; rebind
-// rewrites the parameters for the dialect.
+// crashDay is the crash_day of a crash id: its UTC day (the id's last six
+// digits, YYMMDD) as YYYY-MM-DD, or "" for an id that is not a crash id.
+// It is a function of the id alone, so (crash_id, crash_day) is as unique
+// as crash_id.
+func crashDay(id string) string {
+	if len(id) != 36 {
+		return ""
+	}
+	t, err := time.Parse("20060102", "20"+id[30:])
+	if err != nil {
+		return ""
+	}
+	return t.Format(dayFormat)
+}
+
+// SQL is an [Index] on a database/sql database, SQLite ([OpenSQLite]) or
+// PostgreSQL ([OpenPostgres]). Its statements are written with ?
+// parameters in SQL that SQLite and PostgreSQL both take; rebind rewrites
+// the parameters for the dialect; everything else that differs is in
+// dialect.go.
 type SQL struct {
 	db     *sql.DB
+	d      *dialect
 	rebind func(string) string
-	// wmu serialises writes: SQLite has one writer, and waiting here is
-	// cheaper than its busy loop.
+	// wmu serialises writes on SQLite (d.serialWrites): SQLite has one
+	// writer, and waiting here is cheaper than its busy loop.
 	wmu sync.Mutex
-	// stmts are the write statements, prepared once (under wmu).
+	// stmts are the write statements, prepared once (under smu: on
+	// PostgreSQL writes do not take wmu).
+	smu   sync.Mutex
 	stmts map[string]*sql.Stmt
 	now   func() time.Time
+}
+
+// lockWrites takes wmu when the dialect has one writer; the returned
+// function releases it.
+func (s *SQL) lockWrites() func() {
+	if !s.d.serialWrites {
+		return func() {}
+	}
+	s.wmu.Lock()
+	return s.wmu.Unlock
 }
 
 // OpenSQLite opens (creating it and its directory if needed) the SQLite
@@ -89,12 +132,89 @@ func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
 		return nil, fmt.Errorf("index: open %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(8)
-	s := &SQL{db: db, rebind: func(q string) string { return q }, now: time.Now}
+	s := &SQL{db: db, d: sqliteDialect, rebind: sqliteDialect.rebind, now: time.Now}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("index: %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// OpenPostgres opens the PostgreSQL index at dsn (a postgres:// URL or
+// key=value string, as pgx takes it: github.com/jackc/pgx/v5 through its
+// database/sql driver) and brings its schema up to date under an advisory
+// lock, so that many processes can start at once; it creates the weekly
+// partitions of the weeks around now. The tables live in the connection's
+// current schema (search_path).
+func OpenPostgres(ctx context.Context, dsn string) (*SQL, error) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("index: open postgres: %w", err)
+	}
+	db.SetMaxOpenConns(16)
+	db.SetMaxIdleConns(16)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	s := &SQL{db: db, d: postgresDialect, rebind: postgresDialect.rebind, now: time.Now}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("index: postgres: %w", err)
+	}
+	if _, err := s.Maintain(ctx, s.now(), 0); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("index: postgres: %w", err)
+	}
+	return s, nil
+}
+
+// Open opens the index a configuration names: a postgres:// or
+// postgresql:// URL is PostgreSQL ([OpenPostgres]), anything else the path
+// of a SQLite database ([OpenSQLite]).
+func Open(ctx context.Context, db string) (*SQL, error) {
+	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
+		return OpenPostgres(ctx, db)
+	}
+	return OpenSQLite(ctx, db)
+}
+
+// Dialect returns "sqlite" or "postgres".
+func (s *SQL) Dialect() string { return s.d.name }
+
+// Maintain creates the weekly partitions of the weeks around now
+// (PostgreSQL: the week before it and the three after; the default
+// partition takes the others), and, when keep is positive, removes the
+// crashes of the weeks that ended before now-keep: whole partitions are
+// dropped (PostgreSQL), rows deleted (SQLite, and what PostgreSQL's
+// default partition holds). The cutoff is the Monday starting now-keep's
+// week, in both dialects. It returns the partitions dropped. Several
+// processes may call it at once (it runs under the schema lock), but one
+// at a time is enough: crashd takes a lease for it.
+func (s *SQL) Maintain(ctx context.Context, now time.Time, keep time.Duration) ([]string, error) {
+	defer s.lockWrites()()
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("index: maintain: %w", err)
+	}
+	defer conn.Close()
+	unlock, err := s.d.lock(ctx, conn)
+	if err != nil {
+		return nil, fmt.Errorf("index: maintain: %w", err)
+	}
+	defer unlock()
+	if s.d.partitioned {
+		for w := week(now).AddDate(0, 0, -7); !w.After(week(now).AddDate(0, 0, 21)); w = w.AddDate(0, 0, 7) {
+			if err := s.ensureWeek(ctx, conn, w); err != nil {
+				return nil, fmt.Errorf("index: maintain: %w", err)
+			}
+		}
+	}
+	if keep <= 0 {
+		return nil, nil
+	}
+	dropped, err := s.dropBefore(ctx, conn, week(now.Add(-keep)))
+	if err != nil {
+		return dropped, fmt.Errorf("index: maintain: %w", err)
+	}
+	return dropped, nil
 }
 
 // Dollar rewrites ? parameters as $1, $2, ... (PostgreSQL's form). The
@@ -114,24 +234,42 @@ func Dollar(q string) string {
 }
 
 func (s *SQL) migrate(ctx context.Context) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
+	defer s.lockWrites()()
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	unlock, err := s.d.lock(ctx, conn)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("schema_migrations: %w", err)
 	}
-	var have int
-	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
-		return fmt.Errorf("schema version: %w", err)
-	}
-	if have >= len(migrations) {
-		return fmt.Errorf("schema version %d is newer than this program's (%d)", have, len(migrations)-1)
-	}
-	for v := have + 1; v < len(migrations); v++ {
-		tx, err := s.db.BeginTx(ctx, nil)
+	// Each version in its own transaction, which reads the version
+	// again: a process that migrated meanwhile (SQLite's processes wait
+	// for each other's transactions only) is not migrated over.
+	for {
+		tx, err := conn.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
-		for _, stmt := range strings.Split(migrations[v], ";") {
+		var have int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("schema version: %w", err)
+		}
+		if have >= len(migrations) {
+			tx.Rollback()
+			return fmt.Errorf("schema version %d is newer than this program's (%d)", have, len(migrations)-1)
+		}
+		v := have + 1
+		if v == len(migrations) {
+			return tx.Rollback()
+		}
+		for _, stmt := range strings.Split(s.d.migration(v), ";") {
 			if strings.TrimSpace(stmt) == "" {
 				continue
 			}
@@ -148,7 +286,6 @@ func (s *SQL) migrate(ctx context.Context) error {
 			return fmt.Errorf("migration %d: %w", v, err)
 		}
 	}
-	return nil
 }
 
 // SchemaVersion returns the version of the schema.
@@ -159,8 +296,7 @@ func (s *SQL) SchemaVersion(ctx context.Context) (int, error) {
 }
 
 func (s *SQL) exec(ctx context.Context, op, q string, args ...any) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	defer s.lockWrites()()
 	st, err := s.stmt(ctx, q)
 	if err == nil {
 		_, err = st.ExecContext(ctx, args...)
@@ -174,8 +310,9 @@ func (s *SQL) exec(ctx context.Context, op, q string, args ...any) error {
 // stmt returns the prepared statement of q (rebound), preparing it on
 // first use: SQLite compiles a statement's text each time it is executed
 // unprepared, a good part of the CPU of each of the processor's writes.
-// Called with wmu held.
 func (s *SQL) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	s.smu.Lock()
+	defer s.smu.Unlock()
 	if st := s.stmts[q]; st != nil {
 		return st, nil
 	}
@@ -193,22 +330,21 @@ func (s *SQL) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 // Received implements [Index].
 func (s *SQL) Received(ctx context.Context, c Crash) error {
 	return s.exec(ctx, "received "+c.ID, `
-INSERT INTO crashes (crash_id, status, received_at, product, version, updated_at)
-VALUES (?, ?, ?, ?, ?, ?)
-ON CONFLICT (crash_id) DO NOTHING`,
-		c.ID, string(Received), formatTime(c.ReceivedAt), c.Product, c.Version, formatTime(s.now()))
+INSERT INTO crashes (crash_id, crash_day, status, received_at, product, version, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (crash_id, crash_day) DO NOTHING`,
+		c.ID, crashDay(c.ID), string(Received), formatTime(c.ReceivedAt), c.Product, c.Version, formatTime(s.now()))
 }
 
 // Attempt implements [Index].
 func (s *SQL) Attempt(ctx context.Context, id string, receivedAt time.Time) (int, error) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	defer s.lockWrites()()
 	var n int
 	err := s.db.QueryRowContext(ctx, s.rebind(`
-INSERT INTO crashes (crash_id, status, received_at, attempts, updated_at)
-VALUES (?, ?, ?, 1, ?)
-ON CONFLICT (crash_id) DO UPDATE SET attempts = crashes.attempts + 1, updated_at = excluded.updated_at
-RETURNING attempts`), id, string(Received), formatTime(receivedAt), formatTime(s.now())).Scan(&n)
+INSERT INTO crashes (crash_id, crash_day, status, received_at, attempts, updated_at)
+VALUES (?, ?, ?, ?, 1, ?)
+ON CONFLICT (crash_id, crash_day) DO UPDATE SET attempts = crashes.attempts + 1, updated_at = excluded.updated_at
+RETURNING attempts`), id, crashDay(id), string(Received), formatTime(receivedAt), formatTime(s.now())).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("index: attempt %s: %w", id, err)
 	}
@@ -221,31 +357,31 @@ func (s *SQL) Processed(ctx context.Context, c Crash) error {
 		c.ProcessedAt = s.now()
 	}
 	return s.exec(ctx, "processed "+c.ID, `
-INSERT INTO crashes (crash_id, status, received_at, processed_at, product, version, os, cpu, signature, crash_reason, attempts, error, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)
-ON CONFLICT (crash_id) DO UPDATE SET
+INSERT INTO crashes (crash_id, crash_day, status, received_at, processed_at, product, version, os, cpu, signature, crash_reason, attempts, error, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)
+ON CONFLICT (crash_id, crash_day) DO UPDATE SET
 	status = excluded.status, received_at = excluded.received_at, processed_at = excluded.processed_at,
 	product = excluded.product, version = excluded.version, os = excluded.os, cpu = excluded.cpu,
 	signature = excluded.signature, crash_reason = excluded.crash_reason, attempts = excluded.attempts, error = '',
 	updated_at = excluded.updated_at`,
-		c.ID, string(Processed), formatTime(c.ReceivedAt), formatTime(c.ProcessedAt), c.Product, c.Version, c.OS, c.CPU,
+		c.ID, crashDay(c.ID), string(Processed), formatTime(c.ReceivedAt), formatTime(c.ProcessedAt), c.Product, c.Version, c.OS, c.CPU,
 		c.Signature, c.CrashReason, c.Attempts, formatTime(s.now()))
 }
 
 // Failed implements [Index].
 func (s *SQL) Failed(ctx context.Context, id string, receivedAt time.Time, attempts int, reason string) error {
 	return s.exec(ctx, "failed "+id, `
-INSERT INTO crashes (crash_id, status, received_at, attempts, error, updated_at)
-VALUES (?, ?, ?, ?, ?, ?)
-ON CONFLICT (crash_id) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, error = excluded.error, updated_at = excluded.updated_at`,
-		id, string(Failed), formatTime(receivedAt), attempts, reason, formatTime(s.now()))
+INSERT INTO crashes (crash_id, crash_day, status, received_at, attempts, error, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (crash_id, crash_day) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, error = excluded.error, updated_at = excluded.updated_at`,
+		id, crashDay(id), string(Failed), formatTime(receivedAt), attempts, reason, formatTime(s.now()))
 }
 
 // Requeued implements [Index].
 func (s *SQL) Requeued(ctx context.Context, id string) error {
 	return s.exec(ctx, "requeued "+id, `
 UPDATE crashes SET attempts = 0, status = CASE WHEN status = ? THEN ? ELSE status END, updated_at = ?
-WHERE crash_id = ?`, string(Failed), string(Received), formatTime(s.now()), id)
+WHERE crash_id = ? AND crash_day = ?`, string(Failed), string(Received), formatTime(s.now()), id, crashDay(id))
 }
 
 const columns = `crash_id, status, received_at, processed_at, product, version, os, cpu, signature, crash_reason, attempts, error`
@@ -260,7 +396,7 @@ func scan(row interface{ Scan(...any) error }) (Crash, error) {
 
 // Get implements [Index].
 func (s *SQL) Get(ctx context.Context, id string) (Crash, error) {
-	c, err := scan(s.db.QueryRowContext(ctx, s.rebind(`SELECT `+columns+` FROM crashes WHERE crash_id = ?`), id))
+	c, err := scan(s.db.QueryRowContext(ctx, s.rebind(`SELECT `+columns+` FROM crashes WHERE crash_id = ? AND crash_day = ?`), id, crashDay(id)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Crash{}, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
@@ -411,11 +547,11 @@ func (s *SQL) Ping(ctx context.Context) error {
 
 // Close implements [Index].
 func (s *SQL) Close() error {
-	s.wmu.Lock()
+	s.smu.Lock()
 	for _, st := range s.stmts {
 		st.Close()
 	}
 	s.stmts = nil
-	s.wmu.Unlock()
+	s.smu.Unlock()
 	return s.db.Close()
 }

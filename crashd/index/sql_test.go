@@ -2,17 +2,81 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-func TestSQLite(t *testing.T) {
+// The index's tests run against SQLite and, when the environment variable
+// CRASHD_TEST_POSTGRES names a PostgreSQL database (a postgres:// URL),
+// against PostgreSQL too, each test in a schema of its own that is
+// dropped after it: both back ends must answer every query the same.
+const postgresEnv = "CRASHD_TEST_POSTGRES"
+
+// opener opens (again) the index of one test.
+type opener func(ctx context.Context) (*SQL, error)
+
+// backends runs f once per back end.
+func backends(t *testing.T, f func(t *testing.T, open opener)) {
+	t.Run("sqlite", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "db", "index.sqlite")
+		f(t, func(ctx context.Context) (*SQL, error) { return OpenSQLite(ctx, path) })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		f(t, postgresSchema(t))
+	})
+}
+
+// postgresSchema creates a schema for the test in $CRASHD_TEST_POSTGRES's
+// database (skipping the test without it) and returns the opener of an
+// index in it.
+func postgresSchema(t *testing.T) opener {
+	dsn := os.Getenv(postgresEnv)
+	if dsn == "" {
+		t.Skipf("$%s does not name a PostgreSQL database (postgres://...): PostgreSQL tests skipped", postgresEnv)
+	}
+	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
+		t.Fatalf("$%s=%q: a postgres:// URL", postgresEnv, dsn)
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	schema := fmt.Sprintf("t_%d_%d", os.Getpid(), time.Now().UnixNano())
+	if _, err := db.Exec(`CREATE SCHEMA ` + schema); err != nil {
+		t.Fatalf("%s: %v", postgresEnv, err)
+	}
+	t.Cleanup(func() {
+		if _, err := db.Exec(`DROP SCHEMA ` + schema + ` CASCADE`); err != nil {
+			t.Errorf("drop schema: %v", err)
+		}
+	})
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	dsn += sep + "search_path=" + schema
+	return func(ctx context.Context) (*SQL, error) { return OpenPostgres(ctx, dsn) }
+}
+
+// crashID makes a crash id numbered n of day's date.
+func crashID(n int, day time.Time) string {
+	return fmt.Sprintf("%08x-0000-4000-8000-%05x0%s", n, n, day.Format("060102"))
+}
+
+func TestIndex(t *testing.T) { backends(t, testIndex) }
+
+func testIndex(t *testing.T, open opener) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "db", "index.sqlite")
-	ix, err := OpenSQLite(ctx, path)
+	ix, err := open(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +192,7 @@ func TestSQLite(t *testing.T) {
 	ix.Close()
 
 	// Reopened: the schema is not applied again and the rows are there.
-	ix, err = OpenSQLite(ctx, path)
+	ix, err = open(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,5 +219,166 @@ func fmtIDs(ids []string) string {
 func TestDollar(t *testing.T) {
 	if got := Dollar("a = ? AND b IN (?, ?)"); got != "a = $1 AND b IN ($2, $3)" {
 		t.Error(got)
+	}
+}
+
+// TestConcurrentOpen: many processes starting at once on a new database
+// migrate it once (PostgreSQL: under the advisory lock).
+func TestConcurrentOpen(t *testing.T) {
+	backends(t, func(t *testing.T, open opener) {
+		ctx := context.Background()
+		var wg sync.WaitGroup
+		errs := make([]error, 8)
+		for i := range errs {
+			wg.Go(func() {
+				ix, err := open(ctx)
+				if err == nil {
+					var v int
+					if v, err = ix.SchemaVersion(ctx); err == nil && v != len(migrations)-1 {
+						err = fmt.Errorf("schema version %d", v)
+					}
+					if err == nil {
+						err = ix.Received(ctx, Crash{ID: crashID(i, time.Now()), ReceivedAt: time.Now()})
+					}
+					ix.Close()
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("open %d: %v", i, err)
+			}
+		}
+	})
+}
+
+// TestRetention: crashes keyed by their ids' days; Maintain drops the
+// weeks before the cutoff (PostgreSQL: whole partitions, including one
+// made after its rows had gone to the default partition), keeps the
+// others, and a crash written twice stays one row in its partition.
+func TestRetention(t *testing.T) {
+	backends(t, func(t *testing.T, open opener) {
+		ctx := context.Background()
+		ix, err := open(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC) // a Thursday
+		var ids []string
+		for i, daysAgo := range []int{0, 3, 10, 17, 40, 400} {
+			day := now.AddDate(0, 0, -daysAgo)
+			id := crashID(i, day)
+			ids = append(ids, id)
+			for range 2 {
+				if err := ix.Received(ctx, Crash{ID: id, ReceivedAt: day}); err != nil {
+					t.Fatal(err)
+				}
+				if err := ix.Processed(ctx, Crash{ID: id, ReceivedAt: day, Signature: "s"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := ix.Received(ctx, Crash{ID: "not-a-crash-id", ReceivedAt: now.AddDate(-5, 0, 0)}); err != nil {
+			t.Fatal(err)
+		}
+		// The weeks around now-40d get partitions (the rows of those
+		// weeks, in the default partition so far, move in); then
+		// everything before the Monday of now-14d's week (2026-11-09)
+		// goes.
+		if _, err := ix.Maintain(ctx, now.AddDate(0, 0, -40), 0); err != nil {
+			t.Fatal(err)
+		}
+		dropped, err := ix.Maintain(ctx, now, 14*24*time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(dropped)
+		if ix.Dialect() == "postgres" {
+			if want := []string{"crashes_w20261005", "crashes_w20261012", "crashes_w20261019", "crashes_w20261026", "crashes_w20261102"}; !slices.Equal(dropped, want) {
+				t.Errorf("dropped %v, want %v", dropped, want)
+			}
+		}
+		known, err := ix.Known(ctx, append(ids, "not-a-crash-id"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []bool{true, true, true, true, false, false, true} {
+			id := append(ids, "not-a-crash-id")[i]
+			if known[id] != want {
+				t.Errorf("%s known %v, want %v", id, known[id], want)
+			}
+			if c, err := ix.Get(ctx, id); want && (err != nil || c.ID != id) {
+				t.Errorf("get %s: %+v %v", id, c, err)
+			}
+		}
+		if n, err := ix.Counts(ctx); err != nil || n[Processed] != 4 || n[Received] != 1 {
+			t.Errorf("counts %v %v", n, err)
+		}
+		// Written again after its week got a partition: still one row.
+		if err := ix.Processed(ctx, Crash{ID: ids[2], ReceivedAt: now, Signature: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := ix.Counts(ctx); err != nil || n[Processed] != 4 {
+			t.Errorf("counts %v %v", n, err)
+		}
+	})
+}
+
+func TestCrashDay(t *testing.T) {
+	for id, want := range map[string]string{
+		"6a0b2c1e-4f5d-4a7b-9c3d-2e1f00261126": "2026-11-26",
+		"6a0b2c1e-4f5d-4a7b-9c3d-2e1f00261131": "",
+		"6a0b2c1e-4f5d-4a7b-9c3d-2e1f0026112":  "",
+		"a":                                    "",
+	} {
+		if got := crashDay(id); got != want {
+			t.Errorf("crashDay(%s) = %q, want %q", id, got, want)
+		}
+	}
+	if w := week(time.Date(2026, 11, 29, 23, 0, 0, 0, time.UTC)); !w.Equal(time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("week: %v", w)
+	}
+}
+
+// TestUpgradeSQLite: a database of schema version 1 (before crash_day)
+// gets the column filled from the crash ids, and its rows keep being
+// updated in place.
+func TestUpgradeSQLite(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.sqlite")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := crashID(7, time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC))
+	for _, stmt := range append(strings.Split(migrations[1], ";"),
+		`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`,
+		`INSERT INTO schema_migrations VALUES (1, '')`,
+		`INSERT INTO crashes (crash_id, status, received_at, updated_at) VALUES ('`+id+`', 'received', '', '')`) {
+		if strings.TrimSpace(stmt) == "" {
+			continue
+		}
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	ix, err := OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	var day string
+	if err := ix.db.QueryRow(`SELECT crash_day FROM crashes`).Scan(&day); err != nil || day != "2026-11-20" || day != crashDay(id) {
+		t.Errorf("crash_day %q %v", day, err)
+	}
+	if err := ix.Processed(ctx, Crash{ID: id, Signature: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ix.Counts(ctx); err != nil || n[Processed] != 1 || len(n) != 1 {
+		t.Errorf("counts %v %v", n, err)
 	}
 }

@@ -411,14 +411,22 @@ func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, missing 
 	if err := put(ctx, crash.ProcessedCrashKey(pc.CrashID), b); err != nil {
 		return fmt.Errorf("store processed crash: %w", err)
 	}
-	if err := p.ix.Processed(ctx, index.Crash{
+	c := index.Crash{
 		ID: string(pc.CrashID), ReceivedAt: received, ProcessedAt: pc.CompletedAt,
 		Product: pc.ProductName, Version: pc.Version, OS: pc.OSName, CPU: pc.CPUArch,
 		Signature: pc.Signature, CrashReason: pc.CrashReason, Attempts: attempts,
-	}); err != nil {
+	}
+	if err := p.ix.Processed(ctx, c); err != nil {
 		return err
 	}
-	return p.ix.SetMissingSymbols(ctx, string(pc.CrashID), received, missing)
+	if err := p.ix.SetMissingSymbols(ctx, string(pc.CrashID), received, missing); err != nil {
+		return err
+	}
+	if t, ok := p.ix.(index.Triage); ok {
+		return t.ProcessedDetails(ctx, c, index.Details{ProcessType: pc.ProcessType, OSVersion: pc.OSVersion,
+			CrashAddress: pc.CrashAddress, Modules: pc.Modules})
+	}
+	return nil
 }
 
 // lazyStore returns the store as a blob.Lazy when processed crashes are

@@ -87,6 +87,10 @@ type Config struct {
 	// NATSURL is an external NATS server or cluster to use as the queue
 	// (issue 26); empty: the embedded server.
 	NATSURL string `json:"nats_url"`
+	// DB is the index: a postgres:// URL (PostgreSQL, shared by every
+	// process of a deployment) or the path of a SQLite database; empty:
+	// DATA/index.sqlite.
+	DB string `json:"db"`
 	// NATSListen makes the embedded server also listen on host:port (for
 	// the nats CLI, or other crashd processes); empty: in-process only.
 	NATSListen string `json:"nats_listen"`
@@ -105,6 +109,14 @@ type Config struct {
 	// APIToken, when set, is required (Authorization: Bearer) by the API
 	// calls that change something (reprocess).
 	APIToken string `json:"api_token"`
+	// PublicPages shows the web pages and their API (read-only) without
+	// a token, for a team behind a VPN; by default only the health
+	// endpoints answer without one. Personal annotations, downloads and
+	// reprocessing always need a token's scope.
+	PublicPages bool `json:"public_pages"`
+	// SecureCookie marks the pages' session cookie Secure (crashd behind
+	// a TLS proxy).
+	SecureCookie bool `json:"secure_cookie"`
 	// LogFormat is "text" or "json"; LogLevel debug, info, warn or error.
 	LogFormat string `json:"log_format"`
 	LogLevel  string `json:"log_level"`

@@ -32,6 +32,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/processor"
 	"github.com/gobreakpad/gobreakpad/crashd/queue"
 	"github.com/gobreakpad/gobreakpad/crashd/symserver"
+	"github.com/gobreakpad/gobreakpad/crashd/web"
 	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
 	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 )
@@ -111,7 +112,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		return nil, err
 	}
 	s.q = q // not before: a nil *JetStream in the interface is not nil
-	ix, err := index.OpenSQLite(ctx, filepath.Join(cfg.Data, "index.sqlite"))
+	db := cfg.DB
+	if db == "" {
+		db = filepath.Join(cfg.Data, "index.sqlite")
+	}
+	ix, err := index.Open(ctx, db)
 	if err != nil {
 		return nil, err
 	}
@@ -181,10 +186,31 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	}
 	a := api.New(api.Config{Token: cfg.APIToken}, s.store, s.q, s.ix, log)
 	if cfg.Has(RoleWeb) {
-		a.Register(s.mux)
+		wcfg := web.Config{Tokens: cfg.SymbolServer.Tokens, Public: cfg.PublicPages, SecureCookie: cfg.SecureCookie}
 		if !cfg.SymbolServer.Disabled {
-			s.mux.HandleFunc("GET /api/missing-symbols", s.missingSymbols)
+			wcfg.MissingSymbols = s.missingList
+			wcfg.RecentUploads = func(ctx context.Context, limit int) ([]web.Upload, error) {
+				return recentUploads(ctx, symDir, limit)
+			}
 		}
+		w, err := web.New(wcfg, s.store, s.q, s.ix, log)
+		if err != nil {
+			return nil, err
+		}
+		w.Register(s.mux)
+		// The API of the crashd issue: open as before while no token is
+		// configured; with tokens, its reads need one (or public_pages),
+		// as the pages do. Reprocessing keeps its api_token.
+		older := http.NewServeMux()
+		a.Register(older)
+		if !cfg.SymbolServer.Disabled {
+			older.HandleFunc("GET /api/missing-symbols", s.missingSymbols)
+			s.mux.Handle("GET /api/missing-symbols", w.GuardReads(older))
+		}
+		a.RegisterHealth(s.mux)
+		s.mux.Handle("/api/crashes", w.GuardReads(older))
+		s.mux.Handle("/api/crashes/", w.GuardReads(older))
+		s.mux.Handle("/api/dead", w.GuardReads(older))
 	} else {
 		a.RegisterHealth(s.mux)
 	}

@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/processor"
 	"github.com/gobreakpad/gobreakpad/crashd/symserver"
+	"github.com/gobreakpad/gobreakpad/crashd/web"
 )
 
 // SymbolServerConfig configures crashd's symbol server (crashd/symserver;
@@ -124,4 +129,67 @@ func parseSince(v string) (time.Time, error) {
 		return t, nil
 	}
 	return time.Parse("2006-01-02", v)
+}
+
+// missingList is the symbols page's ranking of missing modules (the
+// index's missing_symbols table).
+func (s *Server) missingList(ctx context.Context, limit int) ([]web.MissingModule, error) {
+	mods, _, err := s.ix.MissingSymbols(ctx, index.MissingQuery{Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]web.MissingModule, 0, len(mods))
+	for _, m := range mods {
+		out = append(out, web.MissingModule{DebugFile: m.DebugFile, DebugID: m.DebugID, CodeFile: m.CodeFile, CodeID: m.CodeID,
+			Crashes: m.Crashes, Latest: m.LatestCrashID})
+	}
+	return out, nil
+}
+
+// recentUploads lists the newest .sym files of the symbol server's
+// Breakpad-layout directory (NAME/ID/NAME.sym), looking at most at
+// 100,000 files.
+func recentUploads(ctx context.Context, dir string, limit int) ([]web.Upload, error) {
+	var out []web.Upload
+	seen := 0
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return []web.Upload{}, nil
+		}
+		return nil, err
+	}
+	for _, n := range names {
+		if !n.IsDir() || strings.HasPrefix(n.Name(), ".") {
+			continue
+		}
+		ids, _ := os.ReadDir(filepath.Join(dir, n.Name()))
+		for _, id := range ids {
+			if !id.IsDir() {
+				continue
+			}
+			files, _ := os.ReadDir(filepath.Join(dir, n.Name(), id.Name()))
+			for _, f := range files {
+				if seen++; seen > 100000 || ctx.Err() != nil {
+					break
+				}
+				if !strings.HasSuffix(f.Name(), ".sym") {
+					continue
+				}
+				fi, err := f.Info()
+				if err != nil {
+					continue
+				}
+				out = append(out, web.Upload{DebugFile: n.Name(), DebugID: id.Name(), Name: f.Name(), Size: fi.Size(), Time: fi.ModTime().UTC()})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	if out == nil {
+		out = []web.Upload{}
+	}
+	return out, nil
 }

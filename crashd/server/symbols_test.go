@@ -40,6 +40,9 @@ func TestSymbolsArrived(t *testing.T) {
 	}
 	cfg := testConfig(t, nil)
 	cfg.SymbolServer.Tokens = []symserver.Token{tok}
+	// With tokens configured, the API's reads need one: this test reads
+	// /api/crashes without.
+	cfg.PublicPages = true
 	cfg.SymbolServer.ReprocessMax = 2
 	ts := startServer(t, cfg)
 	defer ts.stop()

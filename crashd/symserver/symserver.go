@@ -60,8 +60,23 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 )
 
-// ScopeUpload is the token scope allowing symbol uploads.
-const ScopeUpload = "upload_symbols"
+// The token scopes.
+const (
+	// ScopeUpload allows symbol uploads.
+	ScopeUpload = "upload_symbols"
+	// ScopeViewPII shows the annotations marked personal on crashd's
+	// pages and in its API.
+	ScopeViewPII = "view_pii"
+	// ScopeViewRawDump allows downloading a crash's dumps and processed
+	// crash.
+	ScopeViewRawDump = "view_rawdump"
+	// ScopeReprocess allows queueing a crash again from the pages and
+	// their API.
+	ScopeReprocess = "reprocess"
+)
+
+// Scopes are the known token scopes.
+var Scopes = []string{ScopeUpload, ScopeViewPII, ScopeViewRawDump, ScopeReprocess}
 
 // Token is an API token as the configuration keeps it: its SHA-256 (the
 // secret itself is never stored), what it is for and what it may do.

@@ -102,9 +102,13 @@ func (w *Walker) Process(ctx context.Context, store blob.Store, id crash.ID, raw
 		ProductName:    raw.ProductName(),
 		Version:        raw.ProductVersion(),
 		ReleaseChannel: raw.Annotation("ReleaseChannel"),
+		ProcessType:    raw.Annotation("ProcessType"),
 		ProcessorNotes: []string{},
 		StartedAt:      start.UTC(),
 		Timings:        map[string]float64{},
+	}
+	if pc.ProcessType == "" {
+		pc.ProcessType = raw.Annotation("process_type")
 	}
 	names, err := dumpNames(ctx, store, id)
 	if err != nil {
@@ -157,6 +161,7 @@ func (w *Walker) Process(ctx context.Context, store blob.Store, id crash.ID, raw
 		}
 		pc.OSName, pc.OSVersion, pc.CPUArch = st.System.OS, st.System.OSVersion, st.System.CPU
 		for _, m := range st.Modules {
+			pc.Modules = append(pc.Modules, symstore.BaseName(m.CodeFile))
 			if m.MissingSymbols {
 				pc.ModulesMissingSymbols = append(pc.ModulesMissingSymbols, symstore.BaseName(m.DebugFile)+"/"+m.DebugID)
 				missing = append(missing, crash.Module{

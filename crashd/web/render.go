@@ -1,0 +1,233 @@
+package web
+
+import (
+	"fmt"
+	"html/template"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gobreakpad/gobreakpad/crashd/index"
+)
+
+// pages are the templates, each parsed with templates/layout.html.
+var pages = []string{"home", "signature", "report", "search", "symbols", "login", "error"}
+
+func parseTemplates() (map[string]*template.Template, error) {
+	out := map[string]*template.Template{}
+	for _, p := range pages {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+p+".html")
+		if err != nil {
+			return nil, fmt.Errorf("web: template %s: %w", p, err)
+		}
+		out[p] = t
+	}
+	return out, nil
+}
+
+var funcs = template.FuncMap{
+	"spark":      spark,
+	"hbar":       hbar,
+	"daybars":    daybars,
+	"pct":        func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + " %" },
+	"delta":      delta,
+	"rankChange": rankChange,
+	"clip":       clip,
+	"link":       link,
+	"sigURL":     func(s string) string { return "/signature?signature=" + url.QueryEscape(s) },
+	"date":       date,
+	"rfc":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"maxCount":   maxCount,
+	"trust":      func(s string) string { return or(TrustWords[s], s) },
+	"fieldName":  fieldName,
+	"either":     or,
+	"get":        func(m map[string]string, k string) string { return m[k] },
+	"dec":        func(n int) int { return n - 1 },
+	"add":        func(a, b int) int { return a + b },
+	"sub":        func(a, b int) int { return a - b },
+	"back":       func(a, b int) int { return max(a-b, 0) },
+	"percent":    func(n, total int) string { return pctOf(n, total) },
+	"days":       func() []int { return PeriodDays },
+	"filters":    func() []string { return filterFields },
+	"list":       func() []string { return searchFields },
+	"columns":    func() []string { return index.SortFields },
+	"sortOrder":  sortOrder,
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func pctOf(n, total int) string {
+	if total == 0 {
+		return "0 %"
+	}
+	return strconv.FormatFloat(100*float64(n)/float64(total), 'f', 1, 64) + " %"
+}
+
+var fieldNames = map[string]string{
+	"product": "Product", "version": "Version", "os": "OS", "cpu": "CPU", "process_type": "Process type",
+	"signature": "Signature", "crash_reason": "Crash reason", "day": "Day", "module": "Module",
+	"since": "Since", "until": "Until", "received_at": "Received",
+}
+
+func fieldName(f string) string { return or(fieldNames[f], f) }
+
+// maxClip is how many characters of a string a page shows.
+const maxClip = 2000
+
+// clip makes s readable and bounded: control characters (and invalid
+// UTF-8) shown as \xNN or \u escapes, at most maxClip characters, with
+// the count of the rest. html/template escapes the result.
+func clip(s string) string {
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if n == maxClip {
+			fmt.Fprintf(&b, "… (%d more bytes)", len(s)-i)
+			break
+		}
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\t':
+			b.WriteRune(r)
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.In(r, unicode.Bidi_Control):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+		n++
+	}
+	return b.String()
+}
+
+func date(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+func delta(n int) string {
+	switch {
+	case n > 0:
+		return "+" + strconv.Itoa(n)
+	case n < 0:
+		return "−" + strconv.Itoa(-n)
+	}
+	return "0"
+}
+
+// rankChange says how a signature moved: "▲ 2" (up two places), "▼ 1",
+// "=", or "new in period" when it was not ranked before.
+func rankChange(r index.TopRow) string {
+	switch {
+	case r.PrevRank == 0:
+		return "new"
+	case r.PrevRank > r.Rank:
+		return "▲ " + strconv.Itoa(r.PrevRank-r.Rank)
+	case r.PrevRank < r.Rank:
+		return "▼ " + strconv.Itoa(r.Rank-r.PrevRank)
+	}
+	return "="
+}
+
+// link returns path with q's parameters, changed by kv (name, value
+// pairs; an empty value removes the name). offset is dropped unless kv
+// sets it.
+func link(path string, q url.Values, kv ...string) string {
+	v := url.Values{}
+	for k, vs := range q {
+		if k != "offset" {
+			v[k] = vs
+		}
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			v.Del(kv[i])
+		} else {
+			v.Set(kv[i], kv[i+1])
+		}
+	}
+	if len(v) == 0 {
+		return path
+	}
+	return path + "?" + v.Encode()
+}
+
+func maxCount(bs []index.Bucket) int {
+	m := 0
+	for _, b := range bs {
+		m = max(m, b.Count)
+	}
+	return m
+}
+
+// spark draws daily counts as an SVG line, with an accessible name
+// listing them.
+func spark(daily []int) template.HTML {
+	const w, h = 100, 20
+	m := 1
+	for _, n := range daily {
+		m = max(m, n)
+	}
+	var pts strings.Builder
+	step := float64(w)
+	if len(daily) > 1 {
+		step = float64(w) / float64(len(daily)-1)
+	}
+	label := make([]string, len(daily))
+	for i, n := range daily {
+		x := step * float64(i)
+		y := float64(h-1) - float64(h-2)*float64(n)/float64(m)
+		fmt.Fprintf(&pts, "%.1f,%.1f ", x, y)
+		label[i] = strconv.Itoa(n)
+	}
+	return template.HTML(fmt.Sprintf(`<svg class="spark" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="crashes per day: %s"><polyline fill="none" stroke="currentColor" stroke-width="1.5" points="%s"/></svg>`,
+		w, h, w, h, strings.Join(label, ", "), strings.TrimSpace(pts.String())))
+}
+
+// hbar draws n of max as a horizontal bar.
+func hbar(n, m int) template.HTML {
+	const w, h = 120, 10
+	bw := 0.0
+	if m > 0 {
+		bw = float64(w) * float64(n) / float64(m)
+	}
+	return template.HTML(fmt.Sprintf(`<svg class="bar" viewBox="0 0 %d %d" width="%d" height="%d" aria-hidden="true"><rect width="%.1f" height="%d"/></svg>`, w, h, w, h, bw, h))
+}
+
+// daybars draws per-day counts as vertical bars, each with its date and
+// count as a title.
+func daybars(bs []index.Bucket) template.HTML {
+	const h = 60
+	bw := 12
+	m := max(maxCount(bs), 1)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="days" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="crashes per day">`, bw*len(bs)+1, h, bw*len(bs)+1, h)
+	for i, x := range bs {
+		bh := float64(h-1) * float64(x.Count) / float64(m)
+		fmt.Fprintf(&b, `<rect x="%d" y="%.1f" width="%d" height="%.1f"><title>%s: %d</title></rect>`,
+			i*bw+1, float64(h)-bh, bw-2, bh, template.HTMLEscapeString(x.Value), x.Count)
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// sortOrder is the order a column's header link asks for: descending
+// first, the other way when the column is the sort already.
+func sortOrder(col, sort string, asc bool) string {
+	if col == sort && !asc {
+		return "asc"
+	}
+	return "desc"
+}

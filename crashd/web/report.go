@@ -1,0 +1,452 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gobreakpad/gobreakpad/crashd/blob"
+	"github.com/gobreakpad/gobreakpad/crashd/crash"
+	"github.com/gobreakpad/gobreakpad/crashd/index"
+	"github.com/gobreakpad/gobreakpad/crashd/processor"
+	"github.com/gobreakpad/gobreakpad/crashd/symserver"
+)
+
+// dumpJSON is what the pages read of a walk (rust-minidump's JSON,
+// stackwalk/jsonout).
+type dumpJSON struct {
+	CrashInfo struct {
+		Type    *string `json:"type"`
+		Address *string `json:"address"`
+	} `json:"crash_info"`
+	CrashingThread *threadJSON   `json:"crashing_thread"`
+	Threads        []threadJSON  `json:"threads"`
+	Modules        []moduleJSON  `json:"modules"`
+	SystemInfo     systemInfoRaw `json:"system_info"`
+}
+
+type systemInfoRaw struct {
+	OS       string  `json:"os"`
+	OSVer    *string `json:"os_ver"`
+	CPUArch  string  `json:"cpu_arch"`
+	CPUInfo  *string `json:"cpu_info"`
+	CPUCount int     `json:"cpu_count"`
+}
+
+type threadJSON struct {
+	ThreadID     uint32      `json:"thread_id"`
+	ThreadName   *string     `json:"thread_name"`
+	ThreadsIndex *int        `json:"threads_index"`
+	Frames       []frameJSON `json:"frames"`
+}
+
+type frameJSON struct {
+	Frame          int     `json:"frame"`
+	Module         *string `json:"module"`
+	Function       *string `json:"function"`
+	FunctionOffset *string `json:"function_offset"`
+	File           *string `json:"file"`
+	Line           *int    `json:"line"`
+	Offset         string  `json:"offset"`
+	ModuleOffset   *string `json:"module_offset"`
+	Trust          string  `json:"trust"`
+	MissingSymbols bool    `json:"missing_symbols"`
+	Inlines        []struct {
+		Function *string `json:"function"`
+		File     *string `json:"file"`
+		Line     *int    `json:"line"`
+	} `json:"inlines"`
+}
+
+type moduleJSON struct {
+	Filename       string  `json:"filename"`
+	Version        *string `json:"version"`
+	DebugFile      string  `json:"debug_file"`
+	DebugID        string  `json:"debug_id"`
+	CodeID         string  `json:"code_id"`
+	BaseAddr       string  `json:"base_addr"`
+	EndAddr        string  `json:"end_addr"`
+	LoadedSymbols  bool    `json:"loaded_symbols"`
+	MissingSymbols bool    `json:"missing_symbols"`
+	CorruptSymbols bool    `json:"corrupt_symbols"`
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// frameName is a frame as a common stack lists it: module!function, or
+// module+offset without symbols.
+func frameName(f frameJSON) string {
+	switch {
+	case f.Function != nil:
+		return str(f.Module) + "!" + *f.Function
+	case f.Module != nil:
+		return *f.Module + "+" + str(f.ModuleOffset)
+	}
+	return f.Offset
+}
+
+// Report is a crash's report page and GET /api/report/{id}.
+type Report struct {
+	CrashID        crash.ID  `json:"crash_id"`
+	Status         string    `json:"status"`
+	ReceivedAt     time.Time `json:"received_at,omitzero"`
+	ProcessedAt    time.Time `json:"processed_at,omitzero"`
+	Product        string    `json:"product"`
+	Version        string    `json:"version"`
+	ReleaseChannel string    `json:"release_channel,omitempty"`
+	ProcessType    string    `json:"process_type,omitempty"`
+	OS             string    `json:"os,omitempty"`
+	OSVersion      string    `json:"os_version,omitempty"`
+	CPU            string    `json:"cpu,omitempty"`
+	CPUInfo        string    `json:"cpu_info,omitempty"`
+	Signature      string    `json:"signature"`
+	CrashReason    string    `json:"crash_reason"`
+	CrashAddress   string    `json:"crash_address,omitempty"`
+	Error          string    `json:"error,omitempty"`
+	// Crashing is the crashing thread; Threads the others.
+	Crashing *Thread  `json:"crashing_thread"`
+	Threads  []Thread `json:"threads"`
+	Modules  []Module `json:"modules"`
+	// Annotations are those the reader may see; Hidden counts those
+	// marked personal left out.
+	Annotations []Annotation `json:"annotations"`
+	Hidden      int          `json:"hidden_annotations"`
+	Notes       []string     `json:"notes"`
+	// Dumps are the crash's dump names (downloads).
+	Dumps []string `json:"dumps"`
+	// What the reader may do.
+	CanDownload  bool `json:"can_download"`
+	CanReprocess bool `json:"can_reprocess"`
+}
+
+// Thread is a thread's stack.
+type Thread struct {
+	Index  int     `json:"index"`
+	ID     uint32  `json:"thread_id"`
+	Name   string  `json:"name,omitempty"`
+	Frames []Frame `json:"frames"`
+}
+
+// Frame is a stack frame, with the functions inlined into it (innermost
+// first), each a Frame of its own with Inline set.
+type Frame struct {
+	N              int     `json:"frame"`
+	Inline         bool    `json:"inline,omitempty"`
+	Module         string  `json:"module,omitempty"`
+	Function       string  `json:"function,omitempty"`
+	FunctionOffset string  `json:"function_offset,omitempty"`
+	File           string  `json:"file,omitempty"`
+	Line           int     `json:"line,omitempty"`
+	Offset         string  `json:"offset,omitempty"`
+	ModuleOffset   string  `json:"module_offset,omitempty"`
+	Trust          string  `json:"trust,omitempty"`
+	Inlines        []Frame `json:"inlines,omitempty"`
+}
+
+// Module is a loaded module and its symbols' status: found, missing,
+// corrupt, or unused (no frame needed them).
+type Module struct {
+	Filename  string `json:"filename"`
+	Version   string `json:"version,omitempty"`
+	DebugFile string `json:"debug_file"`
+	DebugID   string `json:"debug_id"`
+	CodeID    string `json:"code_id,omitempty"`
+	Base      string `json:"base_addr"`
+	End       string `json:"end_addr"`
+	Symbols   string `json:"symbols"`
+}
+
+// Annotation is one annotation.
+type Annotation struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	// Personal: marked personal (shown with view_pii).
+	Personal bool `json:"personal,omitempty"`
+}
+
+// TrustWords says how a frame was found, as Socorro's report page.
+var TrustWords = map[string]string{
+	"context": "context", "cfi": "call frame info", "cfi_scan": "call frame info with scanning",
+	"frame_pointer": "frame pointer", "scan": "stack scanning", "prewalked": "prewalked", "inline": "inlined", "none": "unknown",
+}
+
+func convertFrame(f frameJSON) Frame {
+	fr := Frame{N: f.Frame, Module: str(f.Module), Function: str(f.Function), FunctionOffset: str(f.FunctionOffset),
+		File: str(f.File), Offset: f.Offset, ModuleOffset: str(f.ModuleOffset), Trust: f.Trust}
+	if f.Line != nil {
+		fr.Line = *f.Line
+	}
+	for _, in := range f.Inlines {
+		i := Frame{N: f.Frame, Inline: true, Module: fr.Module, Function: str(in.Function), File: str(in.File), Trust: "inline"}
+		if in.Line != nil {
+			i.Line = *in.Line
+		}
+		fr.Inlines = append(fr.Inlines, i)
+	}
+	return fr
+}
+
+func convertThread(i int, t threadJSON) Thread {
+	th := Thread{Index: i, ID: t.ThreadID, Name: str(t.ThreadName), Frames: []Frame{}}
+	for _, f := range t.Frames {
+		th.Frames = append(th.Frames, convertFrame(f))
+	}
+	return th
+}
+
+func (w *Web) report(r *http.Request, p *principal) (any, error) {
+	id, err := crashID(r)
+	if err != nil {
+		return nil, err
+	}
+	ctx := r.Context()
+	rep := &Report{CrashID: id, Status: crash.StatusReceived, Threads: []Thread{}, Modules: []Module{}, Annotations: []Annotation{}, Notes: []string{}, Dumps: []string{},
+		CanDownload: p.Can(symserver.ScopeViewRawDump), CanReprocess: p.Can(symserver.ScopeReprocess)}
+	found := false
+	if w.ix != nil {
+		c, err := w.ix.Get(ctx, string(id))
+		switch {
+		case err == nil:
+			found = true
+			rep.Status, rep.ReceivedAt, rep.ProcessedAt, rep.Error = string(c.Status), c.ReceivedAt, c.ProcessedAt, c.Error
+			rep.Product, rep.Version, rep.OS, rep.CPU, rep.Signature, rep.CrashReason = c.Product, c.Version, c.OS, c.CPU, c.Signature, c.CrashReason
+		case !errors.Is(err, index.ErrNotFound):
+			return nil, err
+		}
+	}
+	b, err := w.getBlob(ctx, crash.RawCrashKey(id), "crash "+string(id))
+	if err != nil && !isNotFound(err) {
+		return nil, err
+	}
+	if err == nil {
+		found = true
+		var raw crash.RawCrash
+		if err := json.Unmarshal(b, &raw); err != nil {
+			return nil, fmt.Errorf("raw crash %s: %w", id, err)
+		}
+		if rep.ReceivedAt.IsZero() {
+			rep.ReceivedAt = raw.SubmittedTimestamp
+		}
+		if rep.Product == "" {
+			rep.Product, rep.Version = raw.ProductName(), raw.ProductVersion()
+		}
+		pii := p.Can(symserver.ScopeViewPII)
+		for name, v := range raw.Annotations {
+			personal := raw.IsRestricted(name)
+			if personal && !pii {
+				rep.Hidden++
+				continue
+			}
+			rep.Annotations = append(rep.Annotations, Annotation{Name: name, Value: crash.AnnotationString(v), Personal: personal})
+		}
+		slices.SortFunc(rep.Annotations, func(a, b Annotation) int { return strings.Compare(a.Name, b.Name) })
+		for _, n := range raw.Metadata.CollectorNotes {
+			rep.Notes = append(rep.Notes, "collector: "+n)
+		}
+	}
+	if w.store == nil {
+		return nil, httpErr(http.StatusServiceUnavailable, "no blob store in this process")
+	}
+	if nb, err := w.store.Get(ctx, crash.DumpNamesKey(id)); err == nil {
+		var names crash.DumpNames
+		if json.Unmarshal(nb, &names) == nil {
+			rep.Dumps = names
+		}
+	} else if found {
+		rep.Dumps = []string{crash.MinidumpField}
+	}
+	b, err = w.getBlob(ctx, crash.ProcessedCrashKey(id), "processed crash "+string(id))
+	if err != nil && !isNotFound(err) {
+		return nil, err
+	}
+	if err == nil {
+		found = true
+		var pc struct {
+			crash.ProcessedCrash
+			JSONDump *dumpJSON `json:"json_dump"`
+		}
+		if err := json.Unmarshal(b, &pc); err != nil {
+			return nil, fmt.Errorf("processed crash %s: %w", id, err)
+		}
+		rep.Product, rep.Version, rep.ReleaseChannel, rep.ProcessType = pc.ProductName, pc.Version, pc.ReleaseChannel, pc.ProcessType
+		rep.OS, rep.OSVersion, rep.CPU = pc.OSName, pc.OSVersion, pc.CPUArch
+		rep.Signature, rep.CrashReason, rep.CrashAddress = pc.Signature, pc.CrashReason, pc.CrashAddress
+		if rep.ProcessedAt.IsZero() {
+			rep.ProcessedAt = pc.CompletedAt
+		}
+		rep.Notes = append(rep.Notes, pc.ProcessorNotes...)
+		if d := pc.JSONDump; d != nil {
+			rep.CPUInfo = str(d.SystemInfo.CPUInfo)
+			ct := -1
+			if pc.CrashingThread != nil {
+				ct = *pc.CrashingThread
+			}
+			for i, t := range d.Threads {
+				if i == ct {
+					th := convertThread(i, t)
+					rep.Crashing = &th
+					continue
+				}
+				rep.Threads = append(rep.Threads, convertThread(i, t))
+			}
+			if rep.Crashing == nil && d.CrashingThread != nil {
+				th := convertThread(-1, *d.CrashingThread)
+				rep.Crashing = &th
+			}
+			for _, m := range d.Modules {
+				st := "unused"
+				switch {
+				case m.CorruptSymbols:
+					st = "corrupt"
+				case m.MissingSymbols:
+					st = "missing"
+				case m.LoadedSymbols:
+					st = "found"
+				}
+				rep.Modules = append(rep.Modules, Module{Filename: m.Filename, Version: str(m.Version), DebugFile: m.DebugFile, DebugID: m.DebugID,
+					CodeID: m.CodeID, Base: m.BaseAddr, End: m.EndAddr, Symbols: st})
+			}
+		}
+	}
+	if !found {
+		return nil, httpErr(http.StatusNotFound, "crash %s: not found", id)
+	}
+	return rep, nil
+}
+
+func isNotFound(err error) bool {
+	var e *errStatus
+	return errors.As(err, &e) && e.code == http.StatusNotFound
+}
+
+// allowed answers a download or action request: p must exist (or the
+// pages be public) and have scope. It writes the refusal and returns
+// false.
+func (w *Web) allowed(rw http.ResponseWriter, r *http.Request, scope string) (*principal, bool) {
+	p := w.who(r)
+	switch {
+	case p == nil && !w.cfg.Public:
+		writeJSON(rw, http.StatusUnauthorized, map[string]string{"error": "an API token is required (Authorization: Bearer TOKEN, or the login session)"})
+		return nil, false
+	case !p.Can(scope):
+		writeJSON(rw, http.StatusForbidden, map[string]string{"error": "this needs a token with the " + scope + " scope"})
+		return nil, false
+	}
+	return p, true
+}
+
+func (w *Web) dump(rw http.ResponseWriter, r *http.Request) {
+	if _, ok := w.allowed(rw, r, symserver.ScopeViewRawDump); !ok {
+		return
+	}
+	id, err := crashID(r)
+	if err != nil {
+		writeJSON(rw, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	name := r.URL.Query().Get("name")
+	if name == "" {
+		name = crash.MinidumpField
+	}
+	if clean, ok := crash.DumpName(name); !ok || clean != name {
+		writeJSON(rw, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("name=%q: not a dump name", name)})
+		return
+	}
+	b, err := w.getBlob(r.Context(), crash.DumpKey(id, name), "dump "+name+" of "+string(id))
+	if err != nil {
+		w.writeErr(rw, err)
+		return
+	}
+	rw.Header().Set("Content-Type", "application/octet-stream")
+	rw.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", string(id)+"."+crash.DumpFileName(name)+".dmp"))
+	rw.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = rw.Write(b)
+}
+
+func (w *Web) processedJSON(rw http.ResponseWriter, r *http.Request) {
+	if _, ok := w.allowed(rw, r, symserver.ScopeViewRawDump); !ok {
+		return
+	}
+	id, err := crashID(r)
+	if err != nil {
+		writeJSON(rw, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	b, err := w.getBlob(r.Context(), crash.ProcessedCrashKey(id), "processed crash "+string(id))
+	if err != nil {
+		w.writeErr(rw, err)
+		return
+	}
+	rw.Header().Set("Content-Type", "application/json")
+	rw.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", string(id)+".json"))
+	rw.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = rw.Write(b)
+}
+
+func (w *Web) writeErr(rw http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	var e *errStatus
+	if errors.As(err, &e) {
+		code = e.code
+	}
+	writeJSON(rw, code, map[string]string{"error": err.Error()})
+}
+
+func (w *Web) doReprocess(r *http.Request) (crash.ID, error) {
+	id, err := crashID(r)
+	if err != nil {
+		return "", err
+	}
+	if w.store == nil || w.q == nil || w.ix == nil {
+		return "", httpErr(http.StatusServiceUnavailable, "reprocessing needs the store, the queue and the index")
+	}
+	if err := processor.Reprocess(r.Context(), w.store, w.q, w.ix, id); err != nil {
+		if errors.Is(err, blob.ErrNotExist) {
+			return "", httpErr(http.StatusNotFound, "crash %s: not found", id)
+		}
+		return "", err
+	}
+	return id, nil
+}
+
+func (w *Web) reprocessAPI(rw http.ResponseWriter, r *http.Request) {
+	p, ok := w.allowed(rw, r, symserver.ScopeReprocess)
+	if !ok {
+		return
+	}
+	id, err := w.doReprocess(r)
+	if err != nil {
+		w.writeErr(rw, err)
+		return
+	}
+	w.log.Info("web: reprocess queued", "crash_id", string(id), "token", p.Name)
+	writeJSON(rw, http.StatusAccepted, map[string]string{"crash_id": string(id), "status": "queued"})
+}
+
+func (w *Web) reprocessPage(rw http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(rw, r.Body, 1<<16)
+	p, ok := w.allowed(rw, r, symserver.ScopeReprocess)
+	if !ok {
+		return
+	}
+	if !checkCSRF(r, p) {
+		writeJSON(rw, http.StatusForbidden, map[string]string{"error": "the form's csrf field does not match the session"})
+		return
+	}
+	id, err := w.doReprocess(r)
+	if err != nil {
+		w.writeErr(rw, err)
+		return
+	}
+	w.log.Info("web: reprocess queued", "crash_id", string(id), "token", p.Name)
+	http.Redirect(rw, r, "/report/"+string(id)+"?reprocess=queued", http.StatusSeeOther)
+}

@@ -1,0 +1,283 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gobreakpad/gobreakpad/crashd/blob"
+	"github.com/gobreakpad/gobreakpad/crashd/crash"
+	"github.com/gobreakpad/gobreakpad/crashd/index"
+	"github.com/gobreakpad/gobreakpad/crashd/symserver"
+	"github.com/gobreakpad/gobreakpad/crashd/walk"
+)
+
+// fixture is a store and index holding one processed crash with a
+// personal annotation and hostile strings.
+type fixture struct {
+	srv     *httptest.Server
+	id      crash.ID
+	reader  string // a token without scopes
+	all     string // a token with every scope
+	ix      *index.SQL
+	webPart *Web
+}
+
+func newFixture(t *testing.T, public bool) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	ix, err := index.OpenSQLite(ctx, filepath.Join(t.TempDir(), "index.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	store := blob.NewMem()
+	now := time.Now().UTC()
+	id := crash.New(now, 0)
+	raw := &crash.RawCrash{UUID: id, SubmittedTimestamp: now, Version: 2,
+		Annotations: map[string]any{"ProductName": "P", "Version": "2", "Email": "someone@example.com", "Note": "<script>alert(1)</script>\x01\"'"},
+		Metadata:    crash.Metadata{Restricted: []string{"Email"}}}
+	b, _ := raw.MarshalJSON()
+	store.Put(ctx, crash.RawCrashKey(id), b)
+	store.Put(ctx, crash.DumpKey(id, crash.MinidumpField), []byte("MDMP dump bytes"))
+	ct := 0
+	pc := &crash.ProcessedCrash{CrashID: id, ProductName: "P", Version: "2", Signature: "sig<b>", CrashReason: "SIGSEGV", CrashingThread: &ct,
+		JSONDump:       json.RawMessage(`{"threads":[{"thread_id":7,"frames":[{"frame":0,"module":"m<i>.so","function":"f\"<script>","trust":"context","offset":"0x1","inlines":[{"function":"inl","file":"a.c","line":3}]}]}],"modules":[{"filename":"m<i>.so","debug_file":"m.so","debug_id":"ABC","base_addr":"0x0","end_addr":"0x10","missing_symbols":true}]}`),
+		ProcessorNotes: []string{"note"}, Success: true}
+	b, _ = walk.Marshal(pc)
+	store.Put(ctx, crash.ProcessedCrashKey(id), b)
+	c := index.Crash{ID: string(id), ReceivedAt: now, Product: "P", Version: "2", OS: "Linux", Signature: "sig<b>", CrashReason: "SIGSEGV", Attempts: 1}
+	ix.Processed(ctx, c)
+	ix.ProcessedDetails(ctx, c, index.Details{ProcessType: "content", Modules: []string{"m<i>.so"}})
+	reader, rt, _ := symserver.NewToken("reader", symserver.ScopeUpload)
+	all, at, _ := symserver.NewToken("all", symserver.ScopeViewPII, symserver.ScopeViewRawDump, symserver.ScopeReprocess)
+	w, err := New(Config{Tokens: []symserver.Token{rt, at}, Public: public}, store, nil, ix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	w.Register(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return &fixture{srv: srv, id: id, reader: reader, all: all, ix: ix, webPart: w}
+}
+
+func (f *fixture) get(t *testing.T, path, token string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", f.srv.URL+path, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// TestPermissions: nothing without a token (pages redirect to the login,
+// the API answers 401), a reader sees no personal annotation and may not
+// download, a token with the scopes may; the public flag opens reading
+// only.
+func TestPermissions(t *testing.T) {
+	f := newFixture(t, false)
+	pages := []string{"/", "/signature?signature=" + url.QueryEscape("sig<b>"), "/report/" + string(f.id), "/search", "/symbols"}
+	for _, p := range pages {
+		if code, _ := f.get(t, p, ""); code != http.StatusSeeOther {
+			t.Errorf("%s without a token: %d", p, code)
+		}
+		if code, body := f.get(t, p, f.reader); code != http.StatusOK {
+			t.Errorf("%s as a reader: %d %.300s", p, code, body)
+		}
+	}
+	for _, p := range []string{"/api/topcrashers", "/api/report/" + string(f.id), "/api/search", "/api/symbols", "/report/" + string(f.id) + "/dump"} {
+		if code, _ := f.get(t, p, ""); code != http.StatusUnauthorized {
+			t.Errorf("%s without a token: %d", p, code)
+		}
+	}
+	if code, _ := f.get(t, "/api/topcrashers", "not-a-token"); code != http.StatusUnauthorized {
+		t.Errorf("unknown token: %d", code)
+	}
+	_, body := f.get(t, "/api/report/"+string(f.id), f.reader)
+	var rep Report
+	if err := json.Unmarshal([]byte(body), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Hidden != 1 || strings.Contains(body, "someone@example.com") || rep.CanDownload || rep.CanReprocess {
+		t.Errorf("reader's report: %s", body)
+	}
+	if _, page := f.get(t, "/report/"+string(f.id), f.reader); strings.Contains(page, "someone@example.com") || strings.Contains(page, "/dump") {
+		t.Errorf("reader's report page shows personal data or downloads")
+	}
+	_, body = f.get(t, "/api/report/"+string(f.id), f.all)
+	if !strings.Contains(body, "someone@example.com") {
+		t.Errorf("view_pii report: %s", body)
+	}
+	if code, _ := f.get(t, "/report/"+string(f.id)+"/dump", f.reader); code != http.StatusForbidden {
+		t.Errorf("dump as a reader: %d", code)
+	}
+	if code, b := f.get(t, "/report/"+string(f.id)+"/dump", f.all); code != http.StatusOK || b != "MDMP dump bytes" {
+		t.Errorf("dump with view_rawdump: %d %q", code, b)
+	}
+	if code, _ := f.get(t, "/report/"+string(f.id)+"/dump?name=../raw_crash", f.all); code != http.StatusBadRequest {
+		t.Errorf("dump name with a path: %d", code)
+	}
+	if code, b := f.get(t, "/report/"+string(f.id)+"/processed.json", f.all); code != http.StatusOK || !strings.Contains(b, `"signature":"sig<b>"`) {
+		t.Errorf("processed.json: %d %.200s", code, b)
+	}
+
+	pub := newFixture(t, true)
+	pages[2] = "/report/" + string(pub.id)
+	for _, p := range pages {
+		if code, _ := pub.get(t, p, ""); code != http.StatusOK {
+			t.Errorf("public %s: %d", p, code)
+		}
+	}
+	if code, _ := pub.get(t, "/report/"+string(pub.id)+"/dump", ""); code != http.StatusForbidden {
+		t.Errorf("public dump without a token: %d", code)
+	}
+	if _, body := pub.get(t, "/api/report/"+string(pub.id), ""); strings.Contains(body, "someone@example.com") {
+		t.Errorf("public report shows personal data")
+	}
+}
+
+// TestLogin: the login takes a token into a cookie session; forms need
+// the session's csrf; next= stays on the site.
+func TestLogin(t *testing.T) {
+	f := newFixture(t, false)
+	post := func(path string, form url.Values, cookie *http.Cookie) *http.Response {
+		req, _ := http.NewRequest("POST", f.srv.URL+path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if cookie != nil {
+			req.AddCookie(cookie)
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if r := post("/login", url.Values{"token": {"wrong"}}, nil); r.StatusCode != http.StatusForbidden || len(r.Cookies()) != 0 {
+		t.Errorf("wrong token: %d", r.StatusCode)
+	}
+	r := post("/login", url.Values{"token": {f.all}, "next": {"//evil.example/x"}}, nil)
+	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/" || len(r.Cookies()) != 1 {
+		t.Fatalf("login: %d %q %v", r.StatusCode, r.Header.Get("Location"), r.Cookies())
+	}
+	cookie := r.Cookies()[0]
+	if !cookie.HttpOnly || cookie.SameSite != http.SameSiteLaxMode {
+		t.Errorf("cookie: %+v", cookie)
+	}
+	req, _ := http.NewRequest("GET", f.srv.URL+"/report/"+string(f.id), nil)
+	req.AddCookie(cookie)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "someone@example.com") || !strings.Contains(string(b), `id="reprocess"`) {
+		t.Errorf("report with the session: %d", resp.StatusCode)
+	}
+	// Reprocess without the csrf field: refused before anything happens.
+	if r := post("/report/"+string(f.id)+"/reprocess", url.Values{}, cookie); r.StatusCode != http.StatusForbidden {
+		t.Errorf("reprocess without csrf: %d", r.StatusCode)
+	}
+	var csrf string
+	for s := range f.webPart.sessions {
+		csrf = f.webPart.sessions[s].csrf
+	}
+	// With it: this fixture has no queue (503), past the permission checks.
+	if r := post("/report/"+string(f.id)+"/reprocess", url.Values{"csrf": {csrf}}, cookie); r.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("reprocess with csrf: %d", r.StatusCode)
+	}
+	if r := post("/logout", url.Values{"csrf": {csrf}}, cookie); r.StatusCode != http.StatusSeeOther {
+		t.Errorf("logout: %d", r.StatusCode)
+	}
+	req, _ = http.NewRequest("GET", f.srv.URL+"/", nil)
+	req.AddCookie(cookie)
+	if resp, _ := noRedirect.Do(req); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("after logout: %d", resp.StatusCode)
+	}
+}
+
+// TestEscaping: hostile names come out escaped in every page (the
+// browser test checks that nothing runs).
+func TestEscaping(t *testing.T) {
+	f := newFixture(t, true)
+	for _, p := range []string{"/", "/signature?signature=" + url.QueryEscape("sig<b>"), "/report/" + string(f.id), "/search?module=" + url.QueryEscape("m<i>.so")} {
+		_, body := f.get(t, p, f.all)
+		if strings.Contains(body, "<script>") || strings.Contains(body, "<b>") || strings.Contains(body, "<i>") {
+			t.Errorf("%s: unescaped markup", p)
+		}
+	}
+	_, body := f.get(t, "/report/"+string(f.id), f.all)
+	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;\\u0001&#34;&#39;", "f&#34;&lt;script&gt;", "inl", "a.c:3", "missing"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("report page lacks %q", want)
+		}
+	}
+	if got := clip(strings.Repeat("x", 70000)); len(got) > maxClip+40 || !strings.Contains(got, "(68000 more bytes)") {
+		t.Errorf("clip of 70000 bytes: %d bytes", len(got))
+	}
+}
+
+// TestErrors: bad parameters are 400s with a reason, unknown crashes 404.
+func TestErrors(t *testing.T) {
+	f := newFixture(t, true)
+	for path, want := range map[string]int{
+		"/api/topcrashers?days=5":                         400,
+		"/api/search?sort=crash_id":                       400,
+		"/api/search?since=yesterday":                     400,
+		"/api/search?limit=0":                             400,
+		"/api/search?offset=-1":                           400,
+		"/api/signature":                                  400,
+		"/api/signature?signature=nothing":                404,
+		"/api/report/not-an-id":                           400,
+		"/api/report/" + string(crash.New(time.Now(), 0)): 404,
+		"/search?order=sideways":                          400,
+	} {
+		if code, body := f.get(t, path, ""); code != want {
+			t.Errorf("%s: %d, want %d (%.200s)", path, code, want, body)
+		}
+	}
+}
+
+// TestGuardReads: the older API's reads need a token once tokens exist;
+// other methods go through.
+func TestGuardReads(t *testing.T) {
+	f := newFixture(t, false)
+	h := f.webPart.GuardReads(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	for _, c := range []struct {
+		method, token string
+		want          int
+	}{{"GET", "", 401}, {"GET", f.reader, 418}, {"GET", "wrong", 401}, {"POST", "", 418}} {
+		req := httptest.NewRequest(c.method, "/api/crashes", nil)
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.want {
+			t.Errorf("%s with %q: %d, want %d", c.method, c.token, rec.Code, c.want)
+		}
+	}
+	open, _ := New(Config{}, nil, nil, f.ix, nil)
+	rec := httptest.NewRecorder()
+	open.GuardReads(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })).ServeHTTP(rec, httptest.NewRequest("GET", "/api/crashes", nil))
+	if rec.Code != 418 {
+		t.Errorf("no tokens configured: %d", rec.Code)
+	}
+}
