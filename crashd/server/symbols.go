@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"sort"
@@ -140,18 +142,16 @@ func (s *Server) symbolsArrived(_ context.Context, debugFile, debugID string) {
 		defer func() { <-s.reprocessSem }()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
+		// One process of a deployment looks for the module's crashes
+		// (the same module uploaded to two symbol servers at once).
+		sum := sha256.Sum256([]byte(strings.ToLower(debugFile + "/" + debugID)))
 		var ids []crash.ID
-		err := s.scanMissing(ctx, time.Time{}, s.cfg.SymbolServer.reprocessScan(), func(id string, mods []missingModule) bool {
-			for _, m := range mods {
-				if strings.EqualFold(symstore.BaseName(m.DebugFile), debugFile) && strings.EqualFold(m.DebugID, debugID) {
-					ids = append(ids, crash.ID(id))
-					break
-				}
-			}
-			return len(ids) < limit
+		ran, err := s.jsq.WithLease(ctx, "reprocess-"+hex.EncodeToString(sum[:12]), s.owner(), func(ctx context.Context) error {
+			return s.reprocessMissing(ctx, debugFile, debugID, limit, &ids)
 		})
-		if err == nil && len(ids) > 0 {
-			err = processor.Reprocess(ctx, s.store, s.q, s.ix, ids...)
+		if err == nil && !ran {
+			s.log.Info("symbols arrived: another process is reprocessing the module's crashes", "debug_file", debugFile, "debug_id", debugID)
+			return
 		}
 		if err != nil {
 			s.log.Warn("symbols arrived: reprocessing", "debug_file", debugFile, "debug_id", debugID, "err", err)
@@ -159,6 +159,26 @@ func (s *Server) symbolsArrived(_ context.Context, debugFile, debugID string) {
 		}
 		s.log.Info("symbols arrived: crashes queued again", "debug_file", debugFile, "debug_id", debugID, "crashes", len(ids))
 	}()
+}
+
+// reprocessMissing queues again, newest first and at most limit, the
+// crashes walked without the module's symbols; *ids gets them.
+func (s *Server) reprocessMissing(ctx context.Context, debugFile, debugID string, limit int, out *[]crash.ID) error {
+	var ids []crash.ID
+	err := s.scanMissing(ctx, time.Time{}, s.cfg.SymbolServer.reprocessScan(), func(id string, mods []missingModule) bool {
+		for _, m := range mods {
+			if strings.EqualFold(symstore.BaseName(m.DebugFile), debugFile) && strings.EqualFold(m.DebugID, debugID) {
+				ids = append(ids, crash.ID(id))
+				break
+			}
+		}
+		return len(ids) < limit
+	})
+	if err == nil && len(ids) > 0 {
+		err = processor.Reprocess(ctx, s.store, s.q, s.ix, ids...)
+	}
+	*out = ids
+	return err
 }
 
 // missingSymbols serves GET /api/missing-symbols?since=&limit=: the
