@@ -105,7 +105,7 @@ CREATE INDEX crashes_product ON crashes (product, version, received_at);
 CREATE INDEX crashes_status ON crashes (status, received_at);
 `,
 		2: `
-CREATE INDEX crashes_day_signature ON crashes (crash_day, product, signature);
+CREATE INDEX crashes_top ON crashes (product, crash_day, signature);
 `,
 	},
 }

@@ -191,6 +191,8 @@ func (p *proc) busy() int {
 	return 0
 }
 
+// accepted is a crash the collector accepted; at is when its upload began
+// (latencies are upload-to-processed).
 type accepted struct {
 	id  string
 	seq int
@@ -285,10 +287,11 @@ func run(ctx context.Context) (int, error) {
 		faultAt[*crashes/4] = func() {
 			// A processor killed while it walks.
 			p := workersP[0]
-			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && p.busy() == 0; {
-				time.Sleep(20 * time.Millisecond)
+			// Its metrics polled without pause until a worker is busy.
+			busy := 0
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && busy == 0; {
+				busy = p.busy()
 			}
-			busy := p.busy()
 			p.kill(syscall.SIGKILL)
 			faultLog = append(faultLog, fmt.Sprintf("kill -9 %s (%d workers busy)", p.name, busy))
 			go func() {
@@ -338,13 +341,14 @@ func run(ctx context.Context) (int, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			t := time.Now()
 			id, err := upload(client, colls, i, run, dumps[i%len(dumps)])
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "scale: upload %d: %v\n", i, err)
 				return
 			}
 			mu.Lock()
-			acc = append(acc, accepted{id: id, seq: i, at: time.Now()})
+			acc = append(acc, accepted{id: id, seq: i, at: t})
 			mu.Unlock()
 		}()
 	}
@@ -449,6 +453,12 @@ func run(ctx context.Context) (int, error) {
 		fmt.Printf("scale: %s cpu %.1fs peak rss %.0f MiB\n", p.name, cpu.Seconds(), float64(rss)/(1<<20))
 		if strings.HasPrefix(p.name, "processor") {
 			procCPU += cpu
+		}
+	}
+	for _, nd := range cl.Nodes {
+		if pid := nd.Pid(); pid > 0 {
+			cpu, rss := (&proc{cmd: &exec.Cmd{Process: &os.Process{Pid: pid}}}).usage()
+			fmt.Printf("scale: nats %s cpu %.1fs peak rss %.0f MiB\n", nd.Name, cpu.Seconds(), float64(rss)/(1<<20))
 		}
 	}
 	nproc := len(lat)
