@@ -125,7 +125,7 @@ func (c *Cluster) start(nd *Node) error {
 	}
 	cmd := exec.Command(c.bin, "-c", nd.conf)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ProcAttr()
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return fmt.Errorf("scaletest: start nats-server %s: %w", nd.Name, err)
