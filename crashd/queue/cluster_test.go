@@ -105,12 +105,22 @@ func TestCluster(t *testing.T) {
 		t.Errorf("consumed %d crashes, sent %d", len(ids), len(sent))
 	}
 
-	// Leases: one holder at a time, across connections.
-	q2, err := Connect(ctx, cl.URL(), Config{})
+	// Leases: one holder at a time, across connections. (This one knows
+	// one live node's URL: it still sees a cluster.)
+	var alive string
+	for _, nd := range cl.Nodes {
+		if nd.Running() {
+			alive = nd.ClientURL
+		}
+	}
+	q2, err := Connect(ctx, alive, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer q2.Close()
+	if q2.Config().Replicas != 3 {
+		t.Errorf("connected to one node of three: replicas %d", q2.Config().Replicas)
+	}
 	l, ok, err := q.TryLease(ctx, "sweep", "q1")
 	if err != nil || !ok {
 		t.Fatalf("lease: %v %v", ok, err)

@@ -35,8 +35,8 @@ type Config struct {
 	// is stored once. Default 2m.
 	Duplicates time.Duration
 	// Replicas is the streams' replication in a cluster (the object
-	// store's and the leases' too). Default: 3 when the connection knows
-	// three servers or more (a cluster), else 1.
+	// store's and the leases' too). Default: 3 when the server is in a
+	// cluster (or the URL names three servers or more), else 1.
 	Replicas int
 	// HandBackOnOpen deletes and recreates the consumers when the queue
 	// opens, so that deliveries a dead process held come back at once
@@ -213,10 +213,11 @@ func Connect(ctx context.Context, url string, cfg Config, opts ...nats.Option) (
 	if err != nil {
 		return nil, fmt.Errorf("queue: connect %s: %w", url, err)
 	}
-	if cfg.Replicas <= 0 && len(nc.Servers()) >= 3 {
+	err = waitJetStream(ctx, nc)
+	// Connected: a server in a cluster says so.
+	if cfg.Replicas <= 0 && (nc.ConnectedClusterName() != "" || len(nc.Servers()) >= 3) {
 		cfg.Replicas = 3
 	}
-	err = waitJetStream(ctx, nc)
 	var q *JetStream
 	if err == nil {
 		q, err = open(ctx, nc, cfg)
