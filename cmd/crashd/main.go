@@ -62,8 +62,11 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.StringFlag{Name: "symbols-cache", Usage: "keep downloaded symbols in `DIR`"},
 					&cli.StringFlag{Name: "signature-lists", Usage: "add the signature lists of `DIR` to the defaults (as minidump_stackwalk's)"},
 					&cli.IntFlag{Name: "workers", Usage: "process `N` crashes at once (default: four per CPU)"},
-					&cli.StringFlag{Name: "roles", Usage: "the roles of this process, comma-separated: collector, processor, web (default all)"},
-					&cli.StringFlag{Name: "nats-url", Usage: "use the external NATS server or cluster at `URL` as the queue instead of the embedded one"},
+					&cli.StringFlag{Name: "roles", Usage: "the roles of this process, comma-separated: collector, processor, web, symbols, or all (the default)"},
+					&cli.StringFlag{Name: "nats", Aliases: []string{"nats-url"}, Usage: "use the external NATS server or cluster at `URLS` (nats://h1:4222,nats://h2:4222,...) as the queue instead of the embedded one"},
+					&cli.StringFlag{Name: "nats-cluster", Usage: "make the embedded NATS server a node of the cluster whose other nodes' routes are `URLS` (nats-route://h2:6222,...)"},
+					&cli.StringFlag{Name: "nats-cluster-listen", Usage: "listen for the embedded NATS server's routes on `ADDR` (default 0.0.0.0:6222)"},
+					&cli.StringFlag{Name: "blobs", Usage: "keep blobs in `STORE`: dir (the data directory) or nats (a replicated JetStream object store)"},
 					&cli.StringFlag{Name: "db", Usage: "keep the index in PostgreSQL at `URL` (postgres://...) or in the SQLite file at that path (default DATA/index.sqlite)"},
 					&cli.StringFlag{Name: "log-format", Usage: "log as `FORMAT`: text or json"},
 					&cli.BoolFlag{Name: "public-pages", Usage: "show the web pages and their API read-only without a token (a team behind a VPN)"},
@@ -100,8 +103,17 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					if cmd.IsSet("roles") {
 						cfg.Roles = strings.Split(cmd.String("roles"), ",")
 					}
-					if cmd.IsSet("nats-url") {
-						cfg.NATSURL = cmd.String("nats-url")
+					if cmd.IsSet("nats") {
+						cfg.NATSURL = cmd.String("nats")
+					}
+					if cmd.IsSet("nats-cluster") {
+						cfg.NATSCluster = strings.Split(cmd.String("nats-cluster"), ",")
+					}
+					if cmd.IsSet("nats-cluster-listen") {
+						cfg.NATSClusterListen = cmd.String("nats-cluster-listen")
+					}
+					if cmd.IsSet("blobs") {
+						cfg.Blobs = cmd.String("blobs")
 					}
 					if cmd.IsSet("public-pages") {
 						cfg.PublicPages = cmd.Bool("public-pages")

@@ -9,6 +9,11 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func stores(t *testing.T) map[string]Store {
@@ -17,7 +22,36 @@ func stores(t *testing.T) map[string]Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	return map[string]Store{"Dir": d, "Mem": NewMem()}
+	return map[string]Store{"Dir": d, "Mem": NewMem(), "ObjectStore": objectStore(t)}
+}
+
+// objectStore is an ObjectStore on a NATS server with JetStream started in
+// the test process (the cluster's replication is tested in crashd/queue
+// and by tools/scale/run.sh).
+func objectStore(t *testing.T) *ObjectStore {
+	ns, err := server.NewServer(&server.Options{JetStream: true, StoreDir: filepath.Join(t.TempDir(), "nats"), DontListen: true, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(30 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	nc, err := nats.Connect(ns.ClientURL(), nats.InProcessServer(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenObjectStore(context.Background(), js, "blobs", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func list(t *testing.T, s Store, prefix string) []string {

@@ -122,7 +122,7 @@ CREATE INDEX missing_symbols_module ON missing_symbols (module, received_at, cra
 CREATE INDEX missing_symbols_received ON missing_symbols (received_at, module);
 `,
 		3: `
-CREATE INDEX crashes_day_signature ON crashes (crash_day, product, signature);
+CREATE INDEX crashes_top ON crashes (product, crash_day, signature);
 `,
 	},
 }
@@ -232,6 +232,11 @@ func (s *SQL) dropBefore(ctx context.Context, conn *sql.Conn, cutoff time.Time) 
 	// Rows with no day (ids that are not crash ids) are never removed.
 	if _, err := conn.ExecContext(ctx, s.d.rebind(`DELETE FROM crashes WHERE crash_day <> '' AND crash_day < ?`), cutoff.UTC().Format(dayFormat)); err != nil {
 		return dropped, fmt.Errorf("retention: %w", err)
+	}
+	// missing_symbols has no foreign key to the partitioned crashes (it
+	// could not have one in PostgreSQL): its rows of those crashes go too.
+	if _, err := conn.ExecContext(ctx, s.d.rebind(`DELETE FROM missing_symbols WHERE received_at < ?`), formatTime(cutoff)); err != nil {
+		return dropped, fmt.Errorf("retention: missing symbols: %w", err)
 	}
 	return dropped, nil
 }

@@ -68,7 +68,7 @@ CREATE INDEX missing_symbols_received ON missing_symbols (received_at, module);
 ALTER TABLE crashes ADD COLUMN crash_day TEXT NOT NULL DEFAULT '';
 UPDATE crashes SET crash_day = '20' || substr(crash_id, 31, 2) || '-' || substr(crash_id, 33, 2) || '-' || substr(crash_id, 35, 2) WHERE length(crash_id) = 36;
 CREATE UNIQUE INDEX crashes_key ON crashes (crash_id, crash_day);
-CREATE INDEX crashes_day_signature ON crashes (crash_day, product, signature);
+CREATE INDEX crashes_top ON crashes (product, crash_day, signature);
 `,
 	4: migrationTriage,
 }

@@ -15,10 +15,16 @@ import (
 )
 
 // The index's tests run against SQLite and, when the environment variable
-// CRASHD_TEST_POSTGRES names a PostgreSQL database (a postgres:// URL),
-// against PostgreSQL too, each test in a schema of its own that is
-// dropped after it: both back ends must answer every query the same.
+// CRASHD_TEST_POSTGRES names a PostgreSQL database (a postgres:// URL), or
+// is "start" (a PostgreSQL instance in a temporary directory for the
+// package's tests: crashd/scaletest), against PostgreSQL too, each test in
+// a schema of its own that is dropped after it: both back ends must answer
+// every query the same.
 const postgresEnv = "CRASHD_TEST_POSTGRES"
+
+// startPostgres starts a PostgreSQL instance for CRASHD_TEST_POSTGRES=start
+// and returns its URL (set on unix by postgres_unix_test.go).
+var startPostgres func() (string, error)
 
 // opener opens (again) the index of one test.
 type opener func(ctx context.Context) (*SQL, error)
@@ -40,7 +46,16 @@ func backends(t *testing.T, f func(t *testing.T, open opener)) {
 func postgresSchema(t *testing.T) opener {
 	dsn := os.Getenv(postgresEnv)
 	if dsn == "" {
-		t.Skipf("$%s does not name a PostgreSQL database (postgres://...): PostgreSQL tests skipped", postgresEnv)
+		t.Skipf("$%s does not name a PostgreSQL database (postgres://... or start): PostgreSQL tests skipped", postgresEnv)
+	}
+	if dsn == "start" {
+		if startPostgres == nil {
+			t.Skipf("$%s=start: not on this system", postgresEnv)
+		}
+		var err error
+		if dsn, err = startPostgres(); err != nil {
+			t.Fatalf("$%s=start: %v", postgresEnv, err)
+		}
 	}
 	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
 		t.Fatalf("$%s=%q: a postgres:// URL", postgresEnv, dsn)

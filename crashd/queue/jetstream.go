@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,7 +34,9 @@ type Config struct {
 	// Duplicates is the window within which a Normal crash published twice
 	// is stored once. Default 2m.
 	Duplicates time.Duration
-	// Replicas is the streams' replication in a cluster. Default 1.
+	// Replicas is the streams' replication in a cluster (the object
+	// store's and the leases' too). Default: 3 when the server is in a
+	// cluster (or the URL names three servers or more), else 1.
 	Replicas int
 	// HandBackOnOpen deletes and recreates the consumers when the queue
 	// opens, so that deliveries a dead process held come back at once
@@ -54,9 +58,6 @@ func (c *Config) defaults() {
 	if c.Duplicates <= 0 {
 		c.Duplicates = 2 * time.Minute
 	}
-	if c.Replicas <= 0 {
-		c.Replicas = 1
-	}
 }
 
 // EmbeddedConfig is the NATS server crashd runs in its own process.
@@ -71,6 +72,27 @@ type EmbeddedConfig struct {
 	// it messages survive the process being killed, and the server
 	// syncs them in the background.
 	SyncAlways bool
+	// Cluster makes the embedded server a node of a NATS cluster (for
+	// small deployments without a separate NATS service): it listens for
+	// routes on Cluster.Listen and connects to Cluster.Routes. Without it
+	// the server is alone.
+	Cluster *ClusterConfig
+}
+
+// ClusterConfig is the embedded server's place in a NATS cluster.
+type ClusterConfig struct {
+	// Name is the cluster's name, the same on every node (default
+	// "crashd").
+	Name string
+	// ServerName is this node's name, unique in the cluster (JetStream
+	// needs it; default: the host name and the route port).
+	ServerName string
+	// Listen is the host:port of the routes (nats-server's cluster
+	// listen, usually :6222).
+	Listen string
+	// Routes are the other nodes' route URLs (nats-route://host:6222 or
+	// nats://host:6222); this node's own may be among them.
+	Routes []string
 }
 
 // JetStream is a [Queue] on NATS JetStream.
@@ -83,6 +105,9 @@ type JetStream struct {
 	dead  string
 	cons  map[Kind]jetstream.Consumer
 	close sync.Once
+	// kv is the leases' bucket, made on first use.
+	kvMu sync.Mutex
+	kv   jetstream.KeyValue
 }
 
 // Embedded starts a NATS server with JetStream in this process (file
@@ -98,7 +123,7 @@ func Embedded(ctx context.Context, ecfg EmbeddedConfig, cfg Config) (*JetStream,
 		StoreDir:   ecfg.Dir,
 		SyncAlways: ecfg.SyncAlways,
 		NoSigs:     true,
-		NoLog:      true,
+		NoLog:      os.Getenv("CRASHD_NATS_DEBUG") == "",
 		DontListen: ecfg.Listen == "",
 	}
 	if ecfg.Listen != "" {
@@ -112,9 +137,46 @@ func Embedded(ctx context.Context, ecfg EmbeddedConfig, cfg Config) (*JetStream,
 		}
 		opts.Host, opts.Port = host, p
 	}
+	if cl := ecfg.Cluster; cl != nil {
+		// DontListen would keep the routes from starting too: without a
+		// client address, clients get a random loopback port.
+		if opts.DontListen {
+			opts.DontListen, opts.Host, opts.Port = false, "127.0.0.1", server.RANDOM_PORT
+		}
+		host, port, err := net.SplitHostPort(cl.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("queue: embedded server: cluster listen address %q: %w", cl.Listen, err)
+		}
+		p, err := strconv.Atoi(port)
+		if err != nil {
+			return nil, fmt.Errorf("queue: embedded server: cluster port %q: %w", port, err)
+		}
+		opts.Cluster = server.ClusterOpts{Name: cl.Name, Host: host, Port: p}
+		if opts.Cluster.Name == "" {
+			opts.Cluster.Name = "crashd"
+		}
+		opts.ServerName = cl.ServerName
+		if opts.ServerName == "" {
+			h, _ := os.Hostname()
+			opts.ServerName = h + "-" + port
+		}
+		for _, r := range cl.Routes {
+			u, err := url.Parse(r)
+			if err != nil || u.Host == "" {
+				return nil, fmt.Errorf("queue: embedded server: route %q: not a URL (nats-route://host:port)", r)
+			}
+			opts.Routes = append(opts.Routes, u)
+		}
+		if cfg.Replicas <= 0 {
+			cfg.Replicas = min(3, len(cl.Routes))
+		}
+	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("queue: embedded server: %w", err)
+	}
+	if !opts.NoLog {
+		ns.ConfigureLogger() // on stderr: CRASHD_NATS_DEBUG is set
 	}
 	ns.Start()
 	if !ns.ReadyForConnections(30 * time.Second) {
@@ -126,7 +188,14 @@ func Embedded(ctx context.Context, ecfg EmbeddedConfig, cfg Config) (*JetStream,
 		ns.Shutdown()
 		return nil, fmt.Errorf("queue: embedded server: connect: %w", err)
 	}
-	q, err := open(ctx, nc, cfg)
+	if ecfg.Cluster != nil {
+		// JetStream answers once the cluster has elected its meta leader.
+		err = waitJetStream(ctx, nc)
+	}
+	var q *JetStream
+	if err == nil {
+		q, err = open(ctx, nc, cfg)
+	}
 	if err != nil {
 		nc.Close()
 		ns.Shutdown()
@@ -140,11 +209,19 @@ func Embedded(ctx context.Context, ecfg EmbeddedConfig, cfg Config) (*JetStream,
 // Connect opens the queue on an external NATS server or cluster at url
 // (nats://host:port, comma-separated for several).
 func Connect(ctx context.Context, url string, cfg Config, opts ...nats.Option) (*JetStream, error) {
-	nc, err := nats.Connect(url, append([]nats.Option{nats.Name("crashd"), nats.MaxReconnects(-1)}, opts...)...)
+	nc, err := nats.Connect(url, append([]nats.Option{nats.Name("crashd"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true)}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("queue: connect %s: %w", url, err)
 	}
-	q, err := open(ctx, nc, cfg)
+	err = waitJetStream(ctx, nc)
+	// Connected: a server in a cluster says so.
+	if cfg.Replicas <= 0 && (nc.ConnectedClusterName() != "" || len(nc.Servers()) >= 3) {
+		cfg.Replicas = 3
+	}
+	var q *JetStream
+	if err == nil {
+		q, err = open(ctx, nc, cfg)
+	}
 	if err != nil {
 		nc.Close()
 		return nil, err
@@ -152,8 +229,71 @@ func Connect(ctx context.Context, url string, cfg Config, opts ...nats.Option) (
 	return q, nil
 }
 
+// waitJetStream waits until JetStream answers on nc (a cluster starting
+// elects its leaders first), up to a minute or the end of ctx.
+func waitJetStream(ctx context.Context, nc *nats.Conn) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("queue: jetstream: %w", err)
+	}
+	for {
+		actx, acancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := js.AccountInfo(actx)
+		acancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("queue: jetstream not available: %w", err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// retry runs f until it succeeds, ctx ends or a minute passed, waiting a
+// little longer after each failure: a cluster that lost a node elects new
+// stream leaders within seconds, during which requests time out or find
+// no responders. Only for idempotent requests.
+func retry(ctx context.Context, f func(context.Context) error) error {
+	deadline := time.Now().Add(time.Minute)
+	wait := 100 * time.Millisecond
+	for {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := f(rctx)
+		cancel()
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) || !transient(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// transient reports whether err is one a cluster recovers from by itself.
+func transient(err error) bool {
+	for _, e := range []error{context.DeadlineExceeded, nats.ErrTimeout, nats.ErrNoResponders,
+		jetstream.ErrNoStreamResponse, nats.ErrDisconnected, nats.ErrConnectionReconnecting,
+		jetstream.ErrJetStreamNotEnabled} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "leader") || strings.Contains(msg, "temporarily unavailable")
+}
+
 func open(ctx context.Context, nc *nats.Conn, cfg Config) (*JetStream, error) {
 	cfg.defaults()
+	if cfg.Replicas <= 0 {
+		cfg.Replicas = 1
+	}
 	if strings.ContainsAny(cfg.Prefix, ".*> \t\r\n") {
 		return nil, fmt.Errorf("queue: prefix %q: no dots, wildcards or spaces", cfg.Prefix)
 	}
@@ -164,25 +304,31 @@ func open(ctx context.Context, nc *nats.Conn, cfg Config) (*JetStream, error) {
 	q := &JetStream{cfg: cfg, nc: nc, js: js, cons: map[Kind]jetstream.Consumer{}}
 	base := strings.ToUpper(cfg.Prefix)
 	q.work, q.dead = base, base+"_DEAD"
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        q.work,
-		Description: "crash ids waiting to be processed",
-		Subjects:    []string{cfg.Prefix + ".work.*"},
-		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     jetstream.FileStorage,
-		Duplicates:  cfg.Duplicates,
-		Replicas:    cfg.Replicas,
+	if err := retry(ctx, func(ctx context.Context) error {
+		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name:        q.work,
+			Description: "crash ids waiting to be processed",
+			Subjects:    []string{cfg.Prefix + ".work.*"},
+			Retention:   jetstream.WorkQueuePolicy,
+			Storage:     jetstream.FileStorage,
+			Duplicates:  cfg.Duplicates,
+			Replicas:    cfg.Replicas,
+		})
+		return err
 	}); err != nil {
 		return nil, fmt.Errorf("queue: stream %s: %w", q.work, err)
 	}
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:              q.dead,
-		Description:       "crashes that failed too often (one subject per crash)",
-		Subjects:          []string{cfg.Prefix + ".dead.*"},
-		Retention:         jetstream.LimitsPolicy,
-		Storage:           jetstream.FileStorage,
-		MaxMsgsPerSubject: 1,
-		Replicas:          cfg.Replicas,
+	if err := retry(ctx, func(ctx context.Context) error {
+		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name:              q.dead,
+			Description:       "crashes that failed too often (one subject per crash)",
+			Subjects:          []string{cfg.Prefix + ".dead.*"},
+			Retention:         jetstream.LimitsPolicy,
+			Storage:           jetstream.FileStorage,
+			MaxMsgsPerSubject: 1,
+			Replicas:          cfg.Replicas,
+		})
+		return err
 	}); err != nil {
 		return nil, fmt.Errorf("queue: stream %s: %w", q.dead, err)
 	}
@@ -193,15 +339,19 @@ func open(ctx context.Context, nc *nats.Conn, cfg Config) (*JetStream, error) {
 				return nil, fmt.Errorf("queue: consumer %s: hand back: %w", name, err)
 			}
 		}
-		c, err := js.CreateOrUpdateConsumer(ctx, q.work, jetstream.ConsumerConfig{
-			Durable:       name,
-			Description:   "crashd workers: " + string(k) + " crashes",
-			FilterSubject: q.subject(k),
-			AckPolicy:     jetstream.AckExplicitPolicy,
-			AckWait:       cfg.AckWait,
-			MaxDeliver:    cfg.MaxDeliver,
-			DeliverPolicy: jetstream.DeliverAllPolicy,
-			MaxAckPending: -1,
+		var c jetstream.Consumer
+		err := retry(ctx, func(ctx context.Context) (err error) {
+			c, err = js.CreateOrUpdateConsumer(ctx, q.work, jetstream.ConsumerConfig{
+				Durable:       name,
+				Description:   "crashd workers: " + string(k) + " crashes",
+				FilterSubject: q.subject(k),
+				AckPolicy:     jetstream.AckExplicitPolicy,
+				AckWait:       cfg.AckWait,
+				MaxDeliver:    cfg.MaxDeliver,
+				DeliverPolicy: jetstream.DeliverAllPolicy,
+				MaxAckPending: -1,
+			})
+			return err
 		})
 		if err != nil {
 			return nil, fmt.Errorf("queue: consumer %s: %w", name, err)
@@ -244,7 +394,13 @@ func (q *JetStream) Publish(ctx context.Context, kind Kind, id string) error {
 		// The collector and the start-up recovery may both queue a crash.
 		opts = append(opts, jetstream.WithMsgID(string(kind)+":"+id))
 	}
-	if _, err := q.js.Publish(ctx, q.subject(kind), []byte(id), opts...); err != nil {
+	// Retried while a cluster recovers from a lost node: a Normal crash
+	// is published once however often it is sent (its message id); the
+	// other kinds are idempotent for the processor.
+	if err := retry(ctx, func(ctx context.Context) error {
+		_, err := q.js.Publish(ctx, q.subject(kind), []byte(id), opts...)
+		return err
+	}); err != nil {
 		return fmt.Errorf("queue: publish %s (%s): %w", id, kind, err)
 	}
 	return nil
@@ -500,3 +656,134 @@ func wrap(op, id string, err error) error {
 	}
 	return fmt.Errorf("queue: %s %s: %w", op, id, err)
 }
+
+// LeaseTTL is how long a lease lasts without renewal: a process that dies
+// holding one frees it after that long.
+const LeaseTTL = time.Minute
+
+// Lease is a named lease in the cluster (a key of the NATS KV bucket
+// PREFIX_leases, replicated as the streams): while a process holds it no
+// other gets it, so work that must not run twice at once (the sweep of
+// crashes stored but never queued, retention, reprocessing for symbols
+// that arrived) runs in one process of a deployment. It lasts [LeaseTTL]
+// unless renewed.
+type Lease struct {
+	kv  jetstream.KeyValue
+	key string
+	mu  sync.Mutex
+	rev uint64
+}
+
+func (q *JetStream) leases(ctx context.Context) (jetstream.KeyValue, error) {
+	q.kvMu.Lock()
+	defer q.kvMu.Unlock()
+	if q.kv != nil {
+		return q.kv, nil
+	}
+	var kv jetstream.KeyValue
+	err := retry(ctx, func(ctx context.Context) (err error) {
+		kv, err = q.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      q.cfg.Prefix + "_leases",
+			Description: "crashd's leases: work one process of a deployment does at a time",
+			TTL:         LeaseTTL,
+			Replicas:    q.cfg.Replicas,
+			Storage:     jetstream.FileStorage,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue: leases: %w", err)
+	}
+	q.kv = kv
+	return kv, nil
+}
+
+// TryLease takes the lease name if no process holds it: (lease, true), or
+// (nil, false) when another holds it. owner is recorded in it (for
+// people looking with the nats CLI). Names are letters, digits, '-', '_'
+// and '.'.
+func (q *JetStream) TryLease(ctx context.Context, name, owner string) (*Lease, bool, error) {
+	kv, err := q.leases(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	val := []byte(owner + " " + time.Now().UTC().Format(time.RFC3339))
+	var rev uint64
+	err = retry(ctx, func(ctx context.Context) (err error) {
+		rev, err = kv.Create(ctx, name, val)
+		return err
+	})
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("queue: lease %s: %w", name, err)
+	}
+	return &Lease{kv: kv, key: name, rev: rev}, true, nil
+}
+
+// Renew extends the lease for another LeaseTTL; an error means it was
+// lost (expired and taken by another process): stop the work.
+func (l *Lease) Renew(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rev, err := l.kv.Update(ctx, l.key, []byte("renewed "+time.Now().UTC().Format(time.RFC3339)), l.rev)
+	if err != nil {
+		return fmt.Errorf("queue: lease %s: renew: %w", l.key, err)
+	}
+	l.rev = rev
+	return nil
+}
+
+// Release gives the lease up (if this process still holds it).
+func (l *Lease) Release(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.kv.Delete(ctx, l.key, jetstream.LastRevision(l.rev)); err != nil {
+		return fmt.Errorf("queue: lease %s: release: %w", l.key, err)
+	}
+	return nil
+}
+
+// WithLease runs f holding the lease name, renewing it every third of
+// LeaseTTL; f's context ends if the lease is lost. It returns false
+// without running f when another process holds the lease.
+func (q *JetStream) WithLease(ctx context.Context, name, owner string, f func(context.Context) error) (bool, error) {
+	l, ok, err := q.TryLease(ctx, name, owner)
+	if err != nil || !ok {
+		return false, err
+	}
+	fctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(LeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if err := l.Renew(fctx); err != nil {
+					cancel(err)
+					return
+				}
+			}
+		}
+	}()
+	err = f(fctx)
+	close(done)
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer rcancel()
+	if rerr := l.Release(rctx); rerr != nil && err == nil && context.Cause(fctx) == nil {
+		err = rerr
+	}
+	if cause := context.Cause(fctx); cause != nil && err == nil && !errors.Is(cause, context.Canceled) {
+		err = cause
+	}
+	return true, err
+}
+
+// JetStream returns the queue's JetStream context (for the object store of
+// blobs on the same cluster).
+func (q *JetStream) JetStream() jetstream.JetStream { return q.js }

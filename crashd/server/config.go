@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,7 +23,15 @@ const (
 	RoleProcessor = "processor"
 	// RoleWeb serves the API (/api/...).
 	RoleWeb = "web"
+	// RoleSymbols serves the symbol server (uploads and downloads of
+	// symbols, reprocessing when they arrive).
+	RoleSymbols = "symbols"
+	// RoleAll is every role (the default).
+	RoleAll = "all"
 )
+
+// Roles lists the roles a process can play, RoleAll aside.
+var Roles = []string{RoleCollector, RoleProcessor, RoleWeb, RoleSymbols}
 
 // Duration is a time.Duration written as Go writes durations ("30s",
 // "2m") in the configuration file and the environment.
@@ -59,8 +68,8 @@ type Config struct {
 	// Data is the data directory: blobs under DATA/v1/..., the queue's
 	// JetStream storage under DATA/nats, the index at DATA/index.sqlite.
 	Data string `json:"data"`
-	// Roles are what this process does: collector, processor, web (all
-	// three by default).
+	// Roles are what this process does: any of collector, processor,
+	// web, symbols, or all (the default).
 	Roles []string `json:"roles"`
 	// Symbols are symbol paths as minidump_stackwalk takes them (stores,
 	// URLs, srv*CACHE*URL); SymbolsURL Breakpad-layout HTTP stores;
@@ -85,8 +94,31 @@ type Config struct {
 	MaxAttempts int      `json:"max_attempts"`
 	RetryDelay  Duration `json:"retry_delay"`
 	// NATSURL is an external NATS server or cluster to use as the queue
-	// (issue 26); empty: the embedded server.
+	// (nats://h1:4222,nats://h2:4222,...: --nats); empty: the embedded
+	// server.
 	NATSURL string `json:"nats_url"`
+	// NATSCluster makes the embedded NATS server a node of a cluster:
+	// the other nodes' route URLs (nats-route://h2:6222,...); the node
+	// listens for routes on NATSClusterListen (default 0.0.0.0:6222) and
+	// is named NATSName (default: host name and route port).
+	NATSCluster       []string `json:"nats_cluster"`
+	NATSClusterListen string   `json:"nats_cluster_listen"`
+	NATSName          string   `json:"nats_name"`
+	// NATSReplicas is the replication of the streams, the object store
+	// and the leases (default: 3 on a cluster, else 1).
+	NATSReplicas int `json:"nats_replicas"`
+	// Blobs is where blobs live: "dir" (the data directory, the default)
+	// or "nats" (a JetStream object store on the queue's NATS, replicated
+	// as the streams: for processes on several machines).
+	Blobs string `json:"blobs"`
+	// RetentionDays, when positive, removes from the index the crashes of
+	// the weeks that ended more than that many days ago (PostgreSQL:
+	// drops their weekly partitions), hourly, in one process at a time.
+	RetentionDays int `json:"retention_days"`
+	// SweepInterval is how often a collector looks for crashes stored but
+	// never queued (under a lease, so one collector at a time); 0: only
+	// at start-up.
+	SweepInterval Duration `json:"sweep_interval"`
 	// DB is the index: a postgres:// URL (PostgreSQL, shared by every
 	// process of a deployment) or the path of a SQLite database; empty:
 	// DATA/index.sqlite.
@@ -133,7 +165,8 @@ func Default() Config {
 	return Config{
 		Listen:          "127.0.0.1:8000",
 		Data:            "crashd-data",
-		Roles:           []string{RoleCollector, RoleProcessor, RoleWeb},
+		Roles:           []string{RoleAll},
+		SweepInterval:   Duration(5 * time.Minute),
 		SymbolsTimeout:  Duration(30 * time.Second),
 		Timeout:         Duration(2 * time.Minute),
 		MaxAttempts:     3,
@@ -243,11 +276,21 @@ func (c *Config) Check() error {
 		return fmt.Errorf("config: no roles")
 	}
 	for _, r := range c.Roles {
-		switch r {
-		case RoleCollector, RoleProcessor, RoleWeb:
-		default:
-			return fmt.Errorf("config: role %q: collector, processor or web", r)
+		if r != RoleAll && !slices.Contains(Roles, r) {
+			return fmt.Errorf("config: role %q: any of %s, or %s", r, strings.Join(Roles, ", "), RoleAll)
 		}
+	}
+	switch c.Blobs {
+	case "", "dir":
+	case "nats":
+	default:
+		return fmt.Errorf("config: blobs %q: dir or nats", c.Blobs)
+	}
+	if c.NATSURL != "" && len(c.NATSCluster) > 0 {
+		return fmt.Errorf("config: nats_url (an external NATS) and nats_cluster (the embedded server in a cluster) exclude each other")
+	}
+	if c.NATSReplicas < 0 || c.RetentionDays < 0 || c.SweepInterval < 0 {
+		return fmt.Errorf("config: nats_replicas, retention_days and sweep_interval cannot be negative")
 	}
 	switch c.LogFormat {
 	case "", "text", "json":
@@ -260,12 +303,17 @@ func (c *Config) Check() error {
 	return nil
 }
 
-// Has reports whether the configuration gives the process role r.
+// Has reports whether the configuration gives the process role r (all
+// gives every role).
 func (c *Config) Has(r string) bool {
 	for _, v := range c.Roles {
-		if v == r {
+		if v == r || v == RoleAll {
 			return true
 		}
 	}
 	return false
 }
+
+// Shared reports whether the queue is shared with other processes (an
+// external NATS, or the embedded server in a cluster).
+func (c *Config) Shared() bool { return c.NATSURL != "" || len(c.NATSCluster) > 0 }

@@ -52,6 +52,34 @@ func TestConfig(t *testing.T) {
 	if bad.Check() == nil {
 		t.Error("role janitor accepted")
 	}
+	for _, tc := range []struct {
+		roles []string
+		has   string
+		want  bool
+	}{
+		{Default().Roles, RoleSymbols, true},
+		{[]string{RoleAll}, RoleProcessor, true},
+		{[]string{RoleCollector, RoleSymbols}, RoleSymbols, true},
+		{[]string{RoleCollector}, RoleSymbols, false},
+		{[]string{RoleWeb}, RoleCollector, false},
+	} {
+		c := Default()
+		c.Roles = tc.roles
+		if err := c.Check(); err != nil || c.Has(tc.has) != tc.want {
+			t.Errorf("roles %v: has %s = %v (%v), want %v", tc.roles, tc.has, c.Has(tc.has), err, tc.want)
+		}
+	}
+	for _, f := range []func(*Config){
+		func(c *Config) { c.Blobs = "s3" },
+		func(c *Config) { c.NATSURL, c.NATSCluster = "nats://a:4222", []string{"nats-route://b:6222"} },
+		func(c *Config) { c.RetentionDays = -1 },
+	} {
+		c := Default()
+		f(&c)
+		if c.Check() == nil {
+			t.Errorf("accepted: %+v", c)
+		}
+	}
 	names := EnvNames()
 	if !slices.Contains(names, "CRASHD_SYMBOLS_CACHE") || slices.Contains(names, "CRASHD_COLLECTOR") {
 		t.Errorf("EnvNames: %v", names)

@@ -88,6 +88,7 @@ func startServer(t testing.TB, cfg Config) *testServer {
 func testConfig(t testing.TB, symbols []string) Config {
 	cfg := Default()
 	cfg.Data = t.TempDir()
+	cfg.DB = testDB(t)
 	cfg.Symbols = symbols
 	cfg.Workers = 2
 	cfg.ShutdownTimeout = Duration(20 * time.Second)

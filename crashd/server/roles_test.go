@@ -32,6 +32,7 @@ func TestRoles(t *testing.T) {
 
 	back := testConfig(t, []string{syms})
 	back.Data = front.Data
+	back.DB = front.DB
 	back.Roles = []string{RoleProcessor}
 	back.NATSURL = "nats://" + natsAddr
 	bs := startServer(t, back)

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -42,7 +43,8 @@ type Server struct {
 	cfg    Config
 	log    *slog.Logger
 	unlock func()
-	store  *blob.Dir
+	store  blob.Store
+	jsq    *queue.JetStream
 	q      queue.Queue
 	ix     index.Index
 	syms   *symsrc.Sources
@@ -95,23 +97,36 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			return nil, err
 		}
 	}
-	if s.store, err = blob.OpenDir(cfg.Data); err != nil {
-		return nil, fmt.Errorf("blob store: %w", err)
-	}
-	qcfg := queue.Config{AckWait: time.Duration(cfg.AckWait), MaxDeliver: cfg.MaxAttempts + 5}
+	qcfg := queue.Config{AckWait: time.Duration(cfg.AckWait), MaxDeliver: cfg.MaxAttempts + 5, Replicas: cfg.NATSReplicas}
 	var q *queue.JetStream
 	if cfg.NATSURL == "" {
 		// Not HandBackOnOpen: the deliveries' counts must survive a
 		// restart, or a crash that kills the process would be tried for
 		// ever. A killed process's crashes come back after AckWait.
-		q, err = queue.Embedded(ctx, queue.EmbeddedConfig{Dir: filepath.Join(cfg.Data, "nats"), Listen: cfg.NATSListen, SyncAlways: cfg.QueueSync}, qcfg)
+		ecfg := queue.EmbeddedConfig{Dir: filepath.Join(cfg.Data, "nats"), Listen: cfg.NATSListen, SyncAlways: cfg.QueueSync}
+		if len(cfg.NATSCluster) > 0 {
+			listen := cfg.NATSClusterListen
+			if listen == "" {
+				listen = "0.0.0.0:6222"
+			}
+			ecfg.Cluster = &queue.ClusterConfig{ServerName: cfg.NATSName, Listen: listen, Routes: cfg.NATSCluster}
+		}
+		q, err = queue.Embedded(ctx, ecfg, qcfg)
 	} else {
 		q, err = queue.Connect(ctx, cfg.NATSURL, qcfg)
 	}
 	if err != nil {
 		return nil, err
 	}
-	s.q = q // not before: a nil *JetStream in the interface is not nil
+	s.q, s.jsq = q, q // not before: a nil *JetStream in the interface is not nil
+	if cfg.Blobs == "nats" {
+		s.store, err = blob.OpenObjectStore(ctx, q.JetStream(), "crashd_blobs", q.Config().Replicas)
+	} else {
+		s.store, err = blob.OpenDir(cfg.Data)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("blob store: %w", err)
+	}
 	db := cfg.DB
 	if db == "" {
 		db = filepath.Join(cfg.Data, "index.sqlite")
@@ -139,7 +154,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		if symDir == "" {
 			symDir = filepath.Join(cfg.Data, "symbols")
 		}
-		if cfg.Has(RoleCollector) {
+		if cfg.Has(RoleSymbols) {
 			if s.symsrv, err = symserver.New(symserver.Config{Dir: symDir, Tokens: cfg.SymbolServer.Tokens,
 				OpenV1: cfg.SymbolServer.OpenV1, MaxUpload: cfg.SymbolServer.MaxUpload, FastCache: symCache, OnSymbols: s.symbolsArrived, Registerer: s.reg, Uploads: s.store}, log); err != nil {
 				return nil, err
@@ -222,24 +237,98 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	}
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 
-	if cfg.NATSURL == "" {
+	if !cfg.Shared() {
 		if err := s.requeueLost(ctx); err != nil {
 			return nil, err
 		}
 	}
 	if s.coll != nil {
-		var since time.Time
-		if cfg.RecoverDays > 0 {
-			since = time.Now().AddDate(0, 0, -cfg.RecoverDays)
-		}
-		t0 := time.Now()
-		n, err := collector.Recover(ctx, s.store, s.publish, since, log)
-		if err != nil {
+		if err := s.sweep(ctx, "start-up recovery"); err != nil {
 			return nil, err
 		}
-		log.Info("start-up recovery", "queued", n, "seconds", time.Since(t0).Seconds())
 	}
 	return s, nil
+}
+
+// owner names this process in the leases it takes.
+func (s *Server) owner() string {
+	h, _ := os.Hostname()
+	return fmt.Sprintf("%s pid %d (%s)", h, os.Getpid(), strings.Join(s.cfg.Roles, ","))
+}
+
+// sweep queues the crashes stored but never queued (collector.Recover),
+// holding the lease "sweep" so that one collector of a deployment does it
+// at a time (another one holding it is doing the same work).
+func (s *Server) sweep(ctx context.Context, what string) error {
+	var since time.Time
+	if s.cfg.RecoverDays > 0 {
+		since = time.Now().AddDate(0, 0, -s.cfg.RecoverDays)
+	}
+	t0 := time.Now()
+	var n int
+	ran, err := s.jsq.WithLease(ctx, "sweep", s.owner(), func(ctx context.Context) (err error) {
+		n, err = collector.Recover(ctx, s.store, s.publish, since, s.log)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if !ran {
+		s.log.Info(what + ": another process holds the sweep lease")
+		return nil
+	}
+	s.log.Info(what, "queued", n, "seconds", time.Since(t0).Seconds())
+	return nil
+}
+
+// maintain keeps the index's partitions and retention (index.SQL's
+// Maintain), holding the lease "retention".
+func (s *Server) maintain(ctx context.Context) error {
+	ix, ok := s.ix.(*index.SQL)
+	if !ok {
+		return nil
+	}
+	keep := time.Duration(s.cfg.RetentionDays) * 24 * time.Hour
+	_, err := s.jsq.WithLease(ctx, "retention", s.owner(), func(ctx context.Context) error {
+		dropped, err := ix.Maintain(ctx, time.Now(), keep)
+		if len(dropped) > 0 {
+			s.log.Info("retention: index partitions dropped", "partitions", strings.Join(dropped, ","))
+		}
+		return err
+	})
+	return err
+}
+
+// background runs the periodic work of a process until ctx ends: the sweep
+// (collector role, every SweepInterval) and the index's maintenance
+// (hourly), each under its lease.
+func (s *Server) background(ctx context.Context) {
+	sweep := time.Duration(s.cfg.SweepInterval)
+	var sweepC <-chan time.Time
+	if s.coll != nil && sweep > 0 {
+		t := time.NewTicker(sweep)
+		defer t.Stop()
+		sweepC = t.C
+	}
+	hourly := time.NewTicker(time.Hour)
+	defer hourly.Stop()
+	if err := s.maintain(ctx); err != nil && ctx.Err() == nil {
+		s.log.Warn("index maintenance", "err", err)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sweepC:
+			if err := s.sweep(ctx, "sweep"); err != nil && ctx.Err() == nil {
+				s.log.Warn("sweep", "err", err)
+			}
+		case <-hourly.C:
+			if err := s.maintain(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("index maintenance", "err", err)
+			}
+		}
+	}
 }
 
 // requeueLost queues again the crashes the index has as received when the
@@ -332,6 +421,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { serveErr <- hs.Serve(ln) }()
 	pctx, pcancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer pcancel()
+	bgDone := make(chan struct{})
+	go func() {
+		defer close(bgDone)
+		s.background(pctx)
+	}()
 	procDone := make(chan struct{})
 	if s.proc != nil {
 		go func() {
@@ -360,6 +454,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-sctx.Done():
 		s.log.Warn("shutdown: workers still busy; their crashes go back to the queue")
 	}
+	<-bgDone
 	s.log.Info("crashd stopped")
 	return err
 }
@@ -377,8 +472,8 @@ func (s *Server) Close() error {
 		if s.syms != nil {
 			s.syms.Close()
 		}
-		if s.store != nil {
-			s.store.Close()
+		if c, ok := s.store.(io.Closer); ok {
+			c.Close()
 		}
 		if s.unlock != nil {
 			s.unlock()

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -73,13 +75,16 @@ func (s *Server) symbolsArrived(_ context.Context, debugFile, debugID string) {
 		defer func() { <-s.reprocessSem }()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		found, err := s.ix.CrashesMissing(ctx, debugFile, debugID, limit)
-		ids := make([]crash.ID, 0, len(found))
-		for _, id := range found {
-			ids = append(ids, crash.ID(id))
-		}
-		if err == nil && len(ids) > 0 {
-			err = processor.Reprocess(ctx, s.store, s.q, s.ix, ids...)
+		// One process of a deployment looks for the module's crashes
+		// (the same module uploaded to two symbol servers at once).
+		sum := sha256.Sum256([]byte(strings.ToLower(debugFile + "/" + debugID)))
+		var ids []crash.ID
+		ran, err := s.jsq.WithLease(ctx, "reprocess-"+hex.EncodeToString(sum[:12]), s.owner(), func(ctx context.Context) error {
+			return s.reprocessMissing(ctx, debugFile, debugID, limit, &ids)
+		})
+		if err == nil && !ran {
+			s.log.Info("symbols arrived: another process is reprocessing the module's crashes", "debug_file", debugFile, "debug_id", debugID)
+			return
 		}
 		if err != nil {
 			s.log.Warn("symbols arrived: reprocessing", "debug_file", debugFile, "debug_id", debugID, "err", err)
@@ -87,6 +92,25 @@ func (s *Server) symbolsArrived(_ context.Context, debugFile, debugID string) {
 		}
 		s.log.Info("symbols arrived: crashes queued again", "debug_file", debugFile, "debug_id", debugID, "crashes", len(ids))
 	}()
+}
+
+// reprocessMissing queues again, newest first and at most limit, the
+// crashes walked without the module's symbols (the index's
+// missing_symbols); *out gets them.
+func (s *Server) reprocessMissing(ctx context.Context, debugFile, debugID string, limit int, out *[]crash.ID) error {
+	found, err := s.ix.CrashesMissing(ctx, debugFile, debugID, limit)
+	if err != nil {
+		return err
+	}
+	ids := make([]crash.ID, 0, len(found))
+	for _, id := range found {
+		ids = append(ids, crash.ID(id))
+	}
+	*out = ids
+	if len(ids) == 0 {
+		return nil
+	}
+	return processor.Reprocess(ctx, s.store, s.q, s.ix, ids...)
 }
 
 // missingSymbols serves GET /api/missing-symbols?since=&limit=: the
