@@ -1,6 +1,7 @@
 package signature
 
 import (
+	"github.com/gobreakpad/gobreakpad/internal/textsafe"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/symstore"
@@ -32,7 +33,11 @@ func FromProcess(st *stackwalk.ProcessState) Crash {
 			continue
 		}
 		f := Frame{
-			Function: sf.Function,
+			// A name is read as printed: at most textsafe.MaxName bytes
+			// (a 16 MiB name took 71 s and 2.1 GB through the lists'
+			// regular expressions and the normalization's copies; the
+			// signature keeps 255 bytes).
+			Function: textsafe.Cap(sf.Function),
 			File:     sf.SourceFile,
 			Line:     sf.SourceLine,
 			Offset:   sf.Instruction,
