@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -340,5 +341,36 @@ func TestSeveralInputs(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(store); len(ents) != 2 {
 		t.Errorf("a bad input among three: %d modules stored, want 2", len(ents))
+	}
+}
+
+// TestPDBHolesSaid: one-page holes in dump_syms_regtest.pdb that used to
+// change the output with nothing on stderr, even with -v (issue 31: line
+// subsections of a module zeroed, frame programs' strings zeroed), are
+// said once per kind by default, and refused with --strict.
+func TestPDBHolesSaid(t *testing.T) {
+	prog := cmdtest.Build(t, ".")
+	src, err := os.ReadFile(corpus.File(t, "windows/breakpad/dump_syms_regtest.pdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const page = 1024 // the file's MSF block size
+	for _, c := range []struct {
+		page int
+		want string
+	}{
+		{43, "dump_syms: warning: module line subsection kinds: 1 inconsistent with the rest of the file, used as read (first: module "},
+		{589, "dump_syms: warning: frame data programs: 4 inconsistent with the rest of the file, used as read (first: frame data at 0x114c: its program string"},
+	} {
+		b := slices.Clone(src)
+		clear(b[c.page*page : (c.page+1)*page])
+		p := filepath.Join(t.TempDir(), "dump_syms_regtest.pdb")
+		os.WriteFile(p, b, 0o644)
+		if r := cmdtest.Run(t, prog, p); r.Code != 0 || !strings.HasPrefix(r.Stderr, c.want) || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stdout, "FUNC ") {
+			t.Errorf("page %d zeroed: exit %d, stderr %q", c.page, r.Code, r.Stderr)
+		}
+		if r := cmdtest.Run(t, prog, "--strict", p); r.Code != 1 || r.Stdout != "" {
+			t.Errorf("page %d zeroed, --strict: exit %d, %d bytes out", c.page, r.Code, len(r.Stdout))
+		}
 	}
 }

@@ -34,10 +34,12 @@ type lineInfo struct {
 func (d *dumper) fileOf(ml *moduleLines, checksumOff uint32) uint32 {
 	c, ok := ml.checksums[checksumOff]
 	if !ok {
+		d.inconsistent("line file references", "lines of file checksum %#x, which the module's DEBUG_S_FILECHKSMS lacks: file <unknown>", checksumOff)
 		return d.fileID("<unknown>")
 	}
 	name, err := d.names.String(c.NameOffset)
 	if err != nil {
+		d.inconsistent("line file references", "file checksum %#x: name: %v: file <unknown>", checksumOff, err)
 		return d.fileID("<unknown>")
 	}
 	return d.fileID(name)
@@ -49,7 +51,16 @@ func (d *dumper) readModuleLines(ms *pdb.ModuleStream, modName string) *moduleLi
 	if err != nil {
 		d.damage("module line subsections", "module %s: %v", modName, err)
 	}
+	bad := 0
 	for _, s := range subs {
+		// Kinds are 0xf1 and up (LLVM's DebugSubsectionKind: up to 0x100
+		// today); DEBUG_S_IGNORE marks one to skip. Zeroed bytes read as
+		// subsections of kind 0.
+		if k := s.Kind; k&pdb.DEBUG_S_IGNORE == 0 && (k < pdb.DEBUG_S_SYMBOLS || k > 0x1ff) {
+			if bad++; bad == 1 {
+				d.inconsistent("module line subsection kinds", "module %s: a subsection of kind %#x, %d bytes (zeroed or damaged line information)", modName, uint32(k), len(s.Data))
+			}
+		}
 		switch s.Kind {
 		case pdb.DEBUG_S_LINES:
 			l, err := pdb.ParseLines(s.Data)
