@@ -42,6 +42,9 @@ func (d *dumper) fileOf(ml *moduleLines, checksumOff uint32) uint32 {
 		d.inconsistent("line file references", "file checksum %#x: name: %v: file <unknown>", checksumOff, err)
 		return d.fileID("<unknown>")
 	}
+	if name == "" {
+		d.inconsistent("line file references", "file checksum %#x: its name (names offset %#x) is empty", checksumOff, c.NameOffset)
+	}
 	return d.fileID(name)
 }
 
