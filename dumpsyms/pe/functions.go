@@ -181,6 +181,9 @@ func (d *dumper) functions() []dumpsyms.Function {
 			continue
 		}
 		if ms == nil {
+			if mod.SymByteSize > 0 || mod.C13ByteSize > 0 {
+				d.inconsistent("module streams", "module %s declares %d bytes of symbols and %d of lines, but its stream (%d) is absent: its functions are left out", mod.Name, mod.SymByteSize, mod.C13ByteSize, mod.SymStream)
+			}
 			continue
 		}
 		ml := d.readModuleLines(ms, mod.Name)
