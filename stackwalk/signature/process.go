@@ -1,7 +1,6 @@
 package signature
 
 import (
-	"github.com/gobreakpad/gobreakpad/internal/textsafe"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/symstore"
@@ -33,11 +32,11 @@ func FromProcess(st *stackwalk.ProcessState) Crash {
 			continue
 		}
 		f := Frame{
-			// A name is read as printed: at most textsafe.MaxName bytes
+			// A name is read as printed: at most stackwalk.MaxPrintedName bytes
 			// (a 16 MiB name took 71 s and 2.1 GB through the lists'
 			// regular expressions and the normalization's copies; the
 			// signature keeps 255 bytes).
-			Function: textsafe.Cap(sf.Function),
+			Function: stackwalk.Cap(sf.Function),
 			File:     sf.SourceFile,
 			Line:     sf.SourceLine,
 			Offset:   sf.Instruction,
