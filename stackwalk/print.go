@@ -279,7 +279,9 @@ func printStackPointers(b *bufio.Writer, p *ProcessState, t *CallStack, index in
 		sym.fill(pf, false)
 		switch {
 		case pf.Function != "":
-			fmt.Fprintf(b, " %s [%s : %d + 0x%x]\n", pf.Function, baseName(pf.SourceFile), pf.SourceLine, v-pf.SourceLineBase)
+			// Escaped and cut as every printed name (a 16 MiB name wrote
+			// 4 GB: the stack holds many words pointing into it).
+			fmt.Fprintf(b, " %s [%s : %d + 0x%x]\n", Escape(pf.Function), Escape(baseName(pf.SourceFile)), pf.SourceLine, v-pf.SourceLineBase)
 		case v >= begin && v < end:
 			b.WriteString(" -- stack_address")
 			if from, ok := chain[addr]; ok {

@@ -247,6 +247,10 @@ func TestCorpus(t *testing.T) {
 				stdout: []string{"...[16711680 more bytes]|||0x20"}},
 			{prog: "minidump_stackwalk", args: []string{"--json", f("dump-for-long-func-name.dmp"), longSyms},
 				stdout: []string{`...[16711680 more bytes]"`}, maxOut: 64 << 20},
+			// -d prints each stack word pointing into the function with
+			// its name: cut as every printed name (4 GB before).
+			{prog: "minidump_stackwalk", args: []string{"-d", f("dump-for-long-func-name.dmp"), longSyms}, maxOut: 32 << 20,
+				stdout: []string{"Possible instruction pointers:\n *(0x000000007fff0000) = 0x000000007fff0000 -- stack_address\n *(0x000000007fff0008) = 0x0000000000401025 aaaa"}},
 			// Signature generation reads a name as printed (64 KiB): it
 			// took 71 s and 2.1 GB with the whole 16 MiB name; the
 			// signature (255 bytes) is the same.
