@@ -361,6 +361,7 @@ func TestPDBHolesSaid(t *testing.T) {
 	}{
 		{43, "dump_syms: warning: module line subsection kinds: 1 inconsistent with the rest of the file, used as read (first: module "},
 		{55, "dump_syms: warning: line file references: 1 inconsistent with the rest of the file, used as read (first: file checksum 0x3f0: its name (names offset 0x0) is empty)"},
+		{103, "dump_syms: warning: line order: 1 inconsistent with the rest of the file, used as read (first: module "},
 		{511, "dump_syms: warning: module streams: 1 inconsistent with the rest of the file, used as read (first: module "},
 		{589, "dump_syms: warning: frame data programs: 4 inconsistent with the rest of the file, used as read (first: frame data at 0x114c: its program string"},
 	} {

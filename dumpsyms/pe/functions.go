@@ -48,6 +48,21 @@ func (d *dumper) fileOf(ml *moduleLines, checksumOff uint32) uint32 {
 	return d.fileID(name)
 }
 
+// checkLineOrder reports a DEBUG_S_LINES block whose entries are not in
+// ascending offsets within the subsection's code: zeroed entries (offset 0,
+// line 0) read as valid ones amid the others, and their lines then vanish
+// or move without a word.
+func checkLineOrder(d *dumper, l *pdb.Lines, modName string) {
+	for _, blk := range l.Blocks {
+		for i, e := range blk.Lines {
+			if e.Offset >= l.CodeSize && l.CodeSize > 0 || i > 0 && e.Offset < blk.Lines[i-1].Offset {
+				d.inconsistent("line order", "module %s: lines at %#x:%#x: entry %d at offset %#x after %#x, in %#x bytes of code", modName, l.Segment, l.Offset, i, e.Offset, blk.Lines[max(i-1, 0)].Offset, l.CodeSize)
+				return
+			}
+		}
+	}
+}
+
 func (d *dumper) readModuleLines(ms *pdb.ModuleStream, modName string) *moduleLines {
 	ml := &moduleLines{checksums: map[uint32]pdb.FileChecksum{}, inlinees: map[pdb.TypeIndex]pdb.InlineeLine{}}
 	subs, err := pdb.ParseSubsections(ms.C13)
@@ -71,6 +86,7 @@ func (d *dumper) readModuleLines(ms *pdb.ModuleStream, modName string) *moduleLi
 				d.damage("module line subsections", "module %s: %v", modName, err)
 			}
 			if l != nil {
+				checkLineOrder(d, l, modName)
 				ml.lines = append(ml.lines, l)
 			}
 		case pdb.DEBUG_S_FILECHKSMS:
