@@ -17,6 +17,7 @@ type Damage struct {
 	kinds []string // in the order first met
 	count map[string]int
 	first map[string]string
+	incon map[string]bool // kinds of inconsistencies (AddInconsistent), not failures to parse
 }
 
 // Add records one failure of kind, described by msg.
@@ -34,6 +35,23 @@ func (d *Damage) Add(kind, msg string) {
 		d.first[kind] = msg
 	}
 	d.count[kind]++
+}
+
+// AddInconsistent records one part of kind that parsed but contradicts the
+// rest of the input (a line naming a file checksum the module lacks, a
+// subsection of no known kind, an empty frame program), described by msg:
+// it is used as read, and said (and refused by --strict) like a failure.
+func (d *Damage) AddInconsistent(kind, msg string) {
+	if d == nil {
+		return
+	}
+	d.Add(kind, msg)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.incon == nil {
+		d.incon = map[string]bool{}
+	}
+	d.incon[kind] = true
 }
 
 // Len returns the number of failures recorded.
@@ -61,6 +79,10 @@ func (d *Damage) Lines() []string {
 	var out []string
 	for _, k := range d.kinds {
 		n := d.count[k]
+		if d.incon[k] {
+			out = append(out, fmt.Sprintf("%s: %d inconsistent with the rest of the file, used as read (first: %s)", k, n, d.first[k]))
+			continue
+		}
 		what := "1 failed to parse"
 		if n > 1 {
 			what = fmt.Sprintf("%d failed to parse", n)
@@ -91,4 +113,14 @@ func (o Options) Damaged(kind, format string, args ...any) {
 		o.Warn("%s", msg)
 	}
 	o.Damage.Add(kind, msg)
+}
+
+// Inconsistent reports a part of the input that parsed but contradicts the
+// rest of it: to Warn and to Damage under kind (Damage.AddInconsistent).
+func (o Options) Inconsistent(kind, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if o.Warn != nil {
+		o.Warn("%s", msg)
+	}
+	o.Damage.AddInconsistent(kind, msg)
 }

@@ -23,6 +23,7 @@ package dumpsyms
 
 import (
 	"cmp"
+	"fmt"
 	"io"
 	"slices"
 
@@ -215,4 +216,44 @@ func (s *Model) Public(i int) symfile.Public {
 		return s.Lazy.Public(i)
 	}
 	return s.Publics[i]
+}
+
+// Rebase adds delta to every address of the model (functions and their
+// ranges, lines and inlined calls, PUBLIC records, STACK CFI; STACK WIN
+// holds 32-bit RVAs and is refused), as Breakpad's dump_syms -a writes
+// addresses that keep the module's load address. LoadAddress is lowered by
+// delta, so that LoadAddress + address stays the same. A model with Lazy
+// records cannot be rebased.
+func (s *Model) Rebase(delta uint64) error {
+	if s.Lazy != nil {
+		return fmt.Errorf("rebasing a model read lazily")
+	}
+	if len(s.Wins) > 0 && delta != 0 {
+		return fmt.Errorf("rebasing STACK WIN records (32-bit RVAs)")
+	}
+	for i := range s.Funcs {
+		f := &s.Funcs[i]
+		for j := range f.Ranges {
+			f.Ranges[j].Address += delta
+		}
+		for j := range f.Lines {
+			f.Lines[j].Address += delta
+		}
+		for j := range f.Inlines {
+			for k := range f.Inlines[j].Ranges {
+				f.Inlines[j].Ranges[k].Address += delta
+			}
+		}
+	}
+	for i := range s.Publics {
+		s.Publics[i].Address += delta
+	}
+	for i := range s.CFI {
+		s.CFI[i].Init.Address += delta
+		for j := range s.CFI[i].Changes {
+			s.CFI[i].Changes[j].Address += delta
+		}
+	}
+	s.LoadAddress -= delta
+	return nil
 }

@@ -120,7 +120,7 @@ func Print(w io.Writer, p *ProcessState, opt PrintOptions) error {
 			status = "requested dump, did not crash"
 		}
 		fmt.Fprintf(b, "\nThread %d (%s)\n", req, status)
-		printThread(b, p, p.Threads[req], sym, opt)
+		printThread(b, p, p.Threads[req], req, sym, opt)
 	}
 	if opt.OnlyThread {
 		if opt.ThreadIndex < 0 || opt.ThreadIndex >= len(p.Threads) {
@@ -130,7 +130,7 @@ func Print(w io.Writer, p *ProcessState, opt PrintOptions) error {
 			return fmt.Errorf("thread index %d is out of range (the dump has %d threads)", opt.ThreadIndex, len(p.Threads))
 		}
 		fmt.Fprintf(b, "\nThread %d\n", opt.ThreadIndex)
-		printThread(b, p, p.Threads[opt.ThreadIndex], sym, opt)
+		printThread(b, p, p.Threads[opt.ThreadIndex], opt.ThreadIndex, sym, opt)
 		return b.Flush()
 	}
 	if !opt.RequestingThreadOnly {
@@ -139,7 +139,7 @@ func Print(w io.Writer, p *ProcessState, opt PrintOptions) error {
 				continue
 			}
 			fmt.Fprintf(b, "\nThread %d\n", i)
-			printThread(b, p, t, sym, opt)
+			printThread(b, p, t, i, sym, opt)
 		}
 	}
 	printModules(b, p)
@@ -174,10 +174,17 @@ func frameLocation(b *bufio.Writer, f *StackFrame) {
 	}
 }
 
+// dumpedRange is stack memory whose words -d printed, with the thread
+// printed with them.
+type dumpedRange struct {
+	lo, hi uint64
+	thread int
+}
+
 // printThread prints a thread's frames, or its stack pointers.
-func printThread(b *bufio.Writer, p *ProcessState, t *CallStack, sym *symbolizer, opt PrintOptions) {
+func printThread(b *bufio.Writer, p *ProcessState, t *CallStack, index int, sym *symbolizer, opt PrintOptions) {
 	if opt.StackPointers {
-		printStackPointers(b, p, t, sym, opt.StackContents)
+		printStackPointers(b, p, t, index, sym, opt.StackContents)
 		return
 	}
 	if !opt.StackContents {
@@ -201,8 +208,12 @@ func wordLength(cpu string) int {
 // printStackPointers prints the words of a thread's stack, from the
 // innermost physical frame's stack pointer up, that point into functions or
 // into the stack (following chains of the latter), as Breakpad's
-// DumpStackPointers does.
-func printStackPointers(b *bufio.Writer, p *ProcessState, t *CallStack, sym *symbolizer, contents bool) {
+// DumpStackPointers does. Stack memory is printed once: a thread whose
+// range to dump lies within a range printed for an earlier thread (threads
+// sharing stack memory, seen only in hostile dumps) gets a line naming that
+// thread instead of its words, so that the output is bounded by the dump's
+// distinct stack bytes (4,096 threads over one 64 KiB stack printed 2 GB).
+func printStackPointers(b *bufio.Writer, p *ProcessState, t *CallStack, index int, sym *symbolizer, contents bool) {
 	if len(t.Frames) == 0 {
 		b.WriteString(" <no frames>\n")
 	}
@@ -243,6 +254,13 @@ func printStackPointers(b *bufio.Writer, p *ProcessState, t *CallStack, sym *sym
 	if start < base { // words below the stack cannot be read: skip them
 		start += (base - begin + uint64(word) - 1) / uint64(word) * uint64(word)
 	}
+	for _, r := range sym.dumped {
+		if start >= r.lo && end <= r.hi {
+			fmt.Fprintf(b, " (shared stack memory: the words from 0x%016x to 0x%016x are printed with thread %d)\n\n", start, end, r.thread)
+			return
+		}
+	}
+	sym.dumped = append(sym.dumped, dumpedRange{start, end, index})
 	for addr := start; addr < end; addr += uint64(word) {
 		raw, err := t.Memory.ReadMemory(addr, word)
 		if err != nil || len(raw) != word {
@@ -261,7 +279,9 @@ func printStackPointers(b *bufio.Writer, p *ProcessState, t *CallStack, sym *sym
 		sym.fill(pf, false)
 		switch {
 		case pf.Function != "":
-			fmt.Fprintf(b, " %s [%s : %d + 0x%x]\n", pf.Function, baseName(pf.SourceFile), pf.SourceLine, v-pf.SourceLineBase)
+			// Escaped and cut as every printed name (a 16 MiB name wrote
+			// 4 GB: the stack holds many words pointing into it).
+			fmt.Fprintf(b, " %s [%s : %d + 0x%x]\n", Escape(pf.Function), Escape(baseName(pf.SourceFile)), pf.SourceLine, v-pf.SourceLineBase)
 		case v >= begin && v < end:
 			b.WriteString(" -- stack_address")
 			if from, ok := chain[addr]; ok {

@@ -27,6 +27,8 @@ type symbolizer struct {
 	// quiet leaves the modules' symbol flags alone (for lookups that are
 	// not frames of a walk, such as stack contents).
 	quiet bool
+	// dumped are the stack ranges the -d output printed (printStackPointers).
+	dumped []dumpedRange
 
 	mu    sync.Mutex // guards state and the modules' symbol flags
 	state map[*Module]*symbolState

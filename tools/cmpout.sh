@@ -27,9 +27,6 @@
 #   - minidump_stackwalk on hostile/dump-4096threads-*.dmp: given -j 1 (with the default -j 2 the
 #     frames each thread gets from the shared frame budget vary from run to run).
 #   - left out, over the 60 s timeout (so their output depends on the machine's speed):
-#     minidump_stackwalk -d on hostile/dump-4096threads-*.dmp (2 GB of output in 60 s);
-#     minidump_stackwalk --signature, --signature --json, --signature-lists on
-#     hostile/dump-for-long-func-name.dmp with its 16 MiB function name (71 s, 2.1 GB RSS);
 #     dump_syms --max-inflate-ratio 100000 hostile/elf-zlib-bomb-4G.elf (23 s to over 60 s).
 #   - dump_syms -v: stderr sorted (the order of the messages varies from run to run, seen on
 #     hostile/elf-line-set-file-huge.elf).
@@ -232,10 +229,8 @@ sw_case() { # NAME DUMP SYMS
 		tag=${mode%%|*}
 		fl=${mode#*|}
 		case $dump.$tag in
-		# over 60 s: -d on 4,096 threads (GBs of output); --signature with a 16 MiB function name
-		hostile/dump-4096threads-*.d | hostile/dump-for-long-func-name.dmp.sig*) continue ;;
 		# the big hostile dumps (seconds and tens of MB a run): the main modes only
-		hostile/dump-4*.dmp.siglists | hostile/dump-4*.dmp.t1 | hostile/dump-4*.dmp.fmachine | hostile/dump-4*.dmp.v | hostile/dump-4*.dmp.tail | hostile/dump-4*.dmp.ccs | hostile/dump-4*.dmp.d) continue ;;
+		hostile/dump-4*.dmp.siglists | hostile/dump-4*.dmp.t1 | hostile/dump-4*.dmp.fmachine | hostile/dump-4*.dmp.v | hostile/dump-4*.dmp.tail | hostile/dump-4*.dmp.ccs) continue ;;
 		esac
 		job "$SW/$name.$tag" "t \$B/$SW $jf$fl $dump $syms"
 	done

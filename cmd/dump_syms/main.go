@@ -3,12 +3,15 @@
 // .exe or .dll, with its PDB), as Breakpad's and Mozilla's Windows
 // dump_syms write it:
 //
-//	dump_syms [-i] [-c] [-d] [-m] [-v] [-n NAME] [-o OS] [--store DIR] [--symbols-cache DIR]
+//	dump_syms [-i] [-c] [-d] [-m] [-v] [-a] [-n NAME] [-o OS] [--store DIR] [--symbols-cache DIR]
 //	          [--cfi-style symbolic|mozilla|breakpad|mozilla-pe|exact] [--pe-only breakpad|mozilla]
-//	          BINARY [DEBUG_DIR ...]
+//	          [--check-cfi] [--extra-info LINE] [-j N] BINARY [DEBUG_DIR | BINARY ...]
 //
 // The .sym text goes to stdout, or with --store into DIR/NAME/ID/NAME.sym,
-// the layout symbol stores and minidump_stackwalk use. DEBUG_DIR names
+// the layout symbol stores and minidump_stackwalk use. As Mozilla's
+// dump_syms, several binaries (the arguments after the first that are
+// files) are dumped -j N at a time, each into --store, or one after
+// another to stdout. DEBUG_DIR names
 // directories holding separate debug files (.gnu_debuglink targets or
 // .build-id/xx/rest.debug trees). Without DEBUG_DIR, the separate debug file
 // of a stripped binary (no .debug_info) is fetched by build ID from the
@@ -43,7 +46,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"runtime/debug"
+	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v3"
 
@@ -57,6 +64,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/symbols/formats"
 	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
 	"github.com/gobreakpad/gobreakpad/symbols/remote"
+	"github.com/gobreakpad/gobreakpad/symfile"
 	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
@@ -85,7 +93,11 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 			&cli.BoolFlag{Name: "m", Usage: "mark FUNC and PUBLIC records of several folded symbols with m"},
 			&cli.BoolFlag{Name: "v", Usage: "explain on stderr what was skipped and why"},
 			&cli.BoolFlag{Name: "strict", Usage: "fail (exit 1, no output) when a PDB record or stream fails to parse, instead of warning"},
-			&cli.StringFlag{Name: "a", Usage: "Mach-O: the architecture `ARCH` of a universal file (x86_64, arm64, arm64e, ...)"},
+			&cli.BoolFlag{Name: "a", Usage: "-a: keep the load address (Breakpad's Linux -a: addresses as in the ELF file, not relative to its first PT_LOAD segment); -a ARCH (an architecture name, then BINARY): Mach-O's, as --arch"},
+			&cli.StringFlag{Name: "arch", Usage: "Mach-O: the architecture `ARCH` of a universal file (Mozilla's --arch, as -a ARCH)"},
+			&cli.BoolFlag{Name: "check-cfi", Usage: "fail (exit 1, nothing written) when there is no CFI data: no STACK CFI or STACK WIN record (Mozilla's --check-cfi)"},
+			&cli.StringSliceFlag{Name: "extra-info", Usage: "write `LINE` (KEYWORD VALUE) as an INFO record after MODULE and INFO CODE_ID (Mozilla's --extra-info; repeatable)"},
+			&cli.IntFlag{Name: "j", Value: runtime.GOMAXPROCS(0), Usage: "dump up to `N` binaries at once when several are given (Mozilla's -j)"},
 			&cli.StringFlag{Name: "g", Usage: "Mach-O: read DWARF from the dSYM bundle (or the file in it) `DSYM`"},
 			&cli.BoolFlag{Name: "list-arch", Usage: "Mach-O: list the architectures of BINARY (as Mozilla's dump_syms) and exit"},
 			&cli.StringFlag{Name: "n", Usage: "module `NAME` instead of the binary's file name"},
@@ -117,13 +129,59 @@ func isTerminal(f *os.File) bool {
 
 func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 	args := c.Args().Slice()
+	// -a is Breakpad's Linux -a (keep the load address, no value) unless
+	// an architecture name follows it and a binary after that: then it is
+	// Breakpad's Mac (and Mozilla's) -a ARCH (docs/dump_syms.md).
+	arch, preserve := c.String("arch"), false
+	if c.Bool("a") {
+		if len(args) >= 2 && dsmacho.IsArchName(args[0]) {
+			if arch != "" && arch != args[0] {
+				return cmdline.Usagef("-a %s and --arch %s: give one", args[0], arch)
+			}
+			arch, args = args[0], args[1:]
+		} else {
+			preserve = true
+		}
+	}
 	if len(args) < 1 {
 		return cmdline.Usagef("missing binary")
 	} else if c.Bool("list-arch") {
 		return dsmacho.ListArch(args[0], stdout)
 	}
-	for _, w := range cmdline.CheckDirs("debug directory", args[1:]) {
+	// Mozilla's several files: the extra arguments that are files are
+	// more binaries to dump; Breakpad's DEBUG_DIR arguments are directories.
+	inputs, dirs := args[:1], []string(nil)
+	for _, p := range args[1:] {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			inputs = append(inputs, p)
+		} else {
+			dirs = append(dirs, p)
+		}
+	}
+	for _, w := range cmdline.CheckDirs("debug directory", dirs) {
 		fmt.Fprintf(stderr, "dump_syms: warning: %s; dumping without it\n", w)
+	}
+	if c.Bool("check-cfi") && (c.Bool("c") || c.Bool("i")) {
+		return cmdline.Usagef("--check-cfi and -c or -i conflict (no CFI is written)")
+	}
+	var infos []symfile.Info
+	for _, l := range c.StringSlice("extra-info") {
+		k, v, _ := strings.Cut(l, " ")
+		if !extraInfo.MatchString(l) {
+			return cmdline.Usagef("--extra-info %q: want KEYWORD VALUE, the keyword of capitals and underscores (INFO KEYWORD VALUE is written)", l)
+		}
+		infos = append(infos, symfile.Info{Key: k, Value: v})
+	}
+	store, output := c.String("store"), c.String("output")
+	if store != "" && output != "" {
+		return cmdline.Usagef("--store and --output: give one")
+	}
+	jobs := c.Int("j")
+	if jobs < 1 {
+		return cmdline.Usagef("-j %d: at least 1", jobs)
+	}
+	if len(inputs) > 1 && (c.String("debug-id") != "" || c.String("code-id") != "" || c.String("b") != "" || c.String("n") != "") {
+		return cmdline.Usagef("several binaries (%d) with --debug-id, --code-id, -b or -n, which name one", len(inputs))
 	}
 	opts := dumpsyms.Options{
 		HeaderOnly:      c.Bool("i"),
@@ -132,7 +190,7 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 		Multiple:        c.Bool("m"),
 		Name:            c.String("n"),
 		OS:              c.String("o"),
-		DebugDirs:       args[1:],
+		DebugDirs:       dirs,
 		MaxInflateRatio: int64(c.Int("max-inflate-ratio")),
 	}
 	wopts := dspe.Options{}
@@ -160,16 +218,103 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 	}
 	skipped := &cmdline.Skipped{Prog: "dump_syms", W: stderr, Verbose: c.Bool("v")}
 	opts.Warn = skipped.Warn // losses are said without -v too
-	if isTerminal(stderr) {
+	if isTerminal(stderr) && len(inputs) == 1 {
 		opts.Progress = func(stage string) {
 			fmt.Fprintf(stderr, "\rdump_syms: %s...\033[K", stage)
 		}
 		defer fmt.Fprint(stderr, "\r\033[K")
 	}
-	if len(opts.DebugDirs) == 0 {
-		dir, cleanup, err := remote.DebugDir(args[0], c.String("symbols-cache"), remote.DebuginfodURLs(), stderr, opts.Warn)
+	wopts.Options = opts
+	d := &dumper{c: c, opts: wopts, arch: arch, preserve: preserve, infos: infos, skipped: skipped, stderr: stderr}
+	if len(inputs) == 1 {
+		syms, err := d.dump(inputs[0])
 		if err != nil {
 			return err
+		}
+		return write(syms, store, output, stdout)
+	}
+	// Several binaries: dumped -j at a time, written into --store as each
+	// ends, or to --output or stdout in the order given.
+	models := make([]*dumpsyms.Model, len(inputs))
+	errs := make([]error, len(inputs))
+	sem := make(chan struct{}, jobs)
+	var wg sync.WaitGroup
+	for i, in := range inputs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			m, err := d.dump(in)
+			if err == nil && store != "" {
+				err = write(m, store, "", nil)
+				m = nil // written: its memory can go
+			}
+			models[i], errs[i] = m, err
+		}()
+	}
+	wg.Wait()
+	failed := 0
+	for i, err := range errs {
+		if err != nil {
+			failed++
+			fmt.Fprintf(stderr, "dump_syms: %s: %v\n", inputs[i], err)
+		}
+	}
+	if store == "" {
+		var w io.Writer = stdout
+		if output != "" {
+			if err := os.MkdirAll(filepath.Dir(output), 0o755); err != nil {
+				return err
+			}
+			f, err := os.Create(output)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			w = f
+		}
+		for _, m := range models {
+			if m == nil {
+				continue
+			}
+			if err := m.Write(w); err != nil {
+				return fmt.Errorf("writing symbols: %w", err)
+			}
+		}
+		if f, ok := w.(*os.File); ok && f != stdout {
+			if err := f.Close(); err != nil {
+				return err
+			}
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d binaries not dumped", failed, len(inputs))
+	}
+	return nil
+}
+
+// extraInfo is what --extra-info takes, as Mozilla's dump_syms checks it.
+var extraInfo = regexp.MustCompile(`^[A-Z_]+ .*`)
+
+// dumper dumps one binary with the command line's options.
+type dumper struct {
+	c        *cli.Command
+	opts     dspe.Options
+	arch     string
+	preserve bool
+	infos    []symfile.Info
+	skipped  *cmdline.Skipped
+	stderr   *os.File
+}
+
+// dump reads the symbols of path, with its damage said on stderr and the
+// command line's changes (-a, -b, --extra-info) made.
+func (d *dumper) dump(path string) (*dumpsyms.Model, error) {
+	c, opts := d.c, d.opts
+	if len(opts.DebugDirs) == 0 {
+		dir, cleanup, err := remote.DebugDir(path, c.String("symbols-cache"), remote.DebuginfodURLs(), d.stderr, opts.Warn)
+		if err != nil {
+			return nil, err
 		}
 		if dir != "" {
 			defer cleanup()
@@ -177,58 +322,71 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 		}
 	}
 	opts.Damage = &dumpsyms.Damage{}
-	wopts.Options = opts
-	syms, err := dumpWindows(c, args[0], wopts, stderr)
+	syms, err := dumpWindows(c, path, d.arch, opts, d.stderr)
 	for _, l := range opts.Damage.Lines() {
-		fmt.Fprintf(stderr, "dump_syms: warning: %s\n", l)
+		fmt.Fprintf(d.stderr, "dump_syms: warning: %s\n", l)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if c.Bool("strict") && opts.Damage.Len() > 0 {
-		return fmt.Errorf("--strict: %w", opts.Damage.Err())
+		return nil, fmt.Errorf("--strict: %w", opts.Damage.Err())
 	}
 	if id := c.String("b"); id != "" {
 		syms.Module.ID = id
 	}
-	if !syms.HeaderOnly && syms.NumFuncs() == 0 && !skipped.Lost() {
-		skipped.Warn("%s: no FUNC records (%d PUBLIC): no debugging information was found (-v says where it was looked for)", args[0], syms.NumPublics())
+	if !syms.HeaderOnly && syms.NumFuncs() == 0 && !d.skipped.Lost() {
+		d.skipped.Warn("%s: no FUNC records (%d PUBLIC): no debugging information was found (-v says where it was looked for)", path, syms.NumPublics())
 	}
-	if store, p := c.String("store"), c.String("output"); store != "" || p != "" {
-		if store != "" && p != "" {
-			return cmdline.Usagef("--store and --output: give one")
-		} else if store != "" {
-			// Windows stores name the file after the PDB without its
-			// extension: DIR/app.pdb/ID/app.sym.
-			elems, err := symstore.BreakpadPath(syms.Module.Name, syms.Module.ID, ".sym")
-			if err != nil {
-				return fmt.Errorf("--store: %w", err)
-			}
-			p = filepath.Join(store, filepath.Join(elems...))
+	if c.Bool("check-cfi") && len(syms.CFI) == 0 && len(syms.Wins) == 0 {
+		return nil, fmt.Errorf("%s: no CFI data (--check-cfi): no STACK CFI or STACK WIN record", path)
+	}
+	if d.preserve && syms.LoadAddress != 0 {
+		if err := syms.Rebase(syms.LoadAddress); err != nil {
+			return nil, fmt.Errorf("-a: %w", err)
 		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		f, err := os.Create(p)
+	}
+	syms.Infos = append(syms.Infos, d.infos...)
+	return syms, nil
+}
+
+// write writes syms into the symbol store store (DIR/NAME/ID/NAME.sym), or
+// the file output, or else stdout.
+func write(syms *dumpsyms.Model, store, output string, stdout io.Writer) error {
+	p := output
+	if store != "" {
+		// Windows stores name the file after the PDB without its
+		// extension: DIR/app.pdb/ID/app.sym.
+		elems, err := symstore.BreakpadPath(syms.Module.Name, syms.Module.ID, ".sym")
 		if err != nil {
-			return err
+			return fmt.Errorf("--store: %w", err)
 		}
-		defer f.Close()
-		if err := syms.Write(f); err != nil {
-			return fmt.Errorf("writing %s: %w", f.Name(), err)
+		p = filepath.Join(store, filepath.Join(elems...))
+	}
+	if p == "" {
+		if err := syms.Write(stdout); err != nil {
+			return fmt.Errorf("writing symbols: %w", err)
 		}
-		return f.Close()
+		return nil
 	}
-	if err := syms.Write(stdout); err != nil {
-		return fmt.Errorf("writing symbols: %w", err)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
 	}
-	return nil
+	f, err := os.Create(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := syms.Write(f); err != nil {
+		return fmt.Errorf("writing %s: %w", f.Name(), err)
+	}
+	return f.Close()
 }
 
 // dump reads the symbols of the file at path (formats.DumpNative).
-func dump(c *cli.Command, path string, opts dspe.Options) (*dumpsyms.Model, error) {
+func dump(path, arch, dsym string, opts dspe.Options) (*dumpsyms.Model, error) {
 	return formats.DumpNative(path, formats.DumpOptions{PE: opts, MachO: dsmacho.Options{Options: opts.Options,
-		Arch: c.String("a"), DSYM: c.String("g"), Exact: opts.CFIStyle == unwindinfo.StyleExact}})
+		Arch: arch, DSYM: dsym, Exact: opts.CFIStyle == unwindinfo.StyleExact}})
 }
 
 // symbolPath returns the symbol path dump_syms uses: --symbol-server, else
@@ -255,7 +413,7 @@ func symbolPath(flag string) []remote.PathElem {
 // path its CodeView record names, as a cabinet beside the PE, then in the
 // symbol path (remote.WinFiles.FindPDB); the PE of a PDB beside the PDB,
 // plain or as a cabinet (pdbsyms.Inputs.DumpPDB).
-func dumpWindows(c *cli.Command, orig string, opts dspe.Options, stderr io.Writer) (*dumpsyms.Model, error) {
+func dumpWindows(c *cli.Command, orig, arch string, opts dspe.Options, stderr io.Writer) (*dumpsyms.Model, error) {
 	in := &pdbsyms.Inputs{MaxRatio: int64(c.Int("max-inflate-ratio")), Warn: opts.Warn, MakeTemp: tempdir.Make, RemoveTemp: tempdir.Remove}
 	defer in.Close()
 	// Misses are not remembered: a PDB uploaded after a failed run is
@@ -282,7 +440,7 @@ func dumpWindows(c *cli.Command, orig string, opts dspe.Options, stderr io.Write
 	}
 	opts.FindPDB = w.FindPDB(filepath.Dir(orig))
 	if !pdbsyms.IsPDB(u) {
-		return dump(c, u, opts)
+		return dump(u, arch, c.String("g"), opts)
 	}
 	return in.DumpPDB(orig, u, opts)
 }

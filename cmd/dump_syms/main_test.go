@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -178,5 +180,200 @@ func TestMozillaFlags(t *testing.T) {
 	}
 	if r := cmdtest.Run(t, prog, "--output", out, "--store", t.TempDir(), bin); r.Code != 2 {
 		t.Errorf("--output with --store: exit %d, want 2", r.Code)
+	}
+}
+
+// TestCheckCFIAndExtraInfo: Mozilla's --check-cfi fails (exit 1, nothing
+// written) on a file without CFI and passes one with it; --extra-info LINE
+// writes INFO LINE after INFO CODE_ID and refuses a line without a
+// capitalised keyword.
+func TestCheckCFIAndExtraInfo(t *testing.T) {
+	prog := cmdtest.Build(t, ".")
+	bin := corpus.File(t, "elf/x64-dw4/full/inline_chain")
+	noCFI := corpus.File(t, "elf/x64-dw4/debuglink/inline_chain.debug")
+	if r := cmdtest.Run(t, prog, "--check-cfi", noCFI); r.Code != 1 || r.Stdout != "" || !strings.Contains(r.Stderr, "no CFI data") {
+		t.Errorf("--check-cfi without CFI: exit %d, %d bytes out, %q", r.Code, len(r.Stdout), r.Stderr)
+	}
+	plain := cmdtest.Run(t, prog, bin)
+	if r := cmdtest.Run(t, prog, "--check-cfi", bin); r.Code != 0 || r.Stdout != plain.Stdout {
+		t.Errorf("--check-cfi with CFI: exit %d, %q", r.Code, r.Stderr)
+	}
+	if r := cmdtest.Run(t, prog, "--check-cfi", "-c", bin); r.Code != 2 {
+		t.Errorf("--check-cfi -c: exit %d, want 2", r.Code)
+	}
+	r := cmdtest.Run(t, prog, "-i", "--extra-info", "FOO bar baz", "--extra-info", "X_Y z", bin)
+	want := "MODULE Linux x86_64 35B22B3C8214A4DB5C83772E005978D50 inline_chain\nINFO CODE_ID 3C2BB2351482DBA45C83772E005978D5D33A72E7\nINFO FOO bar baz\nINFO X_Y z\n"
+	if r.Code != 0 || r.Stdout != want {
+		t.Errorf("--extra-info: exit %d, %q, want %q", r.Code, r.Stdout, want)
+	}
+	if r := cmdtest.Run(t, prog, "--extra-info", "lower case", bin); r.Code != 2 || r.Stdout != "" {
+		t.Errorf("--extra-info with a bad keyword: exit %d", r.Code)
+	}
+}
+
+// TestLoadAddressAndArch: Breakpad's Linux -a (no value) keeps the load
+// address: every address of a non-PIE executable (first PT_LOAD at
+// 0x400000) is the plain output's plus 0x400000; -a followed by an
+// architecture name is Mach-O's -a ARCH (ignored for an ELF file, as
+// --arch, Mozilla's spelling).
+func TestLoadAddressAndArch(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc to build a non-PIE executable")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "a.c")
+	os.WriteFile(src, []byte("static int f(int x) { return x * 3; }\nint g(int x) { return f(x) + 1; }\nint main(int c, char **v) { return g(c); }\n"), 0o644)
+	bin := filepath.Join(dir, "a")
+	if out, err := exec.Command(gcc, "-O1", "-g", "-no-pie", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Skipf("gcc -no-pie: %v %s", err, out)
+	}
+	prog := cmdtest.Build(t, ".")
+	plain := cmdtest.Run(t, prog, "-d", bin)
+	kept := cmdtest.Run(t, prog, "-a", "-d", bin)
+	if plain.Code != 0 || kept.Code != 0 {
+		t.Fatalf("exit %d, %d: %s %s", plain.Code, kept.Code, plain.Stderr, kept.Stderr)
+	}
+	if r := cmdtest.Run(t, prog, "-d", "-a", bin); r.Stdout != kept.Stdout {
+		t.Error("-d -a BINARY differs from -a -d BINARY")
+	}
+	pl, kl := strings.Split(plain.Stdout, "\n"), strings.Split(kept.Stdout, "\n")
+	if len(pl) != len(kl) {
+		t.Fatalf("-a: %d lines, plain %d", len(kl), len(pl))
+	}
+	shifted := 0
+	for i := range pl {
+		p, k := strings.Fields(pl[i]), strings.Fields(kl[i])
+		if len(p) != len(k) {
+			t.Fatalf("line %d: %q vs %q", i, pl[i], kl[i])
+		}
+		// The address field of each record kind.
+		at := -1
+		switch {
+		case len(p) == 0 || p[0] == "MODULE" || p[0] == "INFO" || p[0] == "FILE" || p[0] == "INLINE_ORIGIN":
+		case p[0] == "FUNC" || p[0] == "PUBLIC":
+			at = 1
+		case p[0] == "STACK" && p[2] == "INIT":
+			at = 3
+		case p[0] == "STACK":
+			at = 2
+		case p[0] == "INLINE":
+			for j := 5; j < len(p); j += 2 {
+				checkShift(t, p[j], k[j], pl[i])
+				shifted++
+			}
+		default: // a line record
+			at = 0
+		}
+		if at >= 0 {
+			checkShift(t, p[at], k[at], pl[i])
+			shifted++
+			p[at], k[at] = "", ""
+		}
+		if len(p) > 0 && p[0] != "INLINE" && strings.Join(p, " ") != strings.Join(k, " ") {
+			t.Errorf("line %d: %q vs %q: more than the address differs", i, pl[i], kl[i])
+		}
+	}
+	if shifted < 10 {
+		t.Errorf("only %d addresses compared", shifted)
+	}
+	for _, args := range [][]string{{"-a", "x86_64", "-d", bin}, {"--arch", "arm64", "-d", bin}} {
+		if r := cmdtest.Run(t, prog, args...); r.Code != 0 || r.Stdout != plain.Stdout {
+			t.Errorf("%q: exit %d, differs from the plain output: %s", args, r.Code, r.Stderr)
+		}
+	}
+}
+
+func checkShift(t *testing.T, plain, kept, line string) {
+	t.Helper()
+	p, err1 := strconv.ParseUint(plain, 16, 64)
+	k, err2 := strconv.ParseUint(kept, 16, 64)
+	if err1 != nil || err2 != nil || k != p+0x400000 {
+		t.Errorf("%q: address %s with -a, want %x", line, kept, p+0x400000)
+	}
+}
+
+// TestSeveralInputs: as Mozilla's dump_syms, binaries after the first
+// (files, where Breakpad's DEBUG_DIR arguments are directories) are dumped
+// too, -j N at a time: into --store each as its own dump, to stdout in the
+// order given; the results do not depend on -j; a binary that fails is
+// named and the others are still written (exit 1).
+func TestSeveralInputs(t *testing.T) {
+	prog := cmdtest.Build(t, ".")
+	bins := []string{corpus.File(t, "elf/x64-dw4/full/inline_chain"), corpus.File(t, "elf/arm64/full/libshapes.so"),
+		corpus.File(t, "windows/breakpad/dump_syms_regtest.pdb"), corpus.File(t, "elf/x64-dw4/full/deep_chain")}
+	var want []string
+	for _, b := range bins {
+		r := cmdtest.Run(t, prog, "-d", b)
+		if r.Code != 0 {
+			t.Fatalf("%s: exit %d %s", b, r.Code, r.Stderr)
+		}
+		want = append(want, r.Stdout)
+	}
+	if r := cmdtest.Run(t, prog, append([]string{"-d", "-j", "3"}, bins...)...); r.Code != 0 || r.Stdout != strings.Join(want, "") {
+		t.Errorf("-j 3 to stdout: exit %d, output equal %v: %s", r.Code, r.Stdout == strings.Join(want, ""), r.Stderr)
+	}
+	var stores []string
+	for _, j := range []string{"1", "4"} {
+		store := t.TempDir()
+		stores = append(stores, store)
+		if r := cmdtest.Run(t, prog, append([]string{"-d", "-j", j, "--store", store}, bins...)...); r.Code != 0 || r.Stdout != "" {
+			t.Fatalf("-j %s --store: exit %d: %s", j, r.Code, r.Stderr)
+		}
+	}
+	for i, w := range want {
+		f := strings.Fields(w[:strings.IndexByte(w, '\n')])
+		name, id := f[4], f[3]
+		sym := strings.TrimSuffix(name, ".pdb") + ".sym"
+		for _, store := range stores {
+			got, err := os.ReadFile(filepath.Join(store, name, id, sym))
+			if err != nil || string(got) != w {
+				t.Errorf("%s in %s: %v, equal to its own dump %v", bins[i], store, err, string(got) == w)
+			}
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "notes.txt")
+	os.WriteFile(bad, []byte("not a binary"), 0o644)
+	store := t.TempDir()
+	r := cmdtest.Run(t, prog, "--store", store, bins[0], bad, bins[1])
+	if r.Code != 1 || !strings.Contains(r.Stderr, bad+": not an ELF") || !strings.Contains(r.Stderr, "1 of 3 binaries not dumped") {
+		t.Errorf("a bad input among three: exit %d, %q", r.Code, r.Stderr)
+	}
+	if ents, _ := os.ReadDir(store); len(ents) != 2 {
+		t.Errorf("a bad input among three: %d modules stored, want 2", len(ents))
+	}
+}
+
+// TestPDBHolesSaid: one-page holes in dump_syms_regtest.pdb that used to
+// change the output with nothing on stderr, even with -v (issue 31: line
+// subsections of a module zeroed, frame programs' strings zeroed), are
+// said once per kind by default, and refused with --strict.
+func TestPDBHolesSaid(t *testing.T) {
+	prog := cmdtest.Build(t, ".")
+	src, err := os.ReadFile(corpus.File(t, "windows/breakpad/dump_syms_regtest.pdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const page = 1024 // the file's MSF block size
+	for _, c := range []struct {
+		page int
+		want string
+	}{
+		{43, "dump_syms: warning: module line subsection kinds: 1 inconsistent with the rest of the file, used as read (first: module "},
+		{55, "dump_syms: warning: line file references: 1 inconsistent with the rest of the file, used as read (first: file checksum 0x3f0: its name (names offset 0x0) is empty)"},
+		{103, "dump_syms: warning: line order: 1 inconsistent with the rest of the file, used as read (first: module "},
+		{511, "dump_syms: warning: module streams: 1 inconsistent with the rest of the file, used as read (first: module "},
+		{589, "dump_syms: warning: frame data programs: 4 inconsistent with the rest of the file, used as read (first: frame data at 0x114c: its program string"},
+	} {
+		b := slices.Clone(src)
+		clear(b[c.page*page : (c.page+1)*page])
+		p := filepath.Join(t.TempDir(), "dump_syms_regtest.pdb")
+		os.WriteFile(p, b, 0o644)
+		if r := cmdtest.Run(t, prog, p); r.Code != 0 || !strings.HasPrefix(r.Stderr, c.want) || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stdout, "FUNC ") {
+			t.Errorf("page %d zeroed: exit %d, stderr %q", c.page, r.Code, r.Stderr)
+		}
+		if r := cmdtest.Run(t, prog, "--strict", p); r.Code != 1 || r.Stdout != "" {
+			t.Errorf("page %d zeroed, --strict: exit %d, %d bytes out", c.page, r.Code, len(r.Stdout))
+		}
 	}
 }

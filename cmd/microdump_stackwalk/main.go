@@ -57,7 +57,10 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "s", Usage: "output stack contents"},
 		}, symflags.Flags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			args := cmd.Args().Slice()
+			args, err := symflags.LevelArg(cmd, cmd.Args().Slice())
+			if err != nil {
+				return cmdline.Usagef("%v", err)
+			}
 			if len(args) == 0 {
 				return cmdline.Usagef("missing microdump file")
 			}

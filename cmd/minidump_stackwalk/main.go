@@ -101,7 +101,10 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "signature-lists", Usage: "add the signature lists of `DIR` to the defaults (implies --signature)"},
 		}, append(symflags.Flags(), rustFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			args := cmd.Args().Slice()
+			args, err := symflags.LevelArg(cmd, cmd.Args().Slice())
+			if err != nil {
+				return cmdline.Usagef("%v", err)
+			}
 			if len(args) == 0 {
 				return cmdline.Usagef("missing minidump file")
 			}
@@ -145,7 +148,11 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 				return err
 			}
 			o.symbols, o.verbose = symflags.CommandConfig(cmd, args[1:], log), symflags.Verbose(cmd)
-			err = run(out, log, args[0], o)
+			if o.rust.dump {
+				err = runDump(out, log, args[0])
+			} else {
+				err = run(out, log, args[0], o)
+			}
 			if err != nil && o.rust.logFile != "" {
 				fmt.Fprintf(log, "minidump_stackwalk: %v\n", err)
 			}

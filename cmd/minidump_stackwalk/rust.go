@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +11,9 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
 	"github.com/gobreakpad/gobreakpad/cmd/internal/symflags"
+	"github.com/gobreakpad/gobreakpad/internal/textsafe"
+	"github.com/gobreakpad/gobreakpad/minidump"
+	"github.com/gobreakpad/gobreakpad/minidump/dumptext"
 	"github.com/gobreakpad/gobreakpad/stackwalk/jsonout"
 )
 
@@ -20,7 +25,8 @@ func rustFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "human", Usage: "output the human report (the default; rust-minidump's flag, Breakpad's text)"},
 		&cli.StringFlag{Name: "cyborg", Usage: "output the human report, and the JSON report into `FILE`"},
-		&cli.BoolFlag{Name: "brief", Usage: "as -b (rust-minidump's --brief: the crashed thread only)"},
+		&cli.BoolFlag{Name: "brief", Usage: "as -b (rust-minidump's --brief: the crashed thread only); with --dump, accepted"},
+		&cli.BoolFlag{Name: "dump", Usage: "print the minidump's raw contents instead of a walk: minidump_dump's (Breakpad's) text, as rust-minidump's --dump implements the old minidump_dump"},
 		&cli.StringFlag{Name: "output-file", Usage: "write the report into `FILE` instead of stdout"},
 		&cli.StringFlag{Name: "log-file", Usage: "write warnings, -v's summary and errors into `FILE` instead of stderr"},
 		&cli.BoolFlag{Name: "no-color", Usage: "accepted for rust-minidump's command line (nothing is ever colored)"},
@@ -43,6 +49,7 @@ type rustOptions struct {
 	cyborg, outputFile, logFile, evilJSON string
 	localDebugInfo, functionArgs          bool
 	quiet                                 bool // --verbose=off
+	dump                                  bool // --dump
 }
 
 // readRustFlags reads rustFlags into o, checking the combinations
@@ -64,10 +71,55 @@ func readRustFlags(cmd *cli.Command, o *options) error {
 	if cmd.IsSet("cyborg") && r.cyborg == "" {
 		return cmdline.Usagef("--cyborg needs a file name")
 	}
+	if r.dump = cmd.Bool("dump"); r.dump {
+		// rust-minidump's output-format group: one of --json, --human,
+		// --cyborg, --dump; our human report's flags do not apply either.
+		for _, f := range []string{"json", "pretty", "human", "cyborg", "m", "s", "c", "b", "t", "d", "signature", "signature-lists", "recover-function-args"} {
+			if cmd.IsSet(f) {
+				return cmdline.Usagef("--dump and %s conflict", map[bool]string{true: "-", false: "--"}[len(f) == 1]+f)
+			}
+		}
+		o.rust = r
+		return nil
+	}
 	if cmd.Bool("brief") {
 		o.brief = true
 	}
 	o.rust = r
+	return nil
+}
+
+// runDump prints the raw contents of the minidump at path as minidump_dump
+// does (minidump/dumptext, Breakpad's text), for --dump: streams that are
+// damaged are said on log and make the error (exit 1), as minidump_dump's;
+// absent ones are notes.
+func runDump(out, log io.Writer, path string) error {
+	f, err := minidump.Open(path)
+	if err != nil {
+		return explainOpen(path, err)
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(out, 1<<16)
+	err = dumptext.Write(w, f, dumptext.Options{})
+	if ferr := w.Flush(); ferr != nil {
+		return ferr
+	}
+	var problems dumptext.Problems
+	if !errors.As(err, &problems) {
+		return err
+	}
+	damaged := 0
+	for _, p := range problems {
+		if errors.Is(p, minidump.ErrNoStream) {
+			fmt.Fprintln(log, "minidump_stackwalk: note:", textsafe.Escape(p.Error()))
+			continue
+		}
+		fmt.Fprintln(log, "minidump_stackwalk:", textsafe.Escape(p.Error()))
+		damaged++
+	}
+	if damaged > 0 {
+		return cmdline.ExitStatus(1)
+	}
 	return nil
 }
 

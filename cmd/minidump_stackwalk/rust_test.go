@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -296,5 +297,60 @@ func TestRecoverFunctionArgs(t *testing.T) {
 	}
 	if u := cmdtest.RunClean(t, prog, nil, "--features=unstable-all", filepath.Join(d, "crash.dmp"), filepath.Join(d, "symbols")); u.Stdout != r.Stdout {
 		t.Error("--features=unstable-all does not recover arguments")
+	}
+}
+
+// TestRustDumpAndVerboseLevel: rust-minidump's --dump prints the raw
+// contents as minidump_dump does (byte for byte Breakpad's minidump_dump
+// reference of the corpus), into --output-file too, and conflicts with the
+// other output formats; --verbose LEVEL without "=" takes LEVEL as the
+// level, not as the dump (--verbose error: no summary; --verbose info: the
+// summary), while a dump named like a level stays the dump.
+func TestRustDumpAndVerboseLevel(t *testing.T) {
+	prog := cmdtest.Build(t, ".")
+	dump := corpus.File(t, "breakpad/processor/ascii_read_av.dmp")
+	want, err := os.ReadFile(corpus.File(t, "breakpad/expected/bp-ascii_read_av.dump.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := cmdtest.Run(t, prog, "--dump", dump); r.Code != 0 || r.Stdout != string(want) {
+		t.Errorf("--dump: exit %d, equal to minidump_dump's reference %v: %s", r.Code, r.Stdout == string(want), r.Stderr)
+	}
+	out := filepath.Join(t.TempDir(), "out.txt")
+	if r := cmdtest.Run(t, prog, "--dump", "--brief", "--output-file="+out, dump); r.Code != 0 || r.Stdout != "" {
+		t.Errorf("--dump --brief --output-file: exit %d, %d bytes on stdout", r.Code, len(r.Stdout))
+	}
+	if b, _ := os.ReadFile(out); string(b) != string(want) {
+		t.Error("--dump --output-file: the file is not the dump's contents")
+	}
+	for _, f := range []string{"--json", "--human", "-m", "-s"} {
+		if r := cmdtest.Run(t, prog, "--dump", f, dump); r.Code != 2 || !strings.Contains(r.Stderr, "--dump and "+f+" conflict") {
+			t.Errorf("--dump %s: exit %d, %q", f, r.Code, r.Stderr)
+		}
+	}
+
+	gen := corpus.File(t, "generated/threads-x64-O2")
+	d, syms := filepath.Join(gen, "crash.dmp"), filepath.Join(gen, "symbols")
+	plain := cmdtest.Run(t, prog, "-m", d, syms)
+	if r := cmdtest.Run(t, prog, "--verbose", "error", "-m", d, syms); r.Code != 0 || r.Stdout != plain.Stdout || r.Stderr != plain.Stderr {
+		t.Errorf("--verbose error: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	if r := cmdtest.Run(t, prog, "--verbose", "info", "-m", d, syms); r.Code != 0 || r.Stdout != plain.Stdout || !strings.Contains(r.Stderr, "minidump_stackwalk: symbols: ") {
+		t.Errorf("--verbose info: exit %d, stderr %q, want the summary", r.Code, r.Stderr)
+	}
+	if r := cmdtest.Run(t, prog, "--verbose", "off", "-m", d, syms); r.Code != 0 || r.Stdout != plain.Stdout || r.Stderr != "" {
+		t.Errorf("--verbose off: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	// A dump file named "warn" in the working directory stays the dump.
+	dir := t.TempDir()
+	b, _ := os.ReadFile(d)
+	os.WriteFile(filepath.Join(dir, "warn"), b, 0o644)
+	cmd := exec.Command(prog, "-v", "-m", "warn", syms)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	got, err := cmd.Output()
+	if err != nil || string(got) != plain.Stdout || !strings.Contains(stderr.String(), "minidump_stackwalk: symbols: ") {
+		t.Errorf("-v with a dump named warn: %v, stderr %q", err, stderr.String())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -57,6 +58,14 @@ func (s Slice) ModuleArch() string {
 	}
 	return "x86"
 }
+
+// archNames are the names archName gives, and x86 (Breakpad's name of i386).
+var archNames = []string{"x86_64", "x86_64h", "i386", "x86", "arm64", "arm64e", "armv6", "armv7", "armv7s", "armv7k", "arm", "arm64_32", "ppc", "ppc64"}
+
+// IsArchName says whether s names a Mach-O architecture (x86_64, arm64e,
+// i386, x86, armv7, ppc, ...), as a slice's Arch does: dump_syms's -a takes
+// such a name as Mach-O's -a ARCH and anything else as Breakpad's Linux -a.
+func IsArchName(s string) bool { return slices.Contains(archNames, s) }
 
 func archName(cpu macho.Cpu, sub uint32) string {
 	sub &^= 0xff000000 // capability bits (pointer authentication ABI, 64-bit libraries)
@@ -186,6 +195,9 @@ func Select(slices []Slice, arch string) (Slice, string, error) {
 			}
 		}
 		return slices[0], "", nil
+	}
+	if arch == "x86" { // Breakpad's name of i386 (its MODULE records')
+		arch = "i386"
 	}
 	for _, s := range slices {
 		if s.Arch() == arch {

@@ -329,6 +329,12 @@ func (d *dumper) warn(format string, args ...any) { warn(d.opts, format, args...
 // count, an error with --strict.
 func (d *dumper) damage(kind, format string, args ...any) { d.opts.Damaged(kind, format, args...) }
 
+// inconsistent reports a part of the PDB that parsed but contradicts the
+// rest (Options.Inconsistent).
+func (d *dumper) inconsistent(kind, format string, args ...any) {
+	d.opts.Inconsistent(kind, format, args...)
+}
+
 func (d *dumper) progress(stage string) {
 	if d.opts.Progress != nil {
 		d.opts.Progress(stage)

@@ -34,13 +34,33 @@ type lineInfo struct {
 func (d *dumper) fileOf(ml *moduleLines, checksumOff uint32) uint32 {
 	c, ok := ml.checksums[checksumOff]
 	if !ok {
+		d.inconsistent("line file references", "lines of file checksum %#x, which the module's DEBUG_S_FILECHKSMS lacks: file <unknown>", checksumOff)
 		return d.fileID("<unknown>")
 	}
 	name, err := d.names.String(c.NameOffset)
 	if err != nil {
+		d.inconsistent("line file references", "file checksum %#x: name: %v: file <unknown>", checksumOff, err)
 		return d.fileID("<unknown>")
 	}
+	if name == "" {
+		d.inconsistent("line file references", "file checksum %#x: its name (names offset %#x) is empty", checksumOff, c.NameOffset)
+	}
 	return d.fileID(name)
+}
+
+// checkLineOrder reports a DEBUG_S_LINES block whose entries are not in
+// ascending offsets within the subsection's code: zeroed entries (offset 0,
+// line 0) read as valid ones amid the others, and their lines then vanish
+// or move without a word.
+func checkLineOrder(d *dumper, l *pdb.Lines, modName string) {
+	for _, blk := range l.Blocks {
+		for i, e := range blk.Lines {
+			if e.Offset >= l.CodeSize && l.CodeSize > 0 || i > 0 && e.Offset < blk.Lines[i-1].Offset {
+				d.inconsistent("line order", "module %s: lines at %#x:%#x: entry %d at offset %#x after %#x, in %#x bytes of code", modName, l.Segment, l.Offset, i, e.Offset, blk.Lines[max(i-1, 0)].Offset, l.CodeSize)
+				return
+			}
+		}
+	}
 }
 
 func (d *dumper) readModuleLines(ms *pdb.ModuleStream, modName string) *moduleLines {
@@ -49,7 +69,16 @@ func (d *dumper) readModuleLines(ms *pdb.ModuleStream, modName string) *moduleLi
 	if err != nil {
 		d.damage("module line subsections", "module %s: %v", modName, err)
 	}
+	bad := 0
 	for _, s := range subs {
+		// Kinds are 0xf1 and up (LLVM's DebugSubsectionKind: up to 0x100
+		// today); DEBUG_S_IGNORE marks one to skip. Zeroed bytes read as
+		// subsections of kind 0.
+		if k := s.Kind; k&pdb.DEBUG_S_IGNORE == 0 && (k < pdb.DEBUG_S_SYMBOLS || k > 0x1ff) {
+			if bad++; bad == 1 {
+				d.inconsistent("module line subsection kinds", "module %s: a subsection of kind %#x, %d bytes (zeroed or damaged line information)", modName, uint32(k), len(s.Data))
+			}
+		}
 		switch s.Kind {
 		case pdb.DEBUG_S_LINES:
 			l, err := pdb.ParseLines(s.Data)
@@ -57,6 +86,7 @@ func (d *dumper) readModuleLines(ms *pdb.ModuleStream, modName string) *moduleLi
 				d.damage("module line subsections", "module %s: %v", modName, err)
 			}
 			if l != nil {
+				checkLineOrder(d, l, modName)
 				ml.lines = append(ml.lines, l)
 			}
 		case pdb.DEBUG_S_FILECHKSMS:
@@ -167,6 +197,9 @@ func (d *dumper) functions() []dumpsyms.Function {
 			continue
 		}
 		if ms == nil {
+			if mod.SymByteSize > 0 || mod.C13ByteSize > 0 {
+				d.inconsistent("module streams", "module %s declares %d bytes of symbols and %d of lines, but its stream (%d) is absent: its functions are left out", mod.Name, mod.SymByteSize, mod.C13ByteSize, mod.SymStream)
+			}
 			continue
 		}
 		ml := d.readModuleLines(ms, mod.Name)

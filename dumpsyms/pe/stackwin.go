@@ -45,6 +45,9 @@ func (d *dumper) stackWin() {
 			if p, ok := programs[f.FrameFunc]; ok {
 				r.program, r.hasProgram = p, true
 			} else if p, err := d.names.String(f.FrameFunc); err == nil {
+				if p == "" {
+					d.inconsistent("frame data programs", "frame data at %#x: its program string (names offset %#x) is empty", f.RVAStart, f.FrameFunc)
+				}
 				programs[f.FrameFunc] = p
 				r.program, r.hasProgram = p, true
 			} else {

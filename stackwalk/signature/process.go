@@ -32,7 +32,11 @@ func FromProcess(st *stackwalk.ProcessState) Crash {
 			continue
 		}
 		f := Frame{
-			Function: sf.Function,
+			// A name is read as printed: at most stackwalk.MaxPrintedName bytes
+			// (a 16 MiB name took 71 s and 2.1 GB through the lists'
+			// regular expressions and the normalization's copies; the
+			// signature keeps 255 bytes).
+			Function: stackwalk.Cap(sf.Function),
 			File:     sf.SourceFile,
 			Line:     sf.SourceLine,
 			Offset:   sf.Instruction,

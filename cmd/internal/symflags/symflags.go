@@ -5,6 +5,7 @@ package symflags
 import (
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"time"
 
@@ -94,6 +95,24 @@ func Level(cmd *cli.Command) string {
 		return l
 	}
 	return "error"
+}
+
+// LevelArg takes rust-minidump's --verbose LEVEL, its level given without
+// "=": --verbose is a switch (-v, Breakpad's), so the parser leaves LEVEL
+// as the first argument. When --verbose was given alone and args holds a
+// level name that is not a file, followed by more arguments (the dump),
+// the level is --verbose's value and the rest of args is returned.
+func LevelArg(cmd *cli.Command, args []string) ([]string, error) {
+	if cmd.String("verbose") != "info" || len(args) < 2 || !slices.Contains(Levels, args[0]) {
+		return args, nil
+	}
+	if _, err := os.Stat(args[0]); err == nil {
+		return args, nil // a file named like a level: the dump
+	}
+	if err := cmd.Set("verbose", args[0]); err != nil {
+		return args, err
+	}
+	return args[1:], nil
 }
 
 // Verbose reports whether the -v summary was asked for: -v, or

@@ -3,6 +3,7 @@ package symflags
 import (
 	"context"
 	"io"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -76,5 +77,39 @@ func TestRustFlags(t *testing.T) {
 	}
 	if err := cmd.Run(context.Background(), []string{"walk", "--prefetch", "-1"}); err == nil {
 		t.Error("--prefetch -1 accepted")
+	}
+}
+
+// TestLevelArg: --verbose LEVEL (no "=") takes LEVEL when a dump follows
+// and no file is named LEVEL; -v alone and a level that is the last
+// argument stay as they were.
+func TestLevelArg(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.WriteFile("warn", nil, 0o644)
+	for _, c := range []struct {
+		args  []string
+		level string
+		rest  []string
+	}{
+		{[]string{"--verbose", "error", "d.dmp"}, "error", []string{"d.dmp"}},
+		{[]string{"--verbose", "trace", "d.dmp", "syms"}, "trace", []string{"d.dmp", "syms"}},
+		{[]string{"-v", "d.dmp"}, "info", []string{"d.dmp"}},
+		{[]string{"--verbose", "error"}, "info", []string{"error"}},
+		{[]string{"--verbose", "warn", "syms"}, "info", []string{"warn", "syms"}}, // a file named warn
+		{[]string{"--verbose=debug", "d.dmp"}, "debug", []string{"d.dmp"}},
+		{[]string{"error", "d.dmp"}, "error", []string{"error", "d.dmp"}}, // no --verbose
+	} {
+		var level string
+		var rest []string
+		cmd := &cli.Command{Name: "walk", Flags: Flags(), Action: func(ctx context.Context, c *cli.Command) error {
+			var err error
+			rest, err = LevelArg(c, c.Args().Slice())
+			level = Level(c)
+			return err
+		}}
+		if err := cmd.Run(context.Background(), append([]string{"walk"}, c.args...)); err != nil || level != c.level || !slices.Equal(rest, c.rest) {
+			t.Errorf("%q: level %q, args %q, %v; want %q, %q", c.args, level, rest, err, c.level, c.rest)
+		}
 	}
 }
