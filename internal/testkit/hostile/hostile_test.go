@@ -157,7 +157,9 @@ func (r run) do(t *testing.T) {
 	}
 	usage := filepath.Join(t.TempDir(), "rusage")
 	cmd := exec.Command(self, append([]string{filepath.Join(binDir(t), r.prog)}, r.args...)...)
-	cmd.Env = append(os.Environ(), rusageEnv+"="+usage)
+	// GORACE: a wrapper built with -race would otherwise sleep a second
+	// at exit (the race runtime's atexit_sleep_ms).
+	cmd.Env = append(os.Environ(), rusageEnv+"="+usage, "GORACE=atexit_sleep_ms=0")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out countWriter
 	var errb bytes.Buffer
