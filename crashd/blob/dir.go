@@ -87,14 +87,7 @@ func (d *Dir) Sync(ctx context.Context) error {
 	}
 	if done, err := d.syncAll(); done && !perFileSync {
 		if err != nil {
-			d.mu.Lock()
-			if d.pending == nil {
-				d.pending = map[string]bool{}
-			}
-			for k := range keys {
-				d.pending[k] = true
-			}
-			d.mu.Unlock()
+			d.repend(keys)
 		}
 		return err
 	}
@@ -133,17 +126,22 @@ func (d *Dir) Sync(ctx context.Context) error {
 		}
 	}
 	if first != nil {
-		// Tried again at the next Sync.
-		d.mu.Lock()
-		if d.pending == nil {
-			d.pending = map[string]bool{}
-		}
-		for k := range keys {
-			d.pending[k] = true
-		}
-		d.mu.Unlock()
+		d.repend(keys)
 	}
 	return first
+}
+
+// repend puts keys back among the pending ones: a failed Sync is tried
+// again at the next.
+func (d *Dir) repend(keys map[string]bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pending == nil {
+		d.pending = map[string]bool{}
+	}
+	for k := range keys {
+		d.pending[k] = true
+	}
 }
 
 // perFileSync makes Sync fsync file by file where it could syncfs (tests).
