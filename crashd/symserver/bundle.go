@@ -2,7 +2,6 @@ package symserver
 
 import (
 	"archive/zip"
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -165,23 +164,15 @@ func (s *Server) convertBundle(tmp string, want Want) (string, error) {
 	if err != nil {
 		return "", badUpload("converting the bundle's %s into symbols: %v", main, err)
 	}
-	out, err := os.CreateTemp(s.cfg.Incoming, "sym-*")
-	if err != nil {
-		return "", &uploadError{http.StatusInternalServerError, err}
-	}
-	w := bufio.NewWriterSize(out, 1<<20)
-	err = breakpadFormat.Write(w, model, formats.WriteOptions{})
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(out.Name())
+	sym, err := s.writeIncoming(func(w io.Writer) error {
+		return breakpadFormat.Write(w, model, formats.WriteOptions{})
+	})
+	if ue := (*uploadError)(nil); errors.As(err, &ue) {
+		return "", ue
+	} else if err != nil {
 		return "", badUpload("writing the symbols of the bundle's %s: %v", main, err)
 	}
-	return out.Name(), nil
+	return sym, nil
 }
 
 // extractTo writes a bundle member under root, at most its declared size

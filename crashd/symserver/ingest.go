@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/symbols/formats"
 	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 	"github.com/gobreakpad/gobreakpad/symfile"
@@ -266,22 +265,38 @@ func (s *Server) convert(tmp string, ff *formats.Format, want Want) (string, err
 	if err := os.Rename(tmp, named); err != nil {
 		return "", &uploadError{http.StatusInternalServerError, err}
 	}
+	sym, err := s.writeIncoming(func(w io.Writer) error {
+		if ff != nil {
+			return formats.Convert(w, named, breakpadFormat, nil)
+		}
+		// A Mach-O file (not in the formats' table): dump_syms's reader.
+		var o formats.DumpOptions
+		o.MachO.Inlines = true
+		model, err := formats.DumpNative(named, o)
+		if err != nil {
+			return err
+		}
+		return breakpadFormat.Write(w, model, formats.WriteOptions{})
+	})
+	if ue := (*uploadError)(nil); errors.As(err, &ue) {
+		return "", ue
+	} else if err != nil {
+		return "", badUpload("converting the %s file %s into symbols: %v", formatName(ff), name, err)
+	}
+	return sym, nil
+}
+
+// writeIncoming writes a .sym into a new file of the incoming directory
+// with write and returns its name; on an error nothing is left. A file
+// that cannot be made is the server's error (an *uploadError, 500); any
+// other is write's or the file's, for the caller to word.
+func (s *Server) writeIncoming(write func(io.Writer) error) (string, error) {
 	out, err := os.CreateTemp(s.cfg.Incoming, "sym-*")
 	if err != nil {
 		return "", &uploadError{http.StatusInternalServerError, err}
 	}
 	w := bufio.NewWriterSize(out, 1<<20)
-	if ff != nil {
-		err = formats.Convert(w, named, breakpadFormat, nil)
-	} else {
-		// A Mach-O file (not in the formats' table): dump_syms's reader.
-		var o formats.DumpOptions
-		o.MachO.Inlines = true
-		var model *dumpsyms.Model
-		if model, err = formats.DumpNative(named, o); err == nil {
-			err = breakpadFormat.Write(w, model, formats.WriteOptions{})
-		}
-	}
+	err = write(w)
 	if err == nil {
 		err = w.Flush()
 	}
@@ -290,7 +305,7 @@ func (s *Server) convert(tmp string, ff *formats.Format, want Want) (string, err
 	}
 	if err != nil {
 		os.Remove(out.Name())
-		return "", badUpload("converting the %s file %s into symbols: %v", formatName(ff), name, err)
+		return "", err
 	}
 	return out.Name(), nil
 }
