@@ -416,17 +416,10 @@ func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, missing 
 		Product: pc.ProductName, Version: pc.Version, OS: pc.OSName, CPU: pc.CPUArch,
 		Signature: pc.Signature, CrashReason: pc.CrashReason, Attempts: attempts,
 	}
-	if err := p.ix.Processed(ctx, c); err != nil {
-		return err
-	}
-	if err := p.ix.SetMissingSymbols(ctx, string(pc.CrashID), received, missing); err != nil {
-		return err
-	}
-	if t, ok := p.ix.(index.Triage); ok {
-		return t.ProcessedDetails(ctx, c, index.Details{ProcessType: pc.ProcessType, OSVersion: pc.OSVersion,
-			CrashAddress: pc.CrashAddress, Modules: pc.Modules})
-	}
-	return nil
+	// Everything in one index transaction (one commit per crash).
+	return p.ix.RecordProcessed(ctx, index.Outcome{Crash: c, Missing: missing,
+		Details: index.Details{ProcessType: pc.ProcessType, OSVersion: pc.OSVersion,
+			CrashAddress: pc.CrashAddress, Modules: pc.Modules}})
 }
 
 // lazyStore returns the store as a blob.Lazy when processed crashes are

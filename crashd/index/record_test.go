@@ -1,0 +1,150 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRecordProcessed: RecordProcessed leaves every row (crashes,
+// missing_symbols, signatures; every column) exactly as Processed,
+// SetMissingSymbols and ProcessedDetails called one after another do, on a
+// sequence of outcomes that exercises each write (a crash recorded again
+// with other modules, an earlier sighting of a signature, no signature, no
+// missing modules, a crash received before it is processed).
+func TestRecordProcessed(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		dir := t.TempDir()
+		testRecordProcessed(t,
+			func(ctx context.Context) (*SQL, error) { return OpenSQLite(ctx, filepath.Join(dir, "a.sqlite")) },
+			func(ctx context.Context) (*SQL, error) { return OpenSQLite(ctx, filepath.Join(dir, "b.sqlite")) })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		testRecordProcessed(t, postgresSchema(t), postgresSchema(t))
+	})
+}
+
+func testRecordProcessed(t *testing.T, openA, openB opener) {
+	ctx := context.Background()
+	clock := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	now := func() time.Time { return clock }
+	three, err := openA(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer three.Close()
+	one, err := openB(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	three.now, one.now = now, now
+
+	day := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	mod := func(f, id string) Module {
+		return Module{DebugFile: f, DebugID: id, CodeFile: f + ".so", CodeID: "c" + id}
+	}
+	outcomes := []Outcome{
+		{Crash: Crash{ID: crashID(1, day), ReceivedAt: day, ProcessedAt: day.Add(time.Second), Product: "App", Version: "1.0",
+			OS: "Linux", CPU: "amd64", Signature: "a", CrashReason: "SIGSEGV", Attempts: 1},
+			Details: Details{ProcessType: "content", OSVersion: "6.1", CrashAddress: "0x0", Modules: []string{"libc.so", "a_b%.so"}},
+			Missing: []Module{mod("libx", "ab01"), mod("libx", "AB01"), {DebugFile: "", DebugID: "x"}, mod("liby", "cd02")}},
+		// No signature, no missing modules, no processed time (now).
+		{Crash: Crash{ID: crashID(2, day), ReceivedAt: day.Add(time.Minute), Product: "App", Version: "1.1", Attempts: 2}},
+		// An earlier sighting of a, in another version.
+		{Crash: Crash{ID: crashID(3, day), ReceivedAt: day.Add(-time.Hour), Product: "App", Version: "0.9", Signature: "a", Attempts: 1},
+			Details: Details{Modules: []string{"libc.so"}}, Missing: []Module{mod("libz", "ef03")}},
+		// Crash 1 again, walked with other symbols: its rows replaced.
+		{Crash: Crash{ID: crashID(1, day), ReceivedAt: day, ProcessedAt: day.Add(time.Hour), Product: "App", Version: "1.0",
+			OS: "Linux", CPU: "amd64", Signature: "b", CrashReason: "SIGABRT", Attempts: 3},
+			Details: Details{ProcessType: "gpu"}, Missing: []Module{mod("liby", "cd02")}},
+		// Crash 4, received first (the collector's row).
+		{Crash: Crash{ID: crashID(4, day), ReceivedAt: day.Add(2 * time.Minute), Product: "App", Version: "1.0", Signature: "c"}},
+	}
+	for _, ix := range []*SQL{three, one} {
+		if err := ix.Received(ctx, Crash{ID: crashID(4, day), ReceivedAt: day.Add(2 * time.Minute), Product: "App", Version: "1.0"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, o := range outcomes {
+		if err := three.Processed(ctx, o.Crash); err != nil {
+			t.Fatal(err)
+		}
+		if err := three.SetMissingSymbols(ctx, o.Crash.ID, o.Crash.ReceivedAt, o.Missing); err != nil {
+			t.Fatal(err)
+		}
+		if err := three.ProcessedDetails(ctx, o.Crash, o.Details); err != nil {
+			t.Fatal(err)
+		}
+		if err := one.RecordProcessed(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		want, got := dumpTables(t, three), dumpTables(t, one)
+		if got != want {
+			t.Fatalf("after outcome %d: RecordProcessed's rows\n%s\nthe three writes'\n%s", i, got, want)
+		}
+	}
+	// Idempotent: recording the last outcome again changes nothing.
+	before := dumpTables(t, one)
+	if err := one.RecordProcessed(ctx, outcomes[len(outcomes)-1]); err != nil {
+		t.Fatal(err)
+	}
+	if after := dumpTables(t, one); after != before {
+		t.Fatalf("recorded twice:\n%s\nonce:\n%s", after, before)
+	}
+	if strings.Contains(before, "libx") || strings.Count(before, "liby/CD02") != 1 || strings.Count(before, "libz/EF03") != 1 {
+		t.Fatalf("missing modules not as recorded:\n%s", before)
+	}
+}
+
+// dumpTables returns every row of the tables the processor writes, every
+// column as text, in a fixed order.
+func dumpTables(t *testing.T, ix *SQL) string {
+	t.Helper()
+	var b strings.Builder
+	for _, q := range []string{
+		`SELECT * FROM crashes ORDER BY crash_id`,
+		`SELECT * FROM missing_symbols ORDER BY crash_id, module`,
+		`SELECT * FROM signatures ORDER BY signature`,
+	} {
+		rows, err := ix.db.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, err := rows.Columns()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s\n", strings.Join(cols, " | "))
+		for rows.Next() {
+			vals := make([]sql.NullString, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range vals {
+				if i > 0 {
+					b.WriteString(" | ")
+				}
+				if v.Valid {
+					b.WriteString(v.String)
+				} else {
+					b.WriteString("NULL")
+				}
+			}
+			b.WriteString("\n")
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+	}
+	return b.String()
+}
