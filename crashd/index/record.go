@@ -41,6 +41,21 @@ ON CONFLICT (signature) DO UPDATE SET
 // written again.
 const recordDeleteMissing = `DELETE FROM missing_symbols WHERE crash_id = ?`
 
+// maxInsertRows is the most rows of one prepared INSERT of missing
+// modules (a power of two).
+const maxInsertRows = 32
+
+// insertMissing are the INSERTs of 2^i rows of missing_symbols.
+var insertMissing = func() map[int]string {
+	m := map[int]string{}
+	for n := 1; n <= maxInsertRows; n *= 2 {
+		m[n] = `
+INSERT INTO missing_symbols (crash_id, module, debug_file, debug_id, code_file, code_id, received_at)
+VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?),", n), ",")
+	}
+	return m
+}()
+
 // RecordProcessed implements [Index]: in one transaction, the rows that
 // Processed, SetMissingSymbols and ProcessedDetails write one after
 // another (the same rows, column for column), so that a processed crash
@@ -97,14 +112,23 @@ func (s *SQL) RecordProcessed(ctx context.Context, o Outcome) error {
 	if _, err := tx.StmtContext(ctx, del).ExecContext(ctx, c.ID); err != nil {
 		return fail(err)
 	}
-	if len(args) > 0 {
-		// All rows in one INSERT (multi-row VALUES: SQLite and PostgreSQL).
-		values := strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?),", len(args)/7), ",")
-		if _, err := tx.ExecContext(ctx, s.rebind(`
-INSERT INTO missing_symbols (crash_id, module, debug_file, debug_id, code_file, code_id, received_at)
-VALUES `+values), args...); err != nil {
+	// The rows in prepared multi-row INSERTs of 32, 16, ..., 1 rows
+	// (multi-row VALUES: SQLite and PostgreSQL): at most six statements
+	// ever compiled, where one INSERT of exactly the crash's rows was
+	// compiled for every crash.
+	for len(args) > 0 {
+		k := min(len(args)/7, maxInsertRows)
+		for k&(k-1) != 0 {
+			k &= k - 1 // the largest power of two in it
+		}
+		st, err := s.stmt(ctx, insertMissing[k])
+		if err != nil {
 			return fail(err)
 		}
+		if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, args[:7*k]...); err != nil {
+			return fail(err)
+		}
+		args = args[7*k:]
 	}
 	if c.Signature != "" {
 		if _, err := tx.StmtContext(ctx, sig).ExecContext(ctx, c.Signature, formatTime(c.ReceivedAt), c.Version); err != nil {

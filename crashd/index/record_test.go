@@ -62,6 +62,15 @@ func testRecordProcessed(t *testing.T, openA, openB opener) {
 		{Crash: Crash{ID: crashID(1, day), ReceivedAt: day, ProcessedAt: day.Add(time.Hour), Product: "App", Version: "1.0",
 			OS: "Linux", CPU: "amd64", Signature: "b", CrashReason: "SIGABRT", Attempts: 3},
 			Details: Details{ProcessType: "gpu"}, Missing: []Module{mod("liby", "cd02")}},
+		// 45 missing modules: INSERTs of 32, 8, 4 and 1 rows.
+		{Crash: Crash{ID: crashID(5, day), ReceivedAt: day.Add(3 * time.Minute), Product: "App", Version: "1.0", Signature: "a"},
+			Missing: func() []Module {
+				var ms []Module
+				for i := range 45 {
+					ms = append(ms, mod(fmt.Sprintf("lib%02d", i), fmt.Sprintf("%032X0", i)))
+				}
+				return ms
+			}()},
 		// Crash 4, received first (the collector's row).
 		{Crash: Crash{ID: crashID(4, day), ReceivedAt: day.Add(2 * time.Minute), Product: "App", Version: "1.0", Signature: "c"}},
 	}
