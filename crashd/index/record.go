@@ -2,7 +2,10 @@ package index
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -58,11 +61,97 @@ VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?),", n), ",")
 
 // RecordProcessed implements [Index]: in one transaction, the rows that
 // Processed, SetMissingSymbols and ProcessedDetails write one after
-// another (the same rows, column for column), so that a processed crash
-// costs the index one commit instead of three. Idempotent as they are: a
-// crash recorded twice is one crashes row, its missing modules once, the
-// earliest sighting of its signature.
+// another, so that a processed crash costs the index one commit instead
+// of three. Idempotent as they are: a crash recorded twice is one crashes
+// row, its missing modules once, the earliest sighting of its signature.
+//
+// Concurrent calls share transactions (a group commit): while one
+// transaction commits, the outcomes that arrive wait, and the next caller
+// to lead writes them all in one; an outcome whose batch fails is written
+// again alone, so that it fails (or not) on its own. The leader writes the
+// others' outcomes with its own ctx; the processor's is never cancelled.
 func (s *SQL) RecordProcessed(ctx context.Context, o Outcome) error {
+	r := &pendingRecord{o: o, done: make(chan error, 1)}
+	s.gmu.Lock()
+	s.pending = append(s.pending, r)
+	lead := !s.leading
+	s.leading = true
+	s.gmu.Unlock()
+	for {
+		if lead {
+			s.lead(ctx)
+		}
+		err := <-r.done
+		if err != errLead {
+			return err
+		}
+		lead = true
+	}
+}
+
+// pendingRecord is an outcome waiting for a group commit.
+type pendingRecord struct {
+	o    Outcome
+	done chan error // its result, or errLead
+}
+
+// errLead tells a waiting RecordProcessed to lead the next group commit.
+var errLead = errors.New("index: lead the next group commit")
+
+// maxGroup bounds the outcomes of one group commit.
+const maxGroup = 64
+
+// lead writes the waiting outcomes (at most maxGroup) in one transaction,
+// then hands the lead to the first of those that arrived meanwhile, if
+// any: every leader commits once, so that no caller waits on others'
+// writes for long.
+func (s *SQL) lead(ctx context.Context) {
+	s.gmu.Lock()
+	n := min(len(s.pending), maxGroup)
+	batch := slices.Clone(s.pending[:n])
+	s.pending = slices.Delete(s.pending, 0, n)
+	s.gmu.Unlock()
+	if err := s.commitOutcomes(ctx, batch); err != nil && len(batch) > 1 {
+		for _, r := range batch {
+			r.done <- s.commitOutcomes(ctx, []*pendingRecord{r})
+		}
+	} else {
+		for _, r := range batch {
+			r.done <- err
+		}
+	}
+	s.gmu.Lock()
+	if len(s.pending) > 0 {
+		s.pending[0].done <- errLead
+	} else {
+		s.leading = false
+	}
+	s.gmu.Unlock()
+}
+
+// commitOutcomes writes the outcomes in one transaction.
+func (s *SQL) commitOutcomes(ctx context.Context, batch []*pendingRecord) error {
+	defer s.lockWrites()()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("index: record processed: %w", err)
+	}
+	defer tx.Rollback()
+	for _, r := range batch {
+		if err := s.recordIn(ctx, tx, r.o); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("index: record processed: %w", err)
+	}
+	return nil
+}
+
+// recordIn writes in tx the rows that Processed, SetMissingSymbols and
+// ProcessedDetails write one after another (the same rows, column for
+// column).
+func (s *SQL) recordIn(ctx context.Context, tx *sql.Tx, o Outcome) error {
 	c, d := o.Crash, o.Details
 	if c.ProcessedAt.IsZero() {
 		c.ProcessedAt = s.now()
@@ -83,7 +172,6 @@ func (s *SQL) RecordProcessed(ctx context.Context, o Outcome) error {
 		seen[k] = true
 		args = append(args, c.ID, k, m.DebugFile, strings.ToUpper(m.DebugID), m.CodeFile, m.CodeID, formatTime(c.ReceivedAt))
 	}
-	// Prepared before the write lock: preparing is no write.
 	upsert, err := s.stmt(ctx, recordUpsert)
 	if err != nil {
 		return fail(err)
@@ -97,12 +185,6 @@ func (s *SQL) RecordProcessed(ctx context.Context, o Outcome) error {
 		return fail(err)
 	}
 	now := formatTime(s.now())
-	defer s.lockWrites()()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fail(err)
-	}
-	defer tx.Rollback()
 	if _, err := tx.StmtContext(ctx, upsert).ExecContext(ctx,
 		c.ID, crashDay(c.ID), string(Processed), formatTime(c.ReceivedAt), formatTime(c.ProcessedAt), c.Product, c.Version, c.OS, c.CPU,
 		c.Signature, c.CrashReason, c.Attempts, now,
@@ -134,9 +216,6 @@ func (s *SQL) RecordProcessed(ctx context.Context, o Outcome) error {
 		if _, err := tx.StmtContext(ctx, sig).ExecContext(ctx, c.Signature, formatTime(c.ReceivedAt), c.Version); err != nil {
 			return fail(err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fail(err)
 	}
 	return nil
 }
