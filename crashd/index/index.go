@@ -88,6 +88,11 @@ type Index interface {
 	// Processed records the outcome of processing (status Processed):
 	// every field is replaced.
 	Processed(ctx context.Context, c Crash) error
+	// RecordProcessed records everything the processor records of a
+	// processed crash in one transaction: the row as Processed writes
+	// it, its details as Triage's ProcessedDetails and its missing
+	// modules as SetMissingSymbols (record.go).
+	RecordProcessed(ctx context.Context, o Outcome) error
 	// Failed records that processing failed for good after attempts
 	// attempts.
 	Failed(ctx context.Context, id string, receivedAt time.Time, attempts int, reason string) error

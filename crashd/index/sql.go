@@ -105,6 +105,11 @@ type SQL struct {
 	smu   sync.Mutex
 	stmts map[string]*sql.Stmt
 	now   func() time.Time
+	// The group commit of RecordProcessed (record.go): outcomes waiting,
+	// and whether a caller leads (writes them).
+	gmu     sync.Mutex
+	pending []*pendingRecord
+	leading bool
 }
 
 // lockWrites takes wmu when the dialect has one writer; the returned

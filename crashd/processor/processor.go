@@ -61,7 +61,11 @@ type Config struct {
 	// Default 10s.
 	Heartbeat time.Duration
 	// Symbols finds the modules' symbols (a *symsrc.Sources); nil walks
-	// without symbols, as minidump_stackwalk without symbol paths.
+	// without symbols, as minidump_stackwalk without symbol paths. When it
+	// remembers misses (a ForgetMisses method, as symsrc.Sources with
+	// LocalMissTTL), a crash queued again (a Reprocess or Priority
+	// delivery: symbols may have arrived, perhaps through another
+	// process's symbol server) is walked after they are forgotten.
 	Symbols symbols.Source
 	// Prefetch is stackwalk.Options.Prefetch (symsrc.Sources.Prefetch).
 	Prefetch int
@@ -255,6 +259,13 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 	}
 	stop := p.heartbeat(d)
 	defer stop()
+	if d.Kind() != queue.Normal {
+		if f, ok := p.cfg.Symbols.(interface {
+			ForgetMisses(debugFile, debugID string)
+		}); ok {
+			f.ForgetMisses("", "")
+		}
+	}
 
 	raw, err := walk.ReadRaw(ctx, p.store, id)
 	received := idTime(id)
@@ -416,17 +427,10 @@ func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, missing 
 		Product: pc.ProductName, Version: pc.Version, OS: pc.OSName, CPU: pc.CPUArch,
 		Signature: pc.Signature, CrashReason: pc.CrashReason, Attempts: attempts,
 	}
-	if err := p.ix.Processed(ctx, c); err != nil {
-		return err
-	}
-	if err := p.ix.SetMissingSymbols(ctx, string(pc.CrashID), received, missing); err != nil {
-		return err
-	}
-	if t, ok := p.ix.(index.Triage); ok {
-		return t.ProcessedDetails(ctx, c, index.Details{ProcessType: pc.ProcessType, OSVersion: pc.OSVersion,
-			CrashAddress: pc.CrashAddress, Modules: pc.Modules})
-	}
-	return nil
+	// Everything in one index transaction (one commit per crash).
+	return p.ix.RecordProcessed(ctx, index.Outcome{Crash: c, Missing: missing,
+		Details: index.Details{ProcessType: pc.ProcessType, OSVersion: pc.OSVersion,
+			CrashAddress: pc.CrashAddress, Modules: pc.Modules}})
 }
 
 // lazyStore returns the store as a blob.Lazy when processed crashes are

@@ -171,7 +171,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			paths = append([]string{symDir}, cfg.Symbols...)
 		}
 		scfg := symsrc.Config{Paths: paths, URLs: cfg.SymbolsURL, CacheDir: symCache,
-			RequestTimeout: time.Duration(cfg.SymbolsTimeout), Prefetch: symsrc.DefaultPrefetch}
+			RequestTimeout: time.Duration(cfg.SymbolsTimeout), Prefetch: symsrc.DefaultPrefetch,
+			// Modules the local stores lack are not looked for at every
+			// walk; symbolsArrived and reprocessing forget them.
+			LocalMissTTL: symsrc.DefaultLocalMissTTL}
 		scfg.FromEnv()
 		pcfg := processor.Config{Workers: cfg.Workers, WalkJobs: cfg.WalkJobs, Timeout: time.Duration(cfg.Timeout),
 			MaxAttempts: cfg.MaxAttempts, RetryDelay: time.Duration(cfg.RetryDelay), Heartbeat: time.Duration(cfg.AckWait) / 3,

@@ -56,6 +56,11 @@ func (c SymbolServerConfig) reprocessMax() int {
 // server's OnSymbols): the index's missing_symbols table names them. It
 // works in the background.
 func (s *Server) symbolsArrived(_ context.Context, debugFile, debugID string) {
+	if s.syms != nil {
+		// New crashes with the module are walked with its symbols at once,
+		// not after the local sources' memory of its miss runs out.
+		s.syms.ForgetMisses(debugFile, debugID)
+	}
 	limit := s.cfg.SymbolServer.reprocessMax()
 	if limit == 0 || s.ix == nil {
 		return

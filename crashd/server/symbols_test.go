@@ -142,6 +142,16 @@ func TestSymbolsArrived(t *testing.T) {
 		t.Errorf("missing symbols after the upload: %s", missing)
 	}
 
+	// A new crash with the module, uploaded now: walked with its
+	// symbols at once (the processor's symbol sources remember misses
+	// for a while; the upload, and the reprocessing it queued, made them
+	// forget).
+	if nid, err := upload(t, ts.URL, c.dump, map[string]string{"ProductName": "Threads", "Version": "1"}); err != nil {
+		t.Fatal(err)
+	} else if got := waitProcessed(t, ts.URL, nid, time.Minute); sameJSON(got.JSONDump, want) != "" {
+		t.Errorf("a crash uploaded after the symbols arrived was walked without them: %s", sameJSON(got.JSONDump, want))
+	}
+
 	// A changed re-upload of the module (same debug id: a rebuilt
 	// binary's symbols renamed a function) is seen by the running
 	// processor, which holds the old one open: reprocessed, the crash

@@ -48,6 +48,13 @@ type Config struct {
 	RequestTimeout, WalkTimeout time.Duration
 	// MissTTL is how long misses are remembered (cache.Cache.MissTTL).
 	MissTTL time.Duration
+	// LocalMissTTL, when positive, is how long the local sources (symbol
+	// store directories and the native files beside them) remember that
+	// they did not have a module, instead of looking in their directories
+	// again at every walk: for long-running walkers (crashd's processor,
+	// DefaultLocalMissTTL), which call Sources.ForgetMisses when symbols
+	// are stored. Zero: no memory (each walk looks).
+	LocalMissTTL time.Duration
 	// Progress receives lines about slow downloads.
 	Progress io.Writer
 	// Prefetch is how many modules' symbols a walk loads at once ahead of
@@ -106,6 +113,8 @@ type Sources struct {
 	Dirs []string
 	// caches are the cache directories used.
 	caches []string
+	// misses are the local sources' remembered misses (nil: none).
+	misses *misses
 }
 
 // File returns the path of a Breakpad .sym file holding module m's
@@ -315,22 +324,36 @@ func Open(cfg Config) (*Sources, error) {
 			s.closers = append(s.closers, c)
 		}
 	}
+	if cfg.LocalMissTTL > 0 {
+		s.misses = &misses{ttl: cfg.LocalMissTTL, now: time.Now}
+	}
+	// addLocal adds a source that looks in local directories: its misses
+	// are remembered (Config.LocalMissTTL).
+	addLocal := func(name string, src symbols.Source) {
+		if s.misses != nil {
+			if c, ok := src.(io.Closer); ok {
+				s.closers = append(s.closers, c)
+			}
+			src = &remembering{id: len(s.chain), src: src, ms: s.misses}
+		}
+		add(name, src)
+	}
 	if len(dirs) > 0 {
 		label := strings.Join(dirs, ", ")
 		// The lookup-only formats come first: a store holding one beside a
 		// module's .sym was made to answer lookups from it (the .sym may keep
 		// only its STACK records, which still give the unwind rules). Stores
 		// of .sym files alone walk as Breakpad's.
-		add(label+" (SymCache)", symsymcache.NewDirs(dirs...))
-		add(label+" (symbfile)", symsymbfile.NewDirs(dirs...))
-		add(label+" (GSYM)", symgsym.NewDirs(dirs...))
+		addLocal(label+" (SymCache)", symsymcache.NewDirs(dirs...))
+		addLocal(label+" (symbfile)", symsymbfile.NewDirs(dirs...))
+		addLocal(label+" (GSYM)", symgsym.NewDirs(dirs...))
 		if cfg.CacheDir != "" {
 			// The fast path for .sym files (docs/symcache.md): a SymCache
 			// and an unwind index kept in the cache named on the command
 			// line.
-			add(label, newFastDirs(&cache.Cache{Dir: filepath.Clean(cfg.CacheDir)}, dirs...))
+			addLocal(label, newFastDirs(&cache.Cache{Dir: filepath.Clean(cfg.CacheDir)}, dirs...))
 		} else {
-			add(label, symbreakpad.NewDirs(dirs...))
+			addLocal(label, symbreakpad.NewDirs(dirs...))
 		}
 		// Native ELF files in the same directories (.build-id trees,
 		// binaries named as the modules), then Windows symbol-store trees
@@ -338,10 +361,10 @@ func Open(cfg Config) (*Sources, error) {
 		// bundles, converted into the cache.
 		if c, err := client(""); err == nil {
 			delete(s.clients, c.Cache.Dir) // a cache, not a server
-			add(label+" (ELF files)", elfsyms.NewDirs(c.Cache, dirs...))
+			addLocal(label+" (ELF files)", elfsyms.NewDirs(c.Cache, dirs...))
 			conv := converter(c.Cache)
-			add(label+" (PDB files)", pdbsyms.NewDirs(conv, dirs...))
-			add(label+" (Mach-O files)", machosyms.NewDirs(c.Cache, dirs...))
+			addLocal(label+" (PDB files)", pdbsyms.NewDirs(conv, dirs...))
+			addLocal(label+" (Mach-O files)", machosyms.NewDirs(c.Cache, dirs...))
 		}
 	}
 	if len(cfg.LocalDirs) > 0 {
@@ -351,8 +374,8 @@ func Open(cfg Config) (*Sources, error) {
 		}
 		delete(s.clients, c.Cache.Dir) // a cache, not a server
 		label := "local debug info (" + strings.Join(cfg.LocalDirs, ", ") + ")"
-		add(label+" (ELF files)", elfsyms.NewDirs(c.Cache, cfg.LocalDirs...))
-		add(label+" (PDB files)", pdbsyms.NewDirs(converter(c.Cache), cfg.LocalDirs...))
+		addLocal(label+" (ELF files)", elfsyms.NewDirs(c.Cache, cfg.LocalDirs...))
+		addLocal(label+" (PDB files)", pdbsyms.NewDirs(converter(c.Cache), cfg.LocalDirs...))
 	}
 	for _, u := range bpURLs {
 		c, err := client("")
