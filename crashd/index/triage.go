@@ -223,26 +223,34 @@ func days(since, until time.Time) []string {
 	return out
 }
 
-// countBySignature returns each signature's count under f, and the total.
+// countBySignature returns each signature's count under f, and the total:
+// from the daily rollup for f's whole days when f allows, else (and for
+// the partial days at the ends) from crashes.
 func (s *SQL) countBySignature(ctx context.Context, f Filter) (map[string]int, int, error) {
-	w, args := f.where()
-	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT signature, COUNT(*) FROM crashes WHERE `+w+` GROUP BY signature`), args...)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
 	out := map[string]int{}
 	total := 0
-	for rows.Next() {
-		var sig string
-		var n int
-		if err := rows.Scan(&sig, &n); err != nil {
+	for _, p := range s.parts(f) {
+		rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT signature, `+p.count+` FROM `+p.table+` WHERE `+p.where+` GROUP BY signature`), p.args...)
+		if err != nil {
 			return nil, 0, err
 		}
-		out[sig] = n
-		total += n
+		for rows.Next() {
+			var sig string
+			var n int
+			if err := rows.Scan(&sig, &n); err != nil {
+				rows.Close()
+				return nil, 0, err
+			}
+			out[sig] += n
+			total += n
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, 0, err
+		}
 	}
-	return out, total, rows.Err()
+	return out, total, nil
 }
 
 // rank orders signatures by count, then by name.
@@ -314,37 +322,39 @@ func (s *SQL) TopCrashers(ctx context.Context, f Filter, limit int) (Top, error)
 	for _, sig := range sigs {
 		args = append(args, sig)
 	}
-	// Daily counts and platforms of the listed signatures, in one pass.
-	w, wargs := f.where()
-	q, err := s.db.QueryContext(ctx, s.rebind(`SELECT signature, os, substr(received_at, 1, 10), COUNT(*) FROM crashes WHERE `+w+
-		` AND signature IN (`+marks(len(sigs))+`) GROUP BY signature, os, substr(received_at, 1, 10)`), append(wargs, args...)...)
-	if err != nil {
-		return Top{}, fmt.Errorf("index: top crashers: %w", err)
-	}
+	// Daily counts and platforms of the listed signatures, one pass per
+	// source.
 	plat := map[string]map[string]int{}
-	for q.Next() {
-		var sig, os, day string
-		var n int
-		if err := q.Scan(&sig, &os, &day, &n); err != nil {
-			q.Close()
+	for _, p := range s.parts(f) {
+		q, err := s.db.QueryContext(ctx, s.rebind(`SELECT signature, os, `+p.day+`, `+p.count+` FROM `+p.table+` WHERE `+p.where+
+			` AND signature IN (`+marks(len(sigs))+`) GROUP BY signature, os, `+p.day), append(p.args, args...)...)
+		if err != nil {
 			return Top{}, fmt.Errorf("index: top crashers: %w", err)
 		}
-		r := rows[sig]
-		if r == nil {
-			continue
+		for q.Next() {
+			var sig, os, day string
+			var n int
+			if err := q.Scan(&sig, &os, &day, &n); err != nil {
+				q.Close()
+				return Top{}, fmt.Errorf("index: top crashers: %w", err)
+			}
+			r := rows[sig]
+			if r == nil {
+				continue
+			}
+			if i, ok := byDay[day]; ok {
+				r.Daily[i] += n
+			}
+			if plat[sig] == nil {
+				plat[sig] = map[string]int{}
+			}
+			plat[sig][os] += n
 		}
-		if i, ok := byDay[day]; ok {
-			r.Daily[i] += n
+		err = q.Err()
+		q.Close()
+		if err != nil {
+			return Top{}, fmt.Errorf("index: top crashers: %w", err)
 		}
-		if plat[sig] == nil {
-			plat[sig] = map[string]int{}
-		}
-		plat[sig][os] += n
-	}
-	err = q.Err()
-	q.Close()
-	if err != nil {
-		return Top{}, fmt.Errorf("index: top crashers: %w", err)
 	}
 	for sig, m := range plat {
 		for _, os := range rank(m) {
