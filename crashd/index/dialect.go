@@ -128,6 +128,7 @@ CREATE INDEX missing_symbols_received ON missing_symbols (received_at, module);
 CREATE INDEX crashes_top ON crashes (product, crash_day, signature);
 `,
 		5: postgresDaily,
+		6: postgresAnnotations,
 	},
 }
 
@@ -246,6 +247,9 @@ func (s *SQL) dropBefore(ctx context.Context, conn *sql.Conn, cutoff time.Time) 
 	// could not have one in PostgreSQL): its rows of those crashes go too.
 	if _, err := conn.ExecContext(ctx, s.d.rebind(`DELETE FROM missing_symbols WHERE received_at < ?`), formatTime(cutoff)); err != nil {
 		return dropped, fmt.Errorf("retention: missing symbols: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, s.d.rebind(`DELETE FROM crash_annotations WHERE received_at < ?`), formatTime(cutoff)); err != nil {
+		return dropped, fmt.Errorf("retention: annotations: %w", err)
 	}
 	return dropped, nil
 }

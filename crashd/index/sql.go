@@ -74,6 +74,8 @@ CREATE INDEX crashes_top ON crashes (product, crash_day, signature);
 	// 5: the daily-counts rollup (daily.go); its triggers differ by
 	// dialect (dialect.go).
 	5: migrationDaily,
+	// 6: the annotations the configuration indexes (annotations.go).
+	6: migrationAnnotations,
 }
 
 // crashDay is the crash_day of a crash id: its UTC day (the id's last six

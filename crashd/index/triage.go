@@ -39,6 +39,11 @@ type Details struct {
 	CrashAddress string
 	// Modules are the base names of the crash's modules.
 	Modules []string
+	// Annotations are the annotations to index (those the configuration
+	// names); names or values over MaxAnnotationName or
+	// MaxAnnotationValue bytes, and those after MaxAnnotations, are left
+	// out.
+	Annotations []Annotation
 }
 
 // Triage is what crashd's web pages need of an index beyond [Index].
@@ -59,6 +64,9 @@ type Triage interface {
 	// SignatureSpan returns the first and last receipt of a signature
 	// (among all processed crashes) and its first sighting on record.
 	SignatureSpan(ctx context.Context, signature string) (first, last, firstSeen time.Time, err error)
+	// FacetAnnotation counts the crashes f selects by the value of an
+	// indexed annotation (personal values only with f.Personal).
+	FacetAnnotation(ctx context.Context, f Filter, name string, n int) ([]Bucket, error)
 }
 
 // Filter selects processed crashes for the triage queries; empty fields
@@ -68,6 +76,12 @@ type Filter struct {
 	Since, Until                           time.Time
 	Product, Version, OS, CPU, ProcessType string
 	Signature, CrashReason, Module         string
+	// Annotations match indexed annotations, each exactly.
+	Annotations []AnnotationMatch
+	// Personal lets personal annotations match (view_pii); without it a
+	// match on an annotation the collector marked personal in a crash
+	// does not select that crash.
+	Personal bool
 }
 
 // Row is a crash as the search lists it.
@@ -156,6 +170,10 @@ func (f Filter) where() (string, []any) {
 	if f.Module != "" {
 		add(`modules LIKE ? ESCAPE '\'`, "%|"+likeEscape(f.Module)+"|%")
 	}
+	for _, a := range f.Annotations {
+		conds = append(conds, annotationCond(f.Personal))
+		args = append(args, a.Name, a.Value)
+	}
 	return strings.Join(conds, " AND "), args
 }
 
@@ -196,6 +214,24 @@ func (s *SQL) ProcessedDetails(ctx context.Context, c Crash, d Details) error {
 UPDATE crashes SET process_type = ?, os_version = ?, crash_address = ?, modules = ? WHERE crash_id = ? AND crash_day = ?`),
 		d.ProcessType, d.OSVersion, d.CrashAddress, moduleList(d.Modules), c.ID, crashDay(c.ID)); err != nil {
 		return fmt.Errorf("index: details %s: %w", c.ID, err)
+	}
+	if _, err := tx.ExecContext(ctx, s.rebind(`DELETE FROM crash_annotations WHERE crash_id = ?`), c.ID); err != nil {
+		return fmt.Errorf("index: details %s: %w", c.ID, err)
+	}
+	seen := map[string]bool{}
+	for _, a := range d.Annotations {
+		if len(seen) == MaxAnnotations || seen[a.Name] || a.Name == "" || len(a.Name) > MaxAnnotationName || len(a.Value) > MaxAnnotationValue {
+			continue
+		}
+		seen[a.Name] = true
+		personal := 0
+		if a.Personal {
+			personal = 1
+		}
+		if _, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO crash_annotations (crash_id, name, value, personal, received_at) VALUES (?, ?, ?, ?, ?)`),
+			c.ID, a.Name, a.Value, personal, formatTime(c.ReceivedAt)); err != nil {
+			return fmt.Errorf("index: details %s: annotation %q: %w", c.ID, a.Name, err)
+		}
 	}
 	if c.Signature != "" {
 		if _, err := tx.ExecContext(ctx, s.rebind(`
