@@ -170,14 +170,15 @@ func (s *SQL) ensureWeek(ctx context.Context, conn *sql.Conn, w time.Time) error
 		return fmt.Errorf("partition %s: %w", name, err)
 	}
 	defer tx.Rollback()
-	for _, stmt := range []string{
+	stmts := []string{
 		`CREATE TABLE ` + name + ` (LIKE crashes INCLUDING DEFAULTS)`,
 		`WITH moved AS (DELETE FROM crashes_default WHERE crash_day >= '` + from + `' AND crash_day < '` + to + `' RETURNING *) INSERT INTO ` + name + ` SELECT * FROM moved`,
-		// The delete above fired the rollup's trigger; the insert into
-		// the table not yet attached did not: count the moved rows again.
-		dailyAdjust(name, +1),
-		`ALTER TABLE crashes ATTACH PARTITION ` + name + ` FOR VALUES FROM ('` + from + `') TO ('` + to + `')`,
-	} {
+	}
+	// The delete above fired the rollups' trigger; the insert into the
+	// table not yet attached did not: count the moved rows again.
+	stmts = append(stmts, dailyAdjust(name, +1)...)
+	stmts = append(stmts, `ALTER TABLE crashes ATTACH PARTITION `+name+` FOR VALUES FROM ('`+from+`') TO ('`+to+`')`)
+	for _, stmt := range stmts {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("partition %s: %w", name, err)
 		}
@@ -266,7 +267,7 @@ func (s *SQL) dropPartition(ctx context.Context, conn *sql.Conn, name string) er
 	if err := tx.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&exists); err != nil || !exists {
 		return err
 	}
-	for _, stmt := range []string{dailyAdjust(name, -1), `DELETE FROM crash_daily WHERE n <= 0`, `DROP TABLE ` + name} {
+	for _, stmt := range append(dailyAdjust(name, -1), `DROP TABLE `+name) {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return err
 		}
