@@ -61,6 +61,18 @@ func (r rollup) match(row string) string {
 	return s
 }
 
+// moved is the condition, in an update trigger, that the row's count
+// moves in this rollup: its status or its key changed (an update that
+// changes neither, as a reprocessing with the same result or the details
+// of a crash that the rollup does not key on, leaves the rollup alone).
+func (r rollup) moved() string {
+	s := "(OLD.status IS DISTINCT FROM NEW.status OR substr(OLD.received_at, 1, 10) IS DISTINCT FROM substr(NEW.received_at, 1, 10)"
+	for _, c := range r.cols {
+		s += " OR OLD." + c + " IS DISTINCT FROM NEW." + c
+	}
+	return s + ")"
+}
+
 // fill counts the processed crashes of crashes into the rollup.
 func (r rollup) fill() string { return r.adjust("crashes", "+") }
 
@@ -89,12 +101,19 @@ var migrationDaily = func() string {
 var sqliteDailyTriggers = func() string {
 	var ins, del, upd string
 	for _, r := range rollups {
-		inc := "\tINSERT INTO " + r.table + " (" + r.key() + ", n) SELECT " + r.of("NEW") + ", 1 WHERE NEW.status = 'processed'\n\tON CONFLICT (" + r.key() + ") DO UPDATE SET n = n + 1;\n"
-		dec := "\tUPDATE " + r.table + " SET n = n - 1 WHERE OLD.status = 'processed' AND " + r.match("OLD") + ";\n" +
-			"\tDELETE FROM " + r.table + " WHERE OLD.status = 'processed' AND n <= 0 AND " + r.match("OLD") + ";\n"
-		ins += inc
-		del += dec
-		upd += dec + inc
+		inc := func(cond string) string {
+			return "\tINSERT INTO " + r.table + " (" + r.key() + ", n) SELECT " + r.of("NEW") + ", 1 WHERE NEW.status = 'processed'" + cond +
+				"\n\tON CONFLICT (" + r.key() + ") DO UPDATE SET n = n + 1;\n"
+		}
+		dec := func(cond string) string {
+			return "\tUPDATE " + r.table + " SET n = n - 1 WHERE OLD.status = 'processed'" + cond + " AND " + r.match("OLD") + ";\n" +
+				"\tDELETE FROM " + r.table + " WHERE OLD.status = 'processed'" + cond + " AND n <= 0 AND " + r.match("OLD") + ";\n"
+		}
+		ins += inc("")
+		del += dec("")
+		// SQLite spells IS DISTINCT FROM as IS NOT.
+		m := " AND " + strings.ReplaceAll(r.moved(), "IS DISTINCT FROM", "IS NOT")
+		upd += dec(m) + inc(m)
 	}
 	return "CREATE TRIGGER crash_daily_insert AFTER INSERT ON crashes WHEN NEW.status = 'processed' BEGIN\n" + ins + "END\n/\n" +
 		"CREATE TRIGGER crash_daily_delete AFTER DELETE ON crashes WHEN OLD.status = 'processed' BEGIN\n" + del + "END\n/\n" +
@@ -109,10 +128,12 @@ var postgresDaily = func() string {
 	var dec, inc string
 	for _, r := range rollups {
 		tables = append(tables, r.create(` COLLATE "C"`))
-		dec += "\t\t\tUPDATE " + r.table + " SET n = n - 1 WHERE " + r.match("OLD") + ";\n" +
-			"\t\t\tDELETE FROM " + r.table + " WHERE n <= 0 AND " + r.match("OLD") + ";\n"
-		inc += "\t\t\tINSERT INTO " + r.table + " (" + r.key() + ", n) VALUES (" + r.of("NEW") + ", 1)\n" +
-			"\t\t\tON CONFLICT (" + r.key() + ") DO UPDATE SET n = " + r.table + ".n + 1;\n"
+		// In an update, only a row whose count moves in this rollup.
+		skip := "\t\t\tIF TG_OP <> 'UPDATE' OR " + r.moved() + " THEN\n"
+		dec += skip + "\t\t\tUPDATE " + r.table + " SET n = n - 1 WHERE " + r.match("OLD") + ";\n" +
+			"\t\t\tDELETE FROM " + r.table + " WHERE n <= 0 AND " + r.match("OLD") + ";\n\t\t\tEND IF;\n"
+		inc += skip + "\t\t\tINSERT INTO " + r.table + " (" + r.key() + ", n) VALUES (" + r.of("NEW") + ", 1)\n" +
+			"\t\t\tON CONFLICT (" + r.key() + ") DO UPDATE SET n = " + r.table + ".n + 1;\n\t\t\tEND IF;\n"
 	}
 	return strings.Join(tables, "/\n") + `/
 CREATE FUNCTION crash_daily_count() RETURNS trigger LANGUAGE plpgsql AS $$
