@@ -70,6 +70,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.StringFlag{Name: "db", Usage: "keep the index in PostgreSQL at `URL` (postgres://...) or in the SQLite file at that path (default DATA/index.sqlite)"},
 					&cli.StringFlag{Name: "log-format", Usage: "log as `FORMAT`: text or json"},
 					&cli.BoolFlag{Name: "public-pages", Usage: "show the web pages and their API read-only without a token (a team behind a VPN)"},
+					&cli.StringFlag{Name: "indexed-annotations", Usage: "index the annotations `NAMES` (comma-separated) for search and facets (annotation.NAME=VALUE)"},
 				},
 				Action: func(ctx context.Context, cmd *cli.Command) error {
 					if cmd.Args().Len() > 0 {
@@ -117,6 +118,14 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					}
 					if cmd.IsSet("public-pages") {
 						cfg.PublicPages = cmd.Bool("public-pages")
+					}
+					if cmd.IsSet("indexed-annotations") {
+						cfg.IndexedAnnotations = nil
+						for _, n := range strings.Split(cmd.String("indexed-annotations"), ",") {
+							if n = strings.TrimSpace(n); n != "" {
+								cfg.IndexedAnnotations = append(cfg.IndexedAnnotations, n)
+							}
+						}
 					}
 					if cmd.IsSet("db") {
 						cfg.DB = cmd.String("db")

@@ -56,6 +56,9 @@ var sqliteDialect = &dialect{
 		// (_txlock=immediate): one writer at a time, others wait.
 		return func() {}, nil
 	},
+	migrations: map[int]string{
+		5: migrationDaily + "\n/\n" + sqliteDailyTriggers,
+	},
 }
 
 // pgLockKey is the advisory lock of schema changes, one per schema (tests
@@ -124,6 +127,8 @@ CREATE INDEX missing_symbols_received ON missing_symbols (received_at, module);
 		3: `
 CREATE INDEX crashes_top ON crashes (product, crash_day, signature);
 `,
+		5: postgresDaily,
+		6: postgresAnnotations,
 	},
 }
 
@@ -165,11 +170,15 @@ func (s *SQL) ensureWeek(ctx context.Context, conn *sql.Conn, w time.Time) error
 		return fmt.Errorf("partition %s: %w", name, err)
 	}
 	defer tx.Rollback()
-	for _, stmt := range []string{
+	stmts := []string{
 		`CREATE TABLE ` + name + ` (LIKE crashes INCLUDING DEFAULTS)`,
 		`WITH moved AS (DELETE FROM crashes_default WHERE crash_day >= '` + from + `' AND crash_day < '` + to + `' RETURNING *) INSERT INTO ` + name + ` SELECT * FROM moved`,
-		`ALTER TABLE crashes ATTACH PARTITION ` + name + ` FOR VALUES FROM ('` + from + `') TO ('` + to + `')`,
-	} {
+	}
+	// The delete above fired the rollups' trigger; the insert into the
+	// table not yet attached did not: count the moved rows again.
+	stmts = append(stmts, dailyAdjust(name, +1)...)
+	stmts = append(stmts, `ALTER TABLE crashes ATTACH PARTITION `+name+` FOR VALUES FROM ('`+from+`') TO ('`+to+`')`)
+	for _, stmt := range stmts {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("partition %s: %w", name, err)
 		}
@@ -223,7 +232,9 @@ func (s *SQL) dropBefore(ctx context.Context, conn *sql.Conn, cutoff time.Time) 
 				continue
 			}
 			name := partitionName(w)
-			if _, err := conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+name); err != nil {
+			// DROP fires no trigger: the partition's crashes leave the
+			// rollup first, in the same transaction.
+			if err := s.dropPartition(ctx, conn, name); err != nil {
 				return dropped, fmt.Errorf("retention: drop %s: %w", name, err)
 			}
 			dropped = append(dropped, name)
@@ -238,5 +249,28 @@ func (s *SQL) dropBefore(ctx context.Context, conn *sql.Conn, cutoff time.Time) 
 	if _, err := conn.ExecContext(ctx, s.d.rebind(`DELETE FROM missing_symbols WHERE received_at < ?`), formatTime(cutoff)); err != nil {
 		return dropped, fmt.Errorf("retention: missing symbols: %w", err)
 	}
+	if _, err := conn.ExecContext(ctx, s.d.rebind(`DELETE FROM crash_annotations WHERE received_at < ?`), formatTime(cutoff)); err != nil {
+		return dropped, fmt.Errorf("retention: annotations: %w", err)
+	}
 	return dropped, nil
+}
+
+// dropPartition drops a weekly partition and subtracts its processed
+// crashes from crash_daily, in one transaction.
+func (s *SQL) dropPartition(ctx context.Context, conn *sql.Conn, name string) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var exists bool
+	if err := tx.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&exists); err != nil || !exists {
+		return err
+	}
+	for _, stmt := range append(dailyAdjust(name, -1), `DROP TABLE `+name) {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }

@@ -150,7 +150,7 @@ func (s *SQL) commitOutcomes(ctx context.Context, batch []*pendingRecord) error 
 
 // recordIn writes in tx the rows that Processed, SetMissingSymbols and
 // ProcessedDetails write one after another (the same rows, column for
-// column).
+// column, the indexed annotations included).
 func (s *SQL) recordIn(ctx context.Context, tx *sql.Tx, o Outcome) error {
 	c, d := o.Crash, o.Details
 	if c.ProcessedAt.IsZero() {
@@ -211,6 +211,9 @@ func (s *SQL) recordIn(ctx context.Context, tx *sql.Tx, o Outcome) error {
 			return fail(err)
 		}
 		args = args[7*k:]
+	}
+	if err := s.writeAnnotations(ctx, tx, c, d.Annotations); err != nil {
+		return fail(err)
 	}
 	if c.Signature != "" {
 		if _, err := tx.StmtContext(ctx, sig).ExecContext(ctx, c.Signature, formatTime(c.ReceivedAt), c.Version); err != nil {

@@ -53,7 +53,8 @@ func testRecordProcessed(t *testing.T, openA, openB opener) {
 	outcomes := []Outcome{
 		{Crash: Crash{ID: crashID(1, day), ReceivedAt: day, ProcessedAt: day.Add(time.Second), Product: "App", Version: "1.0",
 			OS: "Linux", CPU: "amd64", Signature: "a", CrashReason: "SIGSEGV", Attempts: 1},
-			Details: Details{ProcessType: "content", OSVersion: "6.1", CrashAddress: "0x0", Modules: []string{"libc.so", "a_b%.so"}},
+			Details: Details{ProcessType: "content", OSVersion: "6.1", CrashAddress: "0x0", Modules: []string{"libc.so", "a_b%.so"},
+				Annotations: []Annotation{{Name: "channel", Value: "beta"}, {Name: "channel", Value: "dup"}, {Name: "Email", Value: "a@b", Personal: true}, {Name: "", Value: "x"}}},
 			Missing: []Module{mod("libx", "ab01"), mod("libx", "AB01"), {DebugFile: "", DebugID: "x"}, mod("liby", "cd02")}},
 		// No signature, no missing modules, no processed time (now).
 		{Crash: Crash{ID: crashID(2, day), ReceivedAt: day.Add(time.Minute), Product: "App", Version: "1.1", Attempts: 2}},
@@ -63,7 +64,7 @@ func testRecordProcessed(t *testing.T, openA, openB opener) {
 		// Crash 1 again, walked with other symbols: its rows replaced.
 		{Crash: Crash{ID: crashID(1, day), ReceivedAt: day, ProcessedAt: day.Add(time.Hour), Product: "App", Version: "1.0",
 			OS: "Linux", CPU: "amd64", Signature: "b", CrashReason: "SIGABRT", Attempts: 3},
-			Details: Details{ProcessType: "gpu"}, Missing: []Module{mod("liby", "cd02")}},
+			Details: Details{ProcessType: "gpu", Annotations: []Annotation{{Name: "channel", Value: "release"}}}, Missing: []Module{mod("liby", "cd02")}},
 		// 45 missing modules: INSERTs of 32, 8, 4 and 1 rows.
 		{Crash: Crash{ID: crashID(5, day), ReceivedAt: day.Add(3 * time.Minute), Product: "App", Version: "1.0", Signature: "a"},
 			Missing: func() []Module {
@@ -194,6 +195,9 @@ func dumpTables(t *testing.T, ix *SQL) string {
 		`SELECT * FROM crashes ORDER BY crash_id`,
 		`SELECT * FROM missing_symbols ORDER BY crash_id, module`,
 		`SELECT * FROM signatures ORDER BY signature`,
+		`SELECT * FROM crash_annotations ORDER BY crash_id, name`,
+		`SELECT * FROM crash_daily ORDER BY 1, 2, 3, 4, 5, 6, 7`,
+		`SELECT * FROM crash_daily_os ORDER BY 1, 2, 3`,
 	} {
 		rows, err := ix.db.Query(q)
 		if err != nil {

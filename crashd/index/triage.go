@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strconv"
@@ -39,6 +40,11 @@ type Details struct {
 	CrashAddress string
 	// Modules are the base names of the crash's modules.
 	Modules []string
+	// Annotations are the annotations to index (those the configuration
+	// names); names or values over MaxAnnotationName or
+	// MaxAnnotationValue bytes, and those after MaxAnnotations, are left
+	// out.
+	Annotations []Annotation
 }
 
 // Triage is what crashd's web pages need of an index beyond [Index].
@@ -59,6 +65,9 @@ type Triage interface {
 	// SignatureSpan returns the first and last receipt of a signature
 	// (among all processed crashes) and its first sighting on record.
 	SignatureSpan(ctx context.Context, signature string) (first, last, firstSeen time.Time, err error)
+	// FacetAnnotation counts the crashes f selects by the value of an
+	// indexed annotation (personal values only with f.Personal).
+	FacetAnnotation(ctx context.Context, f Filter, name string, n int) ([]Bucket, error)
 }
 
 // Filter selects processed crashes for the triage queries; empty fields
@@ -68,6 +77,12 @@ type Filter struct {
 	Since, Until                           time.Time
 	Product, Version, OS, CPU, ProcessType string
 	Signature, CrashReason, Module         string
+	// Annotations match indexed annotations, each exactly.
+	Annotations []AnnotationMatch
+	// Personal lets personal annotations match (view_pii); without it a
+	// match on an annotation the collector marked personal in a crash
+	// does not select that crash.
+	Personal bool
 }
 
 // Row is a crash as the search lists it.
@@ -156,6 +171,10 @@ func (f Filter) where() (string, []any) {
 	if f.Module != "" {
 		add(`modules LIKE ? ESCAPE '\'`, "%|"+likeEscape(f.Module)+"|%")
 	}
+	for _, a := range f.Annotations {
+		conds = append(conds, annotationCond(f.Personal))
+		args = append(args, a.Name, a.Value)
+	}
 	return strings.Join(conds, " AND "), args
 }
 
@@ -197,6 +216,9 @@ UPDATE crashes SET process_type = ?, os_version = ?, crash_address = ?, modules 
 		d.ProcessType, d.OSVersion, d.CrashAddress, moduleList(d.Modules), c.ID, crashDay(c.ID)); err != nil {
 		return fmt.Errorf("index: details %s: %w", c.ID, err)
 	}
+	if err := s.writeAnnotations(ctx, tx, c, d.Annotations); err != nil {
+		return fmt.Errorf("index: details %s: %w", c.ID, err)
+	}
 	if c.Signature != "" {
 		if _, err := tx.ExecContext(ctx, s.rebind(`
 INSERT INTO signatures (signature, first_seen, first_version) VALUES (?, ?, ?)
@@ -213,6 +235,31 @@ ON CONFLICT (signature) DO UPDATE SET
 	return nil
 }
 
+// writeAnnotations replaces in tx the crash's indexed annotations by as:
+// those with a name, at most MaxAnnotations, the first of each name, names
+// and values within MaxAnnotationName and MaxAnnotationValue.
+func (s *SQL) writeAnnotations(ctx context.Context, tx *sql.Tx, c Crash, as []Annotation) error {
+	if _, err := tx.ExecContext(ctx, s.rebind(`DELETE FROM crash_annotations WHERE crash_id = ?`), c.ID); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, a := range as {
+		if len(seen) == MaxAnnotations || seen[a.Name] || a.Name == "" || len(a.Name) > MaxAnnotationName || len(a.Value) > MaxAnnotationValue {
+			continue
+		}
+		seen[a.Name] = true
+		personal := 0
+		if a.Personal {
+			personal = 1
+		}
+		if _, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO crash_annotations (crash_id, name, value, personal, received_at) VALUES (?, ?, ?, ?, ?)`),
+			c.ID, a.Name, a.Value, personal, formatTime(c.ReceivedAt)); err != nil {
+			return fmt.Errorf("annotation %q: %w", a.Name, err)
+		}
+	}
+	return nil
+}
+
 // days lists the UTC dates from since's to the one before until.
 func days(since, until time.Time) []string {
 	var out []string
@@ -223,26 +270,34 @@ func days(since, until time.Time) []string {
 	return out
 }
 
-// countBySignature returns each signature's count under f, and the total.
+// countBySignature returns each signature's count under f, and the total:
+// from the daily rollup for f's whole days when f allows, else (and for
+// the partial days at the ends) from crashes.
 func (s *SQL) countBySignature(ctx context.Context, f Filter) (map[string]int, int, error) {
-	w, args := f.where()
-	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT signature, COUNT(*) FROM crashes WHERE `+w+` GROUP BY signature`), args...)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
 	out := map[string]int{}
 	total := 0
-	for rows.Next() {
-		var sig string
-		var n int
-		if err := rows.Scan(&sig, &n); err != nil {
+	for _, p := range s.parts(f) {
+		rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT signature, `+p.count+` FROM `+p.table+` WHERE `+p.where+` GROUP BY signature`), p.args...)
+		if err != nil {
 			return nil, 0, err
 		}
-		out[sig] = n
-		total += n
+		for rows.Next() {
+			var sig string
+			var n int
+			if err := rows.Scan(&sig, &n); err != nil {
+				rows.Close()
+				return nil, 0, err
+			}
+			out[sig] += n
+			total += n
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, 0, err
+		}
 	}
-	return out, total, rows.Err()
+	return out, total, nil
 }
 
 // rank orders signatures by count, then by name.
@@ -314,37 +369,39 @@ func (s *SQL) TopCrashers(ctx context.Context, f Filter, limit int) (Top, error)
 	for _, sig := range sigs {
 		args = append(args, sig)
 	}
-	// Daily counts and platforms of the listed signatures, in one pass.
-	w, wargs := f.where()
-	q, err := s.db.QueryContext(ctx, s.rebind(`SELECT signature, os, substr(received_at, 1, 10), COUNT(*) FROM crashes WHERE `+w+
-		` AND signature IN (`+marks(len(sigs))+`) GROUP BY signature, os, substr(received_at, 1, 10)`), append(wargs, args...)...)
-	if err != nil {
-		return Top{}, fmt.Errorf("index: top crashers: %w", err)
-	}
+	// Daily counts and platforms of the listed signatures, one pass per
+	// source.
 	plat := map[string]map[string]int{}
-	for q.Next() {
-		var sig, os, day string
-		var n int
-		if err := q.Scan(&sig, &os, &day, &n); err != nil {
-			q.Close()
+	for _, p := range s.parts(f) {
+		q, err := s.db.QueryContext(ctx, s.rebind(`SELECT signature, os, `+p.day+`, `+p.count+` FROM `+p.table+` WHERE `+p.where+
+			` AND signature IN (`+marks(len(sigs))+`) GROUP BY signature, os, `+p.day), append(p.args, args...)...)
+		if err != nil {
 			return Top{}, fmt.Errorf("index: top crashers: %w", err)
 		}
-		r := rows[sig]
-		if r == nil {
-			continue
+		for q.Next() {
+			var sig, os, day string
+			var n int
+			if err := q.Scan(&sig, &os, &day, &n); err != nil {
+				q.Close()
+				return Top{}, fmt.Errorf("index: top crashers: %w", err)
+			}
+			r := rows[sig]
+			if r == nil {
+				continue
+			}
+			if i, ok := byDay[day]; ok {
+				r.Daily[i] += n
+			}
+			if plat[sig] == nil {
+				plat[sig] = map[string]int{}
+			}
+			plat[sig][os] += n
 		}
-		if i, ok := byDay[day]; ok {
-			r.Daily[i] += n
+		err = q.Err()
+		q.Close()
+		if err != nil {
+			return Top{}, fmt.Errorf("index: top crashers: %w", err)
 		}
-		if plat[sig] == nil {
-			plat[sig] = map[string]int{}
-		}
-		plat[sig][os] += n
-	}
-	err = q.Err()
-	q.Close()
-	if err != nil {
-		return Top{}, fmt.Errorf("index: top crashers: %w", err)
 	}
 	for sig, m := range plat {
 		for _, os := range rank(m) {

@@ -81,6 +81,13 @@ type Config struct {
 	// SyncInterval is how often lazily stored processed crashes are made
 	// durable. Default 1s.
 	SyncInterval time.Duration
+	// IndexedAnnotations names the annotations whose values are written
+	// to the index (index.Details.Annotations) for search and facets.
+	IndexedAnnotations []string
+	// IndexPersonal lets IndexedAnnotations index an annotation the
+	// collector marked personal (restricted) in a crash, marked personal
+	// in the index; without it such an annotation is not indexed.
+	IndexPersonal bool
 }
 
 func (c *Config) defaults() {
@@ -287,7 +294,7 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 		var missing []crash.Module
 		pc, missing, err = p.processGuarded(ctx, id, raw)
 		if err == nil {
-			err = p.save(ctx, pc, missing, received, attempts)
+			err = p.save(ctx, pc, raw, missing, received, attempts)
 		}
 		if err == nil {
 			if aerr := d.Ack(); aerr != nil {
@@ -408,9 +415,9 @@ func (p *Processor) Process(ctx context.Context, id crash.ID, raw *crash.RawCras
 }
 
 // save stores the processed crash and indexes it with the modules its walk
-// had no symbols for; received is the crash's receipt time as handle found
-// it.
-func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, missing []crash.Module, received time.Time, attempts int) error {
+// had no symbols for and the annotations of raw the configuration indexes;
+// received is the crash's receipt time as handle found it.
+func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, raw *crash.RawCrash, missing []crash.Module, received time.Time, attempts int) error {
 	b, err := walk.Marshal(pc)
 	if err != nil {
 		return err
@@ -430,7 +437,28 @@ func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, missing 
 	// Everything in one index transaction (one commit per crash).
 	return p.ix.RecordProcessed(ctx, index.Outcome{Crash: c, Missing: missing,
 		Details: index.Details{ProcessType: pc.ProcessType, OSVersion: pc.OSVersion,
-			CrashAddress: pc.CrashAddress, Modules: pc.Modules}})
+			CrashAddress: pc.CrashAddress, Modules: pc.Modules, Annotations: p.indexedAnnotations(raw)}})
+}
+
+// indexedAnnotations returns the annotations of raw that Config.IndexedAnnotations
+// names (personal ones only with Config.IndexPersonal).
+func (p *Processor) indexedAnnotations(raw *crash.RawCrash) []index.Annotation {
+	if raw == nil {
+		return nil
+	}
+	var out []index.Annotation
+	for _, name := range p.cfg.IndexedAnnotations {
+		v, ok := raw.Annotations[name]
+		if !ok {
+			continue
+		}
+		personal := raw.IsRestricted(name)
+		if personal && !p.cfg.IndexPersonal {
+			continue
+		}
+		out = append(out, index.Annotation{Name: name, Value: crash.AnnotationString(v), Personal: personal})
+	}
+	return out
 }
 
 // lazyStore returns the store as a blob.Lazy when processed crashes are

@@ -146,6 +146,14 @@ type Config struct {
 	// endpoints answer without one. Personal annotations, downloads and
 	// reprocessing always need a token's scope.
 	PublicPages bool `json:"public_pages"`
+	// IndexedAnnotations names the annotations whose values the processor
+	// writes to the index, searchable as annotation.NAME=VALUE with facet
+	// counts (docs/crashd.md, "Search").
+	IndexedAnnotations []string `json:"indexed_annotations"`
+	// IndexPersonalAnnotations lets IndexedAnnotations index an
+	// annotation the collector marked personal in a crash (then shown and
+	// matched only for view_pii); by default such values are not indexed.
+	IndexPersonalAnnotations bool `json:"index_personal_annotations"`
 	// SecureCookie marks the pages' session cookie Secure (crashd behind
 	// a TLS proxy).
 	SecureCookie bool `json:"secure_cookie"`

@@ -26,12 +26,14 @@ func TestConfig(t *testing.T) {
 	env := map[string]string{
 		"CRASHD_LISTEN": "127.0.0.1:1", "CRASHD_SYMBOLS_URL": "http://x, http://y", "CRASHD_WORKERS": "3",
 		"CRASHD_QUEUE_SYNC": "true", "CRASHD_ACK_WAIT": "1m", "CRASHD_ROLES": "web,processor",
+		"CRASHD_INDEXED_ANNOTATIONS": "ReleaseChannel, Email",
 	}
 	if err := cfg.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Listen != "127.0.0.1:1" || !slices.Equal(cfg.SymbolsURL, []string{"http://x", "http://y"}) || cfg.Workers != 3 ||
-		!cfg.QueueSync || time.Duration(cfg.AckWait) != time.Minute || cfg.Has(RoleCollector) || !cfg.Has(RoleWeb) {
+		!cfg.QueueSync || time.Duration(cfg.AckWait) != time.Minute || cfg.Has(RoleCollector) || !cfg.Has(RoleWeb) ||
+		!slices.Equal(cfg.IndexedAnnotations, []string{"ReleaseChannel", "Email"}) {
 		t.Errorf("after the environment: %+v", cfg)
 	}
 	if err := cfg.Check(); err != nil {

@@ -181,7 +181,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			// With the embedded queue this process alone processes into
 			// the data directory (its lock): processed crashes are made
 			// durable in batches, checked at start-up.
-			LazyProcessed: cfg.NATSURL == ""}
+			LazyProcessed:      cfg.NATSURL == "",
+			IndexedAnnotations: cfg.IndexedAnnotations, IndexPersonal: cfg.IndexPersonalAnnotations}
 		if cfg.SignatureLists != "" {
 			if pcfg.Signature, err = signature.Extended(cfg.SignatureLists); err != nil {
 				return nil, fmt.Errorf("signature lists: %w", err)
@@ -204,7 +205,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	}
 	a := api.New(api.Config{Token: cfg.APIToken}, s.store, s.q, s.ix, log)
 	if cfg.Has(RoleWeb) {
-		wcfg := web.Config{Tokens: cfg.SymbolServer.Tokens, Public: cfg.PublicPages, SecureCookie: cfg.SecureCookie}
+		wcfg := web.Config{Tokens: cfg.SymbolServer.Tokens, Public: cfg.PublicPages, SecureCookie: cfg.SecureCookie,
+			IndexedAnnotations: cfg.IndexedAnnotations}
 		if !cfg.SymbolServer.Disabled {
 			wcfg.MissingSymbols = s.missingList
 			wcfg.RecentUploads = func(ctx context.Context, limit int) ([]web.Upload, error) {

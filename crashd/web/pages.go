@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
+	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 )
 
 // PeriodDays are the periods the top crashers rank over.
@@ -316,6 +318,9 @@ type SearchData struct {
 	Limit  int               `json:"limit"`
 	Rows   []index.Row       `json:"crashes"`
 	Facets []Facet           `json:"facets"`
+	// Annotations are the search's annotation parameters
+	// (annotation.NAME, one per indexed annotation), for the form.
+	Annotations []string `json:"-"`
 	// Permalink is the page of this search; JSON its API twin.
 	Permalink string `json:"permalink"`
 	JSON      string `json:"json"`
@@ -327,10 +332,35 @@ const DefaultSearchPeriod = 7 * 24 * time.Hour
 // searchFields are the parameters of a search.
 var searchFields = []string{"product", "version", "os", "cpu", "process_type", "signature", "crash_reason", "module", "since", "until"}
 
+// AnnotationParam prefixes the search parameters and facets of indexed
+// annotations: annotation.NAME=VALUE.
+const AnnotationParam = "annotation."
+
+// parseAnnotations reads the annotation.NAME parameters of v: each NAME
+// must be an indexed annotation, given once.
+func (w *Web) parseAnnotations(v url.Values) ([]index.AnnotationMatch, error) {
+	var out []index.AnnotationMatch
+	for k, vs := range v {
+		name, ok := strings.CutPrefix(k, AnnotationParam)
+		if !ok {
+			continue
+		}
+		if !contains(w.cfg.IndexedAnnotations, name) {
+			return nil, httpErr(http.StatusBadRequest, "%s: not an indexed annotation (the configuration's indexed_annotations: %s)", k, strings.Join(w.cfg.IndexedAnnotations, ", "))
+		}
+		if len(vs) != 1 {
+			return nil, httpErr(http.StatusBadRequest, "%s: given %d times", k, len(vs))
+		}
+		out = append(out, index.AnnotationMatch{Name: name, Value: vs[0]})
+	}
+	slices.SortFunc(out, func(a, b index.AnnotationMatch) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
 // searchFacets are the facets the search shows beside its results.
 var searchFacets = []string{"product", "version", "os", "cpu", "process_type", "signature", "crash_reason"}
 
-func (w *Web) search(r *http.Request, _ *principal) (any, error) {
+func (w *Web) search(r *http.Request, p *principal) (any, error) {
 	tri, err := w.triage()
 	if err != nil {
 		return nil, err
@@ -340,6 +370,11 @@ func (w *Web) search(r *http.Request, _ *principal) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.Annotations, err = w.parseAnnotations(v); err != nil {
+		return nil, err
+	}
+	// Personal annotation values match and count only for view_pii.
+	f.Personal = p.Can(symserver.ScopeViewPII)
 	if f.Since.IsZero() && f.Until.IsZero() {
 		// Super Search's default: the last week.
 		f.Since = w.cfg.Now().UTC().Add(-DefaultSearchPeriod)
@@ -364,10 +399,15 @@ func (w *Web) search(r *http.Request, _ *principal) (any, error) {
 	}
 	d := &SearchData{Query: map[string]string{}, Sort: q.Sort, Asc: q.Asc, Offset: q.Offset, Limit: q.Limit}
 	keep := url.Values{}
-	for _, k := range append(searchFields, "sort", "order", "limit", "offset") {
+	var params []string
+	for _, name := range w.cfg.IndexedAnnotations {
+		d.Annotations = append(d.Annotations, AnnotationParam+name)
+	}
+	params = append(append(params, searchFields...), d.Annotations...)
+	for _, k := range append(params, "sort", "order", "limit", "offset") {
 		if s := v.Get(k); s != "" {
 			keep.Set(k, s)
-			if contains(searchFields, k) {
+			if contains(params, k) {
 				d.Query[k] = s
 			}
 		}
@@ -383,6 +423,13 @@ func (w *Web) search(r *http.Request, _ *principal) (any, error) {
 			return nil, err
 		}
 		d.Facets = append(d.Facets, Facet{field, b})
+	}
+	for _, name := range w.cfg.IndexedAnnotations {
+		b, err := tri.FacetAnnotation(ctx, f, name, 10)
+		if err != nil {
+			return nil, err
+		}
+		d.Facets = append(d.Facets, Facet{AnnotationParam + name, b})
 	}
 	return d, nil
 }

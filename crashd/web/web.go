@@ -94,6 +94,10 @@ type Config struct {
 	MissingSymbols func(ctx context.Context, limit int) ([]MissingModule, error)
 	// RecentUploads, when set, lists the newest symbol uploads.
 	RecentUploads func(ctx context.Context, limit int) ([]Upload, error)
+	// IndexedAnnotations are the annotations the processor indexes: the
+	// search takes annotation.NAME=VALUE for them and counts their values
+	// beside the results (personal values only with view_pii).
+	IndexedAnnotations []string
 	// Now is the clock (tests); nil is time.Now.
 	Now func() time.Time
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,10 +56,11 @@ func newFixture(t *testing.T, public bool) *fixture {
 	store.Put(ctx, crash.ProcessedCrashKey(id), b)
 	c := index.Crash{ID: string(id), ReceivedAt: now, Product: "P", Version: "2", OS: "Linux", Signature: "sig<b>", CrashReason: "SIGSEGV", Attempts: 1}
 	ix.Processed(ctx, c)
-	ix.ProcessedDetails(ctx, c, index.Details{ProcessType: "content", Modules: []string{"m<i>.so"}})
+	ix.ProcessedDetails(ctx, c, index.Details{ProcessType: "content", Modules: []string{"m<i>.so"},
+		Annotations: []index.Annotation{{Name: "Email", Value: "someone@example.com", Personal: true}, {Name: "Note", Value: "<script>alert(1)</script>\x01\"'"}}})
 	reader, rt, _ := symserver.NewToken("reader", symserver.ScopeUpload)
 	all, at, _ := symserver.NewToken("all", symserver.ScopeViewPII, symserver.ScopeViewRawDump, symserver.ScopeReprocess)
-	w, err := New(Config{Tokens: []symserver.Token{rt, at}, Public: public}, store, nil, ix, nil)
+	w, err := New(Config{Tokens: []symserver.Token{rt, at}, Public: public, IndexedAnnotations: []string{"Email", "Note"}}, store, nil, ix, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,5 +281,65 @@ func TestGuardReads(t *testing.T) {
 	open.GuardReads(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })).ServeHTTP(rec, httptest.NewRequest("GET", "/api/crashes", nil))
 	if rec.Code != 418 {
 		t.Errorf("no tokens configured: %d", rec.Code)
+	}
+}
+
+// TestSearchAnnotations: annotation.NAME searches the indexed annotations
+// and counts their values beside the results; a personal value neither
+// matches nor shows without view_pii; an annotation not indexed is refused.
+func TestSearchAnnotations(t *testing.T) {
+	f := newFixture(t, false)
+	note := url.QueryEscape("<script>alert(1)</script>\x01\"'")
+	type answer struct {
+		Total  int
+		Facets []struct {
+			Field   string
+			Buckets []index.Bucket
+		}
+	}
+	ask := func(q, token string) answer {
+		t.Helper()
+		code, body := f.get(t, "/api/search?"+q, token)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d %s", q, code, body)
+		}
+		if token == f.reader && !strings.Contains(q, "someone") && strings.Contains(body, "someone@example.com") {
+			t.Errorf("%s: a reader sees the personal value: %s", q, body)
+		}
+		var a answer
+		if err := json.Unmarshal([]byte(body), &a); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	facet := func(a answer, field string) []index.Bucket {
+		for _, fc := range a.Facets {
+			if fc.Field == field {
+				return fc.Buckets
+			}
+		}
+		t.Fatalf("no facet %s in %+v", field, a.Facets)
+		return nil
+	}
+	if a := ask("annotation.Note="+note, f.reader); a.Total != 1 || len(facet(a, "annotation.Note")) != 1 || len(facet(a, "annotation.Email")) != 0 {
+		t.Errorf("Note as a reader: %+v", a)
+	}
+	if a := ask("annotation.Note=other", f.reader); a.Total != 0 {
+		t.Errorf("Note=other: %+v", a)
+	}
+	if a := ask("annotation.Email=someone%40example.com", f.reader); a.Total != 0 {
+		t.Errorf("personal Email as a reader: %+v", a)
+	}
+	if a := ask("annotation.Email=someone%40example.com&annotation.Note="+note, f.all); a.Total != 1 ||
+		!slices.Equal(facet(a, "annotation.Email"), []index.Bucket{{Value: "someone@example.com", Count: 1}}) {
+		t.Errorf("Email with view_pii: %+v", a)
+	}
+	if code, body := f.get(t, "/api/search?annotation.Other=x", f.reader); code != http.StatusBadRequest || !strings.Contains(body, "not an indexed annotation") {
+		t.Errorf("an annotation not indexed: %d %s", code, body)
+	}
+	code, body := f.get(t, "/search?annotation.Note="+note, f.reader)
+	if code != http.StatusOK || !strings.Contains(body, `name="annotation.Note"`) || strings.Contains(body, "<script>alert") ||
+		!strings.Contains(body, "annotation.Note=%3Cscript%3E") {
+		t.Errorf("search page: %d %.2000s", code, body)
 	}
 }
