@@ -17,23 +17,7 @@ import (
 // code (its CodeSize).
 func c13LineEnds(t *testing.T, path string) map[string]uint32 {
 	t.Helper()
-	f, err := pdb.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d, err := f.DBI()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := f.DebugStream(pdb.DbgSectionHdr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secs, err := pdb.ParseSectionHeaders(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, d, secs := openPDB(t, path)
 	out := map[string]uint32{}
 	for i := range d.Modules {
 		ms, err := f.ModuleSymbols(&d.Modules[i])

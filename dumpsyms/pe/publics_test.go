@@ -42,23 +42,7 @@ func pdbPublics(t *testing.T, util, path string) (map[uint32][]string, bool) {
 	if err != nil {
 		t.Fatalf("%s dump --publics %s: %v", util, path, err)
 	}
-	f, err := pdb.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d, err := f.DBI()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := f.DebugStream(pdb.DbgSectionHdr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secs, err := pdb.ParseSectionHeaders(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, d, secs := openPDB(t, path)
 	byRVA := map[uint32][]string{}
 	name := ""
 	for l := range strings.SplitSeq(string(out), "\n") {

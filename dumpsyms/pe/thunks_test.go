@@ -15,23 +15,7 @@ import (
 // PDBs read here has OMAP).
 func thunkRVAs(t *testing.T, path string) []string {
 	t.Helper()
-	f, err := pdb.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d, err := f.DBI()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := f.DebugStream(pdb.DbgSectionHdr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secs, err := pdb.ParseSectionHeaders(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, d, secs := openPDB(t, path)
 	var out []string
 	for i := range d.Modules {
 		ms, err := f.ModuleSymbols(&d.Modules[i])
@@ -137,4 +121,28 @@ func TestThunks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// openPDB opens the PDB at path with its DBI stream and section headers
+// (closed when the test ends).
+func openPDB(t *testing.T, path string) (*pdb.File, *pdb.DBI, []pdb.SectionHeader) {
+	t.Helper()
+	f, err := pdb.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	d, err := f.DBI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.DebugStream(pdb.DbgSectionHdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs, err := pdb.ParseSectionHeaders(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, d, secs
 }
