@@ -14,68 +14,22 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/wiretest"
 	"github.com/gobreakpad/gobreakpad/upload"
 )
 
-// recorder keeps every byte a test server read from its connections.
-type recorder struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (r *recorder) take() []byte {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	b := bytes.Clone(r.buf.Bytes())
-	r.buf.Reset()
-	return b
-}
-
-type recConn struct {
-	net.Conn
-	r *recorder
-}
-
-func (c recConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.r.mu.Lock()
-	c.r.buf.Write(p[:n])
-	c.r.mu.Unlock()
-	return n, err
-}
-
-type recListener struct {
-	net.Listener
-	r *recorder
-}
-
-func (l recListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return recConn{c, l.r}, nil
-}
-
-// server starts an httptest server on 127.0.0.1 that reads each request
-// whole and answers status and body, recording the raw requests.
-func server(t *testing.T, status int, body string) (*httptest.Server, *recorder) {
+// server starts a recording server on 127.0.0.1 that answers status and
+// body.
+func server(t *testing.T, status int, body string) (*httptest.Server, *wiretest.Recorder) {
 	t.Helper()
-	rec := &recorder{}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
+	return wiretest.Server(t, func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(status)
 		io.WriteString(w, body)
-	}))
-	srv.Listener = recListener{srv.Listener, rec}
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv, rec
+	})
 }
 
 var boundaryRE = regexp.MustCompile(`boundary=(\S+)`)
@@ -128,7 +82,7 @@ func TestMinidumpShape(t *testing.T) {
 	if resp.StatusCode != 200 || string(resp.Body) != "CrashID=bp-6fe2bd2e-2a4b-4b4e-9a3c-2b0f2c251126\n" {
 		t.Errorf("response %d %q", resp.StatusCode, resp.Body)
 	}
-	head, body, boundary := shape(t, rec.take())
+	head, body, boundary := shape(t, rec.TakeAll())
 	if !regexp.MustCompile(`^-{24}[0-9a-f]{16}$`).MatchString(boundary) {
 		t.Errorf("boundary %q is not libcurl's form", boundary)
 	}
@@ -166,7 +120,7 @@ func TestSameAsBreakpad(t *testing.T) {
 		var outs [2]cmdtest.Result
 		for i, prog := range []string{bp, ours} {
 			outs[i] = cmdtest.RunClean(t, prog, []string{"http_proxy=", "HTTP_PROXY="}, "-p", "Prod \"q\"", "-v", "1.0", path, srv.URL+"/submit?x=1")
-			head, body, _ := shape(t, rec.take())
+			head, body, _ := shape(t, rec.TakeAll())
 			shapes[i] = append(head, body)
 		}
 		if strings.Join(shapes[0], "\n") != strings.Join(shapes[1], "\n") {
@@ -228,7 +182,7 @@ func TestHeadersAndFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head, body, _ := shape(t, rec.take())
+	head, body, _ := shape(t, rec.TakeAll())
 	if h := strings.Join(head, "\n"); !strings.Contains(h, "\nX-Token: abc") || !strings.Contains(h, "\nHost: crash.example") {
 		t.Errorf("no X-Token in %q", head)
 	}
@@ -313,7 +267,7 @@ func TestSymUploadShape(t *testing.T) {
 	if r.Code != 0 || r.Stdout != "Successfully sent the symbol file.\n" {
 		t.Fatalf("Breakpad's sym_upload: %+v", r)
 	}
-	h1, b1, _ := shape(t, rec.take())
+	h1, b1, _ := shape(t, rec.TakeAll())
 	_, err := (&upload.Client{}).Send(t.Context(), srv.URL+"/symbols", upload.Form{
 		Fields: map[string]string{"os": "Linux", "cpu": "x86_64", "debug_file": "crasher", "code_file": "crasher", "debug_identifier": "0123456789ABCDEF0123456789ABCDEF0"},
 		Files:  map[string]string{"symbol_file": sym},
@@ -321,7 +275,7 @@ func TestSymUploadShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h2, b2, _ := shape(t, rec.take())
+	h2, b2, _ := shape(t, rec.TakeAll())
 	if strings.Join(h1, "\n") != strings.Join(h2, "\n") || b1 != b2 {
 		t.Errorf("Breakpad's sym_upload sent\n%q\n%q\nthe Form\n%q\n%q", h1, b1, h2, b2)
 	}

@@ -4,79 +4,17 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/wiretest"
 )
-
-// recorder keeps the bytes a test server read from its connections, one
-// entry per request (the handler cuts them).
-type recorder struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	reqs [][]byte
-}
-
-type recConn struct {
-	net.Conn
-	r *recorder
-}
-
-func (c recConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.r.mu.Lock()
-	c.r.buf.Write(p[:n])
-	c.r.mu.Unlock()
-	return n, err
-}
-
-type recListener struct {
-	net.Listener
-	r *recorder
-}
-
-func (l recListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return recConn{c, l.r}, nil
-}
-
-func (r *recorder) take() [][]byte {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.reqs
-	r.reqs = nil
-	return out
-}
-
-// recordingServer answers every request with answer(r) after reading its
-// body whole, and keeps each raw request.
-func recordingServer(t *testing.T, answer func(w http.ResponseWriter, r *http.Request)) (*httptest.Server, *recorder) {
-	rec := &recorder{}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		rec.mu.Lock()
-		rec.reqs = append(rec.reqs, bytes.Clone(rec.buf.Bytes()))
-		rec.buf.Reset()
-		rec.mu.Unlock()
-		answer(w, r)
-	}))
-	srv.Listener = recListener{srv.Listener, rec}
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv, rec
-}
 
 var boundaryRE = regexp.MustCompile(`boundary=(\S+)`)
 
@@ -112,7 +50,7 @@ func TestSameRequestsAsBreakpad(t *testing.T) {
 	sym := filepath.Join(dir, "crasher.sym")
 	os.WriteFile(sym, []byte("MODULE Linux x86_64 01234567-89AB-CDEF-0123-456789ABCDEF0 crasher\nFUNC 1000 10 0 main\nPUBLIC 2000 0 \xff\r\n--not a boundary\r\n"), 0o644)
 	const key = "0123456789abcdef0123456789abcdef"
-	srv, rec := recordingServer(t, func(w http.ResponseWriter, r *http.Request) {
+	srv, rec := wiretest.Server(t, func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case strings.HasSuffix(r.URL.Path, ":checkStatus"):
 			io.WriteString(w, "{\n  \"status\": \"MISSING\"\n}\n")
@@ -152,9 +90,9 @@ func TestSameRequestsAsBreakpad(t *testing.T) {
 		}},
 	} {
 		rb := cmdtest.RunClean(t, bp, clean, c.args...)
-		want := rec.take()
+		want := rec.Take()
 		ro := cmdtest.RunClean(t, ours, clean, c.args...)
-		got := rec.take()
+		got := rec.Take()
 		if rb.Code != ro.Code || rb.Stdout != ro.Stdout {
 			t.Errorf("%s: Breakpad's printed %q (exit %d), ours %q (exit %d)", c.name, rb.Stdout, rb.Code, ro.Stdout, ro.Code)
 		}
