@@ -223,12 +223,17 @@ func (s *SQL) Maintain(ctx context.Context, now time.Time, keep time.Duration) (
 	if keep <= 0 {
 		return nil, nil
 	}
-	dropped, err := s.dropBefore(ctx, conn, week(now.Add(-keep)))
+	dropped, err := s.dropBefore(ctx, conn, RetentionCutoff(now, keep))
 	if err != nil {
 		return dropped, fmt.Errorf("index: maintain: %w", err)
 	}
 	return dropped, nil
 }
+
+// RetentionCutoff is the first day Maintain keeps with keep: the Monday
+// (00:00 UTC) starting the week of now-keep. Crashes whose day is before it
+// are removed; crashd deletes their blobs with the same cutoff.
+func RetentionCutoff(now time.Time, keep time.Duration) time.Time { return week(now.Add(-keep)) }
 
 // Dollar rewrites ? parameters as $1, $2, ... (PostgreSQL's form). The
 // statements of this package have no ? inside string literals.

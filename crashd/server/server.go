@@ -58,6 +58,8 @@ type Server struct {
 	symsrv       *symserver.Server
 	reprocessSem chan struct{}
 	bg           sync.WaitGroup
+	// expired counts the crashes whose blobs retention deleted.
+	expired prometheus.Counter
 }
 
 // NewLogger returns the slog logger of a configuration (format and
@@ -82,7 +84,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), mux: http.NewServeMux(), reprocessSem: make(chan struct{}, 2)}
+	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), mux: http.NewServeMux(), reprocessSem: make(chan struct{}, 2),
+		expired: prometheus.NewCounter(prometheus.CounterOpts{Name: "crashd_retention_crashes_deleted_total", Help: "Crashes whose blobs retention deleted (retention_days)."})}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -136,7 +139,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		return nil, err
 	}
 	s.ix = ix
-	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &gauges{s: s})
+	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &gauges{s: s}, s.expired)
 
 	if cfg.Has(RoleCollector) {
 		if s.coll, err = collector.New(cfg.Collector, s.store, s.publish, log, s.reg); err != nil {
@@ -295,9 +298,21 @@ func (s *Server) maintain(ctx context.Context) error {
 	}
 	keep := time.Duration(s.cfg.RetentionDays) * 24 * time.Hour
 	_, err := s.jsq.WithLease(ctx, "retention", s.owner(), func(ctx context.Context) error {
-		dropped, err := ix.Maintain(ctx, time.Now(), keep)
+		now := time.Now()
+		dropped, err := ix.Maintain(ctx, now, keep)
 		if len(dropped) > 0 {
 			s.log.Info("retention: index partitions dropped", "partitions", strings.Join(dropped, ","))
+		}
+		if err != nil || keep <= 0 {
+			return err
+		}
+		// The index first: a crash it still lists keeps its blobs.
+		t0 := time.Now()
+		cutoff := index.RetentionCutoff(now, keep)
+		n, more, err := expireBlobs(ctx, s.store, cutoff, retentionBatch)
+		s.expired.Add(float64(n))
+		if n > 0 || more || err != nil {
+			s.log.Info("retention: blobs of old crashes deleted", "crashes", n, "before", cutoff.Format(time.DateOnly), "more", more, "seconds", time.Since(t0).Seconds())
 		}
 		return err
 	})
