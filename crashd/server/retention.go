@@ -53,6 +53,9 @@ func expireBlobs(ctx context.Context, store blob.Store, cutoff time.Time, limit 
 		ids = append(ids, id)
 	}
 	for _, id := range ids {
+		if err := ctx.Err(); err != nil { // the lease lost, or shutdown
+			return n, more, fmt.Errorf("retention: %w", err)
+		}
 		if err := deleteCrashBlobs(ctx, store, id); err != nil {
 			return n, more, err
 		}
