@@ -102,14 +102,14 @@ func ParseSymbolPath(spec string) []PathElem {
 			switch {
 			case last == "":
 				out = append(out, PathElem{Kind: SymbolServer, URL: DefaultSymbolServer, Cache: c})
-			case isHTTP(last):
+			case IsHTTP(last):
 				out = append(out, PathElem{Kind: SymbolServer, URL: strings.TrimRight(last, "/"), Cache: c})
 			default:
 				out = append(out, PathElem{Kind: StoreDir, Dir: homeDir(last)})
 			}
 			continue
 		}
-		if isHTTP(e) {
+		if IsHTTP(e) {
 			out = append(out, PathElem{Kind: PlainURL, URL: strings.TrimRight(e, "/"), Cache: defCache})
 		} else {
 			out = append(out, PathElem{Kind: PlainDir, Dir: homeDir(e)})
@@ -118,8 +118,9 @@ func ParseSymbolPath(spec string) []PathElem {
 	return out
 }
 
-// isHTTP reports whether s is an http or https URL.
-func isHTTP(s string) bool {
+// IsHTTP reports whether s is an http or https URL (the scheme in any
+// case): a Breakpad HTTP store in a symbol path.
+func IsHTTP(s string) bool {
 	l := strings.ToLower(s)
 	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
 }

@@ -219,7 +219,7 @@ func isNT(p string) bool {
 
 // IsRemote reports whether a symbol path argument names servers (a URL or
 // _NT_SYMBOL_PATH syntax) rather than one directory.
-func IsRemote(p string) bool { return isURL(p) || isNT(p) }
+func IsRemote(p string) bool { return remote.IsHTTP(p) || isNT(p) }
 
 // usableURL reports whether u is an http(s) URL with a host; when it is
 // not, it says so in a warning line on w.
@@ -232,11 +232,6 @@ func usableURL(u string, w io.Writer) bool {
 		fmt.Fprintf(w, "warning: symbol server %q: not an http(s) URL; going on without it\n", u)
 	}
 	return false
-}
-
-func isURL(s string) bool {
-	l := strings.ToLower(s)
-	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
 }
 
 // Open builds the sources: local stores first (in the order given), then
@@ -265,7 +260,7 @@ func Open(cfg Config) (*Sources, error) {
 		switch {
 		case isNT(p):
 			parseNT(p)
-		case isURL(p):
+		case remote.IsHTTP(p):
 			bpURLs = append(bpURLs, p)
 		default:
 			dirs = append(dirs, p)
