@@ -33,7 +33,9 @@ ON CONFLICT (crash_id, crash_day) DO UPDATE SET
 	process_type = excluded.process_type, os_version = excluded.os_version, crash_address = excluded.crash_address,
 	modules = excluded.modules`
 
-// recordSignature is ProcessedDetails's first sighting of a signature.
+// recordSignature records the first sighting of a signature (the
+// earliest receipt and its version); ProcessedDetails and RecordProcessed
+// both write it.
 const recordSignature = `
 INSERT INTO signatures (signature, first_seen, first_version) VALUES (?, ?, ?)
 ON CONFLICT (signature) DO UPDATE SET

@@ -220,11 +220,7 @@ UPDATE crashes SET process_type = ?, os_version = ?, crash_address = ?, modules 
 		return fmt.Errorf("index: details %s: %w", c.ID, err)
 	}
 	if c.Signature != "" {
-		if _, err := tx.ExecContext(ctx, s.rebind(`
-INSERT INTO signatures (signature, first_seen, first_version) VALUES (?, ?, ?)
-ON CONFLICT (signature) DO UPDATE SET
-	first_seen = CASE WHEN excluded.first_seen < signatures.first_seen THEN excluded.first_seen ELSE signatures.first_seen END,
-	first_version = CASE WHEN excluded.first_seen < signatures.first_seen THEN excluded.first_version ELSE signatures.first_version END`),
+		if _, err := tx.ExecContext(ctx, s.rebind(recordSignature),
 			c.Signature, formatTime(c.ReceivedAt), c.Version); err != nil {
 			return fmt.Errorf("index: details %s: %w", c.ID, err)
 		}
