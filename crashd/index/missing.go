@@ -67,9 +67,10 @@ func moduleKey(debugFile, debugID string) string {
 	return strings.ToLower(debugFile) + "/" + strings.ToUpper(debugID)
 }
 
-// SetMissingSymbols implements [MissingSymbolsIndex].
-func (s *SQL) SetMissingSymbols(ctx context.Context, id string, receivedAt time.Time, mods []Module) error {
-	// One row per module: those without names left out, repeats once.
+// missingRows returns the INSERT arguments of a crash's missing modules,
+// seven per row (the columns of missing_symbols): one row per module,
+// those without names left out, repeats once.
+func missingRows(id string, receivedAt time.Time, mods []Module) []any {
 	var args []any
 	seen := map[string]bool{}
 	for _, m := range mods {
@@ -83,6 +84,12 @@ func (s *SQL) SetMissingSymbols(ctx context.Context, id string, receivedAt time.
 		seen[k] = true
 		args = append(args, id, k, m.DebugFile, strings.ToUpper(m.DebugID), m.CodeFile, m.CodeID, formatTime(receivedAt))
 	}
+	return args
+}
+
+// SetMissingSymbols implements [MissingSymbolsIndex].
+func (s *SQL) SetMissingSymbols(ctx context.Context, id string, receivedAt time.Time, mods []Module) error {
+	args := missingRows(id, receivedAt, mods)
 	defer s.lockWrites()()
 	if len(args) == 0 {
 		// A crash walked with every module's symbols: one statement.

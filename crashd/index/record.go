@@ -159,21 +159,7 @@ func (s *SQL) recordIn(ctx context.Context, tx *sql.Tx, o Outcome) error {
 		c.ProcessedAt = s.now()
 	}
 	fail := func(err error) error { return fmt.Errorf("index: record processed %s: %w", c.ID, err) }
-	// One row per module: those without names left out, repeats once
-	// (as SetMissingSymbols).
-	var args []any
-	seen := map[string]bool{}
-	for _, m := range o.Missing {
-		if m.DebugFile == "" || m.DebugID == "" {
-			continue
-		}
-		k := moduleKey(m.DebugFile, m.DebugID)
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		args = append(args, c.ID, k, m.DebugFile, strings.ToUpper(m.DebugID), m.CodeFile, m.CodeID, formatTime(c.ReceivedAt))
-	}
+	args := missingRows(c.ID, c.ReceivedAt, o.Missing)
 	upsert, err := s.stmt(ctx, recordUpsert)
 	if err != nil {
 		return fail(err)
