@@ -320,16 +320,18 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 	p.m.outcomes.WithLabelValues("retried").Inc()
 }
 
-// fail records a crash as failed and dead-letters it.
+// fail dead-letters a crash and then records it as failed: an index that
+// says failed has the dead letter to show (and a crash that could not be
+// dead-lettered stays queued, not failed).
 func (p *Processor) fail(ctx context.Context, log *slog.Logger, d queue.Delivery, id crash.ID, received time.Time, attempts int, reason string) {
 	log.Error("processor: failed for good; dead-lettered", "reason", reason)
-	if err := p.ix.Failed(ctx, string(id), received, attempts, reason); err != nil {
-		log.Error("processor: index", "err", err)
-	}
 	if err := p.q.DeadLetter(ctx, string(id), reason); err != nil {
 		log.Error("processor: dead letter (the crash stays queued)", "err", err)
 		_ = d.Nak(p.cfg.RetryDelay)
 		return
+	}
+	if err := p.ix.Failed(ctx, string(id), received, attempts, reason); err != nil {
+		log.Error("processor: index", "err", err)
 	}
 	_ = d.Term(reason)
 	p.m.outcomes.WithLabelValues("failed").Inc()
