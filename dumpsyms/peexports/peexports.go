@@ -217,6 +217,13 @@ type Options struct {
 	// Style is the STACK CFI style; the zero value is symbolic's. Breakpad's
 	// output for a PE without a PDB is unwindinfo.StyleBreakpad.
 	Style unwindinfo.Style
+	// ByCodeID names an image without a CodeView record (Wine's DLLs, some
+	// system and third-party DLLs) by its code identifier and file name:
+	// MODULE windows ARCH TIMESTAMPSIZE NAME.dll, the identity a minidump
+	// gives such a module (symbols/pdbsyms keys its conversions so).
+	// Without it such an image is an error (ErrNoCodeView), as Breakpad's
+	// dump_syms has it.
+	ByCodeID bool
 }
 
 // Dump reads a PE image without its PDB into the symbol model, as
@@ -231,6 +238,9 @@ func Dump(f *pe.File, fileName string, opts Options) (*dumpsyms.Model, error) {
 		warn = func(string, ...any) {}
 	}
 	mod, cid, err := Module(f, fileName)
+	if errors.Is(err, ErrNoCodeView) && opts.ByCodeID && mod.Arch != "" && cid.File != "" {
+		mod.ID, mod.Name, err = cid.ID, cid.File, nil
+	}
 	if err != nil {
 		return nil, err
 	}

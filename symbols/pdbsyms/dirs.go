@@ -28,6 +28,11 @@ const MaxExtract = 4 << 30
 //	DIR/NAME.exe/TIMESTAMPSIZE/NAME.exe the PE (and NAME.ex_), for modules without a PDB
 //	DIR/NAME.exe                        a plain folder: used when its timestamp and size are the module's
 //
+// A module without a debug file and identifier (a PE without a CodeView
+// record, as Wine's DLLs are) is looked for by its code file and code
+// identifier alone (the last two forms), its symbols made from the PE
+// (exports, STACK CFI from .pdata and .xdata: Converter.Convert).
+//
 // and the PDB (or, without one, the PE) is converted once into the cache by
 // Converter. Names are tried as the module gives them, then in lower case.
 type Dirs struct {
@@ -45,6 +50,18 @@ func NewDirs(conv *Converter, roots ...string) *Dirs { return &Dirs{Roots: roots
 func (d *Dirs) Load(m symbols.Module) (*symbols.Symbols, error) {
 	pdbName := symstore.BaseName(m.DebugFile)
 	peName := symstore.BaseName(m.CodeFile)
+	if pdbName == "" && m.DebugID == "" && peName != "" && IsPECodeID(m.CodeID) {
+		// No CodeView record (Wine's DLLs): the PE alone, by its code
+		// identifier.
+		pePath, err := d.find(peName, m.CodeID, peMatches)
+		if err != nil {
+			return nil, err
+		}
+		if pePath == "" {
+			return nil, fmt.Errorf("%w: no %s %s in %s", symbols.ErrNotFound, peName, m.CodeID, strings.Join(d.Roots, ", "))
+		}
+		return d.Conv.Convert(m, "", pePath)
+	}
 	if !strings.HasSuffix(strings.ToLower(pdbName), ".pdb") {
 		return nil, fmt.Errorf("%w: %s: not a PDB", symbols.ErrNotFound, m.DebugFile)
 	}

@@ -10,6 +10,7 @@ package pdbsyms
 
 import (
 	"debug/pe"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -42,13 +43,25 @@ type Converter struct {
 // when that is empty, its PE at pePath: read from the cache's
 // NAME.pdb/GUIDAGE/NAME.sym when already converted (by this process or
 // another), else converted with dumpsyms/pe and written there first.
+//
+// A module without a debug file and identifier (a PE without a CodeView
+// record: Wine's DLLs) is converted from its PE alone, kept as
+// NAME.dll/TIMESTAMPSIZE/NAME.dll.sym (its code file and identifier) and
+// named so in its MODULE record (peexports.Options.ByCodeID).
 func (c *Converter) Convert(m symbols.Module, pdbPath, pePath string) (*symbols.Symbols, error) {
-	debugFile := symstore.BaseName(m.DebugFile)
-	elems, err := symstore.BreakpadPath(debugFile, m.DebugID, ".sym")
+	debugFile, debugID := symstore.BaseName(m.DebugFile), m.DebugID
+	byCode := debugFile == "" && debugID == ""
+	if byCode {
+		if pdbPath != "" || !IsPECodeID(m.CodeID) {
+			return nil, fmt.Errorf("%w: %s: no debug file, and no PE code identifier", symbols.ErrNotFound, m.CodeFile)
+		}
+		debugFile, debugID = symstore.BaseName(m.CodeFile), m.CodeID
+	}
+	elems, err := symstore.BreakpadPath(debugFile, debugID, ".sym")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", symbols.ErrNotFound, err)
 	}
-	p, err := c.conv.Do(debugFile+"/"+m.DebugID, func() (string, error) {
+	p, err := c.conv.Do(debugFile+"/"+debugID, func() (string, error) {
 		if p, ok := c.Cache.Lookup(elems...); ok {
 			return p, nil
 		}
@@ -72,7 +85,7 @@ func (c *Converter) Convert(m symbols.Module, pdbPath, pePath string) (*symbols.
 				in = filepath.Join(tmp, debugFile)
 			}
 		}
-		s, err := dumpFile(in, pdbPath == "", c.Warn)
+		s, err := dumpFile(in, pdbPath == "", byCode, c.Warn)
 		if err != nil {
 			return "", fmt.Errorf("converting %s: %w", in, err)
 		}
@@ -93,8 +106,15 @@ func (c *Converter) Convert(m symbols.Module, pdbPath, pePath string) (*symbols.
 // instruction, docs/dump_syms.md): no reference tool reads these
 // conversions, and a walk stopped inside a prolog or epilog is only right
 // with them.
-func dumpFile(path string, isPE bool, warn func(string, ...any)) (*dumpsyms.Model, error) {
-	s, err := dspe.DumpWith(path, dspe.Options{Options: dumpsyms.Options{Inlines: true, Warn: warn}, CFIStyle: unwindinfo.StyleExact})
+//
+// byCode (a module without a debug file) converts the PE alone, named by
+// its code identifier when it has no CodeView record.
+func dumpFile(path string, isPE, byCode bool, warn func(string, ...any)) (*dumpsyms.Model, error) {
+	var s *dumpsyms.Model
+	err := errors.New("no PDB to read")
+	if !byCode {
+		s, err = dspe.DumpWith(path, dspe.Options{Options: dumpsyms.Options{Inlines: true, Warn: warn}, CFIStyle: unwindinfo.StyleExact})
+	}
 	if err == nil || !isPE {
 		return s, err
 	}
@@ -103,7 +123,7 @@ func dumpFile(path string, isPE bool, warn func(string, ...any)) (*dumpsyms.Mode
 		return nil, err
 	}
 	defer f.Close()
-	return peexports.Dump(f, path, peexports.Options{Options: dumpsyms.Options{Warn: warn}, Style: unwindinfo.StyleExact})
+	return peexports.Dump(f, path, peexports.Options{Options: dumpsyms.Options{Warn: warn}, Style: unwindinfo.StyleExact, ByCodeID: byCode})
 }
 
 // Close releases the converted files' mappings.
@@ -154,4 +174,19 @@ func Extract(c *cache.Cache, path string, limit int64, elems ...string) (string,
 		return "", fmt.Errorf("%w: %s: %v", symbols.ErrNotFound, path, err)
 	}
 	return p, nil
+}
+
+// IsPECodeID reports whether id has the form of a PE's code identifier:
+// the time stamp in 8 hex digits, then the image size in 1 to 8 (an ELF
+// build ID or a Mach-O UUID is longer).
+func IsPECodeID(id string) bool {
+	if len(id) < 9 || len(id) > 16 {
+		return false
+	}
+	for _, c := range id {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }

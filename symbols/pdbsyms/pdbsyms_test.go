@@ -31,7 +31,7 @@ func link(t *testing.T, src string, dst ...string) {
 // does, at every FUNC and line address; it returns how many were checked.
 func checkAgainst(t *testing.T, syms *symbols.Symbols, src string) int {
 	t.Helper()
-	want, err := dumpFile(src, filepath.Ext(src) != ".pdb", nil)
+	want, err := dumpFile(src, filepath.Ext(src) != ".pdb", false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
