@@ -11,8 +11,11 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
+	"github.com/gobreakpad/gobreakpad/symbols"
 	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
+	"github.com/gobreakpad/gobreakpad/symbols/cache"
 	"github.com/gobreakpad/gobreakpad/symbols/elfimage"
+	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
 )
 
 // The case folders of our own truth corpus (testdata/truth/GROUP/CASE and
@@ -87,6 +90,10 @@ func readTruthFile(t *testing.T, path string) []string {
 type truthOptions struct {
 	symbols string            // the symbol folder; the case's symbols/ when empty
 	walk    stackwalk.Options // Symbols and ImageSymbols are set by walkTruth
+	// peDirs are searched after it for PDBs and PEs (symbols/pdbsyms,
+	// converted into a temporary cache), as minidump_stackwalk searches its
+	// symbol path.
+	peDirs []string
 }
 
 // truthWalk is the walk of a case compared with its truth.txt.
@@ -115,6 +122,11 @@ func walkTruth(t *testing.T, dir string, o truthOptions) *truthWalk {
 	t.Cleanup(func() { syms.Close() })
 	opt := o.walk
 	opt.Symbols, opt.ImageSymbols = syms, elfimage.Load
+	if len(o.peDirs) > 0 {
+		conv := &pdbsyms.Converter{Cache: &cache.Cache{Dir: t.TempDir()}}
+		t.Cleanup(func() { conv.Close() })
+		opt.Symbols = symbols.Chain{syms, pdbsyms.NewDirs(conv, o.peDirs...)}
+	}
 	p, err := stackwalk.Process(f, opt)
 	if err != nil {
 		t.Fatal(err)
