@@ -2,6 +2,7 @@ package symsrc
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -106,5 +107,34 @@ func TestPDBFolder(t *testing.T) {
 	s.Summary(&sum, "prog")
 	if want := "prog: symbols: " + m.DebugFile + " " + m.DebugID + ": from " + dir + " (PDB files) (lookups, STACK WIN)\n"; sum.String() != want {
 		t.Errorf("summary %q, want %q", sum.String(), want)
+	}
+}
+
+// TestPEWithoutCodeView: a folder holding a PE without a CodeView record
+// (Wine's kernelbase.dll, trimmed: testdata/truth/wincxx/pe), given as a
+// symbol path, gives the symbols of a module with no debug file, found by
+// its code file and identifier, and -v's summary names the module by them.
+func TestPEWithoutCodeView(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "truth", "wincxx", "pe")
+	s, err := Open(Config{Paths: []string{dir}, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := symbols.Module{CodeFile: `C:\windows\system32\kernelbase.dll`, CodeID: "63F14E2B5e5000"}
+	syms, err := s.Load(m)
+	if err != nil || syms.Lookup == nil || syms.CFI == nil {
+		t.Fatalf("%+v, %v: want lookups and CFI", syms, err)
+	}
+	other := symbols.Module{CodeFile: `C:\windows\system32\kernel32.dll`, CodeID: "63F14E2B195000"}
+	if _, err := s.Load(other); !errors.Is(err, symbols.ErrNotFound) {
+		t.Errorf("kernel32.dll: %v, want not found", err)
+	}
+	var sum bytes.Buffer
+	s.Summary(&sum, "prog")
+	want := "prog: symbols: " + other.CodeFile + " " + other.CodeID + ": none (not in any source)\n" +
+		"prog: symbols: " + m.CodeFile + " " + m.CodeID + ": from " + dir + " (PDB files) (lookups, CFI, STACK WIN)\n"
+	if sum.String() != want {
+		t.Errorf("summary\n%s\nwant\n%s", sum.String(), want)
 	}
 }

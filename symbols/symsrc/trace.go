@@ -110,11 +110,17 @@ func (t *trace) write(w io.Writer, prog string) {
 	// several threads, and the summary should read the same every run.
 	order := slices.Clone(t.order)
 	slices.SortStableFunc(order, func(a, b symbols.Module) int {
-		return cmp.Or(cmp.Compare(a.DebugFile, b.DebugFile), cmp.Compare(a.DebugID, b.DebugID))
+		return cmp.Or(cmp.Compare(a.DebugFile, b.DebugFile), cmp.Compare(a.DebugID, b.DebugID),
+			cmp.Compare(a.CodeFile, b.CodeFile), cmp.Compare(a.CodeID, b.CodeID))
 	})
 	for _, m := range order {
 		r := t.recs[m]
 		name := fmt.Sprintf("%s %s", m.DebugFile, m.DebugID)
+		if m.DebugFile == "" && m.DebugID == "" && m.CodeFile != "" {
+			// No debug file (a PE without a CodeView record): named as
+			// the sources look it up, by its code file and identifier.
+			name = fmt.Sprintf("%s %s", m.CodeFile, m.CodeID)
+		}
 		if len(r.from) > 0 {
 			fmt.Fprintf(w, "%s: symbols: %s: from %s\n", prog, name, strings.Join(r.from, "; "))
 			continue
