@@ -362,6 +362,14 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), ex
 	for _, c := range out.CFI {
 		have[c.Init.Address] = true
 	}
+	if exact && (o.Cpu == macho.CpuAmd64 || o.Cpu == macho.CpuArm64) {
+		exactFDEs(o, out, text, base, warn)
+	}
+	if exact {
+		// The linker gives consecutive functions with one encoding one
+		// entry; their prologues and epilogues are each function's own.
+		ents = splitAtStarts(ents, functionStarts(o, base))
+	}
 	bad, inexact := 0, 0
 	for _, e := range ents {
 		if e.End <= e.Func || have[uint64(e.Func)] {
@@ -384,7 +392,7 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), ex
 				follow = exactARM64
 			}
 			if code := funcCode(o, text, base, e); code != nil {
-				if init, ch, err := follow(code, uint64(e.Func), rules); err == nil {
+				if init, ch, err := follow(code, uint64(e.Func), fixed(rules)); err == nil {
 					entry.Init.Rules, entry.Changes = init, ch
 				} else if inexact++; inexact <= 10 {
 					warn("--cfi-style exact: %v: the encoding's rules kept", err)
@@ -400,6 +408,69 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), ex
 		return int(min(max(int64(a.Init.Address-b.Init.Address), -1), 1))
 	})
 	return nil
+}
+
+// exactFDEs makes the rules of the functions whose unwind information is
+// an FDE (__eh_frame; compact unwind's DWARF mode) right at every
+// instruction as for compact encodings: clang's FDEs on Darwin describe
+// neither epilogues nor, on arm64, the prologue's steps (one row after
+// the last store), so a walk stopped there goes wrong. Where the code,
+// followed from the entry, ends its prologue in the state the FDE states
+// there, the followed rules replace the FDE's; elsewhere the FDE's stay
+// (counted in a warning).
+func exactFDEs(o *object, out *dumpsyms.Model, text *macho.Section, base uint64, warn func(string, ...any)) {
+	follow := exactX86
+	if o.Cpu == macho.CpuArm64 {
+		follow = exactARM64
+	}
+	kept := 0
+	for i := range out.CFI {
+		e := &out.CFI[i]
+		if e.Init.Size == 0 || e.Init.Size > 1<<32 || e.Init.Address > 1<<32 {
+			continue
+		}
+		code := funcCode(o, text, base, UnwindEntry{Func: uint32(e.Init.Address), End: uint32(e.Init.Address + e.Init.Size)})
+		if code == nil {
+			continue
+		}
+		fde := *e
+		body := func(at uint64) string {
+			r := map[string]string{}
+			parseRules(fde.Init.Rules, r)
+			for _, c := range fde.Changes {
+				if c.Address <= at {
+					parseRules(c.Rules, r)
+				}
+			}
+			return formatRules(r)
+		}
+		init, ch, err := follow(code, e.Init.Address, body)
+		if err != nil {
+			kept++
+			continue
+		}
+		e.Init.Rules, e.Changes = init, ch
+	}
+	if kept > 0 {
+		warn("--cfi-style exact: %d functions with FDEs whose code is not followed keep the FDE's rules", kept)
+	}
+}
+
+// parseRules adds the rules of a STACK CFI record's text ("REG: EXPR ...")
+// to r.
+func parseRules(s string, r map[string]string) {
+	name := ""
+	for _, t := range strings.Fields(s) {
+		if strings.HasSuffix(t, ":") {
+			name = strings.TrimSuffix(t, ":")
+			r[name] = ""
+			continue
+		}
+		if r[name] != "" {
+			r[name] += " "
+		}
+		r[name] += t
+	}
 }
 
 // maxFuncCode bounds the bytes of one function decoded for exact rules.
@@ -420,4 +491,82 @@ func funcCode(o *object, text *macho.Section, base uint64, e UnwindEntry) []byte
 		return nil
 	}
 	return b
+}
+
+// maxFunctionStarts bounds the bytes of LC_FUNCTION_STARTS read: a
+// uleb128 delta a function, some bytes each.
+const maxFunctionStarts = 64 << 20
+
+// functionStarts returns the functions' offsets from base (the __TEXT
+// segment's address), sorted: those LC_FUNCTION_STARTS lists (uleb128
+// deltas, the first from base; what the linker writes, kept by strip) and
+// the symbol table's symbols in __text. Damaged data ends the list where
+// it is damaged.
+func functionStarts(o *object, base uint64) []uint32 {
+	set := map[uint32]bool{}
+	for _, l := range o.Loads {
+		b := l.Raw()
+		if len(b) < 16 || o.ByteOrder.Uint32(b) != 0x26 { // LC_FUNCTION_STARTS
+			continue
+		}
+		off, size := int64(o.ByteOrder.Uint32(b[8:])), int64(o.ByteOrder.Uint32(b[12:]))
+		if size > maxFunctionStarts || off+size > o.slice.Size {
+			continue
+		}
+		data := make([]byte, size)
+		if _, err := o.r.ReadAt(data, off); err != nil {
+			continue
+		}
+		a := uint64(0)
+		for len(data) > 0 {
+			d, n := binary.Uvarint(data)
+			if n <= 0 || d == 0 {
+				break
+			}
+			data = data[n:]
+			if a += d; a > 1<<32 {
+				break
+			}
+			set[uint32(a)] = true
+		}
+	}
+	if text := o.Section("__text"); text != nil && o.Symtab != nil {
+		idx := uint8(0)
+		for i, s := range o.Sections {
+			if s == text && i < 255 {
+				idx = uint8(i + 1)
+			}
+		}
+		for _, s := range o.Symtab.Syms {
+			if idx != 0 && s.Type&0xe0 == 0 && s.Type&0x0e == 0x0e && s.Sect == idx && s.Value >= base && s.Value-base < 1<<32 {
+				set[uint32(s.Value-base)] = true
+			}
+		}
+	}
+	out := make([]uint32, 0, len(set))
+	for a := range set {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// splitAtStarts splits the entries that cover more than one function
+// (sorted starts) into one entry a function, with the same encoding.
+func splitAtStarts(ents []UnwindEntry, starts []uint32) []UnwindEntry {
+	if len(starts) == 0 {
+		return ents
+	}
+	out := make([]UnwindEntry, 0, len(ents))
+	for _, e := range ents {
+		i, _ := slices.BinarySearch(starts, e.Func+1)
+		for ; i < len(starts) && starts[i] < e.End; i++ {
+			p := e
+			p.End = starts[i]
+			out = append(out, p)
+			e.Func = starts[i]
+		}
+		out = append(out, e)
+	}
+	return out
 }

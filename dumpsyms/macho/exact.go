@@ -26,6 +26,13 @@ import (
 // RDI R8..R15; the callee-saved ones have names.
 var x86Names = [16]string{3: "$rbx", 5: "$rbp", 12: "$r12", 13: "$r13", 14: "$r14", 15: "$r15"}
 
+// bodyRules returns the rules the unwind information states at an address
+// (formatRules' text).
+type bodyRules func(at uint64) string
+
+// fixed is the bodyRules of a compact encoding: the same everywhere.
+func fixed(rules string) bodyRules { return func(uint64) string { return rules } }
+
 // frame is the frame state at one instruction.
 type frame struct {
 	cfaRBP bool      // CFA = rbp + rbpOff, else rsp + rspOff
@@ -85,9 +92,11 @@ const (
 
 // exactX86 returns the STACK CFI INIT rules at the entry of the function
 // whose code is code (its whole size), with one record per instruction
-// where they change; body is the rules its compact encoding states. ok is
-// false when the code does not follow the encoding.
-func exactX86(code []byte, addr uint64, body string) (init string, changes []symfile.CFI, err error) {
+// where they change; body gives the rules the function's unwind
+// information states at the first instruction after the prologue (its
+// compact encoding's, or its FDE's there). err is set when the code does
+// not follow them.
+func exactX86(code []byte, addr uint64, body bodyRules) (init string, changes []symfile.CFI, err error) {
 	st := frame{rspOff: 8}
 	var bodyState *frame
 	prologue := true
@@ -108,8 +117,8 @@ func exactX86(code []byte, addr uint64, body string) (init string, changes []sym
 			prologue = false
 			b := st
 			bodyState = &b
-			if r := formatRules(b.rules()); r != body {
-				return "", nil, fmt.Errorf("%#x: the prologue ends with %q, the encoding states %q", addr+uint64(off), r, body)
+			if r, want := formatRules(b.rules()), body(addr+uint64(off)); r != want {
+				return "", nil, fmt.Errorf("%#x: the prologue ends with %q, the unwind information states %q", addr+uint64(off), r, want)
 			}
 		}
 		cur := st.rules()

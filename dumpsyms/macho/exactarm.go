@@ -141,7 +141,7 @@ func argsOf(in arm64asm.Inst) []arm64asm.Arg {
 }
 
 // exactARM64 is exactX86 for arm64 code.
-func exactARM64(code []byte, addr uint64, body string) (init string, changes []symfile.CFI, err error) {
+func exactARM64(code []byte, addr uint64, body bodyRules) (init string, changes []symfile.CFI, err error) {
 	st := a64Frame{}
 	var bodyState *a64Frame
 	prologue := true
@@ -159,8 +159,8 @@ func exactARM64(code []byte, addr uint64, body string) (init string, changes []s
 			prologue = false
 			b := st
 			bodyState = &b
-			if r := formatRules(b.rules()); r != body {
-				return "", nil, fmt.Errorf("%#x: the prologue ends with %q, the encoding states %q", at, r, body)
+			if r, want := formatRules(b.rules()), body(at); r != want {
+				return "", nil, fmt.Errorf("%#x: the prologue ends with %q, the unwind information states %q", at, r, want)
 			}
 		}
 		cur := st.rules()

@@ -203,7 +203,8 @@ func (m *a64) check(e dumpsyms.CFIEntry, addr uint64, caller *a64) error {
 }
 
 // TestExactARM64OnModel is TestExactOnModel for the arm64 functions of
-// the corpus with compact unwind rules of their own (frame and frameless).
+// the corpus with compact unwind rules (frame and frameless) or FDEs
+// (DWARF mode).
 func TestExactARM64OnModel(t *testing.T) {
 	root := filepath.Join(corpus.Dir(t), "macos")
 	for _, rel := range []string{"built/hello-arm64", "built/libdemo-arm64.dylib", "built/libframeless-arm64.dylib"} {
@@ -212,7 +213,7 @@ func TestExactARM64OnModel(t *testing.T) {
 			t.Logf("%s: %v: skipped", rel, err)
 			continue
 		}
-		exact, plainAt, text, code, base, compact := loadOnModel(t, p, func(m uint32) bool { return m == arm64Frame || m == arm64Frameless })
+		exact, plainAt, text, code, base, compact := loadOnModel(t, p, func(m uint32) bool { return m == arm64Frame || m == arm64Frameless || m == arm64DWARF })
 		var insns, wrong, plainWrong, funcs int
 		for _, e := range exact.CFI {
 			if !compact[e.Init.Address] {
@@ -257,6 +258,6 @@ func TestExactARM64OnModel(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%s: %d functions, %d instructions reached: exact rules wrong at %d, the encoding's rules alone at %d", rel, funcs, insns, wrong, plainWrong)
+		t.Logf("%s: %d functions, %d instructions reached: exact rules wrong at %d, the encoding's or FDE's rules alone at %d", rel, funcs, insns, wrong, plainWrong)
 	}
 }
