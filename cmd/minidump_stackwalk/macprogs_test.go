@@ -653,28 +653,8 @@ func (c macCounts) String() string {
 // macSweep walks the positions of one architecture's build with src, reporting each wrong one through bad.
 func macSweep(t *testing.T, dir string, isARM bool, walk macWalker, bad func(string)) macCounts {
 	t.Helper()
-	prog, err := loadMacModule(filepath.Join(dir, "app", "prog"), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys, err := loadMacModule(filepath.Join(dir, "system", "libsys.dylib"), macSysSlide)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mods := []*macModule{prog, sys}
-	var frames []macFrame
-	for _, n := range macChain {
-		m := prog
-		mod, fn := macWant(n)
-		if mod != "prog" {
-			m = sys
-		}
-		f, err := m.decode(isARM, fn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		frames = append(frames, f)
-	}
+	mods, frames := macLoad(t, dir, isARM)
+	sys := mods[1]
 	var c macCounts
 	for k := range frames {
 		f := frames[k]
@@ -707,6 +687,34 @@ func macSweep(t *testing.T, dir string, isARM bool, walk macWalker, bad func(str
 		}
 	}
 	return c
+}
+
+// macLoad loads prog and libsys.dylib of an architecture's build and
+// decodes the chain's functions.
+func macLoad(t *testing.T, dir string, isARM bool) ([]*macModule, []macFrame) {
+	t.Helper()
+	prog, err := loadMacModule(filepath.Join(dir, "app", "prog"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, err := loadMacModule(filepath.Join(dir, "system", "libsys.dylib"), macSysSlide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frames []macFrame
+	for _, n := range macChain {
+		m := prog
+		mod, fn := macWant(n)
+		if mod != "prog" {
+			m = sys
+		}
+		f, err := m.decode(isARM, fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, f)
+	}
+	return []*macModule{prog, sys}, frames
 }
 
 // sysBody returns where a walk can leave a frame-pointer function without
@@ -890,6 +898,53 @@ func TestMacPrograms(t *testing.T) {
 					t.Errorf("%s, %s: %s", a, name, w)
 				}
 			}
+		}
+	}
+}
+
+// TestMacProgramsCommand walks the crash of each build (nofp_leaf's
+// store) with the command, `minidump_stackwalk DUMP FOLDER`, the folder
+// holding prog and prog.dSYM: the whole chain, the system library's frame
+// by its frame pointer, every other caller by CFI, nothing more.
+func TestMacProgramsCommand(t *testing.T) {
+	for _, a := range []string{"x86_64", "arm64"} {
+		dir := filepath.Join("testdata", "macprogs", a)
+		mods, frames := macLoad(t, dir, a == "arm64")
+		var at uint64
+		for _, in := range frames[0].code {
+			if s := macInstString(in, a == "arm64"); strings.HasPrefix(s, "MOV [RDI]") || strings.HasPrefix(s, "STR X1, [X0]") {
+				at = in.pc
+			}
+		}
+		data, _, err := macDump(a == "arm64", mods, frames, at)
+		if err != nil || at == 0 {
+			t.Fatalf("%s: the crash at %#x: %v", a, at, err)
+		}
+		dump := filepath.Join(t.TempDir(), "crash.dmp")
+		if err := os.WriteFile(dump, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := runCmd(t, "--symbols-cache", t.TempDir(), dump, filepath.Join(dir, "app"))
+		rest := out
+		for i, want := range []string{"prog!nofp_leaf [nofp.c : 9 + 0x0]", "prog!fp_callback [fp.c : 11 + 0x",
+			"libsys.dylib + 0x", "prog!dwarf_frame + 0x", "prog!nofp_regs [nofp.c : 16 + 0x", "prog!nofp_big [nofp.c : 26 + 0x",
+			"prog!fp_outer [fp.c : 17 + 0x", "prog!main [fp.c : 21 + 0x"} {
+			trust := "call frame info"
+			switch i {
+			case 0:
+				trust = "given as instruction pointer in context"
+			case 3:
+				trust = "previous frame's frame pointer"
+			}
+			j := strings.Index(rest, fmt.Sprintf("%2d  %s", i, want))
+			k := strings.Index(rest, "Found by: ")
+			if j < 0 || k < j || !strings.HasPrefix(rest[k+len("Found by: "):], trust) {
+				t.Fatalf("%s: no frame %d %q found by %s in:\n%s", a, i, want, trust, out)
+			}
+			rest = rest[k+1:]
+		}
+		if strings.Contains(rest, " 8  ") {
+			t.Errorf("%s: frames after main:\n%s", a, out)
 		}
 	}
 }
