@@ -51,7 +51,8 @@ import (
 // calls keep the stack pointer and clobber the volatile registers), values
 // the model cannot know being distinct junk words. The walk must give the
 // chain, every caller with the registers the model has (those the walk says
-// it knows), and no frame more.
+// it knows), and no frame more. $MACPROGS_DUMPS, when set, names a folder
+// the dumps are written to (ARCH-FUNCTION+OFFSET.dmp), to walk by hand.
 var macChain = []string{"nofp_leaf", "fp_callback", "libsys.dylib!sys_apply", "dwarf_frame", "nofp_regs", "nofp_big", "fp_outer", "main"}
 
 // macModule is a Mach-O file of testdata/macprogs loaded at base.
