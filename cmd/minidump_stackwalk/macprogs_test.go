@@ -895,6 +895,14 @@ func TestMacPrograms(t *testing.T) {
 				}
 			})
 			t.Logf("%s, %s: %v", a, name, c)
+			if c.positions < 100 || c.frames < 4*c.positions {
+				t.Errorf("%s, %s: %d positions, %d frames: the chain was not swept", a, name, c.positions, c.frames)
+			}
+			if name == "default" && len(wrong) == 0 {
+				// The encoding's rules are wrong in prologues and
+				// epilogues: a sweep that finds nothing missed them.
+				t.Errorf("%s, default rules: no wrong position", a)
+			}
 			for i, w := range wrong {
 				if name == "default" {
 					if i < 3 {
