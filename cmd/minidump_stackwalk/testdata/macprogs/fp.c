@@ -1,7 +1,7 @@
 /* Frame-pointer functions of prog (built with -fno-omit-frame-pointer):
-   main -> fp_outer -> nofp_big -> nofp_regs -> dwarf_frame -> sys_apply
+   main -> fp_outer -> nofp_huge -> nofp_big -> nofp_regs -> dwarf_frame -> sys_apply
    (libsys.dylib) -> fp_callback -> nofp_leaf, which crashes. */
-long nofp_big(long n);
+long nofp_huge(long n);
 long nofp_leaf(long *p, long v);
 extern volatile long sink;
 
@@ -14,7 +14,7 @@ __attribute__((noinline)) long fp_callback(long v) {
 
 __attribute__((noinline)) long fp_outer(long n) {
 	long a = n + sink, b = n * sink;
-	long r = nofp_big(a);
+	long r = nofp_huge(a);
 	return r + a * b;
 }
 

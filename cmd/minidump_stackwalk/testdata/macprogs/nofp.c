@@ -26,3 +26,12 @@ __attribute__((noinline)) long nofp_big(long n) {
 	long r = nofp_regs(a + buf[(n * 7) % 3000]);
 	return r + a + buf[0];
 }
+
+/* nofp_huge: frameless with a frame over 4 KiB (arm64: sp moved by a
+   shifted immediate, sub sp, sp, #0x1, lsl #12). */
+__attribute__((noinline)) long nofp_huge(long n) {
+	volatile char buf[6000];
+	buf[n % 6000] = (char)n;
+	long r = nofp_big(n + buf[(n * 7) % 6000]);
+	return r + buf[0];
+}
