@@ -58,7 +58,7 @@ var macChain = []string{"nofp_leaf", "fp_callback", "libsys.dylib!sys_apply", "d
 
 // macModule is a Mach-O file of testdata/macprogs loaded at base.
 type macModule struct {
-	name, path  string
+	name        string
 	base, slide uint64
 	size        uint32
 	uuid        [16]byte
@@ -73,7 +73,7 @@ func loadMacModule(path string, slide uint64) (*macModule, error) {
 		return nil, err
 	}
 	defer f.Close()
-	m := &macModule{name: filepath.Base(path), path: path, slide: slide, funcs: map[string][2]uint64{}}
+	m := &macModule{name: filepath.Base(path), slide: slide, funcs: map[string][2]uint64{}}
 	seg := f.Segment("__TEXT")
 	if seg == nil {
 		return nil, fmt.Errorf("%s: no __TEXT", path)

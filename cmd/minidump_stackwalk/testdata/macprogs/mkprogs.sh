@@ -2,12 +2,12 @@
 # Rebuilds this folder's macOS programs for TestMacPrograms
 # (../../macprogs_test.go), for x86_64 and arm64 (one folder each):
 #
-#   prog        the executable (fp.c with frame pointers, nofp.c with
+#   app/prog    the executable (fp.c with frame pointers, nofp.c with
 #               -fomit-frame-pointer, dwarf.c: a function with its unwind
 #               rules only in __eh_frame), entry point _main, linked
-#               against libsys.dylib; prog.dSYM its DWARF (dsymutil)
-#   libsys.dylib  sys.c, a stand-in for a system library: frame pointers,
-#               symbols stripped (llvm-strip -x), no dSYM
+#               against libsys.dylib; app/prog.dSYM its DWARF (dsymutil)
+#   system/libsys.dylib  sys.c, a stand-in for a system library: frame
+#               pointers, symbols stripped (llvm-strip -x -S), no dSYM
 #
 # The programs link no library of Apple's (no SDK here), so they cannot
 # run; the test runs their machine code on a model (see macprogs_test.go).
@@ -20,7 +20,6 @@ cd "$(dirname "$0")"
 here=$(pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# dsymutil-22 runs a program named lipo for universal files; not needed here.
 for arch in x86_64 arm64; do
 	T="-target $arch-apple-macos11 -g -O2 -fno-optimize-sibling-calls -fno-stack-protector -fdebug-prefix-map=$here=/src"
 	clang-22 $T -fno-omit-frame-pointer -c fp.c -o "$tmp/fp-$arch.o"
