@@ -239,7 +239,7 @@ func FuzzParseUnwindInfo(f *testing.F) {
 			return
 		}
 		for _, e := range ents {
-			for _, cpu := range []macho.Cpu{macho.CpuAmd64, macho.CpuArm64} {
+			for _, cpu := range []macho.Cpu{macho.CpuAmd64, macho.CpuArm64, macho.Cpu386} {
 				Rules(cpu, e.Encoding, e.Func, func(uint32) (uint32, bool) { return 0x100, true })
 			}
 		}
@@ -250,6 +250,11 @@ func FuzzParseUnwindInfo(f *testing.F) {
 func FuzzDump(f *testing.F) {
 	for _, rel := range []string{"built/hello-x86_64", "built/hello-arm64.dSYM/Contents/Resources/DWARF/hello-arm64", "built/libframeless-x86_64.dylib"} {
 		if b, err := os.ReadFile(filepath.Join(corpus.Path(), "macos", rel)); err == nil && len(b) < 64<<10 {
+			f.Add(b)
+		}
+	}
+	for _, name := range []string{"prog-i386-fl.o", "prog-armv7.o"} {
+		if b, err := os.ReadFile(filepath.Join("testdata", "mach32", name)); err == nil {
 			f.Add(b)
 		}
 	}

@@ -1,0 +1,266 @@
+package macho
+
+import (
+	"bytes"
+	"debug/macho"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	"github.com/gobreakpad/gobreakpad/symfile"
+)
+
+// The 32-bit inputs: object files (ld64.lld links no 32-bit Mach-O),
+// remade by testdata/mach32/make.sh.
+func mach32(name string) string { return filepath.Join("testdata", "mach32", name) }
+
+// TestMach32Objects reads the i386 and armv7 objects: MODULE names as
+// Breakpad's, a FUNC with lines for every function of prog.c (address 0
+// included: an object's first function), the inlined call with -d, and
+// STACK CFI from i386's __eh_frame (Darwin's register numbers) and armv7's
+// __debug_frame.
+func TestMach32Objects(t *testing.T) {
+	for _, c := range []struct {
+		file, module string
+		entryCFA     string // the CFA rule at a function's entry
+	}{
+		{"prog-i386.o", "MODULE mac x86 8BF9306D96D0AC8480314506271AD58A0 prog-i386.o", ".cfa: $esp 4 +"},
+		{"prog-i386-fl.o", "MODULE mac x86 30E306A17940C016254BDC88B77E38A20 prog-i386-fl.o", ".cfa: $esp 4 +"},
+		{"prog-armv7.o", "MODULE mac armv7 ", ".cfa: sp 0 +"},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			m, err := Dump(mach32(c.file), Options{Options: dumpsyms.Options{Inlines: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := m.Write(&out); err != nil {
+				t.Fatal(err)
+			}
+			if first, _, _ := strings.Cut(out.String(), "\n"); !strings.HasPrefix(first, c.module) {
+				t.Errorf("MODULE line %q, want %q", first, c.module)
+			}
+			funcs := map[string]bool{}
+			for _, f := range m.Funcs {
+				if len(f.Lines) == 0 {
+					t.Errorf("FUNC %s has no lines", f.Name)
+				}
+				funcs[f.Name] = true
+			}
+			for _, want := range []string{"many_regs", "big_frame", "leaf", "main"} {
+				if !funcs[want] {
+					t.Errorf("no FUNC %s (have %v)", want, funcs)
+				}
+			}
+			if !strings.Contains(out.String(), "INLINE_ORIGIN 0 twice\n") {
+				t.Errorf("no INLINE_ORIGIN twice")
+			}
+			if len(m.CFI) < 3 {
+				t.Fatalf("%d STACK CFI entries, want one per function", len(m.CFI))
+			}
+			for _, e := range m.CFI {
+				if !strings.Contains(e.Init.Rules, c.entryCFA) {
+					t.Errorf("STACK CFI INIT %x %s: want %s at the entry", e.Init.Address, e.Init.Rules, c.entryCFA)
+				}
+			}
+		})
+	}
+}
+
+// TestMach32EHRegisters checks the i386 __eh_frame register numbers on
+// prog-i386.o's frame-pointer functions: after "push ebp" the rule saving
+// ebp, after "mov ebp, esp" the CFA from ebp (Breakpad's dump_syms names
+// them the other way round: docs/dump_syms.md).
+func TestMach32EHRegisters(t *testing.T) {
+	m, err := Dump(mach32("prog-i386.o"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range m.CFI {
+		a := e.Init.Address
+		if got := rulesAt(e, a+1); got["$ebp"] != ".cfa -8 + ^" || got[".cfa"] != "$esp 8 +" {
+			t.Errorf("function %#x after push ebp: %v", a, got)
+		}
+		if got := rulesAt(e, a+3); got[".cfa"] != "$ebp 8 +" {
+			t.Errorf("function %#x after mov ebp, esp: %v", a, got)
+		}
+	}
+}
+
+// TestMach32CompactUnwind decodes the i386 objects' compact unwind
+// entries (__LD,__compact_unwind, what ld64 turns into __unwind_info) with
+// Rules and checks each against the __eh_frame FDE clang wrote for the same
+// function: the encoding's rules are the FDE's at some instruction of the
+// body. Covers the EBP-frame mode (with saved registers) and the
+// frameless immediate mode; the DWARF-mode entries must have no rules.
+func TestMach32CompactUnwind(t *testing.T) {
+	modes := map[uint32]int{}
+	for _, name := range []string{"prog-i386.o", "prog-i386-fl.o"} {
+		in, err := open(mach32(name), "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.close()
+		o := in.obj
+		sec := o.Section("__compact_unwind")
+		b, err := sectionBytes(o, sec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ents, err := ParseCompactUnwind(b, false, relocatedAt(o, sec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Dump(mach32(name), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fde := map[uint64]dumpsyms.CFIEntry{}
+		for _, e := range m.CFI {
+			fde[e.Init.Address] = e
+		}
+		for _, e := range ents {
+			rules, ok, err := Rules(macho.Cpu386, e.Encoding, e.Func, func(off uint32) (uint32, bool) { return 0, false })
+			if err != nil {
+				t.Fatalf("%s: function %#x: %v", name, e.Func, err)
+			}
+			mode := e.Encoding & modeMask
+			modes[mode]++
+			if !ok {
+				if mode != x86DWARF {
+					t.Errorf("%s: function %#x: encoding %#x has no rules", name, e.Func, e.Encoding)
+				}
+				continue
+			}
+			f, have := fde[uint64(e.Func)]
+			if !have || f.Init.Size != uint64(e.End-e.Func) {
+				t.Fatalf("%s: function %#x..%#x: no FDE of that range", name, e.Func, e.End)
+			}
+			want := parseRules(rules)
+			found := false
+			for a := e.Func; a < e.End; a++ {
+				if maps.Equal(rulesAt(f, uint64(a)), want) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				t.Errorf("%s: function %#x, encoding %#x: rules %q are the FDE's nowhere", name, e.Func, e.Encoding, rules)
+			}
+		}
+	}
+	if modes[x86RBPFrame] == 0 || modes[x86StackImmd] == 0 {
+		t.Errorf("modes covered %v, want EBP frame and frameless immediate", modes)
+	}
+}
+
+// parseRules splits a rule string into its rules by register.
+func parseRules(s string) map[string]string {
+	return rulesAt(dumpsyms.CFIEntry{Init: symfile.CFIInit{Rules: s}}, 0)
+}
+
+// TestMach32Fat lists and selects the slices of a universal file of
+// 32-bit (and 64-bit) objects, by Apple's names and Breakpad's x86.
+func TestMach32Fat(t *testing.T) {
+	var list bytes.Buffer
+	if err := ListArch(mach32("prog-fat.o"), &list); err != nil {
+		t.Fatal(err)
+	}
+	if want := "prog-fat.o contains the following architectures:\nx86, x86_64, armv7\n"; list.String() != want {
+		t.Errorf("--list-arch: %q, want %q", list.String(), want)
+	}
+	for arch, want := range map[string]string{"i386": "x86", "x86": "x86", "armv7": "armv7", "x86_64": "x86_64"} {
+		m, err := Dump(mach32("prog-fat.o"), Options{Arch: arch})
+		if err != nil {
+			t.Fatalf("-a %s: %v", arch, err)
+		}
+		if m.Module.Arch != want || len(m.Funcs) != 4 {
+			t.Errorf("-a %s: MODULE arch %s, %d FUNCs; want %s, 4", arch, m.Module.Arch, len(m.Funcs), want)
+		}
+	}
+	// The i386 slice is prog-i386-fl.o: the same records.
+	thin, err := Dump(mach32("prog-i386-fl.o"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slice, err := Dump(mach32("prog-fat.o"), Options{Arch: "i386", Options: dumpsyms.Options{Name: "prog-i386-fl.o"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b bytes.Buffer
+	thin.Write(&a)
+	slice.Write(&b)
+	if a.String() != b.String() {
+		t.Errorf("the fat file's i386 slice reads differently from the thin file")
+	}
+	if _, err := Dump(mach32("prog-fat.o"), Options{Arch: "arm64"}); err == nil || !strings.Contains(err.Error(), "i386, x86_64, armv7") {
+		t.Errorf("-a arm64: %v, want an error naming the slices", err)
+	}
+}
+
+// TestMach32Symbolizer checks every line record of the 32-bit objects
+// against llvm-symbolizer-22 on the same file: the function (its outermost
+// frame) and the line (its innermost frame's) at the record's address.
+func TestMach32Symbolizer(t *testing.T) {
+	sym, err := exec.LookPath("llvm-symbolizer-22")
+	if err != nil {
+		t.Skip("llvm-symbolizer-22 not installed (Debian's llvm-22)")
+	}
+	for _, name := range []string{"prog-i386.o", "prog-i386-fl.o", "prog-armv7.o"} {
+		m, err := Dump(mach32(name), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in bytes.Buffer
+		type want struct {
+			fn   string
+			line int64
+		}
+		var wants []want
+		for _, f := range m.Funcs {
+			for _, l := range f.Lines {
+				fmt.Fprintf(&in, "0x%x\n", l.Address)
+				wants = append(wants, want{f.Name, l.Line})
+			}
+		}
+		cmd := exec.Command(sym, "--obj="+mach32(name), "--output-style=JSON")
+		cmd.Stdin = &in
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		type frame struct {
+			FunctionName string
+			Line         int64
+		}
+		var got []struct{ Symbol []frame }
+		dec := json.NewDecoder(bytes.NewReader(out))
+		for dec.More() {
+			var r struct{ Symbol []frame }
+			if err := dec.Decode(&r); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, r)
+		}
+		if len(got) != len(wants) {
+			t.Fatalf("%s: llvm-symbolizer gave %d answers for %d addresses", name, len(got), len(wants))
+		}
+		bad := 0
+		for i, w := range wants {
+			// The line table's line is the innermost frame's; the FUNC
+			// is the outermost.
+			fr := got[i].Symbol
+			if len(fr) == 0 || fr[len(fr)-1].FunctionName != w.fn || fr[0].Line != w.line {
+				if bad++; bad <= 10 {
+					t.Errorf("%s: record %d: %s line %d, llvm-symbolizer %+v", name, i, w.fn, w.line, fr)
+				}
+			}
+		}
+		t.Logf("%s: %d line records, %d differ from llvm-symbolizer", name, len(wants), bad)
+	}
+}

@@ -1,0 +1,26 @@
+#!/bin/sh
+# make.sh: rebuild the 32-bit Mach-O test inputs of dumpsyms/macho
+# (TestMach32*) from prog.c with Debian's LLVM 22 (clang-22, llvm-lipo-22).
+#
+# ld64.lld-22 links no 32-bit Mach-O ("missing or unsupported -arch i386",
+# the same for armv7): its Mach-O port has x86_64, arm64 and arm64_32
+# only. So the inputs are object files (MH_OBJECT), which hold the same
+# DWARF, symbol table, __eh_frame / __debug_frame and (i386) the
+# compiler's compact unwind entries (__LD,__compact_unwind, the list ld64
+# turns into __unwind_info), and a universal file of object slices.
+#
+#   prog-i386.o      i386, frame pointers (compact EBP-frame mode)
+#   prog-i386-fl.o   i386, -fomit-frame-pointer (frameless modes)
+#   prog-armv7.o     armv7 (iOS) with DWARF exceptions (__eh_frame; by default,
+#                    SjLj exceptions, clang writes no unwind information at
+#                    all for armv7, neither compact unwind nor __eh_frame)
+#   prog-fat.o       universal: i386 (frameless), armv7, x86_64
+set -eu
+cd "$(dirname "$0")"
+CF="-g -O2 -fdebug-prefix-map=$(pwd)=/src"
+clang-22 -target i386-apple-macos10.13 $CF -c prog.c -o prog-i386.o
+clang-22 -target i386-apple-macos10.13 $CF -fomit-frame-pointer -c prog.c -o prog-i386-fl.o
+clang-22 -target armv7-apple-ios9 $CF -fexceptions -fdwarf-exceptions -c prog.c -o prog-armv7.o
+clang-22 -target x86_64-apple-macos10.13 $CF -c prog.c -o prog-x86_64.o
+llvm-lipo-22 -create prog-i386-fl.o prog-armv7.o prog-x86_64.o -output prog-fat.o
+rm prog-x86_64.o
