@@ -3,6 +3,7 @@ package macho
 import (
 	"bytes"
 	"debug/macho"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -96,11 +97,11 @@ func TestMach32EHRegisters(t *testing.T) {
 // entries (__LD,__compact_unwind, what ld64 turns into __unwind_info) with
 // Rules and checks each against the __eh_frame FDE clang wrote for the same
 // function: the encoding's rules are the FDE's at some instruction of the
-// body. Covers the EBP-frame mode (with saved registers) and the
-// frameless immediate mode; the DWARF-mode entries must have no rules.
+// body. Covers the EBP-frame mode (with saved registers), the frameless
+// immediate and indirect modes; the DWARF-mode entries must have no rules.
 func TestMach32CompactUnwind(t *testing.T) {
 	modes := map[uint32]int{}
-	for _, name := range []string{"prog-i386.o", "prog-i386-fl.o"} {
+	for _, name := range []string{"prog-i386.o", "prog-i386-fl.o", "prog-i386-ind.o"} {
 		in, err := open(mach32(name), "", nil)
 		if err != nil {
 			t.Fatal(err)
@@ -125,7 +126,15 @@ func TestMach32CompactUnwind(t *testing.T) {
 			fde[e.Init.Address] = e
 		}
 		for _, e := range ents {
-			rules, ok, err := Rules(macho.Cpu386, e.Encoding, e.Func, func(off uint32) (uint32, bool) { return 0, false })
+			rules, ok, err := Rules(macho.Cpu386, e.Encoding, e.Func, func(off uint32) (uint32, bool) {
+				text := o.Section("__text")
+				if off < uint32(text.Addr) || off+4 > uint32(text.Addr+text.Size) {
+					return 0, false
+				}
+				var v [4]byte
+				o.r.ReadAt(v[:], int64(text.Offset)+int64(off-uint32(text.Addr)))
+				return binary.LittleEndian.Uint32(v[:]), true
+			})
 			if err != nil {
 				t.Fatalf("%s: function %#x: %v", name, e.Func, err)
 			}
@@ -154,8 +163,8 @@ func TestMach32CompactUnwind(t *testing.T) {
 			}
 		}
 	}
-	if modes[x86RBPFrame] == 0 || modes[x86StackImmd] == 0 {
-		t.Errorf("modes covered %v, want EBP frame and frameless immediate", modes)
+	if modes[x86RBPFrame] == 0 || modes[x86StackImmd] == 0 || modes[x86StackInd] == 0 || modes[x86DWARF] == 0 {
+		t.Errorf("modes covered %v, want EBP frame, frameless immediate and indirect, DWARF", modes)
 	}
 }
 

@@ -10,7 +10,12 @@
 # turns into __unwind_info), and a universal file of object slices.
 #
 #   prog-i386.o      i386, frame pointers (compact EBP-frame mode)
-#   prog-i386-fl.o   i386, -fomit-frame-pointer (frameless modes)
+#   prog-i386-fl.o   i386, -fomit-frame-pointer: frameless immediate mode, and
+#                    DWARF mode where the PIC base (call; pop) or pushed
+#                    arguments move esp in the body
+#   prog-i386-ind.o  i386, -fomit-frame-pointer -mdynamic-no-pic, arguments
+#                    stored, not pushed: frameless immediate and indirect
+#                    (big_frame's 3 KB frame) modes
 #   prog-armv7.o     armv7 (iOS) with DWARF exceptions (__eh_frame; by default,
 #                    SjLj exceptions, clang writes no unwind information at
 #                    all for armv7, neither compact unwind nor __eh_frame)
@@ -20,6 +25,7 @@ cd "$(dirname "$0")"
 CF="-g -O2 -fdebug-prefix-map=$(pwd)=/src"
 clang-22 -target i386-apple-macos10.13 $CF -c prog.c -o prog-i386.o
 clang-22 -target i386-apple-macos10.13 $CF -fomit-frame-pointer -c prog.c -o prog-i386-fl.o
+clang-22 -target i386-apple-macos10.13 $CF -fomit-frame-pointer -mdynamic-no-pic -mllvm -no-x86-call-frame-opt -c prog.c -o prog-i386-ind.o
 clang-22 -target armv7-apple-ios9 $CF -fexceptions -fdwarf-exceptions -c prog.c -o prog-armv7.o
 clang-22 -target x86_64-apple-macos10.13 $CF -c prog.c -o prog-x86_64.o
 llvm-lipo-22 -create prog-i386-fl.o prog-armv7.o prog-x86_64.o -output prog-fat.o
