@@ -20,8 +20,9 @@ import (
 // remade by testdata/mach32/make.sh.
 func mach32(name string) string { return filepath.Join("testdata", "mach32", name) }
 
-// TestMach32Objects reads the i386 and armv7 objects: MODULE names as
-// Breakpad's, a FUNC with lines for every function of prog.c (address 0
+// TestMach32Objects reads the i386 and armv7 objects: MODULE lines as
+// Breakpad's dump_syms_mac writes them (the identifiers its MD5 gives
+// objects without LC_UUID; armv7 as Breakpad on macOS names it), a FUNC with lines for every function of prog.c (address 0
 // included: an object's first function), the inlined call with -d, and
 // STACK CFI from i386's __eh_frame (Darwin's register numbers) and armv7's
 // __debug_frame.
@@ -30,9 +31,9 @@ func TestMach32Objects(t *testing.T) {
 		file, module string
 		entryCFA     string // the CFA rule at a function's entry
 	}{
-		{"prog-i386.o", "MODULE mac x86 8BF9306D96D0AC8480314506271AD58A0 prog-i386.o", ".cfa: $esp 4 +"},
-		{"prog-i386-fl.o", "MODULE mac x86 30E306A17940C016254BDC88B77E38A20 prog-i386-fl.o", ".cfa: $esp 4 +"},
-		{"prog-armv7.o", "MODULE mac armv7 ", ".cfa: sp 0 +"},
+		{"prog-i386.o", "MODULE mac x86 F5E9A7E0981B618895C2A350EE011A140 prog-i386.o", ".cfa: $esp 4 +"},
+		{"prog-i386-fl.o", "MODULE mac x86 FFC2426B33C49AD3B41CDD20ED9CF9320 prog-i386-fl.o", ".cfa: $esp 4 +"},
+		{"prog-armv7.o", "MODULE mac armv7 2AAF7A9F8FEC11D00898A6B5EA4BC7620 prog-armv7.o", ".cfa: sp 0 +"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			m, err := Dump(mach32(c.file), Options{Options: dumpsyms.Options{Inlines: true}})
@@ -183,7 +184,7 @@ func TestMach32Fat(t *testing.T) {
 	if want := "prog-fat.o contains the following architectures:\nx86, x86_64, armv7\n"; list.String() != want {
 		t.Errorf("--list-arch: %q, want %q", list.String(), want)
 	}
-	for arch, want := range map[string]string{"i386": "x86", "x86": "x86", "armv7": "armv7", "x86_64": "x86_64"} {
+	for arch, want := range map[string]string{"i386": "x86", "x86": "x86", "armv7": "armv7", "arm": "armv7", "x86_64": "x86_64"} {
 		m, err := Dump(mach32("prog-fat.o"), Options{Arch: arch})
 		if err != nil {
 			t.Fatalf("-a %s: %v", arch, err)
