@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -272,5 +273,105 @@ func TestMach32Symbolizer(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %d line records, %d differ from llvm-symbolizer", name, len(wants), bad)
+	}
+}
+
+// TestMach32Breakpad compares with Breakpad's dump_syms_mac on the same
+// files (testdata/mach32/breakpad, made by make.sh): the MODULE line
+// (armv7 where Breakpad built off macOS writes arm), and each PUBLIC of
+// Breakpad's a PUBLIC or a FUNC of the same name at the same address of
+// ours (Breakpad reads no DWARF from an object: docs/dump_syms.md). Then
+// the i386 object with its segment renamed __TEXT, where Breakpad reads
+// __eh_frame: its STACK CFI records are ours with $esp and $ebp swapped
+// (Breakpad names Darwin's i386 __eh_frame registers by the System V
+// numbers).
+func TestMach32Breakpad(t *testing.T) {
+	read := func(p string) []string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.TrimSpace(string(b)), "\n")
+	}
+	ours := func(p string, opts Options) []string {
+		m, err := Dump(p, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		m.Write(&out)
+		return strings.Split(strings.TrimSpace(out.String()), "\n")
+	}
+	for _, c := range []struct{ sym, file, arch string }{
+		{"prog-i386.o.sym", "prog-i386.o", ""},
+		{"prog-i386-fl.o.sym", "prog-i386-fl.o", ""},
+		{"prog-i386-ind.o.sym", "prog-i386-ind.o", ""},
+		{"prog-armv7.o.sym", "prog-armv7.o", ""},
+		{"prog-fat.o.i386.sym", "prog-fat.o", "i386"},
+	} {
+		bp := read(mach32("breakpad/" + c.sym))
+		got := ours(mach32(c.file), Options{Arch: c.arch})
+		if want := strings.Replace(bp[0], "MODULE mac arm ", "MODULE mac armv7 ", 1); got[0] != want {
+			t.Errorf("%s: %q, Breakpad's %q", c.sym, got[0], bp[0])
+		}
+		have := map[string]bool{}
+		for _, l := range got {
+			f := strings.Fields(l)
+			switch {
+			case len(f) >= 5 && f[0] == "FUNC":
+				have[f[1]+" "+strings.Join(f[4:], " ")] = true
+			case len(f) >= 4 && f[0] == "PUBLIC":
+				have[f[1]+" "+strings.Join(f[3:], " ")] = true
+			}
+		}
+		n := 0
+		for _, l := range bp[1:] {
+			f := strings.Fields(l)
+			if len(f) < 4 || f[0] != "PUBLIC" {
+				t.Errorf("%s: unexpected record %q", c.sym, l)
+				continue
+			}
+			n++
+			if !have[f[1]+" "+strings.Join(f[3:], " ")] {
+				t.Errorf("%s: %q is neither FUNC nor PUBLIC of ours", c.sym, l)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no PUBLIC records", c.sym)
+		}
+	}
+
+	b, err := os.ReadFile(mach32("prog-i386-fl.o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(b[36:52], "__TEXT\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00")
+	p := filepath.Join(t.TempDir(), "prog-i386-fl.textseg.o")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	swap := strings.NewReplacer("$esp", "$ebp", "$ebp", "$esp")
+	// norm writes a STACK CFI record's rules in name order.
+	norm := func(l string) string {
+		f := strings.Fields(l)
+		head := 3
+		if f[2] == "INIT" {
+			head = 5
+		}
+		return strings.Join(f[:head], " ") + " " + formatRules(parseRules(strings.Join(f[head:], " ")))
+	}
+	var want, got []string
+	for _, l := range read(mach32("breakpad/prog-i386-fl.textseg.sym")) {
+		if strings.HasPrefix(l, "STACK ") {
+			want = append(want, norm(l))
+		}
+	}
+	for _, l := range ours(p, Options{}) {
+		if strings.HasPrefix(l, "STACK ") {
+			got = append(got, norm(swap.Replace(l)))
+		}
+	}
+	if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("STACK CFI, $esp and $ebp swapped:\n%s\nBreakpad's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

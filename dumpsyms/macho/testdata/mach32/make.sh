@@ -30,3 +30,25 @@ clang-22 -target armv7-apple-ios9 $CF -fexceptions -fdwarf-exceptions -c prog.c 
 clang-22 -target x86_64-apple-macos10.13 $CF -c prog.c -o prog-x86_64.o
 llvm-lipo-22 -create prog-i386-fl.o prog-armv7.o prog-x86_64.o -output prog-fat.o
 rm prog-x86_64.o
+
+# Breakpad's dump_syms_mac on them (BREAKPAD_DUMP_SYMS_MAC: its binary, built
+# from Breakpad 418aacd6 on Linux with `make src/tools/mac/dump_syms/dump_syms_mac`
+# in a tools/breakpad/build.sh tree): breakpad/*.sym. Breakpad finds
+# __eh_frame only in a segment named __TEXT and DWARF only in one named
+# __DWARF, and an object's sections all lie in one unnamed segment, so
+# breakpad/prog-i386-fl.textseg.sym is its output for prog-i386-fl.o with
+# that segment renamed __TEXT (TestMach32Breakpad renames it the same way):
+# its STACK CFI from __eh_frame.
+if [ -n "${BREAKPAD_DUMP_SYMS_MAC:-}" ]; then
+	mkdir -p breakpad
+	for f in prog-i386.o prog-i386-fl.o prog-i386-ind.o prog-armv7.o; do
+		"$BREAKPAD_DUMP_SYMS_MAC" $f > breakpad/$f.sym
+	done
+	"$BREAKPAD_DUMP_SYMS_MAC" -a i386 prog-fat.o > breakpad/prog-fat.o.i386.sym
+	t=$(mktemp -d)
+	cp prog-i386-fl.o $t/prog-i386-fl.textseg.o
+	# the first load command (LC_SEGMENT at 28) names its segment at 36
+	printf '__TEXT\0\0\0\0\0\0\0\0\0\0' | dd of=$t/prog-i386-fl.textseg.o bs=1 seek=36 conv=notrunc status=none
+	"$BREAKPAD_DUMP_SYMS_MAC" $t/prog-i386-fl.textseg.o > breakpad/prog-i386-fl.textseg.sym
+	rm -r $t
+fi
