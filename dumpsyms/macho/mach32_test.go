@@ -215,14 +215,26 @@ func TestMach32Fat(t *testing.T) {
 }
 
 // TestMach32Symbolizer checks every line record of the 32-bit objects
-// against llvm-symbolizer-22 on the same file: the function (its outermost
+// and linked executables (read with their dSYMs) against llvm-symbolizer-22
+// on the object or dSYM: the function (its outermost
 // frame) and the line (its innermost frame's) at the record's address.
 func TestMach32Symbolizer(t *testing.T) {
 	sym, err := exec.LookPath("llvm-symbolizer-22")
 	if err != nil {
 		t.Skip("llvm-symbolizer-22 not installed (Debian's llvm-22)")
 	}
-	for _, name := range []string{"prog-i386.o", "prog-i386-fl.o", "prog-armv7.o"} {
+	for _, c := range []struct {
+		name, obj string
+		base      uint64 // the records' base: __TEXT's address
+	}{
+		{"prog-i386.o", "prog-i386.o", 0},
+		{"prog-i386-fl.o", "prog-i386-fl.o", 0},
+		{"prog-armv7.o", "prog-armv7.o", 0},
+		{"link-i386", "link-i386.dSYM/Contents/Resources/DWARF/link-i386", 0x1000},
+		{"link-i386-fp", "link-i386-fp.dSYM/Contents/Resources/DWARF/link-i386-fp", 0x1000},
+		{"link-armv7", "link-armv7.dSYM/Contents/Resources/DWARF/link-armv7", 0x1000},
+	} {
+		name := c.name
 		m, err := Dump(mach32(name), Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -235,11 +247,11 @@ func TestMach32Symbolizer(t *testing.T) {
 		var wants []want
 		for _, f := range m.Funcs {
 			for _, l := range f.Lines {
-				fmt.Fprintf(&in, "0x%x\n", l.Address)
+				fmt.Fprintf(&in, "0x%x\n", c.base+l.Address)
 				wants = append(wants, want{f.Name, l.Line})
 			}
 		}
-		cmd := exec.Command(sym, "--obj="+mach32(name), "--output-style=JSON")
+		cmd := exec.Command(sym, "--obj="+mach32(c.obj), "--output-style=JSON")
 		cmd.Stdin = &in
 		out, err := cmd.Output()
 		if err != nil {
@@ -373,5 +385,114 @@ func TestMach32Breakpad(t *testing.T) {
 	}
 	if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("STACK CFI, $esp and $ebp swapped:\n%s\nBreakpad's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestMach32Linked compares our records of the linked 32-bit executables
+// (mklink's, with dsymutil-22's dSYMs) with Breakpad's dump_syms_mac on
+// the same files (testdata/mach32/breakpad): binary + dSYM (-d -g), the
+// binary alone (FUNC from the stabs), a universal dSYM's i386 slice. Every
+// record of Breakpad's is ours, but for its names of i386 __eh_frame
+// registers ($esp and $ebp exchanged), the FUNC names it reads from the
+// stabs (with their underscore) and armv7, which Breakpad off macOS calls
+// arm; ours has INFO CODE_ID and the compact unwind rules in addition, one
+// STACK CFI INIT per function whose entry has an encoding of its own.
+func TestMach32Linked(t *testing.T) {
+	read := func(p string) []string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.TrimSpace(string(b)), "\n")
+	}
+	swap := strings.NewReplacer("$esp", "$ebp", "$ebp", "$esp")
+	norm := func(l string, i386 bool) string {
+		f := strings.Fields(l)
+		switch {
+		case len(f) > 2 && f[0] == "STACK" && f[1] == "CFI":
+			if i386 {
+				l = swap.Replace(l)
+				f = strings.Fields(l)
+			}
+			head := 3
+			if f[2] == "INIT" {
+				head = 5
+			}
+			return strings.Join(f[:head], " ") + " " + formatRules(parseRules(strings.Join(f[head:], " ")))
+		case len(f) == 5 && f[0] == "FUNC" && strings.HasPrefix(f[4], "_"):
+			return strings.Join(f[:4], " ") + " " + f[4][1:]
+		case len(f) == 5 && f[0] == "MODULE" && f[2] == "arm":
+			return "MODULE mac armv7 " + f[3] + " " + f[4]
+		}
+		return l
+	}
+	for _, c := range []struct {
+		sym     string
+		opts    Options
+		path    string
+		i386    bool
+		compact int // functions with compact unwind rules
+	}{
+		{"link-i386.g.sym", Options{DSYM: mach32("link-i386.dSYM"), Options: dumpsyms.Options{Inlines: true}}, "link-i386", true, 3},
+		{"link-i386-fp.g.sym", Options{DSYM: mach32("link-i386-fp.dSYM"), Options: dumpsyms.Options{Inlines: true}}, "link-i386-fp", true, 5},
+		{"link-armv7.g.sym", Options{DSYM: mach32("link-armv7.dSYM"), Options: dumpsyms.Options{Inlines: true}}, "link-armv7", false, 0},
+		{"link-i386.sym", Options{}, "link-i386", true, 3},
+		{"link-i386-fp.sym", Options{}, "link-i386-fp", true, 5},
+		{"link-armv7.sym", Options{}, "link-armv7", false, 0},
+		{"link-fat.dSYM.i386.sym", Options{Arch: "i386", Options: dumpsyms.Options{Inlines: true}}, "link-fat.dSYM", true, 0},
+		{"link-fat.arm.sym", Options{Arch: "arm"}, "link-fat", false, 0},
+	} {
+		p := mach32(c.path)
+		if !strings.Contains(c.sym, "dSYM") && c.opts.DSYM == "" {
+			// The binary alone, as Breakpad reads it: not beside its dSYM.
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p = filepath.Join(t.TempDir(), c.path)
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m, err := Dump(p, c.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", c.sym, err)
+		}
+		var out bytes.Buffer
+		m.Write(&out)
+		ours := map[string]bool{}
+		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			ours[norm(l, false)] = true
+		}
+		bp := map[string]bool{}
+		missing := 0
+		for _, l := range read(mach32("breakpad/" + c.sym)) {
+			if strings.HasPrefix(l, "Failed to find") || strings.HasPrefix(l, "Using ") { // its stderr
+				continue
+			}
+			n := norm(l, c.i386)
+			bp[n] = true
+			if !ours[n] {
+				if missing++; missing <= 5 {
+					t.Errorf("%s: Breakpad's %q (%q) is not ours", c.sym, l, n)
+				}
+			}
+		}
+		extra := 0
+		for l := range ours {
+			if !bp[l] {
+				switch {
+				case strings.HasPrefix(l, "INFO CODE_ID "):
+				case strings.HasPrefix(l, "STACK CFI INIT "):
+					extra++
+				default:
+					t.Errorf("%s: extra record %q", c.sym, l)
+				}
+			}
+		}
+		if extra != c.compact {
+			t.Errorf("%s: %d extra STACK CFI INIT records, want %d (the compact unwind entries)", c.sym, extra, c.compact)
+		}
+		t.Logf("%s: Breakpad's %d records, %d missing, %d extra STACK CFI INIT", c.sym, len(bp), missing, extra)
 	}
 }

@@ -31,6 +31,36 @@ clang-22 -target x86_64-apple-macos10.13 $CF -c prog.c -o prog-x86_64.o
 llvm-lipo-22 -create prog-i386-fl.o prog-armv7.o prog-x86_64.o -output prog-fat.o
 rm prog-x86_64.o
 
+# Linked executables and their dSYMs, from link.c (self-contained: no data,
+# no external symbols) by mklink, our stand-in for ld64 (mklink/main.go says
+# what it does), and dsymutil-22, which links their DWARF from the objects by
+# the debug map as for any binary:
+#
+#   link-i386       i386 frameless (compact immediate and indirect modes,
+#                   DWARF mode for the two functions without an entry)
+#   link-i386-fp    i386 frame pointers (compact EBP-frame mode)
+#   link-armv7      armv7, DWARF exceptions (__debug_frame, in the dSYM)
+#   link-fat        universal: link-i386 and link-armv7; link-fat.dSYM too
+#   *.dSYM          dsymutil-22's
+LF="$CF -fno-stack-protector"
+t=$(mktemp -d)
+clang-22 -target i386-apple-macos10.13 $LF -fomit-frame-pointer -mllvm -no-x86-call-frame-opt -c link.c -o $t/link-i386.o
+clang-22 -target i386-apple-macos10.13 $LF -c link.c -o $t/link-i386-fp.o
+clang-22 -target armv7-apple-ios9 $LF -fexceptions -fdwarf-exceptions -c link.c -o $t/link-armv7.o
+(cd mklink && go build -o $t/mklink .)
+for a in i386 i386-fp armv7; do
+	$t/mklink $t/link-$a.o $t/link-$a
+done
+llvm-lipo-22 -create $t/link-i386 $t/link-armv7 -output $t/link-fat
+rm -rf link-*.dSYM
+ln -s "$(command -v llvm-lipo-22)" $t/lipo # dsymutil joins a universal dSYM's slices with lipo
+for a in i386 i386-fp armv7 fat; do
+	(cd $t && PATH=$t:$PATH dsymutil-22 link-$a -o link-$a.dSYM)
+	cp $t/link-$a .
+	cp -r $t/link-$a.dSYM .
+done
+rm -r $t
+
 # Breakpad's dump_syms_mac on them (BREAKPAD_DUMP_SYMS_MAC: its binary, built
 # from Breakpad 418aacd6 on Linux with `make src/tools/mac/dump_syms/dump_syms_mac`
 # in a tools/breakpad/build.sh tree): breakpad/*.sym. Breakpad finds
@@ -45,6 +75,12 @@ if [ -n "${BREAKPAD_DUMP_SYMS_MAC:-}" ]; then
 		"$BREAKPAD_DUMP_SYMS_MAC" $f > breakpad/$f.sym
 	done
 	"$BREAKPAD_DUMP_SYMS_MAC" -a i386 prog-fat.o > breakpad/prog-fat.o.i386.sym
+	for a in i386 i386-fp armv7; do
+		"$BREAKPAD_DUMP_SYMS_MAC" -d -g link-$a.dSYM link-$a > breakpad/link-$a.g.sym
+		"$BREAKPAD_DUMP_SYMS_MAC" link-$a > breakpad/link-$a.sym
+	done
+	"$BREAKPAD_DUMP_SYMS_MAC" -d -a i386 link-fat.dSYM > breakpad/link-fat.dSYM.i386.sym
+	"$BREAKPAD_DUMP_SYMS_MAC" -a arm link-fat > breakpad/link-fat.arm.sym 2>&1 || true
 	t=$(mktemp -d)
 	cp prog-i386-fl.o $t/prog-i386-fl.textseg.o
 	# the first load command (LC_SEGMENT at 28) names its segment at 36
