@@ -395,10 +395,13 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), ex
 			continue
 		}
 		entry := dumpsyms.CFIEntry{Init: symfile.CFIInit{Address: uint64(e.Func), Size: uint64(e.End - e.Func), Rules: rules}}
-		if exact && (o.Cpu == macho.CpuAmd64 || o.Cpu == macho.CpuArm64) {
+		if exact && (o.Cpu == macho.CpuAmd64 || o.Cpu == macho.CpuArm64 || o.Cpu == macho.Cpu386) {
 			follow := exactX86
-			if o.Cpu == macho.CpuArm64 {
+			switch o.Cpu {
+			case macho.CpuArm64:
 				follow = exactARM64
+			case macho.Cpu386:
+				follow = exactI386
 			}
 			if code := funcCode(o, text, base, e); code != nil {
 				if init, ch, err := follow(code, uint64(e.Func), rules); err == nil {
