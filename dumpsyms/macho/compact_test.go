@@ -246,6 +246,24 @@ func FuzzParseUnwindInfo(f *testing.F) {
 	})
 }
 
+// FuzzParseCompactUnwind decodes arbitrary __LD,__compact_unwind
+// sections of 32- and 64-bit objects and their rules.
+func FuzzParseCompactUnwind(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 0x52, 0, 0, 0, 0x16, 0x11, 0x08, 0x02, 0, 0, 0, 0, 0, 0, 0, 0}, false)
+	f.Fuzz(func(t *testing.T, b []byte, is64 bool) {
+		ents, err := ParseCompactUnwind(b, is64, func(off uint32) uint64 { return uint64(off) * 3 })
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			if e.End < e.Func {
+				t.Fatalf("entry %+v ends before it starts", e)
+			}
+			Rules(macho.Cpu386, e.Encoding, e.Func, func(uint32) (uint32, bool) { return 0x100, true })
+		}
+	})
+}
+
 // FuzzDump runs the whole reader on a mutated Mach-O file.
 func FuzzDump(f *testing.F) {
 	for _, rel := range []string{"built/hello-x86_64", "built/hello-arm64.dSYM/Contents/Resources/DWARF/hello-arm64", "built/libframeless-x86_64.dylib"} {

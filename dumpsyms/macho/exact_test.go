@@ -590,7 +590,7 @@ func cfiByAddr(m *dumpsyms.Model) map[uint64]dumpsyms.CFIEntry {
 	return at
 }
 
-// FuzzExactX86 follows arbitrary code as x86_64 and as arm64: errors, never a panic, and work
+// FuzzExactX86 follows arbitrary code as x86_64, i386 and arm64: errors, never a panic, and work
 // bounded by the code's size.
 func FuzzExactX86(f *testing.F) {
 	f.Add([]byte{0x55, 0x48, 0x89, 0xe5, 0x53, 0x50, 0x48, 0x83, 0xc4, 0x08, 0x5b, 0x5d, 0xc3})
@@ -599,6 +599,8 @@ func FuzzExactX86(f *testing.F) {
 	f.Fuzz(func(t *testing.T, code []byte) {
 		exactX86(code, 0x1000, ".cfa: $rsp 16 + .ra: .cfa -8 + ^")
 		exactX86(code, 0x1000, "$rbp: .cfa -16 + ^ .cfa: $rbp 16 + .ra: .cfa -8 + ^")
+		exactI386(code, 0x1000, "$ebp: .cfa -8 + ^ .cfa: $ebp 8 + .ra: .cfa -4 + ^")
+		exactI386(code, 0x1000, ".cfa: $esp 16 + .ra: .cfa -4 + ^")
 		exactARM64(code, 0x1000, ".cfa: x29 16 + .ra: .cfa -8 + ^ x29: .cfa -16 + ^")
 		exactARM64(code, 0x1000, ".cfa: sp 0 + .ra: x30")
 	})
