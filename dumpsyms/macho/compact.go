@@ -161,6 +161,9 @@ const (
 	arm64Frameless = 0x02000000
 	arm64DWARF     = 0x03000000
 	arm64Frame     = 0x04000000
+	armFrame       = 0x01000000
+	armFrameD      = 0x02000000
+	armDWARF       = 0x04000000
 )
 
 // x86Regs names the registers of the x86_64 encodings (0: none).
@@ -173,7 +176,7 @@ var i386Regs = [...]string{"", "$ebx", "$ecx", "$edx", "$edi", "$esi", "$ebp"}
 
 // Rules returns the STACK CFI rules an entry's encoding states for the
 // function's body (after its prologue), in Breakpad's rule order, for cpu
-// (x86_64, i386: the same modes in 4-byte words, arm64);
+// (x86_64, i386: the same modes in 4-byte words, arm64, armv7k);
 // text reads code bytes at a function offset (for x86's STACK_IND, whose
 // stack size is in the function's sub instruction). ok is false for
 // entries without rules of their own: no unwind information, or DWARF
@@ -242,6 +245,31 @@ func Rules(cpu macho.Cpu, enc uint32, fn uint32, text func(off uint32) (uint32, 
 				if enc&(1<<i) != 0 {
 					r[p[0]], r[p[1]] = fmt.Sprintf(".cfa %d + ^", off-8), fmt.Sprintf(".cfa %d + ^", off-16)
 					off -= 16
+				}
+			}
+		default:
+			return "", false, nil
+		}
+	case macho.CpuArm:
+		// armv7k (the only 32-bit arm clang writes compact unwind for):
+		// push {r4-r7, lr} of the first push's registers, r7 the frame
+		// pointer at the saved r7, the second push's registers (r8-r12)
+		// below, the d registers (FRAME_D) below those, left out as for
+		// arm64; the stack adjustment (words) lies between the caller's
+		// sp and lr (libunwind's CompactUnwinder_arm: sp = r7 + 8 +
+		// adjust).
+		switch enc & modeMask {
+		case armFrame, armFrameD:
+			adj := int64((enc>>22)&3) * 4
+			r[".cfa"], r[".ra"], r["r7"] = fmt.Sprintf("r7 %d +", 8+adj), fmt.Sprintf(".cfa %d + ^", -4-adj), fmt.Sprintf(".cfa %d + ^", -8-adj)
+			off := -8 - adj
+			for _, p := range [...]struct {
+				bit uint32
+				reg string
+			}{{4, "r6"}, {2, "r5"}, {1, "r4"}, {0x80, "r12"}, {0x40, "r11"}, {0x20, "r10"}, {0x10, "r9"}, {8, "r8"}} {
+				if enc&p.bit != 0 {
+					off -= 4
+					r[p.reg] = fmt.Sprintf(".cfa %d + ^", off)
 				}
 			}
 		default:

@@ -239,7 +239,7 @@ func FuzzParseUnwindInfo(f *testing.F) {
 			return
 		}
 		for _, e := range ents {
-			for _, cpu := range []macho.Cpu{macho.CpuAmd64, macho.CpuArm64, macho.Cpu386} {
+			for _, cpu := range []macho.Cpu{macho.CpuAmd64, macho.CpuArm64, macho.Cpu386, macho.CpuArm} {
 				Rules(cpu, e.Encoding, e.Func, func(uint32) (uint32, bool) { return 0x100, true })
 			}
 		}
@@ -260,6 +260,7 @@ func FuzzParseCompactUnwind(f *testing.F) {
 				t.Fatalf("entry %+v ends before it starts", e)
 			}
 			Rules(macho.Cpu386, e.Encoding, e.Func, func(uint32) (uint32, bool) { return 0x100, true })
+			Rules(macho.CpuArm, e.Encoding, e.Func, nil)
 		}
 	})
 }

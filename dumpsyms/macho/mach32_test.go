@@ -101,9 +101,12 @@ func TestMach32EHRegisters(t *testing.T) {
 // function: the encoding's rules are the FDE's at some instruction of the
 // body. Covers the EBP-frame mode (with saved registers), the frameless
 // immediate and indirect modes; the DWARF-mode entries must have no rules.
+// The same for armv7k's frame mode (prog-armv7k.o, built with
+// -femit-dwarf-unwind=always so that its functions have FDEs too).
 func TestMach32CompactUnwind(t *testing.T) {
 	modes := map[uint32]int{}
-	for _, name := range []string{"prog-i386.o", "prog-i386-fl.o", "prog-i386-ind.o"} {
+	armFrames := 0
+	for _, name := range []string{"prog-i386.o", "prog-i386-fl.o", "prog-i386-ind.o", "prog-armv7k.o"} {
 		in, err := open(mach32(name), "", nil)
 		if err != nil {
 			t.Fatal(err)
@@ -128,7 +131,7 @@ func TestMach32CompactUnwind(t *testing.T) {
 			fde[e.Init.Address] = e
 		}
 		for _, e := range ents {
-			rules, ok, err := Rules(macho.Cpu386, e.Encoding, e.Func, func(off uint32) (uint32, bool) {
+			rules, ok, err := Rules(o.Cpu, e.Encoding, e.Func, func(off uint32) (uint32, bool) {
 				text := o.Section("__text")
 				if off < uint32(text.Addr) || off+4 > uint32(text.Addr+text.Size) {
 					return 0, false
@@ -141,9 +144,15 @@ func TestMach32CompactUnwind(t *testing.T) {
 				t.Fatalf("%s: function %#x: %v", name, e.Func, err)
 			}
 			mode := e.Encoding & modeMask
-			modes[mode]++
+			if o.Cpu == macho.CpuArm {
+				if mode == armFrame {
+					armFrames++
+				}
+			} else {
+				modes[mode]++
+			}
 			if !ok {
-				if mode != x86DWARF {
+				if mode != x86DWARF && mode != 0 {
 					t.Errorf("%s: function %#x: encoding %#x has no rules", name, e.Func, e.Encoding)
 				}
 				continue
@@ -168,6 +177,20 @@ func TestMach32CompactUnwind(t *testing.T) {
 	if modes[x86RBPFrame] == 0 || modes[x86StackImmd] == 0 || modes[x86StackInd] == 0 || modes[x86DWARF] == 0 {
 		t.Errorf("modes covered %v, want EBP frame, frameless immediate and indirect, DWARF", modes)
 	}
+	if armFrames != 3 {
+		t.Errorf("%d armv7k frame-mode entries, want 3", armFrames)
+	}
+}
+
+// m32arch returns the architecture of a test file's slice (the first
+// without arch).
+func m32arch(file, arch string) string {
+	in, err := open(mach32(file), arch, nil)
+	if err != nil {
+		return err.Error()
+	}
+	defer in.close()
+	return in.obj.slice.Arch()
 }
 
 // parseRules splits a rule string into its rules by register.
@@ -233,6 +256,8 @@ func TestMach32Symbolizer(t *testing.T) {
 		{"link-i386", "link-i386.dSYM/Contents/Resources/DWARF/link-i386", 0x1000},
 		{"link-i386-fp", "link-i386-fp.dSYM/Contents/Resources/DWARF/link-i386-fp", 0x1000},
 		{"link-armv7", "link-armv7.dSYM/Contents/Resources/DWARF/link-armv7", 0x1000},
+		{"prog-armv7k.o", "prog-armv7k.o", 0},
+		{"link-armv7k", "link-armv7k.dSYM/Contents/Resources/DWARF/link-armv7k", 0x1000},
 	} {
 		name := c.name
 		m, err := Dump(mach32(name), Options{})
@@ -290,7 +315,7 @@ func TestMach32Symbolizer(t *testing.T) {
 
 // TestMach32Breakpad compares with Breakpad's dump_syms_mac on the same
 // files (testdata/mach32/breakpad, made by make.sh): the MODULE line
-// (armv7 where Breakpad built off macOS writes arm), and each PUBLIC of
+// (armv7, armv7k where Breakpad built off macOS writes arm), and each PUBLIC of
 // Breakpad's a PUBLIC or a FUNC of the same name at the same address of
 // ours (Breakpad reads no DWARF from an object: docs/dump_syms.md). Then
 // the i386 object with its segment renamed __TEXT, where Breakpad reads
@@ -319,11 +344,12 @@ func TestMach32Breakpad(t *testing.T) {
 		{"prog-i386-fl.o.sym", "prog-i386-fl.o", ""},
 		{"prog-i386-ind.o.sym", "prog-i386-ind.o", ""},
 		{"prog-armv7.o.sym", "prog-armv7.o", ""},
+		{"prog-armv7k.o.sym", "prog-armv7k.o", ""},
 		{"prog-fat.o.i386.sym", "prog-fat.o", "i386"},
 	} {
 		bp := read(mach32("breakpad/" + c.sym))
 		got := ours(mach32(c.file), Options{Arch: c.arch})
-		if want := strings.Replace(bp[0], "MODULE mac arm ", "MODULE mac armv7 ", 1); got[0] != want {
+		if want := strings.Replace(bp[0], "MODULE mac arm ", "MODULE mac "+m32arch(c.file, c.arch)+" ", 1); got[0] != want {
 			t.Errorf("%s: %q, Breakpad's %q", c.sym, got[0], bp[0])
 		}
 		have := map[string]bool{}
@@ -394,8 +420,8 @@ func TestMach32Breakpad(t *testing.T) {
 // binary alone (FUNC from the stabs), a universal dSYM's i386 slice. Every
 // record of Breakpad's is ours, but for its names of i386 __eh_frame
 // registers ($esp and $ebp exchanged), the FUNC names it reads from the
-// stabs (with their underscore) and armv7, which Breakpad off macOS calls
-// arm; ours has INFO CODE_ID and the compact unwind rules in addition, one
+// stabs (with their underscore) and armv7 and armv7k, which Breakpad off
+// macOS calls arm; ours has INFO CODE_ID and the compact unwind rules in addition, one
 // STACK CFI INIT per function whose entry has an encoding of its own.
 func TestMach32Linked(t *testing.T) {
 	read := func(p string) []string {
@@ -421,8 +447,8 @@ func TestMach32Linked(t *testing.T) {
 			return strings.Join(f[:head], " ") + " " + formatRules(parseRules(strings.Join(f[head:], " ")))
 		case len(f) == 5 && f[0] == "FUNC" && strings.HasPrefix(f[4], "_"):
 			return strings.Join(f[:4], " ") + " " + f[4][1:]
-		case len(f) == 5 && f[0] == "MODULE" && f[2] == "arm":
-			return "MODULE mac armv7 " + f[3] + " " + f[4]
+		case len(f) == 5 && f[0] == "MODULE" && strings.HasPrefix(f[2], "armv"):
+			return "MODULE mac arm " + f[3] + " " + f[4] // Breakpad's name off macOS
 		}
 		return l
 	}
@@ -436,6 +462,8 @@ func TestMach32Linked(t *testing.T) {
 		{"link-i386.g.sym", Options{DSYM: mach32("link-i386.dSYM"), Options: dumpsyms.Options{Inlines: true}}, "link-i386", true, 3},
 		{"link-i386-fp.g.sym", Options{DSYM: mach32("link-i386-fp.dSYM"), Options: dumpsyms.Options{Inlines: true}}, "link-i386-fp", true, 5},
 		{"link-armv7.g.sym", Options{DSYM: mach32("link-armv7.dSYM"), Options: dumpsyms.Options{Inlines: true}}, "link-armv7", false, 0},
+		{"link-armv7k.g.sym", Options{DSYM: mach32("link-armv7k.dSYM"), Options: dumpsyms.Options{Inlines: true}}, "link-armv7k", false, 3},
+		{"link-armv7k.sym", Options{}, "link-armv7k", false, 3},
 		{"link-i386.sym", Options{}, "link-i386", true, 3},
 		{"link-i386-fp.sym", Options{}, "link-i386-fp", true, 5},
 		{"link-armv7.sym", Options{}, "link-armv7", false, 0},

@@ -19,6 +19,9 @@
 #   prog-armv7.o     armv7 (iOS) with DWARF exceptions (__eh_frame; by default,
 #                    SjLj exceptions, clang writes no unwind information at
 #                    all for armv7, neither compact unwind nor __eh_frame)
+#   prog-armv7k.o    armv7k (watchOS), the only 32-bit arm clang writes compact
+#                    unwind for (ARM frame mode), with -femit-dwarf-unwind=always:
+#                    __eh_frame FDEs for the same functions too
 #   prog-fat.o       universal: i386 (frameless), armv7, x86_64
 set -eu
 cd "$(dirname "$0")"
@@ -27,6 +30,7 @@ clang-22 -target i386-apple-macos10.13 $CF -c prog.c -o prog-i386.o
 clang-22 -target i386-apple-macos10.13 $CF -fomit-frame-pointer -c prog.c -o prog-i386-fl.o
 clang-22 -target i386-apple-macos10.13 $CF -fomit-frame-pointer -mdynamic-no-pic -mllvm -no-x86-call-frame-opt -c prog.c -o prog-i386-ind.o
 clang-22 -target armv7-apple-ios9 $CF -fexceptions -fdwarf-exceptions -c prog.c -o prog-armv7.o
+clang-22 -target armv7k-apple-watchos4 $CF -femit-dwarf-unwind=always -c prog.c -o prog-armv7k.o
 clang-22 -target x86_64-apple-macos10.13 $CF -c prog.c -o prog-x86_64.o
 llvm-lipo-22 -create prog-i386-fl.o prog-armv7.o prog-x86_64.o -output prog-fat.o
 rm prog-x86_64.o
@@ -40,6 +44,7 @@ rm prog-x86_64.o
 #                   DWARF mode for the two functions without an entry)
 #   link-i386-fp    i386 frame pointers (compact EBP-frame mode)
 #   link-armv7      armv7, DWARF exceptions (__debug_frame, in the dSYM)
+#   link-armv7k     armv7k: compact unwind (ARM frame mode), no FDE
 #   link-fat        universal: link-i386 and link-armv7; link-fat.dSYM too
 #   *.dSYM          dsymutil-22's
 LF="$CF -fno-stack-protector"
@@ -47,14 +52,15 @@ t=$(mktemp -d)
 clang-22 -target i386-apple-macos10.13 $LF -fomit-frame-pointer -mllvm -no-x86-call-frame-opt -c link.c -o $t/link-i386.o
 clang-22 -target i386-apple-macos10.13 $LF -c link.c -o $t/link-i386-fp.o
 clang-22 -target armv7-apple-ios9 $LF -fexceptions -fdwarf-exceptions -c link.c -o $t/link-armv7.o
+clang-22 -target armv7k-apple-watchos4 $LF -c link.c -o $t/link-armv7k.o
 (cd mklink && go build -o $t/mklink .)
-for a in i386 i386-fp armv7; do
+for a in i386 i386-fp armv7 armv7k; do
 	$t/mklink $t/link-$a.o $t/link-$a
 done
 llvm-lipo-22 -create $t/link-i386 $t/link-armv7 -output $t/link-fat
 rm -rf link-*.dSYM
 ln -s "$(command -v llvm-lipo-22)" $t/lipo # dsymutil joins a universal dSYM's slices with lipo
-for a in i386 i386-fp armv7 fat; do
+for a in i386 i386-fp armv7 armv7k fat; do
 	(cd $t && PATH=$t:$PATH dsymutil-22 link-$a -o link-$a.dSYM)
 	cp $t/link-$a .
 	cp -r $t/link-$a.dSYM .
@@ -71,11 +77,11 @@ rm -r $t
 # its STACK CFI from __eh_frame.
 if [ -n "${BREAKPAD_DUMP_SYMS_MAC:-}" ]; then
 	mkdir -p breakpad
-	for f in prog-i386.o prog-i386-fl.o prog-i386-ind.o prog-armv7.o; do
+	for f in prog-i386.o prog-i386-fl.o prog-i386-ind.o prog-armv7.o prog-armv7k.o; do
 		"$BREAKPAD_DUMP_SYMS_MAC" $f > breakpad/$f.sym
 	done
 	"$BREAKPAD_DUMP_SYMS_MAC" -a i386 prog-fat.o > breakpad/prog-fat.o.i386.sym
-	for a in i386 i386-fp armv7; do
+	for a in i386 i386-fp armv7 armv7k; do
 		"$BREAKPAD_DUMP_SYMS_MAC" -d -g link-$a.dSYM link-$a > breakpad/link-$a.g.sym
 		"$BREAKPAD_DUMP_SYMS_MAC" link-$a > breakpad/link-$a.sym
 	done
