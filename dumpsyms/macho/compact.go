@@ -161,53 +161,67 @@ const (
 	arm64Frameless = 0x02000000
 	arm64DWARF     = 0x03000000
 	arm64Frame     = 0x04000000
+	armFrame       = 0x01000000
+	armFrameD      = 0x02000000
+	armDWARF       = 0x04000000
 )
 
 // x86Regs names the registers of the x86_64 encodings (0: none).
 var x86Regs = [...]string{"", "$rbx", "$r12", "$r13", "$r14", "$r15", "$rbp"}
 
+// i386Regs names the registers of the i386 encodings (0: none), as
+// <mach-o/compact_unwind_encoding.h> numbers them (UNWIND_X86_REG_EBX 1,
+// ECX 2, EDX 3, EDI 4, ESI 5, EBP 6).
+var i386Regs = [...]string{"", "$ebx", "$ecx", "$edx", "$edi", "$esi", "$ebp"}
+
 // Rules returns the STACK CFI rules an entry's encoding states for the
-// function's body (after its prologue), in Breakpad's rule order, for cpu;
-// text reads code bytes at a function offset (for x86_64's STACK_IND, whose
+// function's body (after its prologue), in Breakpad's rule order, for cpu
+// (x86_64, i386: the same modes in 4-byte words, arm64, armv7k);
+// text reads code bytes at a function offset (for x86's STACK_IND, whose
 // stack size is in the function's sub instruction). ok is false for
 // entries without rules of their own: no unwind information, or DWARF
 // mode (the __eh_frame FDE gives them).
 func Rules(cpu macho.Cpu, enc uint32, fn uint32, text func(off uint32) (uint32, bool)) (rules string, ok bool, err error) {
 	r := map[string]string{}
 	switch cpu {
-	case macho.CpuAmd64:
+	case macho.CpuAmd64, macho.Cpu386:
+		// The same encodings in words of 8 bytes (x86_64) or 4 (i386).
+		word, regs, sp, fp := int64(8), x86Regs[:], "$rsp", "$rbp"
+		if cpu == macho.Cpu386 {
+			word, regs, sp, fp = 4, i386Regs[:], "$esp", "$ebp"
+		}
 		switch enc & modeMask {
 		case x86RBPFrame:
-			off := (enc >> 16) & 0xff
-			regs := enc & 0x7fff
-			r[".cfa"], r[".ra"], r["$rbp"] = "$rbp 16 +", ".cfa -8 + ^", ".cfa -16 + ^"
-			for i := range uint32(5) {
-				reg := (regs >> (3 * i)) & 7
+			off := int64((enc >> 16) & 0xff)
+			saved := enc & 0x7fff
+			r[".cfa"], r[".ra"], r[fp] = fmt.Sprintf("%s %d +", fp, 2*word), fmt.Sprintf(".cfa %d + ^", -word), fmt.Sprintf(".cfa %d + ^", -2*word)
+			for i := range int64(5) {
+				reg := (saved >> (3 * i)) & 7
 				if reg == 0 {
 					continue
 				}
 				if reg > 6 {
-					return "", false, fmt.Errorf("RBP frame encoding %#x: register number %d", enc, reg)
+					return "", false, fmt.Errorf("frame pointer encoding %#x: register number %d", enc, reg)
 				}
-				r[x86Regs[reg]] = fmt.Sprintf(".cfa %d + ^", -16-int64(off)*8+int64(i)*8)
+				r[regs[reg]] = fmt.Sprintf(".cfa %d + ^", -2*word-off*word+i*word)
 			}
 		case x86StackImmd, x86StackInd:
-			size := uint64((enc>>16)&0xff) * 8
+			size := uint64((enc>>16)&0xff) * uint64(word)
 			if enc&modeMask == x86StackInd {
 				v, ok := text(fn + (enc>>16)&0xff)
 				if !ok {
 					return "", false, fmt.Errorf("frameless indirect encoding %#x: stack size at function offset %#x not in __text", enc, (enc>>16)&0xff)
 				}
-				size = uint64(v) + uint64((enc>>13)&7)*8
+				size = uint64(v) + uint64((enc>>13)&7)*uint64(word)
 			}
 			count := (enc >> 10) & 7
 			saved, err := permutation(count, enc&0x3ff)
 			if err != nil {
 				return "", false, fmt.Errorf("frameless encoding %#x: %w", enc, err)
 			}
-			r[".cfa"], r[".ra"] = fmt.Sprintf("$rsp %d +", size), ".cfa -8 + ^"
+			r[".cfa"], r[".ra"] = fmt.Sprintf("%s %d +", sp, size), fmt.Sprintf(".cfa %d + ^", -word)
 			for i, reg := range saved {
-				r[x86Regs[reg]] = fmt.Sprintf(".cfa %d + ^", -8-8*int64(count)+8*int64(i))
+				r[regs[reg]] = fmt.Sprintf(".cfa %d + ^", -word-word*int64(count)+word*int64(i))
 			}
 		default:
 			return "", false, nil
@@ -231,6 +245,31 @@ func Rules(cpu macho.Cpu, enc uint32, fn uint32, text func(off uint32) (uint32, 
 				if enc&(1<<i) != 0 {
 					r[p[0]], r[p[1]] = fmt.Sprintf(".cfa %d + ^", off-8), fmt.Sprintf(".cfa %d + ^", off-16)
 					off -= 16
+				}
+			}
+		default:
+			return "", false, nil
+		}
+	case macho.CpuArm:
+		// armv7k (the only 32-bit arm clang writes compact unwind for):
+		// push {r4-r7, lr} of the first push's registers, r7 the frame
+		// pointer at the saved r7, the second push's registers (r8-r12)
+		// below, the d registers (FRAME_D) below those, left out as for
+		// arm64; the stack adjustment (words) lies between the caller's
+		// sp and lr (libunwind's CompactUnwinder_arm: sp = r7 + 8 +
+		// adjust).
+		switch enc & modeMask {
+		case armFrame, armFrameD:
+			adj := int64((enc>>22)&3) * 4
+			r[".cfa"], r[".ra"], r["r7"] = fmt.Sprintf("r7 %d +", 8+adj), fmt.Sprintf(".cfa %d + ^", -4-adj), fmt.Sprintf(".cfa %d + ^", -8-adj)
+			off := -8 - adj
+			for _, p := range [...]struct {
+				bit uint32
+				reg string
+			}{{4, "r6"}, {2, "r5"}, {1, "r4"}, {0x80, "r12"}, {0x40, "r11"}, {0x20, "r10"}, {0x10, "r9"}, {8, "r8"}} {
+				if enc&p.bit != 0 {
+					off -= 4
+					r[p.reg] = fmt.Sprintf(".cfa %d + ^", off)
 				}
 			}
 		default:
@@ -327,20 +366,26 @@ func permutation(count, perm uint32) ([]uint32, error) {
 // binary's __unwind_info that has rules of its own (not DWARF mode) and no
 // __eh_frame entry: the rules its encoding states for the function's body.
 func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), exact bool) error {
-	sec := o.Section("__unwind_info")
-	if sec == nil || sec.Seg != "__TEXT" || sec.Offset == 0 {
+	var ents []UnwindEntry
+	if sec := o.Section("__unwind_info"); sec != nil && sec.Seg == "__TEXT" && sec.Offset != 0 {
+		b, err := sectionBytes(o, sec)
+		if err != nil {
+			return err
+		}
+		if ents, err = ParseUnwindInfo(b); err != nil {
+			return err
+		}
+	} else if sec := o.Section("__compact_unwind"); sec != nil && sec.Seg == "__LD" && sec.Offset != 0 && o.Type == macho.TypeObj {
+		b, err := sectionBytes(o, sec)
+		if err != nil {
+			return fmt.Errorf("__compact_unwind: %w", err)
+		}
+		if ents, err = ParseCompactUnwind(b, o.Magic == macho.Magic64, relocatedAt(o, sec)); err != nil {
+			return fmt.Errorf("__compact_unwind: %w", err)
+		}
+	}
+	if len(ents) == 0 {
 		return nil
-	}
-	if int64(sec.Offset)+int64(sec.Size) > o.slice.Size || sec.Size > maxSection {
-		return fmt.Errorf("%d bytes at %#x run past the end of the file", sec.Size, sec.Offset)
-	}
-	b := make([]byte, sec.Size)
-	if _, err := o.r.ReadAt(b, int64(sec.Offset)); err != nil {
-		return err
-	}
-	ents, err := ParseUnwindInfo(b)
-	if err != nil {
-		return err
 	}
 	base := textBase(o)
 	text := o.Section("__text")
@@ -386,10 +431,13 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), ex
 			continue
 		}
 		entry := dumpsyms.CFIEntry{Init: symfile.CFIInit{Address: uint64(e.Func), Size: uint64(e.End - e.Func), Rules: rules}}
-		if exact && (o.Cpu == macho.CpuAmd64 || o.Cpu == macho.CpuArm64) {
+		if exact && (o.Cpu == macho.CpuAmd64 || o.Cpu == macho.CpuArm64 || o.Cpu == macho.Cpu386) {
 			follow := exactX86
-			if o.Cpu == macho.CpuArm64 {
+			switch o.Cpu {
+			case macho.CpuArm64:
 				follow = exactARM64
+			case macho.Cpu386:
+				follow = exactI386
 			}
 			if code := funcCode(o, text, base, e); code != nil {
 				if init, ch, err := follow(code, uint64(e.Func), fixed(rules)); err == nil {
@@ -471,6 +519,75 @@ func parseRules(s string, r map[string]string) {
 		}
 		r[name] += t
 	}
+}
+
+// sectionBytes reads a section of o, refusing one past the end of the
+// file.
+func sectionBytes(o *object, sec *macho.Section) ([]byte, error) {
+	if int64(sec.Offset)+int64(sec.Size) > o.slice.Size || sec.Size > maxSection {
+		return nil, fmt.Errorf("%d bytes at %#x run past the end of the file", sec.Size, sec.Offset)
+	}
+	b := make([]byte, sec.Size)
+	if _, err := o.r.ReadAt(b, int64(sec.Offset)); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// relocatedAt returns, for an object's section, the value its relocations
+// add at a section offset: the value of the symbol an external relocation
+// names (the bytes there hold only the addend); 0 where a relocation is
+// local (the bytes hold the address itself, as for every relocation of
+// the i386 and arm objects clang writes) or absent.
+func relocatedAt(o *object, sec *macho.Section) func(off uint32) uint64 {
+	ext := map[uint32]uint64{}
+	for _, r := range sec.Relocs {
+		if r.Extern && !r.Scattered && o.Symtab != nil && int(r.Value) < len(o.Symtab.Syms) {
+			ext[r.Addr] = o.Symtab.Syms[r.Value].Value
+		}
+	}
+	return func(off uint32) uint64 { return ext[off] }
+}
+
+// ParseCompactUnwind decodes the __LD,__compact_unwind section of an
+// object file (the compiler's list the linker turns into __unwind_info):
+// entries of function address, length, encoding, personality and LSDA, of
+// 20 bytes (32-bit objects) or 32 (64-bit). reloc gives what the
+// relocations add to the address at an entry's offset. The entries come
+// sorted by address; a function's length past 2^32 or an address past
+// 2^32 is an error.
+func ParseCompactUnwind(b []byte, is64 bool, reloc func(off uint32) uint64) ([]UnwindEntry, error) {
+	size := 20
+	if is64 {
+		size = 32
+	}
+	if len(b)%size != 0 {
+		return nil, fmt.Errorf("%d bytes, not a whole number of %d-byte entries", len(b), size)
+	}
+	if len(b)/size > maxUnwindEntries {
+		return nil, fmt.Errorf("over %d entries", maxUnwindEntries)
+	}
+	bo := binary.LittleEndian
+	out := make([]UnwindEntry, 0, len(b)/size)
+	for off := 0; off < len(b); off += size {
+		e := b[off:]
+		var addr uint64
+		var length, enc uint32
+		if is64 {
+			addr, length, enc = bo.Uint64(e), bo.Uint32(e[8:]), bo.Uint32(e[12:])
+		} else {
+			addr, length, enc = uint64(bo.Uint32(e)), bo.Uint32(e[4:]), bo.Uint32(e[8:])
+		}
+		if reloc != nil {
+			addr += reloc(uint32(off))
+		}
+		if addr+uint64(length) > 1<<32-1 {
+			return nil, fmt.Errorf("entry at %#x: function at %#x, %d bytes, past 4 GiB", off, addr, length)
+		}
+		out = append(out, UnwindEntry{Func: uint32(addr), End: uint32(addr) + length, Encoding: enc})
+	}
+	slices.SortStableFunc(out, func(a, b UnwindEntry) int { return int(int64(a.Func) - int64(b.Func)) })
+	return out, nil
 }
 
 // maxFuncCode bounds the bytes of one function decoded for exact rules.
