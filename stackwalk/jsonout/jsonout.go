@@ -200,7 +200,7 @@ func WriteWith(w io.Writer, st *stackwalk.ProcessState, o Options) error {
 	marker := []byte(`"` + tag)
 	// One buffer for every thread's frames: a report of 4,096 threads
 	// made 16 MB of them.
-	var scratch []byte
+	var scratch slotScratch
 	for {
 		i := bytes.Index(rest, marker)
 		if i < 0 {
@@ -292,10 +292,19 @@ func (s frameSlot) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), err
 }
 
+// slotScratch is what writing a slot's frames needs, kept from one slot to
+// the next: the compact form's buffer, the pretty form's buffer and its
+// encoders (one per indentation).
+type slotScratch struct {
+	compact []byte
+	pretty  bytes.Buffer
+	encs    map[string]*json.Encoder
+}
+
 // write writes the frames as the encoder would at an indentation of ind
-// (pretty), or compact; the compact form is made in *buf (when not nil),
-// reused from one slot to the next.
-func (s *frameSlot) write(w io.Writer, pretty bool, ind string, buf *[]byte) error {
+// (pretty), or compact, made in sc's buffers (a new scratch when sc is
+// nil).
+func (s *frameSlot) write(w io.Writer, pretty bool, ind string, sc *slotScratch) error {
 	if s.cs == nil && s.list == nil {
 		_, err := io.WriteString(w, "null")
 		return err
@@ -305,19 +314,31 @@ func (s *frameSlot) write(w io.Writer, pretty bool, ind string, buf *[]byte) err
 		return err
 	}
 	if !pretty {
-		return s.writeCompact(w, buf)
+		return s.writeCompact(w, sc)
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
+	if sc == nil {
+		sc = &slotScratch{}
+	}
+	b := &sc.pretty
+	b.Reset()
 	elem := ind + "  "
-	enc.SetIndent(elem, "  ")
+	enc := sc.encs[ind]
+	if enc == nil {
+		enc = json.NewEncoder(b)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent(elem, "  ")
+		if sc.encs == nil {
+			sc.encs = map[string]*json.Encoder{}
+		}
+		sc.encs[ind] = enc
+	}
 	b.WriteString("[")
+	nl := "\n" + elem
 	err := s.each(func(i int, fr *frame) error {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		b.WriteString("\n" + elem)
+		b.WriteString(nl)
 		if err := enc.Encode(fr); err != nil {
 			return err
 		}
@@ -341,16 +362,16 @@ func (s *frameSlot) write(w io.Writer, pretty bool, ind string, buf *[]byte) err
 
 // writeCompact writes the frames without indentation, each by appendFrame,
 // in pieces of about 32 KiB.
-func (s *frameSlot) writeCompact(w io.Writer, buf *[]byte) error {
+func (s *frameSlot) writeCompact(w io.Writer, sc *slotScratch) error {
 	var b []byte
-	if buf != nil {
-		b = (*buf)[:0]
+	if sc != nil {
+		b = sc.compact[:0]
 	}
 	if cap(b) == 0 {
 		b = make([]byte, 0, 4<<10)
 	}
-	if buf != nil {
-		defer func() { *buf = b[:0] }()
+	if sc != nil {
+		defer func() { sc.compact = b[:0] }()
 	}
 	b = append(b, '[')
 	err := s.each(func(i int, fr *frame) error {

@@ -327,6 +327,8 @@ func TestCorpus(t *testing.T) {
 			// soft_errors comes after the threads, past the first MB kept.
 			{prog: "minidump_stackwalk", args: []string{"--json", f("dump-4threads-shared-1M-stack.dmp")}, maxOut: 40 << 20,
 				stderr: []string{"frame budget spent: 3 of 4 threads cut short"}, maxRSS: memBound(t, 8, f("dump-4threads-shared-1M-stack.dmp"))},
+			{prog: "minidump_stackwalk", args: []string{"--pretty", f("dump-4threads-shared-1M-stack.dmp")}, maxOut: 128 << 20,
+				stderr: []string{"frame budget spent: 3 of 4 threads cut short"}, maxRSS: memBound(t, 8, f("dump-4threads-shared-1M-stack.dmp"))},
 			// -d prints shared stack memory once: the crashed thread's
 			// words, a line for each other thread.
 			{prog: "minidump_stackwalk", args: []string{"-d", f("dump-4threads-shared-1M-stack.dmp")}, maxOut: 16 << 20,
@@ -342,6 +344,9 @@ func TestCorpus(t *testing.T) {
 				stderr: []string{"frame budget spent: 4095 of 4096 threads cut short (the dump justifies 8192 frames: 4096 threads walked, 65536 bytes of stack memory"}},
 			{prog: "minidump_stackwalk", args: []string{"--json", f("dump-4096threads-shared-64K-stack.dmp")}, maxOut: 8 << 20, maxRSS: memBound(t, 8, f("dump-4096threads-shared-64K-stack.dmp")),
 				stdout: []string{`"ProcessingProblem":"walk: frame budget spent: 4095 of 4096 threads`}},
+			// --pretty: the threads share one buffer and encoder.
+			{prog: "minidump_stackwalk", args: []string{"--pretty", f("dump-4096threads-shared-64K-stack.dmp")}, maxOut: 32 << 20, maxRSS: memBound(t, 8, f("dump-4096threads-shared-64K-stack.dmp")),
+				stderr: []string{"frame budget spent: 4095 of 4096 threads"}},
 			// -d printed the 64 KiB stack once per thread: 2 GB.
 			{prog: "minidump_stackwalk", args: []string{"-d", f("dump-4096threads-shared-64K-stack.dmp")}, maxOut: 4 << 20, maxRSS: memBound(t, 8, f("dump-4096threads-shared-64K-stack.dmp")),
 				stdout: []string{"(shared stack memory: the words from 0x"}, stderr: []string{"frame budget spent"},
