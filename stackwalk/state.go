@@ -223,10 +223,10 @@ type StackFrame struct {
 
 	// The frame's registers, packed (frames.go): the values of the known
 	// ones only, in slot order, in its thread's register store; Context
-	// rebuilds them. A frame costs what the dump justifies of it (a frame
-	// of a walk along frame pointers about 150 bytes, where a whole
-	// unwind.Context took 272).
-	at    uint32       // where the values start in thread.vals
+	// rebuilds them. A kept frame costs about 165 bytes (one found by
+	// frame pointers), where a whole unwind.Context alone took 272
+	// (docs/hostile.md, "The memory bound").
+	at    uint32       // where the values start in thr.vals
 	valid uint64       // which registers are known (unwind.Context.Valid)
 	pc    uint64       // the program counter slot, known or not
 	thr   *frameThread // the thread's unwinder, print layout and registers
