@@ -812,13 +812,14 @@ func macWalk(data []byte, src symbols.Source, chain []string, truth []macTruth, 
 			continue
 		}
 		wrongReg := ""
+		regs := fr.Context()
 		for slot, v := range truth[i] {
-			if fr.Context.Has(slot) && fr.Context.Regs[slot] != v {
+			if regs.Has(slot) && regs.Regs[slot] != v {
 				names := amd64.RegisterNames
 				if isARM {
 					names = arm64.RegisterNames
 				}
-				wrongReg = fmt.Sprintf("frame %d %s: %s = %#x, want %#x", i, name, names[slot], fr.Context.Regs[slot], v)
+				wrongReg = fmt.Sprintf("frame %d %s: %s = %#x, want %#x", i, name, names[slot], regs.Regs[slot], v)
 			}
 		}
 		if wrongReg != "" {
