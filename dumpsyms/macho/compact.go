@@ -227,26 +227,13 @@ func Rules(cpu macho.Cpu, enc uint32, fn uint32, text func(off uint32) (uint32, 
 			return "", false, nil
 		}
 	case macho.CpuArm64:
-		pairs := [...][2]string{{"x19", "x20"}, {"x21", "x22"}, {"x23", "x24"}, {"x25", "x26"}, {"x27", "x28"}}
 		switch enc & modeMask {
 		case arm64Frame:
 			r[".cfa"], r[".ra"], r["x29"] = "x29 16 +", ".cfa -8 + ^", ".cfa -16 + ^"
-			off := int64(-16)
-			for i, p := range pairs {
-				if enc&(1<<i) != 0 {
-					r[p[0]], r[p[1]] = fmt.Sprintf(".cfa %d + ^", off-8), fmt.Sprintf(".cfa %d + ^", off-16)
-					off -= 16
-				}
-			}
+			arm64Pairs(r, enc, -16)
 		case arm64Frameless:
 			r[".cfa"], r[".ra"] = fmt.Sprintf("sp %d +", ((enc>>12)&0xfff)*16), "x30"
-			off := int64(0)
-			for i, p := range pairs {
-				if enc&(1<<i) != 0 {
-					r[p[0]], r[p[1]] = fmt.Sprintf(".cfa %d + ^", off-8), fmt.Sprintf(".cfa %d + ^", off-16)
-					off -= 16
-				}
-			}
+			arm64Pairs(r, enc, 0)
 		default:
 			return "", false, nil
 		}
@@ -279,6 +266,30 @@ func Rules(cpu macho.Cpu, enc uint32, fn uint32, text func(off uint32) (uint32, 
 		return "", false, fmt.Errorf("no compact unwind rules for %s", archName(cpu, 0))
 	}
 	return formatRules(r), true, nil
+}
+
+// arm64Pairs adds the rules of the register pairs an arm64 encoding saves
+// (bits 0-4: x19/x20 ... x27/x28, bits 8-11: d8/d9 ... d14/d15), laid
+// from top, the CFA offset where the first pair's slots end, downwards in
+// bit order, the lower-numbered register of each pair above the other: the
+// layout LLVM MC encodes (.cfi_offset x19 at top-8, x20 at top-16, ...) and
+// the code it encodes saves (stp x20, x19, [...]). libunwind's frame mode
+// reads the same slots (from fp-8 down); its frameless mode reads each one
+// slot higher, from sp+size (the CFA itself) down, and sets the caller's
+// sp below it: the code's layout is the truth here (docs/dump_syms.md).
+// d8..d15 are named v8..v15, as Breakpad names DWARF registers 72-79 in
+// the __eh_frame rules of the same saves; walkers without vector
+// registers (Breakpad's, ours) pass over them.
+func arm64Pairs(r map[string]string, enc uint32, top int64) {
+	pairs := [...][2]string{{"x19", "x20"}, {"x21", "x22"}, {"x23", "x24"}, {"x25", "x26"}, {"x27", "x28"},
+		{"v8", "v9"}, {"v10", "v11"}, {"v12", "v13"}, {"v14", "v15"}}
+	bits := [...]uint32{0, 1, 2, 3, 4, 8, 9, 10, 11}
+	for i, p := range pairs {
+		if enc&(1<<bits[i]) != 0 {
+			r[p[0]], r[p[1]] = fmt.Sprintf(".cfa %d + ^", top-8), fmt.Sprintf(".cfa %d + ^", top-16)
+			top -= 16
+		}
+	}
 }
 
 // formatRules writes rules in Breakpad's order (by name, as its map
