@@ -51,7 +51,7 @@ func RecoverArgs(t *CallStack, i int) (FunctionArgs, bool) {
 		return FunctionArgs{}, false
 	}
 	f := phys[at]
-	if f.layout == nil || !slices.Contains(f.layout.names, "eip") || f.Function == "" {
+	if f.layout() == nil || !slices.Contains(f.layout().names, "eip") || f.Function == "" {
 		return FunctionArgs{}, false
 	}
 	member, names, ok := parseX86ArgList(f.Function)

@@ -24,8 +24,9 @@
 // for lookups (Instruction), its Module, the symbol information (Function,
 // FunctionBase, SourceFile, SourceLine, SourceLineBase, all absolute
 // addresses), how it was found (Trust, whose String is Breakpad's "Found by"
-// text) and the registers recovered for it (Context; Registers lists the
-// valid ones by name in Breakpad's order, as the CPU's print layout says).
+// text) and the registers recovered for it (Context(), rebuilt from the
+// known ones a frame keeps packed; Registers lists them by name in
+// Breakpad's order, as the CPU's print layout says).
 // Frames made from INLINE records have Trust == unwind.TrustInline, no
 // registers, and come before the physical frame they are inlined into.
 // ReturnAddress is the address Breakpad prints for a frame; offsets are

@@ -91,7 +91,7 @@ func FuzzWalkWorkers(f *testing.F) {
 		}
 		for _, cs := range p.Threads {
 			for _, fr := range cs.Frames {
-				fmt.Fprintf(&b, "%x %x %d\n", fr.Context.Regs, fr.Context.Valid, fr.Trust)
+				fmt.Fprintf(&b, "%x %x %d\n", fr.Context().Regs, fr.Context().Valid, fr.Trust)
 			}
 		}
 		for _, e := range p.Problems {

@@ -310,10 +310,10 @@ func printStackPointers(b *bufio.Writer, p *ProcessState, t *CallStack, index in
 
 // registerBytes is the width Breakpad prints a frame's registers in.
 func registerBytes(f *StackFrame) int {
-	if f.layout == nil {
+	if f.layout() == nil {
 		return 0
 	}
-	return f.layout.registerBytes
+	return f.layout().registerBytes
 }
 
 // appendRegister appends a register as fmt's " %5s = 0x%0*x" with the
@@ -382,8 +382,8 @@ func printStack(b *bufio.Writer, t *CallStack, sym *symbolizer, args bool) {
 // the words in it that symbolize to functions.
 func printStackContents(b *bufio.Writer, f, caller *StackFrame, mem StackMemory, sym *symbolizer) {
 	word := 0
-	if f.layout != nil {
-		word = f.layout.stackWordBytes
+	if f.layout() != nil {
+		word = f.layout().stackWordBytes
 	}
 	begin, ok1 := f.StackPointer()
 	end, ok2 := caller.StackPointer()

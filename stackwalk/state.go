@@ -220,21 +220,26 @@ type StackFrame struct {
 	// Trust says how the frame was found; TrustInline frames come from
 	// INLINE records and carry no registers.
 	Trust unwind.Trust
-	// Context holds the frame's registers; Context.Valid says which are known.
-	Context unwind.Context
 
-	cpu    unwind.CPU   // the unwinder that found the frame: its register slots
-	layout *printLayout // how the outputs print the frame
+	// The frame's registers, packed (frames.go): the values of the known
+	// ones only, in slot order, in its thread's register store; Context
+	// rebuilds them. A kept frame costs about 165 bytes (one found by
+	// frame pointers), where a whole unwind.Context alone took 272
+	// (docs/hostile.md, "The memory bound").
+	at    uint32       // where the values start in thr.vals
+	valid uint64       // which registers are known (unwind.Context.Valid)
+	pc    uint64       // the program counter slot, known or not
+	thr   *frameThread // the thread's unwinder, print layout and registers
 }
 
 // ReturnAddress is the address printed for the frame, as Breakpad chooses
 // it: on x86 and amd64 the program counter of physical frames (for callers,
 // the return address itself); Instruction for arm64 and inline frames.
 func (f *StackFrame) ReturnAddress() uint64 {
-	if f.Trust == unwind.TrustInline || f.cpu == nil || f.layout == nil || !f.layout.reportsPC {
+	if f.Trust == unwind.TrustInline || f.thr == nil || f.thr.layout == nil || !f.thr.layout.reportsPC {
 		return f.Instruction
 	}
-	return f.Context.Regs[f.cpu.PC()]
+	return f.pc
 }
 
 // Register is a named register value.
@@ -249,38 +254,40 @@ func (f *StackFrame) Registers() []Register { return f.appendRegisters(nil) }
 
 // appendRegisters appends the frame's Registers to dst.
 func (f *StackFrame) appendRegisters(dst []Register) []Register {
-	if f.Trust == unwind.TrustInline || f.layout == nil {
+	if f.Trust == unwind.TrustInline || f.thr == nil || f.thr.layout == nil {
 		return dst
 	}
-	names := f.layout.names
-	always := f.layout.always
+	names := f.thr.layout.names
+	always := f.thr.layout.always
 	all := uint64(1)<<uint(len(names)) - 1
+	vals := f.values()
+	k := 0 // the index in vals of register i
 	for i, n := range names {
 		bit := uint64(1) << uint(i)
-		if f.Context.Valid&bit == 0 {
+		if f.valid&bit == 0 {
 			continue
 		}
-		if always&bit == 0 && f.Context.Valid&all != all {
+		k++
+		if always&bit == 0 && f.valid&all != all {
 			continue
 		}
-		dst = append(dst, Register{n, f.Context.Regs[i]})
+		dst = append(dst, Register{n, vals[k-1]})
 	}
 	return dst
 }
 
 // WordSize is the size of the frame's CPU registers in bytes (4 or 8), or 0.
 func (f *StackFrame) WordSize() int {
-	if f.cpu == nil {
+	if f.thr == nil || f.thr.cpu == nil {
 		return 0
 	}
-	return f.cpu.WordSize()
+	return f.thr.cpu.WordSize()
 }
 
 // StackPointer returns the frame's stack pointer and whether it is known.
 func (f *StackFrame) StackPointer() (uint64, bool) {
-	if f.cpu == nil || f.Trust == unwind.TrustInline {
+	if f.thr == nil || f.thr.cpu == nil || f.Trust == unwind.TrustInline {
 		return 0, false
 	}
-	sp := f.cpu.SP()
-	return f.Context.Regs[sp], f.Context.Has(sp)
+	return f.reg(f.thr.cpu.SP())
 }

@@ -144,7 +144,7 @@ func (s *symbolizer) fill(f *StackFrame, wantInlines bool) []*StackFrame {
 	}
 	out := make([]*StackFrame, len(sym.Inlines))
 	for i, in := range sym.Inlines {
-		out[i] = &StackFrame{
+		fr := StackFrame{
 			Instruction:    f.Instruction,
 			Module:         m,
 			Function:       in.Function,
@@ -153,8 +153,13 @@ func (s *symbolizer) fill(f *StackFrame, wantInlines bool) []*StackFrame {
 			SourceLine:     in.Line,
 			SourceLineBase: f.SourceLineBase,
 			Trust:          unwind.TrustInline,
-			cpu:            f.cpu,
-			layout:         f.layout,
+			thr:            f.thr,
+		}
+		if f.thr != nil {
+			out[i] = f.thr.newFrame()
+			*out[i] = fr
+		} else {
+			out[i] = &fr
 		}
 	}
 	return out

@@ -120,9 +120,9 @@ func TestSynthAMD64(t *testing.T) {
 		"0|1|app|helper|/src/app.c|20|0x4 given as instruction pointer in context",
 		"0|2|app|main|/src/app.c|31|0x5 call frame info",
 		"0|3|app|_start|/src/app.c|50|0x10 previous frame's frame pointer")
-	f := p.Threads[0].Frames[2]
-	if v := f.Context.Regs[amd64.RBX]; !f.Context.Has(amd64.RBX) || v != 7 {
-		t.Errorf("main's rbx = %#x (valid %v): callee-saved registers pass through CFI", v, f.Context.Has(amd64.RBX))
+	c := p.Threads[0].Frames[2].Context()
+	if v := c.Regs[amd64.RBX]; !c.Has(amd64.RBX) || v != 7 {
+		t.Errorf("main's rbx = %#x (valid %v): callee-saved registers pass through CFI", v, c.Has(amd64.RBX))
 	}
 	if p.CrashReason != "SIGSEGV /0x00000000" || p.Modules[0].MissingSymbols {
 		t.Errorf("crash reason %q, missing symbols %v", p.CrashReason, p.Modules[0].MissingSymbols)
@@ -160,8 +160,8 @@ func TestSynthX86Windows(t *testing.T) {
 		`0|0|app.exe|leaf|c:\src\app.c|40|0x10 given as instruction pointer in context`,
 		`0|1|app.exe|main|c:\src\app.c|12|0x50 call frame info`)
 	f := p.Threads[0].Frames[1]
-	if f.Context.Regs[x86.ESP] != 0x12000c || f.Context.Regs[x86.EBP] != 0x120020 {
-		t.Errorf("main: esp %#x ebp %#x", f.Context.Regs[x86.ESP], f.Context.Regs[x86.EBP])
+	if f.Context().Regs[x86.ESP] != 0x12000c || f.Context().Regs[x86.EBP] != 0x120020 {
+		t.Errorf("main: esp %#x ebp %#x", f.Context().Regs[x86.ESP], f.Context().Regs[x86.EBP])
 	}
 	if p.CrashReason != "EXCEPTION_ACCESS_VIOLATION_WRITE" || p.CrashAddress != 0x45 {
 		t.Errorf("crash %q at %#x", p.CrashReason, p.CrashAddress)
@@ -203,7 +203,7 @@ func TestSynthARM64(t *testing.T) {
 		"0|0|app|leaf|/src/app.c|5|0x10 given as instruction pointer in context",
 		"0|1|app|main|/src/app.c|31|0x0 previous frame's frame pointer",
 		"0|2|app|_start|/src/app.c|50|0xc previous frame's frame pointer")
-	if lr := p.Threads[0].Frames[0].Context.Regs[arm64.RegLR]; lr != 0x401024 {
+	if lr := p.Threads[0].Frames[0].Context().Regs[arm64.RegLR]; lr != 0x401024 {
 		t.Errorf("context lr %#x: the pointer-authentication code must be stripped", lr)
 	}
 	for _, f := range p.Threads[0].Frames {

@@ -120,9 +120,27 @@ type walkEnv struct {
 	calls   bool          // scans check call sites (Options.CheckCallSites)
 	maps    memMap        // the dump's address space map, or nil
 	tails   bool          // show tail call frames (tailCallFrame)
+	// free holds frames the thread's walk no longer refers to, for the
+	// unwinders to reuse (unwind.FrameRecycler).
+	free []*unwind.Frame
 }
 
-var _ unwind.Env = (*walkEnv)(nil)
+var (
+	_ unwind.Env           = (*walkEnv)(nil)
+	_ unwind.FrameRecycler = (*walkEnv)(nil)
+)
+
+// RecycledFrame returns a frame the walk dropped, or nil
+// (unwind.FrameRecycler).
+func (e *walkEnv) RecycledFrame() *unwind.Frame {
+	n := len(e.free)
+	if n == 0 {
+		return nil
+	}
+	f := e.free[n-1]
+	e.free = e.free[:n-1]
+	return f
+}
 
 // Executable answers from the dump's address space map (unwind.Env).
 func (e *walkEnv) Executable(addr uint64) (exec, known bool) { return e.maps.executable(addr) }
@@ -224,9 +242,9 @@ func atEntry(f *StackFrame, entry uint64) bool {
 // frame whose CFI says it is the outermost (its return address is
 // undefined).
 type threadWalk struct {
-	cpu    unwind.CPU
-	layout *printLayout
-	env    *walkEnv
+	cpu unwind.CPU
+	thr *frameThread // the frames' shared part and storage
+	env *walkEnv
 
 	out       []*StackFrame
 	physical  []*unwind.Frame // the last two physical frames, innermost first
@@ -239,7 +257,7 @@ type threadWalk struct {
 }
 
 func newThreadWalk(cpu unwind.CPU, layout *printLayout, raw any, env *walkEnv) *threadWalk {
-	w := &threadWalk{cpu: cpu, layout: layout, env: env}
+	w := &threadWalk{cpu: cpu, thr: &frameThread{cpu: cpu, layout: layout}, env: env}
 	first, err := cpu.ContextFrame(raw, env)
 	if err != nil {
 		w.err, w.done = err, true
@@ -262,13 +280,15 @@ func (w *threadWalk) run(limit int) {
 			w.done = true
 			break
 		}
-		sf := &StackFrame{Trust: f.Trust, Context: f.Context, cpu: cpu, layout: w.layout}
+		sf := w.thr.newFrame()
+		sf.Trust = f.Trust
+		w.thr.setContext(sf, &f.Context)
 		sf.Instruction = f.Regs[cpu.PC()]
 		if f.Trust != unwind.TrustContext && !f.Interrupted && !f.Trampoline {
 			sf.Instruction -= cpu.InstructionAdjust()
 		}
 		inlines := env.syms.fill(sf, true)
-		if tc := tailCallFrame(cpu, w.layout, env, f, w.callee); tc != nil {
+		if tc := tailCallFrame(w.thr, env, f, w.callee); tc != nil {
 			w.out = append(w.out, tc)
 		}
 		w.callee = sf
@@ -300,6 +320,11 @@ func (w *threadWalk) run(limit int) {
 			// Only the last two physical frames are kept: the unwinders
 			// look at no more (the callee's, and on x86, arm64 and mips
 			// its callee's), and a walk of 65,536 frames kept them all.
+			// The one dropped is given back to the unwinders (when
+			// nothing else holds it: an unwinder returns new frames).
+			if old := w.physical[0]; old != w.physical[1] && old != next && len(env.free) < 4 {
+				env.free = append(env.free, old)
+			}
 			w.physical[0], w.physical[1] = w.physical[1], next
 		}
 		w.next = next
@@ -323,7 +348,8 @@ func (w *threadWalk) cut() bool { return !w.done && w.err == nil }
 // found by CFI or frame pointers are asked: their return addresses are
 // not stale values. The frame has no registers; its instruction is the
 // called function's start.
-func tailCallFrame(cpu unwind.CPU, layout *printLayout, env *walkEnv, f *unwind.Frame, callee *StackFrame) *StackFrame {
+func tailCallFrame(thr *frameThread, env *walkEnv, f *unwind.Frame, callee *StackFrame) *StackFrame {
+	cpu := thr.cpu
 	if !env.tails || callee == nil || callee.Function == "" || f.Interrupted || f.Trampoline {
 		return nil
 	}
@@ -334,11 +360,12 @@ func tailCallFrame(cpu unwind.CPU, layout *printLayout, env *walkEnv, f *unwind.
 	if !ok || target == callee.FunctionBase || !env.syms.functionStart(target) {
 		return nil
 	}
-	tc := &StackFrame{Trust: unwind.TrustTailCall, Instruction: target, cpu: cpu, layout: layout}
-	tc.Context.Regs[cpu.PC()] = target
-	env.syms.fill(tc, false)
+	tc := StackFrame{Trust: unwind.TrustTailCall, Instruction: target, pc: target, thr: thr}
+	env.syms.fill(&tc, false)
 	if tc.Function == "" || tc.SourceLine == 0 {
 		return nil
 	}
-	return tc
+	sf := thr.newFrame()
+	*sf = tc
+	return sf
 }

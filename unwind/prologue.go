@@ -152,7 +152,9 @@ func CallerOfFrameState(env Env, last *Frame, st FrameState, cfa uint64, pc, sp,
 	if !ok || !accept(ra) {
 		return nil
 	}
-	f := &Frame{Context: last.Context, Trust: TrustPrologue}
+	f := NewFrame(env)
+	f.Context = last.Context
+	f.Trust = TrustPrologue
 	f.Valid &= keep
 	for slot, off := range st.Saved {
 		if v, ok := ReadWord(env, cfa-off, size); ok {

@@ -129,7 +129,9 @@ func savedRegs(env Env, last *Frame, sf *SignalFrame, pc, sp int) *Frame {
 	if !ok {
 		return nil
 	}
-	f := &Frame{Trust: TrustSignal, Interrupted: true}
+	f := NewFrame(env)
+	f.Trust = TrustSignal
+	f.Interrupted = true
 	for slot, off := range sf.Offsets {
 		if v, ok := ReadWord(env, base+off, sf.WordSize); ok {
 			f.Set(slot, v)

@@ -126,6 +126,27 @@ type Frame struct {
 	Signal *SignalFrame
 }
 
+// FrameRecycler is what an Env may also implement to give the unwinders
+// frames to reuse: a walk that keeps only its last two physical frames
+// gives back the older ones, so that a walk of thousands of frames does not
+// leave one dead Frame (300 bytes) behind per step for the collector.
+type FrameRecycler interface {
+	// RecycledFrame returns a frame nothing refers to any more, or nil.
+	RecycledFrame() *Frame
+}
+
+// NewFrame returns a zeroed frame for a caller the unwinder found: one
+// env gives back (FrameRecycler), else a new one.
+func NewFrame(env Env) *Frame {
+	if r, ok := env.(FrameRecycler); ok {
+		if f := r.RecycledFrame(); f != nil {
+			*f = Frame{}
+			return f
+		}
+	}
+	return &Frame{}
+}
+
 // Memory is the stack memory an unwinder reads: the same one-method
 // interface the minidump reader and the CFI evaluator use.
 type Memory interface {
@@ -425,7 +446,9 @@ func CallerOfWildLeaf(env Env, last *Frame, pc, lr int, keep uint64) *Frame {
 	if !env.InModule(ra-1) || !env.SeemsValid(ra-1) {
 		return nil
 	}
-	f := &Frame{Context: last.Context, Trust: TrustLeaf}
+	f := NewFrame(env)
+	f.Context = last.Context
+	f.Trust = TrustLeaf
 	f.Valid = last.Valid & keep
 	f.Set(pc, ra)
 	return f
@@ -450,7 +473,9 @@ func CallerByScanChecked(env Env, last *Frame, pc, sp, words, size int, trust Tr
 	if t == TrustCallSite {
 		trust = t
 	}
-	f := &Frame{Context: last.Context, Trust: trust}
+	f := NewFrame(env)
+	f.Context = last.Context
+	f.Trust = trust
 	f.Regs[pc], f.Regs[sp] = ip, loc+uint64(size)
 	f.Valid = 1<<uint(pc) | 1<<uint(sp)
 	return f
@@ -542,7 +567,7 @@ func CallerByCFI(env Env, callee *Context, rules *cfi.RuleSet, nregs int, callee
 	if err != nil {
 		return nil
 	}
-	f := &Frame{}
+	f := NewFrame(env)
 	for i := 0; i < nregs; i++ {
 		if v, ok := out.Get(i); ok {
 			f.Set(i, v)

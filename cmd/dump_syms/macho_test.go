@@ -53,3 +53,24 @@ func dirExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()
 }
+
+// TestMachO32 runs dump_syms on the 32-bit objects of dumpsyms/macho
+// (testdata/mach32): --list-arch, -a i386 and -a armv7 of the universal
+// one, the MODULE lines Breakpad's dump_syms_mac writes.
+func TestMachO32(t *testing.T) {
+	dir := filepath.Join("..", "..", "dumpsyms", "macho", "testdata", "mach32")
+	fat := filepath.Join(dir, "prog-fat.o")
+	out, err := runCmd(t, "--list-arch", fat)
+	if err != nil || out != "prog-fat.o contains the following architectures:\nx86, x86_64, armv7\n" {
+		t.Errorf("--list-arch: %q, %v", out, err)
+	}
+	for arch, want := range map[string]string{
+		"i386":  "MODULE mac x86 FFC2426B33C49AD3B41CDD20ED9CF9320 prog-fat.o\n",
+		"armv7": "MODULE mac armv7 2AAF7A9F8FEC11D00898A6B5EA4BC7620 prog-fat.o\n",
+	} {
+		out, err := runCmd(t, "-a", arch, fat)
+		if err != nil || !strings.HasPrefix(out, want) || !strings.Contains(out, "\nFUNC ") || !strings.Contains(out, "\nSTACK CFI INIT ") {
+			t.Errorf("-a %s: %.300q, %v", arch, out, err)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/arch/x86"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/minidump/synth"
@@ -100,6 +101,53 @@ func TestMachOSystemFrame(t *testing.T) {
 	if !strings.Contains(out, " 0  libsystem_kernel.dylib + 0x100") || i1 < 0 || i2 < i1 ||
 		!strings.Contains(out[i1:i2], "Found by: previous frame's frame pointer") || !strings.Contains(out[i2:], "Found by: call frame info") ||
 		!strings.Contains(out[i2:], "rbx = 0x0000000000000011") || strings.Contains(out, "stack scanning") || strings.Contains(out, " 3  ") {
+		t.Errorf("report:\n%s", out)
+	}
+}
+
+// TestMachOFolder32 walks a synthetic x86 macOS dump whose module is the
+// i386 executable of dumpsyms/macho's tests (testdata/mach32/link-i386,
+// with its dSYM), its symbols made from that folder: the crash at bump's
+// first instruction (an __eh_frame FDE, Darwin's i386 register numbers),
+// called from big_frame (compact unwind, frameless indirect: sub esp,
+// 0xbc0 and three pushes), called from main (frameless immediate: 48
+// bytes); every frame by call frame info, the saved registers recovered.
+func TestMachOFolder32(t *testing.T) {
+	dir := filepath.Join("..", "..", "dumpsyms", "macho", "testdata", "mach32")
+	const base, sp = 0xa00000, 0xbff00000
+	// Module offsets (__TEXT at 0x1000 in the file): bump 0x1070, the
+	// returns after big_frame's call of bump and main's of big_frame.
+	b := synth.New(arch.X86, minidump.PlatformMacOSX)
+	st := synth.NewStack(sp, 4)
+	st.U32(base + 0x111d) // bump's return into big_frame
+	st.Zeros(3008)        // big_frame's locals
+	st.U32(0x13)          // esi
+	st.U32(0x12)          // edi
+	st.U32(0x11)          // ebx
+	st.U32(base + 0x1175) // return into main
+	st.Zeros(28)          // main's locals
+	st.U32(0x23)          // esi
+	st.U32(0x22)          // edi
+	st.U32(0x21)          // ebx
+	st.U32(0x20)          // ebp
+	st.U32(0)             // main's return: the end
+	ctx := &x86.Context{ContextFlags: x86.ContextFull, Eip: base + 0x1070, Esp: sp, Ebp: 0xdead, Ebx: 0xb0, Esi: 0xb1, Edi: 0xb2}
+	b.AddThread(1, synth.X86(ctx), st)
+	// LC_UUID 990968A8-BD44-0B2B-F745-8A69AFFB772C
+	guid := minidump.GUID{Data1: 0x990968A8, Data2: 0xBD44, Data3: 0x0B2B, Data4: [8]byte{0xF7, 0x45, 0x8A, 0x69, 0xAF, 0xFB, 0x77, 0x2C}}
+	b.AddPDBModule("/Applications/Link.app/Contents/MacOS/link-i386", base, 0x3000, guid, 0, "link-i386")
+	b.SetExceptionRecord(1, minidump.ExceptionRecord{ExceptionCode: 1}, synth.X86(ctx))
+	dump := filepath.Join(t.TempDir(), "mac32.dmp")
+	if err := b.WriteFile(dump); err != nil {
+		t.Fatal(err)
+	}
+	out := runCmd(t, "--symbols-cache", t.TempDir(), dump, dir)
+	i1 := strings.Index(out, " 1  link-i386!big_frame [link.c : ")
+	i2 := strings.Index(out, " 2  link-i386!main [link.c : ")
+	if !strings.Contains(out, " 0  link-i386!bump [link.c : ") || i1 < 0 || i2 < i1 ||
+		strings.Count(out, "Found by: call frame info") != 2 || strings.Contains(out, "stack scanning") || strings.Contains(out, " 3  ") ||
+		!strings.Contains(out[i2:], "ebx = 0x00000011") || !strings.Contains(out[i2:], "esi = 0x00000013") ||
+		!strings.Contains(out[i2:], "ebp = 0x0000dead") || !strings.Contains(out[i2:], "esp = 0xbff00bd4") {
 		t.Errorf("report:\n%s", out)
 	}
 }

@@ -380,3 +380,8 @@ func (c *cfiConverter) convertFDE(sec *dwarfcfi.Section, f *dwarfcfi.FDE, load u
 	}
 	return e, err
 }
+
+// RegisterNames returns a copy of the DWARF register names Breakpad's
+// walkers use for machine m, indexed by DWARF register number ("" marks an
+// unnamed number; nil for machines without names).
+func RegisterNames(m elf.Machine) []string { return slices.Clone(registerNames(m)) }

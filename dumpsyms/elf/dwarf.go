@@ -112,7 +112,11 @@ type dwarfReader struct {
 	// blockInlines also collects inlined calls nested in lexical blocks,
 	// which Breakpad's dump_syms never looks into.
 	blockInlines bool
-	files        *fileTable
+	// zeroIsCode keeps functions and lines at address 0 (a Mach-O object
+	// file's first section starts there); otherwise they are debugging
+	// data of code the linker discarded, left out.
+	zeroIsCode bool
+	files      *fileTable
 	// lineChunks collect a unit's line records before they are copied to
 	// an array of their size: growing one array by appending cost more
 	// than reading the rows (a Go binary's units have up to 500 000
@@ -479,7 +483,7 @@ func (dr *dwarfReader) function(src *dwarfSource, e *dwarf.Entry, n *node) *func
 		return nil
 	}
 	rs := dr.ranges(src, e, false)
-	if len(rs) == 0 || rs[0].lo == 0 {
+	if len(rs) == 0 || rs[0].lo == 0 && !dr.zeroIsCode {
 		// A function at address zero is debug data the linker discarded.
 		return nil
 	}
@@ -608,7 +612,7 @@ func (dr *dwarfReader) readLines(src *dwarfSource, e *dwarf.Entry, cu *unitState
 		}
 		if have && le.Address > prev.Address {
 			size := le.Address - prev.Address
-			if prev.Address == 0 || prev.Address == omittedEnd {
+			if !dr.zeroIsCode && (prev.Address == 0 || prev.Address == omittedEnd) {
 				omittedEnd = prev.Address + size
 			} else {
 				omittedEnd = 0

@@ -119,6 +119,11 @@ type dumper struct {
 	// inMemory is set for an image read from memory: path is only its
 	// name, and no debugging file is looked for beside it.
 	inMemory bool
+	// ehNames, when set, names .eh_frame's register numbers instead of
+	// the machine's (ImageOptions.EHFrameRegisters).
+	ehNames []string
+	// zeroIsCode: ImageOptions.ZeroIsCode.
+	zeroIsCode bool
 }
 
 func (d *dumper) warn(format string, args ...any) {
@@ -150,6 +155,25 @@ func Dump(path string, opts dumpsyms.Options) (*dumpsyms.Model, error) {
 // whole in a minidump) into symbol records, with opts.Name as the module's
 // name. No separate debugging file is looked for.
 func DumpImage(r io.ReaderAt, opts dumpsyms.Options) (*dumpsyms.Model, error) {
+	return DumpImageWith(r, opts, ImageOptions{})
+}
+
+// ImageOptions are what DumpImageWith is told about an image beyond
+// dumpsyms.Options.
+type ImageOptions struct {
+	// EHFrameRegisters, when set, names the DWARF register numbers of
+	// .eh_frame (indexed by number, "" for unnamed ones) in place of the
+	// machine's usual names: Darwin's i386 __eh_frame numbers esp 5 and
+	// ebp 4, swapped from the System V numbering its DWARF elsewhere uses.
+	EHFrameRegisters []string
+	// ZeroIsCode says that address 0 holds code (a Mach-O object file's
+	// first section), so functions and lines there are kept; in linked
+	// files they are debugging data of code the linker discarded.
+	ZeroIsCode bool
+}
+
+// DumpImageWith is DumpImage with the image's peculiarities (iopts).
+func DumpImageWith(r io.ReaderAt, opts dumpsyms.Options, iopts ImageOptions) (*dumpsyms.Model, error) {
 	bin, err := elf.NewFile(r)
 	if err != nil {
 		return nil, fmt.Errorf("dump_syms: image: %w", err)
@@ -160,6 +184,8 @@ func DumpImage(r io.ReaderAt, opts dumpsyms.Options) (*dumpsyms.Model, error) {
 	}
 	d := newDumper(bin, name, opts)
 	d.inMemory = true
+	d.ehNames = iopts.EHFrameRegisters
+	d.zeroIsCode = iopts.ZeroIsCode
 	defer d.closeAll()
 	return d.run()
 }
@@ -478,7 +504,7 @@ func (d *dumper) readDWARF() []*funcRec {
 	split := &splitLoader{binPath: d.path, binDir: filepath.Dir(d.path), debugDirs: d.opts.DebugDirs,
 		debugAddr: src.addr, debugRanges: d.sr.data(d.debug, ".debug_ranges"), order: d.debug.ByteOrder, warn: d.warn, sr: d.sr}
 	defer split.close()
-	dr := &dwarfReader{warn: d.warn, inlines: d.opts.Inlines, blockInlines: true, files: &d.files, split: split}
+	dr := &dwarfReader{warn: d.warn, inlines: d.opts.Inlines, blockInlines: true, files: &d.files, split: split, zeroIsCode: d.zeroIsCode}
 	dr.read(src)
 	return dr.funcs
 }
@@ -870,6 +896,10 @@ func (d *dumper) readCFI() {
 		if err != nil {
 			d.warn("%s: %s: %v", d.path, s.name, err)
 			continue
+		}
+		conv.names = names
+		if s.kind == dwarfcfi.EHFrame && d.ehNames != nil {
+			conv.names = d.ehNames
 		}
 		cs := &dwarfcfi.Section{Kind: s.kind, Data: data, Addr: sec.Addr, ByteOrder: s.f.ByteOrder,
 			AddrSize: addrSize, TextAddr: textAddr, DataAddr: gotAddr}

@@ -161,76 +161,102 @@ const (
 	arm64Frameless = 0x02000000
 	arm64DWARF     = 0x03000000
 	arm64Frame     = 0x04000000
+	armFrame       = 0x01000000
+	armFrameD      = 0x02000000
+	armDWARF       = 0x04000000
 )
 
 // x86Regs names the registers of the x86_64 encodings (0: none).
 var x86Regs = [...]string{"", "$rbx", "$r12", "$r13", "$r14", "$r15", "$rbp"}
 
+// i386Regs names the registers of the i386 encodings (0: none), as
+// <mach-o/compact_unwind_encoding.h> numbers them (UNWIND_X86_REG_EBX 1,
+// ECX 2, EDX 3, EDI 4, ESI 5, EBP 6).
+var i386Regs = [...]string{"", "$ebx", "$ecx", "$edx", "$edi", "$esi", "$ebp"}
+
 // Rules returns the STACK CFI rules an entry's encoding states for the
-// function's body (after its prologue), in Breakpad's rule order, for cpu;
-// text reads code bytes at a function offset (for x86_64's STACK_IND, whose
+// function's body (after its prologue), in Breakpad's rule order, for cpu
+// (x86_64, i386: the same modes in 4-byte words, arm64, armv7k);
+// text reads code bytes at a function offset (for x86's STACK_IND, whose
 // stack size is in the function's sub instruction). ok is false for
 // entries without rules of their own: no unwind information, or DWARF
 // mode (the __eh_frame FDE gives them).
 func Rules(cpu macho.Cpu, enc uint32, fn uint32, text func(off uint32) (uint32, bool)) (rules string, ok bool, err error) {
 	r := map[string]string{}
 	switch cpu {
-	case macho.CpuAmd64:
+	case macho.CpuAmd64, macho.Cpu386:
+		// The same encodings in words of 8 bytes (x86_64) or 4 (i386).
+		word, regs, sp, fp := int64(8), x86Regs[:], "$rsp", "$rbp"
+		if cpu == macho.Cpu386 {
+			word, regs, sp, fp = 4, i386Regs[:], "$esp", "$ebp"
+		}
 		switch enc & modeMask {
 		case x86RBPFrame:
-			off := (enc >> 16) & 0xff
-			regs := enc & 0x7fff
-			r[".cfa"], r[".ra"], r["$rbp"] = "$rbp 16 +", ".cfa -8 + ^", ".cfa -16 + ^"
-			for i := range uint32(5) {
-				reg := (regs >> (3 * i)) & 7
+			off := int64((enc >> 16) & 0xff)
+			saved := enc & 0x7fff
+			r[".cfa"], r[".ra"], r[fp] = fmt.Sprintf("%s %d +", fp, 2*word), fmt.Sprintf(".cfa %d + ^", -word), fmt.Sprintf(".cfa %d + ^", -2*word)
+			for i := range int64(5) {
+				reg := (saved >> (3 * i)) & 7
 				if reg == 0 {
 					continue
 				}
 				if reg > 6 {
-					return "", false, fmt.Errorf("RBP frame encoding %#x: register number %d", enc, reg)
+					return "", false, fmt.Errorf("frame pointer encoding %#x: register number %d", enc, reg)
 				}
-				r[x86Regs[reg]] = fmt.Sprintf(".cfa %d + ^", -16-int64(off)*8+int64(i)*8)
+				r[regs[reg]] = fmt.Sprintf(".cfa %d + ^", -2*word-off*word+i*word)
 			}
 		case x86StackImmd, x86StackInd:
-			size := uint64((enc>>16)&0xff) * 8
+			size := uint64((enc>>16)&0xff) * uint64(word)
 			if enc&modeMask == x86StackInd {
 				v, ok := text(fn + (enc>>16)&0xff)
 				if !ok {
 					return "", false, fmt.Errorf("frameless indirect encoding %#x: stack size at function offset %#x not in __text", enc, (enc>>16)&0xff)
 				}
-				size = uint64(v) + uint64((enc>>13)&7)*8
+				size = uint64(v) + uint64((enc>>13)&7)*uint64(word)
 			}
 			count := (enc >> 10) & 7
 			saved, err := permutation(count, enc&0x3ff)
 			if err != nil {
 				return "", false, fmt.Errorf("frameless encoding %#x: %w", enc, err)
 			}
-			r[".cfa"], r[".ra"] = fmt.Sprintf("$rsp %d +", size), ".cfa -8 + ^"
+			r[".cfa"], r[".ra"] = fmt.Sprintf("%s %d +", sp, size), fmt.Sprintf(".cfa %d + ^", -word)
 			for i, reg := range saved {
-				r[x86Regs[reg]] = fmt.Sprintf(".cfa %d + ^", -8-8*int64(count)+8*int64(i))
+				r[regs[reg]] = fmt.Sprintf(".cfa %d + ^", -word-word*int64(count)+word*int64(i))
 			}
 		default:
 			return "", false, nil
 		}
 	case macho.CpuArm64:
-		pairs := [...][2]string{{"x19", "x20"}, {"x21", "x22"}, {"x23", "x24"}, {"x25", "x26"}, {"x27", "x28"}}
 		switch enc & modeMask {
 		case arm64Frame:
 			r[".cfa"], r[".ra"], r["x29"] = "x29 16 +", ".cfa -8 + ^", ".cfa -16 + ^"
-			off := int64(-16)
-			for i, p := range pairs {
-				if enc&(1<<i) != 0 {
-					r[p[0]], r[p[1]] = fmt.Sprintf(".cfa %d + ^", off-8), fmt.Sprintf(".cfa %d + ^", off-16)
-					off -= 16
-				}
-			}
+			arm64Pairs(r, enc, -16)
 		case arm64Frameless:
 			r[".cfa"], r[".ra"] = fmt.Sprintf("sp %d +", ((enc>>12)&0xfff)*16), "x30"
-			off := int64(0)
-			for i, p := range pairs {
-				if enc&(1<<i) != 0 {
-					r[p[0]], r[p[1]] = fmt.Sprintf(".cfa %d + ^", off-8), fmt.Sprintf(".cfa %d + ^", off-16)
-					off -= 16
+			arm64Pairs(r, enc, 0)
+		default:
+			return "", false, nil
+		}
+	case macho.CpuArm:
+		// armv7k (the only 32-bit arm clang writes compact unwind for):
+		// push {r4-r7, lr} of the first push's registers, r7 the frame
+		// pointer at the saved r7, the second push's registers (r8-r12)
+		// below, the d registers (FRAME_D) below those, left out as for
+		// arm64; the stack adjustment (words) lies between the caller's
+		// sp and lr (libunwind's CompactUnwinder_arm: sp = r7 + 8 +
+		// adjust).
+		switch enc & modeMask {
+		case armFrame, armFrameD:
+			adj := int64((enc>>22)&3) * 4
+			r[".cfa"], r[".ra"], r["r7"] = fmt.Sprintf("r7 %d +", 8+adj), fmt.Sprintf(".cfa %d + ^", -4-adj), fmt.Sprintf(".cfa %d + ^", -8-adj)
+			off := -8 - adj
+			for _, p := range [...]struct {
+				bit uint32
+				reg string
+			}{{4, "r6"}, {2, "r5"}, {1, "r4"}, {0x80, "r12"}, {0x40, "r11"}, {0x20, "r10"}, {0x10, "r9"}, {8, "r8"}} {
+				if enc&p.bit != 0 {
+					off -= 4
+					r[p.reg] = fmt.Sprintf(".cfa %d + ^", off)
 				}
 			}
 		default:
@@ -240,6 +266,30 @@ func Rules(cpu macho.Cpu, enc uint32, fn uint32, text func(off uint32) (uint32, 
 		return "", false, fmt.Errorf("no compact unwind rules for %s", archName(cpu, 0))
 	}
 	return formatRules(r), true, nil
+}
+
+// arm64Pairs adds the rules of the register pairs an arm64 encoding saves
+// (bits 0-4: x19/x20 ... x27/x28, bits 8-11: d8/d9 ... d14/d15), laid
+// from top, the CFA offset where the first pair's slots end, downwards in
+// bit order, the lower-numbered register of each pair above the other: the
+// layout LLVM MC encodes (.cfi_offset x19 at top-8, x20 at top-16, ...) and
+// the code it encodes saves (stp x20, x19, [...]). libunwind's frame mode
+// reads the same slots (from fp-8 down); its frameless mode reads each one
+// slot higher, from sp+size (the CFA itself) down, and sets the caller's
+// sp below it: the code's layout is the truth here (docs/dump_syms.md).
+// d8..d15 are named v8..v15, as Breakpad names DWARF registers 72-79 in
+// the __eh_frame rules of the same saves; walkers without vector
+// registers (Breakpad's, ours) pass over them.
+func arm64Pairs(r map[string]string, enc uint32, top int64) {
+	pairs := [...][2]string{{"x19", "x20"}, {"x21", "x22"}, {"x23", "x24"}, {"x25", "x26"}, {"x27", "x28"},
+		{"v8", "v9"}, {"v10", "v11"}, {"v12", "v13"}, {"v14", "v15"}}
+	bits := [...]uint32{0, 1, 2, 3, 4, 8, 9, 10, 11}
+	for i, p := range pairs {
+		if enc&(1<<bits[i]) != 0 {
+			r[p[0]], r[p[1]] = fmt.Sprintf(".cfa %d + ^", top-8), fmt.Sprintf(".cfa %d + ^", top-16)
+			top -= 16
+		}
+	}
 }
 
 // formatRules writes rules in Breakpad's order (by name, as its map
@@ -327,20 +377,26 @@ func permutation(count, perm uint32) ([]uint32, error) {
 // binary's __unwind_info that has rules of its own (not DWARF mode) and no
 // __eh_frame entry: the rules its encoding states for the function's body.
 func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), exact bool) error {
-	sec := o.Section("__unwind_info")
-	if sec == nil || sec.Seg != "__TEXT" || sec.Offset == 0 {
+	var ents []UnwindEntry
+	if sec := o.Section("__unwind_info"); sec != nil && sec.Seg == "__TEXT" && sec.Offset != 0 {
+		b, err := sectionBytes(o, sec)
+		if err != nil {
+			return err
+		}
+		if ents, err = ParseUnwindInfo(b); err != nil {
+			return err
+		}
+	} else if sec := o.Section("__compact_unwind"); sec != nil && sec.Seg == "__LD" && sec.Offset != 0 && o.Type == macho.TypeObj {
+		b, err := sectionBytes(o, sec)
+		if err != nil {
+			return fmt.Errorf("__compact_unwind: %w", err)
+		}
+		if ents, err = ParseCompactUnwind(b, o.Magic == macho.Magic64, relocatedAt(o, sec)); err != nil {
+			return fmt.Errorf("__compact_unwind: %w", err)
+		}
+	}
+	if len(ents) == 0 {
 		return nil
-	}
-	if int64(sec.Offset)+int64(sec.Size) > o.slice.Size || sec.Size > maxSection {
-		return fmt.Errorf("%d bytes at %#x run past the end of the file", sec.Size, sec.Offset)
-	}
-	b := make([]byte, sec.Size)
-	if _, err := o.r.ReadAt(b, int64(sec.Offset)); err != nil {
-		return err
-	}
-	ents, err := ParseUnwindInfo(b)
-	if err != nil {
-		return err
 	}
 	base := textBase(o)
 	text := o.Section("__text")
@@ -362,6 +418,14 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), ex
 	for _, c := range out.CFI {
 		have[c.Init.Address] = true
 	}
+	if exact && (o.Cpu == macho.CpuAmd64 || o.Cpu == macho.CpuArm64) {
+		exactFDEs(o, out, text, base, warn)
+	}
+	if exact {
+		// The linker gives consecutive functions with one encoding one
+		// entry; their prologues and epilogues are each function's own.
+		ents = splitAtStarts(ents, functionStarts(o, base))
+	}
 	bad, inexact := 0, 0
 	for _, e := range ents {
 		if e.End <= e.Func || have[uint64(e.Func)] {
@@ -378,13 +442,16 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), ex
 			continue
 		}
 		entry := dumpsyms.CFIEntry{Init: symfile.CFIInit{Address: uint64(e.Func), Size: uint64(e.End - e.Func), Rules: rules}}
-		if exact && (o.Cpu == macho.CpuAmd64 || o.Cpu == macho.CpuArm64) {
+		if exact && (o.Cpu == macho.CpuAmd64 || o.Cpu == macho.CpuArm64 || o.Cpu == macho.Cpu386) {
 			follow := exactX86
-			if o.Cpu == macho.CpuArm64 {
+			switch o.Cpu {
+			case macho.CpuArm64:
 				follow = exactARM64
+			case macho.Cpu386:
+				follow = exactI386
 			}
 			if code := funcCode(o, text, base, e); code != nil {
-				if init, ch, err := follow(code, uint64(e.Func), rules); err == nil {
+				if init, ch, err := follow(code, uint64(e.Func), fixed(rules)); err == nil {
 					entry.Init.Rules, entry.Changes = init, ch
 				} else if inexact++; inexact <= 10 {
 					warn("--cfi-style exact: %v: the encoding's rules kept", err)
@@ -400,6 +467,138 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), ex
 		return int(min(max(int64(a.Init.Address-b.Init.Address), -1), 1))
 	})
 	return nil
+}
+
+// exactFDEs makes the rules of the functions whose unwind information is
+// an FDE (__eh_frame; compact unwind's DWARF mode) right at every
+// instruction as for compact encodings: clang's FDEs on Darwin describe
+// neither epilogues nor, on arm64, the prologue's steps (one row after
+// the last store), so a walk stopped there goes wrong. Where the code,
+// followed from the entry, ends its prologue in the state the FDE states
+// there, the followed rules replace the FDE's; elsewhere the FDE's stay
+// (counted in a warning).
+func exactFDEs(o *object, out *dumpsyms.Model, text *macho.Section, base uint64, warn func(string, ...any)) {
+	follow := exactX86
+	if o.Cpu == macho.CpuArm64 {
+		follow = exactARM64
+	}
+	kept := 0
+	for i := range out.CFI {
+		e := &out.CFI[i]
+		if e.Init.Size == 0 || e.Init.Size > 1<<32 || e.Init.Address > 1<<32 {
+			continue
+		}
+		code := funcCode(o, text, base, UnwindEntry{Func: uint32(e.Init.Address), End: uint32(e.Init.Address + e.Init.Size)})
+		if code == nil {
+			continue
+		}
+		fde := *e
+		body := func(at uint64) string {
+			r := map[string]string{}
+			parseRules(fde.Init.Rules, r)
+			for _, c := range fde.Changes {
+				if c.Address <= at {
+					parseRules(c.Rules, r)
+				}
+			}
+			return formatRules(r)
+		}
+		init, ch, err := follow(code, e.Init.Address, body)
+		if err != nil {
+			kept++
+			continue
+		}
+		e.Init.Rules, e.Changes = init, ch
+	}
+	if kept > 0 {
+		warn("--cfi-style exact: %d functions with FDEs whose code is not followed keep the FDE's rules", kept)
+	}
+}
+
+// parseRules adds the rules of a STACK CFI record's text ("REG: EXPR ...")
+// to r.
+func parseRules(s string, r map[string]string) {
+	name := ""
+	for _, t := range strings.Fields(s) {
+		if strings.HasSuffix(t, ":") {
+			name = strings.TrimSuffix(t, ":")
+			r[name] = ""
+			continue
+		}
+		if r[name] != "" {
+			r[name] += " "
+		}
+		r[name] += t
+	}
+}
+
+// sectionBytes reads a section of o, refusing one past the end of the
+// file.
+func sectionBytes(o *object, sec *macho.Section) ([]byte, error) {
+	if int64(sec.Offset)+int64(sec.Size) > o.slice.Size || sec.Size > maxSection {
+		return nil, fmt.Errorf("%d bytes at %#x run past the end of the file", sec.Size, sec.Offset)
+	}
+	b := make([]byte, sec.Size)
+	if _, err := o.r.ReadAt(b, int64(sec.Offset)); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// relocatedAt returns, for an object's section, the value its relocations
+// add at a section offset: the value of the symbol an external relocation
+// names (the bytes there hold only the addend); 0 where a relocation is
+// local (the bytes hold the address itself, as for every relocation of
+// the i386 and arm objects clang writes) or absent.
+func relocatedAt(o *object, sec *macho.Section) func(off uint32) uint64 {
+	ext := map[uint32]uint64{}
+	for _, r := range sec.Relocs {
+		if r.Extern && !r.Scattered && o.Symtab != nil && int(r.Value) < len(o.Symtab.Syms) {
+			ext[r.Addr] = o.Symtab.Syms[r.Value].Value
+		}
+	}
+	return func(off uint32) uint64 { return ext[off] }
+}
+
+// ParseCompactUnwind decodes the __LD,__compact_unwind section of an
+// object file (the compiler's list the linker turns into __unwind_info):
+// entries of function address, length, encoding, personality and LSDA, of
+// 20 bytes (32-bit objects) or 32 (64-bit). reloc gives what the
+// relocations add to the address at an entry's offset. The entries come
+// sorted by address; a function's length past 2^32 or an address past
+// 2^32 is an error.
+func ParseCompactUnwind(b []byte, is64 bool, reloc func(off uint32) uint64) ([]UnwindEntry, error) {
+	size := 20
+	if is64 {
+		size = 32
+	}
+	if len(b)%size != 0 {
+		return nil, fmt.Errorf("%d bytes, not a whole number of %d-byte entries", len(b), size)
+	}
+	if len(b)/size > maxUnwindEntries {
+		return nil, fmt.Errorf("over %d entries", maxUnwindEntries)
+	}
+	bo := binary.LittleEndian
+	out := make([]UnwindEntry, 0, len(b)/size)
+	for off := 0; off < len(b); off += size {
+		e := b[off:]
+		var addr uint64
+		var length, enc uint32
+		if is64 {
+			addr, length, enc = bo.Uint64(e), bo.Uint32(e[8:]), bo.Uint32(e[12:])
+		} else {
+			addr, length, enc = uint64(bo.Uint32(e)), bo.Uint32(e[4:]), bo.Uint32(e[8:])
+		}
+		if reloc != nil {
+			addr += reloc(uint32(off))
+		}
+		if addr+uint64(length) > 1<<32-1 {
+			return nil, fmt.Errorf("entry at %#x: function at %#x, %d bytes, past 4 GiB", off, addr, length)
+		}
+		out = append(out, UnwindEntry{Func: uint32(addr), End: uint32(addr) + length, Encoding: enc})
+	}
+	slices.SortStableFunc(out, func(a, b UnwindEntry) int { return int(int64(a.Func) - int64(b.Func)) })
+	return out, nil
 }
 
 // maxFuncCode bounds the bytes of one function decoded for exact rules.
@@ -420,4 +619,82 @@ func funcCode(o *object, text *macho.Section, base uint64, e UnwindEntry) []byte
 		return nil
 	}
 	return b
+}
+
+// maxFunctionStarts bounds the bytes of LC_FUNCTION_STARTS read: a
+// uleb128 delta a function, some bytes each.
+const maxFunctionStarts = 64 << 20
+
+// functionStarts returns the functions' offsets from base (the __TEXT
+// segment's address), sorted: those LC_FUNCTION_STARTS lists (uleb128
+// deltas, the first from base; what the linker writes, kept by strip) and
+// the symbol table's symbols in __text. Damaged data ends the list where
+// it is damaged.
+func functionStarts(o *object, base uint64) []uint32 {
+	set := map[uint32]bool{}
+	for _, l := range o.Loads {
+		b := l.Raw()
+		if len(b) < 16 || o.ByteOrder.Uint32(b) != 0x26 { // LC_FUNCTION_STARTS
+			continue
+		}
+		off, size := int64(o.ByteOrder.Uint32(b[8:])), int64(o.ByteOrder.Uint32(b[12:]))
+		if size > maxFunctionStarts || off+size > o.slice.Size {
+			continue
+		}
+		data := make([]byte, size)
+		if _, err := o.r.ReadAt(data, off); err != nil {
+			continue
+		}
+		a := uint64(0)
+		for len(data) > 0 {
+			d, n := binary.Uvarint(data)
+			if n <= 0 || d == 0 {
+				break
+			}
+			data = data[n:]
+			if a += d; a > 1<<32 {
+				break
+			}
+			set[uint32(a)] = true
+		}
+	}
+	if text := o.Section("__text"); text != nil && o.Symtab != nil {
+		idx := uint8(0)
+		for i, s := range o.Sections {
+			if s == text && i < 255 {
+				idx = uint8(i + 1)
+			}
+		}
+		for _, s := range o.Symtab.Syms {
+			if idx != 0 && s.Type&0xe0 == 0 && s.Type&0x0e == 0x0e && s.Sect == idx && s.Value >= base && s.Value-base < 1<<32 {
+				set[uint32(s.Value-base)] = true
+			}
+		}
+	}
+	out := make([]uint32, 0, len(set))
+	for a := range set {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// splitAtStarts splits the entries that cover more than one function
+// (sorted starts) into one entry a function, with the same encoding.
+func splitAtStarts(ents []UnwindEntry, starts []uint32) []UnwindEntry {
+	if len(starts) == 0 {
+		return ents
+	}
+	out := make([]UnwindEntry, 0, len(ents))
+	for _, e := range ents {
+		i, _ := slices.BinarySearch(starts, e.Func+1)
+		for ; i < len(starts) && starts[i] < e.End; i++ {
+			p := e
+			p.End = starts[i]
+			out = append(out, p)
+			e.Func = starts[i]
+		}
+		out = append(out, e)
+	}
+	return out
 }

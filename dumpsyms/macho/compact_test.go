@@ -239,9 +239,28 @@ func FuzzParseUnwindInfo(f *testing.F) {
 			return
 		}
 		for _, e := range ents {
-			for _, cpu := range []macho.Cpu{macho.CpuAmd64, macho.CpuArm64} {
+			for _, cpu := range []macho.Cpu{macho.CpuAmd64, macho.CpuArm64, macho.Cpu386, macho.CpuArm} {
 				Rules(cpu, e.Encoding, e.Func, func(uint32) (uint32, bool) { return 0x100, true })
 			}
+		}
+	})
+}
+
+// FuzzParseCompactUnwind decodes arbitrary __LD,__compact_unwind
+// sections of 32- and 64-bit objects and their rules.
+func FuzzParseCompactUnwind(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 0x52, 0, 0, 0, 0x16, 0x11, 0x08, 0x02, 0, 0, 0, 0, 0, 0, 0, 0}, false)
+	f.Fuzz(func(t *testing.T, b []byte, is64 bool) {
+		ents, err := ParseCompactUnwind(b, is64, func(off uint32) uint64 { return uint64(off) * 3 })
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			if e.End < e.Func {
+				t.Fatalf("entry %+v ends before it starts", e)
+			}
+			Rules(macho.Cpu386, e.Encoding, e.Func, func(uint32) (uint32, bool) { return 0x100, true })
+			Rules(macho.CpuArm, e.Encoding, e.Func, nil)
 		}
 	})
 }
@@ -250,6 +269,11 @@ func FuzzParseUnwindInfo(f *testing.F) {
 func FuzzDump(f *testing.F) {
 	for _, rel := range []string{"built/hello-x86_64", "built/hello-arm64.dSYM/Contents/Resources/DWARF/hello-arm64", "built/libframeless-x86_64.dylib"} {
 		if b, err := os.ReadFile(filepath.Join(corpus.Path(), "macos", rel)); err == nil && len(b) < 64<<10 {
+			f.Add(b)
+		}
+	}
+	for _, name := range []string{"prog-i386-fl.o", "prog-armv7.o"} {
+		if b, err := os.ReadFile(filepath.Join("testdata", "mach32", name)); err == nil {
 			f.Add(b)
 		}
 	}

@@ -26,8 +26,48 @@ import (
 // RDI R8..R15; the callee-saved ones have names.
 var x86Names = [16]string{3: "$rbx", 5: "$rbp", 12: "$r12", 13: "$r13", 14: "$r14", 15: "$r15"}
 
+// bodyRules returns the rules the unwind information states at an address
+// (formatRules' text).
+type bodyRules func(at uint64) string
+
+// fixed is the bodyRules of a compact encoding: the same everywhere.
+func fixed(rules string) bodyRules { return func(uint64) string { return rules } }
+
+// x86Mode is what differs between x86_64 and i386 code: the decoding
+// mode, the word, the registers (x86asm's, numbered from the first) and
+// their names in rules.
+type x86Mode struct {
+	bits        int
+	word        int64
+	first, last x86asm.Reg
+	sp, bp, ax  x86asm.Reg
+	names       [16]string // the callee-saved ones
+	spName      string
+	bpName      string
+}
+
+var (
+	amd64Mode = &x86Mode{bits: 64, word: 8, first: x86asm.RAX, last: x86asm.R15, sp: x86asm.RSP, bp: x86asm.RBP, ax: x86asm.RAX,
+		names: x86Names, spName: "$rsp", bpName: "$rbp"}
+	// i386: ebx, esi, edi and ebp are callee-saved (the compact encoding
+	// can also name ecx and edx, which no compiler saves: a push of them
+	// in a prologue makes room, as push eax does).
+	i386Mode = &x86Mode{bits: 32, word: 4, first: x86asm.EAX, last: x86asm.EDI, sp: x86asm.ESP, bp: x86asm.EBP, ax: x86asm.EAX,
+		names: [16]string{3: "$ebx", 5: "$ebp", 6: "$esi", 7: "$edi"}, spName: "$esp", bpName: "$ebp"}
+)
+
+// reg returns the number of a full-width register of the mode.
+func (m *x86Mode) reg(a x86asm.Arg) (int, bool) {
+	r, ok := a.(x86asm.Reg)
+	if !ok || r < m.first || r > m.last {
+		return 0, false
+	}
+	return int(r - m.first), true
+}
+
 // frame is the frame state at one instruction.
 type frame struct {
+	m      *x86Mode
 	cfaRBP bool      // CFA = rbp + rbpOff, else rsp + rspOff
 	rspOff int64     // CFA - rsp
 	rbpOff int64     // CFA - rbp, when cfaRBP
@@ -35,15 +75,15 @@ type frame struct {
 }
 
 func (f *frame) rules() map[string]string {
-	r := map[string]string{".ra": ".cfa -8 + ^"}
+	r := map[string]string{".ra": fmt.Sprintf(".cfa %d + ^", -f.m.word)}
 	if f.cfaRBP {
-		r[".cfa"] = fmt.Sprintf("$rbp %d +", f.rbpOff)
+		r[".cfa"] = fmt.Sprintf("%s %d +", f.m.bpName, f.rbpOff)
 	} else {
-		r[".cfa"] = fmt.Sprintf("$rsp %d +", f.rspOff)
+		r[".cfa"] = fmt.Sprintf("%s %d +", f.m.spName, f.rspOff)
 	}
 	for reg, off := range f.saved {
 		if off != 0 {
-			r[x86Names[reg]] = fmt.Sprintf(".cfa %d + ^", off)
+			r[f.m.names[reg]] = fmt.Sprintf(".cfa %d + ^", off)
 		}
 	}
 	return r
@@ -83,18 +123,30 @@ const (
 	rBP = 5
 )
 
-// exactX86 returns the STACK CFI INIT rules at the entry of the function
-// whose code is code (its whole size), with one record per instruction
-// where they change; body is the rules its compact encoding states. ok is
-// false when the code does not follow the encoding.
-func exactX86(code []byte, addr uint64, body string) (init string, changes []symfile.CFI, err error) {
-	st := frame{rspOff: 8}
+// exactX86 returns the STACK CFI INIT rules at the entry of the x86_64
+// function whose code is code (its whole size), with one record per
+// instruction where they change; body gives the rules the function's
+// unwind information states at the first instruction after the prologue
+// (its compact encoding's, or its FDE's there). err is set when the code
+// does not follow them.
+func exactX86(code []byte, addr uint64, body bodyRules) (init string, changes []symfile.CFI, err error) {
+	return exactX86Mode(amd64Mode, code, addr, body)
+}
+
+// exactI386 is exactX86 for i386 code (the same prologues and epilogues
+// in 4-byte words: push, mov ebp, esp, sub esp, pop, add esp, leave, ret).
+func exactI386(code []byte, addr uint64, body bodyRules) (init string, changes []symfile.CFI, err error) {
+	return exactX86Mode(i386Mode, code, addr, body)
+}
+
+func exactX86Mode(m *x86Mode, code []byte, addr uint64, body bodyRules) (init string, changes []symfile.CFI, err error) {
+	st := frame{m: m, rspOff: m.word}
 	var bodyState *frame
 	prologue := true
 	var rax int64 = -1 // mov eax, SIZE before ___chkstk_darwin
 	var prev map[string]string
 	for off := 0; off < len(code); {
-		in, derr := x86asm.Decode(code[off:], 64)
+		in, derr := x86asm.Decode(code[off:], m.bits)
 		if derr != nil {
 			// Data in the code (a jump table), reached by no path
 			// from the code before it: the rest of the function keeps
@@ -104,12 +156,12 @@ func exactX86(code []byte, addr uint64, body string) (init string, changes []sym
 			}
 			return "", nil, fmt.Errorf("%#x: %v", addr+uint64(off), derr)
 		}
-		if prologue && !inPrologue(in) {
+		if prologue && !m.inPrologue(in) {
 			prologue = false
 			b := st
 			bodyState = &b
-			if r := formatRules(b.rules()); r != body {
-				return "", nil, fmt.Errorf("%#x: the prologue ends with %q, the encoding states %q", addr+uint64(off), r, body)
+			if r, want := formatRules(b.rules()), body(addr+uint64(off)); r != want {
+				return "", nil, fmt.Errorf("%#x: the prologue ends with %q, the unwind information states %q", addr+uint64(off), r, want)
 			}
 		}
 		cur := st.rules()
@@ -123,13 +175,13 @@ func exactX86(code []byte, addr uint64, body string) (init string, changes []sym
 		off += in.Len
 		switch in.Op {
 		case x86asm.PUSH:
-			st.rspOff += 8
-			if r, ok := reg64(in.Args[0]); ok && prologue && x86Names[r] != "" && st.saved[r] == 0 {
+			st.rspOff += m.word
+			if r, ok := m.reg(in.Args[0]); ok && prologue && m.names[r] != "" && st.saved[r] == 0 {
 				st.saved[r] = -st.rspOff
 			}
 		case x86asm.POP:
-			st.rspOff -= 8
-			if r, ok := reg64(in.Args[0]); ok {
+			st.rspOff -= m.word
+			if r, ok := m.reg(in.Args[0]); ok {
 				if r == rBP && st.cfaRBP {
 					st.cfaRBP = false
 				}
@@ -142,7 +194,7 @@ func exactX86(code []byte, addr uint64, body string) (init string, changes []sym
 			if !st.cfaRBP {
 				return "", nil, fmt.Errorf("%#x: %v without a frame", at, in)
 			}
-			st.rspOff, st.cfaRBP, st.saved[rBP] = st.rbpOff-8, false, 0
+			st.rspOff, st.cfaRBP, st.saved[rBP] = st.rbpOff-m.word, false, 0
 		case x86asm.RET, x86asm.JMP, x86asm.UD2:
 			if bodyState == nil {
 				return "", nil, fmt.Errorf("%#x: %v in the prologue", at, in)
@@ -156,7 +208,7 @@ func exactX86(code []byte, addr uint64, body string) (init string, changes []sym
 			if !writes(in) {
 				break
 			}
-			r, isReg := reg64(in.Args[0])
+			r, isReg := m.reg(in.Args[0])
 			switch {
 			case in.Args[0] == x86asm.EAX || isReg && r == rAX:
 				rax = -1
@@ -168,7 +220,7 @@ func exactX86(code []byte, addr uint64, body string) (init string, changes []sym
 					return "", nil, fmt.Errorf("%#x: %v: a stack pointer change not followed", at, in)
 				}
 			case isReg && r == rBP:
-				if in.Op == x86asm.MOV && in.Args[1] == x86asm.RSP {
+				if in.Op == x86asm.MOV && in.Args[1] == m.sp {
 					st.cfaRBP, st.rbpOff = true, st.rspOff
 				} else if st.cfaRBP {
 					return "", nil, fmt.Errorf("%#x: %v: the frame pointer changed", at, in)
@@ -191,7 +243,7 @@ func (st *frame) moveRSP(in x86asm.Inst, rax int64) bool {
 		case x86asm.Imm:
 			n = int64(a)
 		case x86asm.Reg:
-			if a != x86asm.RAX || rax < 0 {
+			if a != st.m.ax || rax < 0 {
 				return false
 			}
 			n = rax
@@ -205,13 +257,13 @@ func (st *frame) moveRSP(in x86asm.Inst, rax int64) bool {
 		return true
 	case x86asm.LEA:
 		m, ok := in.Args[1].(x86asm.Mem)
-		if !ok || m.Base != x86asm.RBP || m.Index != 0 || !st.cfaRBP {
+		if !ok || m.Base != st.m.bp || m.Index != 0 || !st.cfaRBP {
 			return false
 		}
 		st.rspOff = st.rbpOff - m.Disp
 		return true
 	case x86asm.MOV:
-		if in.Args[1] == x86asm.RBP && st.cfaRBP {
+		if in.Args[1] == st.m.bp && st.cfaRBP {
 			st.rspOff = st.rbpOff
 			return true
 		}
@@ -221,20 +273,20 @@ func (st *frame) moveRSP(in x86asm.Inst, rax int64) bool {
 
 // inPrologue reports whether in is one of the instructions a prologue is
 // made of.
-func inPrologue(in x86asm.Inst) bool {
+func (m *x86Mode) inPrologue(in x86asm.Inst) bool {
 	switch in.Op {
 	case x86asm.PUSH:
-		_, ok := reg64(in.Args[0])
+		_, ok := m.reg(in.Args[0])
 		return ok
 	case x86asm.MOV:
-		if in.Args[0] == x86asm.RBP && in.Args[1] == x86asm.RSP {
+		if in.Args[0] == m.bp && in.Args[1] == m.sp {
 			return true
 		}
 		_, imm := in.Args[1].(x86asm.Imm)
 		return in.Args[0] == x86asm.EAX && imm
 	case x86asm.SUB:
 		_, imm := in.Args[1].(x86asm.Imm)
-		return in.Args[0] == x86asm.RSP && (imm || in.Args[1] == x86asm.RAX)
+		return in.Args[0] == m.sp && (imm || in.Args[1] == m.ax)
 	case x86asm.CALL:
 		return true // ___chkstk_darwin, between mov eax, SIZE and sub rsp, rax
 	}

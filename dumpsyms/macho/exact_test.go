@@ -16,44 +16,73 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 )
 
-// x86 is a model x86_64 machine: the sixteen registers, each starting
-// with a distinct value (the caller's), and the stack memory written.
+// x86 is a model x86_64 or i386 machine (mode): the sixteen (eight)
+// registers, each starting with a distinct value (the caller's), and the
+// stack memory written, a word at each address.
 type x86 struct {
+	mode *x86Mode
 	regs [16]uint64
 	mem  map[uint64]uint64
 	junk uint64
 }
 
 const (
-	modelSP = 0x7ff000000000
-	modelRA = 0xfeedf00d
+	modelSP   = 0x7ff000000000
+	modelSP32 = 0xbff00000
+	modelRA   = 0xfeedf00d
 )
 
-func newX86() *x86 {
-	m := &x86{mem: map[uint64]uint64{modelSP: modelRA}}
+func newX86() *x86 { return newModel(amd64Mode) }
+
+func newModel(mode *x86Mode) *x86 {
+	m := &x86{mode: mode, mem: map[uint64]uint64{m0SP(mode): modelRA}}
 	for i := range m.regs {
 		m.regs[i] = 0xca11e7000 + uint64(i)*0x100
+		if mode.word == 4 {
+			m.regs[i] = 0xca110000 + uint64(i)*0x100
+		}
 	}
-	m.regs[rSP] = modelSP
+	m.regs[rSP] = m0SP(mode)
 	return m
 }
 
+// m0SP is the model's stack pointer at a function's entry.
+func m0SP(mode *x86Mode) uint64 {
+	if mode.word == 4 {
+		return modelSP32
+	}
+	return modelSP
+}
+
+func (m *x86) mask() uint64 {
+	if m.mode.word == 4 {
+		return 0xffffffff
+	}
+	return ^uint64(0)
+}
+
 func (m *x86) clone() *x86 {
-	c := &x86{regs: m.regs, mem: map[uint64]uint64{}, junk: m.junk}
+	c := &x86{mode: m.mode, regs: m.regs, mem: map[uint64]uint64{}, junk: m.junk}
 	for k, v := range m.mem {
 		c.mem[k] = v
 	}
 	return c
 }
 
-func (m *x86) next() uint64 { m.junk++; return 0xbad000000 + m.junk*16 }
+func (m *x86) next() uint64 {
+	m.junk++
+	if m.mode.word == 4 {
+		return 0x0bad0000 + m.junk*16
+	}
+	return 0xbad000000 + m.junk*16
+}
 
 func (m *x86) val(a x86asm.Arg) (uint64, bool) {
 	switch a := a.(type) {
 	case x86asm.Imm:
-		return uint64(int64(a)), true
+		return uint64(int64(a)) & m.mask(), true
 	case x86asm.Reg:
-		if r, ok := reg64(a); ok {
+		if r, ok := m.mode.reg(a); ok {
 			return m.regs[r], true
 		}
 	}
@@ -69,22 +98,32 @@ func (m *x86) exec(in x86asm.Inst, pc uint64) (cont bool, target uint64, err err
 		if !ok {
 			v = m.next()
 		}
-		m.regs[rSP] -= 8
+		m.regs[rSP] -= uint64(m.mode.word)
 		m.mem[m.regs[rSP]] = v
 	case x86asm.POP:
 		v := m.mem[m.regs[rSP]]
-		m.regs[rSP] += 8
-		if r, ok := reg64(in.Args[0]); ok {
+		m.regs[rSP] += uint64(m.mode.word)
+		if r, ok := m.mode.reg(in.Args[0]); ok {
 			m.regs[r] = v
 		}
 	case x86asm.LEAVE:
 		m.regs[rSP] = m.regs[rBP]
 		m.regs[rBP] = m.mem[m.regs[rSP]]
-		m.regs[rSP] += 8
+		m.regs[rSP] += uint64(m.mode.word)
 	case x86asm.RET, x86asm.JMP, x86asm.UD2:
 		return false, 0, nil
 	case x86asm.CALL:
-		for _, r := range []int{0, 1, 2, 6, 7, 8, 9, 10, 11} {
+		if rel, ok := in.Args[0].(x86asm.Rel); ok && rel == 0 {
+			// call next; pop reg: i386's PIC base, a push.
+			m.regs[rSP] -= uint64(m.mode.word)
+			m.mem[m.regs[rSP]] = pc + uint64(in.Len)
+			return true, 0, nil
+		}
+		clobbered := []int{0, 1, 2, 6, 7, 8, 9, 10, 11} // rax rcx rdx rsi rdi r8-r11
+		if m.mode.word == 4 {
+			clobbered = []int{0, 1, 2} // eax ecx edx
+		}
+		for _, r := range clobbered {
 			m.regs[r] = m.next()
 		}
 	default:
@@ -97,7 +136,21 @@ func (m *x86) exec(in x86asm.Inst, pc uint64) (cont bool, target uint64, err err
 		if !writes(in) {
 			return true, 0, nil
 		}
-		r, isReg := reg64(in.Args[0])
+		r, isReg := m.mode.reg(in.Args[0])
+		if !isReg && m.mode.word == 4 {
+			// 8- and 16-bit writes: the register's value is lost.
+			if reg, ok := in.Args[0].(x86asm.Reg); ok {
+				switch {
+				case reg >= x86asm.AL && reg <= x86asm.BL:
+					m.regs[reg-x86asm.AL] = m.next()
+				case reg >= x86asm.AH && reg <= x86asm.BH:
+					m.regs[reg-x86asm.AH] = m.next()
+				case reg >= x86asm.AX && reg <= x86asm.DI:
+					m.regs[reg-x86asm.AX] = m.next()
+				}
+			}
+			return true, 0, nil
+		}
 		if !isReg {
 			if in.Args[0] == x86asm.EAX {
 				if v, ok := m.val(in.Args[1]); ok && in.Op == x86asm.MOV {
@@ -127,19 +180,19 @@ func (m *x86) exec(in x86asm.Inst, pc uint64) (cont bool, target uint64, err err
 			if in.Op == x86asm.SUB {
 				v = -v
 			}
-			m.regs[r] += v
+			m.regs[r] = (m.regs[r] + v) & m.mask()
 		case x86asm.LEA:
 			mem := in.Args[1].(x86asm.Mem)
-			base, _ := reg64(mem.Base)
-			if mem.Index != 0 || mem.Base == 0 || mem.Base == x86asm.RIP {
+			base, ok := m.mode.reg(mem.Base)
+			if mem.Index != 0 || !ok {
 				m.regs[r] = m.next()
 				break
 			}
-			m.regs[r] = m.regs[base] + uint64(mem.Disp)
+			m.regs[r] = (m.regs[base] + uint64(mem.Disp)) & m.mask()
 		default:
 			m.regs[r] = m.next()
 		}
-		if r == rSP && m.regs[rSP] > modelSP {
+		if r == rSP && m.regs[rSP] > m0SP(m.mode) {
 			return false, 0, fmt.Errorf("rsp above the return address")
 		}
 	}
@@ -155,12 +208,12 @@ func (m *x86) eval(expr string, cfa uint64) (uint64, error) {
 			st = append(st, cfa)
 		case strings.HasPrefix(t, "$"):
 			i := -1
-			for r, n := range x86Names {
+			for r, n := range m.mode.names {
 				if n == t {
 					i = r
 				}
 			}
-			if t == "$rsp" {
+			if t == m.mode.spName {
 				i = rSP
 			}
 			if i < 0 {
@@ -174,9 +227,9 @@ func (m *x86) eval(expr string, cfa uint64) (uint64, error) {
 			a, b := st[len(st)-2], st[len(st)-1]
 			st = st[:len(st)-2]
 			if t == "+" {
-				st = append(st, a+b)
+				st = append(st, (a+b)&m.mask())
 			} else {
-				st = append(st, a-b)
+				st = append(st, (a-b)&m.mask())
 			}
 		case t == "^":
 			if len(st) < 1 {
@@ -192,7 +245,7 @@ func (m *x86) eval(expr string, cfa uint64) (uint64, error) {
 			if err != nil {
 				return 0, err
 			}
-			st = append(st, uint64(n))
+			st = append(st, uint64(n)&m.mask())
 		}
 	}
 	if len(st) != 1 {
@@ -207,13 +260,13 @@ func (m *x86) check(rules map[string]string, caller *x86) error {
 	if err != nil {
 		return err
 	}
-	if cfa != modelSP+8 {
-		return fmt.Errorf(".cfa %#x, want %#x", cfa, modelSP+8)
+	if want := m0SP(m.mode) + uint64(m.mode.word); cfa != want {
+		return fmt.Errorf(".cfa %#x, want %#x", cfa, want)
 	}
 	if ra, err := m.eval(rules[".ra"], cfa); err != nil || ra != modelRA {
 		return fmt.Errorf(".ra %#x (%v)", ra, err)
 	}
-	for r, n := range x86Names {
+	for r, n := range m.mode.names {
 		if n == "" {
 			continue
 		}
@@ -233,22 +286,31 @@ func (m *x86) check(rules map[string]string, caller *x86) error {
 var walkerNames = []string{"$rax", "$rcx", "$rdx", "$rbx", "$rsp", "$rbp", "$rsi", "$rdi",
 	"$r8", "$r9", "$r10", "$r11", "$r12", "$r13", "$r14", "$r15"}
 
-var evaluator = func() *cfi.Evaluator {
+var walkerNames32 = []string{"$eax", "$ecx", "$edx", "$ebx", "$esp", "$ebp", "$esi", "$edi"}
+
+var evaluator, evaluator32 = func() (*cfi.Evaluator, *cfi.Evaluator) {
 	e, err := cfi.NewEvaluator(8, walkerNames)
 	if err != nil {
 		panic(err)
 	}
-	return e
+	e32, err := cfi.NewEvaluator(4, walkerNames32)
+	if err != nil {
+		panic(err)
+	}
+	return e, e32
 }()
 
 // ReadMemory reads the model's stack for package cfi.
 func (m *x86) ReadMemory(addr uint64, n int) ([]byte, error) {
-	if n != 8 {
+	if n != int(m.mode.word) {
 		return nil, fmt.Errorf("read of %d bytes", n)
 	}
 	v, ok := m.mem[addr]
 	if !ok {
 		return nil, fmt.Errorf("%#x not written", addr)
+	}
+	if n == 4 {
+		return binary.LittleEndian.AppendUint32(nil, uint32(v)), nil
 	}
 	return binary.LittleEndian.AppendUint64(nil, v), nil
 }
@@ -262,22 +324,28 @@ func (m *x86) checkWalker(e dumpsyms.CFIEntry, addr uint64, caller *x86) error {
 			texts = append(texts, c.Rules)
 		}
 	}
-	rs, err := evaluator.RuleSet(texts...)
+	ev := evaluator
+	if m.mode.word == 4 {
+		ev = evaluator32
+	}
+	rs, err := ev.RuleSet(texts...)
 	if err != nil {
 		return err
 	}
 	var callee, got cfi.Registers
 	for r, v := range m.regs {
-		callee.Set(r, v)
+		if r < 8 || m.mode.word == 8 {
+			callee.Set(r, v)
+		}
 	}
 	cfa, ra, err := rs.FindCallerRegs(&callee, m, &got)
 	if err != nil {
 		return err
 	}
-	if cfa != modelSP+8 || ra != modelRA {
+	if cfa != m0SP(m.mode)+uint64(m.mode.word) || ra != modelRA {
 		return fmt.Errorf("walker: cfa %#x ra %#x", cfa, ra)
 	}
-	for r, n := range x86Names {
+	for r, n := range m.mode.names {
 		if n == "" {
 			continue
 		}
@@ -333,66 +401,149 @@ func TestExactOnModel(t *testing.T) {
 			t.Logf("%s: %v: skipped", rel, err)
 			continue
 		}
-		exact, plainAt, text, code, base, compact := loadOnModel(t, p, func(m uint32) bool { return m >= x86RBPFrame && m <= x86StackInd })
-		var insns, wrong, plainWrong, funcs, fallback int
-		for _, e := range exact.CFI {
-			if !compact[e.Init.Address] {
-				continue // __eh_frame's
+		sweepX86(t, rel, p, amd64Mode, false)
+	}
+}
+
+// epilogues returns the offsets of the instructions of code's epilogues:
+// the pops, add esp/rsp, leave and ret runs that end in each ret.
+func epilogues(code []byte, mode *x86Mode) map[uint64]bool {
+	var starts []uint64
+	var insts []x86asm.Inst
+	for off := 0; off < len(code); {
+		in, err := x86asm.Decode(code[off:], mode.bits)
+		if err != nil {
+			break
+		}
+		starts, insts = append(starts, uint64(off)), append(insts, in)
+		off += in.Len
+	}
+	epi := map[uint64]bool{}
+	for i, in := range insts {
+		if in.Op != x86asm.RET {
+			continue
+		}
+		for j := i; j >= 0; j-- {
+			op := insts[j].Op
+			if op != x86asm.RET && op != x86asm.POP && op != x86asm.LEAVE && !(op == x86asm.ADD && insts[j].Args[0] == mode.sp) {
+				break
 			}
-			if pl := plainAt[e.Init.Address]; len(e.Changes) == 0 && e.Init.Rules == pl.Init.Rules && !strings.Contains(pl.Init.Rules, ".cfa: $rsp 8 +") {
-				fallback++
-				continue
-			}
-			funcs++
-			start := base + e.Init.Address - text.Addr
-			fcode := code[start:min(start+e.Init.Size, uint64(len(code)))]
-			seen := map[uint64]bool{}
-			type path struct {
-				m  *x86
-				pc uint64
-			}
-			work := []path{{newX86(), 0}}
-			caller := newX86()
-			for len(work) > 0 && len(seen) < 100000 {
-				p := work[len(work)-1]
-				work = work[:len(work)-1]
-				for p.pc < uint64(len(fcode)) && !seen[p.pc] {
-					seen[p.pc] = true
-					in, err := x86asm.Decode(fcode[p.pc:], 64)
-					if err != nil {
-						break
-					}
-					insns++
-					err = p.m.check(rulesAt(e, e.Init.Address+p.pc), caller)
-					if err == nil {
-						err = p.m.checkWalker(e, e.Init.Address+p.pc, caller)
-					}
-					if err != nil {
-						wrong++
-						if wrong <= 10 {
-							t.Errorf("%s: %#x (%v): %v", rel, e.Init.Address+p.pc, in, err)
-						}
-					}
-					if p.m.check(rulesAt(plainAt[e.Init.Address], e.Init.Address+p.pc), caller) != nil {
-						plainWrong++
-					}
-					cont, target, err := p.m.exec(in, p.pc)
-					if err != nil {
-						t.Errorf("%s: %#x: %v", rel, e.Init.Address+p.pc, err)
-						break
-					}
-					if !cont {
-						break
-					}
-					if target != 0 && target < uint64(len(fcode)) {
-						work = append(work, path{p.m.clone(), target})
-					}
-					p.pc += uint64(in.Len)
+			epi[starts[j]] = true
+		}
+	}
+	return epi
+}
+
+// TestExactI386OnModel is TestExactOnModel for the i386 executables of
+// testdata/mach32 (EBP-frame, frameless immediate and indirect modes) on
+// the model in 32-bit mode.
+func TestExactI386OnModel(t *testing.T) {
+	funcs, insns, wrong, plainWrong := 0, 0, 0, 0
+	for _, name := range []string{"link-i386", "link-i386-fp"} {
+		f, i, w, pw := sweepX86(t, name, mach32(name), i386Mode, false)
+		funcs, insns, wrong, plainWrong = funcs+f, insns+i, wrong+w, plainWrong+pw
+	}
+	if funcs != 8 || insns < 100 || wrong != 0 || plainWrong == 0 {
+		t.Errorf("%d functions, %d instructions, exact rules wrong at %d, the encoding's at %d; want 8, 100 or more, 0 and some", funcs, insns, wrong, plainWrong)
+	}
+	// The __eh_frame rules of the i386 objects (Darwin's register
+	// numbers), every function, at every instruction but those of the
+	// epilogues, which clang's FDEs do not describe.
+	funcs, insns, wrong = 0, 0, 0
+	for _, name := range []string{"prog-i386.o", "prog-i386-fl.o", "prog-i386-ind.o"} {
+		f, i, w, _ := sweepX86(t, name, mach32(name), i386Mode, true)
+		funcs, insns, wrong = funcs+f, insns+i, wrong+w
+	}
+	if funcs != 12 || insns < 200 || wrong != 0 {
+		t.Errorf("__eh_frame: %d functions, %d instructions, rules wrong at %d outside epilogues; want 12, 200 or more, 0", funcs, insns, wrong)
+	}
+}
+
+// sweepX86 runs the code of every function of the file at p whose compact
+// unwind encoding has rules (not DWARF mode) on the model in mode, from its
+// entry along every path (each instruction once: calls return,
+// conditional jumps both ways, stopping at ret and jumps), and checks the
+// exact rules at each instruction recover the caller's CFA, return address
+// and callee-saved registers; the default rules are counted for comparison.
+// With all, every function with STACK CFI is run (an object's __eh_frame
+// FDEs).
+func sweepX86(t *testing.T, rel, p string, mode *x86Mode, all bool) (funcs, insns, wrong, plainWrong int) {
+	// x86_64's DWARF-mode functions get exact rules too (exactFDEs); i386's
+	// keep their FDEs' rules, which describe no epilogue.
+	last := uint32(x86StackInd)
+	if mode == amd64Mode {
+		last = x86DWARF
+	}
+	exact, plainAt, text, code, base, compact := loadOnModel(t, p, func(m uint32) bool { return m >= x86RBPFrame && m <= last })
+	var fallback, epiWrong int
+	for _, e := range exact.CFI {
+		if !compact[e.Init.Address] && !all {
+			continue // __eh_frame's
+		}
+		if pl := plainAt[e.Init.Address]; !all && len(e.Changes) == 0 && e.Init.Rules == pl.Init.Rules && !strings.Contains(pl.Init.Rules, fmt.Sprintf(".cfa: %s %d +", mode.spName, mode.word)) {
+			fallback++
+			continue
+		}
+		funcs++
+		start := base + e.Init.Address - text.Addr
+		fcode := code[start:min(start+e.Init.Size, uint64(len(code)))]
+		seen := map[uint64]bool{}
+		var epi map[uint64]bool
+		if all {
+			epi = epilogues(fcode, mode)
+		}
+		type path struct {
+			m  *x86
+			pc uint64
+		}
+		work := []path{{newModel(mode), 0}}
+		caller := newModel(mode)
+		for len(work) > 0 && len(seen) < 100000 {
+			p := work[len(work)-1]
+			work = work[:len(work)-1]
+			for p.pc < uint64(len(fcode)) && !seen[p.pc] {
+				seen[p.pc] = true
+				in, err := x86asm.Decode(fcode[p.pc:], mode.bits)
+				if err != nil {
+					break
 				}
+				insns++
+				err = p.m.check(rulesAt(e, e.Init.Address+p.pc), caller)
+				if err == nil {
+					err = p.m.checkWalker(e, e.Init.Address+p.pc, caller)
+				}
+				if err != nil && epi[p.pc] {
+					epiWrong++ // clang's __eh_frame does not describe epilogues
+				} else if err != nil {
+					wrong++
+					if wrong <= 10 {
+						t.Errorf("%s: %#x (%v): %v", rel, e.Init.Address+p.pc, in, err)
+					}
+				}
+				if p.m.check(rulesAt(plainAt[e.Init.Address], e.Init.Address+p.pc), caller) != nil {
+					plainWrong++
+				}
+				cont, target, err := p.m.exec(in, p.pc)
+				if err != nil {
+					t.Errorf("%s: %#x: %v", rel, e.Init.Address+p.pc, err)
+					break
+				}
+				if !cont {
+					break
+				}
+				if target != 0 && target < uint64(len(fcode)) {
+					work = append(work, path{p.m.clone(), target})
+				}
+				p.pc += uint64(in.Len)
 			}
 		}
-		t.Logf("%s: %d functions (%d more keep the encoding's rules), %d instructions reached: exact rules wrong at %d, the encoding's rules alone at %d", rel, funcs, fallback, insns, wrong, plainWrong)
 	}
+	if all {
+		t.Logf("%s: %d functions, %d instructions reached: rules wrong at %d outside epilogues, at %d in epilogues", rel, funcs, insns, wrong, epiWrong)
+	} else {
+		t.Logf("%s: %d functions (%d more keep the encoding's rules), %d instructions reached: exact rules wrong at %d, the encoding's or FDE's rules alone at %d", rel, funcs, fallback, insns, wrong, plainWrong)
+	}
+	return funcs, insns, wrong, plainWrong
 }
 
 // loadOnModel reads what TestExactOnModel and TestExactARM64OnModel run
@@ -416,35 +567,47 @@ func loadOnModel(t *testing.T, p string, keep func(mode uint32) bool) (exact *du
 	defer f.Close()
 	text = f.Section("__text")
 	code, _ = text.Data()
-	base = f.Segment("__TEXT").Addr
+	if seg := f.Segment("__TEXT"); seg != nil {
+		base = seg.Addr
+	} // else an object: the records are relative to 0
+	compact = map[uint64]bool{}
+	if f.Section("__unwind_info") == nil { // an object: __eh_frame only
+		return exact, cfiByAddr(plain), text, code, base, compact
+	}
 	ub, err := f.Section("__unwind_info").Data()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ents, _ := ParseUnwindInfo(ub)
-	compact = map[uint64]bool{}
 	for _, e := range ents {
 		if keep(e.Encoding & modeMask) {
 			compact[uint64(e.Func)] = true
 		}
 	}
-	plainAt = map[uint64]dumpsyms.CFIEntry{}
-	for _, e := range plain.CFI {
-		plainAt[e.Init.Address] = e
-	}
-	return exact, plainAt, text, code, base, compact
+	return exact, cfiByAddr(plain), text, code, base, compact
 }
 
-// FuzzExactX86 follows arbitrary code as x86_64 and as arm64: errors, never a panic, and work
+// cfiByAddr indexes a model's STACK CFI entries by address.
+func cfiByAddr(m *dumpsyms.Model) map[uint64]dumpsyms.CFIEntry {
+	at := map[uint64]dumpsyms.CFIEntry{}
+	for _, e := range m.CFI {
+		at[e.Init.Address] = e
+	}
+	return at
+}
+
+// FuzzExactX86 follows arbitrary code as x86_64, i386 and arm64: errors, never a panic, and work
 // bounded by the code's size.
 func FuzzExactX86(f *testing.F) {
 	f.Add([]byte{0x55, 0x48, 0x89, 0xe5, 0x53, 0x50, 0x48, 0x83, 0xc4, 0x08, 0x5b, 0x5d, 0xc3})
 	f.Add([]byte{0xb8, 0x00, 0x10, 0x00, 0x00, 0xe8, 0, 0, 0, 0, 0x48, 0x29, 0xc4, 0xc9, 0xc3})
 	f.Add([]byte{0xfd, 0x7b, 0xbf, 0xa9, 0xfd, 0x03, 0x00, 0x91, 0xfd, 0x7b, 0xc1, 0xa8, 0xc0, 0x03, 0x5f, 0xd6})
 	f.Fuzz(func(t *testing.T, code []byte) {
-		exactX86(code, 0x1000, ".cfa: $rsp 16 + .ra: .cfa -8 + ^")
-		exactX86(code, 0x1000, "$rbp: .cfa -16 + ^ .cfa: $rbp 16 + .ra: .cfa -8 + ^")
-		exactARM64(code, 0x1000, ".cfa: x29 16 + .ra: .cfa -8 + ^ x29: .cfa -16 + ^")
-		exactARM64(code, 0x1000, ".cfa: sp 0 + .ra: x30")
+		exactX86(code, 0x1000, fixed(".cfa: $rsp 16 + .ra: .cfa -8 + ^"))
+		exactX86(code, 0x1000, fixed("$rbp: .cfa -16 + ^ .cfa: $rbp 16 + .ra: .cfa -8 + ^"))
+		exactI386(code, 0x1000, fixed("$ebp: .cfa -8 + ^ .cfa: $ebp 8 + .ra: .cfa -4 + ^"))
+		exactI386(code, 0x1000, fixed(".cfa: $esp 16 + .ra: .cfa -4 + ^"))
+		exactARM64(code, 0x1000, fixed(".cfa: x29 16 + .ra: .cfa -8 + ^ x29: .cfa -16 + ^"))
+		exactARM64(code, 0x1000, fixed(".cfa: sp 0 + .ra: x30"))
 	})
 }

@@ -21,6 +21,7 @@ type a64Frame struct {
 	spOff  int64     // CFA - sp
 	fpOff  int64     // CFA - x29
 	saved  [31]int64 // x0..x30's save slot from the CFA; 0: in the register
+	dsaved [8]int64  // d8..d15's, the same way
 	spGone bool      // sp moved in a way not followed (the CFA is x29's)
 }
 
@@ -41,7 +42,24 @@ func (f *a64Frame) rules() map[string]string {
 			r[fmt.Sprintf("x%d", reg)] = fmt.Sprintf(".cfa %d + ^", off)
 		}
 	}
+	for i, off := range f.dsaved {
+		if off != 0 {
+			r[fmt.Sprintf("v%d", 8+i)] = fmt.Sprintf(".cfa %d + ^", off)
+		}
+	}
 	return r
+}
+
+// slot returns the save slot (from the CFA) of d8..d15 (as 31+n-8) or of
+// x0..x30 in st, and whether the operand is such a register.
+func (f *a64Frame) slot(a arm64asm.Arg) (*int64, bool) {
+	if r, ok := xReg(a); ok {
+		return &f.saved[r], true
+	}
+	if r, ok := a.(arm64asm.Reg); ok && r >= arm64asm.D8 && r <= arm64asm.D15 {
+		return &f.dsaved[r-arm64asm.D8], true
+	}
+	return nil, false
 }
 
 // a64Mem is a memory operand: base register, offset and addressing mode.
@@ -141,7 +159,7 @@ func argsOf(in arm64asm.Inst) []arm64asm.Arg {
 }
 
 // exactARM64 is exactX86 for arm64 code.
-func exactARM64(code []byte, addr uint64, body string) (init string, changes []symfile.CFI, err error) {
+func exactARM64(code []byte, addr uint64, body bodyRules) (init string, changes []symfile.CFI, err error) {
 	st := a64Frame{}
 	var bodyState *a64Frame
 	prologue := true
@@ -159,8 +177,8 @@ func exactARM64(code []byte, addr uint64, body string) (init string, changes []s
 			prologue = false
 			b := st
 			bodyState = &b
-			if r := formatRules(b.rules()); r != body {
-				return "", nil, fmt.Errorf("%#x: the prologue ends with %q, the encoding states %q", at, r, body)
+			if r, want := formatRules(b.rules()), body(at); r != want {
+				return "", nil, fmt.Errorf("%#x: the prologue ends with %q, the unwind information states %q", at, r, want)
 			}
 		}
 		cur := st.rules()
@@ -189,8 +207,9 @@ func exactARM64(code []byte, addr uint64, body string) (init string, changes []s
 			}
 			if prologue {
 				for i, a := range args[:len(args)-1] {
-					if r, ok := xReg(a); ok && (r >= 19 || r == 29 || r == 30) && st.saved[r] == 0 {
-						st.saved[r] = -(st.spOff - slot - int64(8*i))
+					p, ok := st.slot(a)
+					if r, x := xReg(a); ok && (!x || r >= 19 || r == 29 || r == 30) && *p == 0 {
+						*p = -(st.spOff - slot - int64(8*i))
 					}
 				}
 			}
@@ -207,15 +226,27 @@ func exactARM64(code []byte, addr uint64, body string) (init string, changes []s
 				}
 				break
 			}
-			for _, a := range args[:len(args)-1] {
-				if r, ok := xReg(a); ok {
-					if r == 29 && st.cfaFP {
-						if st.spGone {
-							return "", nil, fmt.Errorf("%#x: %v after sp was lost", at, in)
-						}
-						st.cfaFP = false
+			// A register is restored by a load from its save slot; a
+			// load from elsewhere (a local) leaves the caller's value
+			// where it was saved.
+			from := -st.spOff + m.imm
+			if m.post {
+				from = -st.spOff
+			}
+			for i, a := range args[:len(args)-1] {
+				p, ok := st.slot(a)
+				if !ok {
+					continue
+				}
+				restored := *p != 0 && *p == from+int64(8*i) && !st.spGone
+				if r, _ := xReg(a); r == 29 && st.cfaFP {
+					if !restored {
+						return "", nil, fmt.Errorf("%#x: %v: the frame pointer changed", at, in)
 					}
-					st.saved[r] = 0
+					st.cfaFP = false
+				}
+				if restored {
+					*p = 0
 				}
 			}
 			if m.pre || m.post {

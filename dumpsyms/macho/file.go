@@ -1,7 +1,6 @@
 package macho
 
 import (
-	"crypto/md5"
 	"debug/macho"
 	"encoding/binary"
 	"errors"
@@ -204,10 +203,12 @@ func Select(slices []Slice, arch string) (Slice, string, error) {
 			return s, "", nil
 		}
 	}
-	// The closest matches: the same CPU without its extension.
+	// The closest matches: the same CPU without its extension; "arm"
+	// (Breakpad's name off macOS of every 32-bit arm slice) the first
+	// 32-bit arm slice.
 	closest := map[string]string{"arm64e": "arm64", "x86_64h": "x86_64", "armv7s": "armv7", "armv7k": "armv7"}
 	for _, s := range slices {
-		if a := s.Arch(); closest[arch] == a {
+		if a := s.Arch(); closest[arch] == a || arch == "arm" && s.CPU == macho.CpuArm {
 			return s, fmt.Sprintf("no %s slice: using %s, the closest match", arch, a), nil
 		}
 	}
@@ -278,11 +279,11 @@ func openSlice(r io.ReaderAt, s Slice) (*object, error) {
 // upper-case hexadecimal followed by the age 0, or without LC_UUID the MD5
 // of its sections' bytes in its place (in load-command order, S_ZEROFILL
 // sections and those without bytes in the file left out), as Breakpad's
-// MachoID::MD5 computes it.
+// MachoID::MD5 computes it, with Breakpad's MD5 (bpMD5: not quite MD5).
 func (o *object) debugID() (string, error) {
 	id := o.uuid
 	if id == nil {
-		h := md5.New()
+		h := newBPMD5()
 		for _, s := range o.Sections {
 			if s.Flags&0xff == 1 || s.Offset == 0 {
 				continue
@@ -294,7 +295,7 @@ func (o *object) debugID() (string, error) {
 				return "", err
 			}
 		}
-		id = h.Sum(nil)
+		id = h.Sum()
 	}
 	return fmt.Sprintf("%X0", id), nil
 }

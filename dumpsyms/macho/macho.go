@@ -21,17 +21,21 @@
 //   - PUBLIC records from the symbol table (every section symbol, its
 //     leading underscore removed) where no FUNC starts;
 //   - STACK CFI from __eh_frame and __debug_frame (package dwarfcfi through
-//     dumpsyms/elf), and from the compact unwind information
-//     (__unwind_info) for the functions __eh_frame does not describe
-//     (compact.go).
+//     dumpsyms/elf; i386 __eh_frame with Darwin's register numbers, esp
+//     and ebp swapped), and from the compact unwind information
+//     (__unwind_info; in object files the compiler's __LD,__compact_unwind)
+//     for the functions __eh_frame does not describe (compact.go).
 //
-// Only 64-bit slices (x86_64, x86_64h, arm64, arm64e) are read; 32-bit
-// ones are refused with their name. The differences from Breakpad's output
-// are documented in docs/dump_syms.md.
+// 64-bit slices (x86_64, x86_64h, arm64, arm64e) and 32-bit ones (i386,
+// armv7 and the other arm subtypes) are read, the 32-bit ones through a
+// 32-bit ELF image; object files (MH_OBJECT) too, address 0 being code
+// there. The differences from Breakpad's output are documented in
+// docs/dump_syms.md.
 package macho
 
 import (
 	"bytes"
+	"debug/elf"
 	"debug/macho"
 	"encoding/hex"
 	"fmt"
@@ -270,7 +274,11 @@ func dump(bin, dbg *input, opts Options, warn func(string, ...any)) (*dumpsyms.M
 	}
 	eopts := opts.Options
 	eopts.Name = name
-	out, err := dself.DumpImage(bytes.NewReader(im.bytes()), eopts)
+	iopts := dself.ImageOptions{ZeroIsCode: o.Type == macho.TypeObj}
+	if o.Cpu == macho.Cpu386 {
+		iopts.EHFrameRegisters = darwinI386EH()
+	}
+	out, err := dself.DumpImageWith(bytes.NewReader(im.bytes()), eopts, iopts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", bin.path, err)
 	}
@@ -284,6 +292,18 @@ func dump(bin, dbg *input, opts Options, warn func(string, ...any)) (*dumpsyms.M
 		}
 	}
 	return out, nil
+}
+
+// darwinI386EH returns the names of the register numbers of i386
+// __eh_frame: the System V ones with 4 and 5 swapped (esp is 5 and ebp 4
+// there, LLVM's X86_32_DarwinEH flavour: "DwarfRegNum<[-2, 5, 4]>" for
+// esp in X86RegisterInfo.td; Apple's libunwind's UNW_X86_EBP is 4 and
+// UNW_X86_ESP 5 likewise). __debug_frame and DWARF expressions use the
+// System V numbers.
+func darwinI386EH() []string {
+	n := dself.RegisterNames(elf.EM_386)
+	n[4], n[5] = n[5], n[4]
+	return n
 }
 
 // segments returns the object's segments in load-command order.

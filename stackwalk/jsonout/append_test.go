@@ -88,7 +88,7 @@ func TestAppendFrameAsEncoder(t *testing.T) {
 	// And a slot of them as the encoder writes the slice.
 	var b bytes.Buffer
 	slot := frameSlot{list: frames, first: registerMap{"pc": "0x9"}}
-	if err := slot.write(&b, false, ""); err != nil {
+	if err := slot.write(&b, false, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	f0 := frames[0]

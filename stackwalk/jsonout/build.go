@@ -105,7 +105,7 @@ func build(st *stackwalk.ProcessState) *document {
 	doc.CrashInfo = f.crashInfo(st, r)
 	if crashing >= 0 {
 		doc.CrashInfo.CrashingThread = &crashing
-		if len(doc.Threads[crashing].Frames.list) > 0 {
+		if doc.Threads[crashing].FrameCount > 0 {
 			ct := doc.Threads[crashing]
 			// The frames are shared; the first one's registers are added
 			// as it is written.
@@ -271,7 +271,37 @@ func (f formatter) module(m *stackwalk.Module, mac bool) module {
 // innermost first.
 func (f formatter) thread(cs *stackwalk.CallStack, st *stackwalk.ProcessState) thread {
 	t := thread{ThreadID: cs.ThreadID, ThreadName: strp(cs.ThreadName)}
-	frames := []frame{}
+	// The frames are made as they are written (frameSlot.each): a walk
+	// of 65,536 frames held them all twice, as StackFrames and as frames.
+	t.Frames = frameSlot{cs: cs, st: st, f: f}
+	for _, sf := range cs.Frames {
+		if sf.Trust != unwind.TrustInline {
+			t.FrameCount++
+		}
+	}
+	return t
+}
+
+// frames calls yield with each physical frame of cs in turn. The frame
+// and what its pointers point to are reused from one call to the next, so
+// that writing a walk of 65,536 frames leaves little for the collector.
+func (f formatter) frames(cs *stackwalk.CallStack, st *stackwalk.ProcessState, yield func(fr *frame) error) error {
+	var sc struct {
+		fr                           frame
+		file, function, module       string
+		functionOffset, moduleOffset string
+		lineNo                       int
+	}
+	// text points into sc for an optional field (nil when empty), cut as
+	// strp cuts it.
+	text := func(dst *string, s string) *string {
+		if s == "" {
+			return nil
+		}
+		*dst = stackwalk.Cap(s)
+		return dst
+	}
+	n := 0
 	var pending []inline
 	for _, sf := range cs.Frames {
 		if sf.Trust == unwind.TrustInline {
@@ -282,37 +312,45 @@ func (f formatter) thread(cs *stackwalk.CallStack, st *stackwalk.ProcessState) t
 			})
 			continue
 		}
-		fr := frame{
-			Frame:   len(frames),
+		sc.fr = frame{
+			Frame:   n,
 			Offset:  f.addr(sf.Instruction),
 			Trust:   trustName(sf.Trust),
 			Inlines: pending,
 		}
+		fr := &sc.fr
 		pending = nil
 		// The module is the one rust-minidump finds; where Breakpad's
 		// rules (the walk's) found another module, or none, the walk's
 		// symbols are not that module's and are left out.
 		mod := f.mods.at(sf.Instruction)
 		if mod == sf.Module {
-			fr.File, fr.Function, fr.Line = strp(sf.SourceFile), strp(sf.Function), line(sf)
+			fr.File, fr.Function = text(&sc.file, sf.SourceFile), text(&sc.function, sf.Function)
+			if sf.SourceFile != "" {
+				sc.lineNo = sf.SourceLine
+				fr.Line = &sc.lineNo
+			}
 			if sf.Function != "" {
-				fr.FunctionOffset = f.addrp(sf.Instruction - sf.FunctionBase)
+				sc.functionOffset = f.addr(sf.Instruction - sf.FunctionBase)
+				fr.FunctionOffset = &sc.functionOffset
 			}
 		} else {
 			fr.Inlines = nil
 		}
 		fr.MissingSymbols = fr.Function == nil
 		if mod != nil {
-			fr.Module = strp(symstore.BaseName(mod.CodeFile))
-			fr.ModuleOffset = f.addrp(sf.Instruction - mod.Base)
+			fr.Module = text(&sc.module, symstore.BaseName(mod.CodeFile))
+			sc.moduleOffset = f.addr(sf.Instruction - mod.Base)
+			fr.ModuleOffset = &sc.moduleOffset
 		} else {
 			fr.UnloadedModules = f.unloadedHits(sf.Instruction, st.UnloadedModules)
 		}
-		frames = append(frames, fr)
+		n++
+		if err := yield(fr); err != nil {
+			return err
+		}
 	}
-	t.Frames.list = frames
-	t.FrameCount = len(frames)
-	return t
+	return nil
 }
 
 func line(sf *stackwalk.StackFrame) *int {

@@ -198,6 +198,9 @@ func WriteWith(w io.Writer, st *stackwalk.ProcessState, o Options) error {
 	}
 	rest := skel.Bytes()
 	marker := []byte(`"` + tag)
+	// One buffer for every thread's frames: a report of 4,096 threads
+	// made 16 MB of them.
+	var scratch slotScratch
 	for {
 		i := bytes.Index(rest, marker)
 		if i < 0 {
@@ -213,7 +216,7 @@ func WriteWith(w io.Writer, st *stackwalk.ProcessState, o Options) error {
 		// The indentation of the line holding the placeholder.
 		line := rest[bytes.LastIndexByte(rest[:i], '\n')+1 : i]
 		ind := line[:len(line)-len(bytes.TrimLeft(line, " "))]
-		if err := lists[n].write(bw, pretty, string(ind)); err != nil {
+		if err := lists[n].write(bw, pretty, string(ind), &scratch); err != nil {
 			return fmt.Errorf("json: %w", err)
 		}
 		rest = rest[i+len(marker)+end+1:]
@@ -230,13 +233,53 @@ type bufferFlusher struct{ *bytes.Buffer }
 func (bufferFlusher) Flush() error { return nil }
 
 // frameSlot is a thread's frames: written by WriteWith one at a time in
-// the place of a placeholder token, or marshaled whole without one.
+// the place of a placeholder token, or marshaled whole without one. The
+// frames of a walked thread are made as they are written, from cs.
 type frameSlot struct {
+	// list holds the frames of a slot made without a walked thread (nil:
+	// null), when cs is nil.
 	list []frame
+	// cs, st and f make the frames of a walked thread.
+	cs *stackwalk.CallStack
+	st *stackwalk.ProcessState
+	f  formatter
 	// first, when set, are the registers of the first frame (the
-	// top-level crashing_thread's, which shares list with its thread).
+	// top-level crashing_thread's, which shares cs with its thread).
 	first registerMap
 	token string
+}
+
+// each calls yield with each frame in turn, the first with first's
+// registers.
+func (s *frameSlot) each(yield func(i int, fr *frame) error) error {
+	i := 0
+	one := func(fr *frame) error {
+		if i == 0 && s.first != nil {
+			f0 := *fr
+			f0.Registers = s.first
+			fr = &f0
+		}
+		err := yield(i, fr)
+		i++
+		return err
+	}
+	if s.cs != nil {
+		return s.f.frames(s.cs, s.st, one)
+	}
+	for k := range s.list {
+		if err := one(&s.list[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// empty says whether the slot has no frames (null or []).
+func (s *frameSlot) empty() bool {
+	if s.cs != nil {
+		return firstPhysical(s.cs) == nil
+	}
+	return len(s.list) == 0
 }
 
 // MarshalJSON writes the token, or the whole list.
@@ -245,45 +288,57 @@ func (s frameSlot) MarshalJSON() ([]byte, error) {
 		return json.Marshal(s.token)
 	}
 	var b bytes.Buffer
-	err := s.write(&b, false, "")
+	err := s.write(&b, false, "", nil)
 	return b.Bytes(), err
 }
 
+// slotScratch is what writing a slot's frames needs, kept from one slot to
+// the next: the compact form's buffer, the pretty form's buffer and its
+// encoders (one per indentation).
+type slotScratch struct {
+	compact []byte
+	pretty  bytes.Buffer
+	encs    map[string]*json.Encoder
+}
+
 // write writes the frames as the encoder would at an indentation of ind
-// (pretty), or compact.
-func (s *frameSlot) write(w io.Writer, pretty bool, ind string) error {
-	if s.list == nil {
+// (pretty), or compact, made in sc's buffers (a new scratch when sc is
+// nil).
+func (s *frameSlot) write(w io.Writer, pretty bool, ind string, sc *slotScratch) error {
+	if s.cs == nil && s.list == nil {
 		_, err := io.WriteString(w, "null")
 		return err
 	}
-	if len(s.list) == 0 {
+	if s.empty() {
 		_, err := io.WriteString(w, "[]")
 		return err
 	}
 	if !pretty {
-		return s.writeCompact(w)
+		return s.writeCompact(w, sc)
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
+	if sc == nil {
+		sc = &slotScratch{}
+	}
+	b := &sc.pretty
+	b.Reset()
 	elem := ind + "  "
-	if pretty {
+	enc := sc.encs[ind]
+	if enc == nil {
+		enc = json.NewEncoder(b)
+		enc.SetEscapeHTML(false)
 		enc.SetIndent(elem, "  ")
+		if sc.encs == nil {
+			sc.encs = map[string]*json.Encoder{}
+		}
+		sc.encs[ind] = enc
 	}
 	b.WriteString("[")
-	for i := range s.list {
+	nl := "\n" + elem
+	err := s.each(func(i int, fr *frame) error {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		if pretty {
-			b.WriteString("\n" + elem)
-		}
-		fr := &s.list[i]
-		if i == 0 && s.first != nil {
-			f0 := *fr
-			f0.Registers = s.first
-			fr = &f0
-		}
+		b.WriteString(nl)
 		if err := enc.Encode(fr); err != nil {
 			return err
 		}
@@ -294,29 +349,34 @@ func (s *frameSlot) write(w io.Writer, pretty bool, ind string) error {
 			}
 			b.Reset()
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	if pretty {
-		b.WriteString("\n" + ind)
-	}
+	b.WriteString("\n" + ind)
 	b.WriteString("]")
-	_, err := w.Write(b.Bytes())
+	_, err = w.Write(b.Bytes())
 	return err
 }
 
 // writeCompact writes the frames without indentation, each by appendFrame,
 // in pieces of about 32 KiB.
-func (s *frameSlot) writeCompact(w io.Writer) error {
-	b := make([]byte, 0, 4<<10)
+func (s *frameSlot) writeCompact(w io.Writer, sc *slotScratch) error {
+	var b []byte
+	if sc != nil {
+		b = sc.compact[:0]
+	}
+	if cap(b) == 0 {
+		b = make([]byte, 0, 4<<10)
+	}
+	if sc != nil {
+		defer func() { sc.compact = b[:0] }()
+	}
 	b = append(b, '[')
-	for i := range s.list {
+	err := s.each(func(i int, fr *frame) error {
 		if i > 0 {
 			b = append(b, ',')
-		}
-		fr := &s.list[i]
-		if i == 0 && s.first != nil {
-			f0 := *fr
-			f0.Registers = s.first
-			fr = &f0
 		}
 		b = appendFrame(b, fr)
 		if len(b) >= 32<<10 {
@@ -325,9 +385,13 @@ func (s *frameSlot) writeCompact(w io.Writer) error {
 			}
 			b = b[:0]
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	b = append(b, ']')
-	_, err := w.Write(b)
+	_, err = w.Write(b)
 	return err
 }
 

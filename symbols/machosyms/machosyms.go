@@ -3,7 +3,7 @@
 // (a build's products, Xcode's archives, a folder of dSYMs), found by the
 // module's debug identifier (its LC_UUID and age 0, as Breakpad's and
 // Crashpad's minidumps give it), converted with dumpsyms/macho into the
-// cache as macho/ID/breakpad.sym so that the next walk reads it directly.
+// cache as macho/ID/exact.sym so that the next walk reads it directly.
 // A module whose binary and dSYM are both found gets the dSYM's DWARF and
 // the binary's unwind information (compact unwind included).
 package machosyms
@@ -26,8 +26,10 @@ import (
 )
 
 // ConvertedName is the name of converted symbols in a module's cache
-// directory (macho/ID/breakpad.sym).
-const ConvertedName = "breakpad.sym"
+// directory (macho/ID/exact.sym: the STACK CFI of dump_syms --cfi-style
+// exact; caches of earlier versions, which wrote breakpad.sym with the
+// encoding's rules, are not read).
+const ConvertedName = "exact.sym"
 
 // MaxFiles bounds the files a Dirs looks at in its roots: a folder of
 // dSYMs holds thousands, not millions.
@@ -103,10 +105,11 @@ func (d *Dirs) Load(m symbols.Module) (*symbols.Symbols, error) {
 
 // Convert makes the Breakpad symbols of the Mach-O module with debug
 // identifier id from its binary and its dSYM (either may be empty; arch
-// selects their slice) and stores them in c as macho/ID/breakpad.sym,
+// selects their slice) and stores them in c as macho/ID/exact.sym (STACK CFI right at every
+// instruction: dumpsyms/macho's Exact),
 // returning that path.
 func Convert(c *cache.Cache, id, name, arch, bin, dsym string, warn func(string, ...any)) (string, error) {
-	opts := dsmacho.Options{Options: dumpsyms.Options{Inlines: true, Warn: warn, Name: name}, Arch: arch}
+	opts := dsmacho.Options{Options: dumpsyms.Options{Inlines: true, Warn: warn, Name: name}, Arch: arch, Exact: true}
 	path := dsym
 	if bin != "" {
 		path, opts.DSYM = bin, dsym

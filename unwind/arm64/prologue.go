@@ -161,7 +161,9 @@ func (u *Unwinder) byFrameState(env unwind.Env, last *unwind.Frame) *unwind.Fram
 	if !env.SeemsValid(pc-4) || callBefore(env, pc) == unwind.NoCallBefore {
 		return nil
 	}
-	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustPrologue}
+	f := unwind.NewFrame(env)
+	f.Context = last.Context
+	f.Trust = unwind.TrustPrologue
 	f.Valid &= calleeSaved
 	for reg, off := range saved {
 		if reg == 30 {

@@ -133,8 +133,22 @@ func (u *Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bo
 
 func (u *Unwinder) byFramePointer(env unwind.Env, frames []*unwind.Frame) *unwind.Frame {
 	last := frames[len(frames)-1]
+	if len(frames) > 1 && !last.Has(arm64.RegLR) && last.Trust == unwind.TrustFP {
+		return u.byOwnRecord(env, last) // a frame byOwnRecord found
+	}
 	if !last.Has(arm64.RegLR) {
-		u.correctLR(env, frames)
+		lr, ok := u.correctedLR(env, frames)
+		if len(frames) > 1 && last.Trust == unwind.TrustCFI && last.Regs[arm64.RegFP] > last.Regs[arm64.RegSP] &&
+			(!ok || lr == last.Regs[arm64.RegPC]) {
+			// Breakpad's correction either fails (the walk would end
+			// at a stale lr) or takes the return address into this
+			// frame from its callee's record, not the one out of it:
+			// the frame's own record has that.
+			return u.byOwnRecord(env, last)
+		}
+		if ok {
+			last.Regs[arm64.RegLR] = lr
+		}
 	}
 	fp := last.Regs[arm64.RegFP]
 	if last.Trust == unwind.TrustLeaf && !last.Has(arm64.RegLR) && fp != 0 {
@@ -169,9 +183,39 @@ func (u *Unwinder) byFramePointer(env unwind.Env, frames []*unwind.Frame) *unwin
 	if fp != 0 {
 		sp = fp + 16
 	}
-	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustFP}
+	f := unwind.NewFrame(env)
+	f.Context = last.Context
+	f.Trust = unwind.TrustFP
 	f.Regs[arm64.RegFP], f.Regs[arm64.RegSP], f.Regs[arm64.RegPC], f.Regs[arm64.RegLR] = callerFP, sp, last.Regs[arm64.RegLR], callerLR
 	f.Valid = 1<<arm64.RegPC | 1<<arm64.RegLR | 1<<arm64.RegFP | 1<<arm64.RegSP
+	return f
+}
+
+// byOwnRecord is the frame-pointer step from a frame whose registers are
+// its own (found by CFI, or by this step), lr unknown: its fp, when set
+// up, is its own frame record, which holds its caller's fp and the return
+// address (pc = [fp+8], fp = [fp], sp = fp+16; lr stays unknown, so the
+// caller's own step is this one again). Breakpad's step takes the caller's
+// pc from lr, which it "corrects" from the callee's frame record: the
+// return address into this frame, not out of it, so Breakpad repeats the
+// frame and, its registers shifted by one frame, loses the callers after
+// it (docs/stackwalk.md, "arm64 frame pointers after CFI").
+func (u *Unwinder) byOwnRecord(env unwind.Env, last *unwind.Frame) *unwind.Frame {
+	fp := last.Regs[arm64.RegFP]
+	if fp == 0 || fp < last.Regs[arm64.RegSP] {
+		return nil
+	}
+	callerFP, ok := unwind.Read64(env, fp)
+	if !ok {
+		return nil
+	}
+	pc, ok := unwind.Read64(env, fp+8)
+	if !ok {
+		return nil
+	}
+	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustFP}
+	f.Regs[arm64.RegFP], f.Regs[arm64.RegSP], f.Regs[arm64.RegPC] = callerFP, fp+16, u.strip(env, pc)
+	f.Valid = 1<<arm64.RegPC | 1<<arm64.RegFP | 1<<arm64.RegSP
 	return f
 }
 
@@ -201,19 +245,22 @@ func (u *Unwinder) pastWildLeaf(env unwind.Env, last *unwind.Frame) *unwind.Fram
 			return nil
 		}
 	}
-	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustFP}
+	f := unwind.NewFrame(env)
+	f.Context = last.Context
+	f.Trust = unwind.TrustFP
 	f.Regs[arm64.RegFP], f.Regs[arm64.RegSP] = callerFP, recFP+16
 	f.Regs[arm64.RegPC], f.Regs[arm64.RegLR] = u.strip(env, pc), u.strip(env, callerLR)
 	f.Valid = 1<<arm64.RegPC | 1<<arm64.RegLR | 1<<arm64.RegFP | 1<<arm64.RegSP
 	return f
 }
 
-// correctLR recovers the last frame's lr from its callee's frame record when
-// CFI left it unknown but agrees with the frame pointer.
-func (u *Unwinder) correctLR(env unwind.Env, frames []*unwind.Frame) {
+// correctedLR returns the last frame's lr recovered from its callee's frame
+// record when CFI left it unknown but agrees with the frame pointer
+// (Breakpad's CorrectRegLRByFramePointer).
+func (u *Unwinder) correctedLR(env unwind.Env, frames []*unwind.Frame) (uint64, bool) {
 	last := frames[len(frames)-1]
 	if len(frames) < 2 || last.Regs[arm64.RegFP] <= last.Regs[arm64.RegSP] {
-		return
+		return 0, false
 	}
 	callee := frames[len(frames)-2]
 	cfp := callee.Regs[arm64.RegFP]
@@ -221,19 +268,19 @@ func (u *Unwinder) correctLR(env unwind.Env, frames []*unwind.Frame) {
 	if cfp != 0 {
 		var ok bool
 		if lastFP, ok = unwind.Read64(env, cfp); !ok {
-			return
+			return 0, false
 		}
 	}
 	if last.Regs[arm64.RegFP] != lastFP {
-		return
+		return 0, false
 	}
 	if cfp != 0 {
 		var ok bool
 		if lastLR, ok = unwind.Read64(env, cfp+8); !ok {
-			return
+			return 0, false
 		}
 	}
-	last.Regs[arm64.RegLR] = u.strip(env, lastLR)
+	return u.strip(env, lastLR), true
 }
 
 func byScan(env unwind.Env, last *unwind.Frame) *unwind.Frame {

@@ -115,3 +115,31 @@ func TestNoMaskKeepsPointer(t *testing.T) {
 		t.Errorf("lr = %#x: without modules nothing is stripped", f.Regs[arm64.RegLR])
 	}
 }
+
+// TestFramePointerAfterCFI: a frame found by CFI without lr (its rules
+// recover x29 and the return address, not x30), in a function without
+// unwind information that set up its own frame record, is left by that
+// record (pc = [fp+8]); Breakpad takes the return address into it from its
+// callee's record and repeats the frame (docs/stackwalk.md). The frame
+// after it, found the same way, ends the walk at its zero record.
+func TestFramePointerAfterCFI(t *testing.T) {
+	u := arm64unwind.NewUnwinder(modBase + modSize)
+	env := newEnv(u)
+	env.CFIs = []unwindtest.CFIRange{{Start: 0x401000, Size: 0x100, Init: ".cfa: sp 0 + .ra: x30",
+		Deltas: map[uint64]string{0x401008: ".cfa: x29 16 + .ra: .cfa -8 + ^ x29: .cfa -16 + ^"}}}
+	sp0 := env.Push(0, 0)
+	fp0 := sp0 + 16
+	env.Push(fp0+32, 0x402050|pacBits) // frame 0's record
+	env.Push(0, 0)                     // frame 1's locals
+	env.Push(fp0+48, 0x403050)         // frame 1's record
+	env.Push(0, 0)                     // frame 2's record: the end
+	frames := unwindtest.Walk(u, env, contextFrame(t, u, env, 0x401010, sp0, fp0, 0x401004), 10)
+	if len(frames) != 3 {
+		t.Fatalf("got %d frames, want 3", len(frames))
+	}
+	check(t, frames[1], unwind.TrustCFI, 0x402050, fp0+16)
+	check(t, frames[2], unwind.TrustFP, 0x403050, fp0+48)
+	if frames[2].Regs[arm64.RegFP] != fp0+48 || frames[2].Has(arm64.RegLR) {
+		t.Errorf("frame 2: fp %#x (want %#x), lr known %v", frames[2].Regs[arm64.RegFP], fp0+48, frames[2].Has(arm64.RegLR))
+	}
+}

@@ -138,7 +138,8 @@ func (u Unwinder) byCFI(env unwind.Env, last *unwind.Frame, rules *cfi.RuleSet) 
 	if u.Is64 {
 		saved = calleeSaved64
 	}
-	f := &unwind.Frame{Trust: unwind.TrustCFI}
+	f := unwind.NewFrame(env)
+	f.Trust = unwind.TrustCFI
 	for i := 0; i < mips.NumRegs; i++ {
 		if i == mips.RegPC {
 			continue
@@ -195,7 +196,9 @@ func (u Unwinder) byScan(env unwind.Env, frames []*unwind.Frame) *unwind.Frame {
 	}
 	callerSP = u.mask(callerSP + word)
 	callerPC = u.mask(callerPC - 2*word)
-	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustScan}
+	f := unwind.NewFrame(env)
+	f.Context = last.Context
+	f.Trust = unwind.TrustScan
 	f.Valid = 0
 	f.Set(mips.RegPC, callerPC)
 	f.Set(mips.RegSP, callerSP)

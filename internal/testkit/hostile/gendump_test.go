@@ -9,7 +9,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gobreakpad/gobreakpad/arch"
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/arch/x86"
 	"github.com/gobreakpad/gobreakpad/minidump"
+	"github.com/gobreakpad/gobreakpad/minidump/synth"
 )
 
 // listDump writes an amd64 Linux dump (system info only) with one more
@@ -96,5 +100,55 @@ func TestGeneratedListCounts(t *testing.T) {
 			run{name: "minidump_stackwalk --json " + c.name, prog: "minidump_stackwalk", args: []string{"--json", p}, stderr: walkErr, stdout: soft}.do(t)
 			run{name: "minidump_dump " + c.name, prog: "minidump_dump", args: []string{p}, exit: c.dumpExit, stderr: dumpErr, stdout: []string{"MDRawSystemInfo"}}.do(t)
 		})
+	}
+}
+
+// chainDump writes a Linux dump of threads whose stacks are nothing but
+// frame-pointer links (each frame two words: the caller's frame pointer and
+// a return address), each thread its own stack of stackBytes, and returns
+// its path: the most frames a dump can justify per byte.
+func chainDump(t *testing.T, name string, cpu arch.CPU, threads, stackBytes int) string {
+	t.Helper()
+	word := uint64(cpu.PointerSize())
+	b := synth.New(cpu, minidump.PlatformLinux)
+	for i := range threads {
+		base := uint64(0x10000000 + i*0x01000000)
+		st := synth.NewStack(base, int(word))
+		for a := base; a+2*word <= base+uint64(stackBytes); a += 2 * word {
+			st.Ptr(a + 2*word)
+			st.Ptr(0x08048000 + a&0xffff)
+		}
+		switch cpu {
+		case arch.X86:
+			b.AddThread(uint32(i+1), synth.X86(&x86.Context{ContextFlags: x86.ContextFull, Eip: 0x08048010, Esp: uint32(base), Ebp: uint32(base)}), st)
+		default:
+			b.AddThread(uint32(i+1), synth.AMD64(&amd64.Context{ContextFlags: amd64.ContextFull, Rip: 0x08048010, Rsp: base, Rbp: base}), st)
+		}
+	}
+	p := filepath.Join(t.TempDir(), name)
+	if err := b.WriteFile(p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestFrameChains walks dumps made only of frame-pointer links up to the
+// walk's cap of MaxTotalFrames (262,144 frames: 4 threads of 65,536): a
+// 2 MiB x86 dump (a frame per 8 bytes) and a 4 MiB amd64 one (per 16).
+// The walk keeps every frame until the report is written, about 165 bytes
+// each: peak RSS within docs/hostile.md's bound with its frame term. Before
+// (2026-11-26) the x86 dump peaked at 188 MB with -m and 382 MB with --json.
+func TestFrameChains(t *testing.T) {
+	const frames = 4 << 16
+	for _, c := range []struct {
+		cpu        arch.CPU
+		stackBytes int
+	}{{arch.X86, 512<<10 + 8}, {arch.AMD64, 1<<20 + 16}} {
+		p := chainDump(t, c.cpu.String()+"-chains.dmp", c.cpu, 4, c.stackBytes)
+		bound := memBound(t, 8, p) + frameBytes*frames
+		for _, mode := range []string{"-m", "--json"} {
+			run{name: "minidump_stackwalk " + mode + " " + c.cpu.String() + " chains", prog: "minidump_stackwalk", args: []string{mode, p},
+				stderr: []string{"4 threads cut at 65536 frames (MaxFrames)"}, maxOut: 128 << 20, maxRSS: bound}.do(t)
+		}
 	}
 }

@@ -129,7 +129,15 @@ type run struct {
 
 // memBound is the peak memory docs/hostile.md states for a walk: 32 MiB
 // (the runtime, the program, its buffers) plus perByte bytes per byte of
-// the inputs (the dump and the symbol files read).
+// the inputs (the dump and the symbol files read). A walk keeping more
+// frames than its 32 MiB and 8 bytes per input byte cover (frames justified
+// by less than about 20 bytes each: TestFrameChains) adds frameBytes per
+// frame.
+// frameBytes is the bound's cost of a frame kept (docs/hostile.md): a
+// StackFrame and its known registers take about 165 bytes, of which the
+// 8 bytes per input byte cover part when frames are justified by 16 bytes.
+const frameBytes = 128
+
 func memBound(t *testing.T, perByte int64, files ...string) int64 {
 	n := int64(32 << 20)
 	for _, f := range files {
@@ -311,18 +319,20 @@ func TestCorpus(t *testing.T) {
 		"dump-4threads-shared-1M-stack.dmp": {
 			{prog: "minidump_stackwalk", args: []string{f("dump-4threads-shared-1M-stack.dmp")}, maxOut: 12 << 20,
 				stderr: []string{"frame budget spent: 3 of 4 threads cut short (the dump justifies 65540 frames", "1 threads cut at 65536 frames (MaxFrames)"},
-				maxRSS: memBound(t, 64, f("dump-4threads-shared-1M-stack.dmp"))},
+				maxRSS: memBound(t, 8, f("dump-4threads-shared-1M-stack.dmp"))},
 			{prog: "minidump_stackwalk", args: []string{"-m", f("dump-4threads-shared-1M-stack.dmp")}, maxOut: 4 << 20,
-				stderr: []string{"frame budget spent"}, maxRSS: memBound(t, 64, f("dump-4threads-shared-1M-stack.dmp"))},
+				stderr: []string{"frame budget spent"}, maxRSS: memBound(t, 8, f("dump-4threads-shared-1M-stack.dmp"))},
 			{prog: "minidump_stackwalk", args: []string{"-s", f("dump-4threads-shared-1M-stack.dmp")}, maxOut: 40 << 20,
-				stderr: []string{"frame budget spent"}, maxRSS: memBound(t, 64, f("dump-4threads-shared-1M-stack.dmp"))},
+				stderr: []string{"frame budget spent"}, maxRSS: memBound(t, 8, f("dump-4threads-shared-1M-stack.dmp"))},
 			// soft_errors comes after the threads, past the first MB kept.
 			{prog: "minidump_stackwalk", args: []string{"--json", f("dump-4threads-shared-1M-stack.dmp")}, maxOut: 40 << 20,
-				stderr: []string{"frame budget spent: 3 of 4 threads cut short"}, maxRSS: memBound(t, 128, f("dump-4threads-shared-1M-stack.dmp"))},
+				stderr: []string{"frame budget spent: 3 of 4 threads cut short"}, maxRSS: memBound(t, 8, f("dump-4threads-shared-1M-stack.dmp"))},
+			{prog: "minidump_stackwalk", args: []string{"--pretty", f("dump-4threads-shared-1M-stack.dmp")}, maxOut: 128 << 20,
+				stderr: []string{"frame budget spent: 3 of 4 threads cut short"}, maxRSS: memBound(t, 8, f("dump-4threads-shared-1M-stack.dmp"))},
 			// -d prints shared stack memory once: the crashed thread's
 			// words, a line for each other thread.
 			{prog: "minidump_stackwalk", args: []string{"-d", f("dump-4threads-shared-1M-stack.dmp")}, maxOut: 16 << 20,
-				stdout: []string{"Thread 0 (crashed)"}, maxRSS: memBound(t, 64, f("dump-4threads-shared-1M-stack.dmp")),
+				stdout: []string{"Thread 0 (crashed)"}, maxRSS: memBound(t, 8, f("dump-4threads-shared-1M-stack.dmp")),
 				check: func(t *testing.T, out string) {
 					if n := strings.Count(out, "(shared stack memory: the words from "); n != 0 {
 						t.Errorf("%d threads named as shared in the first MB, want 0 (the crashed thread comes first, 1 MB of words)", n)
@@ -330,12 +340,15 @@ func TestCorpus(t *testing.T) {
 				}},
 		},
 		"dump-4096threads-shared-64K-stack.dmp": {
-			{prog: "minidump_stackwalk", args: []string{"-m", f("dump-4096threads-shared-64K-stack.dmp")}, maxOut: 4 << 20,
+			{prog: "minidump_stackwalk", args: []string{"-m", f("dump-4096threads-shared-64K-stack.dmp")}, maxOut: 4 << 20, maxRSS: memBound(t, 8, f("dump-4096threads-shared-64K-stack.dmp")),
 				stderr: []string{"frame budget spent: 4095 of 4096 threads cut short (the dump justifies 8192 frames: 4096 threads walked, 65536 bytes of stack memory"}},
-			{prog: "minidump_stackwalk", args: []string{"--json", f("dump-4096threads-shared-64K-stack.dmp")}, maxOut: 8 << 20,
+			{prog: "minidump_stackwalk", args: []string{"--json", f("dump-4096threads-shared-64K-stack.dmp")}, maxOut: 8 << 20, maxRSS: memBound(t, 8, f("dump-4096threads-shared-64K-stack.dmp")),
 				stdout: []string{`"ProcessingProblem":"walk: frame budget spent: 4095 of 4096 threads`}},
+			// --pretty: the threads share one buffer and encoder.
+			{prog: "minidump_stackwalk", args: []string{"--pretty", f("dump-4096threads-shared-64K-stack.dmp")}, maxOut: 32 << 20, maxRSS: memBound(t, 8, f("dump-4096threads-shared-64K-stack.dmp")),
+				stderr: []string{"frame budget spent: 4095 of 4096 threads"}},
 			// -d printed the 64 KiB stack once per thread: 2 GB.
-			{prog: "minidump_stackwalk", args: []string{"-d", f("dump-4096threads-shared-64K-stack.dmp")}, maxOut: 4 << 20,
+			{prog: "minidump_stackwalk", args: []string{"-d", f("dump-4096threads-shared-64K-stack.dmp")}, maxOut: 4 << 20, maxRSS: memBound(t, 8, f("dump-4096threads-shared-64K-stack.dmp")),
 				stdout: []string{"(shared stack memory: the words from 0x"}, stderr: []string{"frame budget spent"},
 				check: func(t *testing.T, out string) {
 					if n := strings.Count(out, "(shared stack memory: the words from "); n < 1000 {
@@ -344,9 +357,9 @@ func TestCorpus(t *testing.T) {
 				}},
 		},
 		"dump-4096threads-crash-in-last.dmp": {
-			{prog: "minidump_stackwalk", args: []string{"-d", "-j", "1", f("dump-4096threads-crash-in-last.dmp")}, maxOut: 4 << 20,
+			{prog: "minidump_stackwalk", args: []string{"-d", "-j", "1", f("dump-4096threads-crash-in-last.dmp")}, maxOut: 4 << 20, maxRSS: memBound(t, 8, f("dump-4096threads-crash-in-last.dmp")),
 				stdout: []string{"Thread 4095 (crashed)", "(shared stack memory: the words from 0x"}},
-			{prog: "minidump_stackwalk", args: []string{"-c", f("dump-4096threads-crash-in-last.dmp")}, maxOut: 4 << 20,
+			{prog: "minidump_stackwalk", args: []string{"-c", f("dump-4096threads-crash-in-last.dmp")}, maxOut: 4 << 20, maxRSS: memBound(t, 8, f("dump-4096threads-crash-in-last.dmp")),
 				stderr: []string{"frame budget spent: 4095 of 4096 threads cut short"}, stdout: []string{"Thread 4095 (crashed)"},
 				check: func(t *testing.T, out string) {
 					// The crashed thread, last, walked first: 4,097 frames.

@@ -816,7 +816,7 @@ func walkNames(data []byte, src *breakpad.Dirs) ([]string, []unwind.Context, []u
 		}
 		n, _, _ := strings.Cut(fr.Function, "(")
 		names = append(names, n)
-		regs = append(regs, fr.Context)
+		regs = append(regs, fr.Context())
 		trusts = append(trusts, fr.Trust)
 	}
 	return names, regs, trusts, nil

@@ -753,7 +753,7 @@ func walkNames(data []byte, src *breakpad.Dirs) ([]string, []unwind.Context, err
 			n += " (not by STACK WIN)"
 		}
 		names = append(names, n)
-		regs = append(regs, fr.Context)
+		regs = append(regs, fr.Context())
 	}
 	return names, regs, nil
 }
