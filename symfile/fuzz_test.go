@@ -33,6 +33,11 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("parse in %d chunks differs from the sequential one", n)
 			}
 		}
+		for _, n := range append(chunkCounts, 1) {
+			if !reflect.DeepEqual(seq, tableState(parseLazy(data, n))) {
+				t.Fatalf("lazy parse (STACK records skipped, then parsed) in %d chunks differs from the sequential one", n)
+			}
+		}
 	})
 }
 

@@ -16,7 +16,16 @@ func tableState(t *Table) []any {
 // parseChunked parses data in the given number of chunks (1: one pass).
 func parseChunked(data []byte, chunks int) *Table {
 	t := &Table{data: data}
-	t.parse(chunks, nil)
+	t.parse(chunks, nil, false)
+	return t
+}
+
+// parseLazy parses data as OpenLookups does, in the given number of chunks
+// (1: one pass), then its STACK records in as many.
+func parseLazy(data []byte, chunks int) *Table {
+	t := &Table{data: data}
+	t.parse(chunks, nil, true)
+	t.stack()
 	return t
 }
 
@@ -35,6 +44,12 @@ func TestParallelPassMatchesSequential(t *testing.T) {
 		"child after split": []byte("MODULE a b c d\nFUNC 10 10 0 f\n" + strings.Repeat("10 1 1 0\n", 20) +
 			"STACK WIN 4 0 1 0 0 0 0 0 0 1 x\n11 1 2 0\n"),
 		"errors": []byte(strings.Repeat("junk\n", 150) + "MODULE a b c d\n" + strings.Repeat("FUNC zz\nPUBLIC 5 0 p\n", 60)),
+		// Runs of STACK records between other records, malformed ones among
+		// both (more than maxErrors in all), deltas after a line that is not
+		// their INIT's, no MODULE record: what a lazy parse must merge.
+		"stack runs": []byte(strings.Repeat("STACK CFI INIT 10 20 .cfa: $rsp 8 +\nSTACK CFI 12 .cfa: $rsp 16 +\nSTACK CFI zz\n"+
+			"FUNC 10 10 0 f\n10 4 1 0\nSTACK CFI 14 .cfa: $rsp 24 +\nSTACK WIN 4 10 10 0 0 0 0 0 0 1 x\nSTACK WIN 0 12 2 0 0 0 0 0 0 0 1\n"+
+			"junk\n11 1 2 0\nSTACK nope\n\nSTACKS\nSTACK CFI 16 .cfa: $rsp 32 +\r\nPUBLIC 30 0 p\n", 40) + "STACK CFI INIT 40 8 .cfa: $rsp 8 +"),
 	}
 	for _, p := range corpusSymFiles(t) {
 		if st, err := os.Stat(p); err == nil && st.Size() > 1<<20 {
@@ -52,11 +67,26 @@ func TestParallelPassMatchesSequential(t *testing.T) {
 				t.Errorf("%s: parse in %d chunks (0: automatic) differs from the sequential one", name, n)
 			}
 		}
+		lazyCounts := []int{1, 2, 3, 8, 0}
+		if len(data) > 1<<20 {
+			lazyCounts = []int{0} // (the race detector makes each parse of a big file seconds)
+		}
+		for _, n := range lazyCounts {
+			if !reflect.DeepEqual(seq, tableState(parseLazy(data, n))) {
+				t.Errorf("%s: lazy parse in %d chunks (0: automatic) differs from the sequential one", name, n)
+			}
+		}
 	}
-	if len(passes(inputs["child after split"], 2, nil)) != 1 {
+	lz := &Table{data: inputs["stack runs"]}
+	lz.parse(2, nil, true)
+	if lz.cfi != nil || lz.win[0].s != nil || lz.numErrs != 40*2 || len(lz.lazy.runs) != 40*4+1 {
+		t.Errorf("lazy parse: %d CFI INIT records, %d STACK WIN, %d errors, %d runs of STACK records before first use; want 0, 0, 80, 161",
+			len(lz.cfi), len(lz.win[0].s), lz.numErrs, len(lz.lazy.runs))
+	}
+	if len(passes(inputs["child after split"], 2, nil, false)) != 1 {
 		t.Error("chunked parse did not fall back for a line record after the split")
 	}
-	if n := len(passes(inputs["sample"], 3, nil)); n != 3 {
+	if n := len(passes(inputs["sample"], 3, nil, false)); n != 3 {
 		t.Errorf("sample was parsed in %d chunks, not 3", n)
 	}
 }
