@@ -1,9 +1,11 @@
 package symfile
 
 import (
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -88,5 +90,44 @@ func TestParallelPassMatchesSequential(t *testing.T) {
 	}
 	if n := len(passes(inputs["sample"], 3, nil, false)); n != 3 {
 		t.Errorf("sample was parsed in %d chunks, not 3", n)
+	}
+}
+
+// TestLazyPassReleases checks the lazy parse of a file of several release
+// steps, where skipping STACK records stops to give pages back: the same
+// table as one eager pass, and every byte given back once by the first pass
+// and those of STACK records once more by the second.
+func TestLazyPassReleases(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("MODULE a b c d\nFUNC 10 10 0 f\n10 4 1 0\n")
+	for i := 0; b.Len() < 3*releaseStep+12345; i++ {
+		fmt.Fprintf(&b, "STACK CFI INIT %x 10 .cfa: $rsp 8 + .ra: .cfa -8 + ^\nSTACK CFI %x .cfa: $rsp 16 +\n", 0x100+i*16, 0x104+i*16)
+		if i%5000 == 0 {
+			fmt.Fprintf(&b, "PUBLIC %x 0 p%d\nSTACK CFI zz\n", 0x100+i*16, i)
+		}
+	}
+	data := []byte(b.String())
+	want := tableState(parseChunked(data, 1))
+	for _, chunks := range []int{1, 2, 0} {
+		var mu sync.Mutex
+		n, calls := 0, 0
+		release := func(p []byte) { mu.Lock(); n += len(p); calls++; mu.Unlock() }
+		tab := &Table{data: data}
+		tab.parse(chunks, release, true)
+		stack := 0
+		for _, r := range tab.lazy.runs {
+			stack += r.hi - r.lo
+		}
+		if n != len(data) || calls < 3 {
+			t.Errorf("%d chunks: %d bytes given back in %d calls by the first pass, want %d in 3 or more", chunks, n, calls, len(data))
+		}
+		n = 0
+		tab.stack()
+		if n != stack {
+			t.Errorf("%d chunks: %d bytes given back by the pass over STACK records, want %d", chunks, n, stack)
+		}
+		if !reflect.DeepEqual(want, tableState(tab)) {
+			t.Errorf("lazy parse in %d chunks, pages given back, differs from one eager pass", chunks)
+		}
 	}
 }
