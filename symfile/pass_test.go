@@ -3,6 +3,7 @@ package symfile
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -130,4 +131,53 @@ func TestLazyPassReleases(t *testing.T) {
 			t.Errorf("lazy parse in %d chunks, pages given back, differs from one eager pass", chunks)
 		}
 	}
+}
+
+// TestOpenLookups checks OpenLookups on a file: lookups before the STACK
+// records are indexed, then the same answers as Open for everything, and
+// no panic for a method called after Close.
+func TestOpenLookups(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a.sym")
+	data := "MODULE Linux x86_64 ID a\nFUNC 10 10 0 f\n10 4 1 0\nSTACK CFI INIT 10 10 .cfa: $rsp 8 +\nSTACK CFI 12 .cfa: $rsp 16 +\n" +
+		"STACK CFI zz\nPUBLIC 30 0 p\nSTACK WIN 4 30 10 0 0 0 0 0 0 1 x\n"
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eager, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eager.Close()
+	lazy, err := OpenLookups(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lazy.cfi != nil || len(lazy.lazy.runs) != 2 {
+		t.Errorf("OpenLookups indexed STACK records at once (%d CFI INIT records, %d runs noted)", len(lazy.cfi), len(lazy.lazy.runs))
+	}
+	for _, a := range []uint64{0x10, 0x12, 0x30, 0x35} {
+		g, gok := lazy.Lookup(a)
+		w, wok := eager.Lookup(a)
+		if gok != wok || !reflect.DeepEqual(g, w) {
+			t.Errorf("Lookup(%#x): %+v, %v; Open's: %+v, %v", a, g, gok, w, wok)
+		}
+	}
+	if lazy.cfi != nil {
+		t.Error("Lookup indexed the STACK records")
+	}
+	gc, _ := lazy.CFIRules(0x13)
+	wc, _ := eager.CFIRules(0x13)
+	gw, _ := lazy.StackWin(0x31)
+	ww, _ := eager.StackWin(0x31)
+	if !reflect.DeepEqual(gc, wc) || !reflect.DeepEqual(gw, ww) || lazy.Corrupt() != eager.Corrupt() || !eager.Corrupt() ||
+		!reflect.DeepEqual(lazy.Errors(), eager.Errors()) {
+		t.Errorf("after first use: CFIRules %+v, StackWin %+v, corrupt %v, errors %v; Open's: %+v, %+v, %v, %v",
+			gc, gw, lazy.Corrupt(), lazy.Errors(), wc, ww, eager.Corrupt(), eager.Errors())
+	}
+	closed, err := OpenLookups(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	closed.Corrupt() // must not panic
 }

@@ -481,6 +481,9 @@ func (t *Table) stack() {
 		return
 	}
 	l.once.Do(func() {
+		if t.data == nil && len(l.runs) > 0 {
+			return // closed (and so not to be used): answer as if there were no STACK records
+		}
 		ps, first := stackPasses(t.data, l.runs, l.chunks, l.release)
 		t.joinErrors(ps, first)
 		t.joinStack(ps)
