@@ -70,10 +70,11 @@ func generated(b *testing.B) (string, symgen.Info) {
 	return genPath, genInfo
 }
 
-// benchOpen measures Open on path. Besides the usual figures it reports
-// peak-heap-MB, the largest live heap seen (sampled every 200 µs) while
-// opening, above the heap in use before.
-func benchOpen(b *testing.B, path string) {
+// benchOpen measures Open on path (with lookups, OpenLookups and one
+// Lookup, the STACK records left unread). Besides the usual figures it
+// reports peak-heap-MB, the largest live heap seen (sampled every 200 µs)
+// while opening, above the heap in use before.
+func benchOpen(b *testing.B, path string, lookups bool) {
 	st, err := os.Stat(path)
 	if err != nil {
 		b.Fatal(err)
@@ -102,6 +103,15 @@ func benchOpen(b *testing.B, path string) {
 	}()
 	b.ResetTimer()
 	for b.Loop() {
+		if lookups {
+			t, err := symfile.OpenLookups(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			t.Lookup(0x1170)
+			t.Close()
+			continue
+		}
 		t, err := symfile.Open(path)
 		if err != nil {
 			b.Fatal(err)
@@ -122,12 +132,19 @@ func benchOpen(b *testing.B, path string) {
 // B/op (all bytes allocated) bounds the heap the index needs.
 func BenchmarkOpen200MB(b *testing.B) {
 	p, _ := generated(b)
-	benchOpen(b, p)
+	benchOpen(b, p, false)
 }
 
 // BenchmarkOpenBigSymbols measures parse-and-index of the corpus's 65 MB file.
 func BenchmarkOpenBigSymbols(b *testing.B) {
-	benchOpen(b, corpus.File(b, "perf/big-symbols/deep_chain/A34CC23410BCE5A3F062F9443D3440C00/deep_chain.sym"))
+	benchOpen(b, corpus.File(b, "perf/big-symbols/deep_chain/A34CC23410BCE5A3F062F9443D3440C00/deep_chain.sym"), false)
+}
+
+// BenchmarkOpenLookupsBigSymbols measures OpenLookups of the corpus's 65 MB
+// file and one lookup: what symlookup does (its STACK records, most of the
+// file, skipped).
+func BenchmarkOpenLookupsBigSymbols(b *testing.B) {
+	benchOpen(b, corpus.File(b, "perf/big-symbols/deep_chain/A34CC23410BCE5A3F062F9443D3440C00/deep_chain.sym"), true)
 }
 
 func openGenerated(b *testing.B) (*symfile.Table, symgen.Info) {

@@ -9,6 +9,7 @@ package symfile
 // delta record that applies anywhere within its range, as CFIRules at the
 // range's last address returns them. It stops when f returns false.
 func (t *Table) EachCFI(f func(CFIRules) bool) {
+	t.stack()
 	for _, c := range t.cfi {
 		r, ok := t.CFIRules(c.last)
 		if !ok {
@@ -38,6 +39,7 @@ func (t *Table) EachFunc(f func(addr, size, paramSize uint64) bool) {
 // address after its last (when that does not wrap). Between two consecutive
 // bounds (sorted), StackWin answers the same.
 func (t *Table) StackWinBounds() []uint64 {
+	t.stack()
 	var b []uint64
 	for k := range t.win {
 		for _, s := range t.win[k].s {

@@ -33,6 +33,11 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("parse in %d chunks differs from the sequential one", n)
 			}
 		}
+		for _, n := range append(chunkCounts, 1) {
+			if !reflect.DeepEqual(seq, tableState(parseLazy(data, n))) {
+				t.Fatalf("lazy parse (STACK records skipped, then parsed) in %d chunks differs from the sequential one", n)
+			}
+		}
 	})
 }
 
@@ -94,6 +99,48 @@ func FuzzLookup(f *testing.F) {
 				if a < uint64(w.RVA) || a-uint64(w.RVA) >= uint64(w.CodeSize) {
 					t.Fatalf("StackWin(%#x) returned %#x+%#x not covering it", a, w.RVA, w.CodeSize)
 				}
+			}
+		}
+	})
+}
+
+// FuzzStackLines compares stackLines, the loop skipping STACK records for
+// OpenLookups, with a literal reading of its contract, from every line
+// start of arbitrary bytes after a STACK line.
+func FuzzStackLines(f *testing.F) {
+	f.Add([]byte("x\nSTACK CFI 1 r\nSTACK WIN 4\n"), 0)
+	f.Add([]byte("STACK CFI 1 r\r\nSTACK \nSTACK\nSTACK CFI 2"), 9)
+	f.Add([]byte("\nSTACK \nSTACK \n\nSTACK x"), 3)
+	f.Fuzz(func(t *testing.T, rest []byte, stop int) {
+		d := append([]byte("STACK "), rest...)
+		naive := func(off, stop int) (int, int, bool) {
+			lines := 0
+			for {
+				i := off + 6
+				for i < len(d) && d[i] != '\n' {
+					i++
+				}
+				if i == len(d) {
+					return len(d), lines, false
+				}
+				off = i + 1
+				if !bytes.HasPrefix(d[off:], []byte("STACK ")) {
+					return off, lines, false
+				}
+				lines++
+				if off >= stop {
+					return off, lines, true
+				}
+			}
+		}
+		for off := 0; off < len(d); off++ {
+			if (off > 0 && d[off-1] != '\n') || !stackPrefix(d, off) {
+				continue
+			}
+			gn, gl, gm := stackLines(d, off, stop)
+			wn, wl, wm := naive(off, stop)
+			if gn != wn || gl != wl || gm != wm {
+				t.Fatalf("stackLines(%q, %d, %d) = %d, %d, %v; want %d, %d, %v", d, off, stop, gn, gl, gm, wn, wl, wm)
 			}
 		}
 	})

@@ -479,6 +479,7 @@ type CFIRules struct {
 // between the INIT address and addr; for a repeated address, the last record
 // in the file wins. It returns false when no INIT record covers addr.
 func (t *Table) CFIRules(addr uint64) (CFIRules, bool) {
+	t.stack()
 	ci := findExclusive(t.cfi, addr)
 	if ci < 0 {
 		return CFIRules{}, false
@@ -537,6 +538,7 @@ func (t *Table) CFIRules(addr uint64) (CFIRules, bool) {
 // record covering addr, else the innermost FPO (type 0) one. It returns false
 // when neither covers addr.
 func (t *Table) StackWin(addr uint64) (StackWin, bool) {
+	t.stack()
 	for k := range t.win {
 		n := &t.win[k]
 		if i := n.innermost(addr); i >= 0 {

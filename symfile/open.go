@@ -14,6 +14,22 @@ import (
 // keeping little of the file resident. Call [Table.Close] to release the
 // mapping (it is also released when the Table is garbage-collected).
 func Open(path string) (*Table, error) {
+	return open(path, false)
+}
+
+// OpenLookups is [Open] for a caller that mostly looks addresses up: the
+// STACK records (STACK CFI and STACK WIN, the bulk of large files), which
+// [Table.Lookup] never reads, are only skipped over when the file is opened
+// (their lines counted, nothing decoded) and indexed by the first call
+// that needs them: [Table.CFIRules], [Table.StackWin], [Table.HasCFI],
+// [Table.EachCFI], [Table.StackWinBounds], and [Table.Corrupt],
+// [Table.Errors] and [Table.NumErrors], since a malformed STACK record
+// counts. Every method answers as on a Table from Open.
+func OpenLookups(path string) (*Table, error) {
+	return open(path, true)
+}
+
+func open(path string, lazy bool) (*Table, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -38,7 +54,7 @@ func Open(path string) (*Table, error) {
 	// them once it is done: a large file never stays resident as a whole
 	// (the kernel reads a page in again when a lookup touches it).
 	t := &Table{data: data}
-	t.parse(0, mmap.Release)
+	t.parse(0, mmap.Release, lazy)
 	mmap.Release(data)
 	// Unmap when the Table becomes unreachable without Close, once either way.
 	var once sync.Once

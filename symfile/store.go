@@ -96,7 +96,7 @@ func (s *Store) Load(debugFile, debugID string) (*Table, Status, error) {
 		return nil, Corrupt, err
 	}
 	if t.Corrupt() {
-		return t, Corrupt, fmt.Errorf("%s: %d malformed lines, first at %w", p, t.NumErrors(), t.errs[0])
+		return t, Corrupt, fmt.Errorf("%s: %d malformed lines, first at %w", p, t.NumErrors(), t.Errors()[0])
 	}
 	return t, Found, nil
 }

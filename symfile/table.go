@@ -53,6 +53,10 @@ type Table struct {
 	numErrs    int
 	numCorrupt int
 
+	// lazy, when not nil, holds the STACK records not indexed yet (see
+	// OpenLookups); set when the Table is made, never changed after.
+	lazy *lazyStack
+
 	details sync.Map // int (index in funcs) -> *funcDetail
 	// longNames holds the names and rules of longName bytes or more that
 	// lookups returned: uint32 (record offset) -> string.
@@ -285,7 +289,7 @@ func Parse(data []byte) (*Table, error) {
 		return nil, fmt.Errorf("symbol file of %d bytes is too large (limit 4 GiB)", len(data))
 	}
 	t := &Table{data: data}
-	t.parse(0, nil)
+	t.parse(0, nil, false)
 	return t, nil
 }
 
@@ -311,18 +315,30 @@ func (t *Table) CodeID() (CodeID, bool) { return t.codeID, t.hasCodeID }
 func (t *Table) Infos() []Info { return t.infos }
 
 // Errors returns the first 100 malformed lines of the file.
-func (t *Table) Errors() []*SyntaxError { return t.errs }
+func (t *Table) Errors() []*SyntaxError {
+	t.stack()
+	return t.errs
+}
 
 // NumErrors returns how many lines of the file are malformed.
-func (t *Table) NumErrors() int { return t.numErrs }
+func (t *Table) NumErrors() int {
+	t.stack()
+	return t.numErrs
+}
 
 // Corrupt reports whether Breakpad would mark this symbol file corrupt: some
 // line other than an INLINE or INLINE_ORIGIN record is malformed, or the file
 // lacks a MODULE record.
-func (t *Table) Corrupt() bool { return t.numCorrupt > 0 }
+func (t *Table) Corrupt() bool {
+	t.stack()
+	return t.numCorrupt > 0
+}
 
 // HasCFI reports whether the file has any STACK CFI INIT record.
-func (t *Table) HasCFI() bool { return len(t.cfi) > 0 }
+func (t *Table) HasCFI() bool {
+	t.stack()
+	return len(t.cfi) > 0
+}
 
 // HasSymbols reports whether the file has FUNC or PUBLIC records, so that
 // lookups can find anything (a file of STACK records only has none).
@@ -379,21 +395,20 @@ func trimCR(b []byte) []byte {
 }
 
 // parse indexes t.data: the streaming pass (see pass) in chunks (see
-// passes), then the sorted arrays.
-func (t *Table) parse(chunks int, release func([]byte)) {
-	ps := passes(t.data, chunks, release)
+// passes), then the sorted arrays. With lazy set, STACK records are only
+// skipped over and indexed on first use (see lazyStack).
+func (t *Table) parse(chunks int, release func([]byte), lazy bool) {
+	ps := passes(t.data, chunks, release, lazy)
 	// The chunks' records are joined in file order into slices of exactly
 	// their size (see blocks).
-	var nFuncs, nPublics, nWin0, nWin1 int
+	var nFuncs, nPublics int
 	for _, p := range ps {
 		nFuncs += p.funcs.n
 		nPublics += p.publics.n
-		nWin0 += p.win[0].n
-		nWin1 += p.win[1].n
 	}
 	if len(ps) == 1 {
 		p := ps[0]
-		t.infos, t.files, t.origins, t.deltas = p.infos, p.files, p.origins, p.deltas
+		t.infos, t.files, t.origins = p.infos, p.files, p.origins
 		t.funcs, t.funcBody, t.publics = p.funcs.slice(), p.funcBody.slice(), p.publics.slice()
 	} else {
 		t.funcs = make([]span, 0, nFuncs)
@@ -411,18 +426,10 @@ func (t *Table) parse(chunks int, release func([]byte)) {
 			}
 			t.funcBody = p.funcBody.appendTo(t.funcBody)
 			t.publics = p.publics.appendTo(t.publics)
-			t.deltas = mergeDeltas(t.deltas, p.deltas)
 		}
 	}
-	var cfi [][]span
-	for _, p := range ps {
-		cfi = append(append(cfi, p.cfi.full...), p.cfi.cur)
-	}
-	t.cfi = mergeSpans(cfi)
-	var winAll [2][]span
-	winAll[0] = make([]span, 0, nWin0)
-	winAll[1] = make([]span, 0, nWin1)
 	lineBase := 0
+	var runs []stackRun
 	for _, p := range ps {
 		if !t.hasModule && p.hasModule {
 			t.module, t.hasModule = p.module, true
@@ -430,33 +437,15 @@ func (t *Table) parse(chunks int, release func([]byte)) {
 		if !t.hasCodeID && p.hasCodeID {
 			t.codeID, t.hasCodeID = p.codeID, true
 		}
-		for k := range winAll {
-			winAll[k] = p.win[k].appendTo(winAll[k])
+		for _, r := range p.stack {
+			r.line += lineBase
+			runs = append(runs, r)
 		}
-		for _, e := range p.errs {
-			if len(t.errs) < maxErrors {
-				e.Line += lineBase
-				t.errs = append(t.errs, e)
-			}
-		}
-		t.numErrs += p.numErrs
-		t.numCorrupt += p.numCorrupt
 		lineBase += p.lines
 	}
-	t.funcs, t.funcBody, t.publics, t.cfi = orNil(t.funcs), orNil(t.funcBody), orNil(t.publics), orNil(t.cfi)
-	winAll[0], winAll[1] = orNil(winAll[0]), orNil(winAll[1])
-	if !t.hasModule {
-		t.fail(1, "MODULE: missing", true)
-	}
+	t.joinErrors(ps, nil)
+	t.funcs, t.funcBody, t.publics = orNil(t.funcs), orNil(t.funcBody), orNil(t.publics)
 	t.funcs = exclusiveRanges(t.funcs)
-	var dropped []span
-	t.cfi, dropped = exclusiveRangesDropped(t.cfi)
-	if len(dropped) > 0 {
-		t.addDroppedDeltas(dropped)
-	}
-	for k := range winAll {
-		t.win[k] = nestedRanges(winAll[k], false)
-	}
 	t.files = sortNamed(t.files)
 	t.origins = sortNamed(t.origins)
 	t.fileNames = t.copyNames(t.files)
@@ -466,6 +455,116 @@ func (t *Table) parse(chunks int, release func([]byte)) {
 	}
 	// Breakpad's AddressMap keeps the first PUBLIC at an address.
 	t.publics = slices.CompactFunc(t.publics, func(a, b public) bool { return a.addr == b.addr })
+	if lazy {
+		t.lazy = &lazyStack{runs: runs, chunks: chunks, release: release}
+		return
+	}
+	t.joinStack(ps)
+	t.moduleCheck()
+}
+
+// lazyStack is what a Table opened for lookups ([OpenLookups]) needs to
+// index its STACK records on first use: the runs of lines the pass
+// skipped.
+type lazyStack struct {
+	once    sync.Once
+	runs    []stackRun
+	chunks  int
+	release func([]byte)
+}
+
+// stack indexes the STACK records of a Table opened for lookups, once; the
+// methods reading them or the error counts call it first.
+func (t *Table) stack() {
+	l := t.lazy
+	if l == nil {
+		return
+	}
+	l.once.Do(func() {
+		if t.data == nil && len(l.runs) > 0 {
+			return // closed (and so not to be used): answer as if there were no STACK records
+		}
+		ps, first := stackPasses(t.data, l.runs, l.chunks, l.release)
+		t.joinErrors(ps, first)
+		t.joinStack(ps)
+		t.moduleCheck()
+		l.runs = nil
+	})
+}
+
+// joinErrors adds the syntax errors of passes to the Table's, keeping the
+// first maxErrors of the file in line order. With first nil, the passes
+// cover the file from its start in order (their line numbers are shifted
+// by the lines of the passes before); else first[i] is the file's number of
+// the first line of ps[i], and the errors are merged with those the Table
+// holds.
+func (t *Table) joinErrors(ps []*pass, first []int) {
+	var errs []*SyntaxError
+	lineBase := 0
+	for i, p := range ps {
+		if first != nil {
+			lineBase = first[i] - 1
+		}
+		for _, e := range p.errs {
+			if len(errs) < maxErrors {
+				e.Line += lineBase
+				errs = append(errs, e)
+			}
+		}
+		t.numErrs += p.numErrs
+		t.numCorrupt += p.numCorrupt
+		lineBase += p.lines
+	}
+	if len(t.errs) == 0 {
+		t.errs = errs
+		return
+	}
+	if len(errs) > 0 {
+		t.errs = append(t.errs, errs...)
+		slices.SortStableFunc(t.errs, func(a, b *SyntaxError) int { return cmp.Compare(a.Line, b.Line) })
+		t.errs = t.errs[:min(len(t.errs), maxErrors)]
+	}
+}
+
+// joinStack joins the STACK records of passes into the Table's indexes.
+func (t *Table) joinStack(ps []*pass) {
+	var nWin0, nWin1 int
+	for _, p := range ps {
+		nWin0 += p.win[0].n
+		nWin1 += p.win[1].n
+	}
+	var cfi [][]span
+	var winAll [2][]span
+	winAll[0] = make([]span, 0, nWin0)
+	winAll[1] = make([]span, 0, nWin1)
+	for _, p := range ps {
+		cfi = append(append(cfi, p.cfi.full...), p.cfi.cur)
+		for k := range winAll {
+			winAll[k] = p.win[k].appendTo(winAll[k])
+		}
+		if len(ps) == 1 {
+			t.deltas = p.deltas
+		} else {
+			t.deltas = mergeDeltas(t.deltas, p.deltas)
+		}
+	}
+	t.cfi = orNil(mergeSpans(cfi))
+	winAll[0], winAll[1] = orNil(winAll[0]), orNil(winAll[1])
+	var dropped []span
+	t.cfi, dropped = exclusiveRangesDropped(t.cfi)
+	if len(dropped) > 0 {
+		t.addDroppedDeltas(dropped)
+	}
+	for k := range winAll {
+		t.win[k] = nestedRanges(winAll[k], false)
+	}
+}
+
+// moduleCheck counts a missing MODULE record as an error, after all others.
+func (t *Table) moduleCheck() {
+	if !t.hasModule {
+		t.fail(1, "MODULE: missing", true)
+	}
 }
 
 func comparePublic(a, b public) int { return cmp.Compare(a.addr, b.addr) }

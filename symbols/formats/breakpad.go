@@ -20,7 +20,7 @@ func init() {
 		readLazy:    dsbreakpad.Open,
 		write:       func(w io.Writer, s *dumpsyms.Model, _ WriteOptions) error { return s.Write(w) },
 		open: func(path string) (symbols.Lookuper, io.Closer, error) {
-			t, err := symfile.Open(path)
+			t, err := symfile.OpenLookups(path)
 			if err != nil {
 				return nil, nil, err
 			}
