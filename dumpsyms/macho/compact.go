@@ -493,16 +493,7 @@ func exactFDEs(o *object, out *dumpsyms.Model, text *macho.Section, base uint64,
 			continue
 		}
 		fde := *e
-		body := func(at uint64) string {
-			r := map[string]string{}
-			parseRules(fde.Init.Rules, r)
-			for _, c := range fde.Changes {
-				if c.Address <= at {
-					parseRules(c.Rules, r)
-				}
-			}
-			return formatRules(r)
-		}
+		body := func(at uint64) string { return formatRules(rulesAt(fde, at)) }
 		init, ch, err := follow(code, e.Init.Address, body)
 		if err != nil {
 			kept++
@@ -513,6 +504,18 @@ func exactFDEs(o *object, out *dumpsyms.Model, text *macho.Section, base uint64,
 	if kept > 0 {
 		warn("--cfi-style exact: %d functions with FDEs whose code is not followed keep the FDE's rules", kept)
 	}
+}
+
+// rulesAt returns the rules in force at addr of an entry.
+func rulesAt(e dumpsyms.CFIEntry, addr uint64) map[string]string {
+	r := map[string]string{}
+	parseRules(e.Init.Rules, r)
+	for _, c := range e.Changes {
+		if c.Address <= addr {
+			parseRules(c.Rules, r)
+		}
+	}
+	return r
 }
 
 // parseRules adds the rules of a STACK CFI record's text ("REG: EXPR ...")

@@ -360,33 +360,6 @@ func (m *x86) checkWalker(e dumpsyms.CFIEntry, addr uint64, caller *x86) error {
 	return nil
 }
 
-// rulesAt returns the rules in force at addr of an entry.
-func rulesAt(e dumpsyms.CFIEntry, addr uint64) map[string]string {
-	r := map[string]string{}
-	parse := func(s string) {
-		f := strings.Fields(s)
-		name := ""
-		for _, t := range f {
-			if strings.HasSuffix(t, ":") {
-				name = strings.TrimSuffix(t, ":")
-				r[name] = ""
-				continue
-			}
-			if r[name] != "" {
-				r[name] += " "
-			}
-			r[name] += t
-		}
-	}
-	parse(e.Init.Rules)
-	for _, c := range e.Changes {
-		if c.Address <= addr {
-			parse(c.Rules)
-		}
-	}
-	return r
-}
-
 // TestExactOnModel runs the code of every x86_64 function of the corpus
 // with compact unwind rules on the model, from its entry along every path
 // (each instruction once: calls return, conditional jumps both ways,
