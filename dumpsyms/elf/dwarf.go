@@ -37,7 +37,12 @@ const attrMIPSLinkageName dwarf.Attr = 0x2007
 // dwarfSource is one file's DWARF data, with the alternate (dwz -m) file its
 // DW_FORM_GNU_ref_alt and DW_FORM_GNU_strp_alt forms point into.
 type dwarfSource struct {
+	// data reads all of .debug_info; nil when units is set (use
+	// fullData).
 	data *dwarf.Data
+	// units, when set, holds the sections to read a unit at a time
+	// (unitData), info and abbrev being checked by unitsReadable.
+	units *unitSections
 	// Raw sections for the line table headers (see lineFileNames).
 	line, lineStr, str, addr []byte
 	order                    binary.ByteOrder
@@ -188,10 +193,13 @@ type unitState struct {
 // walk reads the DIE trees of src. With split set, src is the .dwo file of
 // a skeleton unit whose state (lines, functions) is split.
 func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split *unitState) {
-	var r entryReader = src.data.Reader()
+	var r entryReader
+	// data returns the Data the last entry came from (for its ranges and
+	// line table).
+	data := func() *dwarf.Data { return src.data }
 	wantInlines := collect && dr.inlines
 	var cu *unitState
-	if d := newDIEReader(src.data, src.info, src.abbrev, src.order, func(t dwarf.Tag) bool {
+	if d := newDIEReader(src, func(t dwarf.Tag) bool {
 		switch t {
 		case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagSkeletonUnit,
 			dwarf.TagNamespace, dwarf.TagModule, dwarf.TagInterfaceType, dwarf.TagSubprogram:
@@ -203,7 +211,15 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 		}
 		return false
 	}); d != nil {
-		r = d
+		r, data = d, d.data
+	} else {
+		full, err := src.fullData()
+		if err != nil {
+			dr.warn("DWARF: %v (no FUNC records)", err)
+			return
+		}
+		r = full.Reader()
+		data = func() *dwarf.Data { return full }
 	}
 	var stack []frame
 	finish := func() {
@@ -238,9 +254,15 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 		if i == len(starts) {
 			return false
 		}
-		fresh := src.data.Reader()
+		full, err := src.fullData()
+		if err != nil {
+			dr.warn("DWARF: %v (the rest of .debug_info is skipped)", err)
+			return false
+		}
+		fresh := full.Reader()
 		fresh.Seek(starts[i])
 		r, last, nulls = fresh, starts[i], 0
+		data = func() *dwarf.Data { return full }
 		return true
 	}
 	step := func() (more bool) {
@@ -290,7 +312,7 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 				cu.lang = l
 			}
 			if collect && split == nil && e.Tag != dwarf.TagPartialUnit {
-				dr.readLines(src, e, cu)
+				dr.readLines(src, data(), e, cu)
 				if dr.split != nil && (e.Tag == dwarf.TagSkeletonUnit || e.AttrField(dwarf.AttrDwoName) != nil || e.AttrField(attrGNUDwoName) != nil) {
 					if dwo := dr.split.open(e); dwo != nil {
 						dr.walk(dwo, newIndex(), true, cu)
@@ -333,7 +355,7 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 			n := dr.newNode(src, ix, e, top.parent, cu.lang)
 			var fn *funcRec
 			if collect {
-				fn = dr.function(src, e, n)
+				fn = dr.function(data(), e, n)
 				if fn != nil {
 					cu.funcs = append(cu.funcs, fn)
 				}
@@ -349,7 +371,7 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 				return true
 			}
 			depth := top.depth
-			in := dr.inline(src, ix, e, depth, cu)
+			in := dr.inline(data(), ix, e, depth, cu)
 			if in != nil {
 				top.fn.inlines = append(top.fn.inlines, *in)
 			}
@@ -453,8 +475,8 @@ func (dr *dwarfReader) newNode(src *dwarfSource, ix *dieIndex, e *dwarf.Entry, p
 // ranges returns the DIE's address ranges, or nil when they cover no byte.
 // keepEmpty keeps an empty DW_AT_low_pc/DW_AT_high_pc range, as Breakpad
 // does for inlined subroutines.
-func (dr *dwarfReader) ranges(src *dwarfSource, e *dwarf.Entry, keepEmpty bool) []addrRange {
-	rs, err := src.data.Ranges(e)
+func (dr *dwarfReader) ranges(data *dwarf.Data, e *dwarf.Entry, keepEmpty bool) []addrRange {
+	rs, err := data.Ranges(e)
 	if err != nil {
 		dr.warn("DWARF: DIE at %#x: ranges: %v", e.Offset, err)
 		return nil
@@ -474,11 +496,11 @@ func (dr *dwarfReader) ranges(src *dwarfSource, e *dwarf.Entry, keepEmpty bool) 
 	return out
 }
 
-func (dr *dwarfReader) function(src *dwarfSource, e *dwarf.Entry, n *node) *funcRec {
+func (dr *dwarfReader) function(data *dwarf.Data, e *dwarf.Entry, n *node) *funcRec {
 	if e.AttrField(dwarf.AttrLowpc) == nil && e.AttrField(dwarf.AttrRanges) == nil {
 		return nil
 	}
-	rs := dr.ranges(src, e, false)
+	rs := dr.ranges(data, e, false)
 	if len(rs) == 0 || rs[0].lo == 0 {
 		// A function at address zero is debug data the linker discarded.
 		return nil
@@ -486,8 +508,8 @@ func (dr *dwarfReader) function(src *dwarfSource, e *dwarf.Entry, n *node) *func
 	return &funcRec{node: n, ranges: rs}
 }
 
-func (dr *dwarfReader) inline(src *dwarfSource, ix *dieIndex, e *dwarf.Entry, depth uint32, cu *unitState) *inlineRec {
-	rs := dr.ranges(src, e, true)
+func (dr *dwarfReader) inline(data *dwarf.Data, ix *dieIndex, e *dwarf.Entry, depth uint32, cu *unitState) *inlineRec {
+	rs := dr.ranges(data, e, true)
 	if len(rs) == 0 {
 		return nil
 	}
@@ -528,7 +550,7 @@ func (dr *dwarfReader) splitCallFiles(src *dwarfSource, e *dwarf.Entry, cu *unit
 // line reader cuts it: one line from each row to the next, skipping empty
 // ones and those at address zero (code the linker discarded) with the rows
 // that continue them.
-func (dr *dwarfReader) readLines(src *dwarfSource, e *dwarf.Entry, cu *unitState) {
+func (dr *dwarfReader) readLines(src *dwarfSource, data *dwarf.Data, e *dwarf.Entry, cu *unitState) {
 	off, ok := e.Val(dwarf.AttrStmtList).(int64)
 	if !ok {
 		return
@@ -549,7 +571,7 @@ func (dr *dwarfReader) readLines(src *dwarfSource, e *dwarf.Entry, cu *unitState
 			dr.warn("DWARF: unit at %#x: line table: corrupt line program (debug/dwarf: %v): the rest of the unit's lines skipped", e.Offset, p)
 		}
 	}()
-	lr, err := src.data.LineReader(e)
+	lr, err := data.LineReader(e)
 	if err != nil {
 		dr.warn("DWARF: unit at %#x: line table: %v", e.Offset, err)
 		return

@@ -520,6 +520,15 @@ func loadDWARF(f *elf.File, sr *sectionReader) (*dwarfSource, error) {
 		wg.Go(func() { secs[i] = sr.data(f, ".debug_"+n) })
 	}
 	wg.Wait()
+	src.line, src.str, src.addr, src.lineStr = secs[4], secs[7], secs[8], secs[9]
+	src.info, src.abbrev = secs[3], secs[0]
+	if unitAtATime && unitsReadable(secs[3], secs[0], f.ByteOrder) {
+		// A unit at a time (dieReader), with the same entries, errors and
+		// warnings as one dwarf.New over everything.
+		src.units = &unitSections{abbrev: secs[0], info: secs[3], line: secs[4], ranges: secs[6], str: secs[7],
+			addr: secs[8], lineStr: secs[9], strOffsets: secs[10], rnglists: secs[11]}
+		return src, nil
+	}
 	data, err := dwarf.New(secs[0], secs[1], secs[2], secs[3], secs[4], secs[5], secs[6], secs[7])
 	if err != nil {
 		return nil, err
