@@ -352,6 +352,9 @@ func (d *dieReader) next(fetch bool) (*dwarf.Entry, error) {
 			return nil, nil
 		}
 		d.unit(d.end) // checked by newDIEReader
+		if d.src.units != nil {
+			d.src.units.passed(d.base)
+		}
 		if err := d.enterUnit(); err != nil {
 			d.fallback, d.err = true, err
 			return nil, err

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gobreakpad/gobreakpad/symfile"
 	"github.com/ianlancetaylor/demangle"
 )
 
@@ -100,7 +101,11 @@ type funcRec struct {
 	node    *node
 	ranges  []addrRange // in DWARF order, non-empty
 	inlines []inlineRec
-	lines   []lineRec
+	// lines are the function's line records as the model holds them
+	// (assignLines): sorted by address, addresses relative to the load
+	// address, files numbered by the module's fileTable (renumbered by
+	// buildFunctions).
+	lines []symfile.Line
 }
 
 type lineRec struct {
@@ -123,8 +128,14 @@ type dwarfReader struct {
 	// than reading the rows (a Go binary's units have up to 500 000
 	// lines). Reused from unit to unit.
 	lineChunks [][]lineRec
-	funcs      []*funcRec
-	split      *splitLoader // nil: skeleton units are not followed
+	// scratch holds a function's pieces of line records while
+	// assignLines cuts them (reused from function to function).
+	scratch []lineRec
+	// load is subtracted from the line records' addresses (the module's
+	// load address).
+	load  uint64
+	funcs []*funcRec
+	split *splitLoader // nil: skeleton units are not followed
 }
 
 // fileTable numbers the source file names of the module.
@@ -224,7 +235,7 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 	var stack []frame
 	finish := func() {
 		if cu != nil && collect && split == nil {
-			assignLines(cu)
+			dr.assignLines(cu)
 			dr.funcs = append(dr.funcs, cu.funcs...)
 		}
 		cu = nil
@@ -247,16 +258,18 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 		dr.warn("DWARF: entry at or after %#x: debug/dwarf panicked (%v): the rest of its unit is skipped", last, p)
 		finish()
 		stack = stack[:0]
+		// (fullData first: it reads .debug_info again if the walk gave
+		// its pages back.)
+		full, err := src.fullData()
+		if err != nil {
+			dr.warn("DWARF: %v (the rest of .debug_info is skipped)", err)
+			return false
+		}
 		if starts == nil {
 			starts = unitStarts(src.info, src.abbrev, src.order)
 		}
 		i := sort.Search(len(starts), func(i int) bool { return starts[i] > last })
 		if i == len(starts) {
-			return false
-		}
-		full, err := src.fullData()
-		if err != nil {
-			dr.warn("DWARF: %v (the rest of .debug_info is skipped)", err)
 			return false
 		}
 		fresh := full.Reader()
@@ -663,8 +676,11 @@ func (dr *dwarfReader) readLines(src *dwarfSource, data *dwarf.Data, e *dwarf.En
 }
 
 // assignLines gives each function of the unit the pieces of line records
-// that fall inside its ranges.
-func assignLines(cu *unitState) {
+// that fall inside its ranges, in the model's form, in an array of their
+// own: the unit's records are dropped after it (those outside every
+// function with them), and the model takes the functions' arrays as they
+// are (buildFunctions).
+func (dr *dwarfReader) assignLines(cu *unitState) {
 	if len(cu.funcs) == 0 || len(cu.lines) == 0 {
 		cu.lines = nil
 		return
@@ -672,35 +688,52 @@ func assignLines(cu *unitState) {
 	lines := cu.lines
 	slices.SortStableFunc(lines, func(a, b lineRec) int { return cmp.Compare(a.addr, b.addr) })
 	for _, fn := range cu.funcs {
-		for k, r := range fn.ranges {
-			// First line ending after r.lo.
-			i, _ := slices.BinarySearchFunc(lines, r.lo, func(l lineRec, a uint64) int {
-				if l.addr+uint64(l.size) <= a {
-					return -1
-				}
-				return 1
-			})
-			j := i
-			for j < len(lines) && lines[j].addr < r.hi {
-				j++
+		pieces := dr.pieces(fn, lines)
+		// By address (the pieces of a function of several ranges follow its
+		// ranges' order), then in the model's form.
+		slices.SortStableFunc(pieces, func(a, b lineRec) int { return cmp.Compare(a.addr, b.addr) })
+		out := make([]symfile.Line, len(pieces))
+		for i, l := range pieces {
+			out[i] = symfile.Line{Address: l.addr - dr.load, Size: uint64(l.size), Line: int64(l.line), File: uint32(l.file)}
+		}
+		fn.lines = out
+	}
+	cu.lines = nil
+}
+
+// pieces returns the pieces of the unit's line records (sorted by address)
+// that fall inside fn's ranges, in its ranges' order: a part of lines, or
+// dr.scratch.
+func (dr *dwarfReader) pieces(fn *funcRec, lines []lineRec) []lineRec {
+	out := dr.scratch[:0]
+	defer func() { dr.scratch = out[:0] }()
+	for k, r := range fn.ranges {
+		// First line ending after r.lo.
+		i, _ := slices.BinarySearchFunc(lines, r.lo, func(l lineRec, a uint64) int {
+			if l.addr+uint64(l.size) <= a {
+				return -1
 			}
-			// The usual case, a function of one range whose lines lie inside
-			// it, shares the unit's array instead of copying it.
-			if k == 0 && len(fn.ranges) == 1 && j > i && lines[i].addr >= r.lo && lines[j-1].addr+uint64(lines[j-1].size) <= r.hi {
-				fn.lines = lines[i:j:j]
-				continue
-			}
-			for ; i < j; i++ {
-				l := lines[i]
-				lo, hi := max(l.addr, r.lo), min(l.addr+uint64(l.size), r.hi)
-				if hi > lo {
-					l.addr, l.size = lo, uint32(hi-lo)
-					fn.lines = append(fn.lines, l)
-				}
+			return 1
+		})
+		j := i
+		for j < len(lines) && lines[j].addr < r.hi {
+			j++
+		}
+		// The usual case, a function of one range whose lines lie inside
+		// it: a part of the unit's array.
+		if k == 0 && len(fn.ranges) == 1 && j > i && lines[i].addr >= r.lo && lines[j-1].addr+uint64(lines[j-1].size) <= r.hi {
+			return lines[i:j:j]
+		}
+		for ; i < j; i++ {
+			l := lines[i]
+			lo, hi := max(l.addr, r.lo), min(l.addr+uint64(l.size), r.hi)
+			if hi > lo {
+				l.addr, l.size = lo, uint32(hi-lo)
+				out = append(out, l)
 			}
 		}
 	}
-	cu.lines = nil
+	return out
 }
 
 // demangled returns the demangled form of a linkage name, or "" when it is

@@ -2,8 +2,14 @@ package elf
 
 import (
 	"debug/dwarf"
+	"debug/elf"
 	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
 	"sync"
+
+	"github.com/gobreakpad/gobreakpad/internal/mmap"
 
 	"github.com/gobreakpad/gobreakpad/internal/dwarfbuf"
 )
@@ -29,6 +35,35 @@ type unitSections struct {
 	once sync.Once
 	full *dwarf.Data
 	err  error
+
+	// refill, when set, reads .debug_info into info again: info is then
+	// memory from mmap.Anon whose pages the walk gives back behind it
+	// (passed), below released; fullData refills it first.
+	refill   func() error
+	released int
+}
+
+// releaseStep is how far the walk moves on before it gives back the pages
+// of .debug_info behind it (one madvise call each time; a variable: tests
+// lower it).
+var releaseStep = 256 << 10
+
+// passed tells u that the walk has read .debug_info up to off and will not
+// read it again (unless it makes fullData): the whole pages below off,
+// but the first (the dummy unit headers are written there), are given back.
+func (u *unitSections) passed(off int) {
+	if u.refill == nil || u.full != nil || off-u.released < releaseStep {
+		return
+	}
+	page := os.Getpagesize()
+	if u.released < page {
+		u.released = page
+	}
+	hi := off &^ (page - 1)
+	if hi > u.released {
+		mmap.Discard(u.info[u.released:hi])
+		u.released = hi
+	}
 }
 
 // newData returns dwarf.New over the sections with info cut to info.
@@ -61,6 +96,13 @@ func (src *dwarfSource) fullData() (*dwarf.Data, error) {
 	u.once.Do(func() {
 		if unitHook != nil {
 			unitHook(true)
+		}
+		if u.refill != nil && u.released > 0 {
+			if err := u.refill(); err != nil {
+				u.err = fmt.Errorf("reading .debug_info again: %w", err)
+				return
+			}
+			u.released = 0
 		}
 		u.full, u.err = u.newData(u.info)
 	})
@@ -185,4 +227,43 @@ func abbrevTableOK(b []byte) bool {
 // formToClass; any other form makes dwarf.New fail).
 func knownForm(form uint64) bool {
 	return form == 0x01 || form >= 0x03 && form <= 0x2c || form == 0x1f20 || form == 0x1f21
+}
+
+// anonSection reads the section called name of f, decompressed (within
+// its bound), into memory from mmap.Anon, which it adds to sr's frees. It
+// returns the contents and the function that reads them again into the
+// same memory, or ok false when the section is absent, over its bound or
+// fails to read: the caller then reads it with sr.data (and its warning).
+func (sr *sectionReader) anonSection(f *elf.File, name string) (data []byte, refill func() error, ok bool) {
+	s := f.Section(name)
+	if s == nil || s.Type == elf.SHT_NOBITS || s.Size == 0 || s.Size != uint64(int(s.Size)) || sr.check(s) != nil {
+		return nil, nil, false
+	}
+	b, free, err := mmap.Anon(int(s.Size))
+	if err != nil {
+		return nil, nil, false
+	}
+	refill = func() error {
+		_, err := io.ReadFull(s.Open(), b)
+		return err
+	}
+	if refill() != nil {
+		free()
+		return nil, nil, false
+	}
+	sr.mu.Lock()
+	sr.frees = append(sr.frees, free)
+	sr.mu.Unlock()
+	return b, refill, true
+}
+
+// free gives back the memory of the sections read by anonSection: after
+// it, nothing read from them may be used.
+func (sr *sectionReader) free() {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	for _, f := range sr.frees {
+		f()
+	}
+	sr.frees = nil
 }

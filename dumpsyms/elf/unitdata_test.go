@@ -1,15 +1,18 @@
 package elf
 
 import (
+	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
+	"github.com/gobreakpad/gobreakpad/internal/mmap"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
@@ -126,5 +129,101 @@ func TestUnitsReadable(t *testing.T) {
 	// The second unit says DWARF 5 but shares the first one's table.
 	if unitsReadable(append(append([]byte{}, unit...), u5...), abbrev, le) {
 		t.Errorf("a table shared by units of versions 4 and 5: readable")
+	}
+}
+
+// TestUnitPagesGivenBack walks a .debug_info of many units (a small
+// program's units repeated) read a unit at a time from memory whose pages
+// the walk gives back behind it, with and without a panic in a late unit
+// (after which the walk reads .debug_info again, refilled): the functions
+// are those of a walk with dwarf.New over everything.
+func TestUnitPagesGivenBack(t *testing.T) {
+	f, err := elf.Open(corpus.File(t, "elf/x64-dw5/full/inline_chain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sr := &sectionReader{}
+	sec := func(n string) []byte { return sr.data(f, ".debug_"+n) }
+	one := sec("info")
+	var info []byte
+	for range 40 {
+		info = append(info, one...)
+	}
+	sections := func() *unitSections {
+		return &unitSections{abbrev: sec("abbrev"), info: info, line: sec("line"), str: sec("str"),
+			addr: sec("addr"), lineStr: sec("line_str"), strOffsets: sec("str_offsets"), rnglists: sec("rnglists")}
+	}
+	u := sections()
+	var seen func(e *dwarf.Entry)
+	walk := func(units bool, panicAt dwarf.Offset) (string, *unitSections) {
+		src := &dwarfSource{line: u.line, str: u.str, lineStr: u.lineStr, addr: u.addr, order: f.ByteOrder, abbrev: u.abbrev}
+		var us *unitSections
+		if units {
+			b, free, err := mmap.Anon(len(info))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer free()
+			us = sections()
+			us.info = b
+			us.refill = func() error { copy(b, info); return nil }
+			us.refill()
+			src.units, src.info = us, b
+		} else {
+			data, err := u.newData(info)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src.data, src.info = data, info
+		}
+		var warns []string
+		dieHook = func(e *dwarf.Entry) {
+			if seen != nil {
+				seen(e)
+			}
+			if e.Offset == panicAt && e.Tag != 0 {
+				panic("at the chosen entry")
+			}
+		}
+		defer func() { dieHook = nil }()
+		dr := &dwarfReader{warn: func(f string, a ...any) { warns = append(warns, fmt.Sprintf(f, a...)) }, inlines: true, blockInlines: true,
+			files: &fileTable{index: map[string]int32{}}}
+		dr.read(src)
+		return funcsText(dr.funcs) + strings.Join(warns, "\n"), us
+	}
+	old := releaseStep
+	releaseStep = 1
+	defer func() { releaseStep = old }()
+	want, _ := walk(false, 0)
+	got, us := walk(true, 0)
+	if got != want {
+		t.Errorf("a unit at a time, pages given back:\n%.2000s\nwith dwarf.New over all units:\n%.2000s", got, want)
+	}
+	if mmap.Supported && runtime.GOOS == "linux" && us.released == 0 {
+		t.Errorf("no page of .debug_info given back")
+	}
+	// A panic in a subprogram of the 31st copy of the units.
+	var at dwarf.Offset
+	seen = func(e *dwarf.Entry) {
+		if at == 0 && e.Tag == dwarf.TagSubprogram && int(e.Offset) > 30*len(one) {
+			at = e.Offset
+		}
+	}
+	walk(false, 0)
+	seen = nil
+	if at == 0 {
+		t.Fatal("no subprogram in the 31st copy")
+	}
+	want, _ = walk(false, at)
+	got, us = walk(true, at)
+	if !strings.Contains(want, "at the chosen entry") {
+		t.Errorf("no warning on the panic: %q", want)
+	}
+	if got != want {
+		t.Errorf("a unit at a time, pages given back, panic at %#x:\n%.2000s\nwith dwarf.New over all units:\n%.2000s", at, got, want)
+	}
+	if us.full == nil || us.released != 0 {
+		t.Errorf("after the panic: Data over all units %v, pages given back below %d (want a refilled .debug_info)", us.full != nil, us.released)
 	}
 }
