@@ -484,6 +484,9 @@ func (d *dumper) readDWARF() []*funcRec {
 	defer split.close()
 	dr := &dwarfReader{warn: d.warn, inlines: d.opts.Inlines, blockInlines: true, files: &d.files, split: split, load: d.load}
 	dr.read(src)
+	// What the walk made holds no part of the sections (debug/dwarf copies
+	// strings out): their memory goes now, before the model is built.
+	d.sr.free()
 	return dr.funcs
 }
 
@@ -522,18 +525,19 @@ func loadDWARF(f *elf.File, sr *sectionReader) (*dwarfSource, error) {
 		if n == "aranges" || n == "frame" || n == "pubnames" {
 			continue // debug/dwarf keeps them but never reads them
 		}
-		if n == "info" {
-			// Outside the heap, given back behind the walk (unitSections.passed).
-			wg.Go(func() {
-				if b, r, ok := sr.anonSection(f, ".debug_info"); ok {
-					secs[i], refill = b, r
-				} else {
-					secs[i] = sr.data(f, ".debug_info")
+		// Outside the heap, freed when the walk ends (readDWARF); the
+		// pages of .debug_info given back behind the walk
+		// (unitSections.passed).
+		wg.Go(func() {
+			if b, r, ok := sr.anonSection(f, ".debug_"+n); ok {
+				secs[i] = b
+				if n == "info" {
+					refill = r
 				}
-			})
-			continue
-		}
-		wg.Go(func() { secs[i] = sr.data(f, ".debug_"+n) })
+			} else {
+				secs[i] = sr.data(f, ".debug_"+n)
+			}
+		})
 	}
 	wg.Wait()
 	src.line, src.str, src.addr, src.lineStr = secs[4], secs[7], secs[8], secs[9]

@@ -88,9 +88,11 @@ func TestUnitAtATime(t *testing.T) {
 		if f, err := elf.Open(path); err == nil {
 			if hasDWARF(f) {
 				unitAtATime = true
-				if src, err := loadDWARF(f, &sectionReader{}); err == nil && src.units != nil {
+				sr := &sectionReader{}
+				if src, err := loadDWARF(f, sr); err == nil && src.units != nil {
 					used++
 				}
+				sr.free()
 			}
 			f.Close()
 		}
