@@ -72,9 +72,9 @@ func main() {
 	// The symbol data is built once and written out: collecting more often
 	// than the default keeps the peak memory lower for about the same CPU
 	// time: 50 kept it ~15% lower on a 33 MB Go binary; 35 takes Debian's
-	// libc with its debug file from 36.2 to 34.5 MiB (medians of 7, where
-	// the live heap peaks at 12 to 14 MB: docs/dump_syms.md). GOGC still
-	// overrides this.
+	// libc with its debug file from 35.4 to 33.5 MiB (medians of 9), under
+	// Breakpad's 35.4, for more collections (docs/dump_syms.md). GOGC
+	// still overrides this.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(35)
 	}
