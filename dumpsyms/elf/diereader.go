@@ -21,7 +21,13 @@ type entryReader interface {
 // call. Anything it does not understand hands the walk over to the
 // dwarf.Reader from that DIE on, so errors read as debug/dwarf's.
 type dieReader struct {
-	r        *dwarf.Reader
+	r *dwarf.Reader // over cur
+	// cur is the Data of the current unit: src's over all of .debug_info,
+	// or, for a source read a unit at a time, one over the unit
+	// (unitData) until the walk leaves dieReader's path (fallback).
+	cur      *dwarf.Data
+	src      *dwarfSource
+	err      error // from src.fullData
 	info     []byte
 	abbrev   []byte
 	order    binary.ByteOrder
@@ -78,13 +84,18 @@ func (t *abbrevTable) get(code uint64) *abbrevEntry {
 	return &t.ents[i-1]
 }
 
-// newDIEReader returns a dieReader over info and abbrev (the sections
-// data was made from), or nil when a unit header is not one it reads.
-func newDIEReader(data *dwarf.Data, info, abbrev []byte, order binary.ByteOrder, want func(dwarf.Tag) bool) *dieReader {
+// newDIEReader returns a dieReader over src's info and abbrev, or nil
+// when a unit header is not one it reads (or src has no such sections).
+func newDIEReader(src *dwarfSource, want func(dwarf.Tag) bool) *dieReader {
+	info, abbrev := src.info, src.abbrev
 	if info == nil || abbrev == nil {
 		return nil
 	}
-	d := &dieReader{r: data.Reader(), info: info, abbrev: abbrev, order: order, want: want}
+	d := &dieReader{src: src, info: info, abbrev: abbrev, order: src.order, want: want}
+	if src.units == nil {
+		d.cur = src.data
+		d.r = src.data.Reader()
+	}
 	// Check every unit header first.
 	for off := 0; off < len(info); {
 		if !d.unit(off) {
@@ -274,9 +285,54 @@ func abbrevCount(b []byte) (entries, forms int) {
 
 // toStd hands the walk over to the dwarf.Reader at the DIE at off.
 func (d *dieReader) toStd(off int) (*dwarf.Entry, error) {
-	d.fallback = true
+	if !d.toFull() {
+		return nil, d.err
+	}
 	d.r.Seek(dwarf.Offset(off))
 	return d.r.Next()
+}
+
+// toFull leaves dieReader's path: from now on the walk reads through a
+// dwarf.Reader over all of .debug_info. It reports false (with d.err)
+// when that Data cannot be made.
+func (d *dieReader) toFull() bool {
+	d.fallback = true
+	if d.src.units == nil {
+		return true
+	}
+	full, err := d.src.fullData()
+	if err != nil {
+		d.err = err
+		return false
+	}
+	d.cur, d.r = full, full.Reader()
+	return true
+}
+
+// enterUnit makes the Data for the unit whose header d.unit just read,
+// when the source is read a unit at a time (a Data over that unit alone,
+// or, if the unit does not allow it, the one over all units).
+func (d *dieReader) enterUnit() error {
+	u := d.src.units
+	if u == nil {
+		return nil
+	}
+	data, ok := u.unitData(d.base, d.end, d.vers, d.aoff, d.asize, d.order)
+	if !ok {
+		full, err := d.src.fullData()
+		if err != nil {
+			return err
+		}
+		data = full
+	}
+	d.cur, d.r = data, data.Reader()
+	return nil
+}
+
+// data returns the Data the last entry was read from, for the Ranges and
+// LineReader of that entry.
+func (d *dieReader) data() *dwarf.Data {
+	return d.cur
 }
 
 func (d *dieReader) Next() (*dwarf.Entry, error) {
@@ -285,6 +341,9 @@ func (d *dieReader) Next() (*dwarf.Entry, error) {
 
 func (d *dieReader) next(fetch bool) (*dwarf.Entry, error) {
 	if d.fallback {
+		if d.err != nil {
+			return nil, d.err
+		}
 		return d.r.Next()
 	}
 	for d.off >= d.end {
@@ -293,6 +352,13 @@ func (d *dieReader) next(fetch bool) (*dwarf.Entry, error) {
 			return nil, nil
 		}
 		d.unit(d.end) // checked by newDIEReader
+		if d.src.units != nil {
+			d.src.units.passed(d.base)
+		}
+		if err := d.enterUnit(); err != nil {
+			d.fallback, d.err = true, err
+			return nil, err
+		}
 		d.tab = d.table(d.aoff)
 		if d.tab == nil {
 			return d.toStd(d.off)
@@ -473,7 +539,9 @@ func (d *dieReader) skip(form uint64, p *int) bool {
 
 func (d *dieReader) SkipChildren() {
 	if d.fallback {
-		d.r.SkipChildren()
+		if d.err == nil {
+			d.r.SkipChildren()
+		}
 		return
 	}
 	if !d.lastChildren {
@@ -485,8 +553,9 @@ func (d *dieReader) SkipChildren() {
 			d.off = d.lastSibling
 			return
 		}
-		d.fallback = true
-		d.r.Seek(dwarf.Offset(d.lastSibling))
+		if d.toFull() {
+			d.r.Seek(dwarf.Offset(d.lastSibling))
+		}
 		return
 	}
 	if d.lastUnit && d.end < len(d.info) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gobreakpad/gobreakpad/symfile"
 	"github.com/ianlancetaylor/demangle"
 )
 
@@ -37,7 +38,12 @@ const attrMIPSLinkageName dwarf.Attr = 0x2007
 // dwarfSource is one file's DWARF data, with the alternate (dwz -m) file its
 // DW_FORM_GNU_ref_alt and DW_FORM_GNU_strp_alt forms point into.
 type dwarfSource struct {
+	// data reads all of .debug_info; nil when units is set (use
+	// fullData).
 	data *dwarf.Data
+	// units, when set, holds the sections to read a unit at a time
+	// (unitData), info and abbrev being checked by unitsReadable.
+	units *unitSections
 	// Raw sections for the line table headers (see lineFileNames).
 	line, lineStr, str, addr []byte
 	order                    binary.ByteOrder
@@ -95,7 +101,11 @@ type funcRec struct {
 	node    *node
 	ranges  []addrRange // in DWARF order, non-empty
 	inlines []inlineRec
-	lines   []lineRec
+	// lines are the function's line records as the model holds them
+	// (assignLines): sorted by address, addresses relative to the load
+	// address, files numbered by the module's fileTable (renumbered by
+	// buildFunctions).
+	lines []symfile.Line
 }
 
 type lineRec struct {
@@ -122,8 +132,14 @@ type dwarfReader struct {
 	// than reading the rows (a Go binary's units have up to 500 000
 	// lines). Reused from unit to unit.
 	lineChunks [][]lineRec
-	funcs      []*funcRec
-	split      *splitLoader // nil: skeleton units are not followed
+	// scratch holds a function's pieces of line records while
+	// assignLines cuts them (reused from function to function).
+	scratch []lineRec
+	// load is subtracted from the line records' addresses (the module's
+	// load address).
+	load  uint64
+	funcs []*funcRec
+	split *splitLoader // nil: skeleton units are not followed
 }
 
 // fileTable numbers the source file names of the module.
@@ -192,10 +208,13 @@ type unitState struct {
 // walk reads the DIE trees of src. With split set, src is the .dwo file of
 // a skeleton unit whose state (lines, functions) is split.
 func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split *unitState) {
-	var r entryReader = src.data.Reader()
+	var r entryReader
+	// data returns the Data the last entry came from (for its ranges and
+	// line table).
+	data := func() *dwarf.Data { return src.data }
 	wantInlines := collect && dr.inlines
 	var cu *unitState
-	if d := newDIEReader(src.data, src.info, src.abbrev, src.order, func(t dwarf.Tag) bool {
+	if d := newDIEReader(src, func(t dwarf.Tag) bool {
 		switch t {
 		case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagSkeletonUnit,
 			dwarf.TagNamespace, dwarf.TagModule, dwarf.TagInterfaceType, dwarf.TagSubprogram:
@@ -207,12 +226,20 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 		}
 		return false
 	}); d != nil {
-		r = d
+		r, data = d, d.data
+	} else {
+		full, err := src.fullData()
+		if err != nil {
+			dr.warn("DWARF: %v (no FUNC records)", err)
+			return
+		}
+		r = full.Reader()
+		data = func() *dwarf.Data { return full }
 	}
 	var stack []frame
 	finish := func() {
 		if cu != nil && collect && split == nil {
-			assignLines(cu)
+			dr.assignLines(cu)
 			dr.funcs = append(dr.funcs, cu.funcs...)
 		}
 		cu = nil
@@ -235,6 +262,13 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 		dr.warn("DWARF: entry at or after %#x: debug/dwarf panicked (%v): the rest of its unit is skipped", last, p)
 		finish()
 		stack = stack[:0]
+		// (fullData first: it reads .debug_info again if the walk gave
+		// its pages back.)
+		full, err := src.fullData()
+		if err != nil {
+			dr.warn("DWARF: %v (the rest of .debug_info is skipped)", err)
+			return false
+		}
 		if starts == nil {
 			starts = unitStarts(src.info, src.abbrev, src.order)
 		}
@@ -242,9 +276,10 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 		if i == len(starts) {
 			return false
 		}
-		fresh := src.data.Reader()
+		fresh := full.Reader()
 		fresh.Seek(starts[i])
 		r, last, nulls = fresh, starts[i], 0
+		data = func() *dwarf.Data { return full }
 		return true
 	}
 	step := func() (more bool) {
@@ -294,7 +329,7 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 				cu.lang = l
 			}
 			if collect && split == nil && e.Tag != dwarf.TagPartialUnit {
-				dr.readLines(src, e, cu)
+				dr.readLines(src, data(), e, cu)
 				if dr.split != nil && (e.Tag == dwarf.TagSkeletonUnit || e.AttrField(dwarf.AttrDwoName) != nil || e.AttrField(attrGNUDwoName) != nil) {
 					if dwo := dr.split.open(e); dwo != nil {
 						dr.walk(dwo, newIndex(), true, cu)
@@ -337,7 +372,7 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 			n := dr.newNode(src, ix, e, top.parent, cu.lang)
 			var fn *funcRec
 			if collect {
-				fn = dr.function(src, e, n)
+				fn = dr.function(data(), e, n)
 				if fn != nil {
 					cu.funcs = append(cu.funcs, fn)
 				}
@@ -353,7 +388,7 @@ func (dr *dwarfReader) walk(src *dwarfSource, ix *dieIndex, collect bool, split 
 				return true
 			}
 			depth := top.depth
-			in := dr.inline(src, ix, e, depth, cu)
+			in := dr.inline(data(), ix, e, depth, cu)
 			if in != nil {
 				top.fn.inlines = append(top.fn.inlines, *in)
 			}
@@ -457,8 +492,8 @@ func (dr *dwarfReader) newNode(src *dwarfSource, ix *dieIndex, e *dwarf.Entry, p
 // ranges returns the DIE's address ranges, or nil when they cover no byte.
 // keepEmpty keeps an empty DW_AT_low_pc/DW_AT_high_pc range, as Breakpad
 // does for inlined subroutines.
-func (dr *dwarfReader) ranges(src *dwarfSource, e *dwarf.Entry, keepEmpty bool) []addrRange {
-	rs, err := src.data.Ranges(e)
+func (dr *dwarfReader) ranges(data *dwarf.Data, e *dwarf.Entry, keepEmpty bool) []addrRange {
+	rs, err := data.Ranges(e)
 	if err != nil {
 		dr.warn("DWARF: DIE at %#x: ranges: %v", e.Offset, err)
 		return nil
@@ -478,11 +513,11 @@ func (dr *dwarfReader) ranges(src *dwarfSource, e *dwarf.Entry, keepEmpty bool) 
 	return out
 }
 
-func (dr *dwarfReader) function(src *dwarfSource, e *dwarf.Entry, n *node) *funcRec {
+func (dr *dwarfReader) function(data *dwarf.Data, e *dwarf.Entry, n *node) *funcRec {
 	if e.AttrField(dwarf.AttrLowpc) == nil && e.AttrField(dwarf.AttrRanges) == nil {
 		return nil
 	}
-	rs := dr.ranges(src, e, false)
+	rs := dr.ranges(data, e, false)
 	if len(rs) == 0 || rs[0].lo == 0 && !dr.zeroIsCode {
 		// A function at address zero is debug data the linker discarded.
 		return nil
@@ -490,8 +525,8 @@ func (dr *dwarfReader) function(src *dwarfSource, e *dwarf.Entry, n *node) *func
 	return &funcRec{node: n, ranges: rs}
 }
 
-func (dr *dwarfReader) inline(src *dwarfSource, ix *dieIndex, e *dwarf.Entry, depth uint32, cu *unitState) *inlineRec {
-	rs := dr.ranges(src, e, true)
+func (dr *dwarfReader) inline(data *dwarf.Data, ix *dieIndex, e *dwarf.Entry, depth uint32, cu *unitState) *inlineRec {
+	rs := dr.ranges(data, e, true)
 	if len(rs) == 0 {
 		return nil
 	}
@@ -532,7 +567,7 @@ func (dr *dwarfReader) splitCallFiles(src *dwarfSource, e *dwarf.Entry, cu *unit
 // line reader cuts it: one line from each row to the next, skipping empty
 // ones and those at address zero (code the linker discarded) with the rows
 // that continue them.
-func (dr *dwarfReader) readLines(src *dwarfSource, e *dwarf.Entry, cu *unitState) {
+func (dr *dwarfReader) readLines(src *dwarfSource, data *dwarf.Data, e *dwarf.Entry, cu *unitState) {
 	off, ok := e.Val(dwarf.AttrStmtList).(int64)
 	if !ok {
 		return
@@ -553,7 +588,7 @@ func (dr *dwarfReader) readLines(src *dwarfSource, e *dwarf.Entry, cu *unitState
 			dr.warn("DWARF: unit at %#x: line table: corrupt line program (debug/dwarf: %v): the rest of the unit's lines skipped", e.Offset, p)
 		}
 	}()
-	lr, err := src.data.LineReader(e)
+	lr, err := data.LineReader(e)
 	if err != nil {
 		dr.warn("DWARF: unit at %#x: line table: %v", e.Offset, err)
 		return
@@ -645,8 +680,11 @@ func (dr *dwarfReader) readLines(src *dwarfSource, e *dwarf.Entry, cu *unitState
 }
 
 // assignLines gives each function of the unit the pieces of line records
-// that fall inside its ranges.
-func assignLines(cu *unitState) {
+// that fall inside its ranges, in the model's form, in an array of their
+// own: the unit's records are dropped after it (those outside every
+// function with them), and the model takes the functions' arrays as they
+// are (buildFunctions).
+func (dr *dwarfReader) assignLines(cu *unitState) {
 	if len(cu.funcs) == 0 || len(cu.lines) == 0 {
 		cu.lines = nil
 		return
@@ -654,35 +692,52 @@ func assignLines(cu *unitState) {
 	lines := cu.lines
 	slices.SortStableFunc(lines, func(a, b lineRec) int { return cmp.Compare(a.addr, b.addr) })
 	for _, fn := range cu.funcs {
-		for k, r := range fn.ranges {
-			// First line ending after r.lo.
-			i, _ := slices.BinarySearchFunc(lines, r.lo, func(l lineRec, a uint64) int {
-				if l.addr+uint64(l.size) <= a {
-					return -1
-				}
-				return 1
-			})
-			j := i
-			for j < len(lines) && lines[j].addr < r.hi {
-				j++
+		pieces := dr.pieces(fn, lines)
+		// By address (the pieces of a function of several ranges follow its
+		// ranges' order), then in the model's form.
+		slices.SortStableFunc(pieces, func(a, b lineRec) int { return cmp.Compare(a.addr, b.addr) })
+		out := make([]symfile.Line, len(pieces))
+		for i, l := range pieces {
+			out[i] = symfile.Line{Address: l.addr - dr.load, Size: uint64(l.size), Line: int64(l.line), File: uint32(l.file)}
+		}
+		fn.lines = out
+	}
+	cu.lines = nil
+}
+
+// pieces returns the pieces of the unit's line records (sorted by address)
+// that fall inside fn's ranges, in its ranges' order: a part of lines, or
+// dr.scratch.
+func (dr *dwarfReader) pieces(fn *funcRec, lines []lineRec) []lineRec {
+	out := dr.scratch[:0]
+	defer func() { dr.scratch = out[:0] }()
+	for k, r := range fn.ranges {
+		// First line ending after r.lo.
+		i, _ := slices.BinarySearchFunc(lines, r.lo, func(l lineRec, a uint64) int {
+			if l.addr+uint64(l.size) <= a {
+				return -1
 			}
-			// The usual case, a function of one range whose lines lie inside
-			// it, shares the unit's array instead of copying it.
-			if k == 0 && len(fn.ranges) == 1 && j > i && lines[i].addr >= r.lo && lines[j-1].addr+uint64(lines[j-1].size) <= r.hi {
-				fn.lines = lines[i:j:j]
-				continue
-			}
-			for ; i < j; i++ {
-				l := lines[i]
-				lo, hi := max(l.addr, r.lo), min(l.addr+uint64(l.size), r.hi)
-				if hi > lo {
-					l.addr, l.size = lo, uint32(hi-lo)
-					fn.lines = append(fn.lines, l)
-				}
+			return 1
+		})
+		j := i
+		for j < len(lines) && lines[j].addr < r.hi {
+			j++
+		}
+		// The usual case, a function of one range whose lines lie inside
+		// it: a part of the unit's array.
+		if k == 0 && len(fn.ranges) == 1 && j > i && lines[i].addr >= r.lo && lines[j-1].addr+uint64(lines[j-1].size) <= r.hi {
+			return lines[i:j:j]
+		}
+		for ; i < j; i++ {
+			l := lines[i]
+			lo, hi := max(l.addr, r.lo), min(l.addr+uint64(l.size), r.hi)
+			if hi > lo {
+				l.addr, l.size = lo, uint32(hi-lo)
+				out = append(out, l)
 			}
 		}
 	}
-	cu.lines = nil
+	return out
 }
 
 // demangled returns the demangled form of a linkage name, or "" when it is

@@ -207,6 +207,7 @@ func newDumper(bin *elf.File, path string, opts dumpsyms.Options) *dumper {
 }
 
 func (d *dumper) closeAll() {
+	d.sr.free()
 	for _, c := range d.close {
 		c.Close()
 	}
@@ -395,6 +396,9 @@ var minInflateLimit uint64 = 64 << 20
 type sectionReader struct {
 	ratio int64
 	warn  func(format string, args ...any)
+
+	mu    sync.Mutex
+	frees []func() error // of the sections read by anonSection
 }
 
 // limit returns the largest decompressed size allowed for a section whose
@@ -504,8 +508,11 @@ func (d *dumper) readDWARF() []*funcRec {
 	split := &splitLoader{binPath: d.path, binDir: filepath.Dir(d.path), debugDirs: d.opts.DebugDirs,
 		debugAddr: src.addr, debugRanges: d.sr.data(d.debug, ".debug_ranges"), order: d.debug.ByteOrder, warn: d.warn, sr: d.sr}
 	defer split.close()
-	dr := &dwarfReader{warn: d.warn, inlines: d.opts.Inlines, blockInlines: true, files: &d.files, split: split, zeroIsCode: d.zeroIsCode}
+	dr := &dwarfReader{warn: d.warn, inlines: d.opts.Inlines, blockInlines: true, files: &d.files, split: split, load: d.load, zeroIsCode: d.zeroIsCode}
 	dr.read(src)
+	// What the walk made holds no part of the sections (debug/dwarf copies
+	// strings out): their memory goes now, before the model is built.
+	d.sr.free()
 	return dr.funcs
 }
 
@@ -538,14 +545,36 @@ func loadDWARF(f *elf.File, sr *sectionReader) (*dwarfSource, error) {
 		return src, nil
 	}
 	secs := make([][]byte, len(dwarfSections))
+	var refill func() error
 	var wg sync.WaitGroup
 	for i, n := range dwarfSections {
 		if n == "aranges" || n == "frame" || n == "pubnames" {
 			continue // debug/dwarf keeps them but never reads them
 		}
-		wg.Go(func() { secs[i] = sr.data(f, ".debug_"+n) })
+		// Outside the heap, freed when the walk ends (readDWARF); the
+		// pages of .debug_info given back behind the walk
+		// (unitSections.passed).
+		wg.Go(func() {
+			if b, r, ok := sr.anonSection(f, ".debug_"+n); ok {
+				secs[i] = b
+				if n == "info" {
+					refill = r
+				}
+			} else {
+				secs[i] = sr.data(f, ".debug_"+n)
+			}
+		})
 	}
 	wg.Wait()
+	src.line, src.str, src.addr, src.lineStr = secs[4], secs[7], secs[8], secs[9]
+	src.info, src.abbrev = secs[3], secs[0]
+	if unitAtATime && unitsReadable(secs[3], secs[0], f.ByteOrder) {
+		// A unit at a time (dieReader), with the same entries, errors and
+		// warnings as one dwarf.New over everything.
+		src.units = &unitSections{abbrev: secs[0], info: secs[3], line: secs[4], ranges: secs[6], str: secs[7],
+			addr: secs[8], lineStr: secs[9], strOffsets: secs[10], rnglists: secs[11], refill: refill}
+		return src, nil
+	}
 	data, err := dwarf.New(secs[0], secs[1], secs[2], secs[3], secs[4], secs[5], secs[6], secs[7])
 	if err != nil {
 		return nil, err
@@ -645,11 +674,13 @@ func (d *dumper) buildFunctions(funcs []*funcRec) {
 		for _, r := range fn.ranges {
 			f.Ranges = append(f.Ranges, symfile.Range{Address: r.lo - d.load, Size: r.hi - r.lo})
 		}
-		slices.SortStableFunc(fn.lines, func(a, b lineRec) int { return cmp.Compare(a.addr, b.addr) })
-		f.Lines = make([]symfile.Line, 0, len(fn.lines))
-		for _, l := range fn.lines {
-			d.files.used[l.file] = true
-			f.Lines = append(f.Lines, symfile.Line{Address: l.addr - d.load, Size: uint64(l.size), Line: int64(l.line), File: uint32(l.file)})
+		// The lines are in the model's form already (assignLines).
+		f.Lines = fn.lines
+		if f.Lines == nil {
+			f.Lines = []symfile.Line{}
+		}
+		for _, l := range f.Lines {
+			d.files.used[l.File] = true
 		}
 		for _, in := range fn.inlines {
 			on := nameOf(in.origin)

@@ -5,9 +5,11 @@ import (
 	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
@@ -38,10 +40,14 @@ func FuzzDWARF(f *testing.F) {
 		// Again through dieReader.
 		dr = &dwarfReader{warn: func(string, ...any) {}, inlines: true, blockInlines: true, files: files}
 		dr.read(&dwarfSource{data: d, line: line, str: str, order: binary.LittleEndian, info: info, abbrev: abbrev})
-		for _, fn := range dr.funcs {
-			qualifiedName(fn.node)
-			for _, in := range fn.inlines {
-				nameOf(in.origin)
+		want := funcsText(dr.funcs)
+		// Again a unit at a time, when the sections allow it: the same
+		// functions.
+		if unitsReadable(info, abbrev, binary.LittleEndian) {
+			dr = &dwarfReader{warn: func(string, ...any) {}, inlines: true, blockInlines: true, files: files}
+			dr.read(&dwarfSource{units: &unitSections{abbrev: abbrev, info: info, line: line, str: str}, line: line, str: str, order: binary.LittleEndian, info: info, abbrev: abbrev})
+			if got := funcsText(dr.funcs); got != want {
+				t.Errorf("a unit at a time:\n%s\nwith dwarf.New over all units:\n%s", got, want)
 			}
 		}
 		lineFileNames(line, 0, binary.LittleEndian, ".", str, str)
@@ -99,4 +105,17 @@ func fuzzDump(t *testing.T, data []byte) {
 	if err := s.Write(io.Discard); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// funcsText renders the walk's functions with their names, ranges, lines
+// and inlines, for comparing two walks.
+func funcsText(funcs []*funcRec) string {
+	var b strings.Builder
+	for _, fn := range funcs {
+		fmt.Fprintf(&b, "%s %v %v\n", qualifiedName(fn.node), fn.ranges, fn.lines)
+		for _, in := range fn.inlines {
+			fmt.Fprintf(&b, "  %s %d %d %d %v\n", nameOf(in.origin), in.depth, in.callLine, in.callFile, in.ranges)
+		}
+	}
+	return b.String()
 }

@@ -2,7 +2,9 @@
 // index and dump files: with mmap(2) on Unix, by reading them whole
 // elsewhere ([Supported] tells which). Advice on how a mapping will be read,
 // and giving its pages back, are passed to the kernel on Linux and ignored
-// elsewhere.
+// elsewhere. [Anon] gives large buffers outside the Go heap (anonymous
+// mappings on Unix) whose pages can be discarded while in use ([Discard],
+// Linux).
 package mmap
 
 import (

@@ -37,3 +37,14 @@ func pageSpan(b []byte) (lo, hi int) {
 	hi = len(b) - int(end%page)
 	return lo, hi
 }
+
+// Discard drops the whole pages of b, a part of memory from [Anon], from
+// this process's resident memory: what they held is lost (they read as
+// zeros on Linux, unchanged elsewhere), so the caller must not read them
+// again before writing them.
+func Discard(b []byte) {
+	lo, hi := pageSpan(b)
+	if lo < hi {
+		_ = syscall.Madvise(b[lo:hi], syscall.MADV_DONTNEED)
+	}
+}

@@ -17,3 +17,10 @@ func file(f *os.File, size int64, advice Advice) ([]byte, func() error, error) {
 
 // Release does nothing: the file was read into the heap.
 func Release([]byte) {}
+
+func anon(size int) ([]byte, func() error, error) {
+	return make([]byte, size), noUnmap, nil
+}
+
+// Discard does nothing: the memory is the heap's.
+func Discard([]byte) {}

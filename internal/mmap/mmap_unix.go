@@ -25,3 +25,11 @@ func file(f *os.File, size int64, advice Advice) ([]byte, func() error, error) {
 	advise(b, advice)
 	return b, func() error { return syscall.Munmap(b) }, nil
 }
+
+func anon(size int) ([]byte, func() error, error) {
+	b, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return nil, nil, fmt.Errorf("anonymous mapping of %d bytes: %w", size, err)
+	}
+	return b, func() error { return syscall.Munmap(b) }, nil
+}

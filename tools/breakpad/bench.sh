@@ -18,9 +18,9 @@
 # here with our minidump_capture from a small program (built and dumped
 # again on every run, not committed); reading the perf case's 65 MB .sym
 # (our symlookup of one address against wc -l, the speed of reading the
-# file); dump_syms on Debian's libc with its debug file and on a large C++
-# ELF with DWARF made by tools/breakpad/bigelf.sh (built once into
-# BENCH_TMP). Prints markdown tables: hyperfine's median, mean ± σ, min and
+# file); dump_syms on Debian's libc with its debug file, on a large C++
+# ELF with DWARF made by tools/breakpad/bigelf.sh and on Go's compiler
+# built with uncompressed DWARF (both built once into BENCH_TMP). Prints markdown tables: hyperfine's median, mean ± σ, min and
 # max wall times, then user+system time and peak RSS as the median of 5
 # runs of /usr/bin/time, and on each "ours" row the ratios to the row above
 # (its median wall time over ours, our peak RSS over its). A last row times
@@ -175,10 +175,14 @@ want dump && table "minidump_dump" "${lines[@]}"
 
 if want dump_syms && [ -x "$bpsyms" ]; then
 	tools/breakpad/bigelf.sh "$tmp/bigelf" >/dev/null
+	# A large Go program with uncompressed DWARF (Breakpad reads no
+	# compressed sections): the Go toolchain's compiler, built once.
+	[ -f "$tmp/gocompile" ] || go build -ldflags=-compressdwarf=false -o "$tmp/gocompile" cmd/compile
 	dl=$c/debian/libc
 	lines=(
 		"Debian libc.so.6 + debug file|$bpsyms $dl/libc.so.6 $dl/usr-lib-debug/.build-id/93|$tmp/bin/dump_syms $dl/libc.so.6 $dl/usr-lib-debug/.build-id/93"
 		"bigelf.sh C++ ELF ($(($(stat -c %s "$tmp/bigelf") >> 20)) MiB)|$bpsyms $tmp/bigelf|$tmp/bin/dump_syms $tmp/bigelf"
+		"Go's cmd/compile, DWARF uncompressed ($(($(stat -c %s "$tmp/gocompile") >> 20)) MiB)|$bpsyms $tmp/gocompile|$tmp/bin/dump_syms $tmp/gocompile"
 	)
 	table "dump_syms" "${lines[@]}"
 fi

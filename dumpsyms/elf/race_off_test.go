@@ -1,0 +1,5 @@
+//go:build !race
+
+package elf
+
+const raceBuild = false
