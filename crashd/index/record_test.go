@@ -305,3 +305,60 @@ func BenchmarkRecordProcessed(b *testing.B) {
 		})
 	}
 }
+
+// TestRecordProcessedCommitDelay: outcomes that arrive close together
+// wait for each other (the commit delay) and share commits, and an
+// outcome that arrives alone is not delayed.
+func TestRecordProcessedCommitDelay(t *testing.T) {
+	ctx := context.Background()
+	ix, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "index.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ix.commitDelay = 300 * time.Millisecond
+	day := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	outcome := func(i int) Outcome {
+		return Outcome{Crash: Crash{ID: crashID(i, day), ReceivedAt: day.Add(time.Duration(i) * time.Second), Product: "App", Signature: "s", Attempts: 1}}
+	}
+	groups := func() int64 {
+		ix.gmu.Lock()
+		defer ix.gmu.Unlock()
+		return ix.groups
+	}
+	// Alone (the first arrival has no company): no wait.
+	t0 := time.Now()
+	if err := ix.RecordProcessed(ctx, outcome(0)); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(t0); d >= ix.commitDelay {
+		t.Errorf("an outcome alone took %v, the commit delay is %v", d, ix.commitDelay)
+	}
+	// 16 arriving 5 ms apart (each of which would commit alone without
+	// the delay): within the delay of each other, so they share one or
+	// two commits.
+	g0 := groups()
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := 1; i <= 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i) * 5 * time.Millisecond)
+			errs <- ix.RecordProcessed(ctx, outcome(i))
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g := groups() - g0; g > 3 {
+		t.Errorf("16 outcomes arriving together took %d commits, want at most 3", g)
+	}
+	if n, err := ix.Counts(ctx); err != nil || n[Processed] != 17 {
+		t.Fatalf("counts %v, %v; want 17 processed", n, err)
+	}
+}

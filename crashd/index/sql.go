@@ -76,6 +76,8 @@ CREATE INDEX crashes_top ON crashes (product, crash_day, signature);
 	5: migrationDaily,
 	// 6: the annotations the configuration indexes (annotations.go).
 	6: migrationAnnotations,
+	// 7: two indexes of crashes no query reads any more (lean.go).
+	7: migrationLean,
 }
 
 // crashDay is the crash_day of a crash id: its UTC day (the id's last six
@@ -115,6 +117,15 @@ type SQL struct {
 	gmu     sync.Mutex
 	pending []*pendingRecord
 	leading bool
+	// commitDelay is how long a group commit's leader waits for more
+	// outcomes when they arrive closer together than that (company;
+	// lastArrival is the latest arrival); full is closed when maxGroup
+	// wait, ending the wait early. 0: no wait.
+	commitDelay time.Duration
+	company     bool
+	lastArrival time.Time
+	full        chan struct{}
+	groups      int64 // group commits led (tests)
 	// noRollup: the triage queries count from crashes alone (tests
 	// compare both ways).
 	noRollup bool
@@ -129,6 +140,12 @@ func (s *SQL) lockWrites() func() {
 	s.wmu.Lock()
 	return s.wmu.Unlock
 }
+
+// SQLiteCommitDelay is how long a group commit of RecordProcessed on
+// SQLite waits for more processed crashes when they arrive less than this
+// apart (record.go): up to this much more latency for a processed crash
+// under load, for commits shared by more crashes.
+const SQLiteCommitDelay = 2 * time.Millisecond
 
 // OpenSQLite opens (creating it and its directory if needed) the SQLite
 // index at path and brings its schema up to date. The database is in WAL
@@ -145,7 +162,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
 		return nil, fmt.Errorf("index: open %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(8)
-	s := &SQL{db: db, d: sqliteDialect, rebind: sqliteDialect.rebind, now: time.Now}
+	s := &SQL{db: db, d: sqliteDialect, rebind: sqliteDialect.rebind, now: time.Now, commitDelay: SQLiteCommitDelay}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("index: %s: %w", path, err)
@@ -431,6 +448,28 @@ func (s *SQL) Get(ctx context.Context, id string) (Crash, error) {
 
 // Search implements [Index].
 func (s *SQL) Search(ctx context.Context, q Query) ([]Crash, error) {
+	stmt, args := searchStmt(q)
+	rows, err := s.db.QueryContext(ctx, s.rebind(stmt), args...)
+	if err != nil {
+		return nil, fmt.Errorf("index: search: %w", err)
+	}
+	defer rows.Close()
+	out := []Crash{}
+	for rows.Next() {
+		c, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("index: search: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: search: %w", err)
+	}
+	return out, nil
+}
+
+// searchStmt is Search's statement (? parameters) and its arguments.
+func searchStmt(q Query) (string, []any) {
 	var where []string
 	var args []any
 	add := func(cond string, v any) {
@@ -465,23 +504,7 @@ func (s *SQL) Search(ctx context.Context, q Query) ([]Crash, error) {
 		stmt += ` WHERE ` + strings.Join(where, " AND ")
 	}
 	stmt += ` ORDER BY received_at DESC, crash_id DESC LIMIT ` + strconv.Itoa(limit)
-	rows, err := s.db.QueryContext(ctx, s.rebind(stmt), args...)
-	if err != nil {
-		return nil, fmt.Errorf("index: search: %w", err)
-	}
-	defer rows.Close()
-	out := []Crash{}
-	for rows.Next() {
-		c, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("index: search: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("index: search: %w", err)
-	}
-	return out, nil
+	return stmt, args
 }
 
 // Known implements [Index].
@@ -540,9 +563,12 @@ func (s *SQL) ProcessedSince(ctx context.Context, since time.Time) ([]string, er
 	return ids, nil
 }
 
+// countsStmt is Counts' statement.
+const countsStmt = `SELECT status, COUNT(*) FROM crashes GROUP BY status`
+
 // Counts implements [Index].
 func (s *SQL) Counts(ctx context.Context) (map[Status]int64, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT status, COUNT(*) FROM crashes GROUP BY status`)
+	rows, err := s.db.QueryContext(ctx, countsStmt)
 	if err != nil {
 		return nil, fmt.Errorf("index: counts: %w", err)
 	}
