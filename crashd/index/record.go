@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 )
 
 // Outcome is everything the processor records of one processed crash:
@@ -73,21 +72,10 @@ VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?),", n), ",")
 // to lead writes them all in one; an outcome whose batch fails is written
 // again alone, so that it fails (or not) on its own. The leader writes the
 // others' outcomes with its own ctx; the processor's is never cancelled.
-// On SQLite the leader first waits up to SQLiteCommitDelay for more
-// outcomes when they have been arriving closer together than that.
 func (s *SQL) RecordProcessed(ctx context.Context, o Outcome) error {
 	r := &pendingRecord{o: o, done: make(chan error, 1)}
-	now := time.Now()
 	s.gmu.Lock()
 	s.pending = append(s.pending, r)
-	// Company is expected when outcomes arrive closer together than the
-	// commit delay (the last two, or the last two batches, did).
-	s.company = s.commitDelay > 0 && now.Sub(s.lastArrival) < s.commitDelay
-	s.lastArrival = now
-	if len(s.pending) >= maxGroup && s.full != nil {
-		close(s.full)
-		s.full = nil
-	}
 	lead := !s.leading
 	s.leading = true
 	s.gmu.Unlock()
@@ -121,30 +109,7 @@ const maxGroup = 64
 // writes for long.
 func (s *SQL) lead(ctx context.Context) {
 	s.gmu.Lock()
-	if s.company && len(s.pending) < maxGroup {
-		// A commit delay, as PostgreSQL's commit_delay with
-		// commit_siblings: outcomes are arriving close together, so
-		// wait up to commitDelay (or until maxGroup wait) for more to
-		// share this commit. SQLite writes every page a transaction
-		// changes to the WAL (and again at the checkpoint); crashes
-		// committed together share most of theirs (docs/crashd.md,
-		// "Benchmark").
-		full := make(chan struct{})
-		s.full = full
-		s.gmu.Unlock()
-		t := time.NewTimer(s.commitDelay)
-		select {
-		case <-t.C:
-		case <-full:
-			t.Stop()
-		case <-ctx.Done():
-			t.Stop()
-		}
-		s.gmu.Lock()
-		s.full = nil
-	}
 	n := min(len(s.pending), maxGroup)
-	s.groups++
 	batch := slices.Clone(s.pending[:n])
 	s.pending = slices.Delete(s.pending, 0, n)
 	s.gmu.Unlock()

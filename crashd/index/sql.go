@@ -117,15 +117,6 @@ type SQL struct {
 	gmu     sync.Mutex
 	pending []*pendingRecord
 	leading bool
-	// commitDelay is how long a group commit's leader waits for more
-	// outcomes when they arrive closer together than that (company;
-	// lastArrival is the latest arrival); full is closed when maxGroup
-	// wait, ending the wait early. 0: no wait.
-	commitDelay time.Duration
-	company     bool
-	lastArrival time.Time
-	full        chan struct{}
-	groups      int64 // group commits led (tests)
 	// noRollup: the triage queries count from crashes alone (tests
 	// compare both ways).
 	noRollup bool
@@ -140,12 +131,6 @@ func (s *SQL) lockWrites() func() {
 	s.wmu.Lock()
 	return s.wmu.Unlock
 }
-
-// SQLiteCommitDelay is how long a group commit of RecordProcessed on
-// SQLite waits for more processed crashes when they arrive less than this
-// apart (record.go): up to this much more latency for a processed crash
-// under load, for commits shared by more crashes.
-const SQLiteCommitDelay = 2 * time.Millisecond
 
 // OpenSQLite opens (creating it and its directory if needed) the SQLite
 // index at path and brings its schema up to date. The database is in WAL
@@ -162,7 +147,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
 		return nil, fmt.Errorf("index: open %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(8)
-	s := &SQL{db: db, d: sqliteDialect, rebind: sqliteDialect.rebind, now: time.Now, commitDelay: SQLiteCommitDelay}
+	s := &SQL{db: db, d: sqliteDialect, rebind: sqliteDialect.rebind, now: time.Now}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("index: %s: %w", path, err)
