@@ -76,6 +76,8 @@ CREATE INDEX crashes_top ON crashes (product, crash_day, signature);
 	5: migrationDaily,
 	// 6: the annotations the configuration indexes (annotations.go).
 	6: migrationAnnotations,
+	// 7: two indexes of crashes no query reads any more (lean.go).
+	7: migrationLean,
 }
 
 // crashDay is the crash_day of a crash id: its UTC day (the id's last six
@@ -431,6 +433,28 @@ func (s *SQL) Get(ctx context.Context, id string) (Crash, error) {
 
 // Search implements [Index].
 func (s *SQL) Search(ctx context.Context, q Query) ([]Crash, error) {
+	stmt, args := searchStmt(q)
+	rows, err := s.db.QueryContext(ctx, s.rebind(stmt), args...)
+	if err != nil {
+		return nil, fmt.Errorf("index: search: %w", err)
+	}
+	defer rows.Close()
+	out := []Crash{}
+	for rows.Next() {
+		c, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("index: search: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: search: %w", err)
+	}
+	return out, nil
+}
+
+// searchStmt is Search's statement (? parameters) and its arguments.
+func searchStmt(q Query) (string, []any) {
 	var where []string
 	var args []any
 	add := func(cond string, v any) {
@@ -465,23 +489,7 @@ func (s *SQL) Search(ctx context.Context, q Query) ([]Crash, error) {
 		stmt += ` WHERE ` + strings.Join(where, " AND ")
 	}
 	stmt += ` ORDER BY received_at DESC, crash_id DESC LIMIT ` + strconv.Itoa(limit)
-	rows, err := s.db.QueryContext(ctx, s.rebind(stmt), args...)
-	if err != nil {
-		return nil, fmt.Errorf("index: search: %w", err)
-	}
-	defer rows.Close()
-	out := []Crash{}
-	for rows.Next() {
-		c, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("index: search: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("index: search: %w", err)
-	}
-	return out, nil
+	return stmt, args
 }
 
 // Known implements [Index].
@@ -540,9 +548,12 @@ func (s *SQL) ProcessedSince(ctx context.Context, since time.Time) ([]string, er
 	return ids, nil
 }
 
+// countsStmt is Counts' statement.
+const countsStmt = `SELECT status, COUNT(*) FROM crashes GROUP BY status`
+
 // Counts implements [Index].
 func (s *SQL) Counts(ctx context.Context) (map[Status]int64, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT status, COUNT(*) FROM crashes GROUP BY status`)
+	rows, err := s.db.QueryContext(ctx, countsStmt)
 	if err != nil {
 		return nil, fmt.Errorf("index: counts: %w", err)
 	}
