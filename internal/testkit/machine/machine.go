@@ -75,12 +75,9 @@ var GPRs = []x86asm.Reg{x86asm.RAX, x86asm.RCX, x86asm.RDX, x86asm.RBX, x86asm.R
 	x86asm.R8, x86asm.R9, x86asm.R10, x86asm.R11, x86asm.R12, x86asm.R13, x86asm.R14, x86asm.R15}
 
 // Full64 returns the 64-bit register that holds a general register of
-// any width (eax, ax, al: rax), whether r is that 64-bit register itself,
-// and false for registers that are not general ones. The 8-bit registers
-// after bl (ah..bh, spl..dil, r8b..r15b) are mapped by their distance
-// from al, as the models did before this package: wrong (ah is taken for
-// rsp, r8b for r12, r12b and on panic); kept in the move so that no
-// model's figures change, corrected by the next change.
+// any width (eax, ax, al, ah, sil, r8b: rax, rax, rax, rax, rsi, r8),
+// whether r is that 64-bit register itself, and false for registers that
+// are not general ones.
 func Full64(r x86asm.Reg) (full x86asm.Reg, whole, ok bool) {
 	switch {
 	case r >= x86asm.RAX && r <= x86asm.R15:
@@ -89,10 +86,15 @@ func Full64(r x86asm.Reg) (full x86asm.Reg, whole, ok bool) {
 		return GPRs[r-x86asm.EAX], false, true
 	case r >= x86asm.AX && r <= x86asm.R15W:
 		return GPRs[r-x86asm.AX], false, true
-	case r >= x86asm.AL && r <= x86asm.R15B:
+	// x86asm's 8-bit registers: al..bl, ah..bh, spl..dil, r8b..r15b.
+	case r >= x86asm.AL && r <= x86asm.BL:
 		return GPRs[r-x86asm.AL], false, true
+	case r >= x86asm.AH && r <= x86asm.BH:
+		return GPRs[r-x86asm.AH], false, true
 	case r >= x86asm.SPB && r <= x86asm.DIB:
 		return GPRs[4+r-x86asm.SPB], false, true
+	case r >= x86asm.R8B && r <= x86asm.R15B:
+		return GPRs[8+r-x86asm.R8B], false, true
 	}
 	return 0, false, false
 }

@@ -20,6 +20,12 @@ func TestFull64(t *testing.T) {
 		{x86asm.R12L, x86asm.R12, false, true},
 		{x86asm.BP, x86asm.RBP, false, true},
 		{x86asm.BL, x86asm.RBX, false, true},
+		{x86asm.AH, x86asm.RAX, false, true},
+		{x86asm.BH, x86asm.RBX, false, true},
+		{x86asm.SPB, x86asm.RSP, false, true},
+		{x86asm.DIB, x86asm.RDI, false, true},
+		{x86asm.R8B, x86asm.R8, false, true},
+		{x86asm.R15B, x86asm.R15, false, true},
 		{x86asm.RIP, 0, false, false},
 		{x86asm.X0, 0, false, false},
 	} {
