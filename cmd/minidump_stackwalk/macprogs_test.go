@@ -211,22 +211,11 @@ type model struct {
 	a64 [32]uint64
 }
 
-// xvalue is the value of an operand: a 64-bit register's, an immediate, a
-// word of memory read whole; junk otherwise.
+// xvalue is the value of an operand (machine.X64.Operand), junk when that
+// is unknown.
 func (st *model) xvalue(a x86asm.Arg, bytes int) uint64 {
-	switch a := a.(type) {
-	case x86asm.Reg:
-		if r, is64, ok := machine.Full64(a); ok && is64 {
-			return st.Regs[r]
-		}
-	case x86asm.Imm:
-		return uint64(a)
-	case x86asm.Mem:
-		if p, ok := st.Addr(a); ok && bytes == 8 {
-			if v, ok := st.Words[p]; ok {
-				return v
-			}
-		}
+	if v, ok := st.Operand(a, bytes); ok {
+		return v
 	}
 	return st.Next()
 }

@@ -124,6 +124,27 @@ func (m *X64) Addr(a x86asm.Mem) (uint64, bool) {
 	return v, true
 }
 
+// Operand returns what every model knows of a source operand of the
+// given size in bytes: an immediate's value, a whole 64-bit register's, a
+// whole word of memory written before; false otherwise (the model's own
+// to treat).
+func (m *X64) Operand(a x86asm.Arg, bytes int) (uint64, bool) {
+	switch a := a.(type) {
+	case x86asm.Reg:
+		if r, whole, ok := Full64(a); ok && whole {
+			return m.Regs[r], true
+		}
+	case x86asm.Imm:
+		return uint64(a), true
+	case x86asm.Mem:
+		if p, ok := m.Addr(a); ok && bytes == 8 {
+			v, ok := m.Words[p]
+			return v, ok
+		}
+	}
+	return 0, false
+}
+
 // Push is push of the word v: rsp down by 8, v written there.
 func (m *X64) Push(v uint64) {
 	m.Regs[x86asm.RSP] -= 8

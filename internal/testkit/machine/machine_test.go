@@ -77,6 +77,25 @@ func TestX64(t *testing.T) {
 	if !m.Step(x86Inst(t, 0x5a), value) || m.Regs[x86asm.RDX] != 0x0bad00000010 {
 		t.Fatalf("pop rdx of unwritten memory: %#x, want the first junk word", m.Regs[x86asm.RDX])
 	}
+	// rsp is 0x1008 now: mov rax, [rsp-16] (the pushed rbp), mov eax,
+	// [rsp-16], mov rax, [rsp+8] (never written), mov rax, rcx, mov eax,
+	// ecx, mov eax, 1.
+	for _, c := range []struct {
+		in   x86asm.Inst
+		v    uint64
+		want bool
+	}{
+		{x86Inst(t, 0x48, 0x8b, 0x44, 0x24, 0xf0), 0x2000, true},
+		{x86Inst(t, 0x8b, 0x44, 0x24, 0xf0), 0, false},
+		{x86Inst(t, 0x48, 0x8b, 0x44, 0x24, 0x08), 0, false},
+		{x86Inst(t, 0x48, 0x89, 0xc8), 3, true},
+		{x86Inst(t, 0x89, 0xc8), 0, false},
+		{x86Inst(t, 0xb8, 1, 0, 0, 0), 1, true},
+	} {
+		if v, ok := m.Operand(c.in.Args[1], c.in.MemBytes); v != c.v || ok != c.want {
+			t.Errorf("%v: operand %#x, %v; want %#x, %v", c.in, v, ok, c.v, c.want)
+		}
+	}
 	if _, ok := m.Addr(x86Inst(t, 0x48, 0x8b, 0x05, 0, 0, 0, 0).Args[1].(x86asm.Mem)); ok {
 		t.Error("rip-relative address known")
 	}

@@ -233,28 +233,14 @@ type model struct {
 	machine.X64
 }
 
-// value is the value of an operand: a register's (a 32-bit one's
-// zero-extended), an immediate, a word of memory read whole; junk
-// otherwise.
+// value is the value of an operand (machine.X64.Operand, and a 32-bit
+// register's, zero-extended), junk when that is unknown.
 func (st *model) value(a x86asm.Arg, bytes int) uint64 {
-	switch a := a.(type) {
-	case x86asm.Reg:
-		if r, is64, ok := machine.Full64(a); ok {
-			if is64 {
-				return st.Regs[r]
-			}
-			if a >= x86asm.EAX && a <= x86asm.R15L {
-				return uint64(uint32(st.Regs[r]))
-			}
-		}
-	case x86asm.Imm:
-		return uint64(a)
-	case x86asm.Mem:
-		if p, ok := st.Addr(a); ok && bytes == 8 {
-			if v, ok := st.Words[p]; ok {
-				return v
-			}
-		}
+	if v, ok := st.Operand(a, bytes); ok {
+		return v
+	}
+	if r, ok := a.(x86asm.Reg); ok && r >= x86asm.EAX && r <= x86asm.R15L {
+		return uint64(uint32(st.Regs[machine.GPRs[r-x86asm.EAX]]))
 	}
 	return st.Next()
 }
