@@ -7,9 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/arch/arm64"
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	dsmacho "github.com/gobreakpad/gobreakpad/dumpsyms/macho"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/machine"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/minidump/synth"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
@@ -205,92 +204,20 @@ func (f macFrame) callSite(callee uint64) (macInst, error) {
 }
 
 // model is the register and stack model of both architectures: x86_64
-// registers by x86asm's 64-bit register, arm64's x0-x30 and sp (31).
+// registers by x86asm's 64-bit register (machine.X64), arm64's x0-x30 and
+// sp (31), one memory.
 type model struct {
-	x86  map[x86asm.Reg]uint64
-	a64  [32]uint64
-	mem  map[uint64]uint64
-	junk uint64
+	machine.X64
+	a64 [32]uint64
 }
 
-func (st *model) next() uint64 { st.junk++; return 0x0bad00000000 + st.junk*0x10 }
-
-var macGPRs = []x86asm.Reg{x86asm.RAX, x86asm.RCX, x86asm.RDX, x86asm.RBX, x86asm.RSP, x86asm.RBP, x86asm.RSI, x86asm.RDI,
-	x86asm.R8, x86asm.R9, x86asm.R10, x86asm.R11, x86asm.R12, x86asm.R13, x86asm.R14, x86asm.R15}
-
-// full64 returns the 64-bit register of a general register of any width
-// and whether r is that register itself.
-func full64(r x86asm.Reg) (x86asm.Reg, bool, bool) {
-	switch {
-	case r >= x86asm.RAX && r <= x86asm.R15:
-		return r, true, true
-	case r >= x86asm.EAX && r <= x86asm.R15L:
-		return macGPRs[r-x86asm.EAX], false, true
-	case r >= x86asm.AX && r <= x86asm.R15W:
-		return macGPRs[r-x86asm.AX], false, true
-	case r >= x86asm.AL && r <= x86asm.R15B:
-		return macGPRs[r-x86asm.AL], false, true
-	case r >= x86asm.SPB && r <= x86asm.DIB:
-		return macGPRs[4+r-x86asm.SPB], false, true
-	}
-	return 0, false, false
-}
-
-func (st *model) xaddr(a x86asm.Mem) (uint64, bool) {
-	v := uint64(a.Disp)
-	if a.Base == x86asm.RIP {
-		return 0, false
-	}
-	if a.Base != 0 {
-		r, _, ok := full64(a.Base)
-		if !ok {
-			return 0, false
-		}
-		v += st.x86[r]
-	}
-	if a.Index != 0 {
-		r, _, ok := full64(a.Index)
-		if !ok {
-			return 0, false
-		}
-		v += st.x86[r] * uint64(a.Scale)
-	}
-	return v, true
-}
-
+// xvalue is the value of an operand (machine.X64.Operand), junk when that
+// is unknown.
 func (st *model) xvalue(a x86asm.Arg, bytes int) uint64 {
-	switch a := a.(type) {
-	case x86asm.Reg:
-		if r, is64, ok := full64(a); ok && is64 {
-			return st.x86[r]
-		}
-	case x86asm.Imm:
-		return uint64(a)
-	case x86asm.Mem:
-		if p, ok := st.xaddr(a); ok && bytes == 8 {
-			if v, ok := st.mem[p]; ok {
-				return v
-			}
-		}
+	if v, ok := st.Operand(a, bytes); ok {
+		return v
 	}
-	return st.next()
-}
-
-// store writes n bytes at p: a whole word as it is, others as junk over
-// the words they touch.
-func (st *model) store(p uint64, n int, v uint64) {
-	if n == 8 && p%8 == 0 {
-		st.mem[p] = v
-		return
-	}
-	for a := p &^ 7; a < p+uint64(max(n, 1)); a += 8 {
-		st.mem[a] = st.next()
-	}
-}
-
-func (st *model) push(v uint64) {
-	st.x86[x86asm.RSP] -= 8
-	st.mem[st.x86[x86asm.RSP]] = v
+	return st.Next()
 }
 
 // execX86 runs the instructions of code before stop.
@@ -300,34 +227,14 @@ func (st *model) execX86(code []macInst, stop uint64) error {
 			return nil
 		}
 		in := c.x86
-		var dst x86asm.Reg
-		dst64 := false
-		if r, ok := in.Args[0].(x86asm.Reg); ok {
-			dst, dst64, _ = full64(r)
+		if st.Step(in, st.xvalue) {
+			continue
 		}
+		dst, dst64 := machine.Dest(in)
 		switch in.Op {
-		case x86asm.PUSH:
-			st.push(st.xvalue(in.Args[0], 8))
-			continue
-		case x86asm.POP:
-			v, ok := st.mem[st.x86[x86asm.RSP]]
-			if !ok {
-				v = st.next()
-			}
-			st.x86[x86asm.RSP] += 8
-			if dst != 0 {
-				st.x86[dst] = v
-			}
-			continue
 		case x86asm.MOV:
-			if mem, ok := in.Args[0].(x86asm.Mem); ok {
-				if p, ok := st.xaddr(mem); ok {
-					st.store(p, in.MemBytes, st.xvalue(in.Args[1], in.MemBytes))
-				}
-				continue
-			}
 			if dst != 0 && dst64 {
-				st.x86[dst] = st.xvalue(in.Args[1], in.MemBytes)
+				st.Regs[dst] = st.xvalue(in.Args[1], in.MemBytes)
 				continue
 			}
 		case x86asm.SUB, x86asm.ADD:
@@ -336,69 +243,29 @@ func (st *model) execX86(code []macInst, stop uint64) error {
 				if in.Op == x86asm.SUB {
 					v = -v
 				}
-				st.x86[x86asm.RSP] += v
+				st.Regs[x86asm.RSP] += v
 				continue
 			}
-		case x86asm.LEA:
-			if p, ok := st.xaddr(in.Args[1].(x86asm.Mem)); ok && dst64 {
-				st.x86[dst] = p
-			} else {
-				st.x86[dst] = st.next()
-			}
-			continue
 		case x86asm.CALL:
 			for _, r := range []x86asm.Reg{x86asm.RAX, x86asm.RCX, x86asm.RDX, x86asm.RSI, x86asm.RDI, x86asm.R8, x86asm.R9, x86asm.R10, x86asm.R11} {
-				st.x86[r] = st.next()
+				st.Regs[r] = st.Next()
 			}
-			continue
-		case x86asm.CMP, x86asm.TEST, x86asm.NOP:
 			continue
 		case x86asm.RET, x86asm.LEAVE, x86asm.JMP:
 			return fmt.Errorf("%#x: %v before the stop", c.pc, in)
 		case x86asm.IMUL, x86asm.MUL, x86asm.DIV, x86asm.IDIV, x86asm.CQO:
 			if in.Args[1] == nil {
-				st.x86[x86asm.RAX], st.x86[x86asm.RDX] = st.next(), st.next()
+				st.Regs[x86asm.RAX], st.Regs[x86asm.RDX] = st.Next(), st.Next()
 				continue
 			}
 		}
 		if dst == x86asm.RSP || dst == x86asm.RBP && in.Op != x86asm.MOV {
 			return fmt.Errorf("%#x: %v: the model has no rule for it", c.pc, in)
 		}
-		if dst != 0 {
-			st.x86[dst] = st.next()
-		} else if mem, ok := in.Args[0].(x86asm.Mem); ok {
-			if p, ok := st.xaddr(mem); ok {
-				st.store(p, in.MemBytes, st.next())
-			}
-		}
+		st.Clobber(in)
 	}
 	return fmt.Errorf("%#x not reached", stop)
 }
-
-// a64Reg returns the model's index of an arm64 register operand (w and x
-// alike; sp 31).
-func a64Reg(a arm64asm.Arg) (int, bool) {
-	switch r := a.(type) {
-	case arm64asm.Reg:
-		switch {
-		case r >= arm64asm.X0 && r <= arm64asm.X30:
-			return int(r - arm64asm.X0), true
-		case r >= arm64asm.W0 && r <= arm64asm.W30:
-			return int(r - arm64asm.W0), true
-		}
-	case arm64asm.RegSP:
-		if r == arm64asm.RegSP(arm64asm.SP) {
-			return 31, true
-		}
-		return a64Reg(arm64asm.Reg(r))
-	}
-	return 0, false
-}
-
-var (
-	a64MemRe = regexp.MustCompile(`^\[(\w+)(?:,#(-?(?:0x)?[0-9a-fA-F]+))?\](!)?(?:,#(-?(?:0x)?[0-9a-fA-F]+))?$`)
-	a64ImmRe = regexp.MustCompile(`^#(0x[0-9a-fA-F]+|\d+)(, LSL #12)?$`)
-)
 
 // execA64 runs the instructions of code before stop.
 func (st *model) execA64(code []macInst, stop uint64) error {
@@ -407,17 +274,11 @@ func (st *model) execA64(code []macInst, stop uint64) error {
 			return nil
 		}
 		in := c.a64
-		var args []arm64asm.Arg
-		for _, a := range in.Args {
-			if a == nil {
-				break
-			}
-			args = append(args, a)
-		}
+		args := machine.A64Args(in)
 		switch in.Op {
 		case arm64asm.BL, arm64asm.BLR:
 			for r := 0; r <= 18; r++ {
-				st.a64[r] = st.next()
+				st.a64[r] = st.Next()
 			}
 			st.a64[30] = c.pc + 4 // as the callee returns
 			continue
@@ -429,83 +290,51 @@ func (st *model) execA64(code []macInst, stop uint64) error {
 		if len(args) == 0 {
 			continue
 		}
-		if mi, ok := args[len(args)-1].(arm64asm.MemImmediate); ok {
-			mm := a64MemRe.FindStringSubmatch(mi.String())
-			base, ok := a64Reg(mi.Base)
-			if mm == nil || !ok {
+		if _, ok := args[len(args)-1].(arm64asm.MemImmediate); ok {
+			mem, ok := machine.ParseA64Mem(args[len(args)-1])
+			if !ok {
 				return fmt.Errorf("%#x: %v: memory operand", c.pc, in)
 			}
-			parse := func(s string) uint64 {
-				if s == "" {
-					return 0
-				}
-				v, _ := strconv.ParseInt(s, 0, 64)
-				return uint64(v)
-			}
-			addr := st.a64[base] + parse(mm[2])
+			addr := mem.Addr(st.a64[mem.Base])
 			store := in.Op == arm64asm.STP || in.Op == arm64asm.STR || in.Op == arm64asm.STUR
 			load := in.Op == arm64asm.LDP || in.Op == arm64asm.LDR || in.Op == arm64asm.LDUR
 			for i, a := range args[:len(args)-1] {
-				r, ok := a64Reg(a)
+				r, ok := machine.A64GPR(a)
 				if !ok {
 					continue
 				}
-				ar, _ := a.(arm64asm.Reg)
-				wide := ar >= arm64asm.X0 && ar <= arm64asm.X30
+				wide := machine.A64Wide(a)
 				switch {
 				case store && wide:
-					st.mem[addr+uint64(8*i)] = st.a64[r]
+					st.Words[addr+uint64(8*i)] = st.a64[r]
 				case store:
-					st.store(addr+uint64(4*i), 4, 0)
+					st.Store(addr+uint64(4*i), 4, 0)
 				case load && wide:
-					v, ok := st.mem[addr+uint64(8*i)]
-					if !ok {
-						v = st.next()
-					}
-					st.a64[r] = v
+					st.a64[r] = st.Load(addr + uint64(8*i))
 				default:
 					if in.Op != arm64asm.STRB && in.Op != arm64asm.STRH {
-						st.a64[r] = st.next()
+						st.a64[r] = st.Next()
 					} else {
-						st.store(addr, 1, 0)
+						st.Store(addr, 1, 0)
 					}
 				}
 			}
-			if mm[3] != "" { // pre-index
-				st.a64[base] += parse(mm[2])
-			}
-			st.a64[base] += parse(mm[4]) // post-index
+			st.a64[mem.Base] = mem.Writeback(st.a64[mem.Base])
 			continue
 		}
-		d, ok := a64Reg(args[0])
+		d, ok := machine.A64GPR(args[0])
 		if !ok {
 			continue
 		}
+		v, form, known := machine.A64Move(in, st.a64[:])
 		switch {
-		case (in.Op == arm64asm.ADD || in.Op == arm64asm.SUB) && len(args) == 3:
-			s, ok := a64Reg(args[1])
-			im := a64ImmRe.FindStringSubmatch(args[2].String())
-			if !ok || im == nil {
-				if d == 31 || d == 29 {
-					return fmt.Errorf("%#x: %v: the model has no rule for it", c.pc, in)
-				}
-				st.a64[d] = st.next()
-				continue
+		case form && known:
+			st.a64[d] = v
+		case form:
+			if in.Op != arm64asm.MOV && (d == 31 || d == 29) {
+				return fmt.Errorf("%#x: %v: the model has no rule for it", c.pc, in)
 			}
-			v, _ := strconv.ParseUint(im[1], 0, 64)
-			if im[2] != "" {
-				v <<= 12
-			}
-			if in.Op == arm64asm.SUB {
-				v = -v
-			}
-			st.a64[d] = st.a64[s] + v
-		case in.Op == arm64asm.MOV && len(args) == 2:
-			if s, ok := a64Reg(args[1]); ok {
-				st.a64[d] = st.a64[s]
-			} else {
-				st.a64[d] = st.next()
-			}
+			st.a64[d] = st.Next()
 		default:
 			if d == 31 {
 				return fmt.Errorf("%#x: %v: the model has no rule for it", c.pc, in)
@@ -513,7 +342,7 @@ func (st *model) execA64(code []macInst, stop uint64) error {
 			if _, isMem := args[len(args)-1].(arm64asm.MemExtend); isMem && (in.Op == arm64asm.STRB || in.Op == arm64asm.STR || in.Op == arm64asm.STRH) {
 				continue // a store through an index: junk addresses
 			}
-			st.a64[d] = st.next()
+			st.a64[d] = st.Next()
 		}
 	}
 	return fmt.Errorf("%#x not reached", stop)
@@ -538,16 +367,16 @@ const (
 // macDump encodes the dump of a thread stopped at `at` in frames[0], its
 // callers stopped at their calls, and returns the frames' registers.
 func macDump(isARM bool, mods []*macModule, frames []macFrame, at uint64) ([]byte, []macTruth, error) {
-	st := &model{x86: map[x86asm.Reg]uint64{}, mem: map[uint64]uint64{}}
-	for i, r := range macGPRs {
-		st.x86[r] = 0x1000000000 + uint64(i)*0x01010101
+	st := &model{X64: machine.NewX64(0x0bad00000000)}
+	for i, r := range machine.GPRs {
+		st.Regs[r] = 0x1000000000 + uint64(i)*0x01010101
 	}
 	for i := range st.a64 {
 		st.a64[i] = 0x1000000000 + uint64(i)*0x01010101
 	}
 	// main's caller: a thread's start, return address and frame pointer 0.
-	st.x86[x86asm.RSP], st.x86[x86asm.RBP] = macStackTop-0x40, 0
-	st.push(0)
+	st.Regs[x86asm.RSP], st.Regs[x86asm.RBP] = macStackTop-0x40, 0
+	st.Push(0)
 	st.a64[31], st.a64[29], st.a64[30] = macStackTop-0x40, 0, 0
 	var truth []macTruth
 	var pc uint64
@@ -579,7 +408,7 @@ func macDump(isARM bool, mods []*macModule, frames []macFrame, at uint64) ([]byt
 			tr[arm64.RegSP], tr[arm64.RegPC] = st.a64[31], pc
 		} else {
 			for slot, r := range macRegsX86 {
-				tr[slot] = st.x86[r]
+				tr[slot] = st.Regs[r]
 			}
 			tr[amd64.RIP] = pc
 		}
@@ -588,7 +417,7 @@ func macDump(isARM bool, mods []*macModule, frames []macFrame, at uint64) ([]byt
 			if isARM {
 				st.a64[30] = pc
 			} else {
-				st.push(pc)
+				st.Push(pc)
 			}
 		}
 	}
@@ -596,7 +425,7 @@ func macDump(isARM bool, mods []*macModule, frames []macFrame, at uint64) ([]byt
 	truth[0] = nil // the context itself
 	var b *synth.Builder
 	var ctx *minidump.Context
-	sp := st.x86[x86asm.RSP]
+	sp := st.Regs[x86asm.RSP]
 	if isARM {
 		sp = st.a64[31]
 		b = synth.New(arch.ARM64, minidump.PlatformMacOSX)
@@ -606,7 +435,7 @@ func macDump(isARM bool, mods []*macModule, frames []macFrame, at uint64) ([]byt
 		ctx = synth.ARM64(c)
 	} else {
 		b = synth.New(arch.AMD64, minidump.PlatformMacOSX)
-		r := st.x86
+		r := st.Regs
 		ctx = synth.AMD64(&amd64.Context{ContextFlags: amd64.ContextFull, Rip: pc, Rsp: sp, Rbp: r[x86asm.RBP],
 			Rax: r[x86asm.RAX], Rbx: r[x86asm.RBX], Rcx: r[x86asm.RCX], Rdx: r[x86asm.RDX], Rsi: r[x86asm.RSI], Rdi: r[x86asm.RDI],
 			R8: r[x86asm.R8], R9: r[x86asm.R9], R10: r[x86asm.R10], R11: r[x86asm.R11],
@@ -615,7 +444,7 @@ func macDump(isARM bool, mods []*macModule, frames []macFrame, at uint64) ([]byt
 	}
 	stack := synth.NewStack(sp, 8)
 	for a := sp; a < macStackTop; a += 8 {
-		stack.U64(st.mem[a])
+		stack.U64(st.Words[a])
 	}
 	b.AddThread(0x103, ctx, stack)
 	// EXC_BAD_ACCESS / KERN_INVALID_ADDRESS, as Crashpad records it.

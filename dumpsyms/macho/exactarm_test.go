@@ -11,6 +11,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/cfi"
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/machine"
 	"golang.org/x/arch/arm64/arm64asm"
 )
 
@@ -23,7 +24,7 @@ type a64 struct {
 	junk uint64
 }
 
-const a64SP = 31
+const a64SP = machine.A64SP
 
 func newA64() *a64 {
 	m := &a64{mem: map[uint64]uint64{}}
@@ -43,27 +44,6 @@ func (m *a64) clone() *a64 {
 }
 
 func (m *a64) next() uint64 { m.junk++; return 0xbad000000 + m.junk*16 }
-
-// reg returns the model's index of a register operand (w and x alike).
-func a64Index(a arm64asm.Arg) (int, bool) {
-	switch r := a.(type) {
-	case arm64asm.Reg:
-		switch {
-		case r >= arm64asm.X0 && r <= arm64asm.X30:
-			return int(r - arm64asm.X0), true
-		case r >= arm64asm.W0 && r <= arm64asm.W30:
-			return int(r - arm64asm.W0), true
-		case r >= arm64asm.D0 && r <= arm64asm.D31:
-			return 32 + int(r-arm64asm.D0), true
-		}
-	case arm64asm.RegSP:
-		if r == arm64asm.RegSP(arm64asm.SP) {
-			return a64SP, true
-		}
-		return a64Index(arm64asm.Reg(r))
-	}
-	return 0, false
-}
 
 func (m *a64) exec(in arm64asm.Inst, pc uint64) (cont bool, target uint64, taken bool) {
 	args := argsOf(in)
@@ -87,20 +67,16 @@ func (m *a64) exec(in arm64asm.Inst, pc uint64) (cont bool, target uint64, taken
 		m.regs[30] = m.next()
 		return true, 0, false
 	case arm64asm.STP, arm64asm.STR, arm64asm.LDP, arm64asm.LDR:
-		mem, ok := parseMem(args[len(args)-1])
+		mem, ok := machine.ParseA64Mem(args[len(args)-1])
 		if !ok {
-			if r, ok := a64Index(args[0]); ok && (in.Op == arm64asm.LDR || in.Op == arm64asm.LDP) {
+			if r, ok := machine.A64Reg(args[0]); ok && (in.Op == arm64asm.LDR || in.Op == arm64asm.LDP) {
 				m.regs[r] = m.next()
 			}
 			return true, 0, false
 		}
-		bi, _ := a64Index(args[len(args)-1].(arm64asm.MemImmediate).Base)
-		addr := m.regs[bi]
-		if !mem.post {
-			addr += uint64(mem.imm)
-		}
+		addr := mem.Addr(m.regs[mem.Base])
 		for i, a := range args[:len(args)-1] {
-			r, ok := a64Index(a)
+			r, ok := machine.A64Reg(a)
 			if !ok {
 				continue
 			}
@@ -110,36 +86,19 @@ func (m *a64) exec(in arm64asm.Inst, pc uint64) (cont bool, target uint64, taken
 				m.regs[r] = m.mem[addr+uint64(8*i)]
 			}
 		}
-		if mem.pre || mem.post {
-			m.regs[bi] += uint64(mem.imm)
-		}
+		m.regs[mem.Base] = mem.Writeback(m.regs[mem.Base])
 		return true, 0, false
 	}
 	if len(args) == 0 {
 		return true, 0, false
 	}
-	d, ok := a64Index(args[0])
+	d, ok := machine.A64Reg(args[0])
 	if !ok {
 		return true, 0, false
 	}
-	switch {
-	case (in.Op == arm64asm.ADD || in.Op == arm64asm.SUB) && len(args) == 3:
-		s, ok1 := a64Index(args[1])
-		n, ok2 := immArg(args[2])
-		if !ok1 || !ok2 {
-			m.regs[d] = m.next()
-			break
-		}
-		if in.Op == arm64asm.SUB {
-			n = -n
-		}
-		m.regs[d] = m.regs[s] + uint64(n)
-	case in.Op == arm64asm.MOV && len(args) == 2:
-		if s, ok := a64Index(args[1]); ok {
-			m.regs[d] = m.regs[s]
-		} else {
-			m.regs[d] = m.next()
-		}
+	switch v, form, known := machine.A64Move(in, m.regs[:]); {
+	case form && known:
+		m.regs[d] = v
 	case in.Op == arm64asm.CMP || in.Op == arm64asm.CMN || in.Op == arm64asm.TST || in.Op == arm64asm.NOP || in.Op == arm64asm.HINT:
 	default:
 		m.regs[d] = m.next()

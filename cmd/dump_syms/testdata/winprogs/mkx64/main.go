@@ -55,6 +55,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	dspe "github.com/gobreakpad/gobreakpad/dumpsyms/pe"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/machine"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/minidump/synth"
 	"github.com/gobreakpad/gobreakpad/moduleid"
@@ -227,135 +228,39 @@ func (m *module) insts(start, end uint64) ([]inst, error) {
 	return out, nil
 }
 
-// The general registers, in x86asm's 64-bit names.
-var gprs = []x86asm.Reg{x86asm.RAX, x86asm.RCX, x86asm.RDX, x86asm.RBX, x86asm.RSP, x86asm.RBP, x86asm.RSI, x86asm.RDI,
-	x86asm.R8, x86asm.R9, x86asm.R10, x86asm.R11, x86asm.R12, x86asm.R13, x86asm.R14, x86asm.R15}
-
-// full returns the 64-bit register of a general register of any width and
-// whether r is that register itself.
-func full(r x86asm.Reg) (x86asm.Reg, bool, bool) {
-	switch {
-	case r >= x86asm.RAX && r <= x86asm.R15:
-		return r, true, true
-	case r >= x86asm.EAX && r <= x86asm.R15L:
-		return gprs[r-x86asm.EAX], false, true
-	case r >= x86asm.AX && r <= x86asm.R15W:
-		return gprs[r-x86asm.AX], false, true
-	case r >= x86asm.AL && r <= x86asm.R15B:
-		return gprs[r-x86asm.AL], false, true
-	}
-	return 0, false, false
+// model is the model of the registers and the stack (8-byte words).
+type model struct {
+	machine.X64
 }
 
-// machine is the model of the registers and the stack (8-byte words).
-type machine struct {
-	regs map[x86asm.Reg]uint64
-	mem  map[uint64]uint64
-	junk uint64
-}
-
-func (st *machine) next() uint64 { st.junk++; return 0x0bad00000000 + st.junk*0x10 }
-
-func (st *machine) push(v uint64) {
-	st.regs[x86asm.RSP] -= 8
-	st.mem[st.regs[x86asm.RSP]] = v
-}
-
-// addr returns the address of a memory operand, false for rip-relative
-// ones and those through registers the model has no value of.
-func (st *machine) addr(a x86asm.Mem) (uint64, bool) {
-	v := uint64(a.Disp)
-	if a.Base == x86asm.RIP {
-		return 0, false
+// value is the value of an operand (machine.X64.Operand, and a 32-bit
+// register's, zero-extended), junk when that is unknown.
+func (st *model) value(a x86asm.Arg, bytes int) uint64 {
+	if v, ok := st.Operand(a, bytes); ok {
+		return v
 	}
-	if a.Base != 0 {
-		r, _, ok := full(a.Base)
-		if !ok {
-			return 0, false
-		}
-		v += st.regs[r]
+	if r, ok := a.(x86asm.Reg); ok && r >= x86asm.EAX && r <= x86asm.R15L {
+		return uint64(uint32(st.Regs[machine.GPRs[r-x86asm.EAX]]))
 	}
-	if a.Index != 0 {
-		r, _, ok := full(a.Index)
-		if !ok {
-			return 0, false
-		}
-		v += st.regs[r] * uint64(a.Scale)
-	}
-	return v, true
-}
-
-func (st *machine) value(a x86asm.Arg, bytes int) uint64 {
-	switch a := a.(type) {
-	case x86asm.Reg:
-		if r, is64, ok := full(a); ok {
-			if is64 {
-				return st.regs[r]
-			}
-			if a >= x86asm.EAX && a <= x86asm.R15L {
-				return uint64(uint32(st.regs[r]))
-			}
-		}
-	case x86asm.Imm:
-		return uint64(a)
-	case x86asm.Mem:
-		if p, ok := st.addr(a); ok && bytes == 8 {
-			if v, ok := st.mem[p]; ok {
-				return v
-			}
-		}
-	}
-	return st.next()
-}
-
-// store writes a value of n bytes at p: whole words as they are, others as
-// junk over the words they touch.
-func (st *machine) store(p uint64, n int, v uint64) {
-	if n == 8 && p%8 == 0 {
-		st.mem[p] = v
-		return
-	}
-	for a := p &^ 7; a < p+uint64(max(n, 1)); a += 8 {
-		st.mem[a] = st.next()
-	}
+	return st.Next()
 }
 
 var volatile = []x86asm.Reg{x86asm.RAX, x86asm.RCX, x86asm.RDX, x86asm.R8, x86asm.R9, x86asm.R10, x86asm.R11}
 
 // exec runs the instructions of code before stop on the model.
-func (st *machine) exec(code []inst, stop uint64) error {
+func (st *model) exec(code []inst, stop uint64) error {
 	for i, in := range code {
 		if in.pc == stop {
 			return nil
 		}
-		var dst x86asm.Reg
-		dst64 := false
-		if r, ok := in.Args[0].(x86asm.Reg); ok {
-			dst, dst64, _ = full(r)
+		if st.Step(in.Inst, st.value) {
+			continue
 		}
+		dst, dst64 := machine.Dest(in.Inst)
 		switch in.Op {
-		case x86asm.PUSH:
-			st.push(st.value(in.Args[0], 8))
-			continue
-		case x86asm.POP:
-			v, ok := st.mem[st.regs[x86asm.RSP]]
-			if !ok {
-				v = st.next()
-			}
-			st.regs[x86asm.RSP] += 8
-			if dst != 0 {
-				st.regs[dst] = v
-			}
-			continue
 		case x86asm.MOV:
-			if mem, ok := in.Args[0].(x86asm.Mem); ok {
-				if p, ok := st.addr(mem); ok {
-					st.store(p, in.MemBytes, st.value(in.Args[1], in.MemBytes))
-				}
-				continue
-			}
 			if dst != 0 {
-				st.regs[dst] = st.value(in.Args[1], in.MemBytes)
+				st.Regs[dst] = st.value(in.Args[1], in.MemBytes)
 				continue
 			}
 		case x86asm.SUB, x86asm.ADD, x86asm.AND:
@@ -366,21 +271,14 @@ func (st *machine) exec(code []inst, stop uint64) error {
 				v := st.value(in.Args[1], 8)
 				switch in.Op {
 				case x86asm.SUB:
-					st.regs[x86asm.RSP] -= v
+					st.Regs[x86asm.RSP] -= v
 				case x86asm.ADD:
-					st.regs[x86asm.RSP] += v
+					st.Regs[x86asm.RSP] += v
 				case x86asm.AND:
-					st.regs[x86asm.RSP] &= v
+					st.Regs[x86asm.RSP] &= v
 				}
 				continue
 			}
-		case x86asm.LEA:
-			if p, ok := st.addr(in.Args[1].(x86asm.Mem)); ok && dst64 {
-				st.regs[dst] = p
-			} else {
-				st.regs[dst] = st.next()
-			}
-			continue
 		case x86asm.CALL:
 			if i+1 < len(code) && code[i+1].Op == x86asm.SUB && code[i+1].Args[0] == x86asm.RSP && code[i+1].Args[1] == x86asm.RAX {
 				// The stack probe of a prolog (mov eax, N; call
@@ -388,10 +286,8 @@ func (st *machine) exec(code []inst, stop uint64) error {
 				continue
 			}
 			for _, r := range volatile {
-				st.regs[r] = st.next()
+				st.Regs[r] = st.Next()
 			}
-			continue
-		case x86asm.CMP, x86asm.TEST, x86asm.NOP:
 			continue
 		case x86asm.RET, x86asm.LEAVE:
 			return fmt.Errorf("0x%x: %v before the stop", in.pc, in.Inst)
@@ -402,16 +298,10 @@ func (st *machine) exec(code []inst, stop uint64) error {
 		if dst == x86asm.RSP {
 			return fmt.Errorf("0x%x: %v: rsp changed by an instruction the model lacks", in.pc, in.Inst)
 		}
-		if dst != 0 {
-			st.regs[dst] = st.next()
-		} else if mem, ok := in.Args[0].(x86asm.Mem); ok {
-			if p, ok := st.addr(mem); ok {
-				st.store(p, in.MemBytes, st.next())
-			}
-		}
+		st.Clobber(in.Inst)
 		switch in.Op {
 		case x86asm.CDQ, x86asm.CQO, x86asm.MUL, x86asm.DIV, x86asm.IDIV:
-			st.regs[x86asm.RAX], st.regs[x86asm.RDX] = st.next(), st.next()
+			st.Regs[x86asm.RAX], st.Regs[x86asm.RDX] = st.Next(), st.Next()
 		}
 	}
 	return fmt.Errorf("0x%x not reached", stop)
@@ -503,10 +393,10 @@ var slotRegs = map[int]x86asm.Reg{
 	amd64.R12: x86asm.R12, amd64.R13: x86asm.R13, amd64.R14: x86asm.R14, amd64.R15: x86asm.R15,
 }
 
-func (st *machine) state(rip uint64) regState {
+func (st *model) state(rip uint64) regState {
 	var s regState
 	for slot, r := range slotRegs {
-		s[slot] = st.regs[r]
+		s[slot] = st.Regs[r]
 	}
 	s[amd64.RIP] = rip
 	return s
@@ -517,12 +407,12 @@ func (st *machine) state(rip uint64) regState {
 func makeDump(mods []*module, frames []chainFrame, outerRet, at uint64) ([]byte, []regState, error) {
 	b := synth.New(arch.AMD64, minidump.PlatformWin32NT)
 	top := uint64(0x00300000)
-	st := &machine{regs: map[x86asm.Reg]uint64{}, mem: map[uint64]uint64{}}
-	for i, r := range gprs {
-		st.regs[r] = 0x1000000000 + uint64(i)*0x01010101
+	st := &model{X64: machine.NewX64(0x0bad00000000)}
+	for i, r := range machine.GPRs {
+		st.Regs[r] = 0x1000000000 + uint64(i)*0x01010101
 	}
-	st.regs[x86asm.RBP], st.regs[x86asm.RSP] = top-0x20, top-0x80
-	st.push(outerRet)
+	st.Regs[x86asm.RBP], st.Regs[x86asm.RSP] = top-0x20, top-0x80
+	st.Push(outerRet)
 	var truth []regState
 	var pcs []uint64
 	for j := len(frames) - 1; j >= 0; j-- {
@@ -546,19 +436,19 @@ func makeDump(mods []*module, frames []chainFrame, outerRet, at uint64) ([]byte,
 			}
 			ret := stop + uint64(call.Len)
 			truth = append([]regState{st.state(ret)}, truth...)
-			st.push(ret)
+			st.Push(ret)
 			pcs = append([]uint64{ret}, pcs...)
 		} else {
 			truth = append([]regState{st.state(stop)}, truth...)
 			pcs = append([]uint64{stop}, pcs...)
 		}
 	}
-	rsp := st.regs[x86asm.RSP]
+	rsp := st.Regs[x86asm.RSP]
 	stack := synth.NewStack(rsp, 8)
 	for a := rsp; a < top; a += 8 {
-		stack.U64(st.mem[a])
+		stack.U64(st.Words[a])
 	}
-	r := st.regs
+	r := st.Regs
 	ctx := &amd64.Context{ContextFlags: 0x10001f, Rip: pcs[0], Rsp: rsp, Rbp: r[x86asm.RBP],
 		Rax: r[x86asm.RAX], Rbx: r[x86asm.RBX], Rcx: r[x86asm.RCX], Rdx: r[x86asm.RDX], Rsi: r[x86asm.RSI], Rdi: r[x86asm.RDI],
 		R8: r[x86asm.R8], R9: r[x86asm.R9], R10: r[x86asm.R10], R11: r[x86asm.R11],
