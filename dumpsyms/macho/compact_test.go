@@ -279,11 +279,7 @@ func FuzzDump(f *testing.F) {
 	}
 	f.Add(fatHeader(1, 0))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p := filepath.Join(t.TempDir(), "f")
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		m, err := Dump(p, Options{Options: dumpsyms.Options{Inlines: true}, Exact: len(b)%2 == 0})
+		m, err := dumpBytes("f", b, Options{Options: dumpsyms.Options{Inlines: true}, Exact: len(b)%2 == 0})
 		if err == nil {
 			m.Write(&bytes.Buffer{})
 		}
