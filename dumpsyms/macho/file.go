@@ -349,6 +349,7 @@ func (o *object) debugID() (string, error) {
 	id := o.uuid
 	if id == nil {
 		h := newBPMD5()
+		var buf []byte // one buffer for all the sections (io.Copy allocates 32 KiB each time)
 		for _, s := range o.Sections {
 			if s.Flags&0xff == 1 || s.Offset == 0 {
 				continue
@@ -356,7 +357,10 @@ func (o *object) debugID() (string, error) {
 			if int64(s.Offset)+int64(s.Size) > o.slice.Size {
 				return "", fmt.Errorf("no LC_UUID, and section %s,%s runs past the end of the file", s.Seg, s.Name)
 			}
-			if _, err := io.Copy(h, io.NewSectionReader(o.r, int64(s.Offset), int64(s.Size))); err != nil {
+			if buf == nil {
+				buf = make([]byte, 32<<10)
+			}
+			if _, err := io.CopyBuffer(h, io.NewSectionReader(o.r, int64(s.Offset), int64(s.Size)), buf); err != nil {
 				return "", err
 			}
 		}
