@@ -268,8 +268,8 @@ func FuzzParseCompactUnwind(f *testing.F) {
 
 // FuzzDump runs the whole reader on a mutated Mach-O file, read from
 // memory (dumpBytes: no temporary file, no dSYM lookup). The seeds are
-// small files of each shape packed to their contents (fuzzSeeds: 3 to 6
-// KB, not the 9 to 50 KB of the files with their page padding); the
+// small files of each shape packed to their contents (fuzzSeeds: 3 to 8
+// KB, not the corpus's 9 to 17 KB files with their page padding); the
 // parsers it goes through have their own faster targets (FuzzParseUnwindInfo,
 // FuzzParseCompactUnwind, FuzzExactX86 here, FuzzDWARF and FuzzCFI for the
 // ELF reader's DWARF and CFI).
