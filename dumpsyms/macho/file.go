@@ -260,6 +260,13 @@ func openSlice(r io.ReaderAt, s Slice) (*object, error) {
 	if int64(ncmds)*8 > cmdsz {
 		return nil, fmt.Errorf("%s: %d load commands cannot fit in %d bytes", s.Arch(), ncmds, cmdsz)
 	}
+	cmds := make([]byte, cmdsz)
+	if _, err := sr.ReadAt(cmds, hsize); err != nil {
+		return nil, fmt.Errorf("%s: load commands: %w", s.Arch(), truncated(err))
+	}
+	if err := checkTables(cmds, ncmds, bo, hsize == 32, s.Size); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Arch(), err)
+	}
 	f, err := macho.NewFile(sr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Arch(), err)
@@ -275,6 +282,64 @@ func openSlice(r io.ReaderAt, s Slice) (*object, error) {
 	return o, nil
 }
 
+// checkTables refuses the tables debug/macho would read past the end of a
+// size-byte object: the symbol and string tables (LC_SYMTAB), the indirect
+// symbols (LC_DYSYMTAB) and the sections' relocations. debug/macho fails
+// on them too, but only after allocating the size they declare (up to
+// 10 MiB a table before its first read), so a damaged count cost
+// milliseconds of zeroing each time; refused here, the work on such a
+// file stays proportional to its size. Commands too short for their
+// fields are left to debug/macho's own error.
+func checkTables(cmds []byte, ncmds uint32, bo binary.ByteOrder, is64 bool, size int64) error {
+	past := func(what string, off uint32, n uint64) error {
+		if n > 0 && uint64(off)+n > uint64(size) {
+			return fmt.Errorf("%s (%d bytes at %#x) runs past the end of the %d-byte object", what, n, off, size)
+		}
+		return nil
+	}
+	symsz := uint64(12)
+	if is64 {
+		symsz = 16
+	}
+	for i := uint32(0); i < ncmds && len(cmds) >= 8; i++ {
+		cmd, n := bo.Uint32(cmds), bo.Uint32(cmds[4:])
+		if n < 8 || uint64(n) > uint64(len(cmds)) {
+			return nil // debug/macho says why
+		}
+		c := cmds[:n]
+		cmds = cmds[n:]
+		switch {
+		case cmd == 0x2 && len(c) >= 24: // LC_SYMTAB: symoff, nsyms, stroff, strsize
+			if err := past("string table", bo.Uint32(c[16:]), uint64(bo.Uint32(c[20:]))); err != nil {
+				return err
+			}
+			if err := past("symbol table", bo.Uint32(c[8:]), uint64(bo.Uint32(c[12:]))*symsz); err != nil {
+				return err
+			}
+		case cmd == 0xb && len(c) >= 64: // LC_DYSYMTAB: indirectsymoff, nindirectsyms
+			if err := past("indirect symbol table", bo.Uint32(c[56:]), uint64(bo.Uint32(c[60:]))*4); err != nil {
+				return err
+			}
+		case cmd == 0x1 || cmd == 0x19: // LC_SEGMENT, LC_SEGMENT_64
+			head, sect, rel := 56, 68, 48
+			if cmd == 0x19 {
+				head, sect, rel = 72, 80, 56
+			}
+			if len(c) < head {
+				continue
+			}
+			nsect := int(bo.Uint32(c[head-8:]))
+			for j := 0; j < nsect && head+(j+1)*sect <= len(c); j++ {
+				sc := c[head+j*sect:]
+				if err := past("relocations", bo.Uint32(sc[rel:]), uint64(bo.Uint32(sc[rel+4:]))*8); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // debugID returns Breakpad's identifier of the object: its LC_UUID in
 // upper-case hexadecimal followed by the age 0, or without LC_UUID the MD5
 // of its sections' bytes in its place (in load-command order, S_ZEROFILL
@@ -284,6 +349,7 @@ func (o *object) debugID() (string, error) {
 	id := o.uuid
 	if id == nil {
 		h := newBPMD5()
+		var buf []byte // one buffer for all the sections (io.Copy allocates 32 KiB each time)
 		for _, s := range o.Sections {
 			if s.Flags&0xff == 1 || s.Offset == 0 {
 				continue
@@ -291,7 +357,10 @@ func (o *object) debugID() (string, error) {
 			if int64(s.Offset)+int64(s.Size) > o.slice.Size {
 				return "", fmt.Errorf("no LC_UUID, and section %s,%s runs past the end of the file", s.Seg, s.Name)
 			}
-			if _, err := io.Copy(h, io.NewSectionReader(o.r, int64(s.Offset), int64(s.Size))); err != nil {
+			if buf == nil {
+				buf = make([]byte, 32<<10)
+			}
+			if _, err := io.CopyBuffer(h, io.NewSectionReader(o.r, int64(s.Offset), int64(s.Size)), buf); err != nil {
 				return "", err
 			}
 		}

@@ -138,3 +138,46 @@ func TestNoUUID(t *testing.T) {
 		t.Errorf("MODULE id %s, INFO CODE_ID %q; want %s and none", m.Module.ID, m.CodeID.ID, want)
 	}
 }
+
+// TestTablesPastEnd holds the tables debug/macho would allocate before
+// reading (symbols, strings, indirect symbols, relocations) to the file's
+// size: a damaged count is refused by name, not allocated.
+func TestTablesPastEnd(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		cmd  uint32 // the load command to damage
+		at   int    // the field's offset in it (in its first section for segments)
+		want string
+	}{
+		{"prog-i386-fl.o", 0x2, 12, "symbol table"},
+		{"prog-i386-fl.o", 0x2, 20, "string table"},
+		{"prog-i386-fl.o", 0x1, 56 + 52, "relocations"},
+		{"../libpairs-arm64.dylib", 0xb, 60, "indirect symbol table"},
+		{"../libpairs-arm64.dylib", 0x19, 72 + 60, "relocations"},
+	} {
+		b, err := os.ReadFile(mach32(c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hsize := 28
+		if b[0] == 0xcf {
+			hsize = 32
+		}
+		found := false
+		for off, i := hsize, 0; i < int(binary.LittleEndian.Uint32(b[16:])); i++ {
+			if binary.LittleEndian.Uint32(b[off:]) == c.cmd {
+				binary.LittleEndian.PutUint32(b[off+c.at:], 0x00ffffff)
+				found = true
+				break
+			}
+			off += int(binary.LittleEndian.Uint32(b[off+4:]))
+		}
+		if !found {
+			t.Fatalf("%s: no load command %#x", c.file, c.cmd)
+		}
+		_, err = dumpBytes(c.file, b, Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want+" (") || !strings.Contains(err.Error(), "runs past the end") {
+			t.Errorf("%s, command %#x damaged at %d: %v, want an error about the %s", c.file, c.cmd, c.at, err, c.want)
+		}
+	}
+}

@@ -86,21 +86,30 @@ func open(path, arch string, warn func(string, ...any)) (*input, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &input{path: p, f: f}
-	s, w, err := Select(sl, arch)
+	in, err := selectSlice(p, f, sl, arch, warn)
 	if err != nil {
 		f.Close()
+		return nil, err
+	}
+	in.f = f
+	return in, nil
+}
+
+// selectSlice opens the slice for arch of the Mach-O file r (named p in
+// messages).
+func selectSlice(p string, r io.ReaderAt, sl []Slice, arch string, warn func(string, ...any)) (*input, error) {
+	s, w, err := Select(sl, arch)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	if w != "" && warn != nil {
 		warn("%s: %s", p, w)
 	}
-	in.obj, err = openSlice(f, s)
+	o, err := openSlice(r, s)
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	return in, nil
+	return &input{path: p, obj: o}, nil
 }
 
 // openSlices opens the Mach-O file a path names (BundleFile) and lists its
@@ -217,6 +226,26 @@ func Dump(path string, opts Options) (*dumpsyms.Model, error) {
 		}
 	}
 	return dump(bin, dbg, opts, warn)
+}
+
+// dumpBytes reads the Mach-O file b (no bundle, no dSYM beside it) as Dump
+// reads a file at path: without temporary files, for the fuzz target.
+func dumpBytes(path string, b []byte, opts Options) (*dumpsyms.Model, error) {
+	r := bytes.NewReader(b)
+	sl, err := Slices(r, int64(len(b)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	in, err := selectSlice(path, r, sl, opts.Arch, opts.Warn)
+	if err != nil {
+		return nil, err
+	}
+	warn := func(format string, args ...any) {
+		if opts.Warn != nil {
+			opts.Warn(format, args...)
+		}
+	}
+	return dump(in, in, opts, warn)
 }
 
 func dump(bin, dbg *input, opts Options, warn func(string, ...any)) (*dumpsyms.Model, error) {
