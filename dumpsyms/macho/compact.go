@@ -442,14 +442,7 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), ex
 			continue
 		}
 		entry := dumpsyms.CFIEntry{Init: symfile.CFIInit{Address: uint64(e.Func), Size: uint64(e.End - e.Func), Rules: rules}}
-		if exact && (o.Cpu == macho.CpuAmd64 || o.Cpu == macho.CpuArm64 || o.Cpu == macho.Cpu386) {
-			follow := exactX86
-			switch o.Cpu {
-			case macho.CpuArm64:
-				follow = exactARM64
-			case macho.Cpu386:
-				follow = exactI386
-			}
+		if follow := exactFollower(o.Cpu); exact && follow != nil {
 			if code := funcCode(o, text, base, e); code != nil {
 				if init, ch, err := follow(code, uint64(e.Func), fixed(rules)); err == nil {
 					entry.Init.Rules, entry.Changes = init, ch
@@ -469,6 +462,20 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), ex
 	return nil
 }
 
+// exactFollower returns the code follower of --cfi-style exact for a
+// CPU, nil where there is none.
+func exactFollower(cpu macho.Cpu) func(code []byte, addr uint64, body bodyRules) (string, []symfile.CFI, error) {
+	switch cpu {
+	case macho.CpuAmd64:
+		return exactX86
+	case macho.CpuArm64:
+		return exactARM64
+	case macho.Cpu386:
+		return exactI386
+	}
+	return nil
+}
+
 // exactFDEs makes the rules of the functions whose unwind information is
 // an FDE (__eh_frame; compact unwind's DWARF mode) right at every
 // instruction as for compact encodings: clang's FDEs on Darwin describe
@@ -478,10 +485,7 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), ex
 // there, the followed rules replace the FDE's; elsewhere the FDE's stay
 // (counted in a warning).
 func exactFDEs(o *object, out *dumpsyms.Model, text *macho.Section, base uint64, warn func(string, ...any)) {
-	follow := exactX86
-	if o.Cpu == macho.CpuArm64 {
-		follow = exactARM64
-	}
+	follow := exactFollower(o.Cpu)
 	kept := 0
 	for i := range out.CFI {
 		e := &out.CFI[i]
