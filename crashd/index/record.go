@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Outcome is everything the processor records of one processed crash:
@@ -72,15 +73,24 @@ VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?),", n), ",")
 // to lead writes them all in one; an outcome whose batch fails is written
 // again alone, so that it fails (or not) on its own. The leader writes the
 // others' outcomes with its own ctx; the processor's is never cancelled.
+// With a group wait (SetGroupWait) a leader first waits that long, or until
+// a group is full, for more outcomes to share its transaction.
 func (s *SQL) RecordProcessed(ctx context.Context, o Outcome) error {
 	r := &pendingRecord{o: o, done: make(chan error, 1)}
 	s.gmu.Lock()
 	s.pending = append(s.pending, r)
 	lead := !s.leading
 	s.leading = true
+	if len(s.pending) >= maxGroup {
+		select {
+		case s.groupFull <- struct{}{}:
+		default:
+		}
+	}
 	s.gmu.Unlock()
 	for {
 		if lead {
+			s.waitGroup()
 			s.lead(ctx)
 		}
 		err := <-r.done
@@ -103,6 +113,49 @@ var errLead = errors.New("index: lead the next group commit")
 // maxGroup bounds the outcomes of one group commit.
 const maxGroup = 64
 
+// SetGroupWait sets how long the leader of a group commit waits for more
+// outcomes before it writes (or until a group is full): fewer, larger
+// transactions for callers that do not wait on one another (the
+// processor indexes a crash while its workers walk the next ones). Each
+// outcome then takes up to d longer to be recorded. 0, the default:
+// write at once. Set it before the first RecordProcessed.
+func (s *SQL) SetGroupWait(d time.Duration) { s.groupWait = d }
+
+// GroupCommits returns how many group commits RecordProcessed made and
+// how many outcomes they wrote (failed batches written again one by one
+// count once).
+func (s *SQL) GroupCommits() (commits, outcomes int64) {
+	return s.groupCommits.Load(), s.groupOutcomes.Load()
+}
+
+// waitGroup waits up to the group wait for a full group.
+func (s *SQL) waitGroup() {
+	if s.groupWait <= 0 {
+		return
+	}
+	full := func() bool {
+		s.gmu.Lock()
+		defer s.gmu.Unlock()
+		return len(s.pending) >= maxGroup
+	}
+	if full() {
+		return
+	}
+	t := time.NewTimer(s.groupWait)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return
+		case <-s.groupFull:
+			// A signal can be stale: a group filled while another led.
+			if full() {
+				return
+			}
+		}
+	}
+}
+
 // lead writes the waiting outcomes (at most maxGroup) in one transaction,
 // then hands the lead to the first of those that arrived meanwhile, if
 // any: every leader commits once, so that no caller waits on others'
@@ -113,6 +166,8 @@ func (s *SQL) lead(ctx context.Context) {
 	batch := slices.Clone(s.pending[:n])
 	s.pending = slices.Delete(s.pending, 0, n)
 	s.gmu.Unlock()
+	s.groupCommits.Add(1)
+	s.groupOutcomes.Add(int64(n))
 	if err := s.commitOutcomes(ctx, batch); err != nil && len(batch) > 1 {
 		for _, r := range batch {
 			r.done <- s.commitOutcomes(ctx, []*pendingRecord{r})

@@ -186,6 +186,69 @@ func TestRecordProcessedConcurrent(t *testing.T) {
 	}
 }
 
+// TestRecordProcessedGroupWait: with a group wait, 150 callers at once
+// (as the processor's crashes being recorded) are written in full groups
+// of maxGroup, and the rows are those written one at a time.
+func TestRecordProcessedGroupWait(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	seq, err := OpenSQLite(ctx, filepath.Join(dir, "seq.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seq.Close()
+	grp, err := OpenSQLite(ctx, filepath.Join(dir, "grp.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer grp.Close()
+	clock := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	seq.now = func() time.Time { return clock }
+	grp.now = seq.now
+	// Long enough for every caller to arrive on a loaded machine: full
+	// groups do not wait for it.
+	grp.SetGroupWait(2 * time.Second)
+	day := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	const n = 2*maxGroup + 22
+	var outcomes []Outcome
+	for i := range n {
+		outcomes = append(outcomes, Outcome{
+			Crash:   Crash{ID: crashID(i, day), ReceivedAt: day.Add(time.Duration(i) * time.Second), Product: "App", Signature: fmt.Sprintf("s%d", i%7), Attempts: 1},
+			Missing: []Module{{DebugFile: fmt.Sprintf("lib%d", i%11), DebugID: fmt.Sprintf("%032X0", i%13)}},
+		})
+		if err := seq.RecordProcessed(ctx, outcomes[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for _, o := range outcomes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := grp.RecordProcessed(ctx, o); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	commits, written := grp.GroupCommits()
+	if written != n || commits > 4 {
+		t.Errorf("%d outcomes in %d commits, want %d in 3 (two full groups and the rest)", written, commits, n)
+	}
+	if el := time.Since(start); el < 2*time.Second || el > 30*time.Second {
+		t.Errorf("took %v: the last group (not full) waits 2 s, the full ones not", el)
+	}
+	if got, want := dumpTables(t, grp), dumpTables(t, seq); got != want {
+		t.Fatalf("grouped:\n%s\none at a time:\n%s", got, want)
+	}
+}
+
 // dumpTables returns every row of the tables the processor writes, every
 // column as text, in a fixed order.
 func dumpTables(t *testing.T, ix *SQL) string {
@@ -254,7 +317,7 @@ func BenchmarkRecordProcessed(b *testing.B) {
 			missing = append(missing, Module{DebugFile: mods[j], DebugID: fmt.Sprintf("%032X0", j), CodeFile: mods[j], CodeID: fmt.Sprintf("%040x", j)})
 		}
 	}
-	for _, way := range []string{"three", "one", "concurrent"} {
+	for _, way := range []string{"three", "one", "concurrent", "pipelined"} {
 		b.Run(way, func(b *testing.B) {
 			ix, err := OpenSQLite(ctx, filepath.Join(b.TempDir(), "index.sqlite"))
 			if err != nil {
@@ -269,10 +332,21 @@ func BenchmarkRecordProcessed(b *testing.B) {
 					OS: "Linux", CPU: "amd64", Signature: fmt.Sprintf("sig%d", i%50), CrashReason: "SIGSEGV", Attempts: 1},
 					Details: Details{ProcessType: "content", OSVersion: "6.1", CrashAddress: "0x0", Modules: mods}, Missing: missing}
 			}
-			if way == "concurrent" {
-				// 8 callers at once, as the processor's workers: group
-				// commits.
+			if way == "concurrent" || way == "pipelined" {
+				// 8 callers at once, as the processor's workers waiting
+				// for their crash's commit: group commits. Pipelined: 128
+				// callers (the processor's crashes being recorded while its
+				// workers walk others) and the group wait crashd sets.
 				b.SetParallelism(4)
+				if way == "pipelined" {
+					b.SetParallelism(64)
+					ix.SetGroupWait(20 * time.Millisecond)
+				}
+				defer func() {
+					if c, o := ix.GroupCommits(); c > 0 {
+						b.ReportMetric(float64(o)/float64(c), "crashes/commit")
+					}
+				}()
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
 						if err := ix.RecordProcessed(ctx, outcome()); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver (PostgreSQL)
@@ -117,6 +118,12 @@ type SQL struct {
 	gmu     sync.Mutex
 	pending []*pendingRecord
 	leading bool
+	// groupWait is SetGroupWait's; groupFull wakes a waiting leader when
+	// maxGroup outcomes wait; the counters are GroupCommits'.
+	groupWait     time.Duration
+	groupFull     chan struct{}
+	groupCommits  atomic.Int64
+	groupOutcomes atomic.Int64
 	// noRollup: the triage queries count from crashes alone (tests
 	// compare both ways).
 	noRollup bool
@@ -147,7 +154,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
 		return nil, fmt.Errorf("index: open %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(8)
-	s := &SQL{db: db, d: sqliteDialect, rebind: sqliteDialect.rebind, now: time.Now}
+	s := &SQL{db: db, d: sqliteDialect, rebind: sqliteDialect.rebind, now: time.Now, groupFull: make(chan struct{}, 1)}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("index: %s: %w", path, err)
@@ -169,7 +176,7 @@ func OpenPostgres(ctx context.Context, dsn string) (*SQL, error) {
 	db.SetMaxOpenConns(16)
 	db.SetMaxIdleConns(16)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &SQL{db: db, d: postgresDialect, rebind: postgresDialect.rebind, now: time.Now}
+	s := &SQL{db: db, d: postgresDialect, rebind: postgresDialect.rebind, now: time.Now, groupFull: make(chan struct{}, 1)}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("index: postgres: %w", err)

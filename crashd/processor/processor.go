@@ -131,6 +131,10 @@ type Processor struct {
 	now   func() time.Time
 	// walker makes the processed crashes, with now as its clock.
 	walker walk.Walker
+	// recording bounds, and recorders counts, the crashes being indexed
+	// and acknowledged (record).
+	recording chan struct{}
+	recorders sync.WaitGroup
 }
 
 type metrics struct {
@@ -150,7 +154,8 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Processor{cfg: cfg, store: store, q: q, ix: ix, log: log, now: time.Now, walks: make(chan struct{}, 2*cfg.Workers)}
+	p := &Processor{cfg: cfg, store: store, q: q, ix: ix, log: log, now: time.Now, walks: make(chan struct{}, 2*cfg.Workers),
+		recording: make(chan struct{}, maxRecording)}
 	p.walker = walk.Walker{Symbols: cfg.Symbols, Prefetch: cfg.Prefetch, Jobs: cfg.WalkJobs, Signature: cfg.Signature,
 		Now: func() time.Time { return p.now() }}
 	p.m = metrics{
@@ -228,6 +233,7 @@ func (p *Processor) Run(ctx context.Context) error {
 	}
 	<-ctx.Done()
 	wg.Wait()
+	p.recorders.Wait()
 	cons.Stop()
 	return nil
 }
@@ -252,7 +258,11 @@ func (p *Processor) worker(ctx context.Context, w int, cons queue.Consumer) {
 	}
 }
 
-// handle takes one delivery to its end: ack, nak or term.
+// handle takes one delivery to its end: ack, nak or term. A crash walked
+// and stored is handed to record, which indexes it and acknowledges it on
+// a goroutine of its own while the worker takes the next crash: concurrent
+// crashes then share the index's transactions (its group commit) in
+// batches as large as the crashes walked while one commits.
 func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 	p.m.busy.Inc()
 	defer p.m.busy.Dec()
@@ -265,7 +275,6 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 		return
 	}
 	stop := p.heartbeat(d)
-	defer stop()
 	if d.Kind() != queue.Normal {
 		if f, ok := p.cfg.Symbols.(interface {
 			ForgetMisses(debugFile, debugID string)
@@ -282,10 +291,12 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 	attempts := d.Attempt()
 	if errors.Is(err, blob.ErrNotExist) {
 		// Nothing to process, now or later.
+		defer stop()
 		p.fail(ctx, log, d, id, received, attempts, "no raw crash in the store")
 		return
 	}
 	if attempts > p.cfg.MaxAttempts {
+		defer stop()
 		p.fail(ctx, log, d, id, received, attempts-1, fmt.Sprintf("%d attempts without an outcome (the worker died or was stopped each time)", attempts-1))
 		return
 	}
@@ -293,23 +304,67 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 		var pc *crash.ProcessedCrash
 		var missing []crash.Module
 		pc, missing, err = p.processGuarded(ctx, id, raw)
+		var o index.Outcome
 		if err == nil {
-			err = p.save(ctx, pc, raw, missing, received, attempts)
+			o, err = p.save(ctx, pc, raw, missing, received, attempts)
 		}
 		if err == nil {
-			if aerr := d.Ack(); aerr != nil {
-				log.Warn("processor: ack (the crash will be processed again)", "err", aerr)
-			}
-			el := p.now().Sub(start)
-			p.m.seconds.Observe(el.Seconds())
-			if d.Kind() == queue.Normal && d.Attempt() == 1 {
-				p.m.latency.Observe(p.now().Sub(received).Seconds())
-			}
-			p.m.outcomes.WithLabelValues("processed").Inc()
-			log.Info("processed", "signature", pc.Signature, "seconds", el.Seconds())
+			p.record(ctx, job{d: d, log: log, id: id, o: o, start: start, received: received, attempts: attempts, stop: stop})
 			return
 		}
 	}
+	defer stop()
+	p.retry(ctx, log, d, id, received, attempts, err)
+}
+
+// job is a crash walked and stored, on its way to the index and the ack.
+type job struct {
+	d        queue.Delivery
+	log      *slog.Logger
+	id       crash.ID
+	o        index.Outcome
+	start    time.Time
+	received time.Time
+	attempts int
+	stop     func() // ends the delivery's heartbeat
+}
+
+// maxRecording bounds the crashes walked and stored but not yet indexed
+// and acknowledged (deliveries held unacknowledged): a worker waits for a
+// slot before it hands a crash on.
+const maxRecording = 128
+
+// record indexes a crash's outcome and acknowledges its delivery on a
+// goroutine of its own (a retry or failure if the index refuses it); Run
+// waits for every one before it returns.
+func (p *Processor) record(ctx context.Context, j job) {
+	p.recording <- struct{}{}
+	p.recorders.Add(1)
+	go func() {
+		defer p.recorders.Done()
+		defer func() { <-p.recording }()
+		defer j.stop()
+		if err := p.ix.RecordProcessed(ctx, j.o); err != nil {
+			p.retry(ctx, j.log, j.d, j.id, j.received, j.attempts, err)
+			return
+		}
+		if aerr := j.d.Ack(); aerr != nil {
+			j.log.Warn("processor: ack (the crash will be processed again)", "err", aerr)
+		}
+		el := p.now().Sub(j.start)
+		p.m.seconds.Observe(el.Seconds())
+		if j.d.Kind() == queue.Normal && j.d.Attempt() == 1 {
+			p.m.latency.Observe(p.now().Sub(j.received).Seconds())
+		}
+		p.m.outcomes.WithLabelValues("processed").Inc()
+		j.log.Info("processed", "signature", j.o.Crash.Signature, "seconds", el.Seconds())
+	}()
+}
+
+// retry hands a crash whose processing failed with err back to the queue
+// with a delay growing with its attempts, or fails it for good after
+// Config.MaxAttempts.
+func (p *Processor) retry(ctx context.Context, log *slog.Logger, d queue.Delivery, id crash.ID, received time.Time, attempts int, err error) {
 	if attempts >= p.cfg.MaxAttempts {
 		p.fail(ctx, log, d, id, received, attempts, fmt.Sprintf("attempt %d of %d: %v", attempts, p.cfg.MaxAttempts, err))
 		return
@@ -416,30 +471,32 @@ func (p *Processor) Process(ctx context.Context, id crash.ID, raw *crash.RawCras
 	return pc, err
 }
 
-// save stores the processed crash and indexes it with the modules its walk
-// had no symbols for and the annotations of raw the configuration indexes;
-// received is the crash's receipt time as handle found it.
-func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, raw *crash.RawCrash, missing []crash.Module, received time.Time, attempts int) error {
+// save stores the processed crash and returns what the index is to
+// record of it: the modules its walk had no symbols for and the
+// annotations of raw the configuration indexes; received is the crash's
+// receipt time as handle found it.
+func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, raw *crash.RawCrash, missing []crash.Module, received time.Time, attempts int) (index.Outcome, error) {
 	b, err := walk.Marshal(pc)
 	if err != nil {
-		return err
+		return index.Outcome{}, err
 	}
 	put := p.store.Put
 	if lazy := p.lazyStore(); lazy != nil {
 		put = lazy.PutLazy // made durable by syncLoop
 	}
 	if err := put(ctx, crash.ProcessedCrashKey(pc.CrashID), b); err != nil {
-		return fmt.Errorf("store processed crash: %w", err)
+		return index.Outcome{}, fmt.Errorf("store processed crash: %w", err)
 	}
 	c := index.Crash{
 		ID: string(pc.CrashID), ReceivedAt: received, ProcessedAt: pc.CompletedAt,
 		Product: pc.ProductName, Version: pc.Version, OS: pc.OSName, CPU: pc.CPUArch,
 		Signature: pc.Signature, CrashReason: pc.CrashReason, Attempts: attempts,
 	}
-	// Everything in one index transaction (one commit per crash).
-	return p.ix.RecordProcessed(ctx, index.Outcome{Crash: c, Missing: missing,
+	// Everything in one index transaction (one commit per crash, or fewer:
+	// the index's group commit).
+	return index.Outcome{Crash: c, Missing: missing,
 		Details: index.Details{ProcessType: pc.ProcessType, OSVersion: pc.OSVersion,
-			CrashAddress: pc.CrashAddress, Modules: pc.Modules, Annotations: p.indexedAnnotations(raw)}})
+			CrashAddress: pc.CrashAddress, Modules: pc.Modules, Annotations: p.indexedAnnotations(raw)}}, nil
 }
 
 // indexedAnnotations returns the annotations of raw that Config.IndexedAnnotations

@@ -149,8 +149,18 @@ func BenchmarkCrashd(b *testing.B) {
 	stopProfile := profilePhase(b, "CRASHD_BENCH_CPUPROFILE")
 	start, cpu0, gc0 := time.Now(), cpuTime(), gcCPU()
 	w0, sw0 := writes()
+	gs, _ := ts.srv.Index().(interface{ GroupCommits() (int64, int64) })
+	var c0, o0 int64
+	if gs != nil {
+		c0, o0 = gs.GroupCommits()
+	}
 	end := waitCount(b, ts.srv.Index(), n)
 	stopProfile()
+	if gs != nil {
+		if c1, o1 := gs.GroupCommits(); c1 > c0 {
+			b.ReportMetric(float64(o1-o0)/float64(c1-c0), "crashes/commit")
+		}
+	}
 	b.ReportMetric(float64(n-1)/end.Sub(start).Seconds(), "processed/s")
 	b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/(n-1), "cpu-ms/processed")
 	b.ReportMetric((gcCPU()-gc0)*1000/(n-1), "gc-cpu-ms/processed")

@@ -123,6 +123,11 @@ type Config struct {
 	// process of a deployment) or the path of a SQLite database; empty:
 	// DATA/index.sqlite.
 	DB string `json:"db"`
+	// IndexGroupWait is how long the index's group commit waits for more
+	// processed crashes to write in one transaction (0: none): a crash's
+	// row appears that much later, and a busy processor spends much less
+	// on its index (docs/crashd.md, "Benchmark").
+	IndexGroupWait Duration `json:"index_group_wait"`
 	// NATSListen makes the embedded server also listen on host:port (for
 	// the nats CLI, or other crashd processes); empty: in-process only.
 	NATSListen string `json:"nats_listen"`
@@ -181,6 +186,7 @@ func Default() Config {
 		RetryDelay:      Duration(10 * time.Second),
 		AckWait:         Duration(30 * time.Second),
 		ShutdownTimeout: Duration(30 * time.Second),
+		IndexGroupWait:  Duration(20 * time.Millisecond),
 		LogFormat:       "text",
 		LogLevel:        "info",
 	}

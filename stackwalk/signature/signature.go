@@ -2,7 +2,6 @@ package signature
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 )
@@ -65,7 +64,7 @@ type Generator struct {
 	// ("libfoo.so", as current Socorro does) instead of "libfoo.so@0x1a2b".
 	BareModules bool
 
-	irrelevant, prefix, lineNumbers, oom *regexp.Regexp
+	irrelevant, prefix, lineNumbers, oom *matcher
 	sentinels                            []string
 }
 
@@ -76,16 +75,16 @@ func New(l *Lists) (*Generator, error) {
 	}
 	g := &Generator{sentinels: append([]string(nil), l.Sentinels...)}
 	var err error
-	if g.irrelevant, err = compileStart(l.Irrelevant); err != nil {
+	if g.irrelevant, err = newMatcher(compileStart(l.Irrelevant)); err != nil {
 		return nil, fmt.Errorf("signature: %s: %w", IrrelevantList, err)
 	}
-	if g.prefix, err = compileStart(l.Prefix); err != nil {
+	if g.prefix, err = newMatcher(compileStart(l.Prefix)); err != nil {
 		return nil, fmt.Errorf("signature: %s: %w", PrefixList, err)
 	}
-	if g.lineNumbers, err = compileStart(l.LineNumbers); err != nil {
+	if g.lineNumbers, err = newMatcher(compileStart(l.LineNumbers)); err != nil {
 		return nil, fmt.Errorf("signature: %s: %w", LineNumbersList, err)
 	}
-	if g.oom, err = compileAnywhere(l.OOM); err != nil {
+	if g.oom, err = newMatcher(compileAnywhere(l.OOM)); err != nil {
 		return nil, fmt.Errorf("signature: %s: %w", OOMList, err)
 	}
 	return g, nil
