@@ -113,25 +113,31 @@ func testRecordProcessed(t *testing.T, openA, openB opener) {
 	}
 }
 
+// openPair opens two SQLite indexes on one fixed clock: one written one
+// outcome at a time, the other the way under test; closed with the test.
+func openPair(t *testing.T) (seq, other *SQL) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	clock := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	for i, p := range []**SQL{&seq, &other} {
+		ix, err := OpenSQLite(ctx, filepath.Join(dir, fmt.Sprintf("index%d.sqlite", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ix.Close() })
+		ix.now = func() time.Time { return clock }
+		*p = ix
+	}
+	return seq, other
+}
+
 // TestRecordProcessedConcurrent: outcomes recorded by concurrent callers
 // (group commits) leave the rows that the same outcomes recorded one at a
 // time leave.
 func TestRecordProcessedConcurrent(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	seq, err := OpenSQLite(ctx, filepath.Join(dir, "seq.sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer seq.Close()
-	conc, err := OpenSQLite(ctx, filepath.Join(dir, "conc.sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conc.Close()
-	clock := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	seq.now = func() time.Time { return clock }
-	conc.now = seq.now
+	seq, conc := openPair(t)
 	day := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
 	var outcomes []Outcome
 	for i := range 200 {
@@ -191,20 +197,7 @@ func TestRecordProcessedConcurrent(t *testing.T) {
 // of maxGroup, and the rows are those written one at a time.
 func TestRecordProcessedGroupWait(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	seq, err := OpenSQLite(ctx, filepath.Join(dir, "seq.sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer seq.Close()
-	grp, err := OpenSQLite(ctx, filepath.Join(dir, "grp.sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer grp.Close()
-	clock := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	seq.now = func() time.Time { return clock }
-	grp.now = seq.now
+	seq, grp := openPair(t)
 	// Long enough for every caller to arrive on a loaded machine: full
 	// groups do not wait for it.
 	grp.SetGroupWait(2 * time.Second)
