@@ -81,11 +81,9 @@ func (s *SQL) RecordProcessed(ctx context.Context, o Outcome) error {
 	s.pending = append(s.pending, r)
 	lead := !s.leading
 	s.leading = true
-	if len(s.pending) >= maxGroup {
-		select {
-		case s.groupFull <- struct{}{}:
-		default:
-		}
+	if s.groupFull != nil && len(s.pending) >= maxGroup {
+		close(s.groupFull) // the waiting leader's group is full
+		s.groupFull = nil
 	}
 	s.gmu.Unlock()
 	for {
@@ -133,26 +131,24 @@ func (s *SQL) waitGroup() {
 	if s.groupWait <= 0 {
 		return
 	}
-	full := func() bool {
-		s.gmu.Lock()
-		defer s.gmu.Unlock()
-		return len(s.pending) >= maxGroup
-	}
-	if full() {
+	s.gmu.Lock()
+	if len(s.pending) >= maxGroup {
+		s.gmu.Unlock()
 		return
 	}
+	full := make(chan struct{})
+	s.groupFull = full
+	s.gmu.Unlock()
 	t := time.NewTimer(s.groupWait)
 	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			return
-		case <-s.groupFull:
-			// A signal can be stale: a group filled while another led.
-			if full() {
-				return
-			}
+	select {
+	case <-t.C:
+		s.gmu.Lock()
+		if s.groupFull == full {
+			s.groupFull = nil
 		}
+		s.gmu.Unlock()
+	case <-full:
 	}
 }
 

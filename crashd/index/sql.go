@@ -118,8 +118,8 @@ type SQL struct {
 	gmu     sync.Mutex
 	pending []*pendingRecord
 	leading bool
-	// groupWait is SetGroupWait's; groupFull wakes a waiting leader when
-	// maxGroup outcomes wait; the counters are GroupCommits'.
+	// groupWait is SetGroupWait's; groupFull, while a leader waits, is
+	// closed when maxGroup outcomes wait; the counters are GroupCommits'.
 	groupWait     time.Duration
 	groupFull     chan struct{}
 	groupCommits  atomic.Int64
@@ -154,7 +154,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
 		return nil, fmt.Errorf("index: open %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(8)
-	s := &SQL{db: db, d: sqliteDialect, rebind: sqliteDialect.rebind, now: time.Now, groupFull: make(chan struct{}, 1)}
+	s := &SQL{db: db, d: sqliteDialect, rebind: sqliteDialect.rebind, now: time.Now}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("index: %s: %w", path, err)
@@ -176,7 +176,7 @@ func OpenPostgres(ctx context.Context, dsn string) (*SQL, error) {
 	db.SetMaxOpenConns(16)
 	db.SetMaxIdleConns(16)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &SQL{db: db, d: postgresDialect, rebind: postgresDialect.rebind, now: time.Now, groupFull: make(chan struct{}, 1)}
+	s := &SQL{db: db, d: postgresDialect, rebind: postgresDialect.rebind, now: time.Now}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("index: postgres: %w", err)
