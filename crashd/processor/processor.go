@@ -275,6 +275,12 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 		return
 	}
 	stop := p.heartbeat(d)
+	handedOn := false // to record, which then ends the heartbeat
+	defer func() {
+		if !handedOn {
+			stop()
+		}
+	}()
 	if d.Kind() != queue.Normal {
 		if f, ok := p.cfg.Symbols.(interface {
 			ForgetMisses(debugFile, debugID string)
@@ -291,12 +297,10 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 	attempts := d.Attempt()
 	if errors.Is(err, blob.ErrNotExist) {
 		// Nothing to process, now or later.
-		defer stop()
 		p.fail(ctx, log, d, id, received, attempts, "no raw crash in the store")
 		return
 	}
 	if attempts > p.cfg.MaxAttempts {
-		defer stop()
 		p.fail(ctx, log, d, id, received, attempts-1, fmt.Sprintf("%d attempts without an outcome (the worker died or was stopped each time)", attempts-1))
 		return
 	}
@@ -310,10 +314,10 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 		}
 		if err == nil {
 			p.record(ctx, job{d: d, log: log, id: id, o: o, start: start, received: received, attempts: attempts, stop: stop})
+			handedOn = true
 			return
 		}
 	}
-	defer stop()
 	p.retry(ctx, log, d, id, received, attempts, err)
 }
 
