@@ -532,10 +532,13 @@ func (s *SQL) Known(ctx context.Context, ids []string) (map[string]bool, error) 
 	return known, nil
 }
 
+// processedSinceStmt is ProcessedSince's statement.
+const processedSinceStmt = `SELECT crash_id FROM crashes WHERE status = ? AND updated_at >= ?`
+
 // ProcessedSince implements [Index]. It reads the whole table (updated_at
 // has no index): it runs once, at start-up.
 func (s *SQL) ProcessedSince(ctx context.Context, since time.Time) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT crash_id FROM crashes WHERE status = ? AND updated_at >= ?`),
+	rows, err := s.db.QueryContext(ctx, s.rebind(processedSinceStmt),
 		string(Processed), formatTime(since))
 	if err != nil {
 		return nil, fmt.Errorf("index: processed since: %w", err)
