@@ -5,9 +5,9 @@ package blob
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/gobreakpad/gobreakpad/internal/testkit/cputime"
 )
 
 // BenchmarkDirPut stores 60 KB blobs (a processed crash's size) under
@@ -28,7 +28,7 @@ func BenchmarkDirPut(b *testing.B) {
 			defer d.Close()
 			ctx := context.Background()
 			data := make([]byte, 60_000)
-			cpu0 := cpuTime()
+			cpu0 := cputime.Used()
 			i := 0
 			for b.Loop() {
 				key := fmt.Sprintf("v1/processed_crash/%08d", i)
@@ -45,13 +45,7 @@ func BenchmarkDirPut(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(cpuTime()-cpu0)/1e3/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64(cputime.Used()-cpu0)/1e3/float64(b.N), "cpu-µs/op")
 		})
 	}
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

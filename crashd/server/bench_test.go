@@ -15,11 +15,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gobreakpad/gobreakpad/crashd/index"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/cputime"
 )
 
 // benchDumps are the corpus dumps of 20 KB to 1 MB that Breakpad's
@@ -137,9 +137,9 @@ func BenchmarkCrashd(b *testing.B) {
 	c1 := cfg
 	c1.Roles = []string{RoleCollector, RoleWeb}
 	ts := startServer(b, c1)
-	cpu0 := cpuTime()
+	cpu0 := cputime.Used()
 	el := uploadMany(b, ts.URL, dumps, n, clients)
-	b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/n, "cpu-ms/upload")
+	b.ReportMetric((cputime.Used()-cpu0).Seconds()*1000/n, "cpu-ms/upload")
 	ts.stop()
 	b.ReportMetric(float64(n)/el.Seconds(), "uploads/s")
 
@@ -147,7 +147,7 @@ func BenchmarkCrashd(b *testing.B) {
 	ts = startServer(b, cfg)
 	waitCount(b, ts.srv.Index(), 1)
 	stopProfile := profilePhase(b, "CRASHD_BENCH_CPUPROFILE")
-	start, cpu0, gc0 := time.Now(), cpuTime(), gcCPU()
+	start, cpu0, gc0 := time.Now(), cputime.Used(), gcCPU()
 	w0, sw0 := writes()
 	gs, _ := ts.srv.Index().(interface{ GroupCommits() (int64, int64) })
 	var c0, o0 int64
@@ -162,7 +162,7 @@ func BenchmarkCrashd(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n-1)/end.Sub(start).Seconds(), "processed/s")
-	b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/(n-1), "cpu-ms/processed")
+	b.ReportMetric((cputime.Used()-cpu0).Seconds()*1000/(n-1), "cpu-ms/processed")
 	b.ReportMetric((gcCPU()-gc0)*1000/(n-1), "gc-cpu-ms/processed")
 	b.ReportMetric(heapMiB("/gc/heap/live:bytes"), "heap-live-MiB")
 	b.ReportMetric(heapMiB("/gc/heap/goal:bytes"), "heap-goal-MiB")
@@ -290,11 +290,4 @@ func heapMiB(name string) float64 {
 		return 0
 	}
 	return float64(m[0].Value.Uint64()) / (1 << 20)
-}
-
-// cpuTime is the CPU time (user and system) this process used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/cputime"
 	"github.com/gobreakpad/gobreakpad/stackwalk/batch"
 	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
 	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
@@ -141,11 +141,11 @@ func BenchmarkProcessCorpus(b *testing.B) {
 			runtime.GC()
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
-			cpu0 := cpuTime()
+			cpu0 := cputime.Used()
 			for b.Loop() {
 				c.run()
 			}
-			cpu := cpuTime() - cpu0
+			cpu := cputime.Used() - cpu0
 			runtime.ReadMemStats(&m1)
 			dumps := float64(n * b.N)
 			b.ReportMetric(cpu.Seconds()*1000/dumps, "cpu-ms/dump")
@@ -154,11 +154,4 @@ func BenchmarkProcessCorpus(b *testing.B) {
 			b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/dumps, "B/dump")
 		})
 	}
-}
-
-// cpuTime is the CPU time (user and system) this process used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/symserver"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/cputime"
 )
 
 // BenchmarkHome renders the top crashers page (and its JSON) over
@@ -104,9 +105,9 @@ func benchPages(b *testing.B, ix *index.SQL) {
 	} {
 		path := c.path
 		b.Run(c.name, func(b *testing.B) {
-			cpu0 := cpuTime()
+			cpu0 := cputime.Used().Nanoseconds()
 			defer func() {
-				if cpu := cpuTime(); cpu > 0 {
+				if cpu := cputime.Used().Nanoseconds(); cpu > 0 {
 					b.ReportMetric(float64(cpu-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 				}
 			}()
