@@ -6,17 +6,16 @@ import (
 	"time"
 )
 
-// TestUsedGrows: spinning for 50 ms of wall time adds CPU time on Unix.
+// TestUsedGrows: spinning adds CPU time on Unix (10 ms of it within 10 s
+// of wall time, however loaded the machine).
 func TestUsedGrows(t *testing.T) {
 	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
 		t.Skip("not measured here")
 	}
 	t0 := Used()
-	x := 0
-	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
-		x++
-	}
-	if d := Used() - t0; d < 10*time.Millisecond {
-		t.Errorf("50 ms of spinning (%d turns) added %v of CPU time", x, d)
+	for deadline := time.Now().Add(10 * time.Second); Used()-t0 < 10*time.Millisecond; {
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s of spinning added %v of CPU time", Used()-t0)
+		}
 	}
 }
