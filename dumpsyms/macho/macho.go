@@ -195,11 +195,7 @@ func hasDWARF(o *object) bool {
 // Dump reads the Mach-O file or dSYM bundle at path (and the dSYM of a
 // binary) into symbol records.
 func Dump(path string, opts Options) (*dumpsyms.Model, error) {
-	warn := func(format string, args ...any) {
-		if opts.Warn != nil {
-			opts.Warn(format, args...)
-		}
-	}
+	warn := opts.warnf()
 	bin, err := open(path, opts.Arch, warn)
 	if err != nil {
 		return nil, err
@@ -236,16 +232,22 @@ func dumpBytes(path string, b []byte, opts Options) (*dumpsyms.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	in, err := selectSlice(path, r, sl, opts.Arch, opts.Warn)
+	warn := opts.warnf()
+	in, err := selectSlice(path, r, sl, opts.Arch, warn)
 	if err != nil {
 		return nil, err
 	}
-	warn := func(format string, args ...any) {
+	return dump(in, in, opts, warn)
+}
+
+// warnf returns opts.Warn, or a function that drops the warnings when it
+// is nil.
+func (opts Options) warnf() func(string, ...any) {
+	return func(format string, args ...any) {
 		if opts.Warn != nil {
 			opts.Warn(format, args...)
 		}
 	}
-	return dump(in, in, opts, warn)
 }
 
 func dump(bin, dbg *input, opts Options, warn func(string, ...any)) (*dumpsyms.Model, error) {
