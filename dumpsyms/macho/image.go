@@ -113,8 +113,9 @@ func (im *elfImage) bytes() []byte {
 		}
 	}
 	info := byte(elf.STB_GLOBAL)<<4 | byte(elf.STT_FUNC)
+	e := make([]byte, lay.sym) // one entry's bytes, reused
 	for _, s := range im.symbols {
-		e := make([]byte, lay.sym)
+		clear(e)
 		le.PutUint32(e[0:], uint32(str.Len()))
 		if lay.class == elf.ELFCLASS32 { // name, value, size, info, other, shndx
 			le.PutUint32(e[4:], uint32(s.value))
