@@ -60,9 +60,10 @@ type Options struct {
 	// DSYM names the dSYM bundle, or the DWARF file inside one, holding the
 	// binary's debugging information (Breakpad's -g).
 	DSYM string
-	// Exact makes the x86_64 compact unwind rules right at every
-	// instruction, prologues and epilogues included (dump_syms
-	// --cfi-style exact; exact.go), instead of the body's rules alone.
+	// Exact makes the compact unwind rules (x86_64, i386, arm64) and the
+	// FDEs' (x86_64, arm64) right at every instruction, prologues and
+	// epilogues included (dump_syms --cfi-style exact; exact.go,
+	// exactarm.go), instead of the body's rules alone.
 	Exact bool
 }
 
