@@ -421,7 +421,9 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), ex
 	if exact && (o.Cpu == macho.CpuAmd64 || o.Cpu == macho.CpuArm64) {
 		exactFDEs(o, out, text, base, warn)
 	}
+	var follow follower
 	if exact {
+		follow = exactFollower(o.Cpu)
 		// The linker gives consecutive functions with one encoding one
 		// entry; their prologues and epilogues are each function's own.
 		ents = splitAtStarts(ents, functionStarts(o, base))
@@ -442,7 +444,7 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), ex
 			continue
 		}
 		entry := dumpsyms.CFIEntry{Init: symfile.CFIInit{Address: uint64(e.Func), Size: uint64(e.End - e.Func), Rules: rules}}
-		if follow := exactFollower(o.Cpu); exact && follow != nil {
+		if follow != nil {
 			if code := funcCode(o, text, base, e); code != nil {
 				if init, ch, err := follow(code, uint64(e.Func), fixed(rules)); err == nil {
 					entry.Init.Rules, entry.Changes = init, ch
@@ -462,9 +464,13 @@ func compactUnwind(o *object, out *dumpsyms.Model, warn func(string, ...any), ex
 	return nil
 }
 
+// follower follows a function's code for --cfi-style exact: exactX86,
+// exactI386, exactARM64.
+type follower func(code []byte, addr uint64, body bodyRules) (init string, changes []symfile.CFI, err error)
+
 // exactFollower returns the code follower of --cfi-style exact for a
 // CPU, nil where there is none.
-func exactFollower(cpu macho.Cpu) func(code []byte, addr uint64, body bodyRules) (string, []symfile.CFI, error) {
+func exactFollower(cpu macho.Cpu) follower {
 	switch cpu {
 	case macho.CpuAmd64:
 		return exactX86

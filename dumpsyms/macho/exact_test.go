@@ -4,6 +4,7 @@ import (
 	"debug/macho"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,17 +14,17 @@ import (
 	"github.com/gobreakpad/gobreakpad/cfi"
 	"github.com/gobreakpad/gobreakpad/dumpsyms"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/machine"
 	"golang.org/x/arch/x86/x86asm"
 )
 
 // x86 is a model x86_64 or i386 machine (mode): the sixteen (eight)
 // registers, each starting with a distinct value (the caller's), and the
-// stack memory written, a word at each address.
+// stack memory written, a word at each address, with its junk words.
 type x86 struct {
+	machine.Memory
 	mode *x86Mode
 	regs [16]uint64
-	mem  map[uint64]uint64
-	junk uint64
 }
 
 const (
@@ -35,7 +36,12 @@ const (
 func newX86() *x86 { return newModel(amd64Mode) }
 
 func newModel(mode *x86Mode) *x86 {
-	m := &x86{mode: mode, mem: map[uint64]uint64{m0SP(mode): modelRA}}
+	junk := uint64(0xbad000000)
+	if mode.word == 4 {
+		junk = 0x0bad0000
+	}
+	m := &x86{Memory: machine.NewMemory(junk), mode: mode}
+	m.Words[m0SP(mode)] = modelRA
 	for i := range m.regs {
 		m.regs[i] = 0xca11e7000 + uint64(i)*0x100
 		if mode.word == 4 {
@@ -62,19 +68,9 @@ func (m *x86) mask() uint64 {
 }
 
 func (m *x86) clone() *x86 {
-	c := &x86{mode: m.mode, regs: m.regs, mem: map[uint64]uint64{}, junk: m.junk}
-	for k, v := range m.mem {
-		c.mem[k] = v
-	}
-	return c
-}
-
-func (m *x86) next() uint64 {
-	m.junk++
-	if m.mode.word == 4 {
-		return 0x0bad0000 + m.junk*16
-	}
-	return 0xbad000000 + m.junk*16
+	c := *m
+	c.Words = maps.Clone(m.Words)
+	return &c
 }
 
 func (m *x86) val(a x86asm.Arg) (uint64, bool) {
@@ -96,19 +92,19 @@ func (m *x86) exec(in x86asm.Inst, pc uint64) (cont bool, target uint64, err err
 	case x86asm.PUSH:
 		v, ok := m.val(in.Args[0])
 		if !ok {
-			v = m.next()
+			v = m.Next()
 		}
 		m.regs[rSP] -= uint64(m.mode.word)
-		m.mem[m.regs[rSP]] = v
+		m.Words[m.regs[rSP]] = v
 	case x86asm.POP:
-		v := m.mem[m.regs[rSP]]
+		v := m.Words[m.regs[rSP]]
 		m.regs[rSP] += uint64(m.mode.word)
 		if r, ok := m.mode.reg(in.Args[0]); ok {
 			m.regs[r] = v
 		}
 	case x86asm.LEAVE:
 		m.regs[rSP] = m.regs[rBP]
-		m.regs[rBP] = m.mem[m.regs[rSP]]
+		m.regs[rBP] = m.Words[m.regs[rSP]]
 		m.regs[rSP] += uint64(m.mode.word)
 	case x86asm.RET, x86asm.JMP, x86asm.UD2:
 		return false, 0, nil
@@ -116,7 +112,7 @@ func (m *x86) exec(in x86asm.Inst, pc uint64) (cont bool, target uint64, err err
 		if rel, ok := in.Args[0].(x86asm.Rel); ok && rel == 0 {
 			// call next; pop reg: i386's PIC base, a push.
 			m.regs[rSP] -= uint64(m.mode.word)
-			m.mem[m.regs[rSP]] = pc + uint64(in.Len)
+			m.Words[m.regs[rSP]] = pc + uint64(in.Len)
 			return true, 0, nil
 		}
 		clobbered := []int{0, 1, 2, 6, 7, 8, 9, 10, 11} // rax rcx rdx rsi rdi r8-r11
@@ -124,7 +120,7 @@ func (m *x86) exec(in x86asm.Inst, pc uint64) (cont bool, target uint64, err err
 			clobbered = []int{0, 1, 2} // eax ecx edx
 		}
 		for _, r := range clobbered {
-			m.regs[r] = m.next()
+			m.regs[r] = m.Next()
 		}
 	default:
 		if in.Op.String()[0] == 'J' {
@@ -142,11 +138,11 @@ func (m *x86) exec(in x86asm.Inst, pc uint64) (cont bool, target uint64, err err
 			if reg, ok := in.Args[0].(x86asm.Reg); ok {
 				switch {
 				case reg >= x86asm.AL && reg <= x86asm.BL:
-					m.regs[reg-x86asm.AL] = m.next()
+					m.regs[reg-x86asm.AL] = m.Next()
 				case reg >= x86asm.AH && reg <= x86asm.BH:
-					m.regs[reg-x86asm.AH] = m.next()
+					m.regs[reg-x86asm.AH] = m.Next()
 				case reg >= x86asm.AX && reg <= x86asm.DI:
-					m.regs[reg-x86asm.AX] = m.next()
+					m.regs[reg-x86asm.AX] = m.Next()
 				}
 			}
 			return true, 0, nil
@@ -156,11 +152,11 @@ func (m *x86) exec(in x86asm.Inst, pc uint64) (cont bool, target uint64, err err
 				if v, ok := m.val(in.Args[1]); ok && in.Op == x86asm.MOV {
 					m.regs[rAX] = v
 				} else {
-					m.regs[rAX] = m.next()
+					m.regs[rAX] = m.Next()
 				}
 			}
 			if reg, ok := in.Args[0].(x86asm.Reg); ok && reg >= x86asm.EAX && reg <= x86asm.R15L {
-				m.regs[reg-x86asm.EAX] = m.next() // 32-bit writes
+				m.regs[reg-x86asm.EAX] = m.Next() // 32-bit writes
 			}
 			return true, 0, nil
 		}
@@ -169,12 +165,12 @@ func (m *x86) exec(in x86asm.Inst, pc uint64) (cont bool, target uint64, err err
 			if v, ok := m.val(in.Args[1]); ok {
 				m.regs[r] = v
 			} else {
-				m.regs[r] = m.next()
+				m.regs[r] = m.Next()
 			}
 		case x86asm.ADD, x86asm.SUB:
 			v, ok := m.val(in.Args[1])
 			if !ok {
-				m.regs[r] = m.next()
+				m.regs[r] = m.Next()
 				break
 			}
 			if in.Op == x86asm.SUB {
@@ -185,12 +181,12 @@ func (m *x86) exec(in x86asm.Inst, pc uint64) (cont bool, target uint64, err err
 			mem := in.Args[1].(x86asm.Mem)
 			base, ok := m.mode.reg(mem.Base)
 			if mem.Index != 0 || !ok {
-				m.regs[r] = m.next()
+				m.regs[r] = m.Next()
 				break
 			}
 			m.regs[r] = (m.regs[base] + uint64(mem.Disp)) & m.mask()
 		default:
-			m.regs[r] = m.next()
+			m.regs[r] = m.Next()
 		}
 		if r == rSP && m.regs[rSP] > m0SP(m.mode) {
 			return false, 0, fmt.Errorf("rsp above the return address")
@@ -235,7 +231,7 @@ func (m *x86) eval(expr string, cfa uint64) (uint64, error) {
 			if len(st) < 1 {
 				return 0, fmt.Errorf("%q: stack underflow", expr)
 			}
-			v, ok := m.mem[st[len(st)-1]]
+			v, ok := m.Words[st[len(st)-1]]
 			if !ok {
 				return 0, fmt.Errorf("%q reads unwritten memory", expr)
 			}
@@ -305,7 +301,7 @@ func (m *x86) ReadMemory(addr uint64, n int) ([]byte, error) {
 	if n != int(m.mode.word) {
 		return nil, fmt.Errorf("read of %d bytes", n)
 	}
-	v, ok := m.mem[addr]
+	v, ok := m.Words[addr]
 	if !ok {
 		return nil, fmt.Errorf("%#x not written", addr)
 	}

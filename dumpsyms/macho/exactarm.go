@@ -50,8 +50,8 @@ func (f *a64Frame) rules() map[string]string {
 	return r
 }
 
-// slot returns the save slot (from the CFA) of d8..d15 (as 31+n-8) or of
-// x0..x30 in st, and whether the operand is such a register.
+// slot returns the save slot (from the CFA) in f of the register an
+// operand names, x0..x30 or d8..d15, and whether it names one of them.
 func (f *a64Frame) slot(a arm64asm.Arg) (*int64, bool) {
 	if r, ok := xReg(a); ok {
 		return &f.saved[r], true

@@ -3,6 +3,7 @@ package macho
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,17 +18,16 @@ import (
 
 // a64 is a model arm64 machine: x0..x30, sp (31) and d0..d31 (32..63),
 // each starting with a distinct value (the caller's; x30 the return
-// address), and the stack memory written.
+// address), and the stack memory written with its junk words.
 type a64 struct {
+	machine.Memory
 	regs [64]uint64
-	mem  map[uint64]uint64
-	junk uint64
 }
 
 const a64SP = machine.A64SP
 
 func newA64() *a64 {
-	m := &a64{mem: map[uint64]uint64{}}
+	m := &a64{Memory: machine.NewMemory(0xbad000000)}
 	for i := range m.regs {
 		m.regs[i] = 0xca11e7000 + uint64(i)*0x100
 	}
@@ -36,14 +36,10 @@ func newA64() *a64 {
 }
 
 func (m *a64) clone() *a64 {
-	c := &a64{regs: m.regs, mem: map[uint64]uint64{}, junk: m.junk}
-	for k, v := range m.mem {
-		c.mem[k] = v
-	}
-	return c
+	c := *m
+	c.Words = maps.Clone(m.Words)
+	return &c
 }
-
-func (m *a64) next() uint64 { m.junk++; return 0xbad000000 + m.junk*16 }
 
 func (m *a64) exec(in arm64asm.Inst, pc uint64) (cont bool, target uint64, taken bool) {
 	args := argsOf(in)
@@ -62,15 +58,15 @@ func (m *a64) exec(in arm64asm.Inst, pc uint64) (cont bool, target uint64, taken
 		return false, 0, false
 	case arm64asm.BL, arm64asm.BLR:
 		for r := 0; r <= 18; r++ {
-			m.regs[r] = m.next()
+			m.regs[r] = m.Next()
 		}
-		m.regs[30] = m.next()
+		m.regs[30] = m.Next()
 		return true, 0, false
 	case arm64asm.STP, arm64asm.STR, arm64asm.LDP, arm64asm.LDR:
 		mem, ok := machine.ParseA64Mem(args[len(args)-1])
 		if !ok {
 			if r, ok := machine.A64Reg(args[0]); ok && (in.Op == arm64asm.LDR || in.Op == arm64asm.LDP) {
-				m.regs[r] = m.next()
+				m.regs[r] = m.Next()
 			}
 			return true, 0, false
 		}
@@ -81,9 +77,9 @@ func (m *a64) exec(in arm64asm.Inst, pc uint64) (cont bool, target uint64, taken
 				continue
 			}
 			if in.Op == arm64asm.STP || in.Op == arm64asm.STR {
-				m.mem[addr+uint64(8*i)] = m.regs[r]
+				m.Words[addr+uint64(8*i)] = m.regs[r]
 			} else {
-				m.regs[r] = m.mem[addr+uint64(8*i)]
+				m.regs[r] = m.Words[addr+uint64(8*i)]
 			}
 		}
 		m.regs[mem.Base] = mem.Writeback(m.regs[mem.Base])
@@ -101,13 +97,13 @@ func (m *a64) exec(in arm64asm.Inst, pc uint64) (cont bool, target uint64, taken
 		m.regs[d] = v
 	case in.Op == arm64asm.CMP || in.Op == arm64asm.CMN || in.Op == arm64asm.TST || in.Op == arm64asm.NOP || in.Op == arm64asm.HINT:
 	default:
-		m.regs[d] = m.next()
+		m.regs[d] = m.Next()
 	}
 	return true, 0, false
 }
 
 func (m *a64) ReadMemory(addr uint64, n int) ([]byte, error) {
-	v, ok := m.mem[addr]
+	v, ok := m.Words[addr]
 	if !ok || n != 8 {
 		return nil, fmt.Errorf("%#x not written", addr)
 	}

@@ -62,15 +62,16 @@ func elfName(seg, sect string) string {
 	return ""
 }
 
-// elfLayout is the sizes of one ELF class's structures.
+// elfLayout is the sizes of one ELF class's structures and of its word
+// (addresses, offsets, sizes).
 type elfLayout struct {
-	class                       elf.Class
-	ehsize, phsize, shsize, sym uint64
+	class                             elf.Class
+	word, ehsize, phsize, shsize, sym uint64
 }
 
 var (
-	layout64 = elfLayout{elf.ELFCLASS64, 64, 56, 64, 24}
-	layout32 = elfLayout{elf.ELFCLASS32, 52, 32, 40, 16}
+	layout64 = elfLayout{elf.ELFCLASS64, 8, 64, 56, 64, 24}
+	layout32 = elfLayout{elf.ELFCLASS32, 4, 52, 32, 40, 16}
 )
 
 // bytes lays the image out: header, program headers, section contents,
@@ -112,8 +113,9 @@ func (im *elfImage) bytes() []byte {
 		}
 	}
 	info := byte(elf.STB_GLOBAL)<<4 | byte(elf.STT_FUNC)
+	e := make([]byte, lay.sym) // one entry's bytes, reused
 	for _, s := range im.symbols {
-		e := make([]byte, lay.sym)
+		clear(e)
 		le.PutUint32(e[0:], uint32(str.Len()))
 		if lay.class == elf.ELFCLASS32 { // name, value, size, info, other, shndx
 			le.PutUint32(e[4:], uint32(s.value))
@@ -168,10 +170,7 @@ func (im *elfImage) bytes() []byte {
 	le.PutUint16(out[18:], uint16(im.machine))
 	le.PutUint32(out[20:], uint32(elf.EV_CURRENT))
 	// e_entry, e_phoff, e_shoff are words; the rest follows them.
-	w := uint64(8)
-	if lay.class == elf.ELFCLASS32 {
-		w = 4
-	}
+	w := lay.word
 	word(out[24+w:], phoff)
 	word(out[24+2*w:], shoff)
 	rest := out[24+3*w+4:] // after e_flags

@@ -60,9 +60,10 @@ type Options struct {
 	// DSYM names the dSYM bundle, or the DWARF file inside one, holding the
 	// binary's debugging information (Breakpad's -g).
 	DSYM string
-	// Exact makes the x86_64 compact unwind rules right at every
-	// instruction, prologues and epilogues included (dump_syms
-	// --cfi-style exact; exact.go), instead of the body's rules alone.
+	// Exact makes the compact unwind rules (x86_64, i386, arm64) and the
+	// FDEs' (x86_64, arm64) right at every instruction, prologues and
+	// epilogues included (dump_syms --cfi-style exact; exact.go,
+	// exactarm.go), instead of the body's rules alone.
 	Exact bool
 }
 
@@ -195,11 +196,7 @@ func hasDWARF(o *object) bool {
 // Dump reads the Mach-O file or dSYM bundle at path (and the dSYM of a
 // binary) into symbol records.
 func Dump(path string, opts Options) (*dumpsyms.Model, error) {
-	warn := func(format string, args ...any) {
-		if opts.Warn != nil {
-			opts.Warn(format, args...)
-		}
-	}
+	warn := opts.warnf()
 	bin, err := open(path, opts.Arch, warn)
 	if err != nil {
 		return nil, err
@@ -236,16 +233,22 @@ func dumpBytes(path string, b []byte, opts Options) (*dumpsyms.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	in, err := selectSlice(path, r, sl, opts.Arch, opts.Warn)
+	warn := opts.warnf()
+	in, err := selectSlice(path, r, sl, opts.Arch, warn)
 	if err != nil {
 		return nil, err
 	}
-	warn := func(format string, args ...any) {
+	return dump(in, in, opts, warn)
+}
+
+// warnf returns opts.Warn, or a function that drops the warnings when it
+// is nil.
+func (opts Options) warnf() func(string, ...any) {
+	return func(format string, args ...any) {
 		if opts.Warn != nil {
 			opts.Warn(format, args...)
 		}
 	}
-	return dump(in, in, opts, warn)
 }
 
 func dump(bin, dbg *input, opts Options, warn func(string, ...any)) (*dumpsyms.Model, error) {
