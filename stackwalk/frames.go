@@ -51,6 +51,17 @@ func (t *frameThread) newFrame() *StackFrame {
 	return f
 }
 
+// add returns a frame of the thread holding fr (a frame of its own when t
+// is nil).
+func (t *frameThread) add(fr StackFrame) *StackFrame {
+	if t == nil {
+		return &fr
+	}
+	f := t.newFrame()
+	*f = fr
+	return f
+}
+
 // setContext stores c as f's registers.
 func (t *frameThread) setContext(f *StackFrame, c *unwind.Context) {
 	f.valid = c.Valid
