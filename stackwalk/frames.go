@@ -37,6 +37,9 @@ const (
 	firstRegChunk   = 32
 	firstFrameBlock = 2
 	maxFrameBlock   = 256
+	// slotBits are the bits of unwind.Context.Valid that name register
+	// slots: only those registers are stored.
+	slotBits uint64 = 1<<unwind.MaxRegs - 1
 )
 
 // newFrame returns a zeroed frame of the thread.
@@ -51,13 +54,24 @@ func (t *frameThread) newFrame() *StackFrame {
 	return f
 }
 
+// add returns a frame of the thread holding fr (a frame of its own when t
+// is nil).
+func (t *frameThread) add(fr StackFrame) *StackFrame {
+	if t == nil {
+		return &fr
+	}
+	f := t.newFrame()
+	*f = fr
+	return f
+}
+
 // setContext stores c as f's registers.
 func (t *frameThread) setContext(f *StackFrame, c *unwind.Context) {
 	f.valid = c.Valid
 	if t.cpu != nil {
 		f.pc = c.Regs[t.cpu.PC()]
 	}
-	n := bits.OnesCount64(c.Valid & (1<<unwind.MaxRegs - 1))
+	n := bits.OnesCount64(c.Valid & slotBits)
 	if n == 0 {
 		return
 	}
@@ -72,7 +86,7 @@ func (t *frameThread) setContext(f *StackFrame, c *unwind.Context) {
 	}
 	chunk := t.vals[last]
 	f.at = uint32(last)<<regChunkBits | uint32(len(chunk))
-	for v := c.Valid & (1<<unwind.MaxRegs - 1); v != 0; v &= v - 1 {
+	for v := c.Valid & slotBits; v != 0; v &= v - 1 {
 		chunk = append(chunk, c.Regs[bits.TrailingZeros64(v)])
 	}
 	t.vals[last] = chunk
@@ -80,7 +94,7 @@ func (t *frameThread) setContext(f *StackFrame, c *unwind.Context) {
 
 // values returns the values of f's known registers, in slot order.
 func (f *StackFrame) values() []uint64 {
-	n := bits.OnesCount64(f.valid & (1<<unwind.MaxRegs - 1))
+	n := bits.OnesCount64(f.valid & slotBits)
 	if n == 0 || f.thr == nil {
 		return nil
 	}
@@ -108,7 +122,7 @@ func (f *StackFrame) Context() unwind.Context {
 	}
 	vals := f.values()
 	k := 0
-	for v := f.valid & (1<<unwind.MaxRegs - 1); v != 0; v &= v - 1 {
+	for v := f.valid & slotBits; v != 0; v &= v - 1 {
 		c.Regs[bits.TrailingZeros64(v)] = vals[k]
 		k++
 	}

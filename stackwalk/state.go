@@ -236,7 +236,7 @@ type StackFrame struct {
 // it: on x86 and amd64 the program counter of physical frames (for callers,
 // the return address itself); Instruction for arm64 and inline frames.
 func (f *StackFrame) ReturnAddress() uint64 {
-	if f.Trust == unwind.TrustInline || f.thr == nil || f.thr.layout == nil || !f.thr.layout.reportsPC {
+	if f.Trust == unwind.TrustInline || f.layout() == nil || !f.layout().reportsPC {
 		return f.Instruction
 	}
 	return f.pc
@@ -254,11 +254,12 @@ func (f *StackFrame) Registers() []Register { return f.appendRegisters(nil) }
 
 // appendRegisters appends the frame's Registers to dst.
 func (f *StackFrame) appendRegisters(dst []Register) []Register {
-	if f.Trust == unwind.TrustInline || f.thr == nil || f.thr.layout == nil {
+	l := f.layout()
+	if f.Trust == unwind.TrustInline || l == nil {
 		return dst
 	}
-	names := f.thr.layout.names
-	always := f.thr.layout.always
+	names := l.names
+	always := l.always
 	all := uint64(1)<<uint(len(names)) - 1
 	vals := f.values()
 	k := 0 // the index in vals of register i
@@ -278,16 +279,16 @@ func (f *StackFrame) appendRegisters(dst []Register) []Register {
 
 // WordSize is the size of the frame's CPU registers in bytes (4 or 8), or 0.
 func (f *StackFrame) WordSize() int {
-	if f.thr == nil || f.thr.cpu == nil {
+	if f.cpu() == nil {
 		return 0
 	}
-	return f.thr.cpu.WordSize()
+	return f.cpu().WordSize()
 }
 
 // StackPointer returns the frame's stack pointer and whether it is known.
 func (f *StackFrame) StackPointer() (uint64, bool) {
-	if f.thr == nil || f.thr.cpu == nil || f.Trust == unwind.TrustInline {
+	if f.cpu() == nil || f.Trust == unwind.TrustInline {
 		return 0, false
 	}
-	return f.reg(f.thr.cpu.SP())
+	return f.reg(f.cpu().SP())
 }

@@ -144,7 +144,7 @@ func (s *symbolizer) fill(f *StackFrame, wantInlines bool) []*StackFrame {
 	}
 	out := make([]*StackFrame, len(sym.Inlines))
 	for i, in := range sym.Inlines {
-		fr := StackFrame{
+		out[i] = f.thr.add(StackFrame{
 			Instruction:    f.Instruction,
 			Module:         m,
 			Function:       in.Function,
@@ -154,13 +154,7 @@ func (s *symbolizer) fill(f *StackFrame, wantInlines bool) []*StackFrame {
 			SourceLineBase: f.SourceLineBase,
 			Trust:          unwind.TrustInline,
 			thr:            f.thr,
-		}
-		if f.thr != nil {
-			out[i] = f.thr.newFrame()
-			*out[i] = fr
-		} else {
-			out[i] = &fr
-		}
+		})
 	}
 	return out
 }

@@ -365,7 +365,5 @@ func tailCallFrame(thr *frameThread, env *walkEnv, f *unwind.Frame, callee *Stac
 	if tc.Function == "" || tc.SourceLine == 0 {
 		return nil
 	}
-	sf := thr.newFrame()
-	*sf = tc
-	return sf
+	return thr.add(tc)
 }

@@ -152,9 +152,7 @@ func CallerOfFrameState(env Env, last *Frame, st FrameState, cfa uint64, pc, sp,
 	if !ok || !accept(ra) {
 		return nil
 	}
-	f := NewFrame(env)
-	f.Context = last.Context
-	f.Trust = TrustPrologue
+	f := NewCaller(env, last, TrustPrologue)
 	f.Valid &= keep
 	for slot, off := range st.Saved {
 		if v, ok := ReadWord(env, cfa-off, size); ok {

@@ -147,6 +147,15 @@ func NewFrame(env Env) *Frame {
 	return &Frame{}
 }
 
+// NewCaller returns a frame for a caller the unwinder found (NewFrame),
+// starting from last's registers, found as trust says.
+func NewCaller(env Env, last *Frame, trust Trust) *Frame {
+	f := NewFrame(env)
+	f.Context = last.Context
+	f.Trust = trust
+	return f
+}
+
 // Memory is the stack memory an unwinder reads: the same one-method
 // interface the minidump reader and the CFI evaluator use.
 type Memory interface {
@@ -446,9 +455,7 @@ func CallerOfWildLeaf(env Env, last *Frame, pc, lr int, keep uint64) *Frame {
 	if !env.InModule(ra-1) || !env.SeemsValid(ra-1) {
 		return nil
 	}
-	f := NewFrame(env)
-	f.Context = last.Context
-	f.Trust = TrustLeaf
+	f := NewCaller(env, last, TrustLeaf)
 	f.Valid = last.Valid & keep
 	f.Set(pc, ra)
 	return f
@@ -473,9 +480,7 @@ func CallerByScanChecked(env Env, last *Frame, pc, sp, words, size int, trust Tr
 	if t == TrustCallSite {
 		trust = t
 	}
-	f := NewFrame(env)
-	f.Context = last.Context
-	f.Trust = trust
+	f := NewCaller(env, last, trust)
 	f.Regs[pc], f.Regs[sp] = ip, loc+uint64(size)
 	f.Valid = 1<<uint(pc) | 1<<uint(sp)
 	return f

@@ -313,11 +313,11 @@ func (s *frameSlot) write(w io.Writer, pretty bool, ind string, sc *slotScratch)
 		_, err := io.WriteString(w, "[]")
 		return err
 	}
-	if !pretty {
-		return s.writeCompact(w, sc)
-	}
 	if sc == nil {
 		sc = &slotScratch{}
+	}
+	if !pretty {
+		return s.writeCompact(w, sc)
 	}
 	b := &sc.pretty
 	b.Reset()
@@ -361,18 +361,13 @@ func (s *frameSlot) write(w io.Writer, pretty bool, ind string, sc *slotScratch)
 }
 
 // writeCompact writes the frames without indentation, each by appendFrame,
-// in pieces of about 32 KiB.
+// in pieces of about 32 KiB, made in sc.compact.
 func (s *frameSlot) writeCompact(w io.Writer, sc *slotScratch) error {
-	var b []byte
-	if sc != nil {
-		b = sc.compact[:0]
-	}
+	b := sc.compact[:0]
 	if cap(b) == 0 {
 		b = make([]byte, 0, 4<<10)
 	}
-	if sc != nil {
-		defer func() { sc.compact = b[:0] }()
-	}
+	defer func() { sc.compact = b[:0] }()
 	b = append(b, '[')
 	err := s.each(func(i int, fr *frame) error {
 		if i > 0 {

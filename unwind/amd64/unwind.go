@@ -134,9 +134,7 @@ func byFramePointer(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 	if cfa, ok := unwind.RealignedCFA(env, rbp, rip, 8, 8); ok {
 		rsp = cfa
 	}
-	f := unwind.NewFrame(env)
-	f.Context = last.Context
-	f.Trust = unwind.TrustFP
+	f := unwind.NewCaller(env, last, unwind.TrustFP)
 	f.Regs[amd64.RIP], f.Regs[amd64.RSP], f.Regs[amd64.RBP] = rip, rsp, callerRBP
 	f.Valid = 1<<amd64.RIP | 1<<amd64.RSP | 1<<amd64.RBP
 	return f
@@ -200,9 +198,7 @@ func byMadeFramePointer(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 	if !ok1 || !ok2 || nonCanonical(rip) || !env.SeemsValid(rip-1) || callBefore(env, rip) == unwind.NoCallBefore {
 		return nil
 	}
-	f := unwind.NewFrame(env)
-	f.Context = last.Context
-	f.Trust = unwind.TrustFP
+	f := unwind.NewCaller(env, last, unwind.TrustFP)
 	f.Valid &= calleeSaved
 	f.Set(amd64.RIP, rip)
 	f.Set(amd64.RSP, rbp+16)
@@ -215,9 +211,7 @@ func bySimulatedReturn(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 	if !ok {
 		return nil
 	}
-	f := unwind.NewFrame(env)
-	f.Context = last.Context
-	f.Trust = unwind.TrustLeaf
+	f := unwind.NewCaller(env, last, unwind.TrustLeaf)
 	f.Regs[amd64.RIP] = rip
 	f.Regs[amd64.RSP] = loc + 8
 	return f
@@ -233,9 +227,7 @@ func byScan(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 		if trust != unwind.TrustCallSite {
 			trust = unwind.TrustScan
 		}
-		f = unwind.NewFrame(env)
-		f.Context = last.Context
-		f.Trust = trust
+		f = unwind.NewCaller(env, last, trust)
 		f.Regs[amd64.RIP], f.Regs[amd64.RSP] = rip, loc+8
 		f.Valid = 1<<amd64.RIP | 1<<amd64.RSP
 	} else {

@@ -118,9 +118,7 @@ func byFramePointer(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 	if lastFP != 0 {
 		sp = uint64(uint32(lastFP) + 8)
 	}
-	f := unwind.NewFrame(env)
-	f.Context = last.Context
-	f.Trust = unwind.TrustFP
+	f := unwind.NewCaller(env, last, unwind.TrustFP)
 	f.Regs[fp], f.Regs[arm.SlotSP], f.Regs[arm.SlotPC], f.Regs[arm.SlotLR] = uint64(callerFP), sp, last.Regs[arm.SlotLR], uint64(callerLR)
 	f.Valid = 1<<arm.SlotPC | 1<<arm.SlotLR | 1<<fp | 1<<arm.SlotSP
 	return f

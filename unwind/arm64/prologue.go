@@ -161,9 +161,7 @@ func (u *Unwinder) byFrameState(env unwind.Env, last *unwind.Frame) *unwind.Fram
 	if !env.SeemsValid(pc-4) || callBefore(env, pc) == unwind.NoCallBefore {
 		return nil
 	}
-	f := unwind.NewFrame(env)
-	f.Context = last.Context
-	f.Trust = unwind.TrustPrologue
+	f := unwind.NewCaller(env, last, unwind.TrustPrologue)
 	f.Valid &= calleeSaved
 	for reg, off := range saved {
 		if reg == 30 {

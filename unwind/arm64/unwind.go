@@ -183,9 +183,7 @@ func (u *Unwinder) byFramePointer(env unwind.Env, frames []*unwind.Frame) *unwin
 	if fp != 0 {
 		sp = fp + 16
 	}
-	f := unwind.NewFrame(env)
-	f.Context = last.Context
-	f.Trust = unwind.TrustFP
+	f := unwind.NewCaller(env, last, unwind.TrustFP)
 	f.Regs[arm64.RegFP], f.Regs[arm64.RegSP], f.Regs[arm64.RegPC], f.Regs[arm64.RegLR] = callerFP, sp, last.Regs[arm64.RegLR], callerLR
 	f.Valid = 1<<arm64.RegPC | 1<<arm64.RegLR | 1<<arm64.RegFP | 1<<arm64.RegSP
 	return f
@@ -213,7 +211,7 @@ func (u *Unwinder) byOwnRecord(env unwind.Env, last *unwind.Frame) *unwind.Frame
 	if !ok {
 		return nil
 	}
-	f := &unwind.Frame{Context: last.Context, Trust: unwind.TrustFP}
+	f := unwind.NewCaller(env, last, unwind.TrustFP)
 	f.Regs[arm64.RegFP], f.Regs[arm64.RegSP], f.Regs[arm64.RegPC] = callerFP, fp+16, u.strip(env, pc)
 	f.Valid = 1<<arm64.RegPC | 1<<arm64.RegFP | 1<<arm64.RegSP
 	return f
@@ -245,9 +243,7 @@ func (u *Unwinder) pastWildLeaf(env unwind.Env, last *unwind.Frame) *unwind.Fram
 			return nil
 		}
 	}
-	f := unwind.NewFrame(env)
-	f.Context = last.Context
-	f.Trust = unwind.TrustFP
+	f := unwind.NewCaller(env, last, unwind.TrustFP)
 	f.Regs[arm64.RegFP], f.Regs[arm64.RegSP] = callerFP, recFP+16
 	f.Regs[arm64.RegPC], f.Regs[arm64.RegLR] = u.strip(env, pc), u.strip(env, callerLR)
 	f.Valid = 1<<arm64.RegPC | 1<<arm64.RegLR | 1<<arm64.RegFP | 1<<arm64.RegSP

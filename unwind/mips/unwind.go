@@ -196,9 +196,7 @@ func (u Unwinder) byScan(env unwind.Env, frames []*unwind.Frame) *unwind.Frame {
 	}
 	callerSP = u.mask(callerSP + word)
 	callerPC = u.mask(callerPC - 2*word)
-	f := unwind.NewFrame(env)
-	f.Context = last.Context
-	f.Trust = unwind.TrustScan
+	f := unwind.NewCaller(env, last, unwind.TrustScan)
 	f.Valid = 0
 	f.Set(mips.RegPC, callerPC)
 	f.Set(mips.RegSP, callerSP)

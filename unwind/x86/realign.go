@@ -30,9 +30,7 @@ func byRealignedFrame(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 	if !ok {
 		return nil
 	}
-	f := unwind.NewFrame(env)
-	f.Context = last.Context
-	f.Trust = unwind.TrustFP
+	f := unwind.NewCaller(env, last, unwind.TrustFP)
 	f.Regs[x86.EIP], f.Regs[x86.ESP], f.Regs[x86.EBP] = uint64(eip), uint64(cfa), uint64(cebp)
 	f.Valid = 1<<x86.EIP | 1<<x86.ESP | 1<<x86.EBP
 	return f

@@ -168,9 +168,7 @@ func byEBP(env unwind.Env, last *unwind.Frame, scanAllowed bool) *unwind.Frame {
 		callerEBP = v
 		trust = unwind.TrustScan
 	}
-	f := unwind.NewFrame(env)
-	f.Context = last.Context
-	f.Trust = trust
+	f := unwind.NewCaller(env, last, trust)
 	f.Regs[x86.EIP], f.Regs[x86.ESP], f.Regs[x86.EBP] = uint64(callerEIP), uint64(callerESP), uint64(callerEBP)
 	f.Valid = 1<<x86.EIP | 1<<x86.ESP | 1<<x86.EBP
 	return f
@@ -295,9 +293,7 @@ func byWin(env unwind.Env, frames []*unwind.Frame, info *unwind.WinInfo, scanAll
 			}
 		}
 	}
-	f := unwind.NewFrame(env)
-	f.Context = last.Context
-	f.Trust = trust
+	f := unwind.NewCaller(env, last, trust)
 	f.Regs[x86.EIP], f.Regs[x86.ESP], f.Regs[x86.EBP] = uint64(get(x86.EIP)), uint64(get(x86.ESP)), uint64(get(x86.EBP))
 	f.Valid = 1<<x86.EIP | 1<<x86.ESP | 1<<x86.EBP
 	for _, r := range []int{x86.EBX, x86.ESI, x86.EDI} {

@@ -127,17 +127,17 @@ type run struct {
 	check   func(t *testing.T, stdout string)
 }
 
+// frameBytes is the bound's cost of a frame kept (docs/hostile.md): a
+// StackFrame and its known registers take about 165 bytes, of which the
+// 8 bytes per input byte cover part when frames are justified by 16 bytes.
+const frameBytes = 128
+
 // memBound is the peak memory docs/hostile.md states for a walk: 32 MiB
 // (the runtime, the program, its buffers) plus perByte bytes per byte of
 // the inputs (the dump and the symbol files read). A walk keeping more
 // frames than its 32 MiB and 8 bytes per input byte cover (frames justified
 // by less than about 20 bytes each: TestFrameChains) adds frameBytes per
 // frame.
-// frameBytes is the bound's cost of a frame kept (docs/hostile.md): a
-// StackFrame and its known registers take about 165 bytes, of which the
-// 8 bytes per input byte cover part when frames are justified by 16 bytes.
-const frameBytes = 128
-
 func memBound(t *testing.T, perByte int64, files ...string) int64 {
 	n := int64(32 << 20)
 	for _, f := range files {
