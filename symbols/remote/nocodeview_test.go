@@ -3,7 +3,6 @@ package remote
 import (
 	"net/http"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/symbols"
@@ -22,13 +21,7 @@ func TestSymSrvWithoutCodeView(t *testing.T) {
 	}
 	m := symbols.Module{CodeFile: `C:\windows\system32\kernelbase.dll`, CodeID: "63F14E2B5e5000"}
 	store := t.TempDir()
-	dir := filepath.Join(store, "kernelbase.dll", m.CodeID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "kernelbase.dll"), pe, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	putFile(t, pe, store, "kernelbase.dll", m.CodeID, "kernelbase.dll")
 	srv := serve(t, http.FileServer(http.Dir(store)))
 	c := newClient(t)
 	s := NewSymSrv(srv.URL, c)
