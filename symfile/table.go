@@ -209,10 +209,14 @@ func mergeSpans(s [][]span) []span {
 	return out
 }
 
-// mergeDeltas merges two slices sorted by compareDelta.
+// mergeDeltas merges two slices sorted by compareDelta (one of them, as
+// it is, when the other is empty).
 func mergeDeltas(a, b []delta) []delta {
 	if len(b) == 0 {
 		return a
+	}
+	if len(a) == 0 {
+		return b
 	}
 	out := make([]delta, 0, len(a)+len(b))
 	for len(a) > 0 && len(b) > 0 {
@@ -542,11 +546,7 @@ func (t *Table) joinStack(ps []*pass) {
 		for k := range winAll {
 			winAll[k] = p.win[k].appendTo(winAll[k])
 		}
-		if len(ps) == 1 {
-			t.deltas = p.deltas
-		} else {
-			t.deltas = mergeDeltas(t.deltas, p.deltas)
-		}
+		t.deltas = mergeDeltas(t.deltas, p.deltas)
 	}
 	t.cfi = orNil(mergeSpans(cfi))
 	winAll[0], winAll[1] = orNil(winAll[0]), orNil(winAll[1])
