@@ -434,7 +434,8 @@ func (t *Table) parse(chunks int, release func([]byte), lazy bool) {
 	}
 	lineBase := 0
 	var runs []stackRun
-	for _, p := range ps {
+	first := make([]int, len(ps))
+	for i, p := range ps {
 		if !t.hasModule && p.hasModule {
 			t.module, t.hasModule = p.module, true
 		}
@@ -445,9 +446,10 @@ func (t *Table) parse(chunks int, release func([]byte), lazy bool) {
 			r.line += lineBase
 			runs = append(runs, r)
 		}
+		first[i] = lineBase + 1
 		lineBase += p.lines
 	}
-	t.joinErrors(ps, nil)
+	t.joinErrors(ps, first)
 	t.funcs, t.funcBody, t.publics = orNil(t.funcs), orNil(t.funcBody), orNil(t.publics)
 	t.funcs = exclusiveRanges(t.funcs)
 	t.files = sortNamed(t.files)
@@ -496,28 +498,20 @@ func (t *Table) stack() {
 	})
 }
 
-// joinErrors adds the syntax errors of passes to the Table's, keeping the
-// first maxErrors of the file in line order. With first nil, the passes
-// cover the file from its start in order (their line numbers are shifted
-// by the lines of the passes before); else first[i] is the file's number of
-// the first line of ps[i], and the errors are merged with those the Table
-// holds.
+// joinErrors adds the syntax errors of passes (in file order; first[i] is
+// the file's number of the first line of ps[i]) to the Table's, keeping the
+// first maxErrors of the file in line order.
 func (t *Table) joinErrors(ps []*pass, first []int) {
 	var errs []*SyntaxError
-	lineBase := 0
 	for i, p := range ps {
-		if first != nil {
-			lineBase = first[i] - 1
-		}
 		for _, e := range p.errs {
 			if len(errs) < maxErrors {
-				e.Line += lineBase
+				e.Line += first[i] - 1
 				errs = append(errs, e)
 			}
 		}
 		t.numErrs += p.numErrs
 		t.numCorrupt += p.numCorrupt
-		lineBase += p.lines
 	}
 	if len(t.errs) == 0 {
 		t.errs = errs
