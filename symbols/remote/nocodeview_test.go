@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
+	"github.com/gobreakpad/gobreakpad/symbols/symtest"
 )
 
 // TestSymSrvWithoutCodeView: a module without a debug file (Wine's
@@ -15,11 +15,11 @@ import (
 // (NAME.dll/TIMESTAMPSIZE/NAME.dll) and converted from the PE alone: its
 // exports and its unwind rules.
 func TestSymSrvWithoutCodeView(t *testing.T) {
-	pe, err := os.ReadFile("../../testdata/truth/wincxx/pe/kernelbase.dll")
+	pe, err := os.ReadFile(symtest.WineKernelbasePath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := symbols.Module{CodeFile: `C:\windows\system32\kernelbase.dll`, CodeID: "63F14E2B5e5000"}
+	m := symtest.WineKernelbase
 	store := t.TempDir()
 	putFile(t, pe, store, "kernelbase.dll", m.CodeID, "kernelbase.dll")
 	srv := serve(t, http.FileServer(http.Dir(store)))
