@@ -516,13 +516,7 @@ func stackPasses(data []byte, runs []stackRun, chunks int, release func([]byte))
 			lo = hi
 		}
 	}
-	if len(ps) > 1 {
-		runPasses(ps)
-	} else {
-		for _, p := range ps {
-			p.run()
-		}
-	}
+	runPasses(ps)
 	first := make([]int, len(ps))
 	for i := range ps {
 		if i == 0 || runOf[i] != runOf[i-1] {

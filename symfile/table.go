@@ -209,10 +209,14 @@ func mergeSpans(s [][]span) []span {
 	return out
 }
 
-// mergeDeltas merges two slices sorted by compareDelta.
+// mergeDeltas merges two slices sorted by compareDelta (one of them, as
+// it is, when the other is empty).
 func mergeDeltas(a, b []delta) []delta {
 	if len(b) == 0 {
 		return a
+	}
+	if len(a) == 0 {
+		return b
 	}
 	out := make([]delta, 0, len(a)+len(b))
 	for len(a) > 0 && len(b) > 0 {
@@ -430,7 +434,8 @@ func (t *Table) parse(chunks int, release func([]byte), lazy bool) {
 	}
 	lineBase := 0
 	var runs []stackRun
-	for _, p := range ps {
+	first := make([]int, len(ps))
+	for i, p := range ps {
 		if !t.hasModule && p.hasModule {
 			t.module, t.hasModule = p.module, true
 		}
@@ -441,9 +446,10 @@ func (t *Table) parse(chunks int, release func([]byte), lazy bool) {
 			r.line += lineBase
 			runs = append(runs, r)
 		}
+		first[i] = lineBase + 1
 		lineBase += p.lines
 	}
-	t.joinErrors(ps, nil)
+	t.joinErrors(ps, first)
 	t.funcs, t.funcBody, t.publics = orNil(t.funcs), orNil(t.funcBody), orNil(t.publics)
 	t.funcs = exclusiveRanges(t.funcs)
 	t.files = sortNamed(t.files)
@@ -492,28 +498,20 @@ func (t *Table) stack() {
 	})
 }
 
-// joinErrors adds the syntax errors of passes to the Table's, keeping the
-// first maxErrors of the file in line order. With first nil, the passes
-// cover the file from its start in order (their line numbers are shifted
-// by the lines of the passes before); else first[i] is the file's number of
-// the first line of ps[i], and the errors are merged with those the Table
-// holds.
+// joinErrors adds the syntax errors of passes (in file order; first[i] is
+// the file's number of the first line of ps[i]) to the Table's, keeping the
+// first maxErrors of the file in line order.
 func (t *Table) joinErrors(ps []*pass, first []int) {
 	var errs []*SyntaxError
-	lineBase := 0
 	for i, p := range ps {
-		if first != nil {
-			lineBase = first[i] - 1
-		}
 		for _, e := range p.errs {
 			if len(errs) < maxErrors {
-				e.Line += lineBase
+				e.Line += first[i] - 1
 				errs = append(errs, e)
 			}
 		}
 		t.numErrs += p.numErrs
 		t.numCorrupt += p.numCorrupt
-		lineBase += p.lines
 	}
 	if len(t.errs) == 0 {
 		t.errs = errs
@@ -542,11 +540,7 @@ func (t *Table) joinStack(ps []*pass) {
 		for k := range winAll {
 			winAll[k] = p.win[k].appendTo(winAll[k])
 		}
-		if len(ps) == 1 {
-			t.deltas = p.deltas
-		} else {
-			t.deltas = mergeDeltas(t.deltas, p.deltas)
-		}
+		t.deltas = mergeDeltas(t.deltas, p.deltas)
 	}
 	t.cfi = orNil(mergeSpans(cfi))
 	winAll[0], winAll[1] = orNil(winAll[0]), orNil(winAll[1])

@@ -9,16 +9,8 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/cache"
+	"github.com/gobreakpad/gobreakpad/symbols/symtest"
 )
-
-// wineKernelbase is Wine 8.0's x86_64 kernelbase.dll, trimmed to its
-// headers, .pdata, .xdata and .edata (testdata/truth/wincxx/generate.sh):
-// a PE without a CodeView record, as Wine's DLLs are.
-const wineKernelbase = "../../testdata/truth/wincxx/pe/kernelbase.dll"
-
-// kernelbaseModule is kernelbase.dll as Wine's minidumps list it: no debug
-// file or identifier, the code identifier of its PE.
-var kernelbaseModule = symbols.Module{CodeFile: `C:\windows\system32\kernelbase.dll`, CodeID: "63F14E2B5e5000"}
 
 // TestDirsWithoutCodeView: a module without a debug file (a PE without a
 // CodeView record) is found by its code file and code identifier in a
@@ -27,17 +19,17 @@ var kernelbaseModule = symbols.Module{CodeFile: `C:\windows\system32\kernelbase.
 // from the exports, its unwind rules from .pdata. A PE of another
 // identifier, and modules whose code identifier is no PE's, are not used.
 func TestDirsWithoutCodeView(t *testing.T) {
-	src, err := filepath.Abs(wineKernelbase)
+	src, err := filepath.Abs(symtest.WineKernelbasePath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tree, plain := t.TempDir(), t.TempDir()
-	link(t, src, tree, "kernelbase.dll", kernelbaseModule.CodeID, "kernelbase.dll")
+	link(t, src, tree, "kernelbase.dll", symtest.WineKernelbase.CodeID, "kernelbase.dll")
 	link(t, src, plain, "kernelbase.dll")
 	for _, root := range []string{tree, plain} {
 		conv := &Converter{Cache: &cache.Cache{Dir: t.TempDir()}}
 		d := NewDirs(conv, t.TempDir(), root)
-		syms, err := d.Load(kernelbaseModule)
+		syms, err := d.Load(symtest.WineKernelbase)
 		if err != nil {
 			t.Fatalf("%s: %v", root, err)
 		}
@@ -51,7 +43,7 @@ func TestDirsWithoutCodeView(t *testing.T) {
 		if rules, ok := syms.CFI.CFIRules(pc, nil); !ok || !strings.Contains(strings.Join(rules, " "), ".cfa:") {
 			t.Errorf("%s: rules at %#x: %q %v", root, pc, rules, ok)
 		}
-		p, ok := conv.Cache.Lookup("kernelbase.dll", kernelbaseModule.CodeID, "kernelbase.dll.sym")
+		p, ok := conv.Cache.Lookup("kernelbase.dll", symtest.WineKernelbase.CodeID, "kernelbase.dll.sym")
 		if !ok {
 			t.Fatalf("%s: no converted file in the cache", root)
 		}
@@ -62,7 +54,7 @@ func TestDirsWithoutCodeView(t *testing.T) {
 		if first, _, _ := strings.Cut(string(b), "\n"); first != "MODULE windows x86_64 63F14E2B5E5000 kernelbase.dll" {
 			t.Errorf("%s: converted file starts %q", root, first)
 		}
-		wrong := kernelbaseModule
+		wrong := symtest.WineKernelbase
 		wrong.CodeID = "63F14E2B5e6000"
 		if _, err := d.Load(wrong); !errors.Is(err, symbols.ErrNotFound) {
 			t.Errorf("%s: a PE of another identifier: %v, want not found", root, err)

@@ -43,17 +43,11 @@ func TestConcurrentLoads(t *testing.T) {
 	// The symbol server's tree: a PE, and a PDB as its CAB.
 	ms := t.TempDir()
 	put := func(src string, elems ...string) {
-		p := filepath.Join(append([]string{ms}, elems...)...)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
 		b, err := os.ReadFile(src)
 		if err != nil {
 			t.Skip(err)
 		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		putFile(t, b, ms, elems...)
 	}
 	basicID := "34060D222DBB44E5AA72243CE8326C2F2"
 	put(filepath.Join(win, "mozilla", "basic32.pd_"), "basic32.pdb", basicID, "basic32.pd_")

@@ -3,11 +3,10 @@ package remote
 import (
 	"net/http"
 	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/symbols"
 	"github.com/gobreakpad/gobreakpad/symbols/pdbsyms"
+	"github.com/gobreakpad/gobreakpad/symbols/symtest"
 )
 
 // TestSymSrvWithoutCodeView: a module without a debug file (Wine's
@@ -16,19 +15,13 @@ import (
 // (NAME.dll/TIMESTAMPSIZE/NAME.dll) and converted from the PE alone: its
 // exports and its unwind rules.
 func TestSymSrvWithoutCodeView(t *testing.T) {
-	pe, err := os.ReadFile("../../testdata/truth/wincxx/pe/kernelbase.dll")
+	pe, err := os.ReadFile(symtest.WineKernelbasePath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := symbols.Module{CodeFile: `C:\windows\system32\kernelbase.dll`, CodeID: "63F14E2B5e5000"}
+	m := symtest.WineKernelbase
 	store := t.TempDir()
-	dir := filepath.Join(store, "kernelbase.dll", m.CodeID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "kernelbase.dll"), pe, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	putFile(t, pe, store, "kernelbase.dll", m.CodeID, "kernelbase.dll")
 	srv := serve(t, http.FileServer(http.Dir(store)))
 	c := newClient(t)
 	s := NewSymSrv(srv.URL, c)

@@ -66,6 +66,19 @@ func onlyCache(t *testing.T, c *Client) {
 	})
 }
 
+// putFile writes data to root/elems... (a store tree's NAME/ID/FILE),
+// making its directories.
+func putFile(t *testing.T, data []byte, root string, elems ...string) {
+	t.Helper()
+	p := filepath.Join(append([]string{root}, elems...)...)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 var testApp = symbols.Module{DebugFile: `c:\test_app.pdb`, DebugID: "5A9832E5287241C1838ED98914E9B7FF1"}
 
 func TestBreakpadHTTP(t *testing.T) {
@@ -260,15 +273,7 @@ func peCodeID(t *testing.T, path string) string {
 func TestSymSrv(t *testing.T) {
 	win := corpus.File(t, "windows")
 	store := t.TempDir()
-	put := func(name, id, file string, data []byte) {
-		dir := filepath.Join(store, name, id)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := func(name, id, file string, data []byte) { putFile(t, data, store, name, id, file) }
 	read := func(rel string) []byte {
 		b, err := os.ReadFile(filepath.Join(win, rel))
 		if err != nil {

@@ -33,12 +33,7 @@ func TestWinFiles(t *testing.T) {
 	}))
 	defer srv.Close()
 	local := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(local, "l.pdb", "ID3"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(local, "l.pdb", "ID3", "l.pdb"), fakePDB, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	putFile(t, fakePDB, local, "l.pdb", "ID3", "l.pdb")
 	cacheDir := t.TempDir()
 	in := &pdbsyms.Inputs{}
 	defer in.Close()

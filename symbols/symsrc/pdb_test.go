@@ -121,7 +121,7 @@ func TestPEWithoutCodeView(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	m := symbols.Module{CodeFile: `C:\windows\system32\kernelbase.dll`, CodeID: "63F14E2B5e5000"}
+	m := symtest.WineKernelbase
 	syms, err := s.Load(m)
 	if err != nil || syms.Lookup == nil || syms.CFI == nil {
 		t.Fatalf("%+v, %v: want lookups and CFI", syms, err)

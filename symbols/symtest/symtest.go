@@ -1,7 +1,8 @@
 // Package symtest is test support for symbol sources: the Breakpad symbols
 // dumpsyms/elf makes of an ELF file, the file's build ID, a model's
-// Breakpad table, and the comparison of two sources' answers over a range
-// of addresses or at a model's FUNC and line addresses.
+// Breakpad table, the comparison of two sources' answers over a range of
+// addresses or at a model's FUNC and line addresses, and Wine's
+// kernelbase.dll (a PE without a CodeView record) and its module.
 package symtest
 
 import (
@@ -17,6 +18,16 @@ import (
 	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
 	"github.com/gobreakpad/gobreakpad/symfile"
 )
+
+// WineKernelbasePath is Wine 8.0's x86_64 kernelbase.dll, trimmed to its
+// headers, .pdata, .xdata and .edata (testdata/truth/wincxx/generate.sh):
+// a PE without a CodeView record, as Wine's DLLs are. The path is relative
+// to a package two directories below the module's root.
+const WineKernelbasePath = "../../testdata/truth/wincxx/pe/kernelbase.dll"
+
+// WineKernelbase is kernelbase.dll as Wine's minidumps list it: no debug
+// file or identifier, the code identifier of its PE.
+var WineKernelbase = symbols.Module{CodeFile: `C:\windows\system32\kernelbase.dll`, CodeID: "63F14E2B5e5000"}
 
 // BuildID returns the build ID of the ELF file at path, in hex.
 func BuildID(t testing.TB, path string) string {

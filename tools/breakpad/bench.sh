@@ -20,10 +20,11 @@
 # (our symlookup of one address against wc -l, the speed of reading the
 # file); dump_syms on Debian's libc with its debug file, on a large C++
 # ELF with DWARF made by tools/breakpad/bigelf.sh and on Go's compiler
-# built with uncompressed DWARF (both built once into BENCH_TMP). Prints markdown tables: hyperfine's median, mean ± σ, min and
-# max wall times, then user+system time and peak RSS as the median of 5
-# runs of /usr/bin/time, and on each "ours" row the ratios to the row above
-# (its median wall time over ours, our peak RSS over its). A last row times
+# built with uncompressed DWARF (both built once into BENCH_TMP). Prints
+# markdown tables: hyperfine's median, mean ± σ, min and max wall times,
+# then user+system time and peak RSS as the median of 5 runs of
+# /usr/bin/time, and on each "ours" row the ratios to the row above (its
+# median wall time over ours, our peak RSS over its). A last row times
 # start-up alone. Runs that exit non-zero (the hostile dump, refused by
 # both) are timed all the same.
 set -euo pipefail
