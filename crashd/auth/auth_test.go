@@ -1,0 +1,51 @@
+package auth
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestExpand(t *testing.T) {
+	for _, c := range []struct {
+		in, want []string
+	}{
+		{[]string{ScopeUpload}, []string{ScopeUpload}},
+		{[]string{ScopeViewPII}, []string{ScopeViewCrashes, ScopeViewPII}},
+		{[]string{ScopeReprocess, ScopeViewRawDump}, []string{ScopeReprocess, ScopeViewCrashes, ScopeViewRawDump}},
+		{[]string{ScopeAdmin}, []string{ScopeAdmin, ScopeReprocess, ScopeTriage, ScopeUpload, ScopeViewCrashes, ScopeViewPII, ScopeViewRawDump}},
+	} {
+		if got := Expand(c.in); !slices.Equal(got, c.want) {
+			t.Errorf("Expand(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+func TestToken(t *testing.T) {
+	secret, tok, err := NewToken("ci", ScopeUpload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tok.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if !tok.Matches(secret) || tok.Matches(secret+"x") || tok.Matches("") {
+		t.Error("Matches")
+	}
+	if tok.SHA256 != HashToken(secret) || len(secret) != 32 {
+		t.Errorf("secret %q hash %q", secret, tok.SHA256)
+	}
+	now := time.Now()
+	if !tok.Valid(now) {
+		t.Error("a token without expiry is valid")
+	}
+	tok.Expires = now
+	if tok.Valid(now) || !tok.Valid(now.Add(-time.Second)) {
+		t.Error("Valid at the expiry")
+	}
+	for _, bad := range []Token{{SHA256: tok.SHA256}, {Name: "x", SHA256: "ab"}, {Name: "x", SHA256: tok.SHA256, Scopes: []string{"root"}}} {
+		if bad.Check() == nil {
+			t.Errorf("Check(%+v) passed", bad)
+		}
+	}
+}
