@@ -285,3 +285,31 @@ func TestSocorroTidy(t *testing.T) {
 		}
 	}
 }
+
+// TestSocorroSigLists: test_siglists.py. Every embedded list has entries, none
+// empty or a comment; a valid list reads its entries in order; an invalid
+// regular expression is an error naming the file and the line, counted from
+// 1 (Socorro's message counts from 0: "at line 3" for the fourth line).
+func TestSocorroSigLists(t *testing.T) {
+	l := DefaultLists()
+	for _, name := range []string{IrrelevantList, PrefixList, SentinelsList, LineNumbersList} {
+		entries := *l.list(name)
+		if len(entries) == 0 {
+			t.Errorf("%s: empty", name)
+		}
+		for _, e := range entries {
+			if e == "" || strings.HasPrefix(e, "#") {
+				t.Errorf("%s: entry %q", name, e)
+			}
+		}
+	}
+	valid := "# Test Signatures List.\n# Contains a few valid regular expressions.\n\nfooBarStuff\nmoz::.*\n@0x[0-9a-fA-F]{2,}\n"
+	got, err := ParseList(strings.NewReader(valid), "test-valid-sig-list.txt")
+	if err != nil || strings.Join(got, "\n") != "fooBarStuff\nmoz::.*\n@0x[0-9a-fA-F]{2,}" {
+		t.Errorf("valid list: %q, %v", got, err)
+	}
+	invalid := "# Test Signatures List.\n# Contains an invalid regular expression.\n\nlol[wut\\]\n"
+	if _, err := ParseList(strings.NewReader(invalid), "test-invalid-sig-list.txt"); err == nil || !strings.Contains(err.Error(), "test-invalid-sig-list.txt:4:") {
+		t.Errorf("invalid list: error %v, want one naming test-invalid-sig-list.txt:4", err)
+	}
+}
