@@ -272,7 +272,11 @@ func (c *Condition) match(annotations map[string]any, t *throttler, parsed parse
 	}
 	text := true
 	if c.path != nil {
-		doc, isJSON := parsed.jsonValue(c.Field, v)
+		cache := parsed
+		if !ok {
+			cache = parsedJSON{} // a default is the condition's own: not the crash's to share
+		}
+		doc, isJSON := cache.jsonValue(c.Field, v)
 		if !isJSON {
 			return false
 		}

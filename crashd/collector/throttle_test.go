@@ -226,6 +226,9 @@ func TestThrottleAntennaConditions(t *testing.T) {
 	check("at_least text", rule(Condition{Field: "N", AtLeast: ptr(3.0)}), map[string]any{"N": "two"}, false)
 	check("json index", rule(Condition{Field: "J", JSON: "a.1", Equals: ptr("y")}), map[string]any{"J": `{"a":["x","y"]}`}, true)
 	check("json index", rule(Condition{Field: "J", JSON: "a.2", Equals: ptr("y")}), map[string]any{"J": `{"a":["x","y"]}`}, false)
+	// Defaults of one absent annotation differ between conditions: each reads its own.
+	check("json defaults", rule(Condition{Field: "J", Default: ptr(`{"a":1}`), JSON: "a", Equals: ptr("1")},
+		Condition{Field: "J", Default: ptr(`{"a":2}`), JSON: "a", Equals: ptr("2")}), map[string]any{}, true)
 
 	// TestRule.test_percentage and TestACCEPT_ALL.
 	half := []Rule{{Name: "test", When: []Condition{{Field: "ProductName", Equals: ptr("test")}}, Percent: ptr(50.0), Result: ResultAccept, Otherwise: ResultReject}}
