@@ -240,10 +240,12 @@ func New(cfg Config, store blob.Store, publish Publisher, log *slog.Logger, reg 
 }
 
 // Handler returns the collector's routes: POST /submit and, with Sentry
-// projects configured, POST /api/{project}/minidump/ (and without the slash).
+// projects configured, POST /api/{project}/minidump/ (and without the
+// slash); any other path is answered 404 with Antenna's JSON error.
 func (c *Collector) Handler() http.Handler {
 	mux := http.NewServeMux()
 	c.Register(mux)
+	mux.HandleFunc("/", notFound)
 	return mux
 }
 
@@ -251,6 +253,7 @@ func (c *Collector) Handler() http.Handler {
 // other routes beside them).
 func (c *Collector) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /submit", c.Submit)
+	mux.HandleFunc("/submit", submitMethods)
 	if len(c.sentry) > 0 {
 		mux.HandleFunc("POST /api/{project}/minidump/{$}", c.SentryMinidump)
 		mux.HandleFunc("POST /api/{project}/minidump", c.SentryMinidump)

@@ -142,3 +142,27 @@ func TestProcessAnnotations(t *testing.T) {
 		t.Errorf("with an abort message: %q", got)
 	}
 }
+
+// TestSocorroDumps: real dumps signed as Socorro signs their --json
+// reports: a call through a null pointer keeps its "@0x0" frame (gdb's
+// truth: frame 0 at address 0, called from call_through), and a dump
+// without a crashing thread (no exception stream) is signed by thread 0.
+func TestSocorroDumps(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		dump string
+		syms []string
+		want string
+	}{
+		{"null call", "../../testdata/truth/calls/null-x64-O0/crash.dmp", []string{"../../testdata/truth/calls/null-x64-O0/symbols"}, "@0x0 | call_through"},
+		{"no crashing thread", corpus.File(t, "breakpad/processor/tiny-exe-with-cet-xsave.dmp"), nil,
+			"ntdll.dll@0xa39e4 | ntdll.dll@0x5b4c2 | kernelbase.dll@0x4b280 | tiny.exe@0x2923c"},
+	} {
+		syms := symbolDirs{}
+		got := walk(t, corpusCase{name: c.name, dump: c.dump, syms: c.syms}, syms, 1)
+		syms.close()
+		if got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

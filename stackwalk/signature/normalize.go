@@ -34,7 +34,8 @@ var (
 
 // normalizeFrame returns the frame's text in a signature: its normalized
 // function; else FILE#LINE; else module@0xOFFSET (the module alone with
-// bareModules); else "(unloaded NAME)"; else "@0xADDRESS"; else "".
+// bareModules); else "(unloaded NAME)"; else "@0xADDRESS" ("@0x0" for a
+// null address).
 func (g *Generator) normalizeFrame(f Frame) string {
 	if f.Function != "" {
 		file := sourceFile(f.File)
@@ -65,10 +66,10 @@ func (g *Generator) normalizeFrame(f Frame) string {
 	if f.Unloaded != "" {
 		return "(unloaded " + f.Unloaded + ")"
 	}
-	if f.Offset != 0 {
-		return "@0x" + strconv.FormatUint(f.Offset, 16)
-	}
-	return ""
+	// Every walked frame has an address, 0 included: a call through a null
+	// pointer is "@0x0", which the default prefix list keeps (Socorro reads
+	// rust-minidump's "offset": "0x0", a string, so it is never empty).
+	return "@0x" + strconv.FormatUint(f.Offset, 16)
 }
 
 // sourceFile returns the path part of a frame's file: the third field of a

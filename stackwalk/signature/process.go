@@ -19,14 +19,18 @@ var windowsReasons = map[uint32]string{
 // FromProcess returns what signature generation needs of a walked process:
 // the requesting thread's frames (inline frames included), the crash
 // reason and what the dump's annotations (st.Annotations) say (Annotate).
+// A dump without a crashing or requesting thread is signed by its thread 0,
+// as Socorro does (its get_crashing_thread reads a null crashing_thread
+// as 0).
 func FromProcess(st *stackwalk.ProcessState) Crash {
 	c := Crash{OS: st.System.OS, Reason: reason(st)}
 	c.Annotate(st.Annotations)
-	if st.RequestingThread < 0 || st.RequestingThread >= len(st.Threads) || st.Threads[st.RequestingThread] == nil {
+	i := max(st.RequestingThread, 0) // an index past the threads has no frames, as in Socorro
+	if i >= len(st.Threads) || st.Threads[i] == nil {
 		return c
 	}
 	c.HasThread = true
-	frames := st.Threads[st.RequestingThread].Frames
+	frames := st.Threads[i].Frames
 	for _, sf := range frames[:min(len(frames), MaxFrames)] {
 		if sf == nil {
 			continue

@@ -127,7 +127,7 @@ func TestNormalizeFrame(t *testing.T) {
 		{Frame{Module: "[module]", ModuleOffset: 0xfff}, "module@0xfff", "module"},
 		{Frame{Module: "[[[module]]", ModuleOffset: 0xfff}, "module@0xfff", "module"},
 		{Frame{Offset: 0x0000000000032ec0}, "@0x32ec0", ""},
-		{Frame{}, "", ""},
+		{Frame{}, "@0x0", ""},
 	} {
 		if got := g.normalizeFrame(c.f); got != c.want {
 			t.Errorf("normalizeFrame(%+v) = %q, want %q", c.f, got, c.want)
@@ -203,7 +203,7 @@ func TestGenerateEdges(t *testing.T) {
 		crash Crash
 		want  string
 	}{
-		{Crash{}, "EMPTY: no crashing thread identified"},
+		{Crash{}, "EMPTY: no frame data available"},
 		{Crash{HasThread: true}, "EMPTY: no frame data available"},
 		{Crash{HasThread: true, Frames: frames("ignored1", "ignored1")}, "ignored1"},
 		{Crash{HasThread: true, Frames: frames("f\tg")}, "fg"},
@@ -338,7 +338,7 @@ func TestDefaultLists(t *testing.T) {
 		{"null call", []Frame{
 			{Offset: 0},
 			{Module: "app", Function: "call_through(void (*)())"},
-		}, "call_through"},
+		}, "@0x0 | call_through"},
 	} {
 		got := g.Generate(Crash{HasThread: true, Frames: c.frames}).Signature
 		if got != c.want {

@@ -21,10 +21,13 @@ const smallOOM = 256 << 10
 // Crash is what a signature is made from: the crashing thread's frames and
 // what the crash report says beside them.
 type Crash struct {
-	// HasThread is false when no crashing (or dump-requesting) thread is
-	// known; Frames are then ignored.
+	// HasThread is false when the crash has no thread to sign: Frames are
+	// then ignored and the signature is "EMPTY: no frame data available",
+	// as Socorro's for a crash without threads. (A crash without a crashing
+	// thread is signed by its thread 0, as Socorro does: FromProcess.)
 	HasThread bool
-	// Frames are the crashing thread's frames, innermost first.
+	// Frames are the crashing thread's frames (or thread 0's), innermost
+	// first.
 	Frames []Frame
 	// OS is Breakpad's operating system name; for "Windows NT" module names
 	// are lowercased, as Socorro does.
@@ -141,7 +144,7 @@ func (g *Generator) Generate(c Crash) Result {
 			r.Frames = append(r.Frames, g.normalizeFrame(f))
 		}
 	}
-	sig, considered := g.fromFrames(&r, c.HasThread)
+	sig, considered := g.fromFrames(&r)
 
 	// The markers, in the order of Socorro's rules.
 	if strings.Contains(c.Reason, "STATUS_DEVICE_DATA_ERROR") {
@@ -172,7 +175,7 @@ func (g *Generator) Generate(c Crash) Result {
 
 // fromFrames runs the frame rules over r.Frames and returns the signature
 // and the frames it looked at (those skipped included).
-func (g *Generator) fromFrames(r *Result, hasThread bool) (string, []string) {
+func (g *Generator) fromFrames(r *Result) (string, []string) {
 	list := r.Frames
 	start := -1
 	for _, s := range g.sentinels {
@@ -212,11 +215,10 @@ func (g *Generator) fromFrames(r *Result, hasThread bool) (string, []string) {
 	if len(sig) > 0 {
 		return strings.Join(sig, " | "), list[:used]
 	}
-	switch {
-	case !hasThread:
-		r.Notes = append(r.Notes, "no crashing thread identified")
-		return "EMPTY: no crashing thread identified", nil
-	case len(list) == 0:
+	// Socorro's "EMPTY: no crashing thread identified" is not made: its
+	// pipeline signs thread 0 when there is no crashing thread, so a crash
+	// without frames there is "no frame data" (test_empty_dicts).
+	if len(list) == 0 {
 		r.Notes = append(r.Notes, "no frame data for the crashing thread")
 		return "EMPTY: no frame data available", nil
 	}
@@ -240,7 +242,8 @@ func mergeable(f string) bool {
 // large allocation failure, an out-of-memory fragment in the signature or in
 // the frames skipped on the way to it, or an out-of-memory crash reason.
 func (g *Generator) isOOM(c Crash, sig string, considered []string) bool {
-	if c.HasOOMAllocationSize || c.LargeAllocationFailure {
+	// A size of 0 marks nothing by itself: Socorro tests the size for truth.
+	if (c.HasOOMAllocationSize && c.OOMAllocationSize > 0) || c.LargeAllocationFailure {
 		return true
 	}
 	if g.oom != nil {
