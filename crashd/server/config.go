@@ -159,6 +159,10 @@ type Config struct {
 	// annotation the collector marked personal in a crash (then shown and
 	// matched only for view_pii); by default such values are not indexed.
 	IndexPersonalAnnotations bool `json:"index_personal_annotations"`
+	// PublicSymbolication opens the symbolication API (/symbolicate/v5,
+	// docs/crashd.md) to anyone; by default it needs a token with
+	// view_crashes.
+	PublicSymbolication bool `json:"public_symbolication"`
 	// SecureCookie marks the pages' session cookie Secure (crashd behind
 	// a TLS proxy).
 	SecureCookie bool `json:"secure_cookie"`

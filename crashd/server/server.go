@@ -32,6 +32,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/processor"
 	"github.com/gobreakpad/gobreakpad/crashd/queue"
+	"github.com/gobreakpad/gobreakpad/crashd/symbolicate"
 	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 	"github.com/gobreakpad/gobreakpad/crashd/web"
 	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
@@ -56,6 +57,7 @@ type Server struct {
 	// The symbol server, and the background reprocessing of crashes
 	// whose symbols arrived.
 	symsrv       *symserver.Server
+	symbolicate  *symbolicate.Service
 	reprocessSem chan struct{}
 	bg           sync.WaitGroup
 	// expired counts the crashes whose blobs retention deleted.
@@ -165,7 +167,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			}
 		}
 	}
-	if cfg.Has(RoleProcessor) {
+	// The symbol chain: the processor walks with it, the symbols role
+	// answers the symbolication API from it.
+	if cfg.Has(RoleProcessor) || s.symsrv != nil {
 		paths := cfg.Symbols
 		if symDir != "" {
 			// What the symbol server stores comes first.
@@ -180,6 +184,21 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			// walk; symbolsArrived and reprocessing forget them.
 			LocalMissTTL: symsrc.DefaultLocalMissTTL}
 		scfg.FromEnv()
+		if !scfg.None() {
+			if s.syms, err = symsrc.Open(scfg); err != nil {
+				return nil, fmt.Errorf("symbols: %w", err)
+			}
+			for _, d := range s.syms.Dirs {
+				if _, err := os.Stat(d); err != nil {
+					log.Warn("symbol path: walking without it", "path", d, "err", err)
+				}
+			}
+		}
+	}
+	if s.symsrv != nil && s.syms != nil {
+		s.symbolicate = symbolicate.New(symbolicate.Config{Source: s.syms, SymFile: s.syms.File})
+	}
+	if cfg.Has(RoleProcessor) {
 		pcfg := processor.Config{Workers: cfg.Workers, WalkJobs: cfg.WalkJobs, Timeout: time.Duration(cfg.Timeout),
 			MaxAttempts: cfg.MaxAttempts, RetryDelay: time.Duration(cfg.RetryDelay), Heartbeat: time.Duration(cfg.AckWait) / 3,
 			// With the embedded queue this process alone processes into
@@ -192,15 +211,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 				return nil, fmt.Errorf("signature lists: %w", err)
 			}
 		}
-		if !scfg.None() {
-			if s.syms, err = symsrc.Open(scfg); err != nil {
-				return nil, fmt.Errorf("symbols: %w", err)
-			}
-			for _, d := range s.syms.Dirs {
-				if _, err := os.Stat(d); err != nil {
-					log.Warn("symbol path: walking without it", "path", d, "err", err)
-				}
-			}
+		if s.syms != nil {
 			pcfg.Symbols, pcfg.Prefetch = s.syms, s.syms.Prefetch()
 		}
 		if s.proc, err = processor.New(pcfg, s.store, s.q, s.ix, log, s.reg); err != nil {
@@ -243,6 +254,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	}
 	if s.symsrv != nil {
 		s.symsrv.Register(s.mux)
+	}
+	if s.symbolicate != nil {
+		s.registerSymbolicate()
 	}
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 

@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/processor"
@@ -221,4 +223,46 @@ func recentUploads(ctx context.Context, dir string, limit int) ([]web.Upload, er
 		out = []web.Upload{}
 	}
 	return out, nil
+}
+
+// registerSymbolicate adds the symbolication API (docs/crashd.md,
+// "Symbolication API"): open to anyone with public_symbolication, else to a
+// token with view_crashes (a header, never a cookie: the API answers every
+// origin). Preflights are always answered.
+func (s *Server) registerSymbolicate() {
+	guard := func(h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if !s.cfg.PublicSymbolication && !s.headerTokenCan(r, auth.ScopeViewCrashes) {
+				w.Header().Set("Access-Control-Allow-Origin", "*")
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnauthorized)
+				_, _ = w.Write([]byte(`{"title": "a token with view_crashes is required (Authorization: Bearer TOKEN or Auth-Token)"}` + "\n"))
+				return
+			}
+			h(w, r)
+		}
+	}
+	s.mux.HandleFunc("POST /symbolicate/v5", guard(s.symbolicate.ServeV5))
+	s.mux.HandleFunc("POST /symbolicate/v4", guard(s.symbolicate.ServeV4))
+	s.mux.HandleFunc("OPTIONS /symbolicate/v5", s.symbolicate.Preflight)
+	s.mux.HandleFunc("OPTIONS /symbolicate/v4", s.symbolicate.Preflight)
+}
+
+// headerTokenCan reports whether the request's token (Authorization:
+// Bearer, or Auth-Token) is a configured one whose scopes grant scope.
+func (s *Server) headerTokenCan(r *http.Request, scope string) bool {
+	secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		secret = r.Header.Get("Auth-Token")
+	}
+	if secret == "" {
+		return false
+	}
+	for _, t := range s.cfg.SymbolServer.Tokens {
+		at := auth.Token{Name: t.Name, SHA256: t.SHA256, Scopes: t.Scopes}
+		if at.Matches(secret) {
+			return slices.Contains(auth.Expand(at.Scopes), scope)
+		}
+	}
+	return false
 }
