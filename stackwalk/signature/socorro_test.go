@@ -267,7 +267,7 @@ func TestSocorroMarkers(t *testing.T) {
 // tab or newline is dropped, not made a space, as in Socorro's pipeline
 // (its whitespace rule alone would make "all good").
 func TestSocorroTidy(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
+	checkEach(t, "tidy", tidy, []inWant{
 		{"everything | fine", "everything | fine"},
 		{"libxul.so\x00 | frame2", "libxul.so | frame2"},
 		{"libxul.so\U0001f600 | frame2", "libxul.so | frame2"},
@@ -279,11 +279,7 @@ func TestSocorroTidy(t *testing.T) {
 		{"all  |  good", "all | good"},
 		{strings.Repeat("0", 100), strings.Repeat("0", 100)},
 		{strings.Repeat("9", 256), strings.Repeat("9", 252) + "..."},
-	} {
-		if got := tidy(c.in); got != c.want {
-			t.Errorf("tidy(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
+	})
 }
 
 // TestSocorroSigLists: test_siglists.py. Every embedded list has entries, none

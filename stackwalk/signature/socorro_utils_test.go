@@ -14,7 +14,7 @@ import (
 // dictionaries and strings gobreakpad has as typed values.
 
 func TestSocorroUtilsPrintable(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
+	checkEach(t, "printable", printable, []inWant{
 		{"", ""},
 		{"", ""},
 		{"123", "123"},
@@ -25,25 +25,17 @@ func TestSocorroUtilsPrintable(t *testing.T) {
 		{"\r\n\t1 23", "1 23"},
 		{"\x00\x081 23", "1 23"},
 		{"\x00\x081 23", "1 23"},
-	} {
-		if got := printable(c.in); got != c.want {
-			t.Errorf("printable(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
+	})
 }
 
 func TestSocorroUtilsSourceFile(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
+	checkEach(t, "sourceFile", sourceFile, []inWant{
 		{"hg:hg.mozilla.org/releases/mozilla-release:js/src/vm/JSFunction.cpp:7d280b7e277b82ef282325fefb601c10698e075b", "js/src/vm/JSFunction.cpp"},
 		{"git:github.com/rust-lang/rust:src/libcore/cmp.rs:4d90ac38c0b61bb69470b61ea2cccea0df48d9e5", "src/libcore/cmp.rs"},
 		{"f:\\dd\\vctools\\crt\\crtw32\\mbstring\\mbsnbico.c", "\\dd\\vctools\\crt\\crtw32\\mbstring\\mbsnbico.c"},
 		{"d:\\w7rtm\\com\\rpc\\ndrole\\udt.cxx", "\\w7rtm\\com\\rpc\\ndrole\\udt.cxx"},
 		{"/build/firefox-Kq_6Wg/firefox-54.0+build3/memory/mozjemalloc/jemalloc.c", "/build/firefox-Kq_6Wg/firefox-54.0+build3/memory/mozjemalloc/jemalloc.c"},
-	} {
-		if got := sourceFile(c.in); got != c.want {
-			t.Errorf("sourceFile(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
+	})
 }
 
 // find_enclosed_slices: each slice found is shown between { and }.
@@ -80,7 +72,7 @@ func TestSocorroUtilsEnclosedSlices(t *testing.T) {
 }
 
 func TestSocorroUtilsCollapseTypes(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
+	checkEach(t, "collapseTypes", collapseTypes, []inWant{
 		{"", ""},
 		{"HeapFree", "HeapFree"},
 		{"Foo<bar>", "Foo<T>"},
@@ -95,18 +87,14 @@ func TestSocorroUtilsCollapseTypes(t *testing.T) {
 		{"<name omitted>", "<name omitted>"},
 		{"IPC::ParamTraits<nsTSubstring<char> >::Write(IPC::Message *,nsTSubstring<char> const &)", "IPC::ParamTraits<nsTSubstring<T> >::Write(IPC::Message *,nsTSubstring<T> const &)"},
 		{"<unknown in ntdll.pdb>", "<unknown in ntdll.pdb>"},
-	} {
-		if got := collapseTypes(c.in); got != c.want {
-			t.Errorf("collapseTypes(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
+	})
 }
 
 // collapse_arguments, through the whole C++ normalization (the cases have
 // nothing else to normalize).
 func TestSocorroUtilsCollapseArguments(t *testing.T) {
 	g := testGenerator(t, nil, nil)
-	for _, c := range []struct{ in, want string }{
+	checkEach(t, "normalizeCPP", func(s string) string { return g.normalizeCPP(s, 1) }, []inWant{
 		{"", ""},
 		{"testVal", "testVal"},
 		{"f( *s)", "f"},
@@ -117,15 +105,11 @@ func TestSocorroUtilsCollapseArguments(t *testing.T) {
 		{"CCGraphBuilder::BuildGraph(class js::SliceBudget& const)", "CCGraphBuilder::BuildGraph"},
 		{"operator()(s,t,u)", "operator()"},
 		{"mozilla::SpinEventLoopUntil(nsTSubstring<T> const&, (anonymous namespace)::ParentImpl::ShutdownBackgroundThread::<T>&&, nsIThread*)", "mozilla::SpinEventLoopUntil"},
-	} {
-		if got := g.normalizeCPP(c.in, 1); got != c.want {
-			t.Errorf("normalizeCPP(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
+	})
 }
 
 func TestSocorroUtilsDropPrefixAndReturnType(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
+	checkEach(t, "dropPrefixAndReturnType", dropPrefixAndReturnType, []inWant{
 		{"`anonymous namespace'::xClose", "`anonymous namespace'::xClose"},
 		{"bool CCGraphBuilder::BuildGraph(class js::SliceBudget & const)", "CCGraphBuilder::BuildGraph(class js::SliceBudget & const)"},
 		{"int nsHtml5Tokenizer::stateLoop<nsHtml5SilentPolicy>(int, char16_t, int, char16_t*, bool, int, int)", "nsHtml5Tokenizer::stateLoop<nsHtml5SilentPolicy>(int, char16_t, int, char16_t*, bool, int, int)"},
@@ -162,9 +146,18 @@ func TestSocorroUtilsDropPrefixAndReturnType(t *testing.T) {
 		{"nsXPConnect::InitStatics() [clone .cold.638]", "nsXPConnect::InitStatics() [clone .cold.638]"},
 		{"js::AssertObjectIsSavedFrameOrWrapper(JSContext*, JS::Handle<JSObject*>) [clone .isra.234] [clone .cold.687]", "js::AssertObjectIsSavedFrameOrWrapper(JSContext*, JS::Handle<JSObject*>) [clone .isra.234] [clone .cold.687]"},
 		{"(anonymous namespace)::EnqueueTask(already_AddRefed<nsIRunnable>, int)", "(anonymous namespace)::EnqueueTask(already_AddRefed<nsIRunnable>, int)"},
-	} {
-		if got := dropPrefixAndReturnType(c.in); got != c.want {
-			t.Errorf("dropPrefixAndReturnType(%q) =\n%q, want\n%q", c.in, got, c.want)
+	})
+}
+
+// inWant is one case of a string function.
+type inWant struct{ in, want string }
+
+// checkEach runs f over the cases.
+func checkEach(t *testing.T, name string, f func(string) string, cases []inWant) {
+	t.Helper()
+	for _, c := range cases {
+		if got := f(c.in); got != c.want {
+			t.Errorf("%s(%q) =\n%q, want\n%q", name, c.in, got, c.want)
 		}
 	}
 }
