@@ -4,9 +4,11 @@ import (
 	"testing"
 
 	"github.com/gobreakpad/gobreakpad/arch"
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
 	"github.com/gobreakpad/gobreakpad/arch/x86"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/minidump/synth"
+	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
@@ -91,6 +93,173 @@ func TestRustX86CFI(t *testing.T) {
 				regs[x86.EBP] != 0xc0d4aab9 || regs[x86.EBX] != 0x60f20ce6 || regs[x86.ESI] != 0x53d1379d || regs[x86.EDI] != 0xafbae234 {
 				t.Errorf("caller: trust %v eip %#x esp %#x ebp %#x ebx %#x esi %#x edi %#x", f.Trust, regs[x86.EIP],
 					regs[x86.ESP], regs[x86.EBP], regs[x86.EBX], regs[x86.ESI], regs[x86.EDI])
+			}
+		})
+	}
+}
+
+// rustAMD64CFISyms is the symbol file of rust-minidump's amd64 CFI unit
+// tests (amd64_unittest.rs init_cfi_state; Breakpad's
+// stackwalker_amd64_unittest.cc): push rbx, r12 saved in rbx, r13 saved,
+// the return address in r13, rbp as frame pointer.
+const rustAMD64CFISyms = `MODULE Linux x86_64 ID module1
+FUNC 4000 1000 10 enchiridion
+STACK CFI INIT 4000 100 .cfa: $rsp 8 + .ra: .cfa 8 - ^
+STACK CFI 4001 .cfa: $rsp 16 + $rbx: .cfa 16 - ^
+STACK CFI 4002 $r12: $rbx
+STACK CFI 4003 .cfa: $rsp 40 + $r13: .cfa 32 - ^
+STACK CFI 4005 .ra: $r13
+STACK CFI 4006 .cfa: $rbp 16 + $rbp: .cfa 24 - ^
+FUNC 5000 1000 10 epictetus
+STACK CFI INIT 5000 1000 .cfa: $rsp .ra 0
+`
+
+// TestRustAMD64CFI holds rust-minidump's amd64 test_cfi_at_4000 ... 4006:
+// the caller is 0x7400c0005510 by CFI with the fixture's callee-saved
+// registers (rbx, rbp, r12-r15) and the walk ends there.
+func TestRustAMD64CFI(t *testing.T) {
+	const sp = 0x8000000080000000
+	const (
+		rbp0, rbx0, r120, r130 = 0x68995b1de4700266, 0x5a5beeb38de23be8, 0xed1b02e8cc0fc79c, 0x1d20ad8acacbe930
+		r140, r150, ra         = 0xe94cffc2f7adaa28, 0xb638d17d8da413b5, 0x00007400c0005510
+	)
+	for _, c := range []struct {
+		name          string
+		rip           uint64
+		stack         []uint64
+		rbx, r12, r13 uint64 // the context's (0: the fixture's)
+		rbpAt         int
+		callerSP      uint64
+	}{
+		{name: "4000", rip: 0x7400c0004000, stack: []uint64{ra}, callerSP: sp + 8},
+		{name: "4001", rip: 0x7400c0004001, stack: []uint64{rbx0, ra}, rbx: 0xbe0487d2f9eafe29, callerSP: sp + 16},
+		{name: "4002", rip: 0x7400c0004002, stack: []uint64{rbx0, ra}, rbx: r120, r12: 0xb0118de918a4bcea, callerSP: sp + 16},
+		{name: "4003", rip: 0x7400c0004003, stack: []uint64{0x0e023828dffd4d81, r130, 0x319e68b49e3ace0f, rbx0, ra},
+			rbx: r120, r12: 0x89d04fa804c87a43, r13: 0x5118e02cbdb24b03, callerSP: sp + 40},
+		{name: "4004", rip: 0x7400c0004004, stack: []uint64{0x0e023828dffd4d81, r130, 0x319e68b49e3ace0f, rbx0, ra},
+			rbx: r120, r12: 0x46b1b8868891b34a, r13: 0x5118e02cbdb24b03, callerSP: sp + 40},
+		{name: "4005", rip: 0x7400c0004005, stack: []uint64{0x4b516dd035745953, r130, 0xa6d445e16ae3d872, rbx0, 0xaa95fa054aedfbae},
+			rbx: r120, r12: 0x46b1b8868891b34a, r13: ra, callerSP: sp + 40},
+		{name: "4006", rip: 0x7400c0004006, stack: []uint64{0x043c6dfceb91aa34, r130, rbp0, rbx0, 0xf015ee516ad89eab},
+			rbx: r120, r12: 0x26e007b341acfebd, r13: ra, rbpAt: 3, callerSP: sp + 40},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := &amd64.Context{ContextFlags: amd64.ContextFull, Rip: c.rip, Rsp: sp, Rbp: rbp0,
+				Rbx: rbx0, R12: r120, R13: r130, R14: r140, R15: r150}
+			for _, r := range []struct {
+				dst *uint64
+				v   uint64
+			}{{&ctx.Rbx, c.rbx}, {&ctx.R12, c.r12}, {&ctx.R13, c.r13}} {
+				if r.v != 0 {
+					*r.dst = r.v
+				}
+			}
+			if c.rbpAt > 0 {
+				ctx.Rbp = sp + uint64(8*c.rbpAt)
+			}
+			st := synth.NewStack(sp, 8)
+			for _, w := range c.stack {
+				st.U64(w)
+			}
+			st.Zeros(1000)
+			b := synth.New(arch.AMD64, minidump.PlatformLinux)
+			b.AddThread(1, synth.AMD64(ctx), st)
+			b.AddELFModule("module1", 0x7400c0000000, 0x10000, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+			b.AddELFModule("module2", 0x7500b0000000, 0x10000, []byte{2, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+			b.SetException(1, 11, 0, synth.AMD64(ctx))
+			p := walkSynth(t, b, rustAMD64CFISyms)
+			fr := p.Threads[p.RequestingThread].Frames
+			if len(fr) != 2 {
+				t.Fatalf("%d frames, want 2: %v", len(fr), frames(t, p))
+			}
+			f := fr[1]
+			regs := f.Context().Regs
+			want := map[int]uint64{amd64.RIP: ra, amd64.RSP: c.callerSP, amd64.RBP: rbp0, amd64.RBX: rbx0,
+				amd64.R12: r120, amd64.R13: r130, amd64.R14: r140, amd64.R15: r150}
+			if f.Trust != unwind.TrustCFI {
+				t.Errorf("caller trust %v, want cfi", f.Trust)
+			}
+			for r, v := range want {
+				if regs[r] != v {
+					t.Errorf("caller's register %d = %#x, want %#x", r, regs[r], v)
+				}
+			}
+		})
+	}
+}
+
+// TestRustAMD64FramePointer holds rust-minidump's amd64
+// test_caller_pushed_rbp (Linux) and test_windows_rbp_scan (Windows): an
+// rbp frame record with junk below it, modules without symbols. On Linux
+// ours follows rbp as rust-minidump (trust frame_pointer). On Windows
+// rust-minidump looks for the caller's rbp on the stack and follows the
+// chain; ours, as Breakpad, has no rbp chain on Windows (code compiled for
+// Windows need not keep rbp as a frame pointer: its unwinding is the
+// .pdata tables'), and finds the same caller (rip, rsp) by scanning, its
+// rbp left unknown: a deliberate difference (Breakpad's rule).
+func TestRustAMD64FramePointer(t *testing.T) {
+	const sp, ra = 0x8000000080000000, 0x00007500b0000110
+	for _, c := range []struct {
+		name      string
+		os        minidump.PlatformID
+		junk      []uint64 // below the frame record, after 16 bytes of zeros
+		rbpAtJunk int      // the context's rbp: sp + 16 + 8*rbpAtJunk
+		trust     unwind.Trust
+	}{
+		{"linux", minidump.PlatformLinux, []uint64{0x00007400b0000000, 0x00007500b0000000, 0x00007400c0001000, 0x00007500b000aaaa}, 4, unwind.TrustFP},
+		{"windows", minidump.PlatformWin32NT, []uint64{0xb0000000, 0xb0000000, 0xc0001000, 0xb000aaaa}, 2, unwind.TrustScan},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := synth.NewStack(sp, 8)
+			st.Zeros(16)
+			for _, w := range c.junk {
+				st.U64(w)
+			}
+			record := st.Here()
+			frame1SP := record + 16
+			frame1RBP := frame1SP + 32
+			st.U64(frame1RBP)
+			st.U64(ra)
+			st.Zeros(32)
+			st.U64(0)
+			ctx := &amd64.Context{ContextFlags: amd64.ContextFull, Rip: 0x00007400c0000200, Rsp: sp,
+				Rbp: sp + 16 + uint64(8*c.rbpAtJunk)}
+			b := synth.New(arch.AMD64, c.os)
+			b.AddThread(1, synth.AMD64(ctx), st)
+			if c.os == minidump.PlatformWin32NT {
+				b.AddPDBModule("module1", 0x7400c0000000, 0x10000, minidump.GUID{Data1: 1}, 1, "module1.pdb")
+				b.AddPDBModule("module2", 0x7500b0000000, 0x10000, minidump.GUID{Data1: 2}, 1, "module2.pdb")
+			} else {
+				b.AddELFModule("module1", 0x7400c0000000, 0x10000, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+				b.AddELFModule("module2", 0x7500b0000000, 0x10000, []byte{2, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+			}
+			b.SetException(1, 11, 0, synth.AMD64(ctx))
+			f, err := b.File()
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := stackwalk.Process(f, stackwalk.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fr := p.Threads[p.RequestingThread].Frames
+			if len(fr) < 2 {
+				t.Fatalf("%d frames: %v", len(fr), frames(t, p))
+			}
+			ctx1 := fr[1].Context()
+			regs := ctx1.Regs
+			if c.trust == unwind.TrustScan && !ctx1.Has(amd64.RBP) {
+				// Breakpad's scan recovers rbp only from a word right
+				// below the return address that the callee's rbp points
+				// at; here rbp points lower (rust-minidump: frame1RBP).
+				regs[amd64.RBP] = frame1RBP
+			}
+			if fr[1].Trust != c.trust || regs[amd64.RIP] != ra || regs[amd64.RSP] != frame1SP || regs[amd64.RBP] != frame1RBP {
+				t.Errorf("frame 1: trust %v rip %#x rsp %#x rbp %#x; want %v %#x %#x %#x", fr[1].Trust,
+					regs[amd64.RIP], regs[amd64.RSP], regs[amd64.RBP], c.trust, uint64(ra), frame1SP, frame1RBP)
+			}
+			if len(fr) != 2 {
+				t.Errorf("%d frames, want 2 (rust-minidump's): %v", len(fr), frames(t, p))
 			}
 		})
 	}
