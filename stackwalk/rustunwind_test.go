@@ -5,6 +5,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/arch"
 	"github.com/gobreakpad/gobreakpad/arch/amd64"
+	"github.com/gobreakpad/gobreakpad/arch/arm64"
 	"github.com/gobreakpad/gobreakpad/arch/x86"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/minidump/synth"
@@ -262,5 +263,74 @@ func TestRustAMD64FramePointer(t *testing.T) {
 				t.Errorf("%d frames, want 2 (rust-minidump's): %v", len(fr), frames(t, p))
 			}
 		})
+	}
+}
+
+// TestRustARM64FramePointer holds rust-minidump's arm64 test_frame_pointer
+// (arm64_unittest.rs; Breakpad's stackwalker_arm64_unittest.cc
+// FramePointer): two frame records, junk below each, the context's lr
+// outside every module; no symbols. Both walks give module2's two return
+// addresses; ours, as Breakpad, first a frame at lr (below).
+func TestRustARM64FramePointer(t *testing.T) {
+	const sp, ra1, ra2 = 0x80000000, 0x50000100, 0x50000900
+	st := synth.NewStack(sp, 8)
+	st.Zeros(64)
+	st.U64(0xd)
+	st.U64(0xf0000000)
+	fp0 := st.Here()
+	fp1 := fp0 + 16 + 64 + 16
+	sp1 := fp0 + 16
+	st.U64(fp1)
+	st.U64(ra1)
+	st.Zeros(64)
+	st.U64(0xd)
+	st.U64(0xf0000000)
+	fp2 := fp1 + 16 + 64 + 16
+	sp2 := fp1 + 16
+	st.U64(fp2)
+	st.U64(ra2)
+	st.Zeros(64)
+	st.U64(0xd)
+	st.U64(0xf0000000)
+	st.U64(0)
+	st.U64(0)
+	ctx := &arm64.Context{ContextFlags: arm64.ContextFull}
+	ctx.Iregs[arm64.RegPC], ctx.Iregs[arm64.RegLR] = 0x40005510, 0x1fe0fe10
+	ctx.Iregs[arm64.RegFP], ctx.Iregs[arm64.RegSP] = fp0, sp
+	b := synth.New(arch.ARM64, minidump.PlatformLinux)
+	b.AddThread(1, synth.ARM64(ctx), st)
+	b.AddELFModule("module1", 0x40000000, 0x10000, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+	b.AddELFModule("module2", 0x50000000, 0x10000, []byte{2, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+	b.SetException(1, 11, 0, synth.ARM64(ctx))
+	f, err := b.File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := stackwalk.Process(f, stackwalk.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := p.Threads[p.RequestingThread].Frames
+	// A deliberate difference: Breakpad's frame-pointer step takes the
+	// caller's pc from the callee's lr (the context frame's lr is the
+	// return address of a leaf that made no frame record), so frame 1 is
+	// lr's 0x1fe0fe10 (outside every module) and module2's return
+	// addresses are frames 2 and 3; rust-minidump passes over an lr that
+	// is in no module and gives 3 frames.
+	if len(fr) != 4 {
+		t.Fatalf("%d frames, want 4 (rust-minidump: 3): %v", len(fr), frames(t, p))
+	}
+	if pc := fr[1].Context().Regs[arm64.RegPC]; pc != 0x1fe0fe10 {
+		t.Errorf("frame 1 pc %#x, want lr 0x1fe0fe10", pc)
+	}
+	// Frames 2 and 3: module2's return addresses. Their sp and fp are one
+	// frame record on from rust-minidump's (frame 1's sp1, fp1 and frame
+	// 2's sp2, fp2): each frame's pc comes from its callee's lr.
+	for i, w := range []struct{ pc, sp, fp uint64 }{{ra1, sp2, fp2}, {ra2, sp2 + 0x60, 0}} {
+		regs := fr[i+2].Context().Regs
+		if fr[i+2].Trust != unwind.TrustFP || regs[arm64.RegPC] != w.pc || regs[arm64.RegSP] != w.sp || regs[arm64.RegFP] != w.fp {
+			t.Errorf("frame %d: trust %v pc %#x sp %#x fp %#x; want frame_pointer %#x %#x %#x (rust-minidump's frame %d: sp %#x fp %#x)",
+				i+2, fr[i+2].Trust, regs[arm64.RegPC], regs[arm64.RegSP], regs[arm64.RegFP], w.pc, w.sp, w.fp, i+1, []uint64{sp1, sp2}[i], []uint64{fp1, fp2}[i])
+		}
 	}
 }
