@@ -87,6 +87,8 @@ func readEverything(f *minidump.File) {
 		m.CodeIdentifier()
 		m.DebugFile()
 		m.DebugIdentifier()
+		m.RustCodeIdentifier()
+		m.RustDebugIdentifier()
 		m.Version()
 	}
 	if mem, _ := f.Memory(); mem != nil {
@@ -106,7 +108,9 @@ func readEverything(f *minidump.File) {
 	f.MemoryInfoList()
 	f.ThreadNames()
 	f.ThreadInfoList()
-	f.UnloadedModuleList()
+	if ul, _ := f.UnloadedModuleList(); len(ul) > 0 {
+		ul[0].RustCodeIdentifier()
+	}
 	f.HandleData()
 	f.CrashpadInfo()
 	maps, mapsErr := f.LinuxMaps()

@@ -2,6 +2,7 @@ package minidump
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gobreakpad/gobreakpad/moduleid"
 )
@@ -303,6 +304,76 @@ func (m *Module) CodeIdentifier() string {
 		return "id"
 	}
 	return ""
+}
+
+// RustCodeIdentifier returns the code identifier rust-minidump gives the
+// module (its MinidumpModule::code_identifier, lower-cased as its CodeId),
+// "" where it has none: for a PDB 7.0 or 2.0 CodeView record, the time stamp
+// and image size as on Windows (also on Linux, where Breakpad says "id"),
+// but the record's GUID on macOS and iOS; the ELF build id unless it is all
+// zeros; the time stamp and image size for a Windows module without a
+// CodeView record. Breakpad's placeholder "id" never appears.
+func (m *Module) RustCodeIdentifier() string {
+	if m.CodeViewErr != nil {
+		return ""
+	}
+	mac := m.platformKnown && (m.platform == PlatformMacOSX || m.platform == PlatformIOS)
+	windows := m.platformKnown && (m.platform == PlatformWin32NT || m.platform == PlatformWin32Windows)
+	if r, ok := m.PDB70(); ok {
+		if mac {
+			return strings.ToLower(moduleid.DebugID(moduleid.GUID(r.Signature), 0)[:32])
+		}
+		return strings.ToLower(moduleid.PECodeID(m.TimeDateStamp, m.SizeOfImage))
+	}
+	if _, ok := m.PDB20(); ok {
+		return strings.ToLower(moduleid.PECodeID(m.TimeDateStamp, m.SizeOfImage))
+	}
+	if id, ok := m.BuildID(); ok {
+		if allZero(id) {
+			return ""
+		}
+		return moduleid.ELFCodeID(id)
+	}
+	if len(m.CodeView) == 0 && windows {
+		return strings.ToLower(moduleid.PECodeID(m.TimeDateStamp, m.SizeOfImage))
+	}
+	return ""
+}
+
+// RustDebugIdentifier returns the debug identifier rust-minidump gives the
+// module (its MinidumpModule::debug_identifier in Breakpad's form), "" where
+// it has none: as DebugIdentifier, but none for an RSDS record whose GUID is
+// all zeros, an ELF build id of zeros, or a module without CodeView record
+// (rust-minidump does not read the misc record).
+func (m *Module) RustDebugIdentifier() string {
+	if m.CodeViewErr != nil {
+		return ""
+	}
+	if r, ok := m.PDB70(); ok {
+		if r.Signature == (GUID{}) {
+			return ""
+		}
+		return moduleid.DebugID(moduleid.GUID(r.Signature), r.Age)
+	}
+	if r, ok := m.PDB20(); ok {
+		return moduleid.PDB20DebugID(r.Signature, r.Age)
+	}
+	if id, ok := m.BuildID(); ok {
+		if allZero(id) {
+			return ""
+		}
+		return moduleid.ELFDebugID(id)
+	}
+	return ""
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // DebugFile returns the name of the module's debug file as Breakpad's

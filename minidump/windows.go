@@ -1,6 +1,11 @@
 package minidump
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gobreakpad/gobreakpad/moduleid"
+)
 
 // ThreadInfo is one entry of the thread info list (MINIDUMP_THREAD_INFO).
 type ThreadInfo struct {
@@ -45,6 +50,13 @@ type UnloadedModule struct {
 }
 
 const unloadedModuleSize = 24
+
+// RustCodeIdentifier returns the code identifier rust-minidump gives an
+// unloaded module on every system: the time stamp and image size as a
+// Windows module's ("%08X%x"), lower-cased.
+func (m *UnloadedModule) RustCodeIdentifier() string {
+	return strings.ToLower(moduleid.PECodeID(m.TimeDateStamp, m.SizeOfImage))
+}
 
 // UnloadedModuleList decodes the unloaded module list stream.
 func (f *File) UnloadedModuleList() ([]UnloadedModule, error) {

@@ -143,7 +143,11 @@ func parsePID(b []byte) (pid uint32, ok bool) {
 	return pid, ok
 }
 
-// parseLSB reads KEY=value lines of lsb-release or os-release text.
+// parseLSB reads KEY=value lines of lsb-release or os-release text as
+// rust-minidump does (its linux_list_iter): the key and the value each
+// trimmed of ASCII white space and then of one pair of surrounding double
+// quotes (`"DISTRIB_RELEASE" = "22.04"`); a quote without its pair is kept.
+// The last line of a key wins.
 func parseLSB(b []byte) *LSBRelease {
 	var l LSBRelease
 	eachLine(b, func(line []byte) bool {
@@ -152,7 +156,7 @@ func parseLSB(b []byte) *LSBRelease {
 			return true
 		}
 		var field *string
-		switch string(bytes.TrimSpace(k)) {
+		switch string(stripQuotes(k)) {
 		case "DISTRIB_ID", "ID":
 			field = &l.ID
 		case "DISTRIB_RELEASE", "VERSION_ID":
@@ -164,8 +168,18 @@ func parseLSB(b []byte) *LSBRelease {
 		default:
 			return true
 		}
-		*field = string(bytes.Trim(bytes.TrimSpace(v), `"`))
+		*field = string(stripQuotes(v))
 		return true
 	})
 	return &l
+}
+
+// stripQuotes trims ASCII white space (Rust's is_ascii_whitespace: space,
+// tab, LF, FF, CR) and then one pair of surrounding double quotes.
+func stripQuotes(b []byte) []byte {
+	b = bytes.Trim(b, " \t\n\f\r")
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		b = b[1 : len(b)-1]
+	}
+	return b
 }

@@ -27,6 +27,31 @@ func TestParseLinuxText(t *testing.T) {
 	}
 }
 
+// TestParseLSBRust holds rust-minidump's test_linux_lsb_release
+// (minidump-processor/tests/test_processor.rs) and the quoting cases of its
+// linux_list_iter: keys in quotes count, one pair of quotes is stripped from
+// a key or value after trimming, a quote without its pair is kept.
+func TestParseLSBRust(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want LSBRelease
+	}{
+		{"\nDISTRIB_ID=\"hello\"\n\"DISTRIB_RELEASE\"  =there\n\"DISTRIB_CODENAME\" =   \"very long string\"\nDISTRIB_DESCRIPTION= wow long string!!!\n",
+			LSBRelease{ID: "hello", Release: "there", Codename: "very long string", Description: "wow long string!!!"}},
+		{"\nID=\"hello\"\n\"VERSION_ID\"  =there\n\"VERSION_CODENAME\" =   \"very long string\"\nPRETTY_NAME= wow long string!!!\n",
+			LSBRelease{ID: "hello", Release: "there", Codename: "very long string", Description: "wow long string!!!"}},
+		// Unbalanced quotes are kept (Trim(`"`) took them all).
+		{"DISTRIB_ID=\"Ubuntu\nDISTRIB_RELEASE=22.04\"\nDISTRIB_CODENAME=\"\"jammy\"\"\nDISTRIB_DESCRIPTION=\"\n",
+			LSBRelease{ID: `"Ubuntu`, Release: `22.04"`, Codename: `"jammy"`, Description: `"`}},
+		// Only ASCII white space is trimmed; the last line of a key wins.
+		{"ID=\t\"a\" \r\nID=\v\"b\"\n", LSBRelease{ID: "\v\"b\""}},
+	} {
+		if got := *parseLSB([]byte(c.in)); got != c.want {
+			t.Errorf("parseLSB(%q) = %+v, want %+v", c.in, got, c.want)
+		}
+	}
+}
+
 // checkLinuxText checks that the in-place scans agree with the
 // bufio.Scanner ones they replaced.
 func checkLinuxText(t *testing.T, b []byte) {
@@ -92,7 +117,9 @@ func bufioParsePID(b []byte) (uint32, bool) {
 	return 0, false
 }
 
-// bufioParseLSB is the bufio.Scanner form parseLSB replaced: it reads KEY=value lines of lsb-release or os-release text.
+// bufioParseLSB is the bufio.Scanner form parseLSB replaced (the reference
+// of its line splitting): it reads KEY=value lines of lsb-release or
+// os-release text.
 func bufioParseLSB(b []byte) *LSBRelease {
 	var l LSBRelease
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -101,8 +128,8 @@ func bufioParseLSB(b []byte) *LSBRelease {
 		if !ok {
 			continue
 		}
-		v = strings.Trim(strings.TrimSpace(v), `"`)
-		switch strings.TrimSpace(k) {
+		v = string(stripQuotes([]byte(v)))
+		switch string(stripQuotes([]byte(k))) {
 		case "DISTRIB_ID", "ID":
 			l.ID = v
 		case "DISTRIB_RELEASE", "VERSION_ID":

@@ -44,7 +44,8 @@ func ReadMicrodump(md *microdump.Microdump) (*ProcessState, error) {
 	}
 	for _, m := range md.Modules {
 		p.Modules = append(p.Modules, &Module{Base: m.Base, Size: m.Size,
-			CodeFile: m.Name, CodeID: m.ID, DebugFile: m.Name, DebugID: m.ID})
+			CodeFile: m.Name, CodeID: m.ID, DebugFile: m.Name, DebugID: m.ID,
+			RustCodeID: m.ID, RustDebugID: m.ID})
 	}
 	cs := &CallStack{}
 	if len(md.Stack.Data) > 0 {

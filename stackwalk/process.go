@@ -123,6 +123,7 @@ func Read(f *minidump.File) (*ProcessState, error) {
 		for _, u := range ul { // none on error
 			p.UnloadedModules = append(p.UnloadedModules, &Module{
 				Base: u.BaseOfImage, Size: uint64(u.SizeOfImage), CodeFile: u.Name, Unloaded: true,
+				RustCodeID: u.RustCodeIdentifier(), // no CodeID: no symbol lookup by it (Breakpad's has none)
 			})
 		}
 	}
@@ -438,6 +439,15 @@ var osNames = map[string]string{
 	"fuchsia": "Fuchsia",
 }
 
+// latin1 reads each byte of b as one character (Rust's char::from(u8)).
+func latin1(b string) string {
+	r := make([]rune, len(b))
+	for i := range len(b) {
+		r[i] = rune(b[i])
+	}
+	return string(r)
+}
+
 func systemInfo(s *minidump.SystemInfo) SystemInfo {
 	si := SystemInfo{PlatformID: uint32(s.PlatformID), ProcessorArchitecture: uint32(s.ProcessorArchitecture),
 		RawValid: true, MajorVersion: s.MajorVersion, MinorVersion: s.MinorVersion, BuildNumber: s.BuildNumber,
@@ -463,7 +473,11 @@ func systemInfo(s *minidump.SystemInfo) SystemInfo {
 				si.CPUInfo = v + " "
 			}
 		}
-		si.CPUInfo += fmt.Sprintf("family %d model %d stepping %d", s.CPUFamily(), s.CPUModel(), s.CPUStepping())
+		fms := fmt.Sprintf("family %d model %d stepping %d", s.CPUFamily(), s.CPUModel(), s.CPUStepping())
+		si.CPUInfo += fms
+		if cpu == arch.X86 {
+			si.RustCPUInfo = latin1(s.CPUVendor()) + " " + fms
+		}
 	}
 	si.CPUCount = int(s.NumberOfProcessors)
 	return si
@@ -471,13 +485,15 @@ func systemInfo(s *minidump.SystemInfo) SystemInfo {
 
 func convertModule(m *minidump.Module) *Module {
 	return &Module{
-		Base:      m.BaseOfImage,
-		Size:      uint64(m.SizeOfImage),
-		CodeFile:  m.CodeFile(),
-		CodeID:    m.CodeIdentifier(),
-		DebugFile: m.DebugFile(),
-		DebugID:   m.DebugIdentifier(),
-		Version:   m.Version(),
+		Base:        m.BaseOfImage,
+		Size:        uint64(m.SizeOfImage),
+		CodeFile:    m.CodeFile(),
+		CodeID:      m.CodeIdentifier(),
+		DebugFile:   m.DebugFile(),
+		DebugID:     m.DebugIdentifier(),
+		RustCodeID:  m.RustCodeIdentifier(),
+		RustDebugID: m.RustDebugIdentifier(),
+		Version:     m.Version(),
 	}
 }
 

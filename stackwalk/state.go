@@ -133,6 +133,12 @@ type SystemInfo struct {
 	CPU      string
 	CPUInfo  string
 	CPUCount int
+	// RustCPUInfo is cpu_info as rust-minidump writes it in --json where it
+	// differs from Breakpad's CPUInfo: on x86 the CPUID vendor's 12 bytes
+	// whole, NULs included, each byte one character (Latin-1), where
+	// Breakpad stops at the first NUL and leaves an empty vendor out. ""
+	// elsewhere (then CPUInfo is rust-minidump's too).
+	RustCPUInfo string
 	// GL fields are filled by Breakpad for some Android dumps; kept for the
 	// machine-readable format.
 	GLVersion, GLVendor, GLRenderer string
@@ -162,6 +168,13 @@ type Module struct {
 	// its symbol file (for ELF, the file name and build-id-derived ID).
 	CodeFile, CodeID   string
 	DebugFile, DebugID string
+	// RustCodeID and RustDebugID are the identifiers rust-minidump gives
+	// the module, for --json ("" where it has none; never Breakpad's
+	// placeholder "id"): minidump.Module.RustCodeIdentifier and
+	// RustDebugIdentifier, and for an unloaded module the time stamp and
+	// image size on every system. Microdump modules (which rust-minidump
+	// does not read) keep Breakpad's.
+	RustCodeID, RustDebugID string
 	// Version is "a.b.c.d" from a Windows version resource, or empty.
 	Version string
 	// MissingSymbols is set when a frame fell in the module but no symbol

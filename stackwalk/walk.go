@@ -128,6 +128,7 @@ type walkEnv struct {
 var (
 	_ unwind.Env           = (*walkEnv)(nil)
 	_ unwind.FrameRecycler = (*walkEnv)(nil)
+	_ unwind.VDSOEnv       = (*walkEnv)(nil)
 )
 
 // RecycledFrame returns a frame the walk dropped, or nil
@@ -182,6 +183,20 @@ func (e *walkEnv) HasCFI(addr uint64) bool { return e.syms.hasCFI(addr) }
 func (e *walkEnv) Win(addr uint64) *unwind.WinInfo { return e.syms.win(addr) }
 
 func (e *walkEnv) InModule(addr uint64) bool { return e.syms.mods.at(addr) != nil }
+
+// InVDSO says whether addr lies in the vDSO module: linux-gate.so as
+// Breakpad's client names it, linux-vdso.so.1 or [vdso] (unwind.VDSOEnv).
+func (e *walkEnv) InVDSO(addr uint64) bool {
+	m := e.syms.mods.at(addr)
+	if m == nil {
+		return false
+	}
+	switch baseName(m.CodeFile) {
+	case "linux-gate.so", "linux-gate.so.1", "linux-vdso.so.1", "[vdso]":
+		return true
+	}
+	return false
+}
 
 func (e *walkEnv) SeemsValid(addr uint64) bool { return e.syms.seemsValid(addr) }
 

@@ -112,9 +112,11 @@ func (b *Builder) AddPDBModule(name string, base uint64, size uint32, guid minid
 }
 
 // AddUnloadedModule adds an entry to the unloaded module list (the stream
-// is written only when there is one).
-func (b *Builder) AddUnloadedModule(name string, base uint64, size uint32) {
+// is written only when there is one); the entry returned is valid until the
+// next call (set its TimeDateStamp there).
+func (b *Builder) AddUnloadedModule(name string, base uint64, size uint32) *minidump.UnloadedModule {
 	b.unloaded = append(b.unloaded, minidump.UnloadedModule{BaseOfImage: base, SizeOfImage: size, Name: name})
+	return &b.unloaded[len(b.unloaded)-1]
 }
 
 // AddMemory adds a range of process memory (beyond the thread stacks).

@@ -2,14 +2,15 @@ package jsonout
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"github.com/gobreakpad/gobreakpad/minidump"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/gobreakpad/gobreakpad/arch"
+	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/stackwalk/crashreason"
 	"github.com/gobreakpad/gobreakpad/symstore"
@@ -47,18 +48,16 @@ func build(st *stackwalk.ProcessState) *document {
 	}
 	doc.SystemInfo = f.systemInfo(st, r)
 
-	mac := r.platform == minidump.PlatformMacOSX || r.platform == minidump.PlatformIOS
 	for _, m := range st.Modules {
-		doc.Modules = append(doc.Modules, f.module(m, mac))
+		doc.Modules = append(doc.Modules, f.module(m))
 	}
-	if st.MainModule >= 0 && st.MainModule < len(st.Modules) {
-		mm := st.MainModule
-		doc.MainModule = &mm // null without modules, as rust-minidump
-	}
+	// rust-minidump writes 0 whatever the module list holds (even none):
+	// "the first module is always the main one".
+	doc.MainModule = 0
 	for _, m := range st.UnloadedModules {
 		doc.UnloadedModules = append(doc.UnloadedModules, unloadedModule{
 			BaseAddr: f.addr(m.Base),
-			CodeID:   strings.ToLower(m.CodeID),
+			CodeID:   strings.ToLower(m.RustCodeID),
 			EndAddr:  f.addr(m.Base + m.Size),
 			Filename: m.CodeFile,
 		})
@@ -194,7 +193,7 @@ func (f formatter) systemInfo(st *stackwalk.ProcessState, r ids) systemInfo {
 	si := systemInfo{
 		CPUArch:  st.System.CPU,
 		CPUCount: st.System.CPUCount,
-		CPUInfo:  strp(st.System.CPUInfo),
+		CPUInfo:  strp(cmp.Or(st.System.RustCPUInfo, st.System.CPUInfo)),
 		OS:       st.System.OS,
 	}
 	if n := rustCPUName(r.cpu); n != "" {
@@ -244,20 +243,24 @@ func osVersion(platform minidump.PlatformID, version, csd string) string {
 	return version + " " + build
 }
 
-// module converts a loaded module. Breakpad names every Mach-O module's code
-// identifier "id"; rust-minidump gives the image's UUID, which is the debug
-// identifier without its age.
-func (f formatter) module(m *stackwalk.Module, mac bool) module {
-	codeID := strings.ToLower(m.CodeID)
-	if mac && (codeID == "id" || codeID == "") && len(m.DebugID) >= 32 {
-		codeID = strings.ToLower(m.DebugID[:32])
+// nilDebugID is rust-minidump's debug_id of a module without one (a nil
+// DebugId in Breakpad's form: 32 zeros and age 0).
+const nilDebugID = "000000000000000000000000000000000"
+
+// module converts a loaded module with rust-minidump's identifiers
+// (stackwalk.Module.RustCodeID and RustDebugID): Breakpad's placeholder code
+// identifier "id" (Mach-O, Linux modules with a PDB record) never appears.
+func (f formatter) module(m *stackwalk.Module) module {
+	debugID := m.RustDebugID
+	if debugID == "" {
+		debugID = nilDebugID
 	}
 	return module{
 		BaseAddr:       f.addr(m.Base),
-		CodeID:         codeID,
+		CodeID:         strings.ToLower(m.RustCodeID),
 		CorruptSymbols: m.CorruptSymbols,
 		DebugFile:      symstore.BaseName(m.DebugFile),
-		DebugID:        m.DebugID,
+		DebugID:        debugID,
 		EndAddr:        f.addr(m.Base + m.Size),
 		Filename:       symstore.BaseName(m.CodeFile),
 		LoadedSymbols:  m.SymbolsLoaded,

@@ -402,7 +402,7 @@ type document struct {
 	LSBRelease              *lsbRelease      `json:"lsb_release"`
 	MacBootArgs             *string          `json:"mac_boot_args"`
 	MacCrashInfo            any              `json:"mac_crash_info"`
-	MainModule              *int             `json:"main_module"`
+	MainModule              int              `json:"main_module"`
 	Modules                 []module         `json:"modules"`
 	ModulesContainsCertInfo bool             `json:"modules_contains_cert_info"`
 	PID                     *uint32          `json:"pid"`

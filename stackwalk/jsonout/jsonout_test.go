@@ -313,7 +313,7 @@ func TestNoCrash(t *testing.T) {
 	if err := Write(&buf, st, false); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"crash_info":{"address":null,"adjusted_address":null,"assertion":null,"crash_inconsistencies":null,"crashing_thread":null,"instruction":null,"instruction_pointer_update":null,"memory_accesses":null,"possible_bit_flips":null,"type":null},"handles":null,"linux_memory_map_count":null,"lsb_release":null,"mac_boot_args":null,"mac_crash_info":null,"main_module":null,"modules":[],"modules_contains_cert_info":false,"pid":null,"proc_limits":null,"process_uptime":null,"soft_errors":null,"status":"OK","system_info":{"cpu_arch":"x86","cpu_count":0,"cpu_info":null,"cpu_microcode_version":null,"os":"Windows NT","os_ver":"5.1.2600 Service Pack 2"},"thread_count":0,"threads":[],"unloaded_modules":[]}`
+	want := `{"crash_info":{"address":null,"adjusted_address":null,"assertion":null,"crash_inconsistencies":null,"crashing_thread":null,"instruction":null,"instruction_pointer_update":null,"memory_accesses":null,"possible_bit_flips":null,"type":null},"handles":null,"linux_memory_map_count":null,"lsb_release":null,"mac_boot_args":null,"mac_crash_info":null,"main_module":0,"modules":[],"modules_contains_cert_info":false,"pid":null,"proc_limits":null,"process_uptime":null,"soft_errors":null,"status":"OK","system_info":{"cpu_arch":"x86","cpu_count":0,"cpu_info":null,"cpu_microcode_version":null,"os":"Windows NT","os_ver":"5.1.2600 Service Pack 2"},"thread_count":0,"threads":[],"unloaded_modules":[]}`
 	if got := strings.TrimSpace(buf.String()); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

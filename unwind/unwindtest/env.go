@@ -18,6 +18,8 @@ type Module struct {
 	Base, Size uint64
 	HasSymbols bool
 	Funcs      [][2]uint64 // [start, end) ranges
+	// VDSO marks the Linux vDSO (unwind.VDSOEnv).
+	VDSO bool
 }
 
 // CFIRange is a STACK CFI INIT record with its deltas.
@@ -202,6 +204,12 @@ func (e *Env) CFI(addr uint64) *cfi.RuleSet {
 
 // Win implements unwind.Env.
 func (e *Env) Win(addr uint64) *unwind.WinInfo { return e.Wins[addr] }
+
+// InVDSO implements unwind.VDSOEnv: addr is in a module marked VDSO.
+func (e *Env) InVDSO(addr uint64) bool {
+	m := e.module(addr)
+	return m != nil && m.VDSO
+}
 
 // InModule implements unwind.Env.
 func (e *Env) InModule(addr uint64) bool { return e.module(addr) != nil }

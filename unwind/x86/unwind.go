@@ -69,8 +69,10 @@ func (Unwinder) ContextFrame(raw any, _ unwind.Env) (*unwind.Frame, error) {
 }
 
 // Caller implements unwind.CPU: the registers a signal frame saved (when
-// last is a signal trampoline), then STACK WIN, then STACK CFI, then the ebp
-// chain (with a scan when ebp does not point into the stack).
+// last is a signal trampoline), then STACK WIN, then STACK CFI, then the
+// shape of __kernel_vsyscall for a frame in the vDSO without rules
+// (byVsyscall), then the ebp chain (with a scan when ebp does not point into
+// the stack).
 func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool) *unwind.Frame {
 	last := frames[len(frames)-1]
 	if f := bySignalFrame(env, last); f != nil {
@@ -101,6 +103,9 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 				}
 			}
 		}
+	}
+	if f == nil {
+		f = byVsyscall(env, last)
 	}
 	if f == nil {
 		f = unwind.CallerOfNullCall(env, last, x86.EIP, x86.ESP, x86.EBP, 4)
