@@ -7,14 +7,21 @@
 //	GET  /api/crashes/{id}            one crash: index row + processed crash
 //	GET  /api/crashes?signature=&product=&version=&status=&since=&before=&limit=
 //	POST /api/crashes/{id}/reprocess  queue the crash again (202)
+//	POST /api/report/{id}/reprocess   the same (the pages' older name)
 //	GET  /api/dead                    the dead letters
+//
+// Who may call what is crashd's route table's to decide (crashd/auth:
+// auth.Crashd, checked before the handlers run); the handlers read the
+// request's principal (auth.FromContext) only for what a route shows by
+// scope: annotations marked personal need view_pii. Reprocessing is the
+// one home of the pages' reprocess too (Reprocess): a crash waiting to be
+// reprocessed is not queued again.
 //
 // Errors are JSON: {"error": "..."} with the HTTP status.
 package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,9 +29,9 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
@@ -34,9 +41,6 @@ import (
 
 // Config configures the API.
 type Config struct {
-	// Token, when set, is required as "Authorization: Bearer TOKEN" by
-	// the requests that change something (reprocess).
-	Token string
 	// Version is what /__version__ reports as "version" (default: the
 	// module version of the build).
 	Version string
@@ -61,17 +65,18 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 	return &API{cfg: cfg, store: store, q: q, ix: ix, log: log}
 }
 
-// Register adds the API's routes to mux.
-func (a *API) Register(mux *http.ServeMux) {
+// Register adds the API's routes to mux (crashd's route table decides
+// who may call them; a bare *http.ServeMux lets anyone).
+func (a *API) Register(mux auth.Mux) {
 	mux.HandleFunc("GET /api/crashes/{id}", a.getCrash)
 	mux.HandleFunc("GET /api/crashes", a.search)
 	mux.HandleFunc("POST /api/crashes/{id}/reprocess", a.reprocess)
+	mux.HandleFunc("POST /api/report/{id}/reprocess", a.reprocess)
 	mux.HandleFunc("GET /api/dead", a.dead)
-	a.RegisterHealth(mux)
 }
 
 // RegisterHealth adds the Dockerflow endpoints to mux.
-func (a *API) RegisterHealth(mux *http.ServeMux) {
+func (a *API) RegisterHealth(mux auth.Mux) {
 	mux.HandleFunc("GET /__lbheartbeat__", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{})
 	})
@@ -156,8 +161,10 @@ func (a *API) getCrash(w http.ResponseWriter, r *http.Request) {
 		found = true
 		var raw crash.RawCrash
 		if json.Unmarshal(b, &raw) == nil {
-			// Readers have no permission to see personal data yet (issue 25).
-			out.Annotations = raw.Public().Annotations
+			out.Annotations = raw.Annotations
+			if !auth.FromContext(ctx).Can(auth.ScopeViewPII) {
+				out.Annotations = raw.Public().Annotations
+			}
 			if out.ReceivedAt.IsZero() {
 				out.ReceivedAt = raw.SubmittedTimestamp
 			}
@@ -275,37 +282,59 @@ func (a *API) search(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (a *API) authorized(w http.ResponseWriter, r *http.Request) bool {
-	if a.cfg.Token == "" {
-		return true
-	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if ok && subtle.ConstantTimeCompare([]byte(got), []byte(a.cfg.Token)) == 1 {
-		return true
-	}
-	writeError(w, http.StatusUnauthorized, "a bearer token is required")
-	return false
+// ReprocessResult is the answer of a reprocess request (202).
+type ReprocessResult struct {
+	CrashID crash.ID `json:"crash_id"`
+	// Status is "queued", or "already_queued" when the crash waited to
+	// be reprocessed already (it is not queued twice).
+	Status string `json:"status"`
 }
+
+// Reprocess queues the crash again, once while it waits (the one home of
+// every reprocess route: the API's and the report page's form). The
+// error is an *Error with the HTTP status to answer.
+func Reprocess(ctx context.Context, store blob.Store, q queue.Queue, ix index.Index, id crash.ID) (ReprocessResult, error) {
+	if store == nil || q == nil || ix == nil {
+		return ReprocessResult{}, &Error{http.StatusServiceUnavailable, "reprocessing needs the store, the queue and the index"}
+	}
+	queued, err := processor.ReprocessOne(ctx, store, q, ix, id)
+	switch {
+	case errors.Is(err, blob.ErrNotExist):
+		return ReprocessResult{}, &Error{http.StatusNotFound, fmt.Sprintf("crash %s: not found", id)}
+	case err != nil:
+		return ReprocessResult{}, &Error{http.StatusInternalServerError, err.Error()}
+	case !queued:
+		return ReprocessResult{CrashID: id, Status: "already_queued"}, nil
+	}
+	return ReprocessResult{CrashID: id, Status: "queued"}, nil
+}
+
+// Error is an error with the HTTP status that answers it.
+type Error struct {
+	Status  int
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
 
 func (a *API) reprocess(w http.ResponseWriter, r *http.Request) {
 	id, ok := a.crashID(w, r)
-	if !ok || !a.authorized(w, r) {
+	if !ok {
 		return
 	}
-	if a.store == nil || a.q == nil || a.ix == nil {
-		writeError(w, http.StatusServiceUnavailable, "reprocessing needs the store, the queue and the index")
+	res, err := Reprocess(r.Context(), a.store, a.q, a.ix, id)
+	if err != nil {
+		var e *Error
+		errors.As(err, &e)
+		writeError(w, e.Status, "%s", e.Message)
 		return
 	}
-	if err := processor.Reprocess(r.Context(), a.store, a.q, a.ix, id); err != nil {
-		if errors.Is(err, blob.ErrNotExist) {
-			writeError(w, http.StatusNotFound, "crash %s: not found", id)
-			return
-		}
-		writeError(w, http.StatusInternalServerError, "%v", err)
-		return
+	who := ""
+	if p := auth.FromContext(r.Context()); p != nil {
+		who = p.Name
 	}
-	a.log.Info("reprocess queued", "crash_id", string(id))
-	writeJSON(w, http.StatusAccepted, map[string]string{"crash_id": string(id), "status": "queued"})
+	a.log.Info("reprocess", "crash_id", string(id), "status", res.Status, "token", who)
+	writeJSON(w, http.StatusAccepted, res)
 }
 
 func (a *API) dead(w http.ResponseWriter, r *http.Request) {

@@ -248,8 +248,11 @@ func (c *Collector) Handler() http.Handler {
 }
 
 // Register adds the collector's routes to mux (for a server that serves
-// other routes beside them).
-func (c *Collector) Register(mux *http.ServeMux) {
+// other routes beside them: crashd's route table, which opens them to
+// anyone).
+func (c *Collector) Register(mux interface {
+	HandleFunc(pattern string, handler func(http.ResponseWriter, *http.Request))
+}) {
 	mux.HandleFunc("POST /submit", c.Submit)
 	if len(c.sentry) > 0 {
 		mux.HandleFunc("POST /api/{project}/minidump/{$}", c.SentryMinidump)

@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/processor"
-	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 	"github.com/gobreakpad/gobreakpad/crashd/web"
 )
 
@@ -28,9 +28,10 @@ type SymbolServerConfig struct {
 	// Dir is its Breakpad-layout store (default DATA/symbols); the
 	// processor reads it first.
 	Dir string `json:"dir"`
-	// Tokens are the API tokens allowed to upload (`crashd token create`
-	// prints one).
-	Tokens []symserver.Token `json:"tokens"`
+	// Tokens are the API tokens of the configuration file (`crashd token
+	// create` prints one), for every route (auth.Crashd), not only the
+	// symbol uploads (scope upload_symbols).
+	Tokens []auth.Token `json:"tokens"`
 	// OpenV1 lets sym-upload-v1 uploads in without a token.
 	OpenV1 bool `json:"open_v1"`
 	// MaxUpload bounds one uploaded file (bytes; 0: 2 GiB).

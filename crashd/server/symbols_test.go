@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
-	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
 )
 
@@ -34,12 +34,12 @@ func TestSymbolsArrived(t *testing.T) {
 	if c.name == "" {
 		t.Skip("corpus case gen-threads-x64-O2 not found")
 	}
-	secret, tok, err := symserver.NewToken("ci", symserver.ScopeUpload)
+	secret, tok, err := auth.NewToken("ci", auth.ScopeUpload)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := testConfig(t, nil)
-	cfg.SymbolServer.Tokens = []symserver.Token{tok}
+	cfg.SymbolServer.Tokens = []auth.Token{tok}
 	// With tokens configured, the API's reads need one: this test reads
 	// /api/crashes without.
 	cfg.PublicPages = true

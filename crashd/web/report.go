@@ -9,11 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gobreakpad/gobreakpad/crashd/blob"
+	"github.com/gobreakpad/gobreakpad/crashd/api"
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
-	"github.com/gobreakpad/gobreakpad/crashd/processor"
-	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 )
 
 // dumpJSON is what the pages read of a walk (rust-minidump's JSON,
@@ -210,7 +209,7 @@ func (w *Web) report(r *http.Request, p *principal) (any, error) {
 	}
 	ctx := r.Context()
 	rep := &Report{CrashID: id, Status: crash.StatusReceived, Threads: []Thread{}, Modules: []Module{}, Annotations: []Annotation{}, Notes: []string{}, Dumps: []string{},
-		CanDownload: p.Can(symserver.ScopeViewRawDump), CanReprocess: p.Can(symserver.ScopeReprocess)}
+		CanDownload: p.Can(auth.ScopeViewRawDump), CanReprocess: p.Can(auth.ScopeReprocess)}
 	found := false
 	if w.ix != nil {
 		c, err := w.ix.Get(ctx, string(id))
@@ -239,7 +238,7 @@ func (w *Web) report(r *http.Request, p *principal) (any, error) {
 		if rep.Product == "" {
 			rep.Product, rep.Version = raw.ProductName(), raw.ProductVersion()
 		}
-		pii := p.Can(symserver.ScopeViewPII)
+		pii := p.Can(auth.ScopeViewPII)
 		for name, v := range raw.Annotations {
 			personal := raw.IsRestricted(name)
 			if personal && !pii {
@@ -328,26 +327,7 @@ func isNotFound(err error) bool {
 	return errors.As(err, &e) && e.code == http.StatusNotFound
 }
 
-// allowed answers a download or action request: p must exist (or the
-// pages be public) and have scope. It writes the refusal and returns
-// false.
-func (w *Web) allowed(rw http.ResponseWriter, r *http.Request, scope string) (*principal, bool) {
-	p := w.who(r)
-	switch {
-	case p == nil && !w.cfg.Public:
-		writeJSON(rw, http.StatusUnauthorized, map[string]string{"error": "an API token is required (Authorization: Bearer TOKEN, or the login session)"})
-		return nil, false
-	case !p.Can(scope):
-		writeJSON(rw, http.StatusForbidden, map[string]string{"error": "this needs a token with the " + scope + " scope"})
-		return nil, false
-	}
-	return p, true
-}
-
 func (w *Web) dump(rw http.ResponseWriter, r *http.Request) {
-	if _, ok := w.allowed(rw, r, symserver.ScopeViewRawDump); !ok {
-		return
-	}
 	id, err := crashID(r)
 	if err != nil {
 		writeJSON(rw, http.StatusBadRequest, map[string]string{"error": err.Error()})
@@ -373,9 +353,6 @@ func (w *Web) dump(rw http.ResponseWriter, r *http.Request) {
 }
 
 func (w *Web) processedJSON(rw http.ResponseWriter, r *http.Request) {
-	if _, ok := w.allowed(rw, r, symserver.ScopeViewRawDump); !ok {
-		return
-	}
 	id, err := crashID(r)
 	if err != nil {
 		writeJSON(rw, http.StatusBadRequest, map[string]string{"error": err.Error()})
@@ -401,52 +378,29 @@ func (w *Web) writeErr(rw http.ResponseWriter, err error) {
 	writeJSON(rw, code, map[string]string{"error": err.Error()})
 }
 
-func (w *Web) doReprocess(r *http.Request) (crash.ID, error) {
-	id, err := crashID(r)
-	if err != nil {
-		return "", err
-	}
-	if w.store == nil || w.q == nil || w.ix == nil {
-		return "", httpErr(http.StatusServiceUnavailable, "reprocessing needs the store, the queue and the index")
-	}
-	if err := processor.Reprocess(r.Context(), w.store, w.q, w.ix, id); err != nil {
-		if errors.Is(err, blob.ErrNotExist) {
-			return "", httpErr(http.StatusNotFound, "crash %s: not found", id)
-		}
-		return "", err
-	}
-	return id, nil
-}
-
-func (w *Web) reprocessAPI(rw http.ResponseWriter, r *http.Request) {
-	p, ok := w.allowed(rw, r, symserver.ScopeReprocess)
-	if !ok {
-		return
-	}
-	id, err := w.doReprocess(r)
-	if err != nil {
-		w.writeErr(rw, err)
-		return
-	}
-	w.log.Info("web: reprocess queued", "crash_id", string(id), "token", p.Name)
-	writeJSON(rw, http.StatusAccepted, map[string]string{"crash_id": string(id), "status": "queued"})
-}
-
 func (w *Web) reprocessPage(rw http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(rw, r.Body, 1<<16)
-	p, ok := w.allowed(rw, r, symserver.ScopeReprocess)
-	if !ok {
-		return
-	}
+	p := who(r)
 	if !checkCSRF(r, p) {
 		writeJSON(rw, http.StatusForbidden, map[string]string{"error": "the form's csrf field does not match the session"})
 		return
 	}
-	id, err := w.doReprocess(r)
+	id, err := crashID(r)
 	if err != nil {
 		w.writeErr(rw, err)
 		return
 	}
-	w.log.Info("web: reprocess queued", "crash_id", string(id), "token", p.Name)
-	http.Redirect(rw, r, "/report/"+string(id)+"?reprocess=queued", http.StatusSeeOther)
+	res, err := api.Reprocess(r.Context(), w.store, w.q, w.ix, id)
+	if err != nil {
+		var e *api.Error
+		errors.As(err, &e)
+		writeJSON(rw, e.Status, map[string]string{"error": e.Message})
+		return
+	}
+	name := ""
+	if p != nil {
+		name = p.Name
+	}
+	w.log.Info("web: reprocess", "crash_id", string(id), "status", res.Status, "token", name)
+	http.Redirect(rw, r, "/report/"+string(id)+"?reprocess="+res.Status, http.StatusSeeOther)
 }
