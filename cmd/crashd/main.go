@@ -288,6 +288,13 @@ func reprocess(ctx context.Context, stdout, stderr io.Writer, base, token string
 			failed++
 			continue
 		}
+		var res struct {
+			Status string `json:"status"`
+		}
+		if json.Unmarshal(body, &res) == nil && res.Status == "already_queued" {
+			fmt.Fprintf(stdout, "already queued %s\n", id)
+			continue
+		}
 		fmt.Fprintf(stdout, "queued %s\n", id)
 	}
 	if failed > 0 {

@@ -201,12 +201,13 @@ func (a *Authenticator) Logout(ctx context.Context, id string) error {
 // any redirect a request names), else "/": it must start with one "/",
 // and hold no backslash, whitespace (a tab included: browsers drop it,
 // and "/\t/evil.com" becomes "//evil.com"), control character, scheme or
-// host, also once percent-decoded.
+// host; its path not even once percent-decoded.
 func SafeNext(s string) string {
 	if !localPath(s) {
 		return "/"
 	}
-	if d, err := url.PathUnescape(s); err != nil || !localPath(d) {
+	path, _, _ := strings.Cut(s, "?")
+	if d, err := url.PathUnescape(path); err != nil || !localPath(d) {
 		return "/"
 	}
 	u, err := url.Parse(s)

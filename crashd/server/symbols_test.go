@@ -40,9 +40,6 @@ func TestSymbolsArrived(t *testing.T) {
 	}
 	cfg := testConfig(t, nil)
 	cfg.SymbolServer.Tokens = []auth.Token{tok}
-	// With tokens configured, the API's reads need one: this test reads
-	// /api/crashes without.
-	cfg.PublicPages = true
 	cfg.SymbolServer.ReprocessMax = 2
 	ts := startServer(t, cfg)
 	defer ts.stop()
@@ -184,7 +181,9 @@ func TestSymbolsArrived(t *testing.T) {
 		t.Fatalf("changed re-upload: %d %s", resp.StatusCode, out)
 	}
 	time.Sleep(1100 * time.Millisecond) // the processor checks a loaded .sym once a second
-	resp, err = http.Post(ts.URL+"/api/crashes/"+string(id)+"/reprocess", "", nil)
+	req, _ = http.NewRequest("POST", ts.URL+"/api/crashes/"+string(id)+"/reprocess", nil)
+	req.Header.Set("Authorization", "Bearer "+testAPIToken)
+	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
