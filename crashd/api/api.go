@@ -132,60 +132,120 @@ func (a *API) crashID(w http.ResponseWriter, r *http.Request) (crash.ID, bool) {
 	return id, true
 }
 
+// Record is a crash as crashd keeps it, read for every route that shows
+// one (GET /api/crashes/{id}, the report page and its JSON): the index's
+// row, the raw crash, the dump names and the processed crash, each nil
+// when missing (a crash received and not yet processed has no processed
+// crash; a process without an index has no row).
+type Record struct {
+	ID        crash.ID
+	Index     *index.Crash
+	Raw       *crash.RawCrash
+	Dumps     crash.DumpNames
+	Processed *crash.ProcessedCrash
+}
+
+// Load reads the crash id; the error is an *Error (404 when crashd knows
+// nothing of it, 503 without a blob store, 500 for what failed).
+func Load(ctx context.Context, store blob.Store, ix index.Index, id crash.ID) (*Record, error) {
+	if store == nil {
+		return nil, &Error{http.StatusServiceUnavailable, "no blob store in this process"}
+	}
+	rec := &Record{ID: id}
+	if ix != nil {
+		c, err := ix.Get(ctx, string(id))
+		switch {
+		case err == nil:
+			rec.Index = &c
+		case !errors.Is(err, index.ErrNotFound):
+			return nil, &Error{http.StatusInternalServerError, err.Error()}
+		}
+	}
+	get := func(key, what string, v any) (bool, error) {
+		b, err := store.Get(ctx, key)
+		switch {
+		case errors.Is(err, blob.ErrNotExist):
+			return false, nil
+		case err != nil:
+			return false, &Error{http.StatusInternalServerError, err.Error()}
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			return false, &Error{http.StatusInternalServerError, fmt.Sprintf("%s %s: %v", what, id, err)}
+		}
+		return true, nil
+	}
+	var raw crash.RawCrash
+	ok, err := get(crash.RawCrashKey(id), "raw crash", &raw)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		rec.Raw = &raw
+	}
+	var names crash.DumpNames
+	if ok, err := get(crash.DumpNamesKey(id), "dump names", &names); err != nil {
+		return nil, err
+	} else if ok {
+		rec.Dumps = names
+	} else if rec.Raw != nil {
+		// Crashes stored before the names were kept have the minidump.
+		rec.Dumps = crash.DumpNames{crash.MinidumpField}
+	}
+	var pc crash.ProcessedCrash
+	if ok, err = get(crash.ProcessedCrashKey(id), "processed crash", &pc); err != nil {
+		return nil, err
+	}
+	if ok {
+		rec.Processed = &pc
+	}
+	if rec.Index == nil && rec.Raw == nil && rec.Processed == nil {
+		return nil, &Error{http.StatusNotFound, fmt.Sprintf("crash %s: not found", id)}
+	}
+	return rec, nil
+}
+
+// Annotations returns the raw crash's annotations p may see (those marked
+// personal only with view_pii) and how many were left out.
+func (rec *Record) Annotations(p *auth.Principal) (shown map[string]any, hidden int) {
+	if rec.Raw == nil {
+		return nil, 0
+	}
+	if p.Can(auth.ScopeViewPII) {
+		return rec.Raw.Annotations, 0
+	}
+	shown = rec.Raw.Public().Annotations
+	return shown, len(rec.Raw.Annotations) - len(shown)
+}
+
 func (a *API) getCrash(w http.ResponseWriter, r *http.Request) {
 	id, ok := a.crashID(w, r)
 	if !ok {
 		return
 	}
-	if a.store == nil {
-		writeError(w, http.StatusServiceUnavailable, "no blob store in this process")
+	rec, err := Load(r.Context(), a.store, a.ix, id)
+	if err != nil {
+		var e *Error
+		errors.As(err, &e)
+		writeError(w, e.Status, "%s", e.Message)
 		return
 	}
-	ctx := r.Context()
 	out := Crash{CrashID: id, Status: crash.StatusReceived, Notes: []string{}, JSONDump: json.RawMessage("null")}
-	found := false
-	if a.ix != nil {
-		c, err := a.ix.Get(ctx, string(id))
-		switch {
-		case err == nil:
-			found = true
-			out.Status, out.ReceivedAt, out.ProcessedAt = string(c.Status), c.ReceivedAt, c.ProcessedAt
-			out.Product, out.Version, out.OS, out.CPU = c.Product, c.Version, c.OS, c.CPU
-			out.Signature, out.CrashReason, out.Attempts, out.Error = c.Signature, c.CrashReason, c.Attempts, c.Error
-		case !errors.Is(err, index.ErrNotFound):
-			writeError(w, http.StatusInternalServerError, "%v", err)
-			return
+	if c := rec.Index; c != nil {
+		out.Status, out.ReceivedAt, out.ProcessedAt = string(c.Status), c.ReceivedAt, c.ProcessedAt
+		out.Product, out.Version, out.OS, out.CPU = c.Product, c.Version, c.OS, c.CPU
+		out.Signature, out.CrashReason, out.Attempts, out.Error = c.Signature, c.CrashReason, c.Attempts, c.Error
+	}
+	if raw := rec.Raw; raw != nil {
+		out.Annotations, _ = rec.Annotations(auth.FromContext(r.Context()))
+		if out.ReceivedAt.IsZero() {
+			out.ReceivedAt = raw.SubmittedTimestamp
+		}
+		if out.Product == "" {
+			out.Product, out.Version = raw.ProductName(), raw.ProductVersion()
 		}
 	}
-	if b, err := a.store.Get(ctx, crash.RawCrashKey(id)); err == nil {
-		found = true
-		var raw crash.RawCrash
-		if json.Unmarshal(b, &raw) == nil {
-			out.Annotations = raw.Annotations
-			if !auth.FromContext(ctx).Can(auth.ScopeViewPII) {
-				out.Annotations = raw.Public().Annotations
-			}
-			if out.ReceivedAt.IsZero() {
-				out.ReceivedAt = raw.SubmittedTimestamp
-			}
-			if out.Product == "" {
-				out.Product, out.Version = raw.ProductName(), raw.ProductVersion()
-			}
-		}
-	} else if !errors.Is(err, blob.ErrNotExist) {
-		writeError(w, http.StatusInternalServerError, "%v", err)
-		return
-	}
-	b, err := a.store.Get(ctx, crash.ProcessedCrashKey(id))
-	switch {
-	case err == nil:
-		found = true
-		var pc crash.ProcessedCrash
-		if err := json.Unmarshal(b, &pc); err != nil {
-			writeError(w, http.StatusInternalServerError, "processed crash %s: %v", id, err)
-			return
-		}
-		if out.Status == crash.StatusReceived && a.ix == nil {
+	if pc := rec.Processed; pc != nil {
+		if out.Status == crash.StatusReceived && rec.Index == nil {
 			out.Status = crash.StatusProcessed
 		}
 		if out.ProcessedAt.IsZero() {
@@ -203,13 +263,6 @@ func (a *API) getCrash(w http.ResponseWriter, r *http.Request) {
 			out.JSONDump = pc.JSONDump
 		}
 		out.AdditionalDumps = pc.AdditionalDumps
-	case !errors.Is(err, blob.ErrNotExist):
-		writeError(w, http.StatusInternalServerError, "%v", err)
-		return
-	}
-	if !found {
-		writeError(w, http.StatusNotFound, "crash %s: not found", id)
-		return
 	}
 	writeJSON(w, http.StatusOK, out)
 }
