@@ -140,6 +140,12 @@ func (a *Authenticator) Resolve(r *http.Request, key string) (*Principal, error)
 		}
 		return &Principal{Name: t.Name, Scopes: Expand(t.Scopes)}, nil
 	}
+	return a.Session(r)
+}
+
+// Session returns the principal of the request's session cookie, nil
+// without one (or for one that ended).
+func (a *Authenticator) Session(r *http.Request) (*Principal, error) {
 	c, err := r.Cookie(SessionCookie)
 	if err != nil || c.Value == "" || a.Store == nil {
 		return nil, nil
