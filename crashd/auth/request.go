@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/http"
@@ -58,7 +59,8 @@ var ErrUnknownToken = errors.New("unknown, revoked or expired API token")
 // the Store, or in memory when there is none).
 type Authenticator struct {
 	// Tokens are the configuration's tokens (symbol_server.tokens, and
-	// api_token as a token with the reprocess scope).
+	// api_token as a token with the reprocess scope), their SHA256 in
+	// lower case (NewAuthenticator).
 	Tokens []Token
 	// Store keeps the run-time tokens and the sessions; nil: no run-time
 	// tokens, and sessions in this process's memory (NewMemory).
@@ -72,10 +74,12 @@ type Authenticator struct {
 // NewAuthenticator checks the configuration's tokens and returns the
 // Authenticator over them and store (nil: a Memory for the sessions).
 func NewAuthenticator(tokens []Token, store Store) (*Authenticator, error) {
+	tokens = slices.Clone(tokens)
 	for i := range tokens {
 		if err := tokens[i].Check(); err != nil {
 			return nil, fmt.Errorf("auth: token %d: %w", i, err)
 		}
+		tokens[i].SHA256 = strings.ToLower(tokens[i].SHA256)
 	}
 	if store == nil {
 		store = NewMemory()
@@ -96,8 +100,10 @@ func (a *Authenticator) Token(ctx context.Context, secret string) (t Token, ok b
 	if secret == "" {
 		return Token{}, false, nil
 	}
+	// One hash, compared with each token's in constant time.
+	h := []byte(HashToken(secret))
 	for _, t := range a.Tokens {
-		if t.Matches(secret) {
+		if subtle.ConstantTimeCompare([]byte(t.SHA256), h) == 1 {
 			return t, t.Valid(a.now()), nil
 		}
 	}
