@@ -24,7 +24,7 @@ func TestTokenCreate(t *testing.T) {
 		len(tok.Scopes) != 1 || tok.Scopes[0] != auth.ScopeUpload || strings.Contains(lines[2], secret) {
 		t.Errorf("entry %q for secret %q (%v)", lines[2], secret, err)
 	}
-	if r := cmdtest.Run(t, prog, "token", "create", "--scopes", "admin"); r.Code != 2 || !strings.Contains(r.Stderr, `unknown scope "admin"`) {
+	if r := cmdtest.Run(t, prog, "token", "create", "--scopes", "root"); r.Code != 2 || !strings.Contains(r.Stderr, `unknown scope "root"`) {
 		t.Errorf("unknown scope: %d %q", r.Code, r.Stderr)
 	}
 }
