@@ -206,7 +206,9 @@ func TestSymbolsArrived(t *testing.T) {
 
 func getMissing(t testing.TB, url string) string {
 	t.Helper()
-	resp, err := http.Get(url + "/api/missing-symbols")
+	req, _ := http.NewRequest("GET", url+"/api/missing-symbols", nil)
+	req.Header.Set("Authorization", "Bearer "+testAPIToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
