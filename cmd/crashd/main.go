@@ -33,9 +33,9 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/server"
-	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 )
 
 func main() {
@@ -146,7 +146,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					Name:  "create",
 					Usage: "make a new API token: prints its secret (once) and the entry for the configuration's symbol_server.tokens, which keeps only its SHA-256",
 					Flags: []cli.Flag{
-						&cli.StringFlag{Name: "scopes", Value: symserver.ScopeUpload, Usage: "what the token may do, comma-separated (`SCOPES`: upload_symbols, view_pii, view_rawdump, reprocess; any token may read the pages)"},
+						&cli.StringFlag{Name: "scopes", Value: auth.ScopeUpload, Usage: "what the token may do, comma-separated (`SCOPES`: view_crashes, view_pii, view_rawdump, reprocess, upload_symbols, triage, admin; docs/crashd.md \"Who may do what\")"},
 						&cli.StringFlag{Name: "name", Usage: "whose token it is (`NAME`, for the logs)"},
 					},
 					Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -157,16 +157,17 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 						for sc := range strings.SplitSeq(cmd.String("scopes"), ",") {
 							switch sc = strings.TrimSpace(sc); sc {
 							case "":
-							case symserver.ScopeUpload, symserver.ScopeViewPII, symserver.ScopeViewRawDump, symserver.ScopeReprocess:
-								scopes = append(scopes, sc)
 							default:
-								return cmdline.Usagef("unknown scope %q (known: %s)", sc, strings.Join(symserver.Scopes, ", "))
+								if !auth.Known(sc) {
+									return cmdline.Usagef("unknown scope %q (known: %s)", sc, strings.Join(auth.Scopes, ", "))
+								}
+								scopes = append(scopes, sc)
 							}
 						}
 						if len(scopes) == 0 {
 							return cmdline.Usagef("no scopes")
 						}
-						secret, tok, err := symserver.NewToken(cmd.String("name"), scopes...)
+						secret, tok, err := auth.NewToken(cmd.String("name"), scopes...)
 						if err != nil {
 							return err
 						}
@@ -285,6 +286,13 @@ func reprocess(ctx context.Context, stdout, stderr io.Writer, base, token string
 			}
 			fmt.Fprintf(stderr, "crashd: reprocess %s: %s: %s\n", id, resp.Status, e.Error)
 			failed++
+			continue
+		}
+		var res struct {
+			Status string `json:"status"`
+		}
+		if json.Unmarshal(body, &res) == nil && res.Status == "already_queued" {
+			fmt.Fprintf(stdout, "already queued %s\n", id)
 			continue
 		}
 		fmt.Fprintf(stdout, "queued %s\n", id)

@@ -41,7 +41,7 @@ func startChild(t *testing.T, args ...string) *child {
 	c := &child{done: make(chan struct{})}
 	c.cmd = exec.Command(prog, append([]string{"serve", "--listen", "127.0.0.1:0", "--log-format", "json"}, args...)...)
 	// A killed crashd's crashes come back after the ack wait: a short one.
-	c.cmd.Env = append(os.Environ(), "DEBUGINFOD_URLS=", "_NT_SYMBOL_PATH=", "CRASHD_ACK_WAIT=3s")
+	c.cmd.Env = append(os.Environ(), "DEBUGINFOD_URLS=", "_NT_SYMBOL_PATH=", "CRASHD_ACK_WAIT=3s", "CRASHD_API_TOKEN="+testAPIToken)
 	stderr, err := c.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,20 @@ func (c *child) terminate(t *testing.T) int {
 	return c.cmd.ProcessState.ExitCode()
 }
 
-var client = &http.Client{Timeout: 30 * time.Second}
+// testAPIToken is the children's api_token (a token with reprocess,
+// which reads crashes); client sends it with every request.
+const testAPIToken = "crashd-test-api-token"
+
+var client = &http.Client{Timeout: 30 * time.Second, Transport: bearer{testAPIToken}}
+
+// bearer adds "Authorization: Bearer TOKEN" to the requests it sends.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
 
 func upload(url string, dump []byte, product string) (string, error) {
 	var body bytes.Buffer
@@ -207,7 +220,11 @@ func TestServe(t *testing.T) {
 			t.Errorf("%s: json_dump is not minidump_stackwalk --json's report", d)
 		}
 	}
-	r := cmdtest.Run(t, cmdtest.Build(t, "."), "reprocess", "--server", c.url, "bp-"+ids[0])
+	if r := cmdtest.Run(t, cmdtest.Build(t, "."), "reprocess", "--server", c.url, "bp-"+ids[0]); r.Code != 1 || !strings.Contains(r.Stderr, "401") {
+		t.Errorf("crashd reprocess without api_token: %d %q %q", r.Code, r.Stdout, r.Stderr)
+	}
+	withToken := []string{"CRASHD_API_TOKEN=" + testAPIToken}
+	r := cmdtest.RunClean(t, cmdtest.Build(t, "."), withToken, "reprocess", "--server", c.url, "bp-"+ids[0])
 	if r.Code != 0 || !strings.Contains(r.Stdout, "queued "+ids[0]) {
 		t.Errorf("crashd reprocess: %d %q %q", r.Code, r.Stdout, r.Stderr)
 	}
@@ -215,7 +232,7 @@ func TestServe(t *testing.T) {
 		t.Errorf("crashd reprocess not-an-id: status %d %q", r.Code, r.Stderr)
 	}
 	unknown := "00000000-0000-4000-8000-000000261126"
-	if r := cmdtest.Run(t, cmdtest.Build(t, "."), "reprocess", "--server", c.url, unknown); r.Code != 1 || !strings.Contains(r.Stderr, "404") {
+	if r := cmdtest.RunClean(t, cmdtest.Build(t, "."), withToken, "reprocess", "--server", c.url, unknown); r.Code != 1 || !strings.Contains(r.Stderr, "404") {
 		t.Errorf("crashd reprocess unknown id: status %d %q", r.Code, r.Stderr)
 	}
 	if code := c.terminate(t); code != 0 {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gobreakpad/gobreakpad/crashd/symserver"
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
 )
 
@@ -19,12 +19,12 @@ func TestTokenCreate(t *testing.T) {
 		t.Fatalf("token create: %d %q %q", r.Code, r.Stdout, r.Stderr)
 	}
 	secret := strings.TrimPrefix(lines[0], "token: ")
-	var tok symserver.Token
-	if err := json.Unmarshal([]byte(lines[2]), &tok); err != nil || tok.SHA256 != symserver.HashToken(secret) || tok.Name != "ci" ||
-		len(tok.Scopes) != 1 || tok.Scopes[0] != symserver.ScopeUpload || strings.Contains(lines[2], secret) {
+	var tok auth.Token
+	if err := json.Unmarshal([]byte(lines[2]), &tok); err != nil || tok.SHA256 != auth.HashToken(secret) || tok.Name != "ci" ||
+		len(tok.Scopes) != 1 || tok.Scopes[0] != auth.ScopeUpload || strings.Contains(lines[2], secret) {
 		t.Errorf("entry %q for secret %q (%v)", lines[2], secret, err)
 	}
-	if r := cmdtest.Run(t, prog, "token", "create", "--scopes", "admin"); r.Code != 2 || !strings.Contains(r.Stderr, `unknown scope "admin"`) {
+	if r := cmdtest.Run(t, prog, "token", "create", "--scopes", "root"); r.Code != 2 || !strings.Contains(r.Stderr, `unknown scope "root"`) {
 		t.Errorf("unknown scope: %d %q", r.Code, r.Stderr)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
@@ -28,9 +29,9 @@ const symA = "MODULE Linux x86_64 0123456789ABCDEF0123456789ABCDEF0 liba.so\nFUN
 // Breakpad's own through the same steps).
 func TestAgainstSymserver(t *testing.T) {
 	prog := cmdtest.Build(t, ".")
-	secret, tok, _ := symserver.NewToken("ci", symserver.ScopeUpload)
+	secret, tok, _ := auth.NewToken("ci", auth.ScopeUpload)
 	dir := t.TempDir()
-	s, err := symserver.New(symserver.Config{Dir: filepath.Join(dir, "store"), Tokens: []symserver.Token{tok}}, nil)
+	s, err := symserver.New(symserver.Config{Dir: filepath.Join(dir, "store"), Tokens: []auth.Token{tok}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,9 +98,9 @@ func TestAgainstSymserver(t *testing.T) {
 // which hands it to the symbol server.
 func TestV2Proxy(t *testing.T) {
 	prog := cmdtest.Build(t, ".")
-	secret, tok, _ := symserver.NewToken("ci", symserver.ScopeUpload)
+	secret, tok, _ := auth.NewToken("ci", auth.ScopeUpload)
 	dir := t.TempDir()
-	s, err := symserver.New(symserver.Config{Dir: filepath.Join(dir, "store"), Tokens: []symserver.Token{tok}}, nil)
+	s, err := symserver.New(symserver.Config{Dir: filepath.Join(dir, "store"), Tokens: []auth.Token{tok}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,14 +7,21 @@
 //	GET  /api/crashes/{id}            one crash: index row + processed crash
 //	GET  /api/crashes?signature=&product=&version=&status=&since=&before=&limit=
 //	POST /api/crashes/{id}/reprocess  queue the crash again (202)
+//	POST /api/report/{id}/reprocess   the same (the pages' older name)
 //	GET  /api/dead                    the dead letters
+//
+// Who may call what is crashd's route table's to decide (crashd/auth:
+// auth.Crashd, checked before the handlers run); the handlers read the
+// request's principal (auth.FromContext) only for what a route shows by
+// scope: annotations marked personal need view_pii. Reprocessing is the
+// one home of the pages' reprocess too (Reprocess): a crash waiting to be
+// reprocessed is not queued again.
 //
 // Errors are JSON: {"error": "..."} with the HTTP status.
 package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,9 +29,9 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
@@ -34,9 +41,6 @@ import (
 
 // Config configures the API.
 type Config struct {
-	// Token, when set, is required as "Authorization: Bearer TOKEN" by
-	// the requests that change something (reprocess).
-	Token string
 	// Version is what /__version__ reports as "version" (default: the
 	// module version of the build).
 	Version string
@@ -61,17 +65,18 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 	return &API{cfg: cfg, store: store, q: q, ix: ix, log: log}
 }
 
-// Register adds the API's routes to mux.
-func (a *API) Register(mux *http.ServeMux) {
+// Register adds the API's routes to mux (crashd's route table decides
+// who may call them; a bare *http.ServeMux lets anyone).
+func (a *API) Register(mux auth.Mux) {
 	mux.HandleFunc("GET /api/crashes/{id}", a.getCrash)
 	mux.HandleFunc("GET /api/crashes", a.search)
 	mux.HandleFunc("POST /api/crashes/{id}/reprocess", a.reprocess)
+	mux.HandleFunc("POST /api/report/{id}/reprocess", a.reprocess)
 	mux.HandleFunc("GET /api/dead", a.dead)
-	a.RegisterHealth(mux)
 }
 
 // RegisterHealth adds the Dockerflow endpoints to mux.
-func (a *API) RegisterHealth(mux *http.ServeMux) {
+func (a *API) RegisterHealth(mux auth.Mux) {
 	mux.HandleFunc("GET /__lbheartbeat__", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{})
 	})
@@ -127,58 +132,120 @@ func (a *API) crashID(w http.ResponseWriter, r *http.Request) (crash.ID, bool) {
 	return id, true
 }
 
+// Record is a crash as crashd keeps it, read for every route that shows
+// one (GET /api/crashes/{id}, the report page and its JSON): the index's
+// row, the raw crash, the dump names and the processed crash, each nil
+// when missing (a crash received and not yet processed has no processed
+// crash; a process without an index has no row).
+type Record struct {
+	ID        crash.ID
+	Index     *index.Crash
+	Raw       *crash.RawCrash
+	Dumps     crash.DumpNames
+	Processed *crash.ProcessedCrash
+}
+
+// Load reads the crash id; the error is an *Error (404 when crashd knows
+// nothing of it, 503 without a blob store, 500 for what failed).
+func Load(ctx context.Context, store blob.Store, ix index.Index, id crash.ID) (*Record, error) {
+	if store == nil {
+		return nil, &Error{http.StatusServiceUnavailable, "no blob store in this process"}
+	}
+	rec := &Record{ID: id}
+	if ix != nil {
+		c, err := ix.Get(ctx, string(id))
+		switch {
+		case err == nil:
+			rec.Index = &c
+		case !errors.Is(err, index.ErrNotFound):
+			return nil, &Error{http.StatusInternalServerError, err.Error()}
+		}
+	}
+	get := func(key, what string, v any) (bool, error) {
+		b, err := store.Get(ctx, key)
+		switch {
+		case errors.Is(err, blob.ErrNotExist):
+			return false, nil
+		case err != nil:
+			return false, &Error{http.StatusInternalServerError, err.Error()}
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			return false, &Error{http.StatusInternalServerError, fmt.Sprintf("%s %s: %v", what, id, err)}
+		}
+		return true, nil
+	}
+	var raw crash.RawCrash
+	ok, err := get(crash.RawCrashKey(id), "raw crash", &raw)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		rec.Raw = &raw
+	}
+	var names crash.DumpNames
+	if ok, err := get(crash.DumpNamesKey(id), "dump names", &names); err != nil {
+		return nil, err
+	} else if ok {
+		rec.Dumps = names
+	} else if rec.Raw != nil {
+		// Crashes stored before the names were kept have the minidump.
+		rec.Dumps = crash.DumpNames{crash.MinidumpField}
+	}
+	var pc crash.ProcessedCrash
+	if ok, err = get(crash.ProcessedCrashKey(id), "processed crash", &pc); err != nil {
+		return nil, err
+	}
+	if ok {
+		rec.Processed = &pc
+	}
+	if rec.Index == nil && rec.Raw == nil && rec.Processed == nil {
+		return nil, &Error{http.StatusNotFound, fmt.Sprintf("crash %s: not found", id)}
+	}
+	return rec, nil
+}
+
+// Annotations returns the raw crash's annotations p may see (those marked
+// personal only with view_pii) and how many were left out.
+func (rec *Record) Annotations(p *auth.Principal) (shown map[string]any, hidden int) {
+	if rec.Raw == nil {
+		return nil, 0
+	}
+	if p.Can(auth.ScopeViewPII) {
+		return rec.Raw.Annotations, 0
+	}
+	shown = rec.Raw.Public().Annotations
+	return shown, len(rec.Raw.Annotations) - len(shown)
+}
+
 func (a *API) getCrash(w http.ResponseWriter, r *http.Request) {
 	id, ok := a.crashID(w, r)
 	if !ok {
 		return
 	}
-	if a.store == nil {
-		writeError(w, http.StatusServiceUnavailable, "no blob store in this process")
+	rec, err := Load(r.Context(), a.store, a.ix, id)
+	if err != nil {
+		var e *Error
+		errors.As(err, &e)
+		writeError(w, e.Status, "%s", e.Message)
 		return
 	}
-	ctx := r.Context()
 	out := Crash{CrashID: id, Status: crash.StatusReceived, Notes: []string{}, JSONDump: json.RawMessage("null")}
-	found := false
-	if a.ix != nil {
-		c, err := a.ix.Get(ctx, string(id))
-		switch {
-		case err == nil:
-			found = true
-			out.Status, out.ReceivedAt, out.ProcessedAt = string(c.Status), c.ReceivedAt, c.ProcessedAt
-			out.Product, out.Version, out.OS, out.CPU = c.Product, c.Version, c.OS, c.CPU
-			out.Signature, out.CrashReason, out.Attempts, out.Error = c.Signature, c.CrashReason, c.Attempts, c.Error
-		case !errors.Is(err, index.ErrNotFound):
-			writeError(w, http.StatusInternalServerError, "%v", err)
-			return
+	if c := rec.Index; c != nil {
+		out.Status, out.ReceivedAt, out.ProcessedAt = string(c.Status), c.ReceivedAt, c.ProcessedAt
+		out.Product, out.Version, out.OS, out.CPU = c.Product, c.Version, c.OS, c.CPU
+		out.Signature, out.CrashReason, out.Attempts, out.Error = c.Signature, c.CrashReason, c.Attempts, c.Error
+	}
+	if raw := rec.Raw; raw != nil {
+		out.Annotations, _ = rec.Annotations(auth.FromContext(r.Context()))
+		if out.ReceivedAt.IsZero() {
+			out.ReceivedAt = raw.SubmittedTimestamp
+		}
+		if out.Product == "" {
+			out.Product, out.Version = raw.ProductName(), raw.ProductVersion()
 		}
 	}
-	if b, err := a.store.Get(ctx, crash.RawCrashKey(id)); err == nil {
-		found = true
-		var raw crash.RawCrash
-		if json.Unmarshal(b, &raw) == nil {
-			// Readers have no permission to see personal data yet (issue 25).
-			out.Annotations = raw.Public().Annotations
-			if out.ReceivedAt.IsZero() {
-				out.ReceivedAt = raw.SubmittedTimestamp
-			}
-			if out.Product == "" {
-				out.Product, out.Version = raw.ProductName(), raw.ProductVersion()
-			}
-		}
-	} else if !errors.Is(err, blob.ErrNotExist) {
-		writeError(w, http.StatusInternalServerError, "%v", err)
-		return
-	}
-	b, err := a.store.Get(ctx, crash.ProcessedCrashKey(id))
-	switch {
-	case err == nil:
-		found = true
-		var pc crash.ProcessedCrash
-		if err := json.Unmarshal(b, &pc); err != nil {
-			writeError(w, http.StatusInternalServerError, "processed crash %s: %v", id, err)
-			return
-		}
-		if out.Status == crash.StatusReceived && a.ix == nil {
+	if pc := rec.Processed; pc != nil {
+		if out.Status == crash.StatusReceived && rec.Index == nil {
 			out.Status = crash.StatusProcessed
 		}
 		if out.ProcessedAt.IsZero() {
@@ -196,13 +263,6 @@ func (a *API) getCrash(w http.ResponseWriter, r *http.Request) {
 			out.JSONDump = pc.JSONDump
 		}
 		out.AdditionalDumps = pc.AdditionalDumps
-	case !errors.Is(err, blob.ErrNotExist):
-		writeError(w, http.StatusInternalServerError, "%v", err)
-		return
-	}
-	if !found {
-		writeError(w, http.StatusNotFound, "crash %s: not found", id)
-		return
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -275,37 +335,59 @@ func (a *API) search(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (a *API) authorized(w http.ResponseWriter, r *http.Request) bool {
-	if a.cfg.Token == "" {
-		return true
-	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if ok && subtle.ConstantTimeCompare([]byte(got), []byte(a.cfg.Token)) == 1 {
-		return true
-	}
-	writeError(w, http.StatusUnauthorized, "a bearer token is required")
-	return false
+// ReprocessResult is the answer of a reprocess request (202).
+type ReprocessResult struct {
+	CrashID crash.ID `json:"crash_id"`
+	// Status is "queued", or "already_queued" when the crash waited to
+	// be reprocessed already (it is not queued twice).
+	Status string `json:"status"`
 }
+
+// Reprocess queues the crash again, once while it waits (the one home of
+// every reprocess route: the API's and the report page's form). The
+// error is an *Error with the HTTP status to answer.
+func Reprocess(ctx context.Context, store blob.Store, q queue.Queue, ix index.Index, id crash.ID) (ReprocessResult, error) {
+	if store == nil || q == nil || ix == nil {
+		return ReprocessResult{}, &Error{http.StatusServiceUnavailable, "reprocessing needs the store, the queue and the index"}
+	}
+	queued, err := processor.ReprocessOne(ctx, store, q, ix, id)
+	switch {
+	case errors.Is(err, blob.ErrNotExist):
+		return ReprocessResult{}, &Error{http.StatusNotFound, fmt.Sprintf("crash %s: not found", id)}
+	case err != nil:
+		return ReprocessResult{}, &Error{http.StatusInternalServerError, err.Error()}
+	case !queued:
+		return ReprocessResult{CrashID: id, Status: "already_queued"}, nil
+	}
+	return ReprocessResult{CrashID: id, Status: "queued"}, nil
+}
+
+// Error is an error with the HTTP status that answers it.
+type Error struct {
+	Status  int
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
 
 func (a *API) reprocess(w http.ResponseWriter, r *http.Request) {
 	id, ok := a.crashID(w, r)
-	if !ok || !a.authorized(w, r) {
+	if !ok {
 		return
 	}
-	if a.store == nil || a.q == nil || a.ix == nil {
-		writeError(w, http.StatusServiceUnavailable, "reprocessing needs the store, the queue and the index")
+	res, err := Reprocess(r.Context(), a.store, a.q, a.ix, id)
+	if err != nil {
+		var e *Error
+		errors.As(err, &e)
+		writeError(w, e.Status, "%s", e.Message)
 		return
 	}
-	if err := processor.Reprocess(r.Context(), a.store, a.q, a.ix, id); err != nil {
-		if errors.Is(err, blob.ErrNotExist) {
-			writeError(w, http.StatusNotFound, "crash %s: not found", id)
-			return
-		}
-		writeError(w, http.StatusInternalServerError, "%v", err)
-		return
+	who := ""
+	if p := auth.FromContext(r.Context()); p != nil {
+		who = p.Name
 	}
-	a.log.Info("reprocess queued", "crash_id", string(id))
-	writeJSON(w, http.StatusAccepted, map[string]string{"crash_id": string(id), "status": "queued"})
+	a.log.Info("reprocess", "crash_id", string(id), "status", res.Status, "token", who)
+	writeJSON(w, http.StatusAccepted, res)
 }
 
 func (a *API) dead(w http.ResponseWriter, r *http.Request) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
@@ -52,8 +53,22 @@ func TestAPI(t *testing.T) {
 	ix.Failed(ctx, string(failed), now, 3, "boom")
 	q.DeadLetter(ctx, string(failed), "boom")
 
-	mux := http.NewServeMux()
-	New(Config{Token: "tok"}, store, q, ix, nil).Register(mux)
+	// crashd's route table in front, as crashd serves the API: a reader
+	// (view_crashes), a token with view_pii, api_token ("tok").
+	reader, rt, _ := auth.NewToken("reader", auth.ScopeViewCrashes)
+	pii, pt, _ := auth.NewToken("pii", auth.ScopeViewPII)
+	upload, ut, _ := auth.NewToken("ci", auth.ScopeUpload)
+	authn, err := auth.NewAuthenticator([]auth.Token{rt, pt, ut, {Name: "api_token", SHA256: auth.HashToken("tok"), Scopes: []string{auth.ScopeReprocess}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := auth.NewTable(auth.Crashd(auth.RouteOptions{}), authn, false, nil)
+	a := New(Config{}, store, q, ix, nil)
+	a.Register(mux)
+	a.RegisterHealth(mux)
+	if err := mux.Err(); err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	do := func(method, path, token string) (int, map[string]any) {
@@ -74,7 +89,15 @@ func TestAPI(t *testing.T) {
 		return resp.StatusCode, m
 	}
 
-	code, m := do("GET", "/api/crashes/bp-"+string(processed), "")
+	for _, tok := range []string{"", upload} {
+		if code, _ := do("GET", "/api/crashes/"+string(processed), tok); code != 401 && code != 403 {
+			t.Errorf("a crash read without view_crashes (token %q): %d", tok, code)
+		}
+	}
+	if _, m := do("GET", "/api/crashes/"+string(processed), pii); m["annotations"].(map[string]any)["URL"] != "https://secret" {
+		t.Errorf("annotations with view_pii: %v", m["annotations"])
+	}
+	code, m := do("GET", "/api/crashes/bp-"+string(processed), reader)
 	if code != 200 || m["status"] != "processed" || m["signature"] != "sig <a>" || m["product"] != "P" ||
 		m["json_dump"] == nil || len(m["notes"].([]any)) != 1 {
 		t.Errorf("processed: %d %v", code, m)
@@ -82,16 +105,16 @@ func TestAPI(t *testing.T) {
 	if ann, _ := m["annotations"].(map[string]any); ann["URL"] != nil || ann["ProductName"] != "P" {
 		t.Errorf("annotations (URL restricted): %v", m["annotations"])
 	}
-	if code, m := do("GET", "/api/crashes/"+string(received), ""); code != 200 || m["status"] != "received" || m["json_dump"] != nil {
+	if code, m := do("GET", "/api/crashes/"+string(received), reader); code != 200 || m["status"] != "received" || m["json_dump"] != nil {
 		t.Errorf("received: %d %v", code, m)
 	}
-	if code, m := do("GET", "/api/crashes/"+string(failed), ""); code != 200 || m["status"] != "failed" || m["error"] != "boom" {
+	if code, m := do("GET", "/api/crashes/"+string(failed), reader); code != 200 || m["status"] != "failed" || m["error"] != "boom" {
 		t.Errorf("failed: %d %v", code, m)
 	}
-	if code, _ := do("GET", "/api/crashes/"+string(crash.New(now, 0)), ""); code != 404 {
+	if code, _ := do("GET", "/api/crashes/"+string(crash.New(now, 0)), reader); code != 404 {
 		t.Errorf("unknown crash: %d", code)
 	}
-	if code, _ := do("GET", "/api/crashes/nonsense", ""); code != 400 {
+	if code, _ := do("GET", "/api/crashes/nonsense", reader); code != 400 {
 		t.Errorf("malformed id: %d", code)
 	}
 	for path, want := range map[string]int{
@@ -101,7 +124,7 @@ func TestAPI(t *testing.T) {
 		"/api/crashes?since=2000-01-01&limit=2":           2,
 		"/api/crashes?before=" + now.Format("2006-01-02"): 0,
 	} {
-		code, m := do("GET", path, "")
+		code, m := do("GET", path, reader)
 		if cs, _ := m["crashes"].([]any); code != 200 || len(cs) != want {
 			t.Errorf("%s: %d, %d crashes, want %d", path, code, len(cs), want)
 		}
@@ -110,7 +133,7 @@ func TestAPI(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"/api/crashes?limit=0", "/api/crashes?limit=x", "/api/crashes?since=yesterday", "/api/crashes?status=lost"} {
-		if code, _ := do("GET", path, ""); code != 400 {
+		if code, _ := do("GET", path, reader); code != 400 {
 			t.Errorf("%s: %d, want 400", path, code)
 		}
 	}
@@ -120,8 +143,20 @@ func TestAPI(t *testing.T) {
 	if code, _ := do("POST", "/api/crashes/"+string(failed)+"/reprocess", "wrong"); code != 401 {
 		t.Errorf("reprocess with a wrong token: %d", code)
 	}
+	if code, _ := do("POST", "/api/crashes/"+string(failed)+"/reprocess", reader); code != 403 {
+		t.Errorf("reprocess with a reader's token: %d", code)
+	}
 	if code, m := do("POST", "/api/crashes/"+string(failed)+"/reprocess", "tok"); code != 202 || m["status"] != "queued" {
 		t.Errorf("reprocess: %d %v", code, m)
+	}
+	// Waiting to be reprocessed: not queued again, on either route.
+	for _, path := range []string{"/api/crashes/" + string(failed) + "/reprocess", "/api/report/" + string(failed) + "/reprocess"} {
+		if code, m := do("POST", path, "tok"); code != 202 || m["status"] != "already_queued" {
+			t.Errorf("%s again: %d %v", path, code, m)
+		}
+	}
+	if d, err := q.Depth(ctx); err != nil || d.Waiting[queue.Reprocess] != 1 {
+		t.Errorf("reprocess queue: %+v %v", d, err)
 	}
 	if c, _ := ix.Get(ctx, string(failed)); c.Status != index.Received {
 		t.Errorf("after reprocess: %+v", c)
@@ -129,7 +164,7 @@ func TestAPI(t *testing.T) {
 	if code, _ := do("POST", "/api/crashes/"+string(crash.New(now, 0))+"/reprocess", "tok"); code != 404 {
 		t.Errorf("reprocess of an unknown crash: %d", code)
 	}
-	if code, m := do("GET", "/api/dead", ""); code != 200 || len(m["dead_letters"].([]any)) != 0 {
+	if code, m := do("GET", "/api/dead", reader); code != 200 || len(m["dead_letters"].([]any)) != 0 {
 		t.Errorf("dead letters after reprocessing: %d %v", code, m)
 	}
 	if code, m := do("GET", "/__heartbeat__", ""); code != 200 || m["status"] != "ok" {

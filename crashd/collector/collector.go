@@ -245,13 +245,16 @@ func New(cfg Config, store blob.Store, publish Publisher, log *slog.Logger, reg 
 func (c *Collector) Handler() http.Handler {
 	mux := http.NewServeMux()
 	c.Register(mux)
-	mux.HandleFunc("/", notFound)
+	mux.HandleFunc("/", NotFound)
 	return mux
 }
 
 // Register adds the collector's routes to mux (for a server that serves
-// other routes beside them).
-func (c *Collector) Register(mux *http.ServeMux) {
+// other routes beside them: crashd's route table, which opens them to
+// anyone).
+func (c *Collector) Register(mux interface {
+	HandleFunc(pattern string, handler func(http.ResponseWriter, *http.Request))
+}) {
 	mux.HandleFunc("POST /submit", c.Submit)
 	mux.HandleFunc("/submit", submitMethods)
 	if len(c.sentry) > 0 {

@@ -6,10 +6,10 @@ import (
 	"strconv"
 )
 
-// notFound answers a path the collector does not serve as Antenna does (its
-// Falcon application's default error serializer): 404, a JSON body with the
+// NotFound answers a path nothing serves as Antenna does (its Falcon
+// application's default error serializer): 404, a JSON body with the
 // status line as title, "Vary: Accept".
-func notFound(w http.ResponseWriter, r *http.Request) {
+func NotFound(w http.ResponseWriter, r *http.Request) {
 	jsonError(w, http.StatusNotFound)
 }
 

@@ -111,8 +111,7 @@ const (
 func newCrashOf(t *testing.T, srv *Crashd, product string, known map[string]bool) (string, error) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/api/crashes?limit=1000&product="+product, nil)
-		resp, err := Do(req)
+		resp, err := srv.Get(t.Context(), "/api/crashes?limit=1000&product="+product)
 		if err != nil {
 			return "", err
 		}

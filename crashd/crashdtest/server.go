@@ -3,6 +3,8 @@ package crashdtest
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,6 +53,11 @@ type Crashd struct {
 	Addr string
 	// Data is its data directory.
 	Data string
+	// Token reads crashes: the api_token Start gives the process
+	// (CRASHD_API_TOKEN, a token with the reprocess scope, which implies
+	// view_crashes: crashd shows no crash without a token), unless
+	// Options.Env sets one. GetCrash and Get send it.
+	Token string
 
 	cmd  *exec.Cmd
 	out  *syncBuffer
@@ -123,8 +130,22 @@ func start(tb testing.TB, opt Options) (*Crashd, error) {
 			cmd.Env = append(cmd.Env, e)
 		}
 	}
+	token := ""
+	for _, e := range opt.Env {
+		if v, ok := strings.CutPrefix(e, "CRASHD_API_TOKEN="); ok {
+			token = v
+		}
+	}
+	if token == "" {
+		b := make([]byte, 16)
+		if _, err := rand.Read(b); err != nil {
+			return nil, err
+		}
+		token = hex.EncodeToString(b)
+		cmd.Env = append(cmd.Env, "CRASHD_API_TOKEN="+token)
+	}
 	cmd.Env = append(cmd.Env, opt.Env...)
-	c := &Crashd{URL: "http://" + addr, Addr: addr, Data: opt.Data, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
+	c := &Crashd{URL: "http://" + addr, Addr: addr, Data: opt.Data, Token: token, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = c.out, c.out
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", opt.Bin, err)
@@ -256,13 +277,20 @@ type Crash struct {
 	Raw         map[string]json.RawMessage
 }
 
-// GetCrash fetches /api/crashes/{id}; ok is false on 404.
-func (c *Crashd) GetCrash(ctx context.Context, id string) (cr Crash, ok bool, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.URL+"/api/crashes/"+id, nil)
+// Get fetches path (with its query) of the server with the test's token.
+func (c *Crashd) Get(ctx context.Context, path string) (Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.URL+path, nil)
 	if err != nil {
-		return cr, false, err
+		return Response{}, err
 	}
-	resp, err := Do(req)
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	return Do(req)
+}
+
+// GetCrash fetches /api/crashes/{id} with the test's token; ok is false
+// on 404.
+func (c *Crashd) GetCrash(ctx context.Context, id string) (cr Crash, ok bool, err error) {
+	resp, err := c.Get(ctx, "/api/crashes/"+id)
 	if err != nil {
 		return cr, false, err
 	}

@@ -601,7 +601,7 @@ func (p *Processor) checkUnsynced(ctx context.Context) error {
 			if err := p.ix.Requeued(ctx, s); err != nil {
 				return err
 			}
-			if err := p.q.Publish(ctx, queue.Reprocess, s); err != nil {
+			if err := p.q.Publish(ctx, queue.Reprocess, s); err != nil && !errors.Is(err, queue.ErrQueued) {
 				return fmt.Errorf("queue %s again: %w", s, err)
 			}
 			queued++
@@ -623,22 +623,35 @@ func (p *Processor) checkUnsynced(ctx context.Context) error {
 // Each id must name a raw crash in the store.
 func Reprocess(ctx context.Context, store blob.Store, q queue.Queue, ix index.Index, ids ...crash.ID) error {
 	for _, id := range ids {
-		ok, err := store.Exists(ctx, crash.RawCrashKey(id))
-		if err != nil {
-			return fmt.Errorf("reprocess %s: %w", id, err)
-		}
-		if !ok {
-			return fmt.Errorf("reprocess %s: %w", id, blob.ErrNotExist)
-		}
-		if err := ix.Requeued(ctx, string(id)); err != nil {
-			return fmt.Errorf("reprocess %s: %w", id, err)
-		}
-		if err := q.Undead(ctx, string(id)); err != nil {
-			return fmt.Errorf("reprocess %s: %w", id, err)
-		}
-		if err := q.Publish(ctx, queue.Reprocess, string(id)); err != nil {
-			return fmt.Errorf("reprocess %s: %w", id, err)
+		if _, err := ReprocessOne(ctx, store, q, ix, id); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// ReprocessOne queues the crash id again as Reprocess does; queued is
+// false when it already waited to be reprocessed (queue.ErrQueued: it is
+// not queued twice).
+func ReprocessOne(ctx context.Context, store blob.Store, q queue.Queue, ix index.Index, id crash.ID) (queued bool, err error) {
+	ok, err := store.Exists(ctx, crash.RawCrashKey(id))
+	if err != nil {
+		return false, fmt.Errorf("reprocess %s: %w", id, err)
+	}
+	if !ok {
+		return false, fmt.Errorf("reprocess %s: %w", id, blob.ErrNotExist)
+	}
+	if err := ix.Requeued(ctx, string(id)); err != nil {
+		return false, fmt.Errorf("reprocess %s: %w", id, err)
+	}
+	if err := q.Undead(ctx, string(id)); err != nil {
+		return false, fmt.Errorf("reprocess %s: %w", id, err)
+	}
+	switch err := q.Publish(ctx, queue.Reprocess, string(id)); {
+	case errors.Is(err, queue.ErrQueued):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reprocess %s: %w", id, err)
+	}
+	return true, nil
 }

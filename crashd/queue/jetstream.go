@@ -105,9 +105,11 @@ type JetStream struct {
 	dead  string
 	cons  map[Kind]jetstream.Consumer
 	close sync.Once
-	// kv is the leases' bucket, made on first use.
-	kvMu sync.Mutex
-	kv   jetstream.KeyValue
+	// kv is the leases' bucket, marksKV the reprocess markers' (ErrQueued),
+	// made on first use.
+	kvMu    sync.Mutex
+	kv      jetstream.KeyValue
+	marksKV jetstream.KeyValue
 }
 
 // Embedded starts a NATS server with JetStream in this process (file
@@ -389,6 +391,12 @@ func (q *JetStream) Publish(ctx context.Context, kind Kind, id string) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
+	if kind == Reprocess {
+		// Once while it waits (ErrQueued).
+		if err := q.mark(ctx, id); err != nil {
+			return err
+		}
+	}
 	var opts []jetstream.PublishOpt
 	if kind == Normal {
 		// The collector and the start-up recovery may both queue a crash.
@@ -401,6 +409,9 @@ func (q *JetStream) Publish(ctx context.Context, kind Kind, id string) error {
 		_, err := q.js.Publish(ctx, q.subject(kind), []byte(id), opts...)
 		return err
 	}); err != nil {
+		if kind == Reprocess {
+			err = errors.Join(err, q.unmark(context.WithoutCancel(ctx), id))
+		}
 		return fmt.Errorf("queue: publish %s (%s): %w", id, kind, err)
 	}
 	return nil
@@ -599,17 +610,17 @@ func (c *consumer) Next(ctx context.Context) (Delivery, error) {
 	for _, k := range Kinds {
 		select {
 		case d := <-c.ch[k]:
-			return d, nil
+			return c.taken(d), nil
 		default:
 		}
 	}
 	select {
 	case d := <-c.ch[Priority]:
-		return d, nil
+		return c.taken(d), nil
 	case d := <-c.ch[Reprocess]:
-		return d, nil
+		return c.taken(d), nil
 	case d := <-c.ch[Normal]:
-		return d, nil
+		return c.taken(d), nil
 	case <-c.stop:
 		return nil, ErrClosed
 	case <-ctx.Done():

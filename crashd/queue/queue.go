@@ -55,7 +55,9 @@ var ErrClosed = errors.New("queue: closed")
 type Queue interface {
 	// Publish queues id for the kind of work, durably (the queue has
 	// stored it when Publish returns nil). A Normal crash published twice
-	// within the queue's duplicate window is queued once.
+	// within the queue's duplicate window is queued once; a Reprocess
+	// crash already waiting to be reprocessed is not queued again
+	// (ErrQueued).
 	Publish(ctx context.Context, kind Kind, id string) error
 	// Consume starts taking work: Next of the returned consumer hands
 	// one delivery at a time, priority first.

@@ -17,10 +17,10 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/collector"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
-	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
@@ -122,9 +122,9 @@ func TestBrowser(t *testing.T) {
 	dir := corpus.Dir(t)
 	syms := []string{hostileSymbols(t, dir), filepath.Join(dir, "breakpad/processor/symbols")}
 	cfg := testConfig(t, syms)
-	viewer, vt, _ := symserver.NewToken("viewer", symserver.ScopeViewPII)
-	full, ft, _ := symserver.NewToken("triager", symserver.ScopeViewPII, symserver.ScopeViewRawDump, symserver.ScopeReprocess)
-	cfg.SymbolServer.Tokens = []symserver.Token{vt, ft}
+	viewer, vt, _ := auth.NewToken("viewer", auth.ScopeViewPII)
+	full, ft, _ := auth.NewToken("triager", auth.ScopeViewPII, auth.ScopeViewRawDump, auth.ScopeReprocess)
+	cfg.SymbolServer.Tokens = []auth.Token{vt, ft}
 	cfg.Collector.PersonalData = &collector.PersonalData{Restrict: []string{"Email"}}
 	ts := startServer(t, cfg)
 	defer ts.stop()

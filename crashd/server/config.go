@@ -143,14 +143,21 @@ type Config struct {
 	// ShutdownTimeout bounds the graceful shutdown (uploads in flight,
 	// workers finishing their crash).
 	ShutdownTimeout Duration `json:"shutdown_timeout"`
-	// APIToken, when set, is required (Authorization: Bearer) by the API
-	// calls that change something (reprocess).
+	// APIToken, when set, is a token (Authorization: Bearer, or
+	// Auth-Token) with the reprocess scope, named "api_token" (which
+	// implies view_crashes).
 	APIToken string `json:"api_token"`
-	// PublicPages shows the web pages and their API (read-only) without
-	// a token, for a team behind a VPN; by default only the health
-	// endpoints answer without one. Personal annotations, downloads and
-	// reprocessing always need a token's scope.
+	// PublicPages opens the reads of crashes (the pages, their API and
+	// the crash API: the view_crashes reads) to anyone, for a team behind
+	// a VPN; by default only the health endpoints, the collector's
+	// uploads, symbol downloads and the login answer without a token.
+	// Personal annotations, dumps and every action always need a
+	// token's scope.
 	PublicPages bool `json:"public_pages"`
+	// OpenMetrics opens /metrics to anyone who reaches the listener (a
+	// Prometheus scraper on loopback or a private network); by default
+	// it needs a token with the admin scope.
+	OpenMetrics bool `json:"open_metrics"`
 	// IndexedAnnotations names the annotations whose values the processor
 	// writes to the index, searchable as annotation.NAME=VALUE with facet
 	// counts (docs/crashd.md, "Search").

@@ -92,8 +92,13 @@ func testConfig(t testing.TB, symbols []string) Config {
 	cfg.Symbols = symbols
 	cfg.Workers = 2
 	cfg.ShutdownTimeout = Duration(20 * time.Second)
+	cfg.APIToken = testAPIToken
 	return cfg
 }
+
+// testAPIToken is testConfig's api_token: a token with reprocess, which
+// reads crashes (getCrash sends it).
+const testAPIToken = "server-test-api-token"
 
 // upload posts a dump as a plain multipart/form-data upload (as Breakpad's
 // minidump_upload sends it) and returns the crash id.
@@ -135,7 +140,12 @@ type apiCrash struct {
 
 func getCrash(url string, id crash.ID) (apiCrash, int, error) {
 	var c apiCrash
-	resp, err := http.Get(url + "/api/crashes/" + string(id))
+	req, err := http.NewRequest(http.MethodGet, url+"/api/crashes/"+string(id), nil)
+	if err != nil {
+		return c, 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+testAPIToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return c, 0, err
 	}

@@ -23,9 +23,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/gobreakpad/gobreakpad/crashd/api"
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/crashd/collector"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
@@ -34,7 +33,6 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/queue"
 	"github.com/gobreakpad/gobreakpad/crashd/symbolicate"
 	"github.com/gobreakpad/gobreakpad/crashd/symserver"
-	"github.com/gobreakpad/gobreakpad/crashd/web"
 	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
 	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 )
@@ -52,7 +50,10 @@ type Server struct {
 	coll   *collector.Collector
 	proc   *processor.Processor
 	reg    *prometheus.Registry
-	mux    *http.ServeMux
+	// mux serves every route, each with its access (routes.go); authn
+	// resolves requests to their principal.
+	mux    *auth.Table
+	authn  *auth.Authenticator
 	closed sync.Once
 	// The symbol server, and the background reprocessing of crashes
 	// whose symbols arrived.
@@ -86,7 +87,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), mux: http.NewServeMux(), reprocessSem: make(chan struct{}, 2),
+	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), reprocessSem: make(chan struct{}, 2),
 		expired: prometheus.NewCounter(prometheus.CounterOpts{Name: "crashd_retention_crashes_deleted_total", Help: "Crashes whose blobs retention deleted (retention_days)."})}
 	defer func() {
 		if err != nil {
@@ -142,6 +143,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	}
 	ix.SetGroupWait(time.Duration(cfg.IndexGroupWait))
 	s.ix = ix
+	if s.authn, err = cfg.Authenticator(tokenStore(ix)); err != nil {
+		return nil, err
+	}
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &gauges{s: s}, s.expired)
 
 	if cfg.Has(RoleCollector) {
@@ -162,7 +166,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		}
 		if cfg.Has(RoleSymbols) {
 			if s.symsrv, err = symserver.New(symserver.Config{Dir: symDir, Tokens: cfg.SymbolServer.Tokens,
-				OpenV1: cfg.SymbolServer.OpenV1, MaxUpload: cfg.SymbolServer.MaxUpload, FastCache: symCache, OnSymbols: s.symbolsArrived, Registerer: s.reg, Uploads: s.store}, log); err != nil {
+				OpenV1: cfg.SymbolServer.OpenV1, MaxUpload: cfg.SymbolServer.MaxUpload, FastCache: symCache, OnSymbols: s.symbolsArrived, Registerer: s.reg, Uploads: s.store, Auth: s.authn}, log); err != nil {
 				return nil, err
 			}
 		}
@@ -218,47 +222,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			return nil, err
 		}
 	}
-	a := api.New(api.Config{Token: cfg.APIToken}, s.store, s.q, s.ix, log)
-	if cfg.Has(RoleWeb) {
-		wcfg := web.Config{Tokens: cfg.SymbolServer.Tokens, Public: cfg.PublicPages, SecureCookie: cfg.SecureCookie,
-			IndexedAnnotations: cfg.IndexedAnnotations}
-		if !cfg.SymbolServer.Disabled {
-			wcfg.MissingSymbols = s.missingList
-			wcfg.RecentUploads = func(ctx context.Context, limit int) ([]web.Upload, error) {
-				return recentUploads(ctx, symDir, limit)
-			}
-		}
-		w, err := web.New(wcfg, s.store, s.q, s.ix, log)
-		if err != nil {
-			return nil, err
-		}
-		w.Register(s.mux)
-		// The API of the crashd issue: open as before while no token is
-		// configured; with tokens, its reads need one (or public_pages),
-		// as the pages do. Reprocessing keeps its api_token.
-		older := http.NewServeMux()
-		a.Register(older)
-		if !cfg.SymbolServer.Disabled {
-			older.HandleFunc("GET /api/missing-symbols", s.missingSymbols)
-			s.mux.Handle("GET /api/missing-symbols", w.GuardReads(older))
-		}
-		a.RegisterHealth(s.mux)
-		s.mux.Handle("/api/crashes", w.GuardReads(older))
-		s.mux.Handle("/api/crashes/", w.GuardReads(older))
-		s.mux.Handle("/api/dead", w.GuardReads(older))
-	} else {
-		a.RegisterHealth(s.mux)
+	if err := s.routes(); err != nil {
+		return nil, err
 	}
-	if s.coll != nil {
-		s.mux.Handle("/", s.coll.Handler())
-	}
-	if s.symsrv != nil {
-		s.symsrv.Register(s.mux)
-	}
-	if s.symbolicate != nil {
-		s.registerSymbolicate()
-	}
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 
 	if !cfg.Shared() {
 		if err := s.requeueLost(ctx); err != nil {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/processor"
-	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 	"github.com/gobreakpad/gobreakpad/crashd/web"
 )
 
@@ -30,9 +28,10 @@ type SymbolServerConfig struct {
 	// Dir is its Breakpad-layout store (default DATA/symbols); the
 	// processor reads it first.
 	Dir string `json:"dir"`
-	// Tokens are the API tokens allowed to upload (`crashd token create`
-	// prints one).
-	Tokens []symserver.Token `json:"tokens"`
+	// Tokens are the API tokens of the configuration file (`crashd token
+	// create` prints one), for every route (auth.Crashd), not only the
+	// symbol uploads (scope upload_symbols).
+	Tokens []auth.Token `json:"tokens"`
 	// OpenV1 lets sym-upload-v1 uploads in without a token.
 	OpenV1 bool `json:"open_v1"`
 	// MaxUpload bounds one uploaded file (bytes; 0: 2 GiB).
@@ -223,46 +222,4 @@ func recentUploads(ctx context.Context, dir string, limit int) ([]web.Upload, er
 		out = []web.Upload{}
 	}
 	return out, nil
-}
-
-// registerSymbolicate adds the symbolication API (docs/crashd.md,
-// "Symbolication API"): open to anyone with public_symbolication, else to a
-// token with view_crashes (a header, never a cookie: the API answers every
-// origin). Preflights are always answered.
-func (s *Server) registerSymbolicate() {
-	guard := func(h http.HandlerFunc) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			if !s.cfg.PublicSymbolication && !s.headerTokenCan(r, auth.ScopeViewCrashes) {
-				w.Header().Set("Access-Control-Allow-Origin", "*")
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusUnauthorized)
-				_, _ = w.Write([]byte(`{"title": "a token with view_crashes is required (Authorization: Bearer TOKEN or Auth-Token)"}` + "\n"))
-				return
-			}
-			h(w, r)
-		}
-	}
-	s.mux.HandleFunc("POST /symbolicate/v5", guard(s.symbolicate.ServeV5))
-	s.mux.HandleFunc("POST /symbolicate/v4", guard(s.symbolicate.ServeV4))
-	s.mux.HandleFunc("OPTIONS /symbolicate/v5", s.symbolicate.Preflight)
-	s.mux.HandleFunc("OPTIONS /symbolicate/v4", s.symbolicate.Preflight)
-}
-
-// headerTokenCan reports whether the request's token (Authorization:
-// Bearer, or Auth-Token) is a configured one whose scopes grant scope.
-func (s *Server) headerTokenCan(r *http.Request, scope string) bool {
-	secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		secret = r.Header.Get("Auth-Token")
-	}
-	if secret == "" {
-		return false
-	}
-	for _, t := range s.cfg.SymbolServer.Tokens {
-		at := auth.Token{Name: t.Name, SHA256: t.SHA256, Scopes: t.Scopes}
-		if at.Matches(secret) {
-			return slices.Contains(auth.Expand(at.Scopes), scope)
-		}
-	}
-	return false
 }

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
-	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
 )
 
@@ -34,15 +34,12 @@ func TestSymbolsArrived(t *testing.T) {
 	if c.name == "" {
 		t.Skip("corpus case gen-threads-x64-O2 not found")
 	}
-	secret, tok, err := symserver.NewToken("ci", symserver.ScopeUpload)
+	secret, tok, err := auth.NewToken("ci", auth.ScopeUpload)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := testConfig(t, nil)
-	cfg.SymbolServer.Tokens = []symserver.Token{tok}
-	// With tokens configured, the API's reads need one: this test reads
-	// /api/crashes without.
-	cfg.PublicPages = true
+	cfg.SymbolServer.Tokens = []auth.Token{tok}
 	cfg.SymbolServer.ReprocessMax = 2
 	ts := startServer(t, cfg)
 	defer ts.stop()
@@ -184,7 +181,9 @@ func TestSymbolsArrived(t *testing.T) {
 		t.Fatalf("changed re-upload: %d %s", resp.StatusCode, out)
 	}
 	time.Sleep(1100 * time.Millisecond) // the processor checks a loaded .sym once a second
-	resp, err = http.Post(ts.URL+"/api/crashes/"+string(id)+"/reprocess", "", nil)
+	req, _ = http.NewRequest("POST", ts.URL+"/api/crashes/"+string(id)+"/reprocess", nil)
+	req.Header.Set("Authorization", "Bearer "+testAPIToken)
+	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +206,9 @@ func TestSymbolsArrived(t *testing.T) {
 
 func getMissing(t testing.TB, url string) string {
 	t.Helper()
-	resp, err := http.Get(url + "/api/missing-symbols")
+	req, _ := http.NewRequest("GET", url+"/api/missing-symbols", nil)
+	req.Header.Set("Authorization", "Bearer "+testAPIToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 )
 
@@ -32,7 +33,7 @@ func TestV2AcrossProcesses(t *testing.T) {
 		stores[i] = st
 		s, err := New(Config{
 			Dir:     filepath.Join(dir, "data", "symbols"),
-			Tokens:  []Token{{Name: "ci", SHA256: HashToken(testSecret), Scopes: []string{ScopeUpload}}},
+			Tokens:  []auth.Token{{Name: "ci", SHA256: auth.HashToken(testSecret), Scopes: []string{auth.ScopeUpload}}},
 			Uploads: st,
 		}, nil)
 		if err != nil {

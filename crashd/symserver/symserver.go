@@ -39,10 +39,6 @@ package symserver
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,55 +53,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 )
-
-// The token scopes.
-const (
-	// ScopeUpload allows symbol uploads.
-	ScopeUpload = "upload_symbols"
-	// ScopeViewPII shows the annotations marked personal on crashd's
-	// pages and in its API.
-	ScopeViewPII = "view_pii"
-	// ScopeViewRawDump allows downloading a crash's dumps and processed
-	// crash.
-	ScopeViewRawDump = "view_rawdump"
-	// ScopeReprocess allows queueing a crash again from the pages and
-	// their API.
-	ScopeReprocess = "reprocess"
-)
-
-// Scopes are the known token scopes.
-var Scopes = []string{ScopeUpload, ScopeViewPII, ScopeViewRawDump, ScopeReprocess}
-
-// Token is an API token as the configuration keeps it: its SHA-256 (the
-// secret itself is never stored), what it is for and what it may do.
-type Token struct {
-	// Name says whose token it is (logs).
-	Name string `json:"name"`
-	// SHA256 is HashToken of the secret, in hex.
-	SHA256 string `json:"sha256"`
-	// Scopes are what the token allows (ScopeUpload).
-	Scopes []string `json:"scopes"`
-}
-
-// HashToken returns the hex SHA-256 of a token's secret, the form
-// Config.Tokens keeps.
-func HashToken(secret string) string {
-	h := sha256.Sum256([]byte(secret))
-	return hex.EncodeToString(h[:])
-}
-
-// NewToken returns a new random secret (32 hex digits) and its Token with
-// the given scopes.
-func NewToken(name string, scopes ...string) (secret string, t Token, err error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", Token{}, fmt.Errorf("token: %w", err)
-	}
-	secret = hex.EncodeToString(b[:])
-	return secret, Token{Name: name, SHA256: HashToken(secret), Scopes: scopes}, nil
-}
 
 // DefaultMaxUpload bounds an uploaded file when Config.MaxUpload is 0.
 const DefaultMaxUpload = 2 << 30
@@ -118,8 +68,13 @@ type Config struct {
 	// Incoming holds uploads in progress; it must be on Dir's file system.
 	// Default: Dir + ".incoming".
 	Incoming string `json:"incoming"`
-	// Tokens are the API tokens (Auth-Token header, or ?key=).
-	Tokens []Token `json:"tokens"`
+	// Tokens are the API tokens (Auth-Token header, or ?key=): those
+	// with auth.ScopeUpload (or admin) may upload.
+	Tokens []auth.Token `json:"tokens"`
+	// Auth, when set, resolves the requests' tokens instead of Tokens
+	// (crashd's one authenticator: the configuration's tokens and those
+	// of its token store).
+	Auth *auth.Authenticator `json:"-"`
 	// OpenV1 lets sym-upload-v1 uploads in without a token (Breakpad's v1
 	// clients cannot send headers; a ?key= on their URL works too).
 	OpenV1 bool `json:"open_v1"`
@@ -192,10 +147,12 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 			}
 		}
 	}
-	for i, t := range cfg.Tokens {
-		if b, err := hex.DecodeString(t.SHA256); err != nil || len(b) != sha256.Size {
-			return nil, fmt.Errorf("symserver: token %d (%q): sha256 is not 64 hex digits", i, t.Name)
+	if cfg.Auth == nil {
+		a, err := auth.NewAuthenticator(cfg.Tokens, nil)
+		if err != nil {
+			return nil, fmt.Errorf("symserver: %w", err)
 		}
+		cfg.Auth = a
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -214,7 +171,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 
 // Register adds the server's routes to mux: /symbols/ (v1 upload and
 // downloads), /v1/ (sym-upload-v2) and /upload/ (Tecken's zip upload).
-func (s *Server) Register(mux *http.ServeMux) {
+func (s *Server) Register(mux auth.Mux) {
 	mux.HandleFunc("POST /symbols/upload", s.uploadV1)
 	mux.HandleFunc("GET /symbols/", s.download)
 	mux.HandleFunc("HEAD /symbols/", s.download)
@@ -238,33 +195,27 @@ type errAuth struct {
 
 func (e *errAuth) Error() string { return e.msg }
 
-// authorize checks the request's token (Auth-Token header, else ?key=) for
-// scope. open lets requests without any token in.
+// authorize checks the request's token (Auth-Token or Authorization
+// header, else ?key=) for scope. open lets requests without any token in.
+// crashd's route table has checked the same before (auth.Table); this
+// keeps the server safe when served alone.
 func (s *Server) authorize(r *http.Request, scope string, open bool) (string, error) {
-	secret := r.Header.Get("Auth-Token")
-	if secret == "" {
-		secret = r.URL.Query().Get("key")
-	}
-	if secret == "" {
+	p, err := s.cfg.Auth.Resolve(r, "key")
+	switch {
+	case errors.Is(err, auth.ErrUnknownToken):
+		return "", &errAuth{http.StatusForbidden, "unknown API token"}
+	case err != nil:
+		return "", &errAuth{http.StatusServiceUnavailable, err.Error()}
+	case p == nil || p.Session != nil:
+		// A login cookie is no upload credential: uploads carry a token.
 		if open {
 			return "", nil
 		}
 		return "", &errAuth{http.StatusUnauthorized, "an API token is required (Auth-Token header or ?key=)"}
-	}
-	sum := sha256.Sum256([]byte(secret))
-	for _, t := range s.cfg.Tokens {
-		want, _ := hex.DecodeString(t.SHA256)
-		if subtle.ConstantTimeCompare(sum[:], want) != 1 {
-			continue
-		}
-		for _, sc := range t.Scopes {
-			if sc == scope {
-				return t.Name, nil
-			}
-		}
+	case !p.Can(scope):
 		return "", &errAuth{http.StatusForbidden, fmt.Sprintf("the token has no %s scope", scope)}
 	}
-	return "", &errAuth{http.StatusForbidden, "unknown API token"}
+	return p.Name, nil
 }
 
 // lock returns the mutex serializing the writes of one module's files.

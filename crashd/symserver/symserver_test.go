@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 )
 
 // The regexes of Breakpad's client (symbol_collector_client.cc).
@@ -52,9 +54,9 @@ func start(t testing.TB, open bool) (*Server, *httptest.Server, *arrived) {
 	a := &arrived{}
 	s, err := New(Config{
 		Dir: filepath.Join(t.TempDir(), "symbols"),
-		Tokens: []Token{
-			{Name: "ci", SHA256: HashToken(testSecret), Scopes: []string{ScopeUpload}},
-			{Name: "reader", SHA256: HashToken("noscope")},
+		Tokens: []auth.Token{
+			{Name: "ci", SHA256: auth.HashToken(testSecret), Scopes: []string{auth.ScopeUpload}},
+			{Name: "reader", SHA256: auth.HashToken("noscope")},
 		},
 		OpenV1:    open,
 		OnSymbols: a.add,

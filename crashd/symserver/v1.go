@@ -8,6 +8,8 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
+
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 )
 
 // V1Form is a sym-upload-v1 form's fields, as Breakpad's clients send them
@@ -90,7 +92,7 @@ func ParseV1(contentType string, body io.Reader, file func(io.Reader) error) (V1
 // uploadV1 serves POST /symbols/upload: 200 and "OK ..." when stored or
 // already there, as Breakpad's Windows client needs exactly 200.
 func (s *Server) uploadV1(w http.ResponseWriter, r *http.Request) {
-	if _, err := s.authorize(r, ScopeUpload, s.cfg.OpenV1); err != nil {
+	if _, err := s.authorize(r, auth.ScopeUpload, s.cfg.OpenV1); err != nil {
 		s.fail(w, r, err, false)
 		return
 	}

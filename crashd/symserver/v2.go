@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/symstore"
 )
@@ -152,7 +153,7 @@ func (s *Server) notAllowed(w http.ResponseWriter, allow string) {
 // checkStatus answers whether the store has a module's .sym:
 // {"status": "FOUND"} or {"status": "MISSING"}.
 func (s *Server) checkStatus(w http.ResponseWriter, r *http.Request, rest string) {
-	if _, err := s.authorize(r, ScopeUpload, false); err != nil {
+	if _, err := s.authorize(r, auth.ScopeUpload, false); err != nil {
 		s.fail(w, r, err, true)
 		return
 	}
@@ -195,7 +196,7 @@ func checkNames(file, id string) error {
 // processes share), so the PUT and the complete may reach another
 // process.
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
-	if _, err := s.authorize(r, ScopeUpload, false); err != nil {
+	if _, err := s.authorize(r, auth.ScopeUpload, false); err != nil {
 		s.fail(w, r, err, true)
 		return
 	}
@@ -350,7 +351,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, key string) {
 // complete stores the file PUT for key: {"result": "OK"}, or
 // {"result": "DUPLICATE_DATA"} when the store held the same bytes.
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, key string) {
-	if _, err := s.authorize(r, ScopeUpload, false); err != nil {
+	if _, err := s.authorize(r, auth.ScopeUpload, false); err != nil {
 		s.fail(w, r, err, true)
 		return
 	}

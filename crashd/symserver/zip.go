@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
@@ -88,7 +89,7 @@ type fileUpload struct {
 // unchanged files listed as skipped.
 func (s *Server) uploadZip(w http.ResponseWriter, r *http.Request) {
 	fail := func(err error) { s.fail(w, r, err, true) }
-	if _, err := s.authorize(r, ScopeUpload, false); err != nil {
+	if _, err := s.authorize(r, auth.ScopeUpload, false); err != nil {
 		fail(err)
 		return
 	}

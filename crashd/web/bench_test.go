@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -13,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
-	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/cputime"
 )
 
@@ -91,12 +90,16 @@ func benchPages(b *testing.B, ix *index.SQL) {
 		}
 	}
 	b.Logf("indexed %d crashes in %v", n, time.Since(t0))
-	secret, tok, _ := symserver.NewToken("bench")
-	w, err := New(Config{Tokens: []symserver.Token{tok}, Now: func() time.Time { return now }}, blob.NewMem(), nil, ix, nil)
+	secret, tok, _ := auth.NewToken("bench", auth.ScopeViewCrashes)
+	authn, err := auth.NewAuthenticator([]auth.Token{tok}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	mux := http.NewServeMux()
+	w, err := New(Config{Auth: authn, Now: func() time.Time { return now }}, blob.NewMem(), nil, ix, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mux := auth.NewTable(auth.Crashd(auth.RouteOptions{}), authn, false, nil)
 	w.Register(mux)
 	for _, c := range []struct{ name, path string }{
 		{"home", "/"}, {"home_28days", "/?days=28"}, {"home_filtered", "/?days=7&os=Linux&process_type=content"},

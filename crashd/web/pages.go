@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
-	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 )
 
 // PeriodDays are the periods the top crashers rank over.
@@ -374,7 +374,7 @@ func (w *Web) search(r *http.Request, p *principal) (any, error) {
 		return nil, err
 	}
 	// Personal annotation values match and count only for view_pii.
-	f.Personal = p.Can(symserver.ScopeViewPII)
+	f.Personal = p.Can(auth.ScopeViewPII)
 	if f.Since.IsZero() && f.Until.IsZero() {
 		// Super Search's default: the last week.
 		f.Since = w.cfg.Now().UTC().Add(-DefaultSearchPeriod)

@@ -9,11 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gobreakpad/gobreakpad/crashd/blob"
+	"github.com/gobreakpad/gobreakpad/crashd/api"
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
-	"github.com/gobreakpad/gobreakpad/crashd/index"
-	"github.com/gobreakpad/gobreakpad/crashd/processor"
-	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 )
 
 // dumpJSON is what the pages read of a walk (rust-minidump's JSON,
@@ -208,74 +206,41 @@ func (w *Web) report(r *http.Request, p *principal) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx := r.Context()
+	rec, err := api.Load(r.Context(), w.store, w.ix, id)
+	if err != nil {
+		var e *api.Error
+		errors.As(err, &e)
+		return nil, httpErr(e.Status, "%s", e.Message)
+	}
 	rep := &Report{CrashID: id, Status: crash.StatusReceived, Threads: []Thread{}, Modules: []Module{}, Annotations: []Annotation{}, Notes: []string{}, Dumps: []string{},
-		CanDownload: p.Can(symserver.ScopeViewRawDump), CanReprocess: p.Can(symserver.ScopeReprocess)}
-	found := false
-	if w.ix != nil {
-		c, err := w.ix.Get(ctx, string(id))
-		switch {
-		case err == nil:
-			found = true
-			rep.Status, rep.ReceivedAt, rep.ProcessedAt, rep.Error = string(c.Status), c.ReceivedAt, c.ProcessedAt, c.Error
-			rep.Product, rep.Version, rep.OS, rep.CPU, rep.Signature, rep.CrashReason = c.Product, c.Version, c.OS, c.CPU, c.Signature, c.CrashReason
-		case !errors.Is(err, index.ErrNotFound):
-			return nil, err
-		}
+		CanDownload: p.Can(auth.ScopeViewRawDump), CanReprocess: p.Can(auth.ScopeReprocess)}
+	if c := rec.Index; c != nil {
+		rep.Status, rep.ReceivedAt, rep.ProcessedAt, rep.Error = string(c.Status), c.ReceivedAt, c.ProcessedAt, c.Error
+		rep.Product, rep.Version, rep.OS, rep.CPU, rep.Signature, rep.CrashReason = c.Product, c.Version, c.OS, c.CPU, c.Signature, c.CrashReason
 	}
-	b, err := w.getBlob(ctx, crash.RawCrashKey(id), "crash "+string(id))
-	if err != nil && !isNotFound(err) {
-		return nil, err
-	}
-	if err == nil {
-		found = true
-		var raw crash.RawCrash
-		if err := json.Unmarshal(b, &raw); err != nil {
-			return nil, fmt.Errorf("raw crash %s: %w", id, err)
-		}
+	if raw := rec.Raw; raw != nil {
 		if rep.ReceivedAt.IsZero() {
 			rep.ReceivedAt = raw.SubmittedTimestamp
 		}
 		if rep.Product == "" {
 			rep.Product, rep.Version = raw.ProductName(), raw.ProductVersion()
 		}
-		pii := p.Can(symserver.ScopeViewPII)
-		for name, v := range raw.Annotations {
-			personal := raw.IsRestricted(name)
-			if personal && !pii {
-				rep.Hidden++
-				continue
-			}
-			rep.Annotations = append(rep.Annotations, Annotation{Name: name, Value: crash.AnnotationString(v), Personal: personal})
+		var shown map[string]any
+		shown, rep.Hidden = rec.Annotations(p)
+		for name, v := range shown {
+			rep.Annotations = append(rep.Annotations, Annotation{Name: name, Value: crash.AnnotationString(v), Personal: raw.IsRestricted(name)})
 		}
 		slices.SortFunc(rep.Annotations, func(a, b Annotation) int { return strings.Compare(a.Name, b.Name) })
 		for _, n := range raw.Metadata.CollectorNotes {
 			rep.Notes = append(rep.Notes, "collector: "+n)
 		}
 	}
-	if w.store == nil {
-		return nil, httpErr(http.StatusServiceUnavailable, "no blob store in this process")
+	if rec.Dumps != nil {
+		rep.Dumps = rec.Dumps
 	}
-	if nb, err := w.store.Get(ctx, crash.DumpNamesKey(id)); err == nil {
-		var names crash.DumpNames
-		if json.Unmarshal(nb, &names) == nil {
-			rep.Dumps = names
-		}
-	} else if found {
-		rep.Dumps = []string{crash.MinidumpField}
-	}
-	b, err = w.getBlob(ctx, crash.ProcessedCrashKey(id), "processed crash "+string(id))
-	if err != nil && !isNotFound(err) {
-		return nil, err
-	}
-	if err == nil {
-		found = true
-		var pc struct {
-			crash.ProcessedCrash
-			JSONDump *dumpJSON `json:"json_dump"`
-		}
-		if err := json.Unmarshal(b, &pc); err != nil {
-			return nil, fmt.Errorf("processed crash %s: %w", id, err)
+	if pc := rec.Processed; pc != nil {
+		if rec.Index == nil {
+			rep.Status = crash.StatusProcessed
 		}
 		rep.Product, rep.Version, rep.ReleaseChannel, rep.ProcessType = pc.ProductName, pc.Version, pc.ReleaseChannel, pc.ProcessType
 		rep.OS, rep.OSVersion, rep.CPU = pc.OSName, pc.OSVersion, pc.CPUArch
@@ -284,7 +249,13 @@ func (w *Web) report(r *http.Request, p *principal) (any, error) {
 			rep.ProcessedAt = pc.CompletedAt
 		}
 		rep.Notes = append(rep.Notes, pc.ProcessorNotes...)
-		if d := pc.JSONDump; d != nil {
+		var d *dumpJSON
+		if len(pc.JSONDump) > 0 {
+			if err := json.Unmarshal(pc.JSONDump, &d); err != nil {
+				return nil, fmt.Errorf("processed crash %s: json_dump: %w", id, err)
+			}
+		}
+		if d != nil {
 			rep.CPUInfo = str(d.SystemInfo.CPUInfo)
 			ct := -1
 			if pc.CrashingThread != nil {
@@ -317,37 +288,10 @@ func (w *Web) report(r *http.Request, p *principal) (any, error) {
 			}
 		}
 	}
-	if !found {
-		return nil, httpErr(http.StatusNotFound, "crash %s: not found", id)
-	}
 	return rep, nil
 }
 
-func isNotFound(err error) bool {
-	var e *errStatus
-	return errors.As(err, &e) && e.code == http.StatusNotFound
-}
-
-// allowed answers a download or action request: p must exist (or the
-// pages be public) and have scope. It writes the refusal and returns
-// false.
-func (w *Web) allowed(rw http.ResponseWriter, r *http.Request, scope string) (*principal, bool) {
-	p := w.who(r)
-	switch {
-	case p == nil && !w.cfg.Public:
-		writeJSON(rw, http.StatusUnauthorized, map[string]string{"error": "an API token is required (Authorization: Bearer TOKEN, or the login session)"})
-		return nil, false
-	case !p.Can(scope):
-		writeJSON(rw, http.StatusForbidden, map[string]string{"error": "this needs a token with the " + scope + " scope"})
-		return nil, false
-	}
-	return p, true
-}
-
 func (w *Web) dump(rw http.ResponseWriter, r *http.Request) {
-	if _, ok := w.allowed(rw, r, symserver.ScopeViewRawDump); !ok {
-		return
-	}
 	id, err := crashID(r)
 	if err != nil {
 		writeJSON(rw, http.StatusBadRequest, map[string]string{"error": err.Error()})
@@ -373,9 +317,6 @@ func (w *Web) dump(rw http.ResponseWriter, r *http.Request) {
 }
 
 func (w *Web) processedJSON(rw http.ResponseWriter, r *http.Request) {
-	if _, ok := w.allowed(rw, r, symserver.ScopeViewRawDump); !ok {
-		return
-	}
 	id, err := crashID(r)
 	if err != nil {
 		writeJSON(rw, http.StatusBadRequest, map[string]string{"error": err.Error()})
@@ -401,52 +342,29 @@ func (w *Web) writeErr(rw http.ResponseWriter, err error) {
 	writeJSON(rw, code, map[string]string{"error": err.Error()})
 }
 
-func (w *Web) doReprocess(r *http.Request) (crash.ID, error) {
-	id, err := crashID(r)
-	if err != nil {
-		return "", err
-	}
-	if w.store == nil || w.q == nil || w.ix == nil {
-		return "", httpErr(http.StatusServiceUnavailable, "reprocessing needs the store, the queue and the index")
-	}
-	if err := processor.Reprocess(r.Context(), w.store, w.q, w.ix, id); err != nil {
-		if errors.Is(err, blob.ErrNotExist) {
-			return "", httpErr(http.StatusNotFound, "crash %s: not found", id)
-		}
-		return "", err
-	}
-	return id, nil
-}
-
-func (w *Web) reprocessAPI(rw http.ResponseWriter, r *http.Request) {
-	p, ok := w.allowed(rw, r, symserver.ScopeReprocess)
-	if !ok {
-		return
-	}
-	id, err := w.doReprocess(r)
-	if err != nil {
-		w.writeErr(rw, err)
-		return
-	}
-	w.log.Info("web: reprocess queued", "crash_id", string(id), "token", p.Name)
-	writeJSON(rw, http.StatusAccepted, map[string]string{"crash_id": string(id), "status": "queued"})
-}
-
 func (w *Web) reprocessPage(rw http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(rw, r.Body, 1<<16)
-	p, ok := w.allowed(rw, r, symserver.ScopeReprocess)
-	if !ok {
-		return
-	}
+	p := who(r)
 	if !checkCSRF(r, p) {
 		writeJSON(rw, http.StatusForbidden, map[string]string{"error": "the form's csrf field does not match the session"})
 		return
 	}
-	id, err := w.doReprocess(r)
+	id, err := crashID(r)
 	if err != nil {
 		w.writeErr(rw, err)
 		return
 	}
-	w.log.Info("web: reprocess queued", "crash_id", string(id), "token", p.Name)
-	http.Redirect(rw, r, "/report/"+string(id)+"?reprocess=queued", http.StatusSeeOther)
+	res, err := api.Reprocess(r.Context(), w.store, w.q, w.ix, id)
+	if err != nil {
+		var e *api.Error
+		errors.As(err, &e)
+		writeJSON(rw, e.Status, map[string]string{"error": e.Message})
+		return
+	}
+	name := ""
+	if p != nil {
+		name = p.Name
+	}
+	w.log.Info("web: reprocess", "crash_id", string(id), "status", res.Status, "token", name)
+	http.Redirect(rw, r, "/report/"+string(id)+"?reprocess="+res.Status, http.StatusSeeOther)
 }

@@ -14,40 +14,40 @@
 //	GET  /search?...             GET /api/search?...
 //	GET  /symbols                GET /api/symbols
 //	GET  /report/{id}/dump?name=   a dump (scope view_rawdump)
-//	GET  /report/{id}/processed.json  the processed crash (scope view_rawdump)
-//	POST /report/{id}/reprocess  POST /api/report/{id}/reprocess (scope reprocess)
+//	GET  /report/{id}/processed.json  the processed crash (scope view_crashes)
+//	POST /report/{id}/reprocess  (scope reprocess; crashd/api serves the
+//	                             JSON POST /api/report/{id}/reprocess)
 //	GET, POST /login, POST /logout
 //
-// Who may see what: a request carries an API token (symserver.Token,
-// "Authorization: Bearer TOKEN" or "Auth-Token: TOKEN") or the session
-// cookie the login page set. Any known token may read the pages; the
-// scopes view_pii (annotations marked personal), view_rawdump (dumps and
-// processed crash downloads) and reprocess allow more. Without a token
-// nothing is shown unless Config.Public opens the read-only pages.
+// Who may see what is decided by crashd's route table (crashd/auth,
+// auth.Crashd) before a handler runs: a request carries an API token
+// ("Authorization: Bearer TOKEN" or "Auth-Token: TOKEN") or the session
+// cookie the login page set; reading needs view_crashes (public_pages
+// opens the reads), and the handlers read the principal
+// (auth.FromContext) only for what a page shows by scope: annotations
+// marked personal with view_pii, the download links with view_rawdump,
+// the reprocess button with reprocess.
 package web
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
-	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/queue"
-	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 )
 
 //go:embed templates/*.html
@@ -78,17 +78,11 @@ type Upload struct {
 
 // Config configures the pages.
 type Config struct {
-	// Tokens are the API tokens (the symbol server's; scopes
-	// symserver.Scope*).
-	Tokens []symserver.Token
-	// Public shows the read-only pages and their API without a token
-	// (for a team behind a VPN); personal annotations, downloads and
-	// reprocessing still need a token's scopes.
-	Public bool
+	// Auth resolves the login form's token and keeps the sessions
+	// (crashd's one authenticator; nil: logins are refused).
+	Auth *auth.Authenticator
 	// SecureCookie marks the session cookie Secure (serve over TLS).
 	SecureCookie bool
-	// SessionTTL bounds a login session (0: 12 hours).
-	SessionTTL time.Duration
 	// MissingSymbols, when set, ranks the modules crashes missed symbols
 	// for (the symbols page).
 	MissingSymbols func(ctx context.Context, limit int) ([]MissingModule, error)
@@ -113,23 +107,11 @@ type Web struct {
 	tmpl  map[string]*template.Template
 
 	mu       sync.Mutex
-	sessions map[string]*session
 	optCache map[int]cachedOptions
 }
 
-// session is a login: the token's name and scopes, a CSRF secret.
-type session struct {
-	id, csrf string
-	name     string
-	scopes   []string
-	expires  time.Time
-}
-
-// maxSessions bounds the sessions kept (the oldest go first).
-const maxSessions = 10000
-
 // SessionCookie is the name of the session cookie.
-const SessionCookie = "crashd_session"
+const SessionCookie = auth.SessionCookie
 
 // New returns the pages over a store, a queue and an index (which must
 // implement index.Triage for the pages that rank and search).
@@ -137,13 +119,10 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.SessionTTL <= 0 {
-		cfg.SessionTTL = 12 * time.Hour
-	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	w := &Web{cfg: cfg, store: store, q: q, ix: ix, log: log, sessions: map[string]*session{}, optCache: map[int]cachedOptions{}}
+	w := &Web{cfg: cfg, store: store, q: q, ix: ix, log: log, optCache: map[int]cachedOptions{}}
 	w.tri, _ = ix.(index.Triage)
 	var err error
 	if w.tmpl, err = parseTemplates(); err != nil {
@@ -152,8 +131,9 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 	return w, nil
 }
 
-// Register adds the pages and their API to mux.
-func (w *Web) Register(mux *http.ServeMux) {
+// Register adds the pages and their API to mux (crashd's route table
+// decides who may see them).
+func (w *Web) Register(mux auth.Mux) {
 	mux.HandleFunc("GET /{$}", w.page(w.home, "home"))
 	mux.HandleFunc("GET /api/topcrashers", w.api(w.home))
 	mux.HandleFunc("GET /signature", w.page(w.signature, "signature"))
@@ -167,91 +147,18 @@ func (w *Web) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /report/{id}/dump", w.dump)
 	mux.HandleFunc("GET /report/{id}/processed.json", w.processedJSON)
 	mux.HandleFunc("POST /report/{id}/reprocess", w.reprocessPage)
-	mux.HandleFunc("POST /api/report/{id}/reprocess", w.reprocessAPI)
 	mux.HandleFunc("GET /login", w.loginPage)
 	mux.HandleFunc("POST /login", w.login)
 	mux.HandleFunc("POST /logout", w.logout)
 	mux.HandleFunc("GET /static/", w.static)
 }
 
-// principal is who a request is: a token's name and scopes, and its
-// session when it came with the cookie.
-type principal struct {
-	Name   string
-	Scopes []string
-	sess   *session
-}
+// principal is who a request is (nil: anonymous, where the route table
+// lets anyone in).
+type principal = auth.Principal
 
-// Can reports whether p has scope.
-func (p *principal) Can(scope string) bool { return p != nil && slices.Contains(p.Scopes, scope) }
-
-func (w *Web) token(secret string) *symserver.Token {
-	sum := sha256.Sum256([]byte(secret))
-	for i, t := range w.cfg.Tokens {
-		want, err := hex.DecodeString(t.SHA256)
-		if err == nil && subtle.ConstantTimeCompare(sum[:], want) == 1 {
-			return &w.cfg.Tokens[i]
-		}
-	}
-	return nil
-}
-
-// who returns the request's principal, nil for none.
-func (w *Web) who(r *http.Request) *principal {
-	secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		secret = r.Header.Get("Auth-Token")
-	}
-	if secret != "" {
-		if t := w.token(secret); t != nil {
-			return &principal{Name: t.Name, Scopes: t.Scopes}
-		}
-		return nil
-	}
-	c, err := r.Cookie(SessionCookie)
-	if err != nil {
-		return nil
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	s := w.sessions[c.Value]
-	if s == nil {
-		return nil
-	}
-	if w.cfg.Now().After(s.expires) {
-		delete(w.sessions, s.id)
-		return nil
-	}
-	return &principal{Name: s.name, Scopes: s.scopes, sess: s}
-}
-
-func randomHex() string {
-	var b [24]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-func (w *Web) newSession(t *symserver.Token) *session {
-	s := &session{id: randomHex(), csrf: randomHex(), name: t.Name, scopes: slices.Clone(t.Scopes), expires: w.cfg.Now().Add(w.cfg.SessionTTL)}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	now := w.cfg.Now()
-	if len(w.sessions) >= maxSessions {
-		var oldest *session
-		for _, o := range w.sessions {
-			if now.After(o.expires) {
-				delete(w.sessions, o.id)
-			} else if oldest == nil || o.expires.Before(oldest.expires) {
-				oldest = o
-			}
-		}
-		if len(w.sessions) >= maxSessions && oldest != nil {
-			delete(w.sessions, oldest.id)
-		}
-	}
-	w.sessions[s.id] = s
-	return s
-}
+// who returns the request's principal, as the route table resolved it.
+func who(r *http.Request) *principal { return auth.FromContext(r.Context()) }
 
 // errStatus is an error with its HTTP status.
 type errStatus struct {
@@ -293,15 +200,11 @@ type layout struct {
 func (w *Web) page(h handler, name string) http.HandlerFunc {
 	return func(rw http.ResponseWriter, r *http.Request) {
 		securityHeaders(rw.Header())
-		p := w.who(r)
-		if p == nil && !w.cfg.Public {
-			http.Redirect(rw, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
-			return
-		}
+		p := who(r)
 		data, err := h(r, p)
 		l := layout{Page: name, Who: p, Path: r.URL.RequestURI(), Query: r.URL.Query(), Data: data}
-		if p != nil && p.sess != nil {
-			l.CSRF = p.sess.csrf
+		if p != nil && p.Session != nil {
+			l.CSRF = p.Session.CSRF
 		}
 		code := http.StatusOK
 		if err != nil {
@@ -335,12 +238,7 @@ func (w *Web) render(rw http.ResponseWriter, code int, l layout) {
 
 func (w *Web) api(h handler) http.HandlerFunc {
 	return func(rw http.ResponseWriter, r *http.Request) {
-		p := w.who(r)
-		if p == nil && !w.cfg.Public {
-			writeJSON(rw, http.StatusUnauthorized, map[string]string{"error": "an API token is required (Authorization: Bearer TOKEN, or the login session)"})
-			return
-		}
-		data, err := h(r, p)
+		data, err := h(r, who(r))
 		if err != nil {
 			code := http.StatusInternalServerError
 			if e, ok := err.(*errStatus); ok {
@@ -368,17 +266,9 @@ func (w *Web) static(rw http.ResponseWriter, r *http.Request) {
 	http.FileServerFS(staticFS).ServeHTTP(rw, r)
 }
 
-// safeNext is the page to go to after the login: a local path only.
-func safeNext(s string) string {
-	if !strings.HasPrefix(s, "/") || strings.HasPrefix(s, "//") || strings.HasPrefix(s, "/\\") || strings.ContainsAny(s, "\r\n") {
-		return "/"
-	}
-	return s
-}
-
 func (w *Web) loginPage(rw http.ResponseWriter, r *http.Request) {
 	securityHeaders(rw.Header())
-	w.render(rw, http.StatusOK, layout{Page: "login", Who: w.who(r), Data: map[string]string{"Next": safeNext(r.URL.Query().Get("next"))}})
+	w.render(rw, http.StatusOK, layout{Page: "login", Who: who(r), Data: map[string]string{"Next": auth.SafeNext(r.URL.Query().Get("next"))}})
 }
 
 func (w *Web) login(rw http.ResponseWriter, r *http.Request) {
@@ -388,50 +278,45 @@ func (w *Web) login(rw http.ResponseWriter, r *http.Request) {
 		w.render(rw, http.StatusBadRequest, layout{Page: "login", Error: "a form with the token", Data: map[string]string{"Next": "/"}})
 		return
 	}
-	next := safeNext(r.PostForm.Get("next"))
-	t := w.token(strings.TrimSpace(r.PostForm.Get("token")))
-	if t == nil {
-		w.render(rw, http.StatusForbidden, layout{Page: "login", Error: "unknown token", Data: map[string]string{"Next": next}})
+	next := auth.SafeNext(r.PostForm.Get("next"))
+	if w.cfg.Auth == nil {
+		w.render(rw, http.StatusServiceUnavailable, layout{Page: "login", Error: "logins are not configured", Data: map[string]string{"Next": next}})
 		return
 	}
-	s := w.newSession(t)
-	http.SetCookie(rw, &http.Cookie{Name: SessionCookie, Value: s.id, Path: "/", HttpOnly: true, Secure: w.cfg.SecureCookie,
-		SameSite: http.SameSiteLaxMode, Expires: s.expires})
-	w.log.Info("web: login", "token", t.Name)
+	cookie, s, err := w.cfg.Auth.Login(r.Context(), strings.TrimSpace(r.PostForm.Get("token")))
+	switch {
+	case errors.Is(err, auth.ErrUnknownToken):
+		w.render(rw, http.StatusForbidden, layout{Page: "login", Error: "unknown token", Data: map[string]string{"Next": next}})
+		return
+	case err != nil:
+		w.log.Error("web: login", "err", err)
+		w.render(rw, http.StatusServiceUnavailable, layout{Page: "login", Error: "the login failed; try again", Data: map[string]string{"Next": next}})
+		return
+	}
+	http.SetCookie(rw, &http.Cookie{Name: SessionCookie, Value: cookie, Path: "/", HttpOnly: true, Secure: w.cfg.SecureCookie,
+		SameSite: http.SameSiteLaxMode, Expires: s.Expires})
+	w.log.Info("web: login", "token", s.Token)
 	http.Redirect(rw, r, next, http.StatusSeeOther)
 }
 
 // checkCSRF checks a form post of a cookie session: its csrf field.
 func checkCSRF(r *http.Request, p *principal) bool {
-	if p == nil || p.sess == nil {
+	if p == nil || p.Session == nil {
 		return true // a token in a header: no cookie to ride on
 	}
-	return subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(p.sess.csrf)) == 1
+	return subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(p.Session.CSRF)) == 1
 }
 
 func (w *Web) logout(rw http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(rw, r.Body, 1<<16)
-	p := w.who(r)
-	if p != nil && p.sess != nil && checkCSRF(r, p) {
-		w.mu.Lock()
-		delete(w.sessions, p.sess.id)
-		w.mu.Unlock()
+	p := who(r)
+	if p != nil && p.Session != nil && checkCSRF(r, p) && w.cfg.Auth != nil {
+		if err := w.cfg.Auth.Logout(r.Context(), p.Session.ID); err != nil {
+			w.log.Error("web: logout", "err", err)
+			writeJSON(rw, http.StatusServiceUnavailable, map[string]string{"error": "the logout failed; try again"})
+			return
+		}
 	}
 	http.SetCookie(rw, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true})
 	http.Redirect(rw, r, "/login", http.StatusSeeOther)
-}
-
-// GuardReads wraps the handler of an older API (crashd/api's /api/crashes,
-// /api/dead): while no token is configured it is open as before; with
-// tokens, its GET and HEAD requests need a known token or the session
-// (unless Config.Public), answered 401 otherwise. Other methods go
-// through (reprocessing checks its own api_token).
-func (w *Web) GuardReads(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if len(w.cfg.Tokens) > 0 && !w.cfg.Public && (r.Method == http.MethodGet || r.Method == http.MethodHead) && w.who(r) == nil {
-			writeJSON(rw, http.StatusUnauthorized, map[string]string{"error": "an API token is required (Authorization: Bearer TOKEN, or the login session)"})
-			return
-		}
-		h.ServeHTTP(rw, r)
-	})
 }

@@ -174,6 +174,10 @@ func (p *proc) kill(sig syscall.Signal) {
 	p.mu.Unlock()
 }
 
+// apiToken is the crashd processes' api_token: a token with reprocess,
+// which reads crashes.
+const apiToken = "scale-driver-api-token"
+
 // busy reads crashd_processor_busy_workers from the process's metrics.
 func (p *proc) busy() int {
 	resp, err := http.Get(p.url + "/metrics")
@@ -247,7 +251,10 @@ func run(ctx context.Context) (int, error) {
 			args: []string{"serve", "--roles", roles, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
 				"--data", filepath.Join(tmp, name), "--nats", cl.URL(), "--db", pg.URL, "--blobs", "nats",
 				"--symbols", syms, "--workers", strconv.Itoa(*workers), "--log-format", "json"},
-			env: []string{"CRASHD_ACK_WAIT=10s", "CRASHD_RETRY_DELAY=1s", "CRASHD_SWEEP_INTERVAL=15s", "CRASHD_RECOVER_DAYS=2", "CRASHD_MAX_ATTEMPTS=5"}}
+			env: []string{"CRASHD_ACK_WAIT=10s", "CRASHD_RETRY_DELAY=1s", "CRASHD_SWEEP_INTERVAL=15s", "CRASHD_RECOVER_DAYS=2", "CRASHD_MAX_ATTEMPTS=5",
+				// The driver scrapes /metrics on loopback, and reads crashes
+				// with the api_token (crashd shows none without a token).
+				"CRASHD_OPEN_METRICS=true", "CRASHD_API_TOKEN=" + apiToken}}
 		procs = append(procs, p)
 		return p, p.start()
 	}
@@ -541,7 +548,13 @@ func checkBlobs(ctx context.Context, natsURL, webURL string, acc []accepted) map
 			bad[a.id] = true
 			continue
 		}
-		resp, err := http.Get(webURL + "/api/crashes/" + a.id)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, webURL+"/api/crashes/"+a.id, nil)
+		if err != nil {
+			bad[a.id] = true
+			continue
+		}
+		req.Header.Set("Authorization", "Bearer "+apiToken)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			bad[a.id] = true
 			continue
