@@ -3,6 +3,8 @@ package auth
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -69,4 +71,27 @@ type Manager interface {
 	// when the code is unknown, used, expired, or its token was revoked
 	// or has expired since.
 	ConsumeLoginCode(ctx context.Context, code string) (t Token, ok bool, err error)
+}
+
+// ParseExpiry reads when a new token expires, as `crashd token create
+// --expires` and the tokens page take it: empty for never, a duration
+// from now ("720h", "90m"), a date ("2027-01-31", the end of that day in
+// UTC) or an RFC 3339 time. It must be after now.
+func ParseExpiry(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	var t time.Time
+	if d, err := time.ParseDuration(s); err == nil {
+		t = now.Add(d)
+	} else if day, err := time.Parse(time.DateOnly, s); err == nil {
+		t = day.AddDate(0, 0, 1)
+	} else if t, err = time.Parse(time.RFC3339, s); err != nil {
+		return time.Time{}, fmt.Errorf("expiry %q: a duration (720h), a date (2027-01-31) or an RFC 3339 time", s)
+	}
+	if !t.After(now) {
+		return time.Time{}, fmt.Errorf("expiry %q: in the past", s)
+	}
+	return t.UTC().Truncate(time.Second), nil
 }

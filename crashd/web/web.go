@@ -44,6 +44,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/queue"
@@ -98,6 +99,9 @@ type Config struct {
 	// search takes annotation.NAME=VALUE for them and counts their values
 	// beside the results (personal values only with view_pii).
 	IndexedAnnotations []string
+	// Manager keeps the tokens managed at run time (crashd/index): the
+	// tokens page and the one-time login links; nil for none.
+	Manager auth.Manager
 	// Now is the clock (tests); nil is time.Now.
 	Now func() time.Time
 }
@@ -172,6 +176,7 @@ func (w *Web) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /login", w.login)
 	mux.HandleFunc("POST /logout", w.logout)
 	mux.HandleFunc("GET /static/", w.static)
+	w.registerTokens(mux)
 }
 
 // principal is who a request is: a token's name and scopes, and its
@@ -377,6 +382,10 @@ func safeNext(s string) string {
 }
 
 func (w *Web) loginPage(rw http.ResponseWriter, r *http.Request) {
+	if code := r.URL.Query().Get("code"); code != "" {
+		w.loginCode(rw, r, code)
+		return
+	}
 	securityHeaders(rw.Header())
 	w.render(rw, http.StatusOK, layout{Page: "login", Who: w.who(r), Data: map[string]string{"Next": safeNext(r.URL.Query().Get("next"))}})
 }
