@@ -28,6 +28,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/api"
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/crashd/collector"
+	"github.com/gobreakpad/gobreakpad/crashd/control"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/processor"
@@ -60,6 +61,8 @@ type Server struct {
 	bg           sync.WaitGroup
 	// expired counts the crashes whose blobs retention deleted.
 	expired prometheus.Counter
+	// first is what the first run made (tokens.go), nil for nothing.
+	first *FirstRun
 }
 
 // NewLogger returns the slog logger of a configuration (format and
@@ -209,8 +212,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	}
 	a := api.New(api.Config{Token: cfg.APIToken}, s.store, s.q, s.ix, log)
 	if cfg.Has(RoleWeb) {
+		if err := s.firstRun(ctx, ix); err != nil {
+			return nil, err
+		}
 		wcfg := web.Config{Tokens: cfg.SymbolServer.Tokens, Public: cfg.PublicPages, SecureCookie: cfg.SecureCookie,
-			IndexedAnnotations: cfg.IndexedAnnotations}
+			IndexedAnnotations: cfg.IndexedAnnotations, Manager: ix}
 		if !cfg.SymbolServer.Disabled {
 			wcfg.MissingSymbols = s.missingList
 			wcfg.RecentUploads = func(ctx context.Context, limit int) ([]web.Upload, error) {
@@ -456,7 +462,24 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	} else {
 		close(procDone)
 	}
+	if s.unlock != nil {
+		// This process holds the data directory: `crashd token ...`
+		// manages its tokens through it.
+		if ix, ok := s.ix.(*index.SQL); ok {
+			stopControl, err := control.Serve(filepath.Join(s.cfg.Data, control.SocketName), ix, s.log)
+			if err != nil {
+				s.log.Warn("control socket: crashd token cannot manage this server's tokens while it runs", "err", err)
+			} else {
+				defer stopControl()
+			}
+		}
+	}
 	s.log.Info("crashd serving", "listen", ln.Addr().String(), "data", s.cfg.Data, "roles", strings.Join(s.cfg.Roles, ","))
+	if f := s.first; f != nil {
+		// The secret stays in its file; the link's code works once.
+		s.log.Warn("first run: made the token \""+AdminTokenName+"\" (scope admin); its secret is in "+f.TokenFile+
+			"; sign in once within 15 minutes at the login link", "token_file", f.TokenFile, "login_link", f.LoginLink(s.cfg.BaseURL(ln.Addr().String())))
+	}
 	var err error
 	select {
 	case <-ctx.Done():
