@@ -68,3 +68,18 @@ func TestParseExpiry(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseExpiry: the tokens page's expiry field is a client's: no
+// panic, and what it accepts is after now.
+func FuzzParseExpiry(f *testing.F) {
+	for _, s := range []string{"", "720h", "2027-01-31", "2027-01-31T10:00:00Z", "-1h", "9999999999h", "2027-13-40"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 11, 29, 5, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseExpiry(s, now)
+		if err == nil && !got.IsZero() && !got.After(now) {
+			t.Errorf("ParseExpiry(%q) = %v, not after now", s, got)
+		}
+	})
+}

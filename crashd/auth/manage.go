@@ -90,8 +90,8 @@ func ParseExpiry(s string, now time.Time) (time.Time, error) {
 	} else if t, err = time.Parse(time.RFC3339, s); err != nil {
 		return time.Time{}, fmt.Errorf("expiry %q: a duration (720h), a date (2027-01-31) or an RFC 3339 time", s)
 	}
-	if !t.After(now) {
-		return time.Time{}, fmt.Errorf("expiry %q: in the past", s)
+	if t = t.UTC().Truncate(time.Second); !t.After(now) {
+		return time.Time{}, fmt.Errorf("expiry %q: not in the future", s)
 	}
-	return t.UTC().Truncate(time.Second), nil
+	return t, nil
 }
