@@ -474,12 +474,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 		}
 	}
-	s.log.Info("crashd serving", "listen", ln.Addr().String(), "data", s.cfg.Data, "roles", strings.Join(s.cfg.Roles, ","))
 	if f := s.first; f != nil {
 		// The secret stays in its file; the link's code works once.
 		s.log.Warn("first run: made the token "+AdminTokenName+" (scope admin); its secret is in "+f.TokenFile+
 			"; sign in once within 15 minutes at the login link", "token_file", f.TokenFile, "login_link", f.LoginLink(s.cfg.BaseURL(ln.Addr().String())))
 	}
+	s.log.Info("crashd serving", "listen", ln.Addr().String(), "data", s.cfg.Data, "roles", strings.Join(s.cfg.Roles, ","))
 	var err error
 	select {
 	case <-ctx.Done():
