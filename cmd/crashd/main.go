@@ -4,6 +4,8 @@
 //
 //	crashd serve [--listen ADDR] [--data DIR] [--symbols PATH]... [--symbols-url URL]... [--config FILE] ...
 //	crashd reprocess [--server URL] ID...
+//	crashd token create --name NAME [--scopes S] [--expires D] [--data DIR | --db URL | --config FILE]
+//	crashd token list|revoke NAME [--data DIR | --db URL | --config FILE]
 //
 // serve runs the collector, the processor and the API in one process on
 // embedded defaults: NATS JetStream in-process as the queue (DIR/nats),
@@ -12,6 +14,10 @@
 // configuration comes from the defaults, then the JSON file of --config
 // (or $CRASHD_CONFIG), then CRASHD_* environment variables, then the
 // flags. SIGTERM or SIGINT shuts it down gracefully.
+//
+// token manages the API tokens kept in the index: in a stopped server's
+// data directory directly, in a running one's through its control socket
+// (DATA/crashd.sock), in PostgreSQL directly (docs/crashd.md, "Tokens").
 //
 // reprocess queues crashes again through a running server's API
 // (POST /api/crashes/ID/reprocess), e.g. after their symbols arrived.
@@ -33,7 +39,6 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
-	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/server"
 )
@@ -56,6 +61,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 				Flags: []cli.Flag{
 					configFlag,
 					&cli.StringFlag{Name: "listen", Usage: "serve HTTP on `ADDR` (host:port; default 127.0.0.1:8000)"},
+					&cli.StringFlag{Name: "public-url", Usage: "the `URL` people reach the server at, for the links it gives out (default http:// and the listen address)"},
 					&cli.StringFlag{Name: "data", Usage: "keep crashes, the queue and the index under `DIR` (default crashd-data)"},
 					&cli.StringSliceFlag{Name: "symbols", Usage: "a symbol `PATH` as minidump_stackwalk takes it: a store, a URL, srv*CACHE*URL (repeatable)"},
 					&cli.StringSliceFlag{Name: "symbols-url", Usage: "a Breakpad-layout symbol server `URL` (repeatable)"},
@@ -85,6 +91,9 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					}
 					if cmd.IsSet("data") {
 						cfg.Data = cmd.String("data")
+					}
+					if cmd.IsSet("public-url") {
+						cfg.PublicURL = cmd.String("public-url")
 					}
 					if cmd.IsSet("symbols") {
 						cfg.Symbols = cmd.StringSlice("symbols")
@@ -139,44 +148,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					return serve(ctx, cfg)
 				},
 			},
-			{
-				Name:  "token",
-				Usage: "API tokens",
-				Commands: []*cli.Command{{
-					Name:  "create",
-					Usage: "make a new API token: prints its secret (once) and the entry for the configuration's symbol_server.tokens, which keeps only its SHA-256",
-					Flags: []cli.Flag{
-						&cli.StringFlag{Name: "scopes", Value: auth.ScopeUpload, Usage: "what the token may do, comma-separated (`SCOPES`: view_crashes, view_pii, view_rawdump, reprocess, upload_symbols, triage, admin; docs/crashd.md \"Who may do what\")"},
-						&cli.StringFlag{Name: "name", Usage: "whose token it is (`NAME`, for the logs)"},
-					},
-					Action: func(ctx context.Context, cmd *cli.Command) error {
-						if cmd.Args().Len() != 0 {
-							return cmdline.Usagef("token create takes no arguments")
-						}
-						var scopes []string
-						for sc := range strings.SplitSeq(cmd.String("scopes"), ",") {
-							switch sc = strings.TrimSpace(sc); sc {
-							case "":
-							default:
-								if !auth.Known(sc) {
-									return cmdline.Usagef("unknown scope %q (known: %s)", sc, strings.Join(auth.Scopes, ", "))
-								}
-								scopes = append(scopes, sc)
-							}
-						}
-						if len(scopes) == 0 {
-							return cmdline.Usagef("no scopes")
-						}
-						secret, tok, err := auth.NewToken(cmd.String("name"), scopes...)
-						if err != nil {
-							return err
-						}
-						entry, _ := json.Marshal(tok)
-						fmt.Fprintf(stdout, "token: %s\nadd to the configuration's \"symbol_server\": {\"tokens\": [...]}:\n%s\n", secret, entry)
-						return nil
-					},
-				}},
-			},
+			tokenCommand(stdout, configFlag),
 			{
 				Name:      "reprocess",
 				Usage:     "queue crashes again through a running server's API",
@@ -233,16 +205,7 @@ func config(cmd *cli.Command) (server.Config, error) {
 // localAddr is the address to reach a server listening on listen from
 // this machine: a listen address without a host, or with an unspecified
 // one (0.0.0.0, ::), is reached on 127.0.0.1.
-func localAddr(listen string) string {
-	host, port, err := net.SplitHostPort(listen)
-	if err != nil {
-		return listen
-	}
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port)
-}
+func localAddr(listen string) string { return server.LocalAddr(listen) }
 
 func serve(ctx context.Context, cfg server.Config) error {
 	log := server.NewLogger(cfg, os.Stderr)

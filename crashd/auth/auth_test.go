@@ -49,3 +49,37 @@ func TestToken(t *testing.T) {
 		}
 	}
 }
+
+func TestParseExpiry(t *testing.T) {
+	now := time.Date(2026, 11, 29, 5, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"":                     {},
+		"720h":                 now.Add(720 * time.Hour),
+		"2027-01-31":           time.Date(2027, 2, 1, 0, 0, 0, 0, time.UTC),
+		"2027-01-31T10:00:00Z": time.Date(2027, 1, 31, 10, 0, 0, 0, time.UTC),
+	} {
+		if got, err := ParseExpiry(in, now); err != nil || !got.Equal(want) {
+			t.Errorf("ParseExpiry(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"-1h", "2020-01-01", "soon", "0s"} {
+		if _, err := ParseExpiry(in, now); err == nil {
+			t.Errorf("ParseExpiry(%q): no error", in)
+		}
+	}
+}
+
+// FuzzParseExpiry: the tokens page's expiry field is a client's: no
+// panic, and what it accepts is after now.
+func FuzzParseExpiry(f *testing.F) {
+	for _, s := range []string{"", "720h", "2027-01-31", "2027-01-31T10:00:00Z", "-1h", "9999999999h", "2027-13-40"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 11, 29, 5, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseExpiry(s, now)
+		if err == nil && !got.IsZero() && !got.After(now) {
+			t.Errorf("ParseExpiry(%q) = %v, not after now", s, got)
+		}
+	})
+}

@@ -177,6 +177,13 @@ func (a *Authenticator) Login(ctx context.Context, secret string) (cookie string
 	if !ok {
 		return "", Session{}, ErrUnknownToken
 	}
+	return a.NewSession(ctx, t)
+}
+
+// NewSession makes a session of token t (a login, or a one-time login
+// code used up): it returns the cookie's value (the session's ID is its
+// hash) and the session, which ends with the token if it expires first.
+func (a *Authenticator) NewSession(ctx context.Context, t Token) (cookie string, s Session, err error) {
 	if a.Store == nil {
 		return "", Session{}, errors.New("auth: login: no session store")
 	}

@@ -29,7 +29,11 @@ import (
 //     SQLite's do), so that every query orders rows as SQLite does; the
 //     migrations that differ for that reason are in pgMigrations;
 //   - retention: PostgreSQL drops whole weekly partitions, SQLite deletes
-//     rows.
+//     rows;
+//   - the lock of a transaction that must see no concurrent one between
+//     its read and its write (the first token, tokens.go): SQLite's
+//     transactions are BEGIN IMMEDIATE already; PostgreSQL takes a
+//     transaction advisory lock (pg_advisory_xact_lock).
 type dialect struct {
 	// name is "sqlite" or "postgres".
 	name string
@@ -45,6 +49,8 @@ type dialect struct {
 	lock func(ctx context.Context, conn *sql.Conn) (func(), error)
 	// partitioned: the crashes table has weekly partitions.
 	partitioned bool
+	// txLock serialises the transactions that take it (until their end).
+	txLock func(ctx context.Context, tx *sql.Tx) error
 }
 
 var sqliteDialect = &dialect{
@@ -56,6 +62,9 @@ var sqliteDialect = &dialect{
 		// (_txlock=immediate): one writer at a time, others wait.
 		return func() {}, nil
 	},
+	// BEGIN IMMEDIATE (_txlock=immediate): one writing transaction at a
+	// time already.
+	txLock: func(context.Context, *sql.Tx) error { return nil },
 	migrations: map[int]string{
 		5: migrationDaily + "\n/\n" + sqliteDailyTriggers,
 	},
@@ -64,6 +73,9 @@ var sqliteDialect = &dialect{
 // pgLockKey is the advisory lock of schema changes, one per schema (tests
 // run side by side in schemas of one database).
 const pgLockKey = `hashtext('gobreakpad.crashd.index.' || current_schema())`
+
+// pgTxLockKey is the transaction advisory lock of txLock, one per schema.
+const pgTxLockKey = `hashtext('gobreakpad.crashd.index.tx.' || current_schema())`
 
 var postgresDialect = &dialect{
 	name:   "postgres",
@@ -79,6 +91,12 @@ var postgresDialect = &dialect{
 		}, nil
 	},
 	partitioned: true,
+	txLock: func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+pgTxLockKey+`)`); err != nil {
+			return fmt.Errorf("transaction lock: %w", err)
+		}
+		return nil
+	},
 	migrations: map[int]string{
 		// The crashes table of migrations 1 and 3 at once: partitioned
 		// by week, so the primary key includes the partition key (which

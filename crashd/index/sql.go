@@ -79,6 +79,9 @@ CREATE INDEX crashes_top ON crashes (product, crash_day, signature);
 	6: migrationAnnotations,
 	// 7: two indexes of crashes no query reads any more (lean.go).
 	7: migrationLean,
+	// 8: the tokens, sessions and login codes managed at run time
+	// (tokens.go).
+	8: migrationAuth,
 }
 
 // crashDay is the crash_day of a crash id: its UTC day (the id's last six
@@ -127,6 +130,8 @@ type SQL struct {
 	// noRollup: the triage queries count from crashes alone (tests
 	// compare both ways).
 	noRollup bool
+	// auth is the short memo of token and session lookups (tokens.go).
+	auth authCache
 }
 
 // lockWrites takes wmu when the dialect has one writer; the returned

@@ -170,6 +170,11 @@ type Config struct {
 	// docs/crashd.md) to anyone; by default it needs a token with
 	// view_crashes.
 	PublicSymbolication bool `json:"public_symbolication"`
+	// PublicURL is the URL people reach crashd at (https://crashes.example.com,
+	// behind a proxy), for the links it gives out: the first run's login
+	// link (and later webhooks). Empty: http:// and the listen address
+	// (as reached from this machine).
+	PublicURL string `json:"public_url"`
 	// SecureCookie marks the pages' session cookie Secure (crashd behind
 	// a TLS proxy).
 	SecureCookie bool `json:"secure_cookie"`
@@ -316,6 +321,9 @@ func (c *Config) Check() error {
 	}
 	if c.NATSReplicas < 0 || c.RetentionDays < 0 || c.SweepInterval < 0 {
 		return fmt.Errorf("config: nats_replicas, retention_days and sweep_interval cannot be negative")
+	}
+	if err := checkPublicURL(c.PublicURL); err != nil {
+		return err
 	}
 	switch c.LogFormat {
 	case "", "text", "json":

@@ -54,6 +54,9 @@ func (s *Server) routes() error {
 	a.RegisterHealth(t)
 	if cfg.Has(RoleWeb) {
 		wcfg := web.Config{Auth: authn, SecureCookie: cfg.SecureCookie, IndexedAnnotations: cfg.IndexedAnnotations}
+		if m, ok := s.ix.(auth.Manager); ok {
+			wcfg.Manager = m
+		}
 		if !cfg.SymbolServer.Disabled {
 			symDir := cfg.SymbolServer.Dir
 			if symDir == "" {

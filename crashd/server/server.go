@@ -27,6 +27,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/crashd/collector"
+	"github.com/gobreakpad/gobreakpad/crashd/control"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/processor"
@@ -63,6 +64,8 @@ type Server struct {
 	bg           sync.WaitGroup
 	// expired counts the crashes whose blobs retention deleted.
 	expired prometheus.Counter
+	// first is what the first run made (tokens.go), nil for nothing.
+	first *FirstRun
 }
 
 // NewLogger returns the slog logger of a configuration (format and
@@ -219,6 +222,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			pcfg.Symbols, pcfg.Prefetch = s.syms, s.syms.Prefetch()
 		}
 		if s.proc, err = processor.New(pcfg, s.store, s.q, s.ix, log, s.reg); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Has(RoleWeb) {
+		if err := s.firstRun(ctx, ix); err != nil {
 			return nil, err
 		}
 	}
@@ -435,6 +443,23 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}()
 	} else {
 		close(procDone)
+	}
+	if s.unlock != nil {
+		// This process holds the data directory: `crashd token ...`
+		// manages its tokens through it.
+		if ix, ok := s.ix.(*index.SQL); ok {
+			stopControl, err := control.Serve(filepath.Join(s.cfg.Data, control.SocketName), ix, s.log)
+			if err != nil {
+				s.log.Warn("control socket: crashd token cannot manage this server's tokens while it runs", "err", err)
+			} else {
+				defer stopControl()
+			}
+		}
+	}
+	if f := s.first; f != nil {
+		// The secret stays in its file; the link's code works once.
+		s.log.Warn("first run: made the token "+AdminTokenName+" (scope admin); its secret is in "+f.TokenFile+
+			"; sign in once within 15 minutes at the login link", "token_file", f.TokenFile, "login_link", f.LoginLink(s.cfg.BaseURL(ln.Addr().String())))
 	}
 	s.log.Info("crashd serving", "listen", ln.Addr().String(), "data", s.cfg.Data, "roles", strings.Join(s.cfg.Roles, ","))
 	var err error

@@ -14,7 +14,7 @@ import (
 )
 
 // pages are the templates, each parsed with templates/layout.html.
-var pages = []string{"home", "signature", "report", "search", "symbols", "login", "error"}
+var pages = []string{"home", "signature", "report", "search", "symbols", "login", "error", "tokens"}
 
 func parseTemplates() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
@@ -55,6 +55,7 @@ var funcs = template.FuncMap{
 	"list":       func() []string { return searchFields },
 	"columns":    func() []string { return index.SortFields },
 	"sortOrder":  sortOrder,
+	"expires":    expiresText,
 }
 
 func or(a, b string) string {

@@ -92,6 +92,9 @@ type Config struct {
 	// search takes annotation.NAME=VALUE for them and counts their values
 	// beside the results (personal values only with view_pii).
 	IndexedAnnotations []string
+	// Manager keeps the tokens managed at run time (crashd/index): the
+	// tokens page and the one-time login links; nil for none.
+	Manager auth.Manager
 	// Now is the clock (tests); nil is time.Now.
 	Now func() time.Time
 }
@@ -151,6 +154,7 @@ func (w *Web) Register(mux auth.Mux) {
 	mux.HandleFunc("POST /login", w.login)
 	mux.HandleFunc("POST /logout", w.logout)
 	mux.HandleFunc("GET /static/", w.static)
+	w.registerTokens(mux)
 }
 
 // principal is who a request is (nil: anonymous, where the route table
@@ -267,6 +271,10 @@ func (w *Web) static(rw http.ResponseWriter, r *http.Request) {
 }
 
 func (w *Web) loginPage(rw http.ResponseWriter, r *http.Request) {
+	if code := r.URL.Query().Get("code"); code != "" {
+		w.loginCode(rw, r, code)
+		return
+	}
 	securityHeaders(rw.Header())
 	w.render(rw, http.StatusOK, layout{Page: "login", Who: who(r), Data: map[string]string{"Next": auth.SafeNext(r.URL.Query().Get("next"))}})
 }
