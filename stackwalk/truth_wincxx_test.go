@@ -9,19 +9,18 @@ import (
 // the truth when the system DLL's PE is not in the symbol path, with the
 // reason.
 var wincxxMisses = map[string]knownMiss{
-	"throw-x64-O0":    {6, 4, wincxxWhy},
-	"throw-x64-O2":    {6, 4, wincxxWhy},
-	"throw-x64-gccO0": {6, 4, wincxxWhy},
-	"throw-x64-gccO2": {6, 4, wincxxWhy},
+	"throw-x64-O0":    {7, 2, wincxxWhy},
+	"throw-x64-O2":    {7, 2, wincxxWhy},
+	"throw-x64-gccO0": {7, 2, wincxxWhy},
+	"throw-x64-gccO2": {7, 2, wincxxWhy},
 }
 
 const wincxxWhy = "without kernelbase.dll's PE, RaiseException's frame has no unwind rules (Wine's kernelbase has " +
 	"no PDB and no CodeView record): its caller is scanned for, and the stack below _Unwind_RaiseException's return " +
-	"address holds kernel32 and kernelbase words (no rules: nothing to check them with) and the return addresses " +
-	"of calls __cxa_throw made before (__mingwthr_key_dtor or, built by g++, a static function after " +
-	"_Unwind_Backtrace, after its call; __emutls_get_address after its call), " +
-	"whose rules lead to __cxa_throw's true frame: without the code (not in the dump) nothing tells them from " +
-	"_Unwind_RaiseException's (docs/stackwalk.md)"
+	"address holds a kernel32 word and the exception record's ExceptionAddress (kernelbase): modules without rules, " +
+	"nothing to check them with, taken as Breakpad takes them. The stale return addresses of calls __cxa_throw made " +
+	"before, above them, are passed over: a save slot of their chain holds _Unwind_RaiseException's return address, " +
+	"whose rules rejoin it (winScan's save-slot check, docs/stackwalk.md)"
 
 // TestTruthWindowsCxx walks testdata/truth/wincxx (generate.sh there): a
 // C++ exception thrown in a mingw program (built by clang and lld, and by
@@ -34,8 +33,9 @@ const wincxxWhy = "without kernelbase.dll's PE, RaiseException's frame has no un
 //   - with the program's symbols alone: RaiseException's caller is
 //     scanned for; the scan of Windows x64 walks checks its candidates by
 //     their functions' rules (winScan in unwind/amd64), which passes over
-//     the .data word Breakpad's scan takes, but not the stale return
-//     addresses (a known miss, wincxxMisses);
+//     the .data word Breakpad's scan takes and the stale return addresses
+//     whose chain's save slot holds the true one; the two words in
+//     modules without rules below them stay (a known miss, wincxxMisses);
 //   - with Wine's kernelbase.dll (trimmed to its unwind data and exports,
 //     testdata/truth/wincxx/pe) in the symbol path: symbols/pdbsyms finds
 //     it by its code file and code identifier and makes its STACK CFI from

@@ -21,9 +21,11 @@ const chainSteps = 1
 // address at the stack pointer) must give a caller whose return address is
 // plausible (in a function of a module, in executable memory when the
 // dump's map says, after a call when the code is known) at a stack address
-// above it. A candidate that fails is passed over, and the scan goes on
-// past it. A candidate in a module without rules cannot be checked and is
-// taken as Breakpad takes it.
+// above it, and no register save slot of its chain may hold a return
+// address whose rules rejoin that chain (savedSlotContradicts). A
+// candidate that fails is passed over, and the scan goes on past it. A
+// candidate in a module without rules cannot be checked and is taken as
+// Breakpad takes it.
 func winScan(env unwind.Env, last *unwind.Frame) (loc, rip uint64, trust unwind.Trust, ok bool) {
 	start := last.Regs[amd64.RSP]
 	end := start + uint64(unwind.ScanWords(last.Trust)*8)
@@ -33,9 +35,16 @@ func winScan(env unwind.Env, last *unwind.Frame) (loc, rip uint64, trust unwind.
 			break
 		}
 		s = l + 8
-		if _, valid := callersOf(env, l, ip); valid {
-			return l, ip, t, true
+		if _, valid := callersOf(env, l, ip); !valid {
+			continue
 		}
+		if slot, bad := savedSlotContradicts(env, l, ip); bad {
+			// The words between l and slot lie in the frames of the
+			// stale chain: the scan goes on from the slot.
+			s = slot
+			continue
+		}
+		return l, ip, t, true
 	}
 	return 0, 0, unwind.TrustNone, false
 }
@@ -114,4 +123,90 @@ func plausibleCaller(env unwind.Env, f, g *unwind.Frame) bool {
 		return false
 	}
 	return callBefore(env, ra) != unwind.NoCallBefore
+}
+
+// saveSteps bounds how many frames of a candidate's chain have their save
+// slots checked (savedSlotContradicts).
+const saveSteps = 3
+
+// slotRecorder is an Env that records the stack addresses a rule reads.
+type slotRecorder struct {
+	unwind.Env
+	reads []uint64
+}
+
+// ReadMemory records addr and reads it from the wrapped Env.
+func (r *slotRecorder) ReadMemory(addr uint64, n int) ([]byte, error) {
+	if n == 8 {
+		r.reads = append(r.reads, addr)
+	}
+	return r.Env.ReadMemory(addr, n)
+}
+
+// savedSlotContradicts reports whether the chain the rules give from the
+// candidate rip found at loc is contradicted by a word its own rules say
+// is a saved register: a slot where a frame of the chain saved one of its
+// caller's registers holding a return address (in a function of a module
+// with rules, after a call as far as the code is known) whose function's
+// rules give, from that slot, a frame of the same chain further up. A
+// save slot is written by the function's prologue before any call it
+// makes, so in a true frame it holds a register's value, never a stale
+// word; a register holding a return address whose frame lands exactly on
+// the chain is the mark of a return address slot, and the candidate is a
+// stale return address of a call made earlier from that chain (its frames
+// cover the true callee's: testdata/truth/wincxx, docs/stackwalk.md).
+func savedSlotContradicts(env unwind.Env, loc, rip uint64) (slot uint64, contradicts bool) {
+	if !env.HasCFI(rip - 1) {
+		return 0, false
+	}
+	type step struct {
+		slots []uint64 // save slots read by the rules of this frame
+		next  frameKey // the caller they give
+	}
+	var steps []step
+	f := &unwind.Frame{Trust: unwind.TrustScan}
+	f.Set(amd64.RIP, rip)
+	f.Set(amd64.RSP, loc+8)
+	for k := 0; k < saveSteps; k++ {
+		pc := f.Regs[amd64.RIP]
+		if !env.HasCFI(pc-1) || env.CFI(pc-1) == nil {
+			break
+		}
+		rec := &slotRecorder{Env: env}
+		g := ruleCaller(rec, f)
+		if g == nil || !plausibleCaller(env, f, g) {
+			break
+		}
+		var slots []uint64
+		for _, a := range rec.reads {
+			if a != g.Regs[amd64.RSP]-8 && a >= f.Regs[amd64.RSP] && a < g.Regs[amd64.RSP] {
+				slots = append(slots, a)
+			}
+		}
+		steps = append(steps, step{slots, frameKey{g.Regs[amd64.RSP], g.Regs[amd64.RIP]}})
+		f = g
+	}
+	for i, s := range steps {
+		for _, a := range s.slots {
+			w, ok := unwind.Read64(env, a)
+			if !ok || w < 1<<12 || nonCanonical(w) || !env.HasCFI(w-1) || !env.SeemsValid(w-1) ||
+				callBefore(env, w) == unwind.NoCallBefore {
+				continue
+			}
+			h := &unwind.Frame{Trust: unwind.TrustScan}
+			h.Set(amd64.RIP, w)
+			h.Set(amd64.RSP, a+8)
+			c := ruleCaller(env, h)
+			if c == nil || !plausibleCaller(env, h, c) {
+				continue
+			}
+			key := frameKey{c.Regs[amd64.RSP], c.Regs[amd64.RIP]}
+			for _, later := range steps[i:] {
+				if later.next == key {
+					return a, true
+				}
+			}
+		}
+	}
+	return 0, false
 }

@@ -62,3 +62,52 @@ func TestWindowsScanChecksCandidates(t *testing.T) {
 	env, sp = setup(false, 0x402050)
 	check(t, walk(env, sp), unwind.TrustScan, 0x402050, sp+3*8)
 }
+
+// TestWindowsScanSaveSlot: a stale candidate whose rules lead to a true
+// frame is passed over when a save slot of its chain holds a return
+// address whose own rules lead to that same frame (a prologue writes its
+// save slots, so they are never stale: the slot is the true return
+// address), and the scan goes on from that slot; a save slot holding a
+// word that does not rejoin the chain leaves the candidate taken
+// (testdata/truth/wincxx's stale __emutls_get_address frames).
+func TestWindowsScanSaveSlot(t *testing.T) {
+	const sysDLL = 0x500000 // a module without symbols, where the context is
+	setup := func(slot uint64) (*unwindtest.Env, uint64) {
+		env := newEnv()
+		env.IsWindows = true
+		env.Modules = append(env.Modules, unwindtest.Module{Base: sysDLL, Size: 0x1000})
+		env.CFIs = []unwindtest.CFIRange{
+			// The stale callee: a local, rbx saved, the return address.
+			{Start: 0x401000, Size: 0x100, Init: ".cfa: $rsp 24 + $rbx: .cfa -16 + ^ .ra: .cfa -8 + ^"},
+			// The true callee: no frame of its own.
+			{Start: 0x402000, Size: 0x100, Init: ".cfa: $rsp 8 + .ra: .cfa -8 + ^"},
+			{Start: 0x403000, Size: 0x100, Init: ".cfa: $rsp 16 + .ra: .cfa -8 + ^"},
+		}
+		// junk, junk, the stale return address into 0x401000's function, its
+		// local, its rbx slot, the return address into 0x403000's
+		// function both chains meet at.
+		sp := env.Push(0x11, 0x12, 0x401050, 0x22, slot, 0x403050, 0x44, 0)
+		return env, sp
+	}
+	walk := func(env *unwindtest.Env, sp uint64) *unwind.Frame {
+		f := contextFrame(t, env, sysDLL+0x100, sp, 1) // rbp 1: no frame chain
+		c := (amd64unwind.Unwinder{}).Caller(env, []*unwind.Frame{f}, true)
+		if c == nil {
+			t.Fatal("no caller")
+		}
+		return c
+	}
+	// The rbx slot holds a return address into 0x402000's function, whose
+	// rules lead to the frame the stale candidate's lead to: it is taken.
+	env, sp := setup(0x402050)
+	check(t, walk(env, sp), unwind.TrustScan, 0x402050, sp+5*8)
+
+	// The rbx slot holds a return address whose rules lead elsewhere (its
+	// own function's: junk): the candidate is taken, as before.
+	env, sp = setup(0x401060)
+	check(t, walk(env, sp), unwind.TrustScan, 0x401050, sp+3*8)
+
+	// The rbx slot holds data: the candidate is taken.
+	env, sp = setup(0x33)
+	check(t, walk(env, sp), unwind.TrustScan, 0x401050, sp+3*8)
+}
