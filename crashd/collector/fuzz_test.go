@@ -23,7 +23,7 @@ func FuzzParsePayload(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, ct string, body []byte) {
-		rep, err := parsePayload(ct, body)
+		rep, err := parsePayload(ct, body, c.annotationBudget(nil))
 		if err == nil {
 			if len(rep.annotations) == 0 {
 				t.Fatal("accepted without annotations")
@@ -37,7 +37,8 @@ func FuzzParsePayload(f *testing.F) {
 				files[crash.DumpFileName(name)] = true
 			}
 		}
-		if rep, _, reason, _ := c.parseSentry(ct, body); reason == "" {
+		if rep, sp, _, reason, _ := c.parseSentry(ct, body, nil); reason == "" {
+			defer sp.close()
 			md := rep.dumps[crash.MinidumpField]
 			if len(md) < 4 || string(md[:4]) != "MDMP" && string(md[:4]) != "PMDM" {
 				t.Fatalf("accepted minidump %q", md)
