@@ -345,6 +345,20 @@ func New(cfg Config, store blob.Store, publish Publisher, log *slog.Logger, reg 
 	if err != nil {
 		return nil, fmt.Errorf("collector: metrics: %w", err)
 	}
+	if reg != nil {
+		for _, g := range []prometheus.Collector{
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "crashd_collector_inflight_bytes", Help: "Memory held by the uploads being read (the budget max_inflight_bytes bounds).",
+			}, func() float64 { n, _ := c.budget.inUse(); return float64(n) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "crashd_collector_inflight_uploads", Help: "Uploads being read (max_uploads bounds them).",
+			}, func() float64 { _, u := c.budget.inUse(); return float64(u) }),
+		} {
+			if err := reg.Register(g); err != nil {
+				return nil, fmt.Errorf("collector: metrics: %w", err)
+			}
+		}
+	}
 	return c, nil
 }
 

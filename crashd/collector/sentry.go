@@ -280,7 +280,7 @@ func (c *Collector) parseSentry(ct string, body []byte, h *hold) (rep *report, m
 	if !found {
 		return fail("missing_minidump", "missing minidump")
 	}
-	if err := ab.count(len(rep.annotations)); err != nil {
+	if err := ab.count(rep.annotations); err != nil {
 		return fail("too_large", "too many annotations")
 	}
 	rep.annotationBytes = ab.size

@@ -105,10 +105,42 @@ func (ab *annotationBudget) take(n int) error {
 	return nil
 }
 
-// count checks the number of annotations.
-func (ab *annotationBudget) count(n int) error {
-	if n > ab.maxCount {
-		return fmt.Errorf("annotations: %d, over %d: %w", n, ab.maxCount, errTooLarge)
+// nestedPerAnnotation is how many values, counted through JSON objects and
+// arrays, the annotations may hold per allowed annotation (a Sentry event
+// sent as JSON holds hundreds).
+const nestedPerAnnotation = 25
+
+// count checks the number of annotations, and of the values nested in them.
+func (ab *annotationBudget) count(a map[string]any) error {
+	if len(a) > ab.maxCount {
+		return fmt.Errorf("annotations: %d, over %d: %w", len(a), ab.maxCount, errTooLarge)
+	}
+	limit := nestedPerAnnotation * ab.maxCount
+	n := 0
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		n++
+		if n > limit {
+			return false
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			for _, x := range v {
+				if !walk(x) {
+					return false
+				}
+			}
+		case []any:
+			for _, x := range v {
+				if !walk(x) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !walk(a) {
+		return fmt.Errorf("annotations: over %d values nested in them: %w", limit, errTooLarge)
 	}
 	return nil
 }
@@ -186,7 +218,7 @@ func parsePayload(ct string, body []byte, ab *annotationBudget) (*report, error)
 	if len(rep.annotations) == 0 {
 		return nil, malformed(ReasonNoAnnotations)
 	}
-	if err := ab.count(len(rep.annotations)); err != nil {
+	if err := ab.count(rep.annotations); err != nil {
 		return nil, err
 	}
 	// Two dumps stored under the same key (upload_file_minidump and "dump",
