@@ -3,9 +3,11 @@ package collector
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +20,8 @@ import (
 	"time"
 
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
+	"github.com/gobreakpad/gobreakpad/crashd/crash"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
 // These tests attack a collector served on a loopback port (httptest's
@@ -432,4 +436,42 @@ func TestSpoolFailure(t *testing.T) {
 		t.Errorf("store_error count %v", v)
 	}
 	budgetFree(t, e)
+}
+
+// TestCorpusInflation: every minidump of the shared corpus (up to 10 MB),
+// gzipped as Crashpad sends it, inflates within the default ratio bound
+// through the collector's spooling (the bound refuses bombs, not dumps).
+func TestCorpusInflation(t *testing.T) {
+	dir := corpus.Dir(t)
+	c, err := New(Config{}, blob.NewMem(), func(context.Context, crash.ID) error { return nil }, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".dmp") {
+			return nil
+		}
+		if st, err := d.Info(); err != nil || st.Size() > 10<<20 {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil || !bytes.HasPrefix(data, []byte("MDMP")) {
+			return nil
+		}
+		n++
+		sp, err := c.decodeMinidump(compress(data), nil)
+		if err != nil {
+			t.Errorf("%s (%d bytes): %v", p, len(data), err)
+			return nil
+		}
+		if !bytes.Equal(sp.data, data) {
+			t.Errorf("%s: inflated differs", p)
+		}
+		sp.close()
+		return nil
+	})
+	if n == 0 {
+		t.Skip("no corpus minidumps")
+	}
 }
