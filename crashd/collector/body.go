@@ -46,7 +46,8 @@ const inflateFloor = 1 << 20
 
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
 
-// spooled is a body (or a decompressed minidump) in a spool file, mapped.
+// spooled is a body (or a decompressed minidump) in memory, or in a spool
+// file, mapped.
 type spooled struct {
 	data  []byte // the content, read-only
 	unmap func() error
@@ -89,16 +90,20 @@ func (c *Collector) newSpoolFile() (*os.File, error) {
 	return f, nil
 }
 
-// spool copies r into a new spool file and maps it. After each read, the
-// bytes written so far are checked against max and, when in (the bytes
-// read from the client or the compressed input) is not nil, against the
-// inflation bound: more than inflateFloor + ratio × in is errTooLarge.
-func (c *Collector) spool(r io.Reader, max int64, in func() int64) (*spooled, error) {
-	f, err := c.newSpoolFile()
-	if err != nil {
-		return nil, err
-	}
-	s := &spooled{f: f}
+// memSpool is the most of a body kept in memory rather than in a spool
+// file, when the budget has it free at once: most crash reports are under
+// it, and a file (create, write, map, unmap, close) costs more CPU than
+// the upload's parsing.
+const memSpool = 1 << 20
+
+// spool copies r into memory (up to memSpool, taken from h's budget
+// without waiting; h nil: never) or else into a new spool file, which it
+// maps. After each read, the bytes so far are checked against limit and,
+// when in (the compressed bytes read) is not nil, against the inflation
+// bound: more than inflateFloor + ratio × in is errTooLarge.
+func (c *Collector) spool(r io.Reader, limit int64, in func() int64, h *hold) (*spooled, error) {
+	s := &spooled{}
+	var mem []byte
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
 	buf := *bp
@@ -107,11 +112,31 @@ func (c *Collector) spool(r io.Reader, max int64, in func() int64) (*spooled, er
 		m, rerr := r.Read(buf)
 		if m > 0 {
 			n += int64(m)
-			if n > max || in != nil && n > inflateFloor+c.cfg.MaxInflateRatio*in() {
+			if n > limit || in != nil && n > inflateFloor+c.cfg.MaxInflateRatio*in() {
 				s.close()
 				return nil, errTooLarge
 			}
-			if _, err := f.Write(buf[:m]); err != nil {
+			if s.f == nil && len(mem)+m > cap(mem) {
+				// Grow the memory copy if the budget allows it at once, else move to a file.
+				grow := max(2*cap(mem), len(mem)+m, 64<<10)
+				if grow <= memSpool && h.tryGrab(int64(grow-cap(mem))) {
+					mem = append(make([]byte, 0, grow), mem...)
+				} else {
+					f, err := c.newSpoolFile()
+					if err != nil {
+						return nil, err
+					}
+					s.f = f
+					if _, err := f.Write(mem); err != nil {
+						s.close()
+						return nil, fmt.Errorf("%w: %w", errSpool, err)
+					}
+					mem = nil
+				}
+			}
+			if s.f == nil {
+				mem = append(mem, buf[:m]...)
+			} else if _, err := s.f.Write(buf[:m]); err != nil {
 				s.close()
 				return nil, fmt.Errorf("%w: %w", errSpool, err)
 			}
@@ -124,7 +149,12 @@ func (c *Collector) spool(r io.Reader, max int64, in func() int64) (*spooled, er
 			return nil, rerr
 		}
 	}
-	s.data, s.unmap, err = mmap.File(f, n, mmap.Sequential)
+	if s.f == nil {
+		s.data = mem
+		return s, nil
+	}
+	var err error
+	s.data, s.unmap, err = mmap.File(s.f, n, mmap.Sequential)
 	if err != nil {
 		s.close()
 		return nil, fmt.Errorf("%w: %w", errSpool, err)
@@ -176,10 +206,10 @@ func (ir *idleReader) Read(p []byte) (int, error) {
 }
 
 // readBody reads the request body within the size limits and the body's
-// deadlines into a spool file, undoing gzip when gz is set; size is the
-// body's size as received. The caller holds the upload's budget (copy
-// buffer and, for gzip, the inflater).
-func (c *Collector) readBody(w http.ResponseWriter, r *http.Request, gz bool, start time.Time) (body *spooled, size int64, err error) {
+// deadlines into memory or a spool file (spool), undoing gzip when gz is
+// set; size is the body's size as received. The caller holds the upload's
+// budget h (copy buffer and, for gzip, the inflater).
+func (c *Collector) readBody(w http.ResponseWriter, r *http.Request, gz bool, start time.Time, h *hold) (body *spooled, size int64, err error) {
 	if r.ContentLength > c.cfg.MaxBodySize {
 		return nil, r.ContentLength, errTooLarge
 	}
@@ -214,7 +244,7 @@ func (c *Collector) readBody(w http.ResponseWriter, r *http.Request, gz bool, st
 		return bad
 	}
 	if !gz {
-		body, err = c.spool(cr, c.cfg.MaxBodySize, nil)
+		body, err = c.spool(cr, c.cfg.MaxBodySize, nil, h)
 		if err != nil {
 			return nil, cr.n, fail(err, malformed(ReasonInvalidPayloadStructure))
 		}
@@ -225,7 +255,7 @@ func (c *Collector) readBody(w http.ResponseWriter, r *http.Request, gz bool, st
 		return nil, cr.n, fail(err, malformed(ReasonBadGzip))
 	}
 	zr.Multistream(false)
-	body, err = c.spool(zr, c.cfg.MaxDecompressedSize, func() int64 { return cr.n })
+	body, err = c.spool(zr, c.cfg.MaxDecompressedSize, func() int64 { return cr.n }, h)
 	if err != nil {
 		return nil, cr.n, fail(err, malformed(ReasonBadGzip))
 	}

@@ -74,6 +74,17 @@ func (b *budget) acquire(ctx context.Context, n int64, slot bool) error {
 	}
 }
 
+// tryAcquire takes n bytes if they are free now, without waiting.
+func (b *budget) tryAcquire(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.max {
+		return false
+	}
+	b.used += n
+	return true
+}
+
 // release gives back n bytes (and an upload slot when slot is set).
 func (b *budget) release(n int64, slot bool) {
 	b.mu.Lock()
@@ -111,6 +122,15 @@ func (h *hold) grab(n int64) error {
 	}
 	h.bytes += n
 	return nil
+}
+
+// tryGrab takes n more bytes for the upload if they are free now.
+func (h *hold) tryGrab(n int64) bool {
+	if h == nil || !h.b.tryAcquire(n) {
+		return false
+	}
+	h.bytes += n
+	return true
 }
 
 // done gives everything back.

@@ -123,7 +123,7 @@ func (c *Collector) SentryMinidump(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, size, err := c.readBody(w, r, gz, start)
+	body, size, err := c.readBody(w, r, gz, start, h)
 	if err != nil {
 		fail(err)
 		return
@@ -432,5 +432,5 @@ func (c *Collector) decodeMinidump(b []byte, h *hold) (*spooled, error) {
 			return nil, err
 		}
 	}
-	return c.spool(rd, c.cfg.MaxDecompressedSize, func() int64 { return in.n })
+	return c.spool(rd, c.cfg.MaxDecompressedSize, func() int64 { return in.n }, h)
 }

@@ -412,7 +412,7 @@ func (c *Collector) extract(w http.ResponseWriter, r *http.Request, h *hold, sta
 			return nil, nil, err
 		}
 	}
-	body, size, err := c.readBody(w, r, gz, start)
+	body, size, err := c.readBody(w, r, gz, start, h)
 	if err != nil {
 		return nil, nil, err
 	}
