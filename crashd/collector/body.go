@@ -118,7 +118,7 @@ func (c *Collector) spool(r io.Reader, limit int64, in func() int64, h *hold) (*
 			}
 			if s.f == nil && len(mem)+m > cap(mem) {
 				// Grow the memory copy if the budget allows it at once, else move to a file.
-				grow := max(2*cap(mem), len(mem)+m, 64<<10)
+				grow := max(2*cap(mem), len(mem)+m, 4<<10)
 				if grow <= memSpool && h.tryGrab(int64(grow-cap(mem))) {
 					mem = append(make([]byte, 0, grow), mem...)
 				} else {
