@@ -76,45 +76,44 @@ func vmHWM(tb testing.TB, pid int) int64 {
 	return 0
 }
 
-// BenchmarkAttack runs a crashd serve on embedded defaults (all roles,
-// embedded NATS, dir store, SQLite) and attacks it for
-// $CRASHD_ATTACK_SECONDS (default 20) with 20 clients sending gzip bombs
-// (204 KB inflating to 200 MiB) one after another and 200 connections
-// declaring 25 MiB bodies and sending a byte every 2 s, while 4 clients
-// upload real crashes (the Crashpad request of a corpus-free dump of this
-// tree) and health checks are asked for. It reports the server's peak RSS
-// (VmHWM), the real uploads accepted per second under attack, and the
-// health checks that failed; docs/crashd.md records the figures. Run with
-// -benchtime=1x (b.N is not used).
-func BenchmarkAttack(b *testing.B) {
-	secs := 20
-	if s := os.Getenv("CRASHD_ATTACK_SECONDS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 600 {
-			b.Fatalf("CRASHD_ATTACK_SECONDS=%q: want 1-600", s)
-		}
-		secs = n
-	}
+// attackResult is what an attack measured.
+type attackResult struct {
+	peak, start                    int64 // VmHWM after and before, bytes
+	elapsed                        time.Duration
+	uploads, uploadsFailed         int64
+	bombs, bombsNot413, slowBodies int64
+	health, healthFailed           int64
+	log                            string
+}
+
+// attack runs a crashd serve on embedded defaults (all roles, embedded
+// NATS, dir store, SQLite) and attacks it for d with bombers clients
+// sending gzip bombs (204 KB inflating to 200 MiB) one after another and
+// slow connections declaring 25 MiB bodies and sending a byte every 2 s,
+// while uploaders clients upload a real crash (the Crashpad request of a
+// dump of this tree) and a health check is asked for every 0.5 s. The
+// server is stopped by its pid when the test ends.
+func attack(tb testing.TB, d time.Duration, bombers, slow, uploaders int) attackResult {
 	root := corpus.Root()
 	dump, err := os.ReadFile(filepath.Join(root, "testdata/truth/cxx/dtor-x64-O2/crash.dmp"))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	bin := cmdtest.Build(b, CrashdPackage)
-	c := Start(b, Options{Bin: bin, Symbols: []string{filepath.Join(root, "testdata/truth/cxx/dtor-x64-O2/symbols")}})
-	base := vmHWM(b, c.Pid())
+	bin := cmdtest.Build(tb, CrashdPackage)
+	c := Start(tb, Options{Bin: bin, Symbols: []string{filepath.Join(root, "testdata/truth/cxx/dtor-x64-O2/symbols")}})
+	res := attackResult{start: vmHWM(tb, c.Pid())}
 
 	cp := &Crashpad{URL: c.URL + "/submit", Annotations: map[string]string{"prod": "Attack", "ver": "1.0"}, Minidump: dump}
 	head := (&Crashpad{URL: c.URL + "/submit", Annotations: map[string]string{"prod": "Bomb", "ver": "1.0"}, Boundary: "bomb"}).Body()
 	open := head[:bytes.LastIndex(head, []byte("--bomb--"))]
 	bomb := gzipBomb(append(open, "--bomb\r\nContent-Disposition: form-data; name=\"upload_file_minidump\"; filename=\"x.dmp\"\r\nContent-Type: application/octet-stream\r\n\r\n"...), 200<<20)
 
-	ctx, cancel := context.WithTimeout(b.Context(), time.Duration(secs)*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var wg sync.WaitGroup
-	var bombs, bombs413, bombsOther atomic.Int64
+	var bombs, bombsOther, slowOpen, ok, failed, health, healthFailed atomic.Int64
 	client := &http.Client{Timeout: 5 * time.Minute}
-	for range 20 {
+	for range bombers {
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				req, _ := http.NewRequestWithContext(ctx, "POST", c.URL+"/submit", bytes.NewReader(bomb))
@@ -127,16 +126,13 @@ func BenchmarkAttack(b *testing.B) {
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 				bombs.Add(1)
-				if resp.StatusCode == 413 {
-					bombs413.Add(1)
-				} else {
+				if resp.StatusCode != 413 {
 					bombsOther.Add(1)
 				}
 			}
 		})
 	}
-	var slowOpen atomic.Int64
-	for range 200 {
+	for range slow {
 		wg.Go(func() {
 			conn, err := net.Dial("tcp", c.Addr)
 			if err != nil {
@@ -159,14 +155,13 @@ func BenchmarkAttack(b *testing.B) {
 			}
 		})
 	}
-	var ok, failed atomic.Int64
 	start := time.Now()
-	for range 4 {
+	for range uploaders {
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				req, err := cp.Request(ctx)
 				if err != nil {
-					b.Error(err)
+					tb.Error(err)
 					return
 				}
 				r, err := Do(req)
@@ -181,7 +176,6 @@ func BenchmarkAttack(b *testing.B) {
 			}
 		})
 	}
-	var health, healthFailed atomic.Int64
 	wg.Go(func() {
 		hc := &http.Client{Timeout: 5 * time.Second}
 		for ctx.Err() == nil {
@@ -198,18 +192,63 @@ func BenchmarkAttack(b *testing.B) {
 		}
 	})
 	wg.Wait()
-	el := time.Since(start)
-	peak := vmHWM(b, c.Pid())
-	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
-	b.ReportMetric(float64(base)/(1<<20), "start-RSS-MiB")
-	b.ReportMetric(float64(ok.Load())/el.Seconds(), "uploads/s")
-	b.ReportMetric(float64(failed.Load()), "uploads-failed")
-	b.ReportMetric(float64(bombs.Load()), "bombs")
-	b.ReportMetric(float64(bombsOther.Load()), "bombs-not-413")
-	b.ReportMetric(float64(slowOpen.Load()), "slow-bodies")
-	b.ReportMetric(float64(health.Load()), "health-checks")
-	b.ReportMetric(float64(healthFailed.Load()), "health-failed")
-	if ok.Load() == 0 {
-		b.Errorf("no real upload accepted under attack\n%s", tail(c.Log()))
+	res.elapsed = time.Since(start)
+	res.peak = vmHWM(tb, c.Pid())
+	res.uploads, res.uploadsFailed = ok.Load(), failed.Load()
+	res.bombs, res.bombsNot413, res.slowBodies = bombs.Load(), bombsOther.Load(), slowOpen.Load()
+	res.health, res.healthFailed = health.Load(), healthFailed.Load()
+	res.log = c.Log()
+	return res
+}
+
+// TestAttack is a short attack (3 s; 5 bombers, 50 slow bodies, 2
+// uploaders): every bomb answered 413, real uploads and every health check
+// answered, and the server's peak RSS under the goal of 512 MiB.
+func TestAttack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs crashd")
+	}
+	r := attack(t, 3*time.Second, 5, 50, 2)
+	if r.bombsNot413 != 0 || r.bombs == 0 {
+		t.Errorf("%d bombs, %d not answered 413", r.bombs, r.bombsNot413)
+	}
+	if r.uploads == 0 || r.uploadsFailed != 0 {
+		t.Errorf("%d uploads accepted, %d failed under attack\n%s", r.uploads, r.uploadsFailed, tail(r.log))
+	}
+	if r.healthFailed != 0 {
+		t.Errorf("%d of %d health checks failed", r.healthFailed, r.health)
+	}
+	if r.peak > 512<<20 {
+		t.Errorf("peak RSS %d MiB", r.peak>>20)
+	}
+	t.Logf("peak RSS %d MiB (%d at start), %d bombs, %d slow bodies, %d uploads, %d health checks", r.peak>>20, r.start>>20, r.bombs, r.slowBodies, r.uploads, r.health)
+}
+
+// BenchmarkAttack is the attack for $CRASHD_ATTACK_SECONDS
+// (default 20): 20 bombers, 200 slow bodies, 4 uploaders (see attack). It
+// reports the server's peak RSS (VmHWM), the real uploads accepted per
+// second under attack, and the health checks that failed; docs/crashd.md
+// records the figures. Run with -benchtime=1x (b.N is not used).
+func BenchmarkAttack(b *testing.B) {
+	secs := 20
+	if s := os.Getenv("CRASHD_ATTACK_SECONDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 600 {
+			b.Fatalf("CRASHD_ATTACK_SECONDS=%q: want 1-600", s)
+		}
+		secs = n
+	}
+	r := attack(b, time.Duration(secs)*time.Second, 20, 200, 4)
+	b.ReportMetric(float64(r.peak)/(1<<20), "peak-RSS-MiB")
+	b.ReportMetric(float64(r.start)/(1<<20), "start-RSS-MiB")
+	b.ReportMetric(float64(r.uploads)/r.elapsed.Seconds(), "uploads/s")
+	b.ReportMetric(float64(r.uploadsFailed), "uploads-failed")
+	b.ReportMetric(float64(r.bombs), "bombs")
+	b.ReportMetric(float64(r.bombsNot413), "bombs-not-413")
+	b.ReportMetric(float64(r.slowBodies), "slow-bodies")
+	b.ReportMetric(float64(r.health), "health-checks")
+	b.ReportMetric(float64(r.healthFailed), "health-failed")
+	if r.uploads == 0 {
+		b.Errorf("no real upload accepted under attack\n%s", tail(r.log))
 	}
 }
