@@ -20,6 +20,14 @@
 // published to the processing queue and v1/queued/<id> is written; a crash
 // stored but not published is answered 200 too, and Recover publishes it
 // later.
+//
+// Every byte a client sends is hostile: bodies are read as they arrive
+// (never into a buffer sized by Content-Length), inflated as they are read
+// within a size and a ratio bound, kept in memory up to 1 MiB or spooled
+// to an unlinked file; all uploads together hold at most
+// Config.MaxInflightBytes of memory (503 with Retry-After past it); a body
+// has an idle and a whole deadline; annotations are bounded in count and
+// size; optional token buckets per client answer 429 (body.go, limits.go).
 package collector
 
 import (
