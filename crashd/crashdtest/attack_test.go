@@ -103,7 +103,6 @@ func attack(tb testing.TB, d time.Duration, bombers, slow, uploaders int) attack
 	c := Start(tb, Options{Bin: bin, Symbols: []string{filepath.Join(root, "testdata/truth/cxx/dtor-x64-O2/symbols")}})
 	res := attackResult{start: vmHWM(tb, c.Pid())}
 
-	cp := &Crashpad{URL: c.URL + "/submit", Annotations: map[string]string{"prod": "Attack", "ver": "1.0"}, Minidump: dump}
 	head := (&Crashpad{URL: c.URL + "/submit", Annotations: map[string]string{"prod": "Bomb", "ver": "1.0"}, Boundary: "bomb"}).Body()
 	open := head[:bytes.LastIndex(head, []byte("--bomb--"))]
 	bomb := gzipBomb(append(open, "--bomb\r\nContent-Disposition: form-data; name=\"upload_file_minidump\"; filename=\"x.dmp\"\r\nContent-Type: application/octet-stream\r\n\r\n"...), 200<<20)
@@ -159,6 +158,7 @@ func attack(tb testing.TB, d time.Duration, bombers, slow, uploaders int) attack
 	for range uploaders {
 		wg.Go(func() {
 			for ctx.Err() == nil {
+				cp := &Crashpad{URL: c.URL + "/submit", Annotations: map[string]string{"prod": "Attack", "ver": "1.0"}, Minidump: dump} // a report of its own: Request fills in its id
 				req, err := cp.Request(ctx)
 				if err != nil {
 					tb.Error(err)
