@@ -20,6 +20,14 @@
 // published to the processing queue and v1/queued/<id> is written; a crash
 // stored but not published is answered 200 too, and Recover publishes it
 // later.
+//
+// Every byte a client sends is hostile: bodies are read as they arrive
+// (never into a buffer sized by Content-Length), inflated as they are read
+// within a size and a ratio bound, kept in memory up to 1 MiB or spooled
+// to an unlinked file; all uploads together hold at most
+// Config.MaxInflightBytes of memory (503 with Retry-After past it); a body
+// has an idle and a whole deadline; annotations are bounded in count and
+// size; optional token buckets per client answer 429 (body.go, limits.go).
 package collector
 
 import (
@@ -29,6 +37,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -48,6 +58,29 @@ const (
 	DefaultMaxDecompressedSize = 100 << 20
 	// DefaultBodyIdleTimeout is the longest wait for more of a body: 60 s.
 	DefaultBodyIdleTimeout = 60 * time.Second
+	// DefaultBodyTimeout is the longest a whole body may take: 2 minutes
+	// (25 MiB at 1.7 Mbit/s), however steadily its bytes trickle in.
+	DefaultBodyTimeout = 2 * time.Minute
+	// DefaultMaxInflateRatio bounds how many times its compressed size a
+	// body or a minidump may inflate to (beyond its first MiB): 200. Real
+	// minidumps compress 3-10 times (the corpus's, gzipped: 4.8 times the
+	// median, up to 121 times for Breakpad's stack_exhaustion.dmp, whose
+	// stack is mostly zeros); a stream of zeros 1,000 times.
+	DefaultMaxInflateRatio = 200
+	// DefaultMaxInflightBytes bounds the memory all uploads together hold
+	// (copy buffers, decompressors, decoded annotations): 256 MiB.
+	DefaultMaxInflightBytes = 256 << 20
+	// DefaultMaxUploads bounds the uploads read at once: 1024.
+	DefaultMaxUploads = 1024
+	// DefaultBudgetWait is how long an upload waits for memory or a slot
+	// before it is answered 503: 2 s.
+	DefaultBudgetWait = 2 * time.Second
+	// DefaultMaxAnnotations bounds the annotations of a crash: 2,000
+	// (Firefox sends about 150, Chromium and Electron fewer).
+	DefaultMaxAnnotations = 2000
+	// DefaultMaxAnnotationsSize bounds the bytes of a crash's annotation
+	// parts (text fields and JSON extra) together: 8 MiB.
+	DefaultMaxAnnotationsSize = 8 << 20
 )
 
 // Config configures a Collector. The zero value is Antenna's defaults:
@@ -65,6 +98,42 @@ type Config struct {
 	// Antenna runs behind); a client that stops sending (a Content-Length
 	// longer than its body) is answered 408 Discarded=timeout.
 	BodyIdleTimeout Duration `json:"body_idle_timeout,omitempty"`
+	// BodyTimeout is the longest a whole request body may take to arrive
+	// (0: DefaultBodyTimeout); unlike BodyIdleTimeout, bytes arriving do
+	// not extend it. Answered 408 Discarded=timeout.
+	BodyTimeout Duration `json:"body_timeout,omitempty"`
+	// MaxInflateRatio bounds the inflation of a gzip body and of a
+	// compressed Sentry minidump: past its first MiB, the output may be at
+	// most this many times the compressed bytes read (0:
+	// DefaultMaxInflateRatio). Past it: 413 Discarded=too_large, nothing stored.
+	MaxInflateRatio int64 `json:"max_inflate_ratio,omitempty"`
+	// MaxCrashSize bounds what one crash stores: its dumps and annotation
+	// parts together (0: MaxDecompressedSize).
+	MaxCrashSize int64 `json:"max_crash_size,omitempty"`
+	// MaxInflightBytes bounds the memory all uploads together hold (0:
+	// DefaultMaxInflightBytes); an upload that cannot get its share within
+	// BudgetWait is answered 503 with Retry-After.
+	MaxInflightBytes int64 `json:"max_inflight_bytes,omitempty"`
+	// MaxUploads bounds the uploads read at once (0: DefaultMaxUploads),
+	// with the same answer past it.
+	MaxUploads int `json:"max_uploads,omitempty"`
+	// BudgetWait is how long an upload waits for MaxInflightBytes or
+	// MaxUploads to allow it (0: DefaultBudgetWait).
+	BudgetWait Duration `json:"budget_wait,omitempty"`
+	// MaxAnnotations bounds the annotations of one crash (0:
+	// DefaultMaxAnnotations); MaxAnnotationsSize the bytes of its text
+	// fields and JSON extra together (0: DefaultMaxAnnotationsSize). Past
+	// either: 413 Discarded=too_large.
+	MaxAnnotations     int   `json:"max_annotations,omitempty"`
+	MaxAnnotationsSize int64 `json:"max_annotations_size,omitempty"`
+	// SpoolDir is where bodies are written while they are read ("": the
+	// directory ".spool" of a dir blob store, else the system's temporary
+	// directory). Spool files are unlinked as soon as they are created
+	// (on Unix), so a killed process leaves none.
+	SpoolDir string `json:"spool_dir,omitempty"`
+	// RateLimits are optional per-client token buckets; an upload over
+	// any of them is answered 429 with Retry-After (nil: none).
+	RateLimits []RateLimit `json:"rate_limits,omitempty"`
 	// Throttle are the throttle rules, in order (nil: DefaultRules, accept
 	// everything). When rules are given and none decides, the crash is
 	// rejected with rule NO_MATCH, as in Antenna: end the list with an
@@ -171,6 +240,9 @@ type Collector struct {
 	sentry   map[string]*SentryProject
 	m        *metrics
 	now      func() time.Time
+	budget   *budget
+	limits   []*limiter
+	spoolDir string
 }
 
 // New returns a collector storing into store and publishing with publish.
@@ -189,6 +261,45 @@ func New(cfg Config, store blob.Store, publish Publisher, log *slog.Logger, reg 
 	if cfg.BodyIdleTimeout <= 0 {
 		cfg.BodyIdleTimeout = Duration(DefaultBodyIdleTimeout)
 	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = Duration(DefaultBodyTimeout)
+	}
+	if cfg.MaxInflateRatio <= 0 {
+		cfg.MaxInflateRatio = DefaultMaxInflateRatio
+	}
+	if cfg.MaxCrashSize <= 0 {
+		cfg.MaxCrashSize = cfg.MaxDecompressedSize
+	}
+	if cfg.MaxInflightBytes <= 0 {
+		cfg.MaxInflightBytes = DefaultMaxInflightBytes
+	}
+	if cfg.MaxUploads <= 0 {
+		cfg.MaxUploads = DefaultMaxUploads
+	}
+	if cfg.BudgetWait <= 0 {
+		cfg.BudgetWait = Duration(DefaultBudgetWait)
+	}
+	if cfg.MaxAnnotations <= 0 {
+		cfg.MaxAnnotations = DefaultMaxAnnotations
+	}
+	if cfg.MaxAnnotationsSize <= 0 {
+		cfg.MaxAnnotationsSize = DefaultMaxAnnotationsSize
+	}
+	if cfg.MaxInflightBytes < copyBufSize+zstdCost+2*cfg.MaxAnnotationsSize {
+		return nil, fmt.Errorf("collector: max_inflight_bytes %d: below what one upload may need (%d)",
+			cfg.MaxInflightBytes, copyBufSize+zstdCost+2*cfg.MaxAnnotationsSize)
+	}
+	spoolDir := cfg.SpoolDir
+	if spoolDir == "" {
+		if d, ok := store.(*blob.Dir); ok {
+			spoolDir = filepath.Join(d.Path(), ".spool")
+		} else {
+			spoolDir = os.TempDir()
+		}
+	}
+	if err := os.MkdirAll(spoolDir, 0o700); err != nil {
+		return nil, fmt.Errorf("collector: spool: %w", err)
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -203,7 +314,15 @@ func New(cfg Config, store blob.Store, publish Publisher, log *slog.Logger, reg 
 	c := &Collector{
 		cfg: cfg, store: store, publish: publish, log: log, throttle: t,
 		drop: map[string]bool{}, restrict: map[string]bool{}, sentry: map[string]*SentryProject{},
-		now: time.Now,
+		now:    time.Now,
+		budget: newBudget(cfg.MaxInflightBytes, cfg.MaxUploads, time.Duration(cfg.BudgetWait)), spoolDir: spoolDir,
+	}
+	for i, rl := range cfg.RateLimits {
+		l, err := newLimiter(rl, func() time.Time { return c.now() })
+		if err != nil {
+			return nil, fmt.Errorf("collector: rate limit %d: %w", i+1, err)
+		}
+		c.limits = append(c.limits, l)
 	}
 	for _, n := range pd.Drop {
 		c.drop[n] = true
@@ -235,6 +354,20 @@ func New(cfg Config, store blob.Store, publish Publisher, log *slog.Logger, reg 
 	c.m, err = newMetrics(reg)
 	if err != nil {
 		return nil, fmt.Errorf("collector: metrics: %w", err)
+	}
+	if reg != nil {
+		for _, g := range []prometheus.Collector{
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "crashd_collector_inflight_bytes", Help: "Memory held by the uploads being read (the budget max_inflight_bytes bounds).",
+			}, func() float64 { n, _ := c.budget.inUse(); return float64(n) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "crashd_collector_inflight_uploads", Help: "Uploads being read (max_uploads bounds them).",
+			}, func() float64 { _, u := c.budget.inUse(); return float64(u) }),
+		} {
+			if err := reg.Register(g); err != nil {
+				return nil, fmt.Errorf("collector: metrics: %w", err)
+			}
+		}
 	}
 	return c, nil
 }
@@ -284,7 +417,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"endpoint"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crashd_collector_rejected_total",
-			Help: "Crash uploads not stored, by endpoint and reason (malformed_<reason>, rule_<name>, fakeaccept_<name>, too_large, unauthorized, store_error).",
+			Help: "Crash uploads not stored, by endpoint and reason (malformed_<reason>, rule_<name>, fakeaccept_<name>, too_large, timeout, busy, rate_limited, unauthorized, store_error).",
 		}, []string{"endpoint", "reason"}),
 		throttled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crashd_collector_throttle_total", Help: "Throttle decisions, by rule and result.",

@@ -1,7 +1,10 @@
 package collector
 
 import (
+	"net/http"
+	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 )
@@ -23,7 +26,7 @@ func FuzzParsePayload(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, ct string, body []byte) {
-		rep, err := parsePayload(ct, body)
+		rep, err := parsePayload(ct, body, c.annotationBudget(nil))
 		if err == nil {
 			if len(rep.annotations) == 0 {
 				t.Fatal("accepted without annotations")
@@ -37,12 +40,59 @@ func FuzzParsePayload(f *testing.F) {
 				files[crash.DumpFileName(name)] = true
 			}
 		}
-		if rep, _, reason, _ := c.parseSentry(ct, body); reason == "" {
+		if rep, sp, _, reason, _ := c.parseSentry(ct, body, nil); reason == "" {
+			defer sp.close()
 			md := rep.dumps[crash.MinidumpField]
 			if len(md) < 4 || string(md[:4]) != "MDMP" && string(md[:4]) != "PMDM" {
 				t.Fatalf("accepted minidump %q", md)
 			}
 		}
 		parseHeader(ct)
+	})
+}
+
+// FuzzDecodeMinidump runs Sentry's decompression (gzip, bzip2, zstd by
+// magic bytes) of arbitrary bytes through the spool, with small bounds: no
+// panic, and what comes out is within the size and inflation bounds.
+func FuzzDecodeMinidump(f *testing.F) {
+	md := append([]byte("MDMP\x93\xa7\x00\x00"), make([]byte, 4096)...)
+	f.Add(compress(md))
+	f.Add(zstdBytes(md))
+	f.Add([]byte("BZh91AY&SY"))
+	f.Add([]byte("\x28\xb5\x2f\xfd\x00\x00"))
+	f.Add(md)
+	c, err := New(Config{MaxDecompressedSize: 4 << 20, MaxInflateRatio: 2}, nil2Store(), func(_ ctxT, _ crash.ID) error { return nil }, nil, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sp, err := c.decodeMinidump(b, nil)
+		if err != nil || sp == nil {
+			return
+		}
+		defer sp.close()
+		if n := int64(len(sp.data)); n > 4<<20 || n > inflateFloor+2*int64(len(b)) {
+			t.Fatalf("%d bytes out of %d", n, len(b))
+		}
+	})
+}
+
+// FuzzRateKey: any header value gives a client key without panicking;
+// addresses are keyed as addresses.
+func FuzzRateKey(f *testing.F) {
+	f.Add("192.0.2.1", "10.0.0.1:1234")
+	f.Add("10.0.0.1, 2001:db8::1", "[::1]:80")
+	f.Add(",,,", "junk")
+	l, err := newLimiter(RateLimit{By: RateByHeader, Header: "X-Forwarded-For", PerSecond: 1, Burst: 1}, time.Now)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, header, remote string) {
+		r := &http.Request{Header: http.Header{"X-Forwarded-For": {header}}, RemoteAddr: remote}
+		k := l.key(r)
+		if a, err := netip.ParseAddr(k); err == nil && a.Is6() && !a.Is4In6() {
+			t.Fatalf("IPv6 address %q keyed whole", k)
+		}
+		l.allow(k)
 	})
 }

@@ -144,7 +144,7 @@ func (e *env) post(t testing.TB, path string, body []byte, header http.Header, c
 	if !chunked {
 		req.ContentLength = int64(len(body))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a loaded machine under -race
 	defer cancel()
 	resp, err := e.srv.Client().Do(req.WithContext(ctx))
 	if err != nil {

@@ -2,7 +2,6 @@ package collector
 
 import (
 	"bytes"
-	"compress/bzip2"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -12,8 +11,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 )
@@ -90,25 +87,73 @@ func (c *Collector) SentryMinidump(w http.ResponseWriter, r *http.Request) {
 		reject(http.StatusForbidden, "unauthorized", "invalid project or key")
 		return
 	}
-	gz := r.Header.Get("Content-Encoding") == "gzip"
-	body, size, err := c.readBody(w, r, gz)
-	if err != nil {
-		if errors.Is(err, errTooLarge) {
-			reject(http.StatusRequestEntityTooLarge, "too_large", "request too large")
-		} else if errors.Is(err, errTimeout) {
-			reject(http.StatusRequestTimeout, "timeout", "request body timed out")
-		} else {
+	fail := func(err error) {
+		switch status, reason := c.refusal(err); {
+		case errors.Is(err, errSpool):
+			c.storeFailed(w, endpoint, "", err)
+		case status == http.StatusTooManyRequests:
+			rl, _ := errors.AsType[*errRateLimited](err)
+			w.Header().Set("Retry-After", retryAfterSeconds(rl.retryAfter))
+			reject(status, reason, "event submission rejected with_reason: TooManyRequests")
+		case status == http.StatusServiceUnavailable:
+			w.Header().Set("Retry-After", retryAfterSeconds(time.Duration(c.cfg.BudgetWait)))
+			reject(status, reason, "server busy")
+		case status == http.StatusRequestEntityTooLarge:
+			reject(status, reason, "request too large")
+		case status == http.StatusRequestTimeout:
+			reject(status, reason, "request body timed out")
+		default:
 			reject(http.StatusBadRequest, "malformed_body", "invalid request body")
 		}
+	}
+	if err := c.checkRate(r, "", false); err != nil {
+		fail(err)
 		return
 	}
-	rep, eventID, reason, detail := c.parseSentry(r.Header.Get("Content-Type"), body)
-	if reason != "" {
+	h, err := c.begin(r.Context())
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer h.done()
+	gz := r.Header.Get("Content-Encoding") == "gzip"
+	if gz {
+		if err := h.grab(gzipCost); err != nil {
+			fail(err)
+			return
+		}
+	}
+	body, size, err := c.readBody(w, r, gz, start, h)
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer body.close()
+	rep, md, eventID, reason, detail := c.parseSentry(r.Header.Get("Content-Type"), body.data, h)
+	defer md.close()
+	if reason == "" {
+		if err := c.checkCrashSize(rep); err != nil {
+			reason, detail = "too_large", "envelope exceeded size limits"
+		}
+	}
+	switch reason {
+	case "":
+	case "store_error":
+		c.storeFailed(w, endpoint, "", errSpool)
+		return
+	case "busy":
+		fail(errBusy)
+		return
+	default:
 		status := http.StatusBadRequest
 		if reason == "too_large" {
 			status = http.StatusRequestEntityTooLarge
 		}
 		reject(status, reason, detail)
+		return
+	}
+	if err := c.checkRate(r, productOf(rep.annotations), true); err != nil {
+		fail(err)
 		return
 	}
 	rep.compressed, rep.size = gz, size
@@ -138,9 +183,7 @@ func (c *Collector) SentryMinidump(w http.ResponseWriter, r *http.Request) {
 	default:
 		c.cleanup(raw)
 		if err := c.save(r.Context(), raw, rep.dumps); err != nil {
-			c.log.Error("crash not stored", "crash_id", id, "error", err)
-			c.m.rejected.WithLabelValues(endpoint, "store_error").Inc()
-			sentryError(w, http.StatusServiceUnavailable, "failed to queue envelope")
+			c.storeFailed(w, endpoint, id, err)
 			return
 		}
 		c.m.accepted.WithLabelValues(endpoint).Inc()
@@ -150,9 +193,16 @@ func (c *Collector) SentryMinidump(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, eventID)
 }
 
-// parseSentry reads a Sentry minidump upload. On failure it returns the
-// metrics reason and Relay's detail.
-func (c *Collector) parseSentry(ct string, body []byte) (rep *report, eventID, reason, detail string) {
+// parseSentry reads a Sentry minidump upload, its annotations' memory
+// taken from h (nil: not counted). A compressed minidump is inflated into
+// the spool file md (to be closed when the report's dumps are no longer
+// needed). On failure it returns the metrics reason and Relay's detail.
+func (c *Collector) parseSentry(ct string, body []byte, h *hold) (rep *report, md *spooled, eventID, reason, detail string) {
+	fail := func(reason, detail string) (*report, *spooled, string, string, string) {
+		md.close()
+		return nil, nil, "", reason, detail
+	}
+	ab := c.annotationBudget(h)
 	rep = &report{annotations: map[string]any{}, dumps: map[string][]byte{}, payload: "sentry"}
 	kind, params := parseHeader(ct)
 	kind = strings.ToLower(kind)
@@ -164,14 +214,14 @@ func (c *Collector) parseSentry(ct string, body []byte) (rep *report, eventID, r
 	case strings.HasPrefix(kind, "multipart/"):
 		boundary := strings.TrimRight(params["boundary"], " \t\r\n")
 		if boundary == "" {
-			return nil, "", "malformed_multipart", "invalid multipart data"
+			return fail("malformed_multipart", "invalid multipart data")
 		}
 		fr := newFormReader(body, boundary)
 		var sentry map[string]any
 		for {
 			p, err := fr.next()
 			if err != nil {
-				return nil, "", "malformed_multipart", "invalid multipart data"
+				return fail("malformed_multipart", "invalid multipart data")
 			}
 			if p == nil {
 				break
@@ -185,6 +235,9 @@ func (c *Collector) parseSentry(ct string, body []byte) (rep *report, eventID, r
 					minidump, found = p.data, true
 				}
 			case p.name == "sentry" && p.filename == "":
+				if err := ab.take(len(p.data)); err != nil {
+					return fail("too_large", "annotations too large")
+				}
 				if ev, err := decodeAnnotations(p.data); err == nil {
 					sentry = mergeMaps(sentry, ev)
 				} else {
@@ -192,8 +245,14 @@ func (c *Collector) parseSentry(ct string, body []byte) (rep *report, eventID, r
 					rep.annotations["sentry"] = validText(p.data)
 				}
 			case strings.HasPrefix(p.name, "sentry[") && p.filename == "":
+				if err := ab.take(len(p.data)); err != nil {
+					return fail("too_large", "annotations too large")
+				}
 				sentry = setBracket(sentry, p.name[len("sentry"):], validText(p.data))
 			case p.filename == "" && strings.HasPrefix(p.contentType, "text/plain"):
+				if err := ab.take(len(p.data)); err != nil {
+					return fail("too_large", "annotations too large")
+				}
 				v, err := partText(p)
 				if err != nil {
 					rep.notes = append(rep.notes, "extract payload text part exception: "+err.Error())
@@ -216,29 +275,40 @@ func (c *Collector) parseSentry(ct string, body []byte) (rep *report, eventID, r
 			}
 		}
 	default:
-		return nil, "", "malformed_multipart", "invalid multipart data"
+		return fail("malformed_multipart", "invalid multipart data")
 	}
 	if !found {
-		return nil, "", "missing_minidump", "missing minidump"
+		return fail("missing_minidump", "missing minidump")
 	}
+	if err := ab.count(rep.annotations); err != nil {
+		return fail("too_large", "too many annotations")
+	}
+	rep.annotationBytes = ab.size
 	if inner, ok := embeddedMinidump(minidump); ok {
 		minidump = inner
 	}
-	minidump, err := decodeMinidump(minidump, c.cfg.MaxDecompressedSize)
-	if errors.Is(err, errTooLarge) {
-		return nil, "", "too_large", "envelope exceeded size limits for type 'attachment'"
+	md, err := c.decodeMinidump(minidump, h)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return fail("too_large", "envelope exceeded size limits for type 'attachment'")
+	case errors.Is(err, errBusy):
+		return fail("busy", "server busy")
+	case errors.Is(err, errSpool):
+		return fail("store_error", "failed to queue envelope")
+	case err != nil:
+		return fail("invalid_compression", "invalid compression container")
 	}
-	if err != nil {
-		return nil, "", "invalid_compression", "invalid compression container"
+	if md != nil {
+		minidump = md.data
 	}
 	if !bytes.HasPrefix(minidump, mdmpLE) && !bytes.HasPrefix(minidump, mdmpBE) {
-		return nil, "", "invalid_minidump", "invalid minidump"
+		return fail("invalid_minidump", "invalid minidump")
 	}
 	rep.dumps[crash.MinidumpField] = minidump
 	if eventID == "" {
 		eventID = newEventID()
 	}
-	return rep, eventID, "", ""
+	return rep, md, eventID, "", ""
 }
 
 // mergeMaps merges b into a (b wins), allocating a when nil.
@@ -347,55 +417,20 @@ func embeddedMinidump(b []byte) ([]byte, bool) {
 }
 
 // decodeMinidump undoes a compression container recognized by its magic
-// bytes (gzip, bzip2, zstd), producing at most max bytes (errTooLarge
-// beyond); other bytes are returned as they are. xz is an error.
-func decodeMinidump(b []byte, max int64) ([]byte, error) {
-	var rd io.Reader
-	switch {
-	case bytes.HasPrefix(b, []byte("\x1f\x8b")):
-		return gunzipAny(b, max)
-	case bytes.HasPrefix(b, []byte("\xfd7zXZ\x00")):
-		// Relay inflates xz too, but an xz stream chooses its own
-		// dictionary size (up to 4 GiB, allocated before any output):
-		// refused rather than let a few bytes claim that memory.
-		return nil, errors.New("xz containers are not accepted")
-	case bytes.HasPrefix(b, []byte("BZh")):
-		rd = bzip2.NewReader(bytes.NewReader(b))
-	case bytes.HasPrefix(b, []byte("\x28\xb5\x2f\xfd")):
-		z, err := zstd.NewReader(bytes.NewReader(b), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(max)+1))
-		if err != nil {
-			return nil, err
-		}
-		defer z.Close()
-		rd = z
-	default:
-		return b, nil
-	}
-	return readMax(rd, max)
-}
-
-// gunzipAny is gunzip with the error of a compressed minidump.
-func gunzipAny(b []byte, max int64) ([]byte, error) {
-	out, err := gunzip(b, max)
-	var m malformed
-	if errors.As(err, &m) {
-		return nil, errors.New("invalid gzip")
-	}
-	return out, err
-}
-
-// readMax reads r to its end, failing with errTooLarge past max bytes.
-func readMax(r io.Reader, max int64) ([]byte, error) {
-	var out bytes.Buffer
-	n, err := out.ReadFrom(io.LimitReader(r, max+1))
-	if err != nil {
-		if n > max {
-			return nil, errTooLarge
-		}
+// bytes (gzip, bzip2, zstd) into a spool file, within MaxDecompressedSize
+// and MaxInflateRatio (errTooLarge beyond), the decompressor's memory taken
+// from h; nil when b is not compressed. xz is an error.
+func (c *Collector) decodeMinidump(b []byte, h *hold) (*spooled, error) {
+	in := &countReader{r: bytes.NewReader(b)}
+	rd, cost, closeDec, err := decoderFor(in, b)
+	if err != nil || rd == nil {
 		return nil, err
 	}
-	if n > max {
-		return nil, errTooLarge
+	defer closeDec()
+	if h != nil {
+		if err := h.grab(cost); err != nil {
+			return nil, err
+		}
 	}
-	return out.Bytes(), nil
+	return c.spool(rd, c.cfg.MaxDecompressedSize, func() int64 { return in.n }, h)
 }

@@ -2,7 +2,6 @@ package collector
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -12,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -46,25 +44,6 @@ var errTooLarge = errors.New("upload too large")
 // errTimeout is a body whose client stopped sending.
 var errTimeout = errors.New("request body: client stopped sending")
 
-// idleReader reads a request body, moving the connection's read deadline
-// before each read so that a client silent for longer than idle fails the
-// read (as nginx's client_body_timeout).
-type idleReader struct {
-	r        io.Reader
-	rc       *http.ResponseController
-	idle     time.Duration
-	timedOut bool
-}
-
-func (ir *idleReader) Read(p []byte) (int, error) {
-	_ = ir.rc.SetReadDeadline(time.Now().Add(ir.idle)) // unsupported writers: no deadline
-	n, err := ir.r.Read(p)
-	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-		ir.timedOut = true
-	}
-	return n, err
-}
-
 // maxTextPart is the largest text part kept as an annotation (Antenna sets
 // Falcon's max_body_part_buffer_size to 20 MiB).
 const maxTextPart = 20 << 20
@@ -84,6 +63,8 @@ type report struct {
 	payload     string // "multipart" or "json"
 	compressed  bool
 	size        int64 // body size as received
+	// annotationBytes are the bytes of the annotation parts.
+	annotationBytes int64
 }
 
 // checkContentType is Antenna's test of the request's Content-Type.
@@ -102,10 +83,83 @@ func checkContentType(ct string) error {
 	return nil
 }
 
+// annotationBudget bounds the annotations of one crash: their parts'
+// bytes together (the size of the request decides nothing) and, through
+// grab, the memory their decoding takes from the collector's budget.
+type annotationBudget struct {
+	maxSize, size int64
+	maxCount      int
+	grab          func(int64) error // nil: no budget
+}
+
+// take accounts for a text or JSON part of n bytes before it is decoded.
+func (ab *annotationBudget) take(n int) error {
+	ab.size += int64(n)
+	if ab.size > ab.maxSize {
+		return fmt.Errorf("annotations: over %d bytes: %w", ab.maxSize, errTooLarge)
+	}
+	if ab.grab != nil {
+		// The part's text and the values decoded from it.
+		return ab.grab(2 * int64(n))
+	}
+	return nil
+}
+
+// nestedPerAnnotation is how many values, counted through JSON objects and
+// arrays, the annotations may hold per allowed annotation (a Sentry event
+// sent as JSON holds hundreds).
+const nestedPerAnnotation = 25
+
+// count checks the number of annotations, and of the values nested in them.
+func (ab *annotationBudget) count(a map[string]any) error {
+	if len(a) > ab.maxCount {
+		return fmt.Errorf("annotations: %d, over %d: %w", len(a), ab.maxCount, errTooLarge)
+	}
+	limit := nestedPerAnnotation * ab.maxCount
+	n := 0
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		n++
+		if n > limit {
+			return false
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			for _, x := range v {
+				if !walk(x) {
+					return false
+				}
+			}
+		case []any:
+			for _, x := range v {
+				if !walk(x) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !walk(a) {
+		return fmt.Errorf("annotations: over %d values nested in them: %w", limit, errTooLarge)
+	}
+	return nil
+}
+
+// annotationBudget returns the bounds of one upload's annotations, its
+// memory taken from h (nil: not counted).
+func (c *Collector) annotationBudget(h *hold) *annotationBudget {
+	ab := &annotationBudget{maxSize: c.cfg.MaxAnnotationsSize, maxCount: c.cfg.MaxAnnotations}
+	if h != nil {
+		ab.grab = h.grab
+	}
+	return ab
+}
+
 // parsePayload reads a (decompressed) multipart body into a report as
-// Antenna's extract_payload does; ct is the request's Content-Type. The
-// report's compressed and size are left to the caller.
-func parsePayload(ct string, body []byte) (*report, error) {
+// Antenna's extract_payload does; ct is the request's Content-Type, ab
+// bounds the annotations. The report's compressed and size are left to
+// the caller.
+func parsePayload(ct string, body []byte, ab *annotationBudget) (*report, error) {
 	if err := checkContentType(ct); err != nil {
 		return nil, err
 	}
@@ -131,6 +185,9 @@ func parsePayload(ct string, body []byte) (*report, error) {
 		switch {
 		case strings.HasPrefix(p.contentType, "application/json"):
 			hasJSON = true
+			if err := ab.take(len(p.data)); err != nil {
+				return nil, err
+			}
 			m, err := decodeAnnotations(p.data)
 			if err != nil {
 				return nil, err
@@ -138,6 +195,9 @@ func parsePayload(ct string, body []byte) (*report, error) {
 			rep.annotations = m
 		case strings.HasPrefix(p.contentType, "text/plain") && p.filename == "":
 			hasKV = true
+			if err := ab.take(len(p.data)); err != nil {
+				return nil, err
+			}
 			v, err := partText(p)
 			if err != nil {
 				rep.notes = append(rep.notes, "extract payload text part exception: "+err.Error())
@@ -158,6 +218,9 @@ func parsePayload(ct string, body []byte) (*report, error) {
 	if len(rep.annotations) == 0 {
 		return nil, malformed(ReasonNoAnnotations)
 	}
+	if err := ab.count(rep.annotations); err != nil {
+		return nil, err
+	}
 	// Two dumps stored under the same key (upload_file_minidump and "dump",
 	// or a name of no letters) would overwrite each other: refused.
 	files := map[string]bool{}
@@ -171,6 +234,7 @@ func parsePayload(ct string, body []byte) (*report, error) {
 	if hasJSON && hasKV {
 		rep.notes = append(rep.notes, "includes annotations in both json-encoded extra and formdata parts")
 	}
+	rep.annotationBytes = ab.size
 	rep.payload = "multipart"
 	if hasJSON {
 		rep.payload = "json"
@@ -230,64 +294,6 @@ func isUTF8(b []byte) bool {
 	return err == nil
 }
 
-// readBody reads the request body within the size limit, undoing gzip when
-// gz is set. size is the body's size as received.
-func (c *Collector) readBody(w http.ResponseWriter, r *http.Request, gz bool) (body []byte, size int64, err error) {
-	if r.ContentLength > c.cfg.MaxBodySize {
-		return nil, r.ContentLength, errTooLarge
-	}
-	ir := &idleReader{r: r.Body, rc: http.NewResponseController(w), idle: time.Duration(c.cfg.BodyIdleTimeout)}
-	defer func() {
-		// After a timeout the deadline stays in the past: the server's
-		// discarding of the unread body must fail at once, not wait for
-		// a client that has stopped sending.
-		if !ir.timedOut {
-			ir.rc.SetReadDeadline(time.Time{})
-		}
-	}()
-	rd := http.MaxBytesReader(w, io.NopCloser(ir), c.cfg.MaxBodySize)
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
-	}
-	_, err = buf.ReadFrom(rd)
-	size = int64(buf.Len())
-	if err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return nil, size, errTooLarge
-		}
-		if ir.timedOut {
-			return nil, size, errTimeout
-		}
-		return nil, size, malformed(ReasonInvalidPayloadStructure)
-	}
-	if !gz {
-		return buf.Bytes(), size, nil
-	}
-	body, err = gunzip(buf.Bytes(), c.cfg.MaxDecompressedSize)
-	return body, size, err
-}
-
-// gunzip inflates one gzip member, refusing (errTooLarge) to produce more
-// than max bytes: a gzip bomb is stopped at max.
-func gunzip(b []byte, max int64) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil, malformed(ReasonBadGzip)
-	}
-	zr.Multistream(false)
-	var out bytes.Buffer
-	out.Grow(min(len(b)*4, int(max)))
-	n, err := out.ReadFrom(io.LimitReader(zr, max+1))
-	if err != nil {
-		return nil, malformed(ReasonBadGzip)
-	}
-	if n > max {
-		return nil, errTooLarge
-	}
-	return out.Bytes(), nil
-}
-
 // Submit handles Antenna's POST /submit.
 func (c *Collector) Submit(w http.ResponseWriter, r *http.Request) {
 	const endpoint = "submit"
@@ -295,20 +301,37 @@ func (c *Collector) Submit(w http.ResponseWriter, r *http.Request) {
 	defer func() { c.m.seconds.WithLabelValues(endpoint).Observe(time.Since(start).Seconds()) }()
 	c.m.received.WithLabelValues(endpoint).Inc()
 
-	rep, err := c.extract(w, r)
-	if err != nil {
-		var m malformed
-		switch {
-		case errors.As(err, &m):
-			c.refuse(w, endpoint, http.StatusBadRequest, "malformed_"+string(m))
-		case errors.Is(err, errTooLarge):
-			c.refuse(w, endpoint, http.StatusRequestEntityTooLarge, "too_large")
-		case errors.Is(err, errTimeout):
-			c.refuse(w, endpoint, http.StatusRequestTimeout, "timeout")
-		default:
-			c.refuse(w, endpoint, http.StatusBadRequest, "malformed_"+ReasonInvalidPayloadStructure)
+	fail := func(err error) {
+		status, reason := c.refusal(err)
+		if rl, ok := errors.AsType[*errRateLimited](err); ok {
+			w.Header().Set("Retry-After", retryAfterSeconds(rl.retryAfter))
+		} else if errors.Is(err, errBusy) {
+			w.Header().Set("Retry-After", retryAfterSeconds(time.Duration(c.cfg.BudgetWait)))
 		}
+		if status == http.StatusServiceUnavailable && reason == "store_error" {
+			c.storeFailed(w, endpoint, "", err)
+			return
+		}
+		c.refuse(w, endpoint, status, reason)
 		c.log.Info("upload refused", "endpoint", endpoint, "error", err, "remote", r.RemoteAddr)
+	}
+	if err := c.checkRate(r, "", false); err != nil {
+		fail(err)
+		return
+	}
+	h, err := c.begin(r.Context())
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer h.done()
+	rep, body, err := c.extract(w, r, h, start)
+	defer body.close() // after the crash is stored: its dumps are slices of the spool file's mapping
+	if err == nil {
+		err = c.checkRate(r, productOf(rep.annotations), true)
+	}
+	if err != nil {
+		fail(err)
 		return
 	}
 	q := r.URL.Query()
@@ -353,10 +376,7 @@ func (c *Collector) Submit(w http.ResponseWriter, r *http.Request) {
 	default:
 		c.cleanup(raw)
 		if err := c.save(r.Context(), raw, rep.dumps); err != nil {
-			c.log.Error("crash not stored", "crash_id", id, "error", err)
-			c.m.rejected.WithLabelValues(endpoint, "store_error").Inc()
-			w.Header().Set("Content-Type", "text/plain")
-			w.WriteHeader(http.StatusInternalServerError) // the client retries
+			c.storeFailed(w, endpoint, id, err)
 			return
 		}
 		c.m.accepted.WithLabelValues(endpoint).Inc()
@@ -375,26 +395,87 @@ func (c *Collector) Submit(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, "CrashID="+crash.IDPrefix+string(id)+"\n")
 }
 
-// extract checks the request and reads its payload (Antenna's extract_payload).
-func (c *Collector) extract(w http.ResponseWriter, r *http.Request) (*report, error) {
+// extract checks the request and reads its payload (Antenna's
+// extract_payload) within h's budget. The body's spool file must be closed
+// once the report's dumps are no longer needed.
+func (c *Collector) extract(w http.ResponseWriter, r *http.Request, h *hold, start time.Time) (*report, *spooled, error) {
 	ct := r.Header.Get("Content-Type")
 	if err := checkContentType(ct); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if r.ContentLength == 0 {
-		return nil, malformed(ReasonNoContentLength)
+		return nil, nil, malformed(ReasonNoContentLength)
 	}
 	gz := r.Header.Get("Content-Encoding") == "gzip"
-	body, size, err := c.readBody(w, r, gz)
-	if err != nil {
-		return nil, err
+	if gz {
+		if err := h.grab(gzipCost); err != nil {
+			return nil, nil, err
+		}
 	}
-	rep, err := parsePayload(ct, body)
+	body, size, err := c.readBody(w, r, gz, start, h)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	rep, err := parsePayload(ct, body.data, c.annotationBudget(h))
+	if err == nil {
+		err = c.checkCrashSize(rep)
+	}
+	if err != nil {
+		body.close()
+		return nil, nil, err
 	}
 	rep.compressed, rep.size = gz, size
-	return rep, nil
+	return rep, body, nil
+}
+
+// checkCrashSize bounds what a crash stores: its dumps and annotation
+// parts together.
+func (c *Collector) checkCrashSize(rep *report) error {
+	var n int64
+	for _, d := range rep.dumps {
+		n += int64(len(d))
+	}
+	n += rep.annotationBytes
+	if n > c.cfg.MaxCrashSize {
+		return fmt.Errorf("crash of %d bytes, over %d: %w", n, c.cfg.MaxCrashSize, errTooLarge)
+	}
+	return nil
+}
+
+// refusal is the status and Antenna reason of an upload refused with err.
+func (c *Collector) refusal(err error) (int, string) {
+	var m malformed
+	switch {
+	case errors.As(err, &m):
+		return http.StatusBadRequest, "malformed_" + string(m)
+	case errors.Is(err, errTooLarge):
+		return http.StatusRequestEntityTooLarge, "too_large"
+	case errors.Is(err, errTimeout):
+		return http.StatusRequestTimeout, "timeout"
+	case errors.Is(err, errBusy):
+		return http.StatusServiceUnavailable, "busy"
+	case errors.Is(err, errSpool):
+		return http.StatusServiceUnavailable, "store_error"
+	}
+	if _, ok := errors.AsType[*errRateLimited](err); ok {
+		return http.StatusTooManyRequests, "rate_limited"
+	}
+	return http.StatusBadRequest, "malformed_" + ReasonInvalidPayloadStructure
+}
+
+// storeFailed answers an upload whose crash could not be stored (the blob
+// store's Put, or the spool file the body is read into): the one place
+// where a storage error becomes a response, never a 200. The client keeps
+// the crash and sends it again.
+func (c *Collector) storeFailed(w http.ResponseWriter, endpoint string, id crash.ID, err error) {
+	c.log.Error("crash not stored", "endpoint", endpoint, "crash_id", id, "error", err)
+	c.m.rejected.WithLabelValues(endpoint, "store_error").Inc()
+	if endpoint == "sentry" {
+		sentryError(w, http.StatusServiceUnavailable, "failed to queue envelope")
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(http.StatusInternalServerError)
 }
 
 // refuse answers a refused upload "Discarded=<reason>" and counts it.

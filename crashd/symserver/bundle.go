@@ -78,6 +78,9 @@ func BundleMembers(zr *zip.Reader, maxMember, maxTotal uint64) ([]*zip.File, err
 		if f.UncompressedSize64 > maxMember {
 			return nil, &uploadError{http.StatusRequestEntityTooLarge, fmt.Errorf("bundle member %q: %d bytes declared, over the limit of %d", name, f.UncompressedSize64, maxMember)}
 		}
+		if err := checkInflation("bundle member", f); err != nil {
+			return nil, err
+		}
 		if total += f.UncompressedSize64; total > maxTotal {
 			return nil, &uploadError{http.StatusRequestEntityTooLarge, fmt.Errorf("bundle: over %d bytes declared in all", maxTotal)}
 		}

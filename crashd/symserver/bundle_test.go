@@ -222,6 +222,7 @@ func TestBadBundles(t *testing.T) {
 		{"absolute", zipOf(t, member{name: "/etc/x", data: string(elf)}), 400, `bundle member "/etc/x"`},
 		{"backslash", zipOf(t, member{name: `..\x`, data: string(elf)}), 400, `bundle member`},
 		{"4 GiB declared", zipOf(t, member{name: "threads", data: string(elf), declared: 4 << 30}), 413, "4294967296 bytes declared"},
+		{"zip bomb", zipOf(t, member{name: "threads", data: string(elf) + strings.Repeat("\x00", 20<<20)}), 413, "over 100 times"},
 		{"inflates past its size", zipOf(t, member{name: "threads", data: string(elf) + strings.Repeat("x", 1000), declared: 10}), 400, "bundle member threads"},
 		{"no main file", zipOf(t, member{name: "a", data: string(elf)}, member{name: "b", data: string(elf)}), 400, "none named as the upload's"},
 		{"twice", zipOf(t, member{name: "threads", data: string(elf)}, member{name: "THREADS", data: string(elf)}), 400, "twice"},

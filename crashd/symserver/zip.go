@@ -26,6 +26,25 @@ type ZipMember struct {
 // maxZipMembers bounds the members of one zip.
 const maxZipMembers = 100000
 
+// Inflation bounds of zip members (Tecken zips and native-file bundles):
+// past its first MiB, a member may declare at most maxInflateRatio times
+// its compressed size. Symbol files and debug files compress 3-10 times; a
+// member of zeros 1,000 times: 413, nothing extracted. (A member inflating
+// past what it declares is refused as it is extracted.)
+const (
+	maxInflateRatio = 100
+	inflateFloor    = 1 << 20
+)
+
+// checkInflation refuses a zip member declaring more than the inflation bound allows.
+func checkInflation(what string, f *zip.File) error {
+	if f.UncompressedSize64 > inflateFloor && f.UncompressedSize64/maxInflateRatio > f.CompressedSize64 {
+		return &uploadError{http.StatusRequestEntityTooLarge, fmt.Errorf("%s %q: %d bytes declared from %d compressed, over %d times",
+			what, f.Name, f.UncompressedSize64, f.CompressedSize64, maxInflateRatio)}
+	}
+	return nil
+}
+
 // ZipMembers checks a symbols zip's directory as Tecken's upload does
 // before anything is extracted: every file member named
 // <module>/<ID>/<file>, each element passing symstore.CheckName, the file
@@ -57,6 +76,9 @@ func ZipMembers(zr *zip.Reader, maxMember, maxTotal uint64) ([]ZipMember, error)
 		}
 		if f.UncompressedSize64 > maxMember {
 			return nil, &uploadError{http.StatusRequestEntityTooLarge, fmt.Errorf("zip member %q: %d bytes declared, over the limit of %d", f.Name, f.UncompressedSize64, maxMember)}
+		}
+		if err := checkInflation("zip member", f); err != nil {
+			return nil, err
 		}
 		if total += f.UncompressedSize64; total > maxTotal {
 			return nil, &uploadError{http.StatusRequestEntityTooLarge, fmt.Errorf("zip: over %d bytes declared in all", maxTotal)}

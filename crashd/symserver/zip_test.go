@@ -99,6 +99,7 @@ func TestZipUpload(t *testing.T) {
 		{"backslash", zipOf(t, member{name: `a\..\x/ID/a.sym`, data: symA}), 400, "holds a separator"},
 		{"not the .sym", zipOf(t, member{name: "liba.so/0123/other.txt", data: symA}), 400, "not the module's .sym"},
 		{"4 GiB declared", zipOf(t, member{name: "liba.so/0123/liba.so.sym", data: symA, declared: 4 << 30}), 413, "4294967296 bytes declared"},
+		{"zip bomb", zipOf(t, member{name: "liba.so/0123/liba.so.sym", data: symA + strings.Repeat("\x00", 20<<20)}), 413, "over 100 times"},
 		{"inflates past its size", zipOf(t, member{name: "liba.so/0123456789ABCDEF0123456789ABCDEF0/liba.so.sym", data: symA + strings.Repeat("PUBLIC 1 0 x\n", 1000), declared: 50}), 400, "zip member liba.so/0123456789ABCDEF0123456789ABCDEF0/liba.so.sym: "},
 		{"MODULE disagrees", zipOf(t, member{name: "libz.so/0123/libz.so.sym", data: symA}), 400, "MODULE line names liba.so"},
 		{"not a zip", []byte("hello"), 400, "not a zip file"},

@@ -119,6 +119,14 @@ type Report struct {
 	Annotations []Annotation `json:"annotations"`
 	Hidden      int          `json:"hidden_annotations"`
 	Notes       []string     `json:"notes"`
+	// MoreAnnotations, MoreThreads, MoreModules and MoreNotes count what
+	// was folded away past maxPageAnnotations, maxPageThreads,
+	// maxPageModules and maxPageNotes (a crash of 300,000 annotations made
+	// a 14 MB page).
+	MoreAnnotations int `json:"more_annotations,omitempty"`
+	MoreThreads     int `json:"more_threads,omitempty"`
+	MoreModules     int `json:"more_modules,omitempty"`
+	MoreNotes       int `json:"more_notes,omitempty"`
 	// Dumps are the crash's dump names (downloads).
 	Dumps []string `json:"dumps"`
 	// What the reader may do.
@@ -288,7 +296,33 @@ func (w *Web) report(r *http.Request, p *principal) (any, error) {
 			}
 		}
 	}
+	rep.fold()
 	return rep, nil
+}
+
+// The most of each list a report shows; what is past it is counted
+// (Report.More*), not shown. Each row is bounded by clip.
+const (
+	maxPageAnnotations = 500
+	maxPageThreads     = 200
+	maxPageModules     = 1000
+	maxPageNotes       = 200
+)
+
+// fold cuts the report's long lists to their bounds.
+func (rep *Report) fold() {
+	if n := len(rep.Annotations); n > maxPageAnnotations {
+		rep.MoreAnnotations, rep.Annotations = n-maxPageAnnotations, rep.Annotations[:maxPageAnnotations]
+	}
+	if n := len(rep.Threads); n > maxPageThreads {
+		rep.MoreThreads, rep.Threads = n-maxPageThreads, rep.Threads[:maxPageThreads]
+	}
+	if n := len(rep.Modules); n > maxPageModules {
+		rep.MoreModules, rep.Modules = n-maxPageModules, rep.Modules[:maxPageModules]
+	}
+	if n := len(rep.Notes); n > maxPageNotes {
+		rep.MoreNotes, rep.Notes = n-maxPageNotes, rep.Notes[:maxPageNotes]
+	}
 }
 
 func (w *Web) dump(rw http.ResponseWriter, r *http.Request) {

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -329,5 +330,56 @@ func TestSearchAnnotations(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, `name="annotation.Note"`) || strings.Contains(body, "<script>alert") ||
 		!strings.Contains(body, "annotation.Note=%3Cscript%3E") {
 		t.Errorf("search page: %d %.2000s", code, body)
+	}
+}
+
+// TestReportFolds: a crash stored with 300,000 annotations (before the
+// collector bounded them; issue 37 measured a 14 MB page) and 1,000
+// threads gives a page of the first 500 annotations and 200 other threads,
+// the rest counted, in the page and in its JSON.
+func TestReportFolds(t *testing.T) {
+	f := newFixture(t, true)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	id := crash.New(now, 0)
+	ann := map[string]any{"ProductName": "P", "Version": "2"}
+	for i := range 300000 {
+		ann[fmt.Sprintf("a%06d", i)] = strings.Repeat("v", 20)
+	}
+	raw := &crash.RawCrash{UUID: id, SubmittedTimestamp: now, Version: 2, Annotations: ann}
+	b, _ := raw.MarshalJSON()
+	store := f.webPart.store
+	store.Put(ctx, crash.RawCrashKey(id), b)
+	var threads []string
+	for i := range 1001 {
+		threads = append(threads, fmt.Sprintf(`{"thread_id":%d,"frames":[{"frame":0,"module":"m.so","function":"f","trust":"context","offset":"0x1"}]}`, i))
+	}
+	ct := 0
+	pc := &crash.ProcessedCrash{CrashID: id, ProductName: "P", Version: "2", Signature: "sig", CrashingThread: &ct,
+		JSONDump: json.RawMessage(`{"threads":[` + strings.Join(threads, ",") + `],"modules":[]}`), Success: true}
+	b, _ = walk.Marshal(pc)
+	store.Put(ctx, crash.ProcessedCrashKey(id), b)
+	status, page := f.get(t, "/report/"+string(id), f.all)
+	if status != 200 {
+		t.Fatalf("%d", status)
+	}
+	if len(page) > 1<<20 {
+		t.Errorf("report page of %d bytes", len(page))
+	}
+	for _, want := range []string{`id="more-annotations">299502 more annotations`, `id="more-threads">800 more threads`, "Other threads (1000)", "a000497"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "a000498") {
+		t.Error("annotation past the fold shown")
+	}
+	status, js := f.get(t, "/api/report/"+string(id), f.all)
+	var rep Report
+	if status != 200 || json.Unmarshal([]byte(js), &rep) != nil {
+		t.Fatalf("JSON: %d", status)
+	}
+	if len(rep.Annotations) != maxPageAnnotations || rep.MoreAnnotations != 299502 || len(rep.Threads) != maxPageThreads || rep.MoreThreads != 800 {
+		t.Errorf("JSON: %d annotations + %d, %d threads + %d", len(rep.Annotations), rep.MoreAnnotations, len(rep.Threads), rep.MoreThreads)
 	}
 }
