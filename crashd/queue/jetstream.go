@@ -168,7 +168,10 @@ func Embedded(ctx context.Context, ecfg EmbeddedConfig, cfg Config) (*JetStream,
 			opts.Routes = append(opts.Routes, u)
 		}
 		if cfg.Replicas <= 0 {
-			cfg.Replicas = min(3, len(cl.Routes))
+			// The routes name the other nodes: the cluster is them and
+			// this node (two routes: three nodes, R3, which outlives the
+			// loss of one).
+			cfg.Replicas = min(3, len(cl.Routes)+1)
 		}
 	}
 	ns, err := server.NewServer(opts)
