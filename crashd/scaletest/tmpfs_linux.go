@@ -27,4 +27,3 @@ func MountTmpfs(dir string, size int64) (unmount func() error, err error) {
 		return nil
 	}, nil
 }
-
