@@ -250,6 +250,10 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 // started go back to the queue, and Run returns. An error is Run failing
 // to start (the start-up check of lazily stored crashes, the queue).
 func (p *Processor) Run(ctx context.Context) error {
+	// A start on a full disk (or with the index away) waits for it.
+	if !p.waitAvailable(ctx) {
+		return nil
+	}
 	lazy := p.lazyStore()
 	if lazy != nil {
 		if err := p.checkUnsynced(ctx); err != nil {
