@@ -140,6 +140,7 @@ func (c *Collector) SentryMinidump(w http.ResponseWriter, r *http.Request) {
 		if err := c.save(r.Context(), raw, rep.dumps); err != nil {
 			c.log.Error("crash not stored", "crash_id", id, "error", err)
 			c.m.rejected.WithLabelValues(endpoint, "store_error").Inc()
+			w.Header().Set("Retry-After", "60")
 			sentryError(w, http.StatusServiceUnavailable, "failed to queue envelope")
 			return
 		}

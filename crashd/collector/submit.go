@@ -355,8 +355,12 @@ func (c *Collector) Submit(w http.ResponseWriter, r *http.Request) {
 		if err := c.save(r.Context(), raw, rep.dumps); err != nil {
 			c.log.Error("crash not stored", "crash_id", id, "error", err)
 			c.m.rejected.WithLabelValues(endpoint, "store_error").Inc()
-			w.Header().Set("Content-Type", "text/plain")
-			w.WriteHeader(http.StatusInternalServerError) // the client retries
+			// Antenna answers an empty 500; crashd says why and when to
+			// come back (the client retries either way).
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Header().Set("Retry-After", "60")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, "crashd: crash not stored (storage error); retry later\n")
 			return
 		}
 		c.m.accepted.WithLabelValues(endpoint).Inc()
