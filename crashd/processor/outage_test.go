@@ -13,6 +13,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
+	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 )
 
 // run starts p and returns the function that stops it (and checks Run's
@@ -92,4 +93,60 @@ func value(m prometheus.Metric) float64 {
 		return d.Gauge.GetValue()
 	}
 	return d.Counter.GetValue()
+}
+
+// TestAbort: at a shutdown's deadline, Abort hands back the crash a
+// worker holds (a walk stalled well within its timeout) and Run returns
+// at once; the crash is neither failed nor acknowledged, and is delivered
+// again.
+func TestAbort(t *testing.T) {
+	dump, err := os.ReadFile(corpus.File(t, "breakpad/processor/linux_null_read_av.dmp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := symsrc.Open(symsrc.Config{Paths: []string{corpus.File(t, "breakpad/processor/symbols")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	fl := &flaky{src: src}
+	fl.stall.Store(true)
+	e := newEnv(t)
+	p, err := New(Config{Workers: 1, Symbols: fl, Timeout: time.Minute, MaxAttempts: 1, Heartbeat: time.Second}, e.store, e.q, e.ix, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	id := e.put(t, dump, map[string]any{"ProductName": "Test"})
+	waitFor(t, "a worker on the crash", func() bool { return value(p.m.busy) == 1 })
+	cancel()
+	select {
+	case <-done:
+		t.Fatal("Run returned while its worker was on a crash")
+	case <-time.After(500 * time.Millisecond):
+	}
+	t0 := time.Now()
+	p.Abort()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after Abort")
+	}
+	t.Logf("Run returned %v after Abort; walks still running: %d", time.Since(t0), p.Walking())
+	if c, err := e.ix.Get(context.Background(), string(id)); err != nil || c.Status != index.Received {
+		t.Errorf("after Abort: %+v %v", c, err)
+	}
+	// Delivered again, to the next processor.
+	fl.stall.Store(false)
+	p2, err := New(Config{Workers: 1, Symbols: fl, MaxAttempts: 3}, e.store, e.q, e.ix, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run(t, p2)()
+	e.wait(t, id, index.Processed)
 }
