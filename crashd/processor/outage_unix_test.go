@@ -182,7 +182,9 @@ func TestOutageOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, err := range []error{errNoSpace, errQuota} {
+	sqliteFull := errors.New("index: record processed: database or disk is full (13)")
+	pgFull := errors.New(`index: ERROR: could not extend file "base/16384/16385": No space left on device (SQLSTATE 53100)`)
+	for _, err := range []error{errNoSpace, errQuota, sqliteFull, pgFull} {
 		if p.outageOf(ctx, err) == nil {
 			t.Errorf("%v: not an outage", err)
 		}

@@ -31,6 +31,7 @@ import (
 	"log/slog"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -408,13 +409,24 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 // (ENOSPC, EDQUOT), the storage not ready (Config.Ready) or the index not
 // answering its Ping; nil for an error of the crash's own.
 func (p *Processor) outageOf(ctx context.Context, err error) error {
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+	if diskFull(err) {
 		return fmt.Errorf("storage full: %w", err)
 	}
 	if ctx.Err() != nil {
 		return nil
 	}
 	return p.checkOutage(ctx, true)
+}
+
+// diskFull reports whether err is a file system out of space: ENOSPC or
+// EDQUOT from the store, SQLite's SQLITE_FULL or PostgreSQL's disk_full
+// (SQLSTATE 53100) from the index (whose drivers say so only in words).
+func diskFull(err error) bool {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "database or disk is full") || strings.Contains(msg, "SQLSTATE 53100")
 }
 
 // checkOutage returns why crashes cannot be stored or indexed now (nil:
