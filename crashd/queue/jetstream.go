@@ -288,8 +288,15 @@ func transient(err error) bool {
 			return true
 		}
 	}
+	// "No suitable peers for placement" (JetStream error 10005): a node
+	// that just joined is not yet known as a JetStream peer to the meta
+	// leader, so an R3 stream cannot be placed for a moment.
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == 10005 {
+		return true
+	}
 	msg := err.Error()
-	return strings.Contains(msg, "leader") || strings.Contains(msg, "temporarily unavailable")
+	return strings.Contains(msg, "leader") || strings.Contains(msg, "temporarily unavailable") || strings.Contains(msg, "no suitable peers")
 }
 
 func open(ctx context.Context, nc *nats.Conn, cfg Config) (*JetStream, error) {
