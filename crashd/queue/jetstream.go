@@ -535,8 +535,11 @@ func (q *JetStream) Consume(ctx context.Context) (Consumer, error) {
 	c := &consumer{q: q, ch: map[Kind]chan *delivery{}, stop: make(chan struct{})}
 	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.cancel = cancel
+	// Every channel made before any fetcher reads the map.
 	for _, k := range Kinds {
 		c.ch[k] = make(chan *delivery)
+	}
+	for _, k := range Kinds {
 		c.wg.Add(1)
 		go c.fetch(fctx, k)
 	}
