@@ -2,7 +2,8 @@
 // the next issues: a crash with its processed crash, a search of the
 // index, reprocessing, the dead letters; and the operations endpoints as
 // Antenna serves them (Dockerflow): /__lbheartbeat__, /__heartbeat__ (the
-// queue, the store and the index answer), /__version__.
+// queue, the store and the index answer, and Config.Checks pass; Antenna's
+// body), /__version__.
 //
 //	GET  /api/crashes/{id}            one crash: index row + processed crash
 //	GET  /api/crashes?signature=&product=&version=&status=&since=&before=&limit=
@@ -44,6 +45,23 @@ type Config struct {
 	// Version is what /__version__ reports as "version" (default: the
 	// module version of the build).
 	Version string
+	// Checks are the heartbeat's checks beyond the queue, the store and
+	// the index (the free disk space, the process's parts).
+	Checks []Check
+}
+
+// Check is one check of /__heartbeat__: Run returns nil when healthy, else
+// the error reported under Name.
+type Check struct {
+	Name string
+	Run  func(context.Context) error
+}
+
+// HealthError is one failed check in /__heartbeat__'s answer, as Antenna
+// writes it.
+type HealthError struct {
+	Name string `json:"name"`
+	Msg  string `json:"msg"`
 }
 
 // API serves the endpoints. Queue, index or store may be nil in a process
@@ -406,32 +424,20 @@ func (a *API) dead(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"dead_letters": dl})
 }
 
-// heartbeat answers as Dockerflow's __heartbeat__: {"status", "checks",
-// "details"}, 200 when every check passes, 500 otherwise.
+// heartbeat answers as Antenna's __heartbeat__: 200 {"errors": []} when
+// every check passes, else 503 with each failed check's name and message
+// ({"errors": [{"name": "disk", "msg": "..."}]}).
 func (a *API) heartbeat(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
-	checks := map[string]string{}
-	details := map[string]any{}
-	status := "ok"
+	errs := []HealthError{}
 	check := func(name string, err error) {
 		if err != nil {
-			checks[name] = "error"
-			details[name] = map[string]string{"level": "ERROR", "message": err.Error()}
-			status = "error"
-			return
+			errs = append(errs, HealthError{Name: name, Msg: err.Error()})
 		}
-		checks[name] = "ok"
 	}
 	if a.q != nil {
-		err := a.q.Ping(ctx)
-		if err == nil {
-			var d queue.Depth
-			if d, err = a.q.Depth(ctx); err == nil {
-				details["queue_depth"] = d
-			}
-		}
-		check("queue", err)
+		check("queue", a.q.Ping(ctx))
 	}
 	if a.store != nil {
 		// A read of a key that is never written: the store answers.
@@ -441,11 +447,14 @@ func (a *API) heartbeat(w http.ResponseWriter, r *http.Request) {
 	if a.ix != nil {
 		check("index", a.ix.Ping(ctx))
 	}
-	code := http.StatusOK
-	if status != "ok" {
-		code = http.StatusInternalServerError
+	for _, c := range a.cfg.Checks {
+		check(c.Name, c.Run(ctx))
 	}
-	writeJSON(w, code, map[string]any{"status": status, "checks": checks, "details": details})
+	code := http.StatusOK
+	if len(errs) > 0 {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, map[string]any{"errors": errs})
 }
 
 // version answers as Dockerflow's __version__: source, version, commit.

@@ -167,7 +167,7 @@ func TestAPI(t *testing.T) {
 	if code, m := do("GET", "/api/dead", reader); code != 200 || len(m["dead_letters"].([]any)) != 0 {
 		t.Errorf("dead letters after reprocessing: %d %v", code, m)
 	}
-	if code, m := do("GET", "/__heartbeat__", ""); code != 200 || m["status"] != "ok" {
+	if code, m := do("GET", "/__heartbeat__", ""); code != 200 || len(m) != 1 || len(m["errors"].([]any)) != 0 {
 		t.Errorf("heartbeat: %d %v", code, m)
 	}
 	if code, _ := do("GET", "/__lbheartbeat__", ""); code != 200 {
@@ -178,7 +178,9 @@ func TestAPI(t *testing.T) {
 	}
 	// The index gone: the heartbeat says so.
 	ix.Close()
-	if code, m := do("GET", "/__heartbeat__", ""); code != 500 || m["checks"].(map[string]any)["index"] != "error" {
+	// Antenna's body: 503, {"errors": [{"name", "msg"}]}.
+	if code, m := do("GET", "/__heartbeat__", ""); code != 503 || len(m["errors"].([]any)) != 1 ||
+		m["errors"].([]any)[0].(map[string]any)["name"] != "index" || m["errors"].([]any)[0].(map[string]any)["msg"] == "" {
 		t.Errorf("heartbeat without an index: %d %v", code, m)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Dir is a Store of files under a root directory: the blob of key "a/b/c"
@@ -23,9 +24,16 @@ import (
 // either wholly there or not at all after a crash. All access goes through
 // an os.Root, so neither keys nor symbolic links inside the root reach
 // outside it.
+//
+// Files are created 0600 and directories 0700 (the owner alone reads
+// crashes: they hold personal data), or 0640 and 0750 with
+// DirOptions.GroupReadable; the process's umask can only narrow them.
 type Dir struct {
 	root *os.Root
 	path string
+	// fileMode and dirMode are the permissions of the files and
+	// directories Put creates.
+	fileMode, dirMode os.FileMode
 
 	mu sync.Mutex
 	// pending are the keys PutLazy wrote since the last Sync.
@@ -34,17 +42,79 @@ type Dir struct {
 
 var _ Lazy = (*Dir)(nil)
 
-// OpenDir returns the Dir store rooted at path, creating the directory (and
-// its parents) if needed.
-func OpenDir(path string) (*Dir, error) {
-	if err := os.MkdirAll(path, 0o755); err != nil {
+// DirOptions are the options of OpenDirWith.
+type DirOptions struct {
+	// GroupReadable makes the files 0640 and the directories 0750 (the
+	// owner's group reads the crashes, e.g. a backup or an operator's
+	// tools) instead of 0600 and 0700.
+	GroupReadable bool
+}
+
+// Modes returns the permissions of the files and directories created
+// with these options.
+func (o DirOptions) Modes() (file, dir os.FileMode) {
+	if o.GroupReadable {
+		return 0o640, 0o750
+	}
+	return 0o600, 0o700
+}
+
+// OpenDir returns the Dir store rooted at path with the default options
+// (files 0600, directories 0700), creating the directory (and its parents)
+// if needed.
+func OpenDir(path string) (*Dir, error) { return OpenDirWith(path, DirOptions{}) }
+
+// OpenDirWith returns the Dir store rooted at path, creating the directory
+// (and its parents) if needed.
+func OpenDirWith(path string, o DirOptions) (*Dir, error) {
+	fm, dm := o.Modes()
+	if err := os.MkdirAll(path, dm); err != nil {
 		return nil, fmt.Errorf("blob dir: %w", err)
 	}
 	r, err := os.OpenRoot(path)
 	if err != nil {
 		return nil, fmt.Errorf("blob dir: %w", err)
 	}
-	return &Dir{root: r, path: path}, nil
+	return &Dir{root: r, path: path, fileMode: fm, dirMode: dm}, nil
+}
+
+// TempPrefix starts the names of Put's temporary files (never listed).
+const TempPrefix = ".tmp-"
+
+// RemoveTemp removes the temporary files Put left behind (a process killed
+// between creating one and renaming it) that were last modified before
+// before: a Put running now, whose temporary file is newer, is left alone.
+// It walks the whole tree (a store of millions of crashes takes a while:
+// run it in the background) and returns how many files it removed.
+func (d *Dir) RemoveTemp(ctx context.Context, before time.Time) (int, error) {
+	n := 0
+	err := fs.WalkDir(d.root.FS(), ".", func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed while walking
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if e.IsDir() || !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), TempPrefix) {
+			return nil
+		}
+		info, err := e.Info()
+		if err != nil || !info.ModTime().Before(before) {
+			return nil
+		}
+		if err := d.root.Remove(filepath.FromSlash(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s: %w", p, err)
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("blob temporary files: %w", err)
+	}
+	return n, nil
 }
 
 // Path returns the root directory of the store.
@@ -168,8 +238,8 @@ func (d *Dir) put(ctx context.Context, key string, data []byte, durable bool) (e
 	}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
-	tmp := ".tmp-" + hex.EncodeToString(rnd[:])
-	f, err := sub.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	tmp := TempPrefix + hex.EncodeToString(rnd[:])
+	f, err := sub.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, d.fileMode)
 	if err != nil {
 		return fmt.Errorf("blob put %s: %w", key, err)
 	}
@@ -260,7 +330,7 @@ func (d *Dir) mkdirs(dir string) ([]string, error) {
 	segs := strings.Split(dir, "/")
 	for i := range segs {
 		p := strings.Join(segs[:i+1], "/")
-		err := d.root.Mkdir(filepath.FromSlash(p), 0o755)
+		err := d.root.Mkdir(filepath.FromSlash(p), d.dirMode)
 		switch {
 		case err == nil:
 			created = append(created, p)

@@ -470,12 +470,16 @@ func (c *Collector) refusal(err error) (int, string) {
 func (c *Collector) storeFailed(w http.ResponseWriter, endpoint string, id crash.ID, err error) {
 	c.log.Error("crash not stored", "endpoint", endpoint, "crash_id", id, "error", err)
 	c.m.rejected.WithLabelValues(endpoint, "store_error").Inc()
+	// Antenna answers an empty 500; crashd says why and when to come
+	// back (the clients retry either way).
+	w.Header().Set("Retry-After", "60")
 	if endpoint == "sentry" {
 		sentryError(w, http.StatusServiceUnavailable, "failed to queue envelope")
 		return
 	}
-	w.Header().Set("Content-Type", "text/plain")
-	w.WriteHeader(http.StatusInternalServerError)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	io.WriteString(w, "crashd: crash not stored (storage error); retry later\n")
 }
 
 // refuse answers a refused upload "Discarded=<reason>" and counts it.

@@ -698,7 +698,8 @@ func TestSubmitHex16(t *testing.T) {
 
 // TestSubmitNeverLoses: a crash whose publication fails is still stored
 // and answered 200, and Recover queues it; a crash that cannot be stored is
-// answered 500 (the client retries).
+// answered 503 with Retry-After and a reason (the client retries; Antenna's
+// empty 500 says nothing).
 func TestSubmitNeverLoses(t *testing.T) {
 	dir, err := blob.OpenDir(t.TempDir())
 	if err != nil {
@@ -739,9 +740,9 @@ func TestSubmitNeverLoses(t *testing.T) {
 	}
 
 	f := newEnv(t, Config{}, failStore{blob.NewMem()})
-	status, got, _ = f.post(t, "/submit", body, http.Header{"Content-Type": {ct}}, false)
-	if status != 500 || got != "" {
-		t.Errorf("store failure: %d %q", status, got)
+	status, got, hdr := f.post(t, "/submit", body, http.Header{"Content-Type": {ct}}, false)
+	if status != 503 || got == "" || hdr.Get("Retry-After") == "" {
+		t.Errorf("store failure: %d %q, Retry-After %q", status, got, hdr.Get("Retry-After"))
 	}
 	if len(f.pubs()) != 0 {
 		t.Error("published a crash not stored")

@@ -14,6 +14,13 @@
 // put on the queue's dead letters, from where Reprocess takes it back. A dump that
 // is not a minidump is not a failure: its processed crash says so
 // (success false, a note).
+//
+// An outage is not the crash's fault and costs it no attempt: while the
+// storage is full (Config.Ready, ENOSPC) or the index does not answer its
+// Ping, workers fetch no new crash, and a crash whose storing or indexing
+// failed for that reason is held (its ack wait extended, no Nak: the
+// queue counts every delivery) and tried again when the outage ends, for
+// up to Config.MaxHold.
 package processor
 
 import (
@@ -24,7 +31,10 @@ import (
 	"log/slog"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -88,6 +98,18 @@ type Config struct {
 	// collector marked personal (restricted) in a crash, marked personal
 	// in the index; without it such an annotation is not indexed.
 	IndexPersonal bool
+	// Ready, when set, reports whether the storage can take processed
+	// crashes (the server's free-space check): while it returns an error
+	// no worker fetches a crash, and crashes that failed to be stored
+	// are held (the index's Ping is checked the same way).
+	Ready func(context.Context) error
+	// MaxHold bounds how long one crash is held through an outage of the
+	// storage or the index before it is handed back as a failed attempt.
+	// Default 30m.
+	MaxHold time.Duration
+	// OutagePoll is how often an outage is checked for its end. Default
+	// 1s.
+	OutagePoll time.Duration
 }
 
 func (c *Config) defaults() {
@@ -115,6 +137,12 @@ func (c *Config) defaults() {
 	if c.SyncInterval <= 0 {
 		c.SyncInterval = time.Second
 	}
+	if c.MaxHold <= 0 {
+		c.MaxHold = 30 * time.Minute
+	}
+	if c.OutagePoll <= 0 {
+		c.OutagePoll = time.Second
+	}
 }
 
 // Processor processes crashes from a queue.
@@ -135,6 +163,16 @@ type Processor struct {
 	// and acknowledged (record).
 	recording chan struct{}
 	recorders sync.WaitGroup
+	// hard is the context of the crashes being processed: cancelled by
+	// Abort, not by the end of Run's context (a worker finishes its crash).
+	hard  context.Context
+	abort context.CancelFunc
+	// outage is the last result of checkOutage (an error or nil), and
+	// outageAt when it was taken.
+	outageMu sync.Mutex
+	outageAt time.Time
+	outage   error
+	paused   atomic.Bool
 }
 
 type metrics struct {
@@ -142,6 +180,9 @@ type metrics struct {
 	seconds  prometheus.Histogram
 	latency  prometheus.Histogram
 	busy     prometheus.Gauge
+	held     prometheus.Gauge
+	holds    prometheus.Counter
+	paused   prometheus.Gauge
 }
 
 // New returns a processor. Its metrics (crashd_processor_*) are registered
@@ -156,6 +197,7 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 	}
 	p := &Processor{cfg: cfg, store: store, q: q, ix: ix, log: log, now: time.Now, walks: make(chan struct{}, 2*cfg.Workers),
 		recording: make(chan struct{}, maxRecording)}
+	p.hard, p.abort = context.WithCancel(context.Background())
 	p.walker = walk.Walker{Symbols: cfg.Symbols, Prefetch: cfg.Prefetch, Jobs: cfg.WalkJobs, Signature: cfg.Signature,
 		Now: func() time.Time { return p.now() }}
 	p.m = metrics{
@@ -177,12 +219,24 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 			Name: "crashd_processor_busy_workers",
 			Help: "Workers processing a crash now.",
 		}),
+		held: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "crashd_processor_held_crashes",
+			Help: "Crashes held (not handed back, no attempt counted) until the storage or the index answers again.",
+		}),
+		holds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crashd_processor_holds_total",
+			Help: "Crashes whose storing or indexing failed for an outage of the storage or the index and were held.",
+		}),
+		paused: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "crashd_processor_paused",
+			Help: "1 while workers fetch no crash: the storage is full or the index does not answer.",
+		}),
 	}
 	for _, o := range []string{"processed", "retried", "failed"} {
 		p.m.outcomes.WithLabelValues(o)
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{p.m.outcomes, p.m.seconds, p.m.latency, p.m.busy} {
+		for _, c := range []prometheus.Collector{p.m.outcomes, p.m.seconds, p.m.latency, p.m.busy, p.m.held, p.m.holds, p.m.paused} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("processor: metrics: %w", err)
 			}
@@ -193,9 +247,14 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 
 // Run processes crashes with Config.Workers workers until ctx ends. Then no
 // worker takes a new crash, each finishes the one it has (bounded by the
-// per-crash timeout), crashes fetched but not started go back to the queue,
-// and Run returns.
+// per-crash timeout, or cut short by Abort), crashes fetched but not
+// started go back to the queue, and Run returns. An error is Run failing
+// to start (the start-up check of lazily stored crashes, the queue).
 func (p *Processor) Run(ctx context.Context) error {
+	// A start on a full disk (or with the index away) waits for it.
+	if !p.waitAvailable(ctx) {
+		return nil
+	}
 	lazy := p.lazyStore()
 	if lazy != nil {
 		if err := p.checkUnsynced(ctx); err != nil {
@@ -238,8 +297,20 @@ func (p *Processor) Run(ctx context.Context) error {
 	return nil
 }
 
+// Abort ends the processing of the crashes the workers hold (a shutdown
+// past its deadline): each is handed back to the queue at once, and Run
+// returns. Walks that overran their timeout may still run (Walking).
+func (p *Processor) Abort() { p.abort() }
+
+// Walking returns how many walks run now, those that overran their
+// timeout included (they read the store and the symbols until they end).
+func (p *Processor) Walking() int { return len(p.walks) }
+
 func (p *Processor) worker(ctx context.Context, w int, cons queue.Consumer) {
 	for {
+		if !p.waitAvailable(ctx) {
+			return
+		}
 		d, err := cons.Next(ctx)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, queue.ErrClosed) {
@@ -253,8 +324,9 @@ func (p *Processor) worker(ctx context.Context, w int, cons queue.Consumer) {
 			}
 			continue
 		}
-		// The crash is finished even when the server is stopping.
-		p.handle(context.WithoutCancel(ctx), d)
+		// The crash is finished even when the server is stopping (unless
+		// Abort).
+		p.handle(p.hard, d)
 	}
 }
 
@@ -304,10 +376,13 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 		p.fail(ctx, log, d, id, received, attempts-1, fmt.Sprintf("%d attempts without an outcome (the worker died or was stopped each time)", attempts-1))
 		return
 	}
-	if err == nil {
-		var pc *crash.ProcessedCrash
-		var missing []crash.Module
-		pc, missing, err = p.processGuarded(ctx, id, raw)
+	var heldSince time.Time
+	var pc *crash.ProcessedCrash
+	var missing []crash.Module
+	for err == nil {
+		if pc == nil {
+			pc, missing, err = p.processGuarded(ctx, id, raw)
+		}
 		var o index.Outcome
 		if err == nil {
 			o, err = p.save(ctx, pc, raw, missing, received, attempts)
@@ -317,8 +392,131 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 			handedOn = true
 			return
 		}
+		// Storage full or index away: not the crash's fault.
+		first := heldSince.IsZero()
+		if first {
+			heldSince = p.now()
+		}
+		if out := p.outageOf(ctx, err); out == nil || !p.hold(ctx, log, heldSince, first, out) {
+			break
+		}
+		err = nil
 	}
 	p.retry(ctx, log, d, id, received, attempts, err)
+}
+
+// outageOf returns the outage that err is a symptom of: the disk full
+// (ENOSPC, EDQUOT), the storage not ready (Config.Ready) or the index not
+// answering its Ping; nil for an error of the crash's own.
+func (p *Processor) outageOf(ctx context.Context, err error) error {
+	if diskFull(err) {
+		return fmt.Errorf("storage full: %w", err)
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return p.checkOutage(ctx, true)
+}
+
+// diskFull reports whether err is a file system out of space: ENOSPC or
+// EDQUOT from the store, SQLite's SQLITE_FULL or PostgreSQL's disk_full
+// (SQLSTATE 53100) from the index (whose drivers say so only in words).
+func diskFull(err error) bool {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "database or disk is full") || strings.Contains(msg, "SQLSTATE 53100")
+}
+
+// checkOutage returns why crashes cannot be stored or indexed now (nil:
+// they can): Config.Ready, then the index's Ping. The answer is kept for
+// OutagePoll unless fresh.
+func (p *Processor) checkOutage(ctx context.Context, fresh bool) error {
+	p.outageMu.Lock()
+	defer p.outageMu.Unlock()
+	if !fresh && !p.outageAt.IsZero() && p.now().Sub(p.outageAt) < p.cfg.OutagePoll {
+		return p.outage
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var err error
+	if p.cfg.Ready != nil {
+		if err = p.cfg.Ready(cctx); err != nil {
+			err = fmt.Errorf("storage: %w", err)
+		}
+	}
+	if err == nil {
+		if err = p.ix.Ping(cctx); err != nil {
+			err = fmt.Errorf("index: %w", err)
+		}
+	}
+	p.outage, p.outageAt = err, p.now()
+	return err
+}
+
+// hold keeps a delivery (its heartbeat running) through an outage: true
+// when the outage ended within MaxHold of since (try the crash again),
+// false when it did not or the processing was aborted. first is the
+// crash's first hold (counted and logged).
+func (p *Processor) hold(ctx context.Context, log *slog.Logger, since time.Time, first bool, outage error) bool {
+	if p.now().Sub(since) >= p.cfg.MaxHold {
+		log.Warn("processor: crash held for max_hold; handed back as a failed attempt", "outage", outage)
+		return false
+	}
+	p.m.held.Inc()
+	defer p.m.held.Dec()
+	if first {
+		p.m.holds.Inc()
+		log.Warn("processor: storage or index unavailable; crash held until it answers", "outage", outage, "max_hold", p.cfg.MaxHold.String())
+	}
+	t := time.NewTicker(p.cfg.OutagePoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return false
+		}
+		if err := p.checkOutage(ctx, false); err == nil {
+			log.Debug("processor: outage over; crash tried again", "held_seconds", p.now().Sub(since).Seconds())
+			return true
+		}
+		if p.now().Sub(since) >= p.cfg.MaxHold {
+			log.Warn("processor: crash held for max_hold; handed back as a failed attempt", "outage", outage)
+			return false
+		}
+	}
+}
+
+// waitAvailable waits, before a worker fetches a crash, while the storage
+// is full or the index away (paused); false when ctx ended.
+func (p *Processor) waitAvailable(ctx context.Context) bool {
+	for {
+		if ctx.Err() != nil {
+			return false
+		}
+		err := p.checkOutage(ctx, false)
+		if err == nil {
+			if p.paused.CompareAndSwap(true, false) {
+				p.m.paused.Set(0)
+				p.log.Info("processor: storage and index answer; fetching crashes again")
+			}
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		if p.paused.CompareAndSwap(false, true) {
+			p.m.paused.Set(1)
+			p.log.Warn("processor: fetching no crash until the storage and the index answer", "outage", err)
+		}
+		select {
+		case <-time.After(p.cfg.OutagePoll):
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // job is a crash walked and stored, on its way to the index and the ack.
@@ -348,9 +546,20 @@ func (p *Processor) record(ctx context.Context, j job) {
 		defer p.recorders.Done()
 		defer func() { <-p.recording }()
 		defer j.stop()
-		if err := p.ix.RecordProcessed(ctx, j.o); err != nil {
-			p.retry(ctx, j.log, j.d, j.id, j.received, j.attempts, err)
-			return
+		var heldSince time.Time
+		for {
+			err := p.ix.RecordProcessed(ctx, j.o)
+			if err == nil {
+				break
+			}
+			first := heldSince.IsZero()
+			if first {
+				heldSince = p.now()
+			}
+			if out := p.outageOf(ctx, err); out == nil || !p.hold(ctx, j.log, heldSince, first, out) {
+				p.retry(ctx, j.log, j.d, j.id, j.received, j.attempts, err)
+				return
+			}
 		}
 		if aerr := j.d.Ack(); aerr != nil {
 			j.log.Warn("processor: ack (the crash will be processed again)", "err", aerr)
@@ -369,6 +578,13 @@ func (p *Processor) record(ctx context.Context, j job) {
 // with a delay growing with its attempts, or fails it for good after
 // Config.MaxAttempts.
 func (p *Processor) retry(ctx context.Context, log *slog.Logger, d queue.Delivery, id crash.ID, received time.Time, attempts int, err error) {
+	if p.hard.Err() != nil {
+		// Abort: not the crash's failure. Back at once, for another
+		// process or the next start.
+		log.Warn("processor: stopped before the crash was finished; handed back", "err", err)
+		_ = d.Nak(0)
+		return
+	}
 	if attempts >= p.cfg.MaxAttempts {
 		p.fail(ctx, log, d, id, received, attempts, fmt.Sprintf("attempt %d of %d: %v", attempts, p.cfg.MaxAttempts, err))
 		return

@@ -193,3 +193,62 @@ func TestEmbeddedJoinsCluster(t *testing.T) {
 	}
 	d.Ack()
 }
+
+// TestEmbeddedTwoRoutes: docs/scale.md's example, an embedded node given
+// two routes (two nats-server processes), makes a three-node cluster
+// whose streams are R3 (the node counts itself), and the queue outlives
+// the loss of one nats-server node (an R2 stream would stop).
+func TestEmbeddedTwoRoutes(t *testing.T) {
+	if scaletest.NATSServer() == "" {
+		t.Skip("nats-server is not installed (apt-get install nats-server): cluster tests skipped")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl, err := scaletest.StartNATS(ctx, t.TempDir(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Stop)
+	port, err := scaletest.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := []string{cl.Nodes[0].RouteURL(), cl.Nodes[1].RouteURL()}
+	q, err := Embedded(ctx, EmbeddedConfig{Dir: filepath.Join(t.TempDir(), "nats"),
+		Cluster: &ClusterConfig{Name: "scaletest", ServerName: "embedded", Listen: fmt.Sprintf("127.0.0.1:%d", port), Routes: routes}},
+		Config{AckWait: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if q.Config().Replicas != 3 {
+		t.Fatalf("two routes: replicas %d, want 3", q.Config().Replicas)
+	}
+	st, err := q.js.Stream(ctx, q.work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := st.CachedInfo(); info.Config.Replicas != 3 || info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
+		t.Fatalf("stream %s: replicas %d, cluster %+v", q.work, info.Config.Replicas, info.Cluster)
+	}
+	// One replica lost: the stream keeps a quorum (2 of 3).
+	cl.Kill(1)
+	c, err := q.Consume(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	for i := range 5 {
+		id := fmt.Sprintf("after-loss-%d", i)
+		if err := q.Publish(ctx, Normal, id); err != nil {
+			t.Fatalf("publish with one node of three lost: %v", err)
+		}
+		d := next(t, c)
+		if d.ID() != id {
+			t.Fatalf("got %s, want %s", d.ID(), id)
+		}
+		if err := d.Ack(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -170,7 +170,10 @@ func Embedded(ctx context.Context, ecfg EmbeddedConfig, cfg Config) (*JetStream,
 			opts.Routes = append(opts.Routes, u)
 		}
 		if cfg.Replicas <= 0 {
-			cfg.Replicas = min(3, len(cl.Routes))
+			// The routes name the other nodes: the cluster is them and
+			// this node (two routes: three nodes, R3, which outlives the
+			// loss of one).
+			cfg.Replicas = min(3, len(cl.Routes)+1)
 		}
 	}
 	ns, err := server.NewServer(opts)
@@ -287,8 +290,15 @@ func transient(err error) bool {
 			return true
 		}
 	}
+	// "No suitable peers for placement" (JetStream error 10005): a node
+	// that just joined is not yet known as a JetStream peer to the meta
+	// leader, so an R3 stream cannot be placed for a moment.
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == 10005 {
+		return true
+	}
 	msg := err.Error()
-	return strings.Contains(msg, "leader") || strings.Contains(msg, "temporarily unavailable")
+	return strings.Contains(msg, "leader") || strings.Contains(msg, "temporarily unavailable") || strings.Contains(msg, "no suitable peers")
 }
 
 func open(ctx context.Context, nc *nats.Conn, cfg Config) (*JetStream, error) {
@@ -536,8 +546,11 @@ func (q *JetStream) Consume(ctx context.Context) (Consumer, error) {
 	c := &consumer{q: q, ch: map[Kind]chan *delivery{}, stop: make(chan struct{})}
 	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.cancel = cancel
+	// Every channel made before any fetcher reads the map.
 	for _, k := range Kinds {
 		c.ch[k] = make(chan *delivery)
+	}
+	for _, k := range Kinds {
 		c.wg.Add(1)
 		go c.fetch(fctx, k)
 	}

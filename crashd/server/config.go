@@ -67,7 +67,21 @@ type Config struct {
 	Listen string `json:"listen"`
 	// Data is the data directory: blobs under DATA/v1/..., the queue's
 	// JetStream storage under DATA/nats, the index at DATA/index.sqlite.
+	// It is made 0700, and what crashd creates 0600 (0700 directories).
 	Data string `json:"data"`
+	// DataGroupReadable lets the data directory's group read it: 0750 and
+	// 0640 instead of 0700 and 0600 (a backup user, an operator's tools).
+	DataGroupReadable bool `json:"data_group_readable"`
+	// MinFreeBytes and MinFreePercent are the free space the data
+	// directory's file system keeps: below the larger of the two the
+	// heartbeat answers 503, uploads 503 (Retry-After) and the processor
+	// pauses, until space returns. 0 and 0: no check.
+	MinFreeBytes   int `json:"min_free_bytes"`
+	MinFreePercent int `json:"min_free_percent"`
+	// MaxHold bounds how long the processor holds a crash through an
+	// outage of the storage or the index (no attempt counted) before it
+	// is handed back as a failed attempt.
+	MaxHold Duration `json:"max_hold"`
 	// Roles are what this process does: any of collector, processor,
 	// web, symbols, or all (the default).
 	Roles []string `json:"roles"`
@@ -194,6 +208,9 @@ func Default() Config {
 	return Config{
 		Listen:          "127.0.0.1:8000",
 		Data:            "crashd-data",
+		MinFreeBytes:    256 << 20,
+		MinFreePercent:  1,
+		MaxHold:         Duration(30 * time.Minute),
 		Roles:           []string{RoleAll},
 		SweepInterval:   Duration(5 * time.Minute),
 		SymbolsTimeout:  Duration(30 * time.Second),
@@ -318,6 +335,9 @@ func (c *Config) Check() error {
 	}
 	if c.NATSURL != "" && len(c.NATSCluster) > 0 {
 		return fmt.Errorf("config: nats_url (an external NATS) and nats_cluster (the embedded server in a cluster) exclude each other")
+	}
+	if c.MinFreeBytes < 0 || c.MinFreePercent < 0 || c.MinFreePercent > 99 || c.MaxHold < 0 {
+		return fmt.Errorf("config: min_free_bytes and max_hold cannot be negative, min_free_percent is 0 to 99")
 	}
 	if c.NATSReplicas < 0 || c.RetentionDays < 0 || c.SweepInterval < 0 {
 		return fmt.Errorf("config: nats_replicas, retention_days and sweep_interval cannot be negative")

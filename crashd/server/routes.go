@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -50,7 +51,11 @@ func tokenStore(ix any) auth.Store {
 func (s *Server) routes() error {
 	cfg, authn := s.cfg, s.authn
 	t := auth.NewTable(auth.Crashd(cfg.RouteOptions()), authn, cfg.PublicPages, s.log)
-	a := api.New(api.Config{}, s.store, s.q, s.ix, s.log)
+	checks := []api.Check{{Name: "disk", Run: s.disk.Check}, {Name: "background", Run: s.partCheck("background")}, {Name: "http", Run: s.partCheck("http")}}
+	if s.proc != nil {
+		checks = append(checks, api.Check{Name: "processor", Run: s.partCheck("processor")})
+	}
+	a := api.New(api.Config{Checks: checks}, s.store, s.q, s.ix, s.log)
 	a.RegisterHealth(t)
 	if cfg.Has(RoleWeb) {
 		wcfg := web.Config{Auth: authn, SecureCookie: cfg.SecureCookie, IndexedAnnotations: cfg.IndexedAnnotations}
@@ -76,7 +81,8 @@ func (s *Server) routes() error {
 		a.Register(t)
 	}
 	if s.coll != nil {
-		s.coll.Register(t)
+		// Uploads are refused (503) while the disk is below its threshold.
+		s.coll.Register(refusingWhenFull{t, s})
 	}
 	if s.symsrv != nil {
 		s.symsrv.Register(t)
@@ -98,3 +104,16 @@ func (s *Server) routes() error {
 
 // Routes returns the routes the server serves, each with its access.
 func (s *Server) Routes() []auth.Route { return s.mux.Routes() }
+
+// refusingWhenFull registers the collector's routes into a mux, each
+// refusing uploads while the data directory's disk is below its free-space
+// threshold (Server.refuseWhenFull).
+type refusingWhenFull struct {
+	mux auth.Mux
+	s   *Server
+}
+
+// HandleFunc registers f for pattern behind the free-space check.
+func (m refusingWhenFull) HandleFunc(pattern string, f func(http.ResponseWriter, *http.Request)) {
+	m.mux.Handle(pattern, m.s.refuseWhenFull(http.HandlerFunc(f)))
+}

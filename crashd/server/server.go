@@ -66,6 +66,16 @@ type Server struct {
 	expired prometheus.Counter
 	// first is what the first run made (tokens.go), nil for nothing.
 	first *FirstRun
+	// disk checks the data directory's free space; refused counts the
+	// uploads refused for want of it.
+	disk    *diskSpace
+	refused prometheus.Counter
+	// partErr are the errors of the parts that stopped (heartbeat).
+	partsMu sync.Mutex
+	partErr map[string]error
+	// started is when New began: temporary files older are an earlier
+	// process's.
+	started time.Time
 }
 
 // NewLogger returns the slog logger of a configuration (format and
@@ -91,14 +101,31 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), reprocessSem: make(chan struct{}, 2),
-		expired: prometheus.NewCounter(prometheus.CounterOpts{Name: "crashd_retention_crashes_deleted_total", Help: "Crashes whose blobs retention deleted (retention_days)."})}
+		expired: prometheus.NewCounter(prometheus.CounterOpts{Name: "crashd_retention_crashes_deleted_total", Help: "Crashes whose blobs retention deleted (retention_days)."}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{Name: "crashd_uploads_refused_disk_full_total", Help: "Uploads answered 503 because the data directory's disk was below its free-space threshold."}),
+		started: time.Now()}
 	defer func() {
 		if err != nil {
 			s.Close()
 		}
 	}()
-	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
+	// Crashes hold personal data: what crashd creates is its user's alone
+	// (or its group's too, data_group_readable), the queue's and the
+	// index's files included.
+	blobOpts := blob.DirOptions{GroupReadable: cfg.DataGroupReadable}
+	_, dirMode := blobOpts.Modes()
+	restrictUmask(cfg.DataGroupReadable)
+	if err := os.MkdirAll(cfg.Data, dirMode); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	if err := restrictDir(cfg.Data, dirMode, log); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	s.disk = newDiskSpace(cfg, log)
+	if err := s.disk.Check(ctx); err != nil {
+		// Started all the same: the heartbeat says so, uploads are refused
+		// and processing waits until space returns.
+		log.Error("start-up: disk nearly full", "err", err)
 	}
 	if cfg.NATSURL == "" {
 		// The embedded queue and index are this process's alone.
@@ -131,7 +158,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	if cfg.Blobs == "nats" {
 		s.store, err = blob.OpenObjectStore(ctx, q.JetStream(), "crashd_blobs", q.Config().Replicas)
 	} else {
-		s.store, err = blob.OpenDir(cfg.Data)
+		s.store, err = blob.OpenDirWith(cfg.Data, blobOpts)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("blob store: %w", err)
@@ -149,7 +176,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	if s.authn, err = cfg.Authenticator(tokenStore(ix)); err != nil {
 		return nil, err
 	}
-	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &gauges{s: s}, s.expired)
+	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &gauges{s: s}, s.expired, s.refused, s.disk.free)
 
 	if cfg.Has(RoleCollector) {
 		if s.coll, err = collector.New(cfg.Collector, s.store, s.publish, log, s.reg); err != nil {
@@ -180,7 +207,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		paths := cfg.Symbols
 		if symDir != "" {
 			// What the symbol server stores comes first.
-			if err := os.MkdirAll(symDir, 0o755); err != nil {
+			if err := os.MkdirAll(symDir, dirMode); err != nil {
 				return nil, fmt.Errorf("symbol server: %w", err)
 			}
 			paths = append([]string{symDir}, cfg.Symbols...)
@@ -191,6 +218,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			// walk; symbolsArrived and reprocessing forget them.
 			LocalMissTTL: symsrc.DefaultLocalMissTTL}
 		scfg.FromEnv()
+		// The environment adds sources nobody configured: say which.
+		log.Info("symbols: sources", "paths", strings.Join(scfg.Paths, ","), "urls", strings.Join(scfg.URLs, ","),
+			"cache", scfg.CacheDir, "_NT_SYMBOL_PATH", scfg.NTSymbolPath, "DEBUGINFOD_URLS", strings.Join(scfg.DebuginfodURLs, ","))
 		if !scfg.None() {
 			if s.syms, err = symsrc.Open(scfg); err != nil {
 				return nil, fmt.Errorf("symbols: %w", err)
@@ -212,7 +242,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			// the data directory (its lock): processed crashes are made
 			// durable in batches, checked at start-up.
 			LazyProcessed:      cfg.NATSURL == "",
-			IndexedAnnotations: cfg.IndexedAnnotations, IndexPersonal: cfg.IndexPersonalAnnotations}
+			IndexedAnnotations: cfg.IndexedAnnotations, IndexPersonal: cfg.IndexPersonalAnnotations,
+			// A full disk or an index away pauses the workers and holds
+			// their crashes (no attempt counted).
+			Ready: s.disk.Check, MaxHold: time.Duration(cfg.MaxHold)}
 		if cfg.SignatureLists != "" {
 			if pcfg.Signature, err = signature.Extended(cfg.SignatureLists); err != nil {
 				return nil, fmt.Errorf("signature lists: %w", err)
@@ -411,10 +444,14 @@ func (s *Server) Store() blob.Store  { return s.store }
 func (s *Server) Queue() queue.Queue { return s.q }
 func (s *Server) Index() index.Index { return s.ix }
 
-// Serve serves HTTP on ln and runs the processor until ctx ends; then it
-// shuts down gracefully: no new connections, uploads in flight finished,
-// workers finishing the crash they hold (fetched crashes not started go
-// back to the queue), all within ShutdownTimeout, and closes everything.
+// Serve serves HTTP on ln and runs the processor and the background work
+// until ctx ends or one of them fails (its error logged, reported by the
+// heartbeat, returned: the process stops). Then it shuts down gracefully:
+// no new connections, uploads in flight finished, workers finishing the
+// crash they hold (fetched crashes not started go back to the queue), all
+// within ShutdownTimeout; past it, the workers' crashes are handed back.
+// The queue, the index and the store are closed once every worker has
+// returned.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer s.Close()
 	hs := &http.Server{
@@ -426,23 +463,68 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- hs.Serve(ln) }()
-	pctx, pcancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer pcancel()
-	bgDone := make(chan struct{})
-	go func() {
-		defer close(bgDone)
-		s.background(pctx)
-	}()
-	procDone := make(chan struct{})
+	// The shutdown's deadline starts when the first part stops.
+	var (
+		deadlineOnce sync.Once
+		sctx         context.Context
+		scancel      context.CancelFunc = func() {}
+	)
+	deadline := func() context.Context {
+		deadlineOnce.Do(func() {
+			sctx, scancel = context.WithTimeout(context.Background(), time.Duration(s.cfg.ShutdownTimeout))
+		})
+		return sctx
+	}
+	defer func() { scancel() }()
+
+	var g group
+	// The signal (ctx) ends the group without an error.
+	sigCtx, sigStop := context.WithCancel(ctx)
+	defer sigStop()
+	g.addEnd("signal", func() error {
+		<-sigCtx.Done()
+		if ctx.Err() != nil {
+			s.log.Info("crashd shutting down")
+		}
+		return nil
+	}, sigStop)
+	g.add("http", func() error {
+		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}, func() {
+		if err := hs.Shutdown(deadline()); err != nil {
+			s.log.Warn("shutdown: uploads still in flight were cut", "err", err)
+			hs.Close()
+		}
+	})
+	bgCtx, bgStop := context.WithCancel(context.WithoutCancel(ctx))
+	defer bgStop()
+	g.add("background", func() error {
+		s.background(bgCtx)
+		return nil
+	}, bgStop)
 	if s.proc != nil {
-		go func() {
+		pctx, pstop := context.WithCancel(context.WithoutCancel(ctx))
+		defer pstop()
+		procDone := make(chan struct{})
+		g.add("processor", func() error {
 			defer close(procDone)
-			_ = s.proc.Run(pctx)
-		}()
-	} else {
-		close(procDone)
+			return s.proc.Run(pctx)
+		}, func() {
+			pstop()
+			// Run's end waits for the workers; past the deadline their
+			// crashes are handed back and Run returns.
+			go func() {
+				select {
+				case <-procDone:
+				case <-deadline().Done():
+					s.log.Warn("shutdown: workers still busy at shutdown_timeout; their crashes are handed back")
+					s.proc.Abort()
+				}
+			}()
+		})
 	}
 	if s.unlock != nil {
 		// This process holds the data directory: `crashd token ...`
@@ -461,26 +543,21 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.log.Warn("first run: made the token "+AdminTokenName+" (scope admin); its secret is in "+f.TokenFile+
 			"; sign in once within 15 minutes at the login link", "token_file", f.TokenFile, "login_link", f.LoginLink(s.cfg.BaseURL(ln.Addr().String())))
 	}
+	// Temporary files of a killed process, in the background: a big store
+	// takes a while to walk.
+	tmpCtx, tmpStop := context.WithCancel(context.WithoutCancel(ctx))
+	tmpDone := make(chan struct{})
+	go func() {
+		defer close(tmpDone)
+		s.removeTemp(tmpCtx, s.started)
+	}()
+	defer func() {
+		tmpStop()
+		<-tmpDone
+	}()
+
 	s.log.Info("crashd serving", "listen", ln.Addr().String(), "data", s.cfg.Data, "roles", strings.Join(s.cfg.Roles, ","))
-	var err error
-	select {
-	case <-ctx.Done():
-		s.log.Info("crashd shutting down")
-	case err = <-serveErr:
-		err = fmt.Errorf("http: %w", err)
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), time.Duration(s.cfg.ShutdownTimeout))
-	defer cancel()
-	if serr := hs.Shutdown(sctx); serr != nil {
-		s.log.Warn("shutdown: uploads still in flight were cut", "err", serr)
-	}
-	pcancel()
-	select {
-	case <-procDone:
-	case <-sctx.Done():
-		s.log.Warn("shutdown: workers still busy; their crashes go back to the queue")
-	}
-	<-bgDone
+	err := g.run(s.log, s.failed)
 	s.log.Info("crashd stopped")
 	return err
 }
@@ -496,7 +573,13 @@ func (s *Server) Close() error {
 			s.ix.Close()
 		}
 		if s.syms != nil {
-			s.syms.Close()
+			if s.proc != nil && s.proc.Walking() > 0 {
+				// Walks that overran their timeout still read the
+				// symbols: left open, the process is ending.
+				s.log.Warn("shutdown: walks still running; symbol files left open", "walks", s.proc.Walking())
+			} else {
+				s.syms.Close()
+			}
 		}
 		if c, ok := s.store.(io.Closer); ok {
 			c.Close()
