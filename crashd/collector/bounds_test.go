@@ -428,8 +428,8 @@ func TestSpoolFailure(t *testing.T) {
 	if err := os.WriteFile(spool, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if status, got, _ := e.post(t, "/submit", body, http.Header{"Content-Type": {ct}}, false); status != 500 {
-		t.Errorf("spool failure: %d %q", status, got)
+	if status, got, h := e.post(t, "/submit", body, http.Header{"Content-Type": {ct}}, false); status != 503 || h.Get("Retry-After") == "" {
+		t.Errorf("spool failure: %d %q %v", status, got, h)
 	}
 	md, mdct := sentryForm([][3]string{{"upload_file_minidump", "crash.dmp", "MDMP" + string(randomBytes(2<<20))}})
 	if status, got, _ := e.post(t, "/api/42/minidump/?sentry_key=k", md, http.Header{"Content-Type": {mdct}}, false); status != 503 {
