@@ -96,11 +96,38 @@ func Run(ctx context.Context, cmd *cli.Command, args []string, stdout, stderr io
 	if cmd.Version == "" {
 		cmd.Version = Version()
 	}
-	cmd.OnUsageError = func(ctx context.Context, cmd *cli.Command, err error, isSubcommand bool) error {
-		return &UsageError{plainParseError(err)}
+	// Every command of the tree reports its own usage errors this way (urfave
+	// only calls a command's own OnUsageError: a subcommand without one prints
+	// "Incorrect Usage:" and its help), and an unknown subcommand is a usage
+	// error too (urfave's help action says "No help topic for 'X'").
+	var notFound struct {
+		cmd  *cli.Command
+		name string
 	}
+	var prepare func(c *cli.Command)
+	prepare = func(c *cli.Command) {
+		c.OnUsageError = func(ctx context.Context, cmd *cli.Command, err error, isSubcommand bool) error {
+			return &UsageError{plainParseError(err)}
+		}
+		if len(c.Commands) > 0 {
+			c.CommandNotFound = func(_ context.Context, cmd *cli.Command, name string) {
+				notFound.cmd, notFound.name = cmd, name
+			}
+		}
+		for _, sub := range c.Commands {
+			prepare(sub)
+		}
+	}
+	prepare(cmd)
 	cmd.ExitErrHandler = func(context.Context, *cli.Command, error) {}
 	err := cmd.Run(ctx, args)
+	if err == nil && notFound.cmd != nil {
+		var names []string
+		for _, sub := range notFound.cmd.VisibleCommands() {
+			names = append(names, sub.Name)
+		}
+		err = Usagef("no command %q (commands: %s)", notFound.name, strings.Join(names, ", "))
+	}
 	if err == nil {
 		return 0
 	}
