@@ -133,8 +133,10 @@ func TestSymbolsArrived(t *testing.T) {
 	if got, _, _ := getCrash(ts.URL, ids[1]); got.Status != "processed" || sameJSON(got.JSONDump, want) != "" {
 		t.Errorf("the second newest crash was not reprocessed into the symbolized walk")
 	}
-	// The oldest is beyond reprocess_max: still walked without symbols.
-	time.Sleep(500 * time.Millisecond)
+	// The oldest is beyond reprocess_max: still walked without symbols
+	// once the queue is empty (had it been queued with the two newest, it
+	// would have been walked by then; it was a 500 ms sleep).
+	waitQueueEmpty(t, ts.URL)
 	if got, _, _ := getCrash(ts.URL, oldest); sameJSON(got.JSONDump, want) == "" {
 		t.Errorf("the oldest crash was reprocessed beyond reprocess_max")
 	}
@@ -183,16 +185,11 @@ func TestSymbolsArrived(t *testing.T) {
 	if resp.StatusCode != 200 || strings.Contains(string(out), "unchanged") {
 		t.Fatalf("changed re-upload: %d %s", resp.StatusCode, out)
 	}
-	time.Sleep(1100 * time.Millisecond) // the processor checks a loaded .sym once a second
-	resp, err = http.Post(ts.URL+"/api/crashes/"+string(id)+"/reprocess", "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 202 {
-		t.Fatalf("reprocess: %d", resp.StatusCode)
-	}
+	// The processor checks a loaded .sym about once a second: the crash is
+	// reprocessed every 2 s until it has the new name (it was one
+	// reprocessing after a fixed 1.1 s sleep).
 	deadline = time.Now().Add(60 * time.Second)
+	var posted time.Time
 	for {
 		got, _, _ := getCrash(ts.URL, id)
 		if got.Signature == "store_result_v2" {
@@ -200,6 +197,58 @@ func TestSymbolsArrived(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("after a changed re-upload and reprocessing: signature %q, want store_result_v2", got.Signature)
+		}
+		if time.Since(posted) > 2*time.Second {
+			resp, err = http.Post(ts.URL+"/api/crashes/"+string(id)+"/reprocess", "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 202 {
+				t.Fatalf("reprocess: %d", resp.StatusCode)
+			}
+			posted = time.Now()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitQueueEmpty polls the server's /__heartbeat__ until its queue has
+// nothing waiting or in flight, failing after a minute.
+func waitQueueEmpty(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	var last string
+	for {
+		resp, err := http.Get(url + "/__heartbeat__")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var hb struct {
+			Details struct {
+				Depth *struct {
+					Waiting  map[string]uint64 `json:"waiting"`
+					InFlight uint64            `json:"in_flight"`
+				} `json:"queue_depth"`
+			} `json:"details"`
+		}
+		if err := json.Unmarshal(b, &hb); err != nil {
+			t.Fatalf("/__heartbeat__: %v: %s", err, b)
+		}
+		if d := hb.Details.Depth; d != nil {
+			n := d.InFlight
+			for _, w := range d.Waiting {
+				n += w
+			}
+			if n == 0 {
+				return
+			}
+		}
+		last = string(b)
+		if time.Now().After(deadline) {
+			t.Fatalf("the queue is not empty after a minute: %s", last)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
