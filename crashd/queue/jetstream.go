@@ -525,8 +525,12 @@ func (q *JetStream) Consume(ctx context.Context) (Consumer, error) {
 	c := &consumer{q: q, ch: map[Kind]chan *delivery{}, stop: make(chan struct{})}
 	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.cancel = cancel
+	// Every channel is made before any fetcher runs: a fetcher reads the
+	// map (a race with the writes of a single loop).
 	for _, k := range Kinds {
 		c.ch[k] = make(chan *delivery)
+	}
+	for _, k := range Kinds {
 		c.wg.Add(1)
 		go c.fetch(fctx, k)
 	}
