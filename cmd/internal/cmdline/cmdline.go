@@ -113,6 +113,16 @@ func Run(ctx context.Context, cmd *cli.Command, args []string, stdout, stderr io
 			c.CommandNotFound = func(_ context.Context, cmd *cli.Command, name string) {
 				notFound.cmd, notFound.name = cmd, name
 			}
+			if c.Action == nil {
+				// Without a command (urfave printed the help on stdout,
+				// exit 0) or with an unknown one.
+				c.Action = func(_ context.Context, cmd *cli.Command) error {
+					if cmd.Args().Len() > 0 {
+						return Usagef("no command %q (commands: %s)", cmd.Args().First(), commandNames(cmd))
+					}
+					return Usagef("no command given (commands: %s)", commandNames(cmd))
+				}
+			}
 		}
 		for _, sub := range c.Commands {
 			prepare(sub)
@@ -122,11 +132,7 @@ func Run(ctx context.Context, cmd *cli.Command, args []string, stdout, stderr io
 	cmd.ExitErrHandler = func(context.Context, *cli.Command, error) {}
 	err := cmd.Run(ctx, args)
 	if err == nil && notFound.cmd != nil {
-		var names []string
-		for _, sub := range notFound.cmd.VisibleCommands() {
-			names = append(names, sub.Name)
-		}
-		err = Usagef("no command %q (commands: %s)", notFound.name, strings.Join(names, ", "))
+		err = Usagef("no command %q (commands: %s)", notFound.name, commandNames(notFound.cmd))
 	}
 	if err == nil {
 		return 0
@@ -142,6 +148,15 @@ func Run(ctx context.Context, cmd *cli.Command, args []string, stdout, stderr io
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", cmd.Name, err)
 	return 1
+}
+
+// commandNames lists cmd's visible subcommands, comma-separated.
+func commandNames(cmd *cli.Command) string {
+	var names []string
+	for _, sub := range cmd.VisibleCommands() {
+		names = append(names, sub.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 func init() {
