@@ -15,6 +15,16 @@ import (
 // Stream accessors wrap it, so test with errors.Is.
 var ErrNoStream = errors.New("stream not present")
 
+// ErrNotMinidump is what the errors of a file that is no minidump at all
+// (empty, shorter than a header, another signature than MDMP) wrap: their
+// text starts "not a minidump: ".
+var ErrNotMinidump = errors.New("not a minidump")
+
+// ErrTruncated is what the errors of data that lie past the end of the file
+// wrap (a truncated dump, or an offset beyond it): their text says
+// "truncated at OFFSET" first.
+var ErrTruncated = errors.New("truncated")
+
 // File is an open minidump. Its methods, except Close, are safe for
 // concurrent use.
 type File struct {
@@ -38,6 +48,15 @@ type File struct {
 	memOnce sync.Once
 	mem     *Memory
 	memErr  error
+}
+
+// openError names the file in an error of Open: "NAME: not a minidump: ..."
+// when it is none, "minidump NAME: ..." otherwise.
+func openError(name string, err error) error {
+	if errors.Is(err, ErrNotMinidump) {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return fmt.Errorf("minidump %s: %w", name, err)
 }
 
 // smallFile is the size up to which Open reads a file instead of mapping it.
@@ -64,11 +83,11 @@ func Open(name string) (*File, error) {
 		_, err := io.ReadFull(fh, data)
 		fh.Close()
 		if err != nil {
-			return nil, fmt.Errorf("minidump %s: %w", name, err)
+			return nil, openError(name, err)
 		}
 		f, err := newFile(nil, uint64(size), data)
 		if err != nil {
-			return nil, fmt.Errorf("minidump %s: %w", name, err)
+			return nil, openError(name, err)
 		}
 		return f, nil
 	}
@@ -82,7 +101,7 @@ func Open(name string) (*File, error) {
 		f, err := newFile(fh, uint64(size), nil)
 		if err != nil {
 			fh.Close()
-			return nil, fmt.Errorf("minidump %s: %w", name, err)
+			return nil, openError(name, err)
 		}
 		f.closer = fh.Close
 		return f, nil
@@ -91,7 +110,7 @@ func Open(name string) (*File, error) {
 	f, err := newFile(nil, uint64(len(data)), data)
 	if err != nil {
 		unmap()
-		return nil, fmt.Errorf("minidump %s: %w", name, err)
+		return nil, openError(name, err)
 	}
 	f.closer = unmap
 	return f, nil
@@ -128,6 +147,12 @@ func (f *File) Size() int64 { return int64(f.size) }
 
 func newFile(r io.ReaderAt, size uint64, data []byte) (*File, error) {
 	f := &File{r: r, size: size, data: data}
+	switch {
+	case size == 0:
+		return nil, fmt.Errorf("%w: empty file", ErrNotMinidump)
+	case size < headerSize:
+		return nil, fmt.Errorf("%w: too short (%d bytes; a minidump's header alone is %d)", ErrNotMinidump, size, headerSize)
+	}
 	hb, err := f.bytes(0, headerSize)
 	if err != nil {
 		return nil, fmt.Errorf("header: %w", err)
@@ -144,7 +169,7 @@ func newFile(r io.ReaderAt, size uint64, data []byte) (*File, error) {
 		if h.Signature == binary.BigEndian.Uint32([]byte("MDMP")) {
 			return nil, errors.New("header: big-endian minidumps are not supported")
 		}
-		return nil, fmt.Errorf("header: signature %#x is not MDMP", h.Signature)
+		return nil, fmt.Errorf("%w: starts with %q (signature %#x), not MDMP", ErrNotMinidump, hb[:4], h.Signature)
 	}
 	if h.Version&0xffff != HeaderVersion {
 		return nil, fmt.Errorf("header: version %#x is not %#x", h.Version&0xffff, HeaderVersion)
@@ -227,7 +252,7 @@ func (f *File) Location(l LocationDescriptor) ([]byte, error) {
 // range is not inside the file.
 func (f *File) bytes(off, n uint64) ([]byte, error) {
 	if off > f.size || n > f.size-off {
-		return nil, fmt.Errorf("%d bytes at offset %#x: past end of file (size %d)", n, off, f.size)
+		return nil, fmt.Errorf("%w at %#x (the file's size): %d bytes at offset %#x run past end of file", ErrTruncated, f.size, n, off)
 	}
 	if f.data != nil {
 		return f.data[off : off+n : off+n], nil

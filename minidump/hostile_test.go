@@ -51,8 +51,8 @@ func TestHostileHeaders(t *testing.T) {
 		data []byte
 		want string
 	}{
-		"empty":          {nil, "header"},
-		"short":          {good[:20], "header"},
+		"empty":          {nil, "not a minidump: empty file"},
+		"short":          {good[:20], "not a minidump: too short"},
 		"signature":      {bad(func(b []byte) []byte { b[0] = 'X'; return b }), "signature"},
 		"big-endian":     {bad(func(b []byte) []byte { copy(b, "PMDM"); return b }), "big-endian"},
 		"version":        {bad(func(b []byte) []byte { b[4] = 0; return b }), "version"},
@@ -479,5 +479,36 @@ func TestHostileSharedData(t *testing.T) {
 		if grew := after.TotalAlloc - before.TotalAlloc; grew > 2*uint64(len(data))+64<<10 {
 			t.Errorf("%s: allocated %d bytes for a %d-byte file", c.name, grew, len(data))
 		}
+	}
+}
+
+// TestNotAMinidump: a file too short for a header, empty, or of another
+// signature says "not a minidump" first (ErrNotMinidump); data past the end
+// of a cut dump says "truncated at" its size (ErrTruncated). The messages
+// were accurate but cryptic: "header: 32 bytes at offset 0x0: past end of
+// file (size 15)".
+func TestNotAMinidump(t *testing.T) {
+	for _, c := range []struct {
+		data []byte
+		want string
+	}{
+		{nil, "not a minidump: empty file"},
+		{[]byte("MDMP\x93\xa7\x00\x00shortie"), "not a minidump: too short (15 bytes; a minidump's header alone is 32)"},
+		{append([]byte("PK\x03\x04"), make([]byte, 60)...), `not a minidump: starts with "PK\x03\x04" (signature 0x4034b50), not MDMP`},
+	} {
+		_, err := minidump.NewFileBytes(c.data)
+		if !errors.Is(err, minidump.ErrNotMinidump) || err.Error() != c.want {
+			t.Errorf("%q: %v, want %q", c.data, err, c.want)
+		}
+	}
+	// A header whose stream directory lies past the end of the file.
+	h := make([]byte, 32)
+	binary.LittleEndian.PutUint32(h[0:], minidump.HeaderSignature)
+	binary.LittleEndian.PutUint32(h[4:], minidump.HeaderVersion)
+	binary.LittleEndian.PutUint32(h[8:], 3)     // streams
+	binary.LittleEndian.PutUint32(h[12:], 0x20) // directory right after the header
+	_, err := minidump.NewFileBytes(h)
+	if want := "stream directory: 3 entries at 0x20: truncated at 0x20 (the file's size): 36 bytes at offset 0x20 run past end of file"; !errors.Is(err, minidump.ErrTruncated) || err.Error() != want {
+		t.Errorf("directory past the end: %v, want %q", err, want)
 	}
 }

@@ -117,7 +117,7 @@ func (f *File) buildMemory() (*Memory, error) {
 		r := MemoryRegion{d.StartOfMemoryRange, uint64(d.Memory.DataSize), uint64(d.Memory.Rva)}
 		if r.Offset+r.Size > f.size {
 			drop(func() error {
-				return fmt.Errorf("memory list: entry %d: %d bytes at %#x: past end of file", i, r.Size, r.Offset)
+				return fmt.Errorf("memory list: entry %d: %w at %#x (the file's size): %d bytes at offset %#x run past end of file", i, ErrTruncated, f.size, r.Size, r.Offset)
 			})
 			continue
 		}
@@ -131,7 +131,7 @@ func (f *File) buildMemory() (*Memory, error) {
 		for i, d := range l64.Ranges {
 			if off > f.size || d.DataSize > f.size-off {
 				drop(func() error {
-					return fmt.Errorf("memory64 list: entry %d: %d bytes at %#x: past end of file", i, d.DataSize, off)
+					return fmt.Errorf("memory64 list: entry %d: %w at %#x (the file's size): %d bytes at offset %#x run past end of file", i, ErrTruncated, f.size, d.DataSize, off)
 				})
 				break // later ranges' offsets depend on this one
 			}

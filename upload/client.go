@@ -72,15 +72,9 @@ func (c *Client) Minidump(ctx context.Context, rawURL, dumpPath, product, versio
 // above; other errors when the form could not be read or the server not
 // reached.
 func (c *Client) Send(ctx context.Context, rawURL string, form Form) (*Response, error) {
-	u, err := url.Parse(rawURL)
+	u, err := ParseURL(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("upload URL %q: %w", rawURL, err)
-	}
-	if u.Scheme == "" && u.Host == "" {
-		// curl takes "host/path" as http://host/path.
-		if u, err = url.Parse("http://" + rawURL); err != nil {
-			return nil, fmt.Errorf("upload URL %q: %w", rawURL, err)
-		}
+		return nil, err
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, &url.Error{Op: "Post", URL: rawURL, Err: errUnsupportedProtocol}
@@ -171,6 +165,40 @@ func (c *Client) httpClient() (*http.Client, error) {
 	}, nil
 }
 
+// ParseURL reads an upload URL as libcurl does: one without "://" (no
+// scheme: "host/path", "127.0.0.1:8000/submit") is taken as http://. A URL
+// that cannot be read is a *URLError, in words.
+func ParseURL(rawURL string) (*url.URL, error) {
+	s := rawURL
+	if !strings.Contains(s, "://") {
+		s = "http://" + s // libcurl guesses http for a URL without a scheme
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		why := "no host"
+		if err != nil {
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			why = err.Error()
+		}
+		return nil, &URLError{URL: rawURL, Why: why}
+	}
+	return u, nil
+}
+
+// URLError is an upload URL that cannot be read (libcurl's
+// CURLE_URL_MALFORMAT).
+type URLError struct {
+	URL string // as given
+	Why string // what is wrong with it
+}
+
+func (e *URLError) Error() string {
+	return fmt.Sprintf("upload URL %q: %s (want http://HOST[:PORT]/PATH)", e.URL, e.Why)
+}
+
 // ProxyURL returns the proxy URL curl makes of proxy (CURLOPT_PROXY) and
 // userPassword (CURLOPT_PROXYUSERPWD): no scheme means http, no port 1080.
 func ProxyURL(proxy, userPassword string) (*url.URL, error) {
@@ -211,6 +239,8 @@ func CurlError(err error) string {
 		return "HTTP response code said error" // CURLE_HTTP_RETURNED_ERROR
 	case errors.As(err, &fe):
 		return "Failed to open/read local data from file/application" // CURLE_READ_ERROR
+	case errors.As(err, new(*URLError)):
+		return "URL using bad/illegal format or missing URL" // CURLE_URL_MALFORMAT
 	case errors.Is(err, errUnsupportedProtocol):
 		return "Unsupported protocol" // CURLE_UNSUPPORTED_PROTOCOL
 	case errors.As(err, &dnsErr):

@@ -142,6 +142,10 @@ func TestSameAsBreakpad(t *testing.T) {
 	for _, args := range [][]string{
 		{"-p", "P", "-v", "1", path, "http://" + addr + "/"},
 		{"-p", "P", "-v", "1", filepath.Join(t.TempDir(), "missing.dmp"), srv.URL},
+		// No scheme: libcurl takes host:port/path as http (our client
+		// said Go's "first path segment in URL cannot contain colon").
+		{"-p", "P", "-v", "1", path, strings.TrimPrefix(srv.URL, "http://") + "/submit"},
+		{"-p", "P", "-v", "1", path, "http://[::1"},
 	} {
 		a := cmdtest.RunClean(t, bp, nil, args...)
 		b := cmdtest.RunClean(t, ours, nil, args...)
@@ -238,6 +242,9 @@ func TestCurlErrors(t *testing.T) {
 	for _, tc := range []struct{ url, dump, want string }{
 		{"http://" + addr + "/", path, "Couldn't connect to server"},
 		{"ftp://" + addr + "/", path, "Unsupported protocol"},
+		{addr + "/submit", path, "Couldn't connect to server"}, // no scheme: http, as libcurl
+		{"http://[::1", path, "URL using bad/illegal format or missing URL"},
+		{"http:///x", path, "URL using bad/illegal format or missing URL"},
 		{"http://" + addr + "/", path + ".missing", "Failed to open/read local data from file/application"},
 	} {
 		_, err := c.Minidump(t.Context(), tc.url, tc.dump, "P", "1")

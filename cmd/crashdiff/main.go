@@ -18,9 +18,13 @@
 // absolute otherwise): DIR/PATH.golden, so dumps of the same name in
 // different directories do not collide.
 //
+// Files holding a Breakpad microdump (what microdump_stackwalk walks) are
+// walked as microdumps. Without --golden, a dump that cannot be walked is
+// reported as failed, with the reason.
+//
 // Exit status: 0 when every dump is unchanged (or after --update, or
-// without --golden), 1 when any is changed, new or missing, 2 when crashdiff
-// could not run (bad arguments, no dumps, unreadable golden files). Symbols may also come from servers (docs/symbols.md):
+// without --golden when every dump was walked), 1 when any is changed, new
+// or missing or (without --golden) failed, 2 when crashdiff could not run (bad arguments, no dumps, unreadable golden files). Symbols may also come from servers (docs/symbols.md):
 // --symbols-url URL (a Breakpad-layout HTTP store; repeatable), -s
 // arguments in _NT_SYMBOL_PATH syntax (srv*CACHE*URL), $_NT_SYMBOL_PATH and
 // $DEBUGINFOD_URLS, kept in --symbols-cache DIR, each dump's modules loaded
@@ -173,7 +177,11 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg config) error {
 		opt.Symbols, opt.Prefetch = src, src.Prefetch()
 	}
 	results, err := batch.Walk(ctx, dumps, opt, func(w batch.Walked) *golden.Result {
-		return &golden.Result{Dump: w.Dump.Key, Status: golden.Walked, Record: golden.FromWalk(w)}
+		st := golden.Walked
+		if w.Err != nil {
+			st = golden.Failed
+		}
+		return &golden.Result{Dump: w.Dump.Key, Status: st, Record: golden.FromWalk(w)}
 	})
 	if err != nil {
 		return err

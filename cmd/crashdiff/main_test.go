@@ -271,3 +271,46 @@ func TestExitStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestMicrodumpsAndFailures: a folder of microdumps, minidumps and files
+// that are neither. The microdumps are walked (crashdiff called them
+// "walked" with a "not MDMP" error each), the file that is no dump is
+// "failed", and the run ends with exit status 1 and the failure counted
+// (it ended "N dumps: N walked" with exit 0).
+func TestMicrodumpsAndFailures(t *testing.T) {
+	dumps, _ := setup(t)
+	proc := filepath.Join(corpus.Dir(t), "breakpad", "processor")
+	dir := t.TempDir()
+	cp := func(from, to string) {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Skipf("corpus: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cp(filepath.Join(proc, "microdump-arm64.dmp"), "micro-arm64.dmp")
+	cp(filepath.Join(proc, "microdump-x86.dmp"), "micro-x86.dmp")
+	cp(dumps[0], "mini.dmp")
+	if err := os.WriteFile(filepath.Join(dir, "short.dmp"), []byte("MDMP\x93\xa7\x00\x00junk..."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runIn(t, config{args: []string{dir}})
+	st := statuses(out)
+	for name, want := range map[string]golden.Status{"micro-arm64.dmp": golden.Walked, "micro-x86.dmp": golden.Walked, "mini.dmp": golden.Walked, "short.dmp": golden.Failed} {
+		k := batch.Key(filepath.Join(dir, name))
+		if st[k] != want {
+			t.Errorf("%s: %q, want %q\n%s", name, st[k], want, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit status %d, want 1 (a dump failed)\n%s", code, out)
+	}
+	if !strings.Contains(out, "4 dumps: 3 walked, 1 failed;") {
+		t.Errorf("summary: want \"4 dumps: 3 walked, 1 failed\"\n%s", out)
+	}
+	if strings.Contains(out, "not MDMP") || strings.Count(out, golden.Unreadable) != 1 {
+		t.Errorf("a microdump was read as a minidump:\n%s", out)
+	}
+}

@@ -106,7 +106,7 @@ func newCommand(stdout io.Writer, stderr *os.File) *cli.Command {
 			&cli.StringFlag{Name: "n", Usage: "module `NAME` instead of the binary's file name"},
 			&cli.StringFlag{Name: "b", Usage: "module identifier `ID` in the MODULE record instead of the binary's (Breakpad's -b)"},
 			&cli.BoolFlag{Name: "r", Usage: "accepted for Breakpad's command line (its readers' inter-unit references; ours always follow them)"},
-			&cli.StringFlag{Name: "o", Usage: "operating system `OS` in the MODULE record", Value: "Linux"},
+			&cli.StringFlag{Name: "o", Usage: "operating system `OS` in the MODULE record (Linux, Android, windows, mac, ...: not a file name; that is --output)", Value: "Linux"},
 			&cli.IntFlag{Name: "max-inflate-ratio", Usage: "skip a compressed section declaring more than `N` times its compressed size (at least 64 MiB)", Value: dself.DefaultInflateRatio},
 			&cli.StringFlag{Name: "store", Usage: "write into symbol store `DIR` as NAME/ID/NAME.sym instead of stdout"},
 			&cli.StringFlag{Name: "output", Usage: "write into `FILE` instead of stdout (Mozilla's --output; -o stays Breakpad's OS)"},
@@ -174,6 +174,9 @@ func run(c *cli.Command, stdout io.Writer, stderr *os.File) error {
 			return cmdline.Usagef("--extra-info %q: want KEYWORD VALUE, the keyword of capitals and underscores (INFO KEYWORD VALUE is written)", l)
 		}
 		infos = append(infos, symfile.Info{Key: k, Value: v})
+	}
+	if err := checkOS(c.String("o")); err != nil {
+		return err
 	}
 	store, output := c.String("store"), c.String("output")
 	if store != "" && output != "" {
@@ -446,4 +449,24 @@ func dumpWindows(c *cli.Command, orig, arch string, opts dspe.Options, stderr io
 		return dump(u, arch, c.String("g"), opts)
 	}
 	return in.DumpPDB(orig, u, opts)
+}
+
+// knownOS are the operating systems -o may name (compared without case):
+// those Breakpad's and Mozilla's dump_syms write in MODULE records and the
+// platforms of minidumps.
+var knownOS = []string{"Linux", "Android", "ChromeOS", "Fuchsia", "windows", "mac", "iOS", "Solaris", "illumos", "FreeBSD", "NetBSD", "OpenBSD", "DragonFly", "Haiku", "QNX", "AIX", "NaCl", "PS3"}
+
+// checkOS refuses an -o that names no known operating system: the habit
+// of Mozilla's dump_syms, whose -o is the output file, made "MODULE out.sym
+// ..." records on stdout.
+func checkOS(osName string) error {
+	for _, k := range knownOS {
+		if strings.EqualFold(osName, k) {
+			return nil
+		}
+	}
+	if strings.ContainsAny(osName, `/\.`) {
+		return cmdline.Usagef("-o %q looks like a file: -o is the operating system of the MODULE record (%s); to write into a file, --output %s", osName, strings.Join(knownOS, ", "), osName)
+	}
+	return cmdline.Usagef("-o %q: not an operating system (%s); to write into a file, --output FILE", osName, strings.Join(knownOS, ", "))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gobreakpad/gobreakpad/cmd/internal/cmdline"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
@@ -39,6 +41,19 @@ func TestFlags(t *testing.T) {
 	out, err = runCmd(t, "-c", "-n", "renamed", "-o", "Android", bin)
 	if err != nil || strings.Contains(out, "STACK CFI") || !strings.HasPrefix(out, "MODULE Android x86_64 35B22B3C8214A4DB5C83772E005978D50 renamed\n") {
 		t.Errorf("-c -n -o: %.200q, %v", out, err)
+	}
+	// Mozilla's dump_syms habit, -o as the output file: refused, with the
+	// flag that does it (it wrote "MODULE out.sym ..." on stdout).
+	out, err = runCmd(t, "-o", "out.sym", bin)
+	var ue *cmdline.UsageError
+	if !errors.As(err, &ue) || out != "" || !strings.Contains(err.Error(), "--output out.sym") {
+		t.Errorf("-o out.sym: %.100q, %v; want a usage error naming --output", out, err)
+	}
+	if _, err := runCmd(t, "-o", "Plan9", bin); !errors.As(err, &ue) {
+		t.Errorf("-o Plan9: %v, want a usage error", err)
+	}
+	if _, err := runCmd(t, "-i", "-o", "WINDOWS", bin); err != nil {
+		t.Errorf("-o WINDOWS: %v", err)
 	}
 	out, err = runCmd(t, "-d", bin)
 	if err != nil || !strings.Contains(out, "\nINLINE_ORIGIN ") || !strings.Contains(out, "\nINLINE ") {

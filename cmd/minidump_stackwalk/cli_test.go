@@ -124,9 +124,16 @@ func TestHonestErrors(t *testing.T) {
 	os.WriteFile(corePath, core, 0o644)
 	md := filepath.Join(tmp, "log.txt")
 	os.WriteFile(md, []byte("I/google-breakpad(1): -----BEGIN BREAKPAD MICRODUMP-----\n"), 0o644)
+	short := filepath.Join(tmp, "short.dmp")
+	os.WriteFile(short, []byte("MDMP\x93\xa7\x00\x00shortie"), 0o644)
+	empty := filepath.Join(tmp, "empty.dmp")
+	os.WriteFile(empty, nil, 0o644)
 	for _, c := range []struct{ path, want string }{
 		{corePath, "is an ELF core file, not a minidump: convert it with core2md ("},
 		{md, "holds a microdump, not a minidump: walk it with microdump_stackwalk ("},
+		// Not "header: 32 bytes at offset 0x0: past end of file (size 15)".
+		{short, "minidump_stackwalk: " + short + ": not a minidump: too short (15 bytes; a minidump's header alone is 32)\n"},
+		{empty, "minidump_stackwalk: " + empty + ": not a minidump: empty file\n"},
 	} {
 		r := cmdtest.Run(t, prog, c.path)
 		if r.Code != 1 || r.Stdout != "" || !strings.Contains(r.Stderr, c.want) || strings.Count(r.Stderr, "\n") != 1 {
@@ -153,7 +160,7 @@ func TestDamagedDump(t *testing.T) {
 	for _, args := range [][]string{{half}, {"-m", half}} {
 		r := cmdtest.Run(t, prog, args...)
 		if r.Code != 0 || r.Stdout == "" || !strings.Contains(r.Stderr, "system info: ") ||
-			!strings.Contains(r.Stderr, "exception: ") || !strings.Contains(r.Stderr, "past end of file") {
+			!strings.Contains(r.Stderr, "exception: truncated at 0x") || !strings.Contains(r.Stderr, "past end of file") {
 			t.Errorf("%q: exit %d, stderr %q", args, r.Code, r.Stderr)
 		}
 	}

@@ -801,6 +801,15 @@ func TestMacProgramsCommand(t *testing.T) {
 	}
 }
 
+// macBreakpadRight are the positions of the sweep Breakpad's processor
+// walks right, and of how many, by architecture and symbols, as
+// docs/stackwalk.md gives them.
+var macBreakpadRight = map[string][2]int{
+	"x86_64/default": {143, 161}, "arm64/default": {107, 152},
+	"x86_64/exact": {158, 161}, "arm64/exact": {125, 152},
+	"x86_64/dump_syms_mac": {23, 161}, "arm64/dump_syms_mac": {12, 152},
+}
+
 // TestMacProgramsBreakpad sweeps the chain as TestMacPrograms does with
 // Breakpad's minidump_stackwalk ($GOBREAKPAD_BREAKPAD_STACKWALK;
 // tools/breakpad/build.sh) walking each dump from a file, with our
@@ -808,8 +817,11 @@ func TestMacProgramsCommand(t *testing.T) {
 // $GOBREAKPAD_BREAKPAD_DUMP_SYMS_MAC names Breakpad's dump_syms_mac,
 // with its symbols (no compact unwind: __eh_frame's rules only), and our
 // walker with those too. Only the frames' modules and functions are
-// compared (-m prints no registers); it logs the figures and fails on
-// nothing (Breakpad is the comparison, not the truth).
+// compared (-m prints no registers). Breakpad is the comparison, not the
+// truth: what is checked is that its processor ran on every dump and that
+// its figures are those docs/stackwalk.md gives (macBreakpadRight; a change
+// of our exact rules or of the dumps shows there; it used to log them and
+// fail on nothing).
 func TestMacProgramsBreakpad(t *testing.T) {
 	bp := os.Getenv("GOBREAKPAD_BREAKPAD_STACKWALK")
 	if bp == "" {
@@ -850,13 +862,15 @@ func TestMacProgramsBreakpad(t *testing.T) {
 				continue
 			}
 			tmp := t.TempDir()
+			failed := 0
 			walk := func(data []byte, chain []string, _ []macTruth, c *macCounts) string {
 				dump := filepath.Join(tmp, "mac.dmp")
 				if err := os.WriteFile(dump, data, 0o644); err != nil {
-					return err.Error()
+					t.Fatal(err)
 				}
 				out, err := exec.Command(bp, "-m", dump, store).Output()
 				if err != nil {
+					failed++
 					return fmt.Sprintf("%s: %v", bp, err)
 				}
 				var got []string
@@ -896,6 +910,12 @@ func TestMacProgramsBreakpad(t *testing.T) {
 				}
 			})
 			t.Logf("%s, Breakpad's processor with %s symbols: %v", a, name, c)
+			if failed > 0 {
+				t.Errorf("%s, %s symbols: Breakpad's processor failed on %d dumps", a, name, failed)
+			}
+			if want, ok := macBreakpadRight[a+"/"+name]; ok && (c.positions != want[1] || c.right != want[0]) {
+				t.Errorf("%s, Breakpad's processor with %s symbols: %d of %d positions right, docs/stackwalk.md says %d/%d", a, name, c.right, c.positions, want[0], want[1])
+			}
 			for i, w := range wrong {
 				if i < 3 {
 					t.Logf("%s, Breakpad, %s: %s", a, name, w)

@@ -68,6 +68,22 @@ func TestUpload(t *testing.T) {
 		t.Errorf("refusal: %+v", r)
 	}
 
+	// No scheme: http, as libcurl (it was Go's "first path segment in URL
+	// cannot contain colon").
+	mu.Unlock()
+	r = cmdtest.RunClean(t, prog, nil, "-p", "Prod", "-v", "1", dump, strings.TrimPrefix(srv.URL, "http://")+"/submit")
+	mu.Lock()
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "Successfully sent the minidump file.") {
+		t.Errorf("URL without http://: %+v", r)
+	}
+	// A URL that is none: Breakpad's words on stdout, the URL and what is
+	// wrong with it on stderr.
+	r = cmdtest.RunClean(t, prog, nil, "-p", "Prod", "-v", "1", dump, "http://[::1")
+	if r.Code != 1 || r.Stdout != "Failed to send minidump: URL using bad/illegal format or missing URL\nResponse:\n\n" ||
+		r.Stderr != `minidump_upload: upload URL "http://[::1": missing ']' in host (want http://HOST[:PORT]/PATH)`+"\n" {
+		t.Errorf("bad URL: %+v", r)
+	}
+
 	for _, args := range [][]string{
 		{"-p", "P", dump},
 		{"-p", "P", dump, srv.URL, "extra"},

@@ -103,8 +103,8 @@ func newCommand() *cli.Command {
 				if err != nil {
 					return cmdline.Usagef("-x: %v", err)
 				}
-				v := &v2Client{http: hc, api: args[1], key: cmd.String("k"), out: out}
-				return v.upload(ctx, cmd.Root().ErrWriter, args[0], strings.ToUpper(typ), codeFile, debugID, cmd.Bool("f"))
+				v := &v2Client{http: hc, api: args[1], key: cmd.String("k"), out: out, errw: cmd.Root().ErrWriter}
+				return v.upload(ctx, args[0], strings.ToUpper(typ), codeFile, debugID, cmd.Bool("f"))
 			default:
 				return cmdline.Usagef("-p %q: sym-upload-v1 or sym-upload-v2", cmd.String("p"))
 			}
@@ -114,16 +114,20 @@ func newCommand() *cli.Command {
 
 // moduleLine reads the file's first line as Breakpad's
 // ModuleDataForSymbolFile: five fields separated by spaces, MODULE OS CPU
-// ID NAME.
-func moduleLine(path string) ([]string, bool) {
+// ID NAME. The error says why the file has none (Breakpad's client says
+// only "Failed to parse symbol file!").
+func moduleLine(path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
 	defer f.Close()
 	line, err := bufio.NewReader(io.LimitReader(f, 1023)).ReadString('\n')
 	if err != nil {
-		return nil, false
+		if err == io.EOF {
+			return nil, fmt.Errorf("%s: no first line of at most 1023 bytes ending in a newline (a Breakpad .sym file starts with MODULE OS CPU ID NAME)", path)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var parts []string
 	for _, p := range strings.Split(strings.TrimSuffix(line, "\n"), " ") {
@@ -131,17 +135,40 @@ func moduleLine(path string) ([]string, bool) {
 			parts = append(parts, p)
 		}
 	}
-	return parts, len(parts) == 5
+	if len(parts) != 5 {
+		first := strings.TrimSpace(line)
+		if len(first) > 80 {
+			first = first[:80] + "..."
+		}
+		return nil, fmt.Errorf("%s: first line %q is not MODULE OS CPU ID NAME (not a Breakpad .sym file?)", path, first)
+	}
+	return parts, nil
+}
+
+// parseFailed prints Breakpad's message for a symbol file without a MODULE
+// line and, on the next line, why.
+func parseFailed(errw io.Writer, err error) error {
+	fmt.Fprintln(errw, "Failed to parse symbol file!")
+	fmt.Fprintf(errw, "sym_upload: %v\n", err)
+	return cmdline.ExitStatus(1)
+}
+
+// sendFailed prints what Breakpad's HTTPUpload prints on standard error when
+// a request fails (curl's words), so that scripts reading it keep working;
+// the URL is given without its query (sym-upload-v2's ?key=KEY: the API key
+// is kept out of logs).
+func sendFailed(errw io.Writer, u string, err error) {
+	u, _, _ = strings.Cut(u, "?key=")
+	fmt.Fprintf(errw, "Failed to send http request to %s, error: %s\n", u, upload.CurlError(err))
 }
 
 // compactID is Breakpad's CompactIdentifier: the id without hyphens.
 func compactID(id string) string { return strings.ReplaceAll(id, "-", "") }
 
 func v1(ctx context.Context, out, errw io.Writer, c *upload.Client, file, url, version string) error {
-	parts, ok := moduleLine(file)
-	if !ok {
-		fmt.Fprintln(errw, "Failed to parse symbol file!")
-		return cmdline.ExitStatus(1)
+	parts, err := moduleLine(file)
+	if err != nil {
+		return parseFailed(errw, err)
 	}
 	fields := map[string]string{"os": parts[1], "cpu": parts[2], "debug_file": parts[4], "code_file": parts[4], "debug_identifier": compactID(parts[3])}
 	if version != "" {
@@ -156,6 +183,8 @@ func v1(ctx context.Context, out, errw io.Writer, c *upload.Client, file, url, v
 		if errors.As(err, &se) {
 			code = se.Response.StatusCode
 			fmt.Fprintf(errw, "sym_upload: %s answered %s: %q\n", url, se.Response.Status, strings.TrimSpace(string(se.Response.Body)))
+		} else {
+			sendFailed(errw, url, err)
 		}
 		fmt.Fprintf(out, "Failed to send symbol file: %s\nResponse code: %d\nResponse:\n\n", upload.CurlError(err), code)
 		return cmdline.ExitStatus(1)
@@ -177,9 +206,9 @@ var (
 )
 
 type v2Client struct {
-	http     *http.Client
-	api, key string
-	out      io.Writer
+	http      *http.Client
+	api, key  string
+	out, errw io.Writer
 }
 
 func (v *v2Client) url(path string) string {
@@ -209,6 +238,7 @@ func (v *v2Client) do(ctx context.Context, method, u, ctype string, body io.Read
 	}
 	resp, err := v.http.Do(req)
 	if err != nil {
+		sendFailed(v.errw, u, err)
 		return 0, "", err
 	}
 	defer resp.Body.Close()
@@ -216,17 +246,27 @@ func (v *v2Client) do(ctx context.Context, method, u, ctype string, body io.Read
 	return resp.StatusCode, string(b), nil
 }
 
+// notV2 says, after an answer that is not sym-upload-v2's, what URL
+// -p sym-upload-v2 takes: the API's base, to which it adds /v1/....
+func (v *v2Client) notV2(code int) {
+	hint := ""
+	if u, err := url.Parse(v.api); err == nil && u.Host != "" && strings.Trim(u.Path, "/") != "" {
+		hint = fmt.Sprintf(" (%s://%s?)", u.Scheme, u.Host)
+	}
+	fmt.Fprintf(v.errw, "sym_upload: %s answered %d, not with sym-upload-v2's JSON: -p sym-upload-v2 takes the base URL of the server's API, to which it adds /v1/symbols/..., not the sym-upload-v1 upload URL%s\n",
+		v.api, code, hint)
+}
+
 func (v *v2Client) fail(format string, args ...any) error {
 	fmt.Fprintf(v.out, format, args...)
 	return cmdline.ExitStatus(1)
 }
 
-func (v *v2Client) upload(ctx context.Context, errw io.Writer, file, typ, codeFile, debugID string, force bool) error {
+func (v *v2Client) upload(ctx context.Context, file, typ, codeFile, debugID string, force bool) error {
 	if typ == "BREAKPAD" {
-		parts, ok := moduleLine(file)
-		if !ok {
-			fmt.Fprintln(errw, "Failed to parse symbol file!")
-			return cmdline.ExitStatus(1)
+		parts, err := moduleLine(file)
+		if err != nil {
+			return parseFailed(v.errw, err)
 		}
 		codeFile, debugID = parts[4], compactID(parts[3])
 	}
@@ -239,6 +279,7 @@ func (v *v2Client) upload(ctx context.Context, errw io.Writer, file, typ, codeFi
 			return v.fail("Failed to check for existing symbol.\n")
 		case m == nil:
 			fmt.Fprintf(v.out, "Failed to parse check symbol status response.Response:\n%s\n", body)
+			v.notV2(code)
 			return v.fail("Failed to check for existing symbol.\n")
 		case m[1] == "FOUND":
 			fmt.Fprint(v.out, "Symbol file already exists, upload aborted. Use \"-f\" to overwrite.\n")

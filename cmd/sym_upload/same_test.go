@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -141,4 +142,55 @@ func unquoted(s, typ string) string {
 	head = strings.Replace(head, "Content-Type: application/json", "Content-Type: application/son", 1)
 	head = regexp.MustCompile(`Content-Length: \d+`).ReplaceAllString(head, fmt.Sprintf("Content-Length: %d", len(body)))
 	return head + "\r\n\r\n" + body
+}
+
+// TestFailuresAsBreakpad runs Breakpad's sym_upload and ours where they
+// fail: a symbol file that is not there, a server that is down (v1 and v2),
+// a sym-upload-v1 URL given to -p sym-upload-v2. Both print the same on
+// standard output with the same exit status, and every line Breakpad's
+// prints on standard error is among ours; ours adds what Breakpad's leaves
+// unsaid (which file and why; that v2 wants the base URL).
+func TestFailuresAsBreakpad(t *testing.T) {
+	bp := cmdtest.BreakpadSymUpload.Path(t)
+	ours := cmdtest.Build(t, ".")
+	dir := t.TempDir()
+	sym := filepath.Join(dir, "crasher.sym")
+	os.WriteFile(sym, []byte("MODULE Linux x86_64 0123456789ABCDEF0123456789ABCDEF0 crasher\nFUNC 1000 10 0 main\n"), 0o644)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + l.Addr().String()
+	l.Close()
+	srv, _ := wiretest.Server(t, func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
+	clean := []string{"http_proxy=", "HTTP_PROXY=", "https_proxy=", "all_proxy=", "ALL_PROXY="}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string // in our standard error
+	}{
+		{"no file", []string{filepath.Join(dir, "nope.sym"), down}, "sym_upload: open " + filepath.Join(dir, "nope.sym") + ": no such file or directory\n"},
+		{"v1 down", []string{sym, down + "/symbols/upload"}, "Failed to send http request to " + down + "/symbols/upload, error: Couldn't connect to server\n"},
+		{"v2 down", []string{"-p", "sym-upload-v2", sym, down}, "Failed to send http request to " + down + "/v1/symbols/crasher/0123456789ABCDEF0123456789ABCDEF0:checkStatus, error: Couldn't connect to server\n"},
+		{"v2 v1 URL", []string{"-p", "sym-upload-v2", sym, srv.URL + "/symbols/upload"}, "sym_upload: " + srv.URL + "/symbols/upload answered 404, not with sym-upload-v2's JSON: -p sym-upload-v2 takes the base URL of the server's API, to which it adds /v1/symbols/..., not the sym-upload-v1 upload URL (" + srv.URL + "?)\n"},
+	} {
+		rb := cmdtest.RunClean(t, bp, clean, c.args...)
+		ro := cmdtest.RunClean(t, ours, clean, c.args...)
+		if rb.Code != ro.Code || rb.Stdout != ro.Stdout {
+			t.Errorf("%s: Breakpad's printed %q (exit %d), ours %q (exit %d)", c.name, rb.Stdout, rb.Code, ro.Stdout, ro.Code)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(rb.Stderr), "\n") {
+			if line != "" && !strings.HasPrefix(line, "Failed to open curl lib") && !strings.Contains(ro.Stderr, line+"\n") {
+				t.Errorf("%s: Breakpad's stderr line %q is not in ours:\n%s", c.name, line, ro.Stderr)
+			}
+		}
+		if !strings.Contains(ro.Stderr, c.want) {
+			t.Errorf("%s: stderr\n%s\nwant it to hold\n%s", c.name, ro.Stderr, c.want)
+		}
+	}
+	// The API key stays out of standard error.
+	ro := cmdtest.RunClean(t, ours, clean, "-p", "sym-upload-v2", "-k", "s3cret", sym, down)
+	if ro.Code != 1 || strings.Contains(ro.Stderr, "s3cret") || !strings.Contains(ro.Stderr, "Couldn't connect to server") {
+		t.Errorf("v2 -k, server down: %+v", ro)
+	}
 }

@@ -41,17 +41,37 @@ func TestAPI(t *testing.T) {
 		raw := &crash.RawCrash{UUID: id, SubmittedTimestamp: now, Version: 2,
 			Annotations: map[string]any{"ProductName": "P", "Version": "2", "URL": "https://secret"},
 			Metadata:    crash.Metadata{Restricted: []string{"URL"}}}
-		b, _ := json.Marshal(raw)
-		store.Put(ctx, crash.RawCrashKey(id), b)
-		ix.Received(ctx, index.Crash{ID: string(id), ReceivedAt: now, Product: "P", Version: "2"})
+		b, err := json.Marshal(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Put(ctx, crash.RawCrashKey(id), b); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.Received(ctx, index.Crash{ID: string(id), ReceivedAt: now, Product: "P", Version: "2"}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	pc := &crash.ProcessedCrash{CrashID: processed, ProductName: "P", Version: "2", Signature: "sig <a>", CrashReason: "SIGSEGV",
 		JSONDump: json.RawMessage(`{"crashing_thread":{"frames":[]}}`), ProcessorNotes: []string{"note"}, Success: true}
-	b, _ := walk.Marshal(pc)
-	store.Put(ctx, crash.ProcessedCrashKey(processed), b)
-	ix.Processed(ctx, index.Crash{ID: string(processed), ReceivedAt: now, Product: "P", Version: "2", Signature: "sig <a>", CrashReason: "SIGSEGV", Attempts: 1})
-	ix.Failed(ctx, string(failed), now, 3, "boom")
-	q.DeadLetter(ctx, string(failed), "boom")
+	// The setup's errors fail the test (they were ignored: a broken
+	// store or index made the checks below test nothing).
+	b, err := walk.Marshal(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Put(ctx, crash.ProcessedCrashKey(processed), b); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Processed(ctx, index.Crash{ID: string(processed), ReceivedAt: now, Product: "P", Version: "2", Signature: "sig <a>", CrashReason: "SIGSEGV", Attempts: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Failed(ctx, string(failed), now, 3, "boom"); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.DeadLetter(ctx, string(failed), "boom"); err != nil {
+		t.Fatal(err)
+	}
 
 	// crashd's route table in front, as crashd serves the API: a reader
 	// (view_crashes), a token with view_pii, api_token ("tok").

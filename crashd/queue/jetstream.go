@@ -546,7 +546,8 @@ func (q *JetStream) Consume(ctx context.Context) (Consumer, error) {
 	c := &consumer{q: q, ch: map[Kind]chan *delivery{}, stop: make(chan struct{})}
 	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.cancel = cancel
-	// Every channel made before any fetcher reads the map.
+	// Every channel is made before any fetcher runs: a fetcher reads the
+	// map (a race with the writes of a single loop).
 	for _, k := range Kinds {
 		c.ch[k] = make(chan *delivery)
 	}

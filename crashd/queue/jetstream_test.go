@@ -29,6 +29,26 @@ func next(t *testing.T, c Consumer) Delivery {
 	return d
 }
 
+// waitDepth polls q's depth until ok says it is what the test wants,
+// failing after 20 s.
+func waitDepth(t *testing.T, q Queue, want string, ok func(Depth) bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		d, err := q.Depth(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok(d) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("depth %+v, want %s", d, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func TestEmbedded(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
@@ -47,21 +67,16 @@ func TestEmbedded(t *testing.T) {
 	if err := q.Publish(ctx, "other", "x"); err == nil {
 		t.Error("an unknown kind was published")
 	}
-	d, err := q.Depth(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Total() != 4 || d.Waiting[Normal] != 2 {
-		t.Errorf("depth %+v, want 4 waiting (n1 once), 2 normal", d)
-	}
-	// Priority first, then reprocess, then normal; fetchers have had time
-	// to hold one of each.
-	time.Sleep(200 * time.Millisecond)
+	// The consumers' pending counts follow the stream asynchronously:
+	// polled, not read once (5 runs in 60 failed on a busy machine).
+	waitDepth(t, q, "4 waiting (n1 once), 2 normal", func(d Depth) bool { return d.Total() == 4 && d.Waiting[Normal] == 2 })
+	// Priority first, then reprocess, then normal, once the fetchers hold
+	// one of each (three deliveries in flight).
 	c, err := q.Consume(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	waitDepth(t, q, "3 in flight", func(d Depth) bool { return d.InFlight == 3 })
 	var got []string
 	for range 3 {
 		d := next(t, c)

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -93,22 +95,45 @@ func TestLocked(t *testing.T) {
 	cfg := testConfig(t, nil)
 	ts := startServer(t, cfg)
 	defer ts.stop()
-	if _, err := New(t.Context(), cfg, nil); err == nil {
-		t.Error("a second server opened the same data directory")
+	if _, err := New(t.Context(), cfg, nil); !errors.Is(err, ErrLocked) {
+		t.Errorf("a second server on the same data directory: %v, want ErrLocked", err)
 	}
 }
 
 // TestSignatureLists: a lists directory that cannot be read stops the
-// start; one that can is used.
+// start; one that can is used: a crash whose signature is its first frame
+// without symbols ("threads@0x1383") gets another when the lists call
+// such frames irrelevant. (It checked only that the server started.)
 func TestSignatureLists(t *testing.T) {
 	cfg := testConfig(t, nil)
 	cfg.SignatureLists = filepath.Join(t.TempDir(), "missing")
 	if _, err := New(t.Context(), cfg, nil); err == nil {
 		t.Error("a missing signature lists directory was accepted")
 	}
+	var c corpusCase
+	for _, k := range corpusCases(t) {
+		if k.name == "gen-threads-x64-O2" {
+			c = k
+		}
+	}
+	if c.name == "" {
+		t.Skip("corpus case gen-threads-x64-O2 not found")
+	}
 	cfg = testConfig(t, nil)
 	cfg.SignatureLists = t.TempDir()
-	os.WriteFile(filepath.Join(cfg.SignatureLists, "irrelevant_signature_re.txt"), []byte("my_abort_wrapper\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(cfg.SignatureLists, "irrelevant_signature_re.txt"), []byte("my_abort_wrapper\nthreads@0x[0-9a-f]+\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ts := startServer(t, cfg)
-	ts.stop()
+	defer ts.stop()
+	id, err := upload(t, ts.URL, c.dump, map[string]string{"ProductName": "Threads", "Version": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := waitProcessed(t, ts.URL, id, time.Minute)
+	if got.Signature == "" || strings.Contains(got.Signature, "threads@0x") {
+		t.Errorf("signature %q: the lists' irrelevant frames were not skipped", got.Signature)
+	} else {
+		t.Logf("signature with the lists: %q", got.Signature)
+	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -130,8 +131,10 @@ func TestSymbolsArrived(t *testing.T) {
 	if got, _, _ := getCrash(ts.URL, ids[1]); got.Status != "processed" || sameJSON(got.JSONDump, want) != "" {
 		t.Errorf("the second newest crash was not reprocessed into the symbolized walk")
 	}
-	// The oldest is beyond reprocess_max: still walked without symbols.
-	time.Sleep(500 * time.Millisecond)
+	// The oldest is beyond reprocess_max: still walked without symbols
+	// once the queue is empty (had it been queued with the two newest, it
+	// would have been walked by then; it was a 500 ms sleep).
+	waitQueueEmpty(t, ts.srv)
 	if got, _, _ := getCrash(ts.URL, oldest); sameJSON(got.JSONDump, want) == "" {
 		t.Errorf("the oldest crash was reprocessed beyond reprocess_max")
 	}
@@ -180,18 +183,11 @@ func TestSymbolsArrived(t *testing.T) {
 	if resp.StatusCode != 200 || strings.Contains(string(out), "unchanged") {
 		t.Fatalf("changed re-upload: %d %s", resp.StatusCode, out)
 	}
-	time.Sleep(1100 * time.Millisecond) // the processor checks a loaded .sym once a second
-	req, _ = http.NewRequest("POST", ts.URL+"/api/crashes/"+string(id)+"/reprocess", nil)
-	req.Header.Set("Authorization", "Bearer "+testAPIToken)
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 202 {
-		t.Fatalf("reprocess: %d", resp.StatusCode)
-	}
+	// The processor checks a loaded .sym about once a second: the crash is
+	// reprocessed every 2 s until it has the new name (it was one
+	// reprocessing after a fixed 1.1 s sleep).
 	deadline = time.Now().Add(60 * time.Second)
+	var posted time.Time
 	for {
 		got, _, _ := getCrash(ts.URL, id)
 		if got.Signature == "store_result_v2" {
@@ -199,6 +195,43 @@ func TestSymbolsArrived(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("after a changed re-upload and reprocessing: signature %q, want store_result_v2", got.Signature)
+		}
+		if time.Since(posted) > 2*time.Second {
+			req, _ := http.NewRequest("POST", ts.URL+"/api/crashes/"+string(id)+"/reprocess", nil)
+			req.Header.Set("Authorization", "Bearer "+testAPIToken)
+			resp, err = http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 202 {
+				t.Fatalf("reprocess: %d", resp.StatusCode)
+			}
+			posted = time.Now()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitQueueEmpty polls the server's queue until it has nothing waiting or
+// in flight, failing after a minute.
+func waitQueueEmpty(t *testing.T, s *Server) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		d, err := s.Queue().Depth(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := d.InFlight
+		for _, w := range d.Waiting {
+			n += w
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the queue is not empty after a minute: %+v", d)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

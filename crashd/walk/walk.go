@@ -227,6 +227,9 @@ func (w *Walker) walkOne(b []byte, main bool, annotations map[string]string) (d 
 	}
 	f, err := minidump.NewFileBytes(b)
 	if err != nil {
+		if errors.Is(err, minidump.ErrNotMinidump) {
+			return d, err // says "not a minidump: ..." itself
+		}
 		return d, fmt.Errorf("not a minidump: %w", err)
 	}
 	defer f.Close()

@@ -2,12 +2,17 @@
 // crash server do: Find lists the dump files under the paths given (named by
 // Key, so that names do not depend on how a dump was reached), and Walk walks
 // them a few at a time with one symbol source and one signature generator,
-// handing each walked process to the caller while its dump is open. Progress
-// reports the walked dumps on a terminal or in a log.
+// handing each walked process to the caller while its dump is open (a file
+// holding a Breakpad microdump instead of a minidump is walked as
+// microdump_stackwalk walks it). Progress reports the walked dumps on a
+// terminal or in a log.
 package batch
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +20,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gobreakpad/gobreakpad/microdump"
 	"github.com/gobreakpad/gobreakpad/minidump"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
@@ -156,6 +162,12 @@ func Walk[T any](ctx context.Context, dumps []Dump, o Options, each func(Walked)
 func walkOne[T any](d Dump, o Options, gen *signature.Generator, each func(Walked) T) T {
 	f, err := minidump.Open(d.Path)
 	if err != nil {
+		if st, ok, merr := walkMicrodump(d.Path, o); ok {
+			if merr != nil {
+				return each(Walked{Dump: d, Err: merr})
+			}
+			return each(Walked{Dump: d, State: st, Signature: gen.Process(st)})
+		}
 		return each(Walked{Dump: d, Err: err})
 	}
 	defer f.Close()
@@ -164,4 +176,35 @@ func walkOne[T any](d Dump, o Options, gen *signature.Generator, each func(Walke
 		return each(Walked{Dump: d, Err: err})
 	}
 	return each(Walked{Dump: d, State: st, Signature: gen.Process(st)})
+}
+
+// maxMicrodump is the largest file walkMicrodump reads: a microdump is a few
+// log lines of hex (Breakpad's are under 100 KiB); a bigger file that is not
+// a minidump is reported as not one, not read whole.
+const maxMicrodump = 16 << 20
+
+// walkMicrodump walks the file at path as a Breakpad microdump (the log
+// lines microdump_stackwalk reads) when it holds one: ok tells whether it
+// does (a "-----BEGIN BREAKPAD MICRODUMP-----" line in its first
+// maxMicrodump bytes), err why it could not be walked.
+func walkMicrodump(path string, o Options) (st *stackwalk.ProcessState, ok bool, err error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, false, nil
+	}
+	defer fh.Close()
+	text, err := io.ReadAll(io.LimitReader(fh, maxMicrodump))
+	if err != nil || !bytes.Contains(text, []byte(microdump.Begin)) {
+		return nil, false, nil
+	}
+	md, err := microdump.Parse(text)
+	if err != nil {
+		return nil, true, fmt.Errorf("microdump %s: %w", path, err)
+	}
+	st, err = stackwalk.ReadMicrodump(md)
+	if err != nil {
+		return nil, true, fmt.Errorf("microdump %s: %w", path, err)
+	}
+	st.Walk(stackwalk.Options{Symbols: o.Symbols, Workers: 1, Prefetch: o.Prefetch})
+	return st, true, nil
 }

@@ -24,6 +24,7 @@ const (
 	Written   Status = "written"   // Update wrote its golden file
 	Removed   Status = "removed"   // Update removed the golden file of a missing dump
 	Walked    Status = "walked"    // walked, not compared
+	Failed    Status = "failed"    // could not be walked, not compared (Record.Error says why)
 )
 
 // Result is one dump's outcome in a run.

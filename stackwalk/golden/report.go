@@ -87,9 +87,9 @@ func NewReport(results []*Result) *Report {
 	return rep
 }
 
-// Differs tells whether any dump is changed, new or missing.
+// Differs tells whether any dump is changed, new, missing or failed.
 func (rep *Report) Differs() bool {
-	return rep.Counts[Changed]+rep.Counts[New]+rep.Counts[Missing] > 0
+	return rep.Counts[Changed]+rep.Counts[New]+rep.Counts[Missing]+rep.Counts[Failed] > 0
 }
 
 // WriteJSON writes the report as indented JSON.
@@ -125,7 +125,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 		return err
 	}
 	var parts []string
-	for _, st := range []Status{Unchanged, Changed, New, Missing, Written, Removed, Walked} {
+	for _, st := range []Status{Unchanged, Changed, New, Missing, Written, Removed, Walked, Failed} {
 		if n := rep.Counts[st]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, st))
 		}

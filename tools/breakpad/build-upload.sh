@@ -10,7 +10,10 @@
 #   BREAKPAD_COMMIT   the commit to build (default: the one build.sh builds,
 #                     418aacd617897c19d960ec3e649f42ea95a6363a)
 #   BREAKPAD_REPO     where to get it: a git URL or a local git directory (a
-#                     bare mirror works) (default https://github.com/google/breakpad)
+#                     bare mirror works) (default: ../shared/src/breakpad.git
+#                     beside the checkout when it is there, a one-commit copy
+#                     at 418aacd that needs no network; else
+#                     https://github.com/google/breakpad)
 #   JOBS              make -j (default: number of CPUs)
 #
 # On a fresh Debian (12 and later) as root:

@@ -96,11 +96,44 @@ func Run(ctx context.Context, cmd *cli.Command, args []string, stdout, stderr io
 	if cmd.Version == "" {
 		cmd.Version = Version()
 	}
-	cmd.OnUsageError = func(ctx context.Context, cmd *cli.Command, err error, isSubcommand bool) error {
-		return &UsageError{plainParseError(err)}
+	// Every command of the tree reports its own usage errors this way (urfave
+	// only calls a command's own OnUsageError: a subcommand without one prints
+	// "Incorrect Usage:" and its help), and an unknown subcommand is a usage
+	// error too (urfave's help action says "No help topic for 'X'").
+	var notFound struct {
+		cmd  *cli.Command
+		name string
 	}
+	var prepare func(c *cli.Command)
+	prepare = func(c *cli.Command) {
+		c.OnUsageError = func(ctx context.Context, cmd *cli.Command, err error, isSubcommand bool) error {
+			return &UsageError{plainParseError(err)}
+		}
+		if len(c.Commands) > 0 {
+			c.CommandNotFound = func(_ context.Context, cmd *cli.Command, name string) {
+				notFound.cmd, notFound.name = cmd, name
+			}
+			if c.Action == nil {
+				// Without a command (urfave printed the help on stdout,
+				// exit 0) or with an unknown one.
+				c.Action = func(_ context.Context, cmd *cli.Command) error {
+					if cmd.Args().Len() > 0 {
+						return Usagef("no command %q (commands: %s)", cmd.Args().First(), commandNames(cmd))
+					}
+					return Usagef("no command given (commands: %s)", commandNames(cmd))
+				}
+			}
+		}
+		for _, sub := range c.Commands {
+			prepare(sub)
+		}
+	}
+	prepare(cmd)
 	cmd.ExitErrHandler = func(context.Context, *cli.Command, error) {}
 	err := cmd.Run(ctx, args)
+	if err == nil && notFound.cmd != nil {
+		err = Usagef("no command %q (commands: %s)", notFound.name, commandNames(notFound.cmd))
+	}
 	if err == nil {
 		return 0
 	}
@@ -115,6 +148,15 @@ func Run(ctx context.Context, cmd *cli.Command, args []string, stdout, stderr io
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", cmd.Name, err)
 	return 1
+}
+
+// commandNames lists cmd's visible subcommands, comma-separated.
+func commandNames(cmd *cli.Command) string {
+	var names []string
+	for _, sub := range cmd.VisibleCommands() {
+		names = append(names, sub.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 func init() {

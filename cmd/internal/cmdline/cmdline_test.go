@@ -40,4 +40,24 @@ func TestPrograms(t *testing.T) {
 			t.Errorf("%s with a bad flag: %+v, want exit 2 and %q", name, r, want)
 		}
 	}
+	// Subcommands report usage errors the same way: a bad flag of a
+	// subcommand (urfave's own handler printed "Incorrect Usage:" and 25
+	// lines of help, exit 1) and an unknown subcommand (urfave's "No help
+	// topic for 'serv'").
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--port", "1"}, "crashd: flag provided but not defined: -port (see --help)\n"},
+		{[]string{"token", "create", "--bogus"}, "crashd: flag provided but not defined: -bogus (see --help)\n"},
+		{[]string{"serv"}, `crashd: no command "serv" (commands: serve, token, reprocess) (see --help)` + "\n"},
+		{[]string{"token", "crate"}, `crashd: no command "crate" (commands: create) (see --help)` + "\n"},
+		{nil, "crashd: no command given (commands: serve, token, reprocess) (see --help)\n"},
+		{[]string{"token"}, "crashd: no command given (commands: create) (see --help)\n"},
+	} {
+		r := cmdtest.Run(t, filepath.Join(dir, "crashd"), c.args...)
+		if r.Code != 2 || r.Stdout != "" || r.Stderr != c.want {
+			t.Errorf("crashd %s: %+v, want exit 2 and %q", strings.Join(c.args, " "), r, c.want)
+		}
+	}
 }
