@@ -122,9 +122,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		return nil, err
 	}
 	s.q, s.jsq = q, q // not before: a nil *JetStream in the interface is not nil
-	if cfg.Blobs == "nats" {
+	switch cfg.Blobs {
+	case "nats":
 		s.store, err = blob.OpenObjectStore(ctx, q.JetStream(), "crashd_blobs", q.Config().Replicas)
-	} else {
+	case "s3":
+		s.store, err = blob.OpenS3(ctx, blob.S3Config{Endpoint: cfg.S3Endpoint, Bucket: cfg.S3Bucket, Region: cfg.S3Region, Prefix: cfg.S3Prefix})
+	default:
 		s.store, err = blob.OpenDir(cfg.Data)
 	}
 	if err != nil {
