@@ -17,7 +17,8 @@
 # download`), copied to a scratch directory and built there with `go build
 # ./weed`. About 9 minutes on 2 busy cores; the binary is about 230 MB. The
 # result is <cache>/seaweedfs/<version>/weed; a finished build is never
-# redone (the tests look for exactly that path). Nothing of SeaweedFS is
+# redone (the tests look for exactly that path). On a shared machine run it
+# with nice. Nothing of SeaweedFS is
 # copied into this repository.
 set -eu
 
@@ -46,6 +47,6 @@ cp -R "$dir" "$work/src"
 chmod -R u+w "$work/src"
 cd "$work/src"
 # -trimpath and no debug info: a smaller binary; CGO off: no C toolchain needed.
-CGO_ENABLED=0 nice go build -trimpath -ldflags='-s -w' -o "$out/weed.tmp" ./weed
+CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$out/weed.tmp" ./weed
 mv "$out/weed.tmp" "$out/weed"
 echo "$out/weed"
