@@ -5,6 +5,8 @@
 # Debian packages no S3-compatible server.
 #
 # Usage: tools/s3/build.sh            prints the binary's path when done
+#        tools/s3/build.sh -n         only says whether it is built (exit 0 and
+#                                     the path) or not (exit 1)
 #
 #   SEAWEEDFS_VERSION  module version to build (default below; the one the
 #                      tests were run against)
@@ -28,6 +30,9 @@ out=$cache/seaweedfs/$version
 if [ -x "$out/weed" ]; then
 	echo "$out/weed"
 	exit 0
+fi
+if [ "${1:-}" = "-n" ]; then
+	exit 1
 fi
 command -v go >/dev/null 2>&1 || { echo "build.sh: go not found" >&2; exit 1; }
 mkdir -p "$out"
