@@ -127,6 +127,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		s.store, err = blob.OpenObjectStore(ctx, q.JetStream(), "crashd_blobs", q.Config().Replicas)
 	case "s3":
 		s.store, err = blob.OpenS3(ctx, blob.S3Config{Endpoint: cfg.S3Endpoint, Bucket: cfg.S3Bucket, Region: cfg.S3Region, Prefix: cfg.S3Prefix})
+		if cfg.RecoverDays == 0 && cfg.Has(RoleCollector) {
+			log.Warn("blobs on S3 with recover_days 0: every sweep lists every day's raw crashes; set recover_days (docs/scale.md)")
+		}
 	default:
 		s.store, err = blob.OpenDir(cfg.Data)
 	}
