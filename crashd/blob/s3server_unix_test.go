@@ -170,3 +170,42 @@ func TestS3Outage(t *testing.T) {
 		t.Errorf("gave up after %v", d)
 	}
 }
+
+// BenchmarkS3Put stores 256 KiB blobs (a dump) on the SeaweedFS server,
+// one at a time: the latency a collector's upload pays per blob.
+func BenchmarkS3Put(b *testing.B) {
+	testS3Server(b)
+	s := s3Store(b)
+	data := make([]byte, 256<<10)
+	b.SetBytes(int64(len(data)))
+	for i := 0; b.Loop(); i++ {
+		if err := s.Put(context.Background(), fmt.Sprintf("v1/dump/%d", i), data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkS3List lists one day folder of 2,000 raw crashes on the
+// SeaweedFS server (two pages): what the sweep reads per day, twice.
+func BenchmarkS3List(b *testing.B) {
+	testS3Server(b)
+	s := s3Store(b)
+	ctx := context.Background()
+	for i := range 2000 {
+		if err := s.Put(ctx, fmt.Sprintf("v1/raw_crash/20261129/%04d", i), []byte("{}")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		n := 0
+		for _, err := range s.List(ctx, "v1/raw_crash/20261129/") {
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		if n != 2000 {
+			b.Fatal(n)
+		}
+	}
+}
