@@ -200,10 +200,15 @@ func permanent(err error) bool {
 // fails for good (permanent), ctx ends or RetryFor passed, waiting 0.1 s
 // doubling to 2 s (with jitter) between tries.
 func (s *S3) retry(ctx context.Context, f func(context.Context) error) error {
+	return s.retryTimeout(ctx, s.timeout, f)
+}
+
+// retryTimeout is retry with each try bounded by timeout.
+func (s *S3) retryTimeout(ctx context.Context, timeout time.Duration, f func(context.Context) error) error {
 	deadline := time.Now().Add(s.retryFor)
 	wait := 100 * time.Millisecond
 	for {
-		rctx, cancel := context.WithTimeout(ctx, s.timeout)
+		rctx, cancel := context.WithTimeout(ctx, timeout)
 		err := f(rctx)
 		cancel()
 		if err == nil || ctx.Err() != nil || permanent(err) || time.Now().After(deadline) {
@@ -225,12 +230,14 @@ func notFound(err error) bool {
 }
 
 // Put implements Store: one PUT of the whole blob with its MD5 (the
-// server checks it), never a multipart upload.
+// server checks it), never a multipart upload. Each try may take the
+// timeout plus a second per MiB (a 25 MiB dump over a slow link).
 func (s *S3) Put(ctx context.Context, key string, data []byte) error {
 	if err := CheckKey(key); err != nil {
 		return err
 	}
-	err := s.retry(ctx, func(ctx context.Context) error {
+	timeout := s.timeout + time.Duration(len(data)>>20)*time.Second
+	err := s.retryTimeout(ctx, timeout, func(ctx context.Context) error {
 		_, err := s.c.PutObject(ctx, s.bucket, s.prefix+key, bytes.NewReader(data), int64(len(data)),
 			minio.PutObjectOptions{ContentType: "application/octet-stream", DisableMultipart: true, SendContentMd5: true})
 		return err

@@ -21,7 +21,7 @@ var (
 	s3Server *scaletest.S3Server
 	s3Err    error
 	s3Dir    string
-	s3Skip   = "SeaweedFS's weed is not built: run " + scaletest.WeedBuildScript + " (about 9 minutes) for the S3 tests"
+	s3Skip   = scaletest.S3Missing
 	s3Bucket atomic.Int64
 )
 
@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 // s3Server returns the test process's SeaweedFS server, or skips.
 func testS3Server(t testing.TB) *scaletest.S3Server {
 	t.Helper()
-	if scaletest.Weed() == "" {
+	if !scaletest.S3Built() {
 		t.Skip(s3Skip)
 	}
 	s3Once.Do(func() {
@@ -61,7 +61,7 @@ func testS3Server(t testing.TB) *scaletest.S3Server {
 // bucket of its own and under a prefix (so that the prefix is tested
 // everywhere), or nil when weed is not built.
 func s3Store(t testing.TB) Store {
-	if scaletest.Weed() == "" {
+	if !scaletest.S3Built() {
 		return nil
 	}
 	srv := testS3Server(t)

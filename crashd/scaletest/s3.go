@@ -21,8 +21,36 @@ import (
 // whose `weed` tools/s3/build.sh builds and the tests run.
 const SeaweedFSVersion = "v0.0.0-20261109003541-7506e5f91cd6"
 
-// WeedBuildScript names the script that builds Weed's program.
+// GoFakeS3Version is the version of github.com/johannesboyne/gofakes3
+// whose server program `tools/s3/build.sh gofakes3` builds.
+const GoFakeS3Version = "v1.2.0"
+
+// WeedBuildScript names the script that builds the S3 servers' programs.
 const WeedBuildScript = "tools/s3/build.sh"
+
+// S3Missing says how to build an S3 server for the tests that skip
+// without one.
+const S3Missing = "no S3 server built: run " + WeedBuildScript + " (SeaweedFS, 9 minutes or much more on a busy machine) or " +
+	WeedBuildScript + " gofakes3 (about 2 minutes) for the S3 tests"
+
+// GoFakeS3 returns the path of gofakes3's server program built by
+// `tools/s3/build.sh gofakes3` (the user cache directory,
+// gobreakpad/gofakes3/VERSION/gofakes3), or "" when it was not built.
+func GoFakeS3() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	p := filepath.Join(dir, "gobreakpad", "gofakes3", GoFakeS3Version, "gofakes3")
+	if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+		return p
+	}
+	return ""
+}
+
+// S3Built reports whether StartS3 has a server to run: SeaweedFS's weed
+// (preferred) or gofakes3.
+func S3Built() bool { return Weed() != "" || GoFakeS3() != "" }
 
 // Weed returns the path of SeaweedFS's `weed` program: $GOBREAKPAD_WEED, or
 // where tools/s3/build.sh leaves it (the user cache directory:
@@ -47,28 +75,37 @@ func Weed() string {
 	return ""
 }
 
-// S3Server is a SeaweedFS server (`weed server` with its master, volume
-// server, filer and S3 gateway in one process) on loopback ports, storing
-// under a directory: a real S3-compatible object store. Its S3 gateway
-// takes one identity, AccessKey and SecretKey (random), with every right.
+// S3Server is an S3-compatible server on loopback ports storing under a
+// directory: SeaweedFS (`weed server` with its master, volume server, filer
+// and S3 gateway in one process), whose S3 gateway takes one identity,
+// AccessKey and SecretKey (random), with every right; or, when only it is
+// built, gofakes3's server program with its bolt backend (a database file:
+// it survives kill -9), which checks no signatures (Authenticates false).
 type S3Server struct {
 	// Endpoint is the S3 gateway's URL (http://127.0.0.1:PORT).
 	Endpoint             string
 	AccessKey, SecretKey string
-	bin, dir, log        string
-	args                 []string
-	health               []string // URLs answering once the parts are up
-	mu                   sync.Mutex
-	cmd                  *exec.Cmd
-	done                 chan struct{}
+	// Kind is "SeaweedFS" or "gofakes3"; Authenticates whether the server
+	// refuses requests not signed with AccessKey and SecretKey.
+	Kind          string
+	Authenticates bool
+	bin, dir, log string
+	args          []string
+	health        []string // URLs answering once the parts are up
+	mu            sync.Mutex
+	cmd           *exec.Cmd
+	done          chan struct{}
 }
 
 // StartS3 starts a SeaweedFS server storing under dir (created) and waits
 // until its parts answer (or ctx ends).
 func StartS3(ctx context.Context, dir string) (*S3Server, error) {
-	bin := Weed()
+	bin, kind := Weed(), "SeaweedFS"
 	if bin == "" {
-		return nil, fmt.Errorf("scaletest: SeaweedFS's weed is not built (run %s)", WeedBuildScript)
+		bin, kind = GoFakeS3(), "gofakes3"
+	}
+	if bin == "" {
+		return nil, fmt.Errorf("scaletest: %s", S3Missing)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
 		return nil, err
@@ -89,11 +126,24 @@ func StartS3(ctx context.Context, dir string) (*S3Server, error) {
 		Endpoint:  fmt.Sprintf("http://127.0.0.1:%d", ports[0]),
 		AccessKey: "GBPTEST" + hex.EncodeToString(key[:6]),
 		SecretKey: hex.EncodeToString(key[6:]),
+		Kind:      kind,
 		bin:       bin,
 		dir:       dir,
-		log:       filepath.Join(dir, "weed.log"),
+		log:       filepath.Join(dir, kind+".log"),
 	}
 	p := func(i int) string { return strconv.Itoa(ports[i]) }
+	if kind == "gofakes3" {
+		s.args = []string{"-host", "127.0.0.1:" + p(0), "-backend", "bolt", "-bolt.db", filepath.Join(dir, "data", "s3.db")}
+		if err := s.start(); err != nil {
+			return nil, err
+		}
+		if err := s.WaitReady(ctx); err != nil {
+			s.Stop()
+			return nil, err
+		}
+		return s, nil
+	}
+	s.Authenticates = true
 	s.args = []string{"server",
 		"-dir=" + filepath.Join(dir, "data"),
 		"-ip=127.0.0.1", "-ip.bind=127.0.0.1",
@@ -135,7 +185,7 @@ func (s *S3Server) start() error {
 	cmd.SysProcAttr = ProcAttr()
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return fmt.Errorf("scaletest: start weed: %w", err)
+		return fmt.Errorf("scaletest: start %s: %w", s.Kind, err)
 	}
 	done := make(chan struct{})
 	go func() {
@@ -159,11 +209,11 @@ func (s *S3Server) WaitReady(ctx context.Context) error {
 			return nil
 		}
 		if !s.Running() {
-			return fmt.Errorf("scaletest: weed exited (log: %s): %w", s.log, err)
+			return fmt.Errorf("scaletest: %s exited (log: %s): %w", s.Kind, s.log, err)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("scaletest: weed not ready (log: %s): %w", s.log, err)
+			return fmt.Errorf("scaletest: %s not ready (log: %s): %w", s.Kind, s.log, err)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -180,7 +230,8 @@ func (s *S3Server) ready(ctx context.Context, c *http.Client) error {
 			return err
 		}
 		resp.Body.Close()
-		// The S3 gateway answers an unsigned request 403: it is up.
+		// The S3 gateway answers an unsigned request (SeaweedFS: 403): it
+		// is up.
 		if u != s.Endpoint+"/" && resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("%s: %s", u, resp.Status)
 		}

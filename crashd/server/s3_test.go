@@ -16,13 +16,13 @@ import (
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
-var s3Skip = "SeaweedFS's weed is not built: run " + scaletest.WeedBuildScript + " (about 9 minutes) for the S3 tests"
+var s3Skip = scaletest.S3Missing
 
 // startS3 starts a SeaweedFS server for the test (stopped by its pid at
 // the end), or skips.
 func startS3(t *testing.T) *scaletest.S3Server {
 	t.Helper()
-	if scaletest.Weed() == "" {
+	if !scaletest.S3Built() {
 		t.Skip(s3Skip)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -38,7 +38,7 @@ func startS3(t *testing.T) *scaletest.S3Server {
 // s3TestStore is an S3 store on a SeaweedFS server of its own, or nil when
 // weed is not built.
 func s3TestStore(t *testing.T) blob.Store {
-	if scaletest.Weed() == "" {
+	if !scaletest.S3Built() {
 		return nil
 	}
 	srv := startS3(t)

@@ -7,6 +7,14 @@
 # Usage: tools/s3/build.sh            prints the binary's path when done
 #        tools/s3/build.sh -n         only says whether it is built (exit 0 and
 #                                     the path) or not (exit 1)
+#        tools/s3/build.sh gofakes3 [-n]
+#                                     the same for gofakes3's server program
+#                                     (github.com/johannesboyne/gofakes3, MIT,
+#                                     cmd/gofakes3 with its bolt backend): a
+#                                     simpler S3 server that builds in about 2
+#                                     minutes; it checks no signatures, so the
+#                                     tests of credentials skip on it. The tests
+#                                     use weed when both are built.
 #
 #   SEAWEEDFS_VERSION  module version to build (default below; the one the
 #                      tests were run against)
@@ -26,6 +34,22 @@ set -eu
 
 version=${SEAWEEDFS_VERSION:-v0.0.0-20261109003541-7506e5f91cd6}
 cache=${GOBREAKPAD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gobreakpad}
+if [ "${1:-}" = gofakes3 ]; then
+	fversion=${GOFAKES3_VERSION:-v1.2.0}
+	fout=$cache/gofakes3/$fversion
+	if [ -x "$fout/gofakes3" ]; then
+		echo "$fout/gofakes3"
+		exit 0
+	fi
+	if [ "${2:-}" = -n ]; then
+		exit 1
+	fi
+	mkdir -p "$fout"
+	# No replace directives: go install builds it as published.
+	CGO_ENABLED=0 GOBIN="$fout" GOFLAGS=-mod=mod go install -trimpath -ldflags='-s -w' "github.com/johannesboyne/gofakes3/cmd/gofakes3@$fversion"
+	echo "$fout/gofakes3"
+	exit 0
+fi
 out=$cache/seaweedfs/$version
 if [ -x "$out/weed" ]; then
 	echo "$out/weed"

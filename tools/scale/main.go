@@ -241,8 +241,8 @@ func run(ctx context.Context) (int, error) {
 	switch *blobsIn {
 	case "nats":
 	case "s3":
-		if scaletest.Weed() == "" {
-			return 2, fmt.Errorf("-blobs s3: SeaweedFS's weed is not built (run %s)", scaletest.WeedBuildScript)
+		if !scaletest.S3Built() {
+			return 2, fmt.Errorf("-blobs s3: %s", scaletest.S3Missing)
 		}
 		s3, err = scaletest.StartS3(sctx, filepath.Join(tmp, "s3"))
 		if err != nil {
@@ -251,7 +251,7 @@ func run(ctx context.Context) (int, error) {
 		defer s3.Stop()
 		blobEnv = []string{"CRASHD_S3_ENDPOINT=" + s3.Endpoint, "CRASHD_S3_BUCKET=crashd-scale", "CRASHD_S3_PREFIX=scale",
 			"AWS_ACCESS_KEY_ID=" + s3.AccessKey, "AWS_SECRET_ACCESS_KEY=" + s3.SecretKey, "AWS_EC2_METADATA_DISABLED=true"}
-		fmt.Printf("scale: s3 (SeaweedFS) %s (%.1fs)\n", s3.Endpoint, time.Since(t0).Seconds())
+		fmt.Printf("scale: s3 (%s) %s (%.1fs)\n", s3.Kind, s3.Endpoint, time.Since(t0).Seconds())
 	default:
 		return 2, fmt.Errorf("-blobs %q: nats or s3", *blobsIn)
 	}
@@ -341,7 +341,7 @@ func run(ctx context.Context) (int, error) {
 				// The object store killed -9 while blobs are written
 				// and read; restarted 5 s later.
 				s3.Kill()
-				faultLog = append(faultLog, "kill -9 s3 (SeaweedFS)")
+				faultLog = append(faultLog, "kill -9 s3 ("+s3.Kind+")")
 				go func() {
 					time.Sleep(5 * time.Second)
 					rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
