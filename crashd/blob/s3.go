@@ -248,19 +248,27 @@ func (s *S3) Put(ctx context.Context, key string, data []byte) error {
 	return nil
 }
 
-// Get implements Store.
+// Get implements Store. A try ends when the server sends nothing for the
+// store's timeout (not after a fixed time: a 25 MiB dump may take long on
+// a slow link, but keeps coming).
 func (s *S3) Get(ctx context.Context, key string) ([]byte, error) {
 	if err := CheckKey(key); err != nil {
 		return nil, err
 	}
 	var b []byte
-	err := s.retry(ctx, func(ctx context.Context) error {
+	// retryTimeout's own bound is the retry bound: the watchdog is the
+	// try's.
+	err := s.retryTimeout(ctx, s.retryFor, func(ctx context.Context) error {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		dog := time.AfterFunc(s.timeout, cancel)
+		defer dog.Stop()
 		obj, err := s.c.GetObject(ctx, s.bucket, s.prefix+key, minio.GetObjectOptions{})
 		if err != nil {
 			return err
 		}
 		defer obj.Close()
-		b, err = io.ReadAll(io.LimitReader(obj, maxS3Object+1))
+		b, err = io.ReadAll(io.LimitReader(progress{obj, func() { dog.Reset(s.timeout) }}, maxS3Object+1))
 		if err == nil && len(b) > maxS3Object {
 			err = fmt.Errorf("object larger than %d bytes", maxS3Object)
 		}
@@ -273,6 +281,20 @@ func (s *S3) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, fmt.Errorf("blob get %s: %w", key, err)
 	}
 	return b, nil
+}
+
+// progress is a reader that calls f after every read that got bytes.
+type progress struct {
+	r io.Reader
+	f func()
+}
+
+func (p progress) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.f()
+	}
+	return n, err
 }
 
 // Exists implements Store (a HEAD request).
