@@ -136,6 +136,9 @@ func TestS3Outage(t *testing.T) {
 		t.Errorf("listing across the outage: %q", got)
 	}
 
+	// SeaweedFS takes 20 s or more to come back on a busy machine (its
+	// volume server registers with the master): the default retry bound.
+	s.retryFor = time.Minute
 	srv.Kill()
 	go func() {
 		time.Sleep(2 * time.Second)
