@@ -72,7 +72,7 @@ func newCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.StringFlag{Name: "nats", Aliases: []string{"nats-url"}, Usage: "use the external NATS server or cluster at `URLS` (nats://h1:4222,nats://h2:4222,...) as the queue instead of the embedded one"},
 					&cli.StringFlag{Name: "nats-cluster", Usage: "make the embedded NATS server a node of the cluster whose other nodes' routes are `URLS` (nats-route://h2:6222,...)"},
 					&cli.StringFlag{Name: "nats-cluster-listen", Usage: "listen for the embedded NATS server's routes on `ADDR` (default 0.0.0.0:6222)"},
-					&cli.StringFlag{Name: "blobs", Usage: "keep blobs in `STORE`: dir (the data directory) or nats (a replicated JetStream object store)"},
+					&cli.StringFlag{Name: "blobs", Usage: "keep blobs in `STORE`: dir (the data directory), nats (a replicated JetStream object store) or s3 (an S3-compatible object store: s3_endpoint, s3_bucket, s3_region, s3_prefix in the configuration file or CRASHD_S3_*; credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"},
 					&cli.StringFlag{Name: "db", Usage: "keep the index in PostgreSQL at `URL` (postgres://...) or in the SQLite file at that path (default DATA/index.sqlite)"},
 					&cli.StringFlag{Name: "log-format", Usage: "log as `FORMAT`: text or json"},
 					&cli.BoolFlag{Name: "public-pages", Usage: "show the web pages and their API read-only without a token (a team behind a VPN)"},

@@ -2,8 +2,8 @@
 // processed crashes under slash-separated keys (crashd/crash's storage
 // keys). Store is the interface the roles of the server use; Dir keeps blobs
 // as files under a root directory, Mem in memory (for tests and
-// throw-away servers). A store for object storage (S3, GCS) is a later
-// implementation of the same interface.
+// throw-away servers), ObjectStore in a NATS JetStream object store, S3 on
+// an S3-compatible object store (AWS S3, SeaweedFS, MinIO, GCS).
 package blob
 
 import (
@@ -55,6 +55,16 @@ type Lazy interface {
 	// Sync makes durable every blob PutLazy stored before the call. After
 	// an error the blobs are tried again at the next Sync.
 	Sync(ctx context.Context) error
+}
+
+// ListScansAll reports whether s's List reads the metadata of every blob of
+// the store whatever the prefix (ObjectStore: the JetStream object store
+// has no listing by prefix). A caller with many prefixes to list (the
+// sweep's days) lists their common prefix once on such a store, and each
+// prefix on the others (Dir, Mem, S3), which read only what they list.
+func ListScansAll(s Store) bool {
+	_, ok := s.(interface{ scansAll() })
+	return ok
 }
 
 // maxKey bounds the length of a key.

@@ -78,6 +78,9 @@ func retry(ctx context.Context, f func(context.Context) error) error {
 	}
 }
 
+// scansAll marks ObjectStore for ListScansAll.
+func (s *ObjectStore) scansAll() {}
+
 // Bucket returns the object store's bucket name.
 func (s *ObjectStore) Bucket() string { return s.bucket }
 

@@ -3,6 +3,7 @@ package collector
 import (
 	"context"
 	"fmt"
+	"iter"
 	"log/slog"
 	"strings"
 	"time"
@@ -13,25 +14,91 @@ import (
 
 // Recover publishes the crashes a collector stored but did not queue: every
 // raw crash (v1/raw_crash/<YYYYMMDD>/<id>) dated since's UTC day or later
-// without a queued marker (v1/queued/<id>) is published and its marker
-// written. It returns how many it published. Run it at start-up before the
-// collector takes uploads (a crash being stored at the same moment might
-// be published twice; processing is idempotent, so that costs only work).
-// A zero since looks at every stored crash.
+// without a queued marker (v1/queued/<YYYYMMDD>/<id>, or the older
+// v1/queued/<id>) is published and its marker written. It returns how many
+// it published. Run it at start-up before the collector takes uploads (a
+// crash being stored at the same moment might be published twice;
+// processing is idempotent, so that costs only work), and now and then (the
+// server's sweep). A zero since looks at every stored crash.
+//
+// The raw crashes and the markers are listed side by side, day folder by
+// day folder, both in key order: a crash costs no request of its own unless
+// it has no marker of the current layout. With a since, only the folders of
+// the days from since to tomorrow (UTC: a collector's clock ahead by up to a
+// day) are listed, never the whole store: on S3 that reads those days' keys
+// only. On a store whose listing reads everything anyway
+// (blob.ListScansAll) the two whole folders are listed once.
 func Recover(ctx context.Context, store blob.Store, publish Publisher, since time.Time, log *slog.Logger) (int, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	from := ""
+	days := []string{""}
 	if !since.IsZero() {
 		from = since.UTC().Format("20060102")
+		if !blob.ListScansAll(store) {
+			days = recoverDays(since, time.Now())
+		}
 	}
 	n := 0
-	for key, err := range store.List(ctx, crash.RawCrashPrefix) {
+	for _, day := range days {
+		m, err := recoverFolder(ctx, store, publish, day, from, log)
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// recoverDays returns the folder names (YYYYMMDD/) of the UTC days from
+// since's to the day after now's.
+func recoverDays(since, now time.Time) []string {
+	var out []string
+	last := now.UTC().AddDate(0, 0, 1).Format("20060102")
+	for d := since.UTC(); ; d = d.AddDate(0, 0, 1) {
+		day := d.Format("20060102")
+		if day > last {
+			return out
+		}
+		out = append(out, day+"/")
+	}
+}
+
+// recoverFolder is Recover over the raw crashes under
+// v1/raw_crash/<folder> ("" : all of them) from the day from on, merging
+// their listing with that of v1/queued/<folder>.
+func recoverFolder(ctx context.Context, store blob.Store, publish Publisher, folder, from string, log *slog.Logger) (int, error) {
+	// The markers' listing, pulled as the raw crashes go by; both are in
+	// key order, so the remainders "<YYYYMMDD>/<id>" are too. Legacy
+	// markers (v1/queued/<id>, no day folder) are skipped here and looked
+	// up one by one below.
+	nextQueued, stop := iter.Pull2(store.List(ctx, crash.QueuedPrefix+folder))
+	defer stop()
+	queued, queuedDone := "", false
+	advance := func(to string) error {
+		for !queuedDone && queued < to {
+			k, err, ok := nextQueued()
+			if !ok {
+				queuedDone = true
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if r := strings.TrimPrefix(k, crash.QueuedPrefix); strings.Contains(r, "/") {
+				queued = r
+			}
+		}
+		return nil
+	}
+	n := 0
+	for key, err := range store.List(ctx, crash.RawCrashPrefix+folder) {
 		if err != nil {
 			return n, fmt.Errorf("recover: %w", err)
 		}
-		date, _, _ := strings.Cut(strings.TrimPrefix(key, crash.RawCrashPrefix), "/")
+		rest := strings.TrimPrefix(key, crash.RawCrashPrefix)
+		date, _, _ := strings.Cut(rest, "/")
 		if date < from {
 			continue
 		}
@@ -39,11 +106,22 @@ func Recover(ctx context.Context, store blob.Store, publish Publisher, since tim
 		if !ok {
 			continue
 		}
-		queued, err := store.Exists(ctx, crash.QueuedKey(id))
+		if err := advance(rest); err != nil {
+			return n, fmt.Errorf("recover: %w", err)
+		}
+		if queued == rest {
+			continue
+		}
+		// No marker beside it: one of the older layout, or (a raw crash
+		// filed in another day's folder than its id's) of its own day?
+		marked, err := store.Exists(ctx, crash.LegacyQueuedKey(id))
+		if err == nil && !marked && key != crash.RawCrashKey(id) {
+			marked, err = store.Exists(ctx, crash.QueuedKey(id))
+		}
 		if err != nil {
 			return n, fmt.Errorf("recover: %w", err)
 		}
-		if queued {
+		if marked {
 			continue
 		}
 		if err := publish(ctx, id); err != nil {

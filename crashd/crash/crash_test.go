@@ -72,7 +72,8 @@ func TestKeys(t *testing.T) {
 		DumpKey(id, "upload_file_minidump"): "v1/dump/de1bb258-cbbf-4589-a673-34f800160918",
 		DumpKey(id, "upload_file_browser"):  "v1/upload_file_browser/de1bb258-cbbf-4589-a673-34f800160918",
 		ProcessedCrashKey(id):               "v1/processed_crash/de1bb258-cbbf-4589-a673-34f800160918",
-		QueuedKey(id):                       "v1/queued/de1bb258-cbbf-4589-a673-34f800160918",
+		QueuedKey(id):                       "v1/queued/20160918/de1bb258-cbbf-4589-a673-34f800160918",
+		LegacyQueuedKey(id):                 "v1/queued/de1bb258-cbbf-4589-a673-34f800160918",
 	} {
 		if got != want {
 			t.Errorf("key %q, want %q", got, want)

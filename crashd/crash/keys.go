@@ -9,7 +9,7 @@ import "strings"
 //	v1/dump_names/<id>             JSON list of the crash's dump names, sorted
 //	v1/<dump file name>/<id>       each dump ("dump" for upload_file_minidump)
 //	v1/processed_crash/<id>        the processed crash JSON (ProcessedCrash)
-//	v1/queued/<id>                 crashd's marker: the id was published to the queue
+//	v1/queued/<YYYYMMDD>/<id>      crashd's marker: the id was published to the queue
 //	v1/processed_synced            crashd's: processed crashes recorded before this time are on disk
 //
 // The first four are Antenna's and Socorro's; the last two are crashd's own.
@@ -49,10 +49,18 @@ func DumpKey(id ID, name string) string { return KeyRoot + "/" + DumpFileName(na
 func ProcessedCrashKey(id ID) string { return ProcessedCrashPrefix + string(id) }
 
 // QueuedKey returns the key of the marker written after id was published to
-// the processing queue: v1/queued/<id>. A raw crash without this marker was
-// stored but perhaps never queued (the collector died or the queue refused
-// it), and start-up recovery publishes it again (processing is idempotent).
-func QueuedKey(id ID) string { return QueuedPrefix + string(id) }
+// the processing queue: v1/queued/<YYYYMMDD>/<id>, in a folder per day as
+// the raw crashes, so that the sweep finds a day's unqueued crashes by
+// listing the two folders side by side, without a request per crash. A raw
+// crash without this marker was stored but perhaps never queued (the
+// collector died or the queue refused it), and the sweep publishes it
+// again (processing is idempotent).
+func QueuedKey(id ID) string { return QueuedPrefix + id.DateString() + "/" + string(id) }
+
+// LegacyQueuedKey returns the key the marker had before it was foldered
+// by day, v1/queued/<id> (crashd 2026-11 and before): the sweep still
+// honours it and retention deletes it.
+func LegacyQueuedKey(id ID) string { return QueuedPrefix + string(id) }
 
 // IDFromKey returns the crash id that ends a storage key (any of the keys
 // above), if the key ends in a valid one.

@@ -121,10 +121,21 @@ type Config struct {
 	// NATSReplicas is the replication of the streams, the object store
 	// and the leases (default: 3 on a cluster, else 1).
 	NATSReplicas int `json:"nats_replicas"`
-	// Blobs is where blobs live: "dir" (the data directory, the default)
-	// or "nats" (a JetStream object store on the queue's NATS, replicated
-	// as the streams: for processes on several machines).
+	// Blobs is where blobs live: "dir" (the data directory, the default),
+	// "nats" (a JetStream object store on the queue's NATS, replicated
+	// as the streams: for processes on several machines) or "s3" (an
+	// S3-compatible object store: S3Endpoint, S3Bucket, S3Region,
+	// S3Prefix; credentials from the environment, AWS_ACCESS_KEY_ID and
+	// AWS_SECRET_ACCESS_KEY or the AWS SDKs' other sources).
 	Blobs string `json:"blobs"`
+	// S3Endpoint is the S3 server's URL (http://127.0.0.1:8333,
+	// https://storage.googleapis.com; empty: AWS S3); S3Bucket the bucket
+	// (created when missing); S3Region its region; S3Prefix what every
+	// key starts with (several deployments in one bucket).
+	S3Endpoint string `json:"s3_endpoint"`
+	S3Bucket   string `json:"s3_bucket"`
+	S3Region   string `json:"s3_region"`
+	S3Prefix   string `json:"s3_prefix"`
 	// RetentionDays, when positive, removes from the index the crashes of
 	// the weeks that ended more than that many days ago (PostgreSQL:
 	// drops their weekly partitions), hourly, in one process at a time.
@@ -330,8 +341,12 @@ func (c *Config) Check() error {
 	switch c.Blobs {
 	case "", "dir":
 	case "nats":
+	case "s3":
+		if c.S3Bucket == "" {
+			return fmt.Errorf("config: blobs s3 needs s3_bucket")
+		}
 	default:
-		return fmt.Errorf("config: blobs %q: dir or nats", c.Blobs)
+		return fmt.Errorf("config: blobs %q: dir, nats or s3", c.Blobs)
 	}
 	if c.NATSURL != "" && len(c.NATSCluster) > 0 {
 		return fmt.Errorf("config: nats_url (an external NATS) and nats_cluster (the embedded server in a cluster) exclude each other")

@@ -85,7 +85,7 @@ func deleteCrashBlobs(ctx context.Context, store blob.Store, id crash.ID) error 
 			}
 		}
 	}
-	keys = append(keys, crash.DumpNamesKey(id), crash.ProcessedCrashKey(id), crash.QueuedKey(id), crash.RawCrashKey(id))
+	keys = append(keys, crash.DumpNamesKey(id), crash.ProcessedCrashKey(id), crash.QueuedKey(id), crash.LegacyQueuedKey(id), crash.RawCrashKey(id))
 	for _, k := range keys {
 		if err := store.Delete(ctx, k); err != nil {
 			return fmt.Errorf("retention: %s: %w", id, err)

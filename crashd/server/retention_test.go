@@ -15,7 +15,8 @@ import (
 
 // retentionStores are the blob stores expireBlobs is tested on: a
 // directory, memory, and a JetStream object store on an embedded,
-// in-process NATS server.
+// in-process NATS server, and an S3 store on SeaweedFS (nil, and the
+// subtest skipped, when it is not built).
 func retentionStores(t *testing.T) map[string]blob.Store {
 	d, err := blob.OpenDir(t.TempDir())
 	if err != nil {
@@ -32,7 +33,7 @@ func retentionStores(t *testing.T) map[string]blob.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]blob.Store{"Dir": d, "Mem": blob.NewMem(), "ObjectStore": obj}
+	return map[string]blob.Store{"Dir": d, "Mem": blob.NewMem(), "ObjectStore": obj, "S3": s3TestStore(t)}
 }
 
 // putCrash stores every blob the collector and the processor store for a
@@ -46,6 +47,7 @@ func putCrash(t *testing.T, s blob.Store, id crash.ID) []string {
 		crash.DumpKey(id, "memory_report"):     "report",
 		crash.ProcessedCrashKey(id):            `{"signature":"x"}`,
 		crash.QueuedKey(id):                    "2026-01-01T00:00:00Z",
+		crash.LegacyQueuedKey(id):              "2026-01-01T00:00:00Z", // from before the day folders
 	}
 	var keys []string
 	for k, v := range blobs {
@@ -82,6 +84,9 @@ func TestExpireBlobs(t *testing.T) {
 	}
 	for name, s := range retentionStores(t) {
 		t.Run(name, func(t *testing.T) {
+			if s == nil {
+				t.Skip(s3Skip)
+			}
 			ctx := context.Background()
 			var old []crash.ID
 			for _, at := range []time.Time{cutoff.Add(-time.Second), cutoff.AddDate(0, 0, -1), cutoff.AddDate(0, -3, 0)} {

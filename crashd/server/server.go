@@ -155,9 +155,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		return nil, err
 	}
 	s.q, s.jsq = q, q // not before: a nil *JetStream in the interface is not nil
-	if cfg.Blobs == "nats" {
+	switch cfg.Blobs {
+	case "nats":
 		s.store, err = blob.OpenObjectStore(ctx, q.JetStream(), "crashd_blobs", q.Config().Replicas)
-	} else {
+	case "s3":
+		s.store, err = blob.OpenS3(ctx, blob.S3Config{Endpoint: cfg.S3Endpoint, Bucket: cfg.S3Bucket, Region: cfg.S3Region, Prefix: cfg.S3Prefix})
+		if cfg.RecoverDays == 0 && cfg.Has(RoleCollector) {
+			log.Warn("blobs on S3 with recover_days 0: every sweep lists every day's raw crashes; set recover_days (docs/scale.md)")
+		}
+	default:
 		s.store, err = blob.OpenDirWith(cfg.Data, blobOpts)
 	}
 	if err != nil {

@@ -8,7 +8,9 @@
 // stream of corpus uploads from a load generator; during it kills -9 a
 // processor while it walks, kills -9 one NATS node and restarts PostgreSQL;
 // waits for the backlog to drain; checks that every accepted crash is
-// processed exactly once in the index and that its blobs are readable; stops
+// processed exactly once in the index and that its blobs are readable
+// (with -blobs s3 they are on a SeaweedFS server, also killed -9 and
+// restarted during the stream); stops
 // everything it started by pid; and prints as its last line
 //
 //	scale: sent N accepted N processed N lost 0 duplicates 0 ingest R/s processed R/s p50 Xs p99 Ys faults K
@@ -59,6 +61,7 @@ var (
 	faults     = flag.Bool("faults", true, "kill a processor, a NATS node and restart PostgreSQL during the stream")
 	drainFor   = flag.Duration("drain", 5*time.Minute, "bound on waiting for the backlog after the stream")
 	keep       = flag.Bool("keep", false, "keep the temporary directory")
+	blobsIn    = flag.String("blobs", "nats", "where the blobs go: nats (the cluster's object store) or s3 (a SeaweedFS server, built by tools/s3/build.sh; one more fault: it is killed -9 and restarted)")
 )
 
 func main() {
@@ -235,6 +238,27 @@ func run(ctx context.Context) (int, error) {
 	}
 	defer pg.Stop()
 	fmt.Printf("scale: nats cluster %s, postgres %s (%.1fs)\n", cl.URL(), pg.URL, time.Since(t0).Seconds())
+	// Blobs: the cluster's object store, or an S3-compatible server
+	// (SeaweedFS) with the credentials in the processes' environment.
+	blobEnv := []string{}
+	var s3 *scaletest.S3Server
+	switch *blobsIn {
+	case "nats":
+	case "s3":
+		if !scaletest.S3Built() {
+			return 2, fmt.Errorf("-blobs s3: %s", scaletest.S3Missing)
+		}
+		s3, err = scaletest.StartS3(sctx, filepath.Join(tmp, "s3"))
+		if err != nil {
+			return 2, err
+		}
+		defer s3.Stop()
+		blobEnv = []string{"CRASHD_S3_ENDPOINT=" + s3.Endpoint, "CRASHD_S3_BUCKET=crashd-scale", "CRASHD_S3_PREFIX=scale",
+			"AWS_ACCESS_KEY_ID=" + s3.AccessKey, "AWS_SECRET_ACCESS_KEY=" + s3.SecretKey, "AWS_EC2_METADATA_DISABLED=true"}
+		fmt.Printf("scale: s3 (%s) %s (%.1fs)\n", s3.Kind, s3.Endpoint, time.Since(t0).Seconds())
+	default:
+		return 2, fmt.Errorf("-blobs %q: nats or s3", *blobsIn)
+	}
 
 	var procs []*proc
 	defer func() {
@@ -249,12 +273,12 @@ func run(ctx context.Context) (int, error) {
 		}
 		p := &proc{name: name, url: fmt.Sprintf("http://127.0.0.1:%d", port), log: filepath.Join(tmp, name+".log"),
 			args: []string{"serve", "--roles", roles, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
-				"--data", filepath.Join(tmp, name), "--nats", cl.URL(), "--db", pg.URL, "--blobs", "nats",
+				"--data", filepath.Join(tmp, name), "--nats", cl.URL(), "--db", pg.URL, "--blobs", *blobsIn,
 				"--symbols", syms, "--workers", strconv.Itoa(*workers), "--log-format", "json"},
-			env: []string{"CRASHD_ACK_WAIT=10s", "CRASHD_RETRY_DELAY=1s", "CRASHD_SWEEP_INTERVAL=15s", "CRASHD_RECOVER_DAYS=2", "CRASHD_MAX_ATTEMPTS=5",
+			env: append([]string{"CRASHD_ACK_WAIT=10s", "CRASHD_RETRY_DELAY=1s", "CRASHD_SWEEP_INTERVAL=15s", "CRASHD_RECOVER_DAYS=2", "CRASHD_MAX_ATTEMPTS=5",
 				// The driver scrapes /metrics on loopback, and reads crashes
 				// with the api_token (crashd shows none without a token).
-				"CRASHD_OPEN_METRICS=true", "CRASHD_API_TOKEN=" + apiToken}}
+				"CRASHD_OPEN_METRICS=true", "CRASHD_API_TOKEN=" + apiToken}, blobEnv...)}
 		procs = append(procs, p)
 		return p, p.start()
 	}
@@ -318,6 +342,27 @@ func run(ctx context.Context) (int, error) {
 					fmt.Fprintln(os.Stderr, "scale: restart nats", err)
 				}
 			}()
+		}
+		if s3 != nil {
+			faultAt[*crashes*5/8] = func() {
+				// The object store killed -9 while blobs are written
+				// and read; restarted 5 s later.
+				s3.Kill()
+				faultLog = append(faultLog, "kill -9 s3 ("+s3.Kind+")")
+				go func() {
+					time.Sleep(5 * time.Second)
+					rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+					defer cancel()
+					t := time.Now()
+					if err := s3.Restart(rctx); err != nil {
+						fmt.Fprintln(os.Stderr, "scale: restart s3", err)
+						return
+					}
+					mu.Lock()
+					faultLog = append(faultLog, fmt.Sprintf("s3 back (%.1fs after its restart)", time.Since(t).Seconds()))
+					mu.Unlock()
+				}()
+			}
 		}
 		faultAt[*crashes*3/4] = func() {
 			t := time.Now()
@@ -429,7 +474,17 @@ func run(ctx context.Context) (int, error) {
 	}
 	// Blobs readable: the dump and the processed crash in the object
 	// store, and the processed crash through the page server's API.
-	unreadable := checkBlobs(ctx, cl.URL(), web.url, acc)
+	var st blob.Store
+	if s3 != nil {
+		st, err = blob.OpenS3(ctx, blob.S3Config{Endpoint: s3.Endpoint, Bucket: "crashd-scale", Prefix: "scale", AccessKeyID: s3.AccessKey, SecretAccessKey: s3.SecretKey})
+	} else {
+		st, err = openObjectStore(ctx, cl.URL())
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scale: check blobs:", err)
+		st = nil // not a nil *S3 in the interface
+	}
+	unreadable := checkBlobs(ctx, st, web.url, acc)
 	lost := 0
 	var lat []float64
 	var lastProc time.Time
@@ -513,24 +568,23 @@ func upload(client *http.Client, colls []*proc, seq int, run string, dump []byte
 	return "", last
 }
 
-// checkBlobs reads every accepted crash's dump and processed crash from
-// the object store, and its processed crash from the page server's API;
-// it returns the crashes one of them failed for.
-func checkBlobs(ctx context.Context, natsURL, webURL string, acc []accepted) map[string]bool {
-	bad := map[string]bool{}
+// openObjectStore opens the cluster's object store of blobs.
+func openObjectStore(ctx context.Context, natsURL string) (blob.Store, error) {
 	nc, err := nats.Connect(natsURL)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "scale: check blobs:", err)
-		for _, a := range acc {
-			bad[a.id] = true
-		}
-		return bad
+		return nil, err
 	}
-	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	st, err := blob.OpenObjectStore(ctx, js, "crashd_blobs", 0)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "scale: check blobs:", err)
+	return blob.OpenObjectStore(ctx, js, "crashd_blobs", 0)
+}
+
+// checkBlobs reads every accepted crash's dump and processed crash from
+// the blob store st (nil: it could not be opened), and its processed crash
+// from the page server's API; it returns the crashes one of them failed
+// for.
+func checkBlobs(ctx context.Context, st blob.Store, webURL string, acc []accepted) map[string]bool {
+	bad := map[string]bool{}
+	if st == nil {
 		for _, a := range acc {
 			bad[a.id] = true
 		}

@@ -8,7 +8,9 @@
 # readable blobs. The last line is
 #   scale: sent N accepted N processed N lost 0 duplicates 0 ingest R/s processed R/s p50 Xs p99 Ys faults K
 # Options are the driver's (tools/scale/main.go): -crashes N -rate R
-# -processors N -collectors N -workers N -faults=false -drain D -keep.
+# -processors N -collectors N -workers N -faults=false -drain D -keep
+# -blobs nats|s3. With -blobs s3 the blobs are on a SeaweedFS server (built
+# by tools/s3/build.sh), which is also killed -9 and restarted.
 # Needs nats-server and postgresql (Debian packages) and ../shared/corpus.
 # Everything it starts is stopped by pid; it is bounded by -drain and a
 # 20-minute timeout.

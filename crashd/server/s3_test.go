@@ -1,0 +1,115 @@
+//go:build unix
+
+package server
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gobreakpad/gobreakpad/crashd/blob"
+	"github.com/gobreakpad/gobreakpad/crashd/crash"
+	"github.com/gobreakpad/gobreakpad/crashd/scaletest"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
+)
+
+var s3Skip = scaletest.S3Missing
+
+// startS3 starts a SeaweedFS server for the test (stopped by its pid at
+// the end), or skips.
+func startS3(t *testing.T) *scaletest.S3Server {
+	t.Helper()
+	if !scaletest.S3Built() {
+		t.Skip(s3Skip)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := scaletest.StartS3(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return srv
+}
+
+// s3TestStore is an S3 store on a SeaweedFS server of its own, or nil when
+// weed is not built.
+func s3TestStore(t *testing.T) blob.Store {
+	if !scaletest.S3Built() {
+		return nil
+	}
+	srv := startS3(t)
+	s, err := blob.OpenS3(context.Background(), blob.S3Config{Endpoint: srv.Endpoint, Bucket: "retention",
+		AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestS3Blobs: crashd with blobs on an S3-compatible server (SeaweedFS),
+// credentials from the environment: a crash uploaded is stored in the
+// bucket under the prefix (nothing in the data directory) and processed;
+// with the object store killed -9, an upload waits for it (the collector
+// answers only once the PUT returned) and the crash is processed once it
+// is back; crashd starts again on the same bucket.
+func TestS3Blobs(t *testing.T) {
+	dump := corpus.File(t, "breakpad/processor/linux_null_read_av.dmp")
+	syms := corpus.File(t, "breakpad/processor/symbols")
+	srv := startS3(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	cfg := testConfig(t, []string{syms})
+	cfg.Blobs, cfg.S3Endpoint, cfg.S3Bucket, cfg.S3Prefix = "s3", srv.Endpoint, "crashd-test", "prod"
+	ts := startServer(t, cfg)
+	stop := sync.OnceFunc(ts.stop)
+	defer stop()
+	id, err := upload(t, ts.URL, dump, map[string]string{"ProductName": "S3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := waitProcessed(t, ts.URL, id, time.Minute)
+	if c.Signature == "" || string(c.JSONDump) == "null" {
+		t.Errorf("processed crash: %+v", c)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Data, "v1")); !os.IsNotExist(err) {
+		t.Errorf("blobs in the data directory (%v)", err)
+	}
+	store, err := blob.OpenS3(context.Background(), blob.S3Config{Endpoint: srv.Endpoint, Bucket: "crashd-test", Prefix: "prod"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{crash.RawCrashKey(id), crash.DumpKey(id, crash.MinidumpField), crash.ProcessedCrashKey(id), crash.QueuedKey(id)} {
+		if ok, err := store.Exists(context.Background(), k); !ok || err != nil {
+			t.Errorf("%s in the bucket: %v %v", k, ok, err)
+		}
+	}
+
+	srv.Kill()
+	restarted := make(chan error, 1)
+	go func() {
+		time.Sleep(3 * time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		restarted <- srv.Restart(ctx)
+	}()
+	id2, err := upload(t, ts.URL, dump, map[string]string{"ProductName": "S3"})
+	if err != nil {
+		t.Fatalf("upload while the object store restarts: %v", err)
+	}
+	if err := <-restarted; err != nil {
+		t.Fatal(err)
+	}
+	waitProcessed(t, ts.URL, id2, time.Minute)
+	stop()
+
+	ts = startServer(t, cfg)
+	defer ts.stop()
+	if ok, err := store.Exists(context.Background(), crash.QueuedKey(id2)); !ok || err != nil {
+		t.Errorf("queued marker of the crash uploaded during the outage: %v %v", ok, err)
+	}
+}
