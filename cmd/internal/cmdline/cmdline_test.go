@@ -51,9 +51,9 @@ func TestPrograms(t *testing.T) {
 		{[]string{"serve", "--port", "1"}, "crashd: flag provided but not defined: -port (see --help)\n"},
 		{[]string{"token", "create", "--bogus"}, "crashd: flag provided but not defined: -bogus (see --help)\n"},
 		{[]string{"serv"}, `crashd: no command "serv" (commands: serve, token, reprocess) (see --help)` + "\n"},
-		{[]string{"token", "crate"}, `crashd: no command "crate" (commands: create) (see --help)` + "\n"},
+		{[]string{"token", "crate"}, `crashd: no command "crate" (commands: create, list, revoke) (see --help)` + "\n"},
 		{nil, "crashd: no command given (commands: serve, token, reprocess) (see --help)\n"},
-		{[]string{"token"}, "crashd: no command given (commands: create) (see --help)\n"},
+		{[]string{"token"}, "crashd: no command given (commands: create, list, revoke) (see --help)\n"},
 	} {
 		r := cmdtest.Run(t, filepath.Join(dir, "crashd"), c.args...)
 		if r.Code != 2 || r.Stdout != "" || r.Stderr != c.want {
