@@ -84,6 +84,7 @@ func Crashd(o RouteOptions) map[string]Access {
 		"GET /symbols/":                    Open("symbol downloads in Breakpad's HTTP layout: public, as Tecken's (debuggers and stack walkers fetch them)"),
 		"HEAD /symbols/":                   Open("symbol downloads in Breakpad's HTTP layout: public, as Tecken's"),
 		"/v1/":                             uploadAccess,
+		"PUT /v1/uploads/{key}":            {CrossOrigin: true, Why: "the file of a sym-upload-v2 upload, PUT to the uploadUrl an authorized create returned: its random key (one hour, one upload) is the credential, as a signed upload URL; Breakpad's client sends no token with it"},
 		"POST /upload/":                    uploadAccess,
 		"POST /upload":                     uploadAccess,
 		"GET /api/syminfo/{file}/{id}":     Open("a module's symbol information by code or debug id, public as the downloads"),

@@ -190,7 +190,7 @@ func TestRouteTable(t *testing.T) {
 	}
 	slices.Sort(open)
 	wantOpen := []string{"/", "/submit", "GET /__heartbeat__", "GET /__lbheartbeat__", "GET /__version__", "GET /api/syminfo/{file}/{id}", "GET /login", "GET /static/",
-		"GET /symbols/", "HEAD /symbols/", "OPTIONS /symbolicate/v4", "OPTIONS /symbolicate/v5", "POST /api/{project}/minidump", "POST /api/{project}/minidump/{$}", "POST /login", "POST /logout", "POST /submit"}
+		"GET /symbols/", "HEAD /symbols/", "OPTIONS /symbolicate/v4", "OPTIONS /symbolicate/v5", "POST /api/{project}/minidump", "POST /api/{project}/minidump/{$}", "POST /login", "POST /logout", "POST /submit", "PUT /v1/uploads/{key}"}
 	if !slices.Equal(open, wantOpen) {
 		t.Errorf("routes open to anyone: %v\nwant %v", open, wantOpen)
 	}

@@ -176,6 +176,10 @@ func (s *Server) Register(mux auth.Mux) {
 	mux.HandleFunc("GET /symbols/", s.download)
 	mux.HandleFunc("HEAD /symbols/", s.download)
 	mux.HandleFunc("/v1/", s.v2)
+	// The file of a sym-upload-v2 upload, PUT to the uploadUrl the
+	// authorized create returned: its random key is the credential
+	// (Breakpad's client sends no token with it).
+	mux.HandleFunc("PUT /v1/uploads/{key}", s.v2)
 	mux.HandleFunc("POST /upload/", s.uploadZip)
 	mux.HandleFunc("POST /upload", s.uploadZip)
 	mux.HandleFunc("GET /api/syminfo/{file}/{id}", s.syminfo)
