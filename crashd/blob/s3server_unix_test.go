@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/faults"
 	"os"
 	"slices"
 	"strings"
@@ -100,6 +101,7 @@ func TestS3Credentials(t *testing.T) {
 // taken up again after the last key it gave; a server that stays away is
 // an error after RetryFor, not a hang. Nothing written before is lost.
 func TestS3Outage(t *testing.T) {
+	faults.Long(t, "the S3 server killed -9 during calls")
 	srv := testS3Server(t) // skips without weed
 	ctx := context.Background()
 	s := s3Store(t).(*S3)
