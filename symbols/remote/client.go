@@ -192,9 +192,14 @@ func (e *statusError) Error() string {
 func (c *Client) download(base, u string, remote, local []string) (string, error) {
 	c.sem <- struct{}{}
 	defer func() { <-c.sem }()
-	// Another process may have stored it while this one waited.
+	// Another process may have stored it while this one waited, or
+	// another download of it (whose flight ended between this one's miss
+	// check and its flight lookup) found the server without it.
 	if p, ok := c.Cache.Lookup(local...); ok {
 		return p, nil
+	}
+	if c.Cache.Missed(base, remote...) {
+		return "", &errMiss{u + ": not found (remembered)"}
 	}
 	retries := c.Retries
 	if retries == 0 {
