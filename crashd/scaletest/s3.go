@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -92,9 +91,7 @@ type S3Server struct {
 	bin, dir, log string
 	args          []string
 	health        []string // URLs answering once the parts are up
-	mu            sync.Mutex
-	cmd           *exec.Cmd
-	done          chan struct{}
+	child
 }
 
 // StartS3 starts a SeaweedFS server storing under dir (created) and waits
@@ -239,29 +236,6 @@ func (s *S3Server) ready(ctx context.Context, c *http.Client) error {
 	return nil
 }
 
-// Running reports whether the server's process runs.
-func (s *S3Server) Running() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd == nil {
-		return false
-	}
-	select {
-	case <-s.done:
-		return false
-	default:
-		return true
-	}
-}
-
-// Pid is the server's process id (0 when it is not running).
-func (s *S3Server) Pid() int {
-	if !s.Running() {
-		return 0
-	}
-	return s.cmd.Process.Pid
-}
-
 // Kill stops the server with SIGKILL (kill -9) and waits for it.
 func (s *S3Server) Kill() { s.signal(syscall.SIGKILL) }
 
@@ -281,19 +255,3 @@ func (s *S3Server) Stop() { s.signal(syscall.SIGTERM) }
 
 // Log is the path of the server's log.
 func (s *S3Server) Log() string { return s.log }
-
-func (s *S3Server) signal(sig syscall.Signal) {
-	s.mu.Lock()
-	cmd, done := s.cmd, s.done
-	s.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Signal(sig)
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-	}
-}

@@ -52,9 +52,7 @@ type Node struct {
 	clusterURL string
 	conf       string
 	log        string
-	mu         sync.Mutex
-	cmd        *exec.Cmd
-	done       chan struct{}
+	child
 }
 
 // Cluster is a running cluster of nats-server processes.
@@ -193,32 +191,9 @@ func (c *Cluster) ready(ctx context.Context) error {
 // RouteURL is the node's cluster (route) URL.
 func (nd *Node) RouteURL() string { return "nats-route://" + nd.clusterURL }
 
-// Running reports whether the node's process runs.
-func (nd *Node) Running() bool {
-	nd.mu.Lock()
-	defer nd.mu.Unlock()
-	if nd.cmd == nil {
-		return false
-	}
-	select {
-	case <-nd.done:
-		return false
-	default:
-		return true
-	}
-}
-
-// Pid is the node's process id (0 when it is not running).
-func (nd *Node) Pid() int {
-	if !nd.Running() {
-		return 0
-	}
-	return nd.cmd.Process.Pid
-}
-
 // Kill stops node i with SIGKILL and waits for it.
 func (c *Cluster) Kill(i int) {
-	c.signal(c.Nodes[i], syscall.SIGKILL)
+	c.Nodes[i].signal(syscall.SIGKILL)
 }
 
 // Restart starts node i again (after Kill), on the same ports and storage.
@@ -229,26 +204,10 @@ func (c *Cluster) Restart(i int) error {
 	return c.start(c.Nodes[i])
 }
 
-func (c *Cluster) signal(nd *Node, sig syscall.Signal) {
-	nd.mu.Lock()
-	cmd, done := nd.cmd, nd.done
-	nd.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Signal(sig)
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-	}
-}
-
 // Stop stops every node (SIGTERM, then SIGKILL after 10 s) by its pid.
 func (c *Cluster) Stop() {
 	for _, nd := range c.Nodes {
-		c.signal(nd, syscall.SIGTERM)
+		nd.signal(syscall.SIGTERM)
 	}
 }
 
@@ -394,5 +353,54 @@ func (p *Postgres) Stop() {
 		if pid := p.Pid(); pid > 0 {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
+	}
+}
+
+// child is a server process the kit started: its command, closed done
+// when it has exited, and the mutex guarding both across restarts.
+type child struct {
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// Running reports whether the process runs.
+func (c *child) Running() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cmd == nil {
+		return false
+	}
+	select {
+	case <-c.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Pid is the process id (0 when it is not running).
+func (c *child) Pid() int {
+	if !c.Running() {
+		return 0
+	}
+	return c.cmd.Process.Pid
+}
+
+// signal sends sig to the process and waits for it to exit, killing it
+// (SIGKILL) after 10 s.
+func (c *child) signal(sig syscall.Signal) {
+	c.mu.Lock()
+	cmd, done := c.cmd, c.done
+	c.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
 	}
 }
