@@ -136,6 +136,15 @@ func (h *hold) tryGrab(n int64) bool {
 // done gives everything back.
 func (h *hold) done() { h.b.release(h.bytes, true) }
 
+// admit lets an upload in: its client's rate (rate_limits keyed by address
+// or proxy header), then its place in the uploads' budget (begin).
+func (c *Collector) admit(r *http.Request) (*hold, error) {
+	if err := c.checkRate(r, "", false); err != nil {
+		return nil, err
+	}
+	return c.begin(r.Context())
+}
+
 // begin takes an upload slot and the copy buffer's bytes.
 func (c *Collector) begin(ctx context.Context) (*hold, error) {
 	if err := c.budget.acquire(ctx, copyBufSize, true); err != nil {

@@ -106,11 +106,7 @@ func (c *Collector) SentryMinidump(w http.ResponseWriter, r *http.Request) {
 			reject(http.StatusBadRequest, "malformed_body", "invalid request body")
 		}
 	}
-	if err := c.checkRate(r, "", false); err != nil {
-		fail(err)
-		return
-	}
-	h, err := c.begin(r.Context())
+	h, err := c.admit(r)
 	if err != nil {
 		fail(err)
 		return

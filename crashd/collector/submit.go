@@ -315,11 +315,7 @@ func (c *Collector) Submit(w http.ResponseWriter, r *http.Request) {
 		c.refuse(w, endpoint, status, reason)
 		c.log.Info("upload refused", "endpoint", endpoint, "error", err, "remote", r.RemoteAddr)
 	}
-	if err := c.checkRate(r, "", false); err != nil {
-		fail(err)
-		return
-	}
-	h, err := c.begin(r.Context())
+	h, err := c.admit(r)
 	if err != nil {
 		fail(err)
 		return
