@@ -122,11 +122,7 @@ func tokenCommand(stdout io.Writer, configFlag cli.Flag) *cli.Command {
 					if cmd.Args().Len() != 0 {
 						return cmdline.Usagef("token list takes no arguments")
 					}
-					cfg, err := tokenConfig(cmd)
-					if err != nil {
-						return err
-					}
-					tokens, release, err := server.OpenTokens(ctx, cfg)
+					tokens, release, err := openTokens(ctx, cmd)
 					if err != nil {
 						return err
 					}
@@ -158,11 +154,7 @@ func tokenCommand(stdout io.Writer, configFlag cli.Flag) *cli.Command {
 						return cmdline.Usagef("token revoke takes the token's name")
 					}
 					name := cmd.Args().First()
-					cfg, err := tokenConfig(cmd)
-					if err != nil {
-						return err
-					}
-					tokens, release, err := server.OpenTokens(ctx, cfg)
+					tokens, release, err := openTokens(ctx, cmd)
 					if err != nil {
 						return err
 					}
@@ -179,6 +171,16 @@ func tokenCommand(stdout io.Writer, configFlag cli.Flag) *cli.Command {
 			},
 		},
 	}
+}
+
+// openTokens opens the token store the command's flags name (tokenConfig,
+// server.OpenTokens).
+func openTokens(ctx context.Context, cmd *cli.Command) (auth.Tokens, func(), error) {
+	cfg, err := tokenConfig(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	return server.OpenTokens(ctx, cfg)
 }
 
 // tokenConfig is the configuration of the token commands: defaults,
