@@ -361,15 +361,11 @@ func (s *Service) modules(raw json.RawMessage) ([][2]string, error) {
 	return out, nil
 }
 
-// integer reads a JSON integer (not a float, string or boolean).
+// integer reads a JSON integer (not a float, string or boolean): the
+// literal itself, without a decoder per number (a request holds up to
+// MaxFrames pairs).
 func integer(raw json.RawMessage) (int64, bool) {
-	var n json.Number
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	if d.Decode(&n) != nil {
-		return 0, false
-	}
-	v, err := n.Int64()
+	v, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
 	return v, err == nil
 }
 
