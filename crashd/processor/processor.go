@@ -306,6 +306,31 @@ func (p *Processor) Abort() { p.abort() }
 // timeout included (they read the store and the symbols until they end).
 func (p *Processor) Walking() int { return len(p.walks) }
 
+// WaitWalks waits up to d for the walks running now, those that overran
+// their timeout included, to end, and reports whether they did. When it
+// returns true, everything those walks did happens before what its caller
+// does next (closing the symbols they read, say); Walking alone does not
+// order them.
+func (p *Processor) WaitWalks(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	n := 0 // slots taken: all of them means no walk runs
+	defer func() {
+		for ; n > 0; n-- {
+			<-p.walks
+		}
+	}()
+	for n < cap(p.walks) {
+		select {
+		case p.walks <- struct{}{}:
+			n++
+		case <-t.C:
+			return false
+		}
+	}
+	return true
+}
+
 func (p *Processor) worker(ctx context.Context, w int, cons queue.Consumer) {
 	for {
 		if !p.waitAvailable(ctx) {

@@ -42,6 +42,11 @@ func (f *flaky) Load(m symbols.Module) (*symbols.Symbols, error) {
 	return f.src.Load(m)
 }
 
+// waitWalks waits (up to 30 s) for p's walks that overran their timeout
+// to end: the test closes their symbol source only then, as crashd's
+// shutdown leaves symbol files open while walks run.
+func waitWalks(p *Processor) { p.WaitWalks(30 * time.Second) }
+
 type env struct {
 	store blob.Store
 	q     *queue.JetStream
@@ -131,6 +136,7 @@ func TestProcessor(t *testing.T) {
 	defer func() {
 		cancel()
 		<-done
+		waitWalks(p) // the stalled walk below outlives its timeout
 	}()
 
 	// A good crash.

@@ -579,7 +579,7 @@ func (s *Server) Close() error {
 			s.ix.Close()
 		}
 		if s.syms != nil {
-			if s.proc != nil && s.proc.Walking() > 0 {
+			if s.proc != nil && !s.proc.WaitWalks(2*time.Second) {
 				// Walks that overran their timeout still read the
 				// symbols: left open, the process is ending.
 				s.log.Warn("shutdown: walks still running; symbol files left open", "walks", s.proc.Walking())
