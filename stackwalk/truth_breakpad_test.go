@@ -32,11 +32,6 @@ var breakpadMisses = []struct {
 	{regexp.MustCompile(`^threads/segv-arm64-O2nofp nocfi main$`), []string{"__libc_start_main_impl"},
 		"both skip main and __libc_start_call_main after wait_for: Breakpad's frame pointer chain lands in " +
 			"__libc_start_main_impl, our decoding of wait_for's code in _start (as many truth frames found)"},
-	{regexp.MustCompile(`^signal/arm64-abort-nocode nocfi crash$`), []string{"on_segv_abort"},
-		"not analysed yet (seen when this test first ran in CI, with Breakpad's processor built from " +
-			"../shared/src): without CFI and without the code in the dump, ours goes from abort to level2 (twice: one " +
-			"spurious) where Breakpad's frame pointer chain reaches on_segv_abort, the signal frame and level2; " +
-			"docs/stackwalk.md, \"Not done yet\""},
 }
 
 // TestTruthDumpsBreakpadPairs checks, without Breakpad, that Breakpad

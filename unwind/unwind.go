@@ -124,6 +124,12 @@ type Frame struct {
 	// pointer when it was recognised from the stack (the trampoline's
 	// code not being in the dump; StackSignalFrame); nil otherwise.
 	Signal *SignalFrame
+	// Handler marks a signal handler's frame found by frame pointer whose
+	// stack pointer (its CFA, as the frame-pointer step gives it) holds
+	// the signal frame (Signal): the handler's caller is the trampoline, at
+	// the handler's return address with the same stack pointer. Its own pc
+	// is a return address like any caller's.
+	Handler bool
 }
 
 // FrameRecycler is what an Env may also implement to give the unwinders

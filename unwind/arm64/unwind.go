@@ -95,6 +95,9 @@ func (u *Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bo
 	if f := u.bySignalFrame(env, last); f != nil {
 		return f
 	}
+	if f := byHandler(env, last); f != nil {
+		return f
+	}
 	addr := unwind.RuleAddress(last, arm64.RegPC, 4)
 	var f *unwind.Frame
 	if rules := env.CFI(addr); unwind.Outermost(rules) {
@@ -128,6 +131,41 @@ func (u *Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bo
 		return nil
 	}
 	unwind.MarkTrampoline(env, f, f.Regs[arm64.RegPC], arm64.RegPC, arm64.RegSP, trampolines)
+	markHandler(env, f)
+	return f
+}
+
+// markHandler turns a frame the frame-pointer step found and the stack
+// marked as a signal trampoline (its code not in the dump) into the
+// handler it is when its pc is a return address into a function the
+// symbols name, not a trampoline's: the frame-pointer step gives a frame
+// its CFA as stack pointer, which for a handler is where the kernel put
+// the signal frame, so the stack check matches one frame early
+// (testdata/signal/arm64-abort-nocode without CFI: abort's caller
+// on_segv_abort, its return address the first byte of level2, was taken
+// for the trampoline and looked up unadjusted, as level2).
+func markHandler(env unwind.Env, f *unwind.Frame) {
+	if f.Trust != unwind.TrustFP || !f.Trampoline || f.Signal == nil || !f.Has(arm64.RegLR) {
+		return
+	}
+	pc := f.Regs[arm64.RegPC]
+	if pc < 4 || env.FunctionName(pc-4) == "" || unwind.FindTrampoline(env, pc, trampolines) != nil {
+		return
+	}
+	f.Trampoline, f.Handler = false, true
+}
+
+// byHandler returns the trampoline a handler marked by markHandler returns
+// to: at its return address, with the handler's stack pointer, where the
+// signal frame is; nil when last is no such handler.
+func byHandler(env unwind.Env, last *unwind.Frame) *unwind.Frame {
+	if !last.Handler {
+		return nil
+	}
+	f := unwind.NewCaller(env, last, unwind.TrustFP)
+	f.Regs[arm64.RegPC] = last.Regs[arm64.RegLR]
+	f.Valid &^= 1 << arm64.RegLR
+	f.Trampoline, f.Signal = true, last.Signal
 	return f
 }
 
