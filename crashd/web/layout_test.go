@@ -133,3 +133,19 @@ func TestLayoutHelpers(t *testing.T) {
 		t.Errorf("menu: %+v", m)
 	}
 }
+
+// BenchmarkBreakable: a C++ signature as the pages write it, and a
+// 64 KiB name (cut at 2,000 characters).
+func BenchmarkBreakable(b *testing.B) {
+	for _, c := range []struct{ name, s string }{
+		{"signature", "mozilla::dom::Guard<int>::~Guard(mozilla::dom::Element*, unsigned long) | js::RunScript"},
+		{"64KiB", strings.Repeat("W", 64<<10)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				breakable(c.s)
+			}
+		})
+	}
+}

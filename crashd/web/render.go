@@ -255,8 +255,25 @@ func breakable(s string) template.HTML {
 	var b strings.Builder
 	run := 0
 	var prev rune
-	for _, r := range clip(s) {
-		b.WriteString(template.HTMLEscapeString(string(r)))
+	c := clip(s)
+	b.Grow(len(c) + len(c)/8)
+	for _, r := range c {
+		switch r { // as template.HTMLEscapeString, without a string per rune
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		case '"':
+			b.WriteString("&#34;")
+		case '\'':
+			b.WriteString("&#39;")
+		case 0:
+			b.WriteRune(utf8.RuneError)
+		default:
+			b.WriteRune(r)
+		}
 		run++
 		switch {
 		case unicode.IsSpace(r):
