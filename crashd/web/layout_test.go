@@ -1,10 +1,13 @@
 package web
 
 import (
+	"html"
+	"html/template"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 )
@@ -148,4 +151,25 @@ func BenchmarkBreakable(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzBreakable: breakable is the template's escaping of clip(s) with
+// only <wbr> added, and never lets more than breakRun characters go
+// without a break.
+func FuzzBreakable(f *testing.F) {
+	f.Add("Guard::~Guard(int, char)")
+	f.Add("<script>\x00\"'&\xff" + strings.Repeat("W", 100))
+	f.Fuzz(func(t *testing.T, s string) {
+		got := string(breakable(s))
+		if want := template.HTMLEscapeString(clip(s)); strings.ReplaceAll(got, "<wbr>", "") != want {
+			t.Fatalf("breakable(%q) = %q, escaped %q", s, got, want)
+		}
+		for _, part := range strings.Split(got, "<wbr>") {
+			for _, w := range strings.Fields(html.UnescapeString(part)) {
+				if n := utf8.RuneCountInString(w); n > breakRun {
+					t.Fatalf("breakable(%q): %d characters without a break: %q", s, n, w)
+				}
+			}
+		}
+	})
 }
