@@ -116,15 +116,19 @@ func hostileSymbols(t *testing.T, corpusDir string) string {
 // checked against the index. Hostile names and annotations must render
 // as text, with no script run (CSP bypassed, so the escaping alone is
 // tested). With $GOBREAKPAD_SCREENSHOTS set to a directory it saves a
-// screenshot of each page there (tools/crashd-screenshots.sh).
+// screenshot of each page there (tools/crashd/screenshots.sh). Every
+// page is checked at a desktop and a phone width (checkLayout): no
+// horizontal overflow of the document, cells under their headers.
 func TestBrowser(t *testing.T) {
 	chromium := chromiumPath(t)
 	dir := corpus.Dir(t)
-	syms := []string{hostileSymbols(t, dir), filepath.Join(dir, "breakpad/processor/symbols")}
+	inlineDir := filepath.Join(dir, "generated/inline_chain-x64-O2") // gdb's truth: 3 inlined frames
+	syms := []string{hostileSymbols(t, dir), filepath.Join(dir, "breakpad/processor/symbols"), filepath.Join(inlineDir, "symbols")}
 	cfg := testConfig(t, syms)
 	viewer, vt, _ := auth.NewToken("viewer", auth.ScopeViewPII)
+	admin, at, _ := auth.NewToken("admin", auth.ScopeAdmin)
 	full, ft, _ := auth.NewToken("triager", auth.ScopeViewPII, auth.ScopeViewRawDump, auth.ScopeReprocess)
-	cfg.SymbolServer.Tokens = []auth.Token{vt, ft}
+	cfg.SymbolServer.Tokens = []auth.Token{vt, ft, at}
 	cfg.Collector.PersonalData = &collector.PersonalData{Restrict: []string{"Email"}}
 	ts := startServer(t, cfg)
 	defer ts.stop()
@@ -154,6 +158,11 @@ func TestBrowser(t *testing.T) {
 			ids = append(ids, id)
 		}
 	}
+	inlineID, err := upload(t, ts.URL, filepath.Join(inlineDir, "crash.dmp"), map[string]string{"ProductName": "Triage", "Version": "1.0", "ProcessType": "gpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids = append(ids, inlineID)
 	bad := filepath.Join(dir, "breakpad/processor/minidump2.dmp")
 	hostileID, err := upload(t, ts.URL, bad, map[string]string{"ProductName": "Triage", "Version": "9.9", "ProcessType": hostile,
 		"Comments": hostile + strings.Repeat("L", 64<<10), "x<script>window.__pwned=5</script>": "annotation named with a script"})
@@ -180,24 +189,11 @@ func TestBrowser(t *testing.T) {
 
 	b := newBrowser(t, chromium)
 	shots := os.Getenv("GOBREAKPAD_SCREENSHOTS")
-	shot := func(name string, w, h int64) {
-		if shots == "" {
-			return
-		}
-		if err := chromedp.Do(b, chromedp.EmulateViewport(w, h)); err != nil {
-			t.Errorf("screenshot %s: %v", name, err)
-			return
-		}
-		png, err := chromedp.Run(b, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Errorf("screenshot %s: %v", name, err)
-			return
-		}
-		if err := os.WriteFile(filepath.Join(shots, "crashd-"+name+".png"), png, 0o644); err != nil {
-			t.Error(err)
-		}
-		chromedp.Do(b, chromedp.EmulateViewport(1200, 900))
-	}
+	// look checks the layout of the page shown at a desktop's and a
+	// phone's width (layout_test.go), saving screenshots with shots set;
+	// lookHostile lets the tables of hostile strings scroll sideways.
+	look := func(name string, height int64) { t.Helper(); checkLayout(t, b, name, height, true, shots) }
+	lookHostile := func(name string, height int64) { t.Helper(); checkLayout(t, b, name, height, false, shots) }
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		c, cancel := context.WithTimeout(b, 30*time.Second)
@@ -251,14 +247,13 @@ func TestBrowser(t *testing.T) {
 
 	// Nothing without a token: the pages send the browser to the login.
 	do("home without a token", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#token")))
-	shot("login", 900, 500)
+	look("login", 500)
 	login(viewer, "/")
 	if loc := location(); loc != ts.URL+"/" {
 		t.Fatalf("after the login: %s", loc)
 	}
 	do("home", chromedp.WaitVisible(chromedp.CSS("table.top")))
-	shot("home", 1300, 900)
-	shot("home-phone", 390, 844)
+	look("home", 900)
 	rows, err := chromedp.Run(b, chromedp.Evaluate[[][]string](`Array.from(document.querySelectorAll('table.top tbody tr')).map(r => [r.querySelector('td.sig a').textContent, r.querySelector('td.count').textContent])`))
 	if err != nil {
 		t.Fatal(err)
@@ -282,14 +277,14 @@ func TestBrowser(t *testing.T) {
 
 	// Top crashers → signature.
 	click("signature", "table.top tbody tr:first-child td.sig a", "#sig-count")
-	shot("signature", 1300, 1100)
+	look("signature", 1100)
 	_, total, _ := tri.Find(ctx, index.FindQuery{Filter: index.Filter{Signature: top.Rows[0].Signature, Since: now.Add(-28 * 24 * time.Hour)}})
 	if got := text("#sig-count"); got != fmt.Sprint(total) || total != 5 {
 		t.Errorf("signature page count %s, index %d", got, total)
 	}
 	// → report.
 	click("report", "table.reports a.crash", "#crash-reason")
-	shot("report", 1300, 1400)
+	look("report", 1400)
 	id, err := crash.Parse(strings.TrimPrefix(location(), ts.URL+"/report/"))
 	if err != nil {
 		t.Fatal(err)
@@ -329,11 +324,18 @@ func TestBrowser(t *testing.T) {
 	// Reprocess.
 	click("reprocess", "#reprocess", "p.ok")
 
+	// A report with inlined frames: their rows sit in the frames table.
+	do("inline report", chromedp.Navigate(ts.URL+"/report/"+string(inlineID)), chromedp.WaitVisible(chromedp.CSS("#crash-reason")))
+	if n, err := chromedp.Run(b, chromedp.Evaluate[int](`document.querySelectorAll('table.frames tr.inline').length`)); err != nil || n == 0 {
+		t.Errorf("report of inline_chain-x64-O2's crash: %d inlined frames shown (%v)", n, err)
+	}
+	look("report-inline", 1000)
+
 	// Search, then its permalink.
 	do("search", chromedp.Navigate(ts.URL+"/search"), chromedp.WaitVisible(chromedp.CSS("#s-os")),
 		chromedp.SendKeys(chromedp.CSS("#s-os"), "Linux"), chromedp.SendKeys(chromedp.CSS("#s-process_type"), "content"))
 	click("search", "#search", "#total")
-	shot("search", 1300, 1000)
+	look("search", 1000)
 	_, want2, _ := tri.Find(ctx, index.FindQuery{Filter: index.Filter{OS: "Linux", ProcessType: "content"}})
 	if got := text("#total"); got != fmt.Sprint(want2) || want2 != 9 {
 		t.Errorf("search: %s crashes, index %d (9 sent)", got, want2)
@@ -343,7 +345,7 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("permalink %s: %s crashes", loc, text("#total"))
 	}
 	do("symbols", chromedp.Navigate(ts.URL+"/symbols"), chromedp.WaitVisible(chromedp.CSS("table.missing")))
-	shot("symbols", 1300, 900)
+	look("symbols", 900)
 	missing, err := chromedp.Run(b, chromedp.Evaluate[[][]string](`Array.from(document.querySelectorAll('table.missing tbody tr')).map(r => Array.from(r.cells).map(c => c.textContent))`))
 	if err != nil {
 		t.Fatal(err)
@@ -393,11 +395,22 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("%s: the hostile text is not shown as text", p)
 			}
 		}
+		if strings.HasPrefix(p, "/signature") {
+			lookHostile("signature-hostile", 1100)
+		}
 		if strings.HasPrefix(p, "/report/") {
 			if !strings.Contains(body, "more bytes)") || !strings.Contains(body, `\u0001\u001b[31m\u202e`) {
 				t.Errorf("%s: 64 KiB strings not clipped or control characters not shown", p)
 			}
-			shot("report-hostile", 1300, 1000)
+			lookHostile("report-hostile", 1000)
 		}
 	}
+
+	// The tokens page, as an admin, with a token just made.
+	do("report to log out from", chromedp.Navigate(ts.URL+"/symbols"), chromedp.WaitVisible(chromedp.CSS("table.missing")))
+	click("logout", "form[action='/logout'] button", "#token")
+	login(admin, "/tokens")
+	do("new token", chromedp.SendKeys(chromedp.CSS("#name"), "ci-uploads"), chromedp.Click(chromedp.CSS("input[name=scope][value=upload_symbols]")))
+	click("create token", "form[action='/tokens'] button[type=submit]", "#secret")
+	look("tokens", 900)
 }

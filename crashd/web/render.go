@@ -56,6 +56,11 @@ var funcs = template.FuncMap{
 	"columns":    func() []string { return index.SortFields },
 	"sortOrder":  sortOrder,
 	"expires":    expiresText,
+	"brk":        breakable,
+	"hexOff":     hexOff,
+	"hexTail":    hexTail,
+	"noun":       noun,
+	"menu":       menu,
 }
 
 func or(a, b string) string {
@@ -129,11 +134,14 @@ func delta(n int) string {
 }
 
 // rankChange says how a signature moved: "▲ 2" (up two places), "▼ 1",
-// "=", or "new in period" when it was not ranked before.
+// "=", "new" when first seen in the period, or "returning" when seen
+// before but not in the previous period.
 func rankChange(r index.TopRow) string {
 	switch {
-	case r.PrevRank == 0:
+	case r.New:
 		return "new"
+	case r.PrevRank == 0:
+		return "returning"
 	case r.PrevRank > r.Rank:
 		return "▲ " + strconv.Itoa(r.PrevRank-r.Rank)
 	case r.PrevRank < r.Rank:
@@ -197,14 +205,15 @@ func spark(daily []int) template.HTML {
 		w, h, w, h, strings.Join(label, ", "), strings.TrimSpace(pts.String())))
 }
 
-// hbar draws n of max as a horizontal bar.
+// hbar draws n of max as a horizontal bar; it stretches (style.css
+// .bar) to the width its column is given, at most its own.
 func hbar(n, m int) template.HTML {
 	const w, h = 120, 10
 	bw := 0.0
 	if m > 0 {
 		bw = float64(w) * float64(n) / float64(m)
 	}
-	return template.HTML(fmt.Sprintf(`<svg class="bar" viewBox="0 0 %d %d" width="%d" height="%d" aria-hidden="true"><rect width="%.1f" height="%d"/></svg>`, w, h, w, h, bw, h))
+	return template.HTML(fmt.Sprintf(`<svg class="bar" viewBox="0 0 %d %d" width="%d" height="%d" preserveAspectRatio="none" aria-hidden="true"><rect width="%.1f" height="%d"/></svg>`, w, h, w, h, bw, h))
 }
 
 // daybars draws per-day counts as vertical bars, each with its date and
@@ -231,4 +240,112 @@ func sortOrder(col, sort string, asc bool) string {
 		return "asc"
 	}
 	return "desc"
+}
+
+// breakRun is how many characters breakable lets go without a break
+// opportunity.
+const breakRun = 32
+
+// breakable is clip(s) escaped, with a <wbr> (a break opportunity) after
+// each "::", "(", ",", "/" and "\\", and after every breakRun
+// characters without one, so that long C++ signatures, function names
+// and paths wrap at their joints instead of mid-word, and a column's
+// narrowest width stays bounded (docs/crashd.md "Layout").
+func breakable(s string) template.HTML {
+	var b strings.Builder
+	run := 0
+	var prev rune
+	c := clip(s)
+	b.Grow(len(c) + len(c)/8)
+	for _, r := range c {
+		switch r { // as template.HTMLEscapeString, without a string per rune
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		case '"':
+			b.WriteString("&#34;")
+		case '\'':
+			b.WriteString("&#39;")
+		case 0:
+			b.WriteRune(utf8.RuneError)
+		default:
+			b.WriteRune(r)
+		}
+		run++
+		switch {
+		case unicode.IsSpace(r):
+			run = 0
+		case strings.ContainsRune("(,/\\", r) || r == ':' && prev == ':' || run >= breakRun:
+			b.WriteString("<wbr>")
+			run = 0
+		}
+		prev = r
+	}
+	return template.HTML(b.String())
+}
+
+// hexOff writes a hexadecimal offset or address as Breakpad prints it,
+// without the leading zeros of the processed crash's 16 digits:
+// "0x000000000000005e" is "0x5e". Anything else is returned as it is.
+func hexOff(s string) string {
+	h, ok := strings.CutPrefix(s, "0x")
+	if !ok || h == "" || strings.TrimLeft(h, "0123456789abcdefABCDEF") != "" {
+		return s
+	}
+	h = strings.TrimLeft(h, "0")
+	if h == "" {
+		h = "0"
+	}
+	return "0x" + h
+}
+
+// hexTail shortens the offset of a "module+0x000000000000005e" frame
+// (a common stack's frame without symbols) as hexOff does.
+func hexTail(s string) string {
+	i := strings.LastIndex(s, "+0x")
+	if i < 0 {
+		return s
+	}
+	return s[:i+1] + hexOff(s[i+1:])
+}
+
+// noun is the word for n things: one for 1, else many ("1 crash", "2
+// crashes", "0 crashes").
+func noun(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// option is an entry of a filter menu.
+type option struct {
+	Value, Label       string
+	Selected, Disabled bool
+}
+
+// menu is a filter's menu: "any" (selected when cur is empty), then
+// each value with its count. The bucket of crashes without a value is
+// "(none) (N)", disabled (the filter cannot ask for it: an empty value
+// means any), so it is never the one selected; a value cur names that is
+// not among the buckets is kept, selected.
+func menu(buckets []index.Bucket, cur string) []option {
+	out := []option{{Value: "", Label: "any", Selected: cur == ""}}
+	found := cur == ""
+	for _, b := range buckets {
+		if b.Value == "" {
+			out = append(out, option{Label: fmt.Sprintf("(none) (%d)", b.Count), Disabled: true})
+			continue
+		}
+		sel := b.Value == cur
+		found = found || sel
+		out = append(out, option{Value: b.Value, Label: fmt.Sprintf("%s (%d)", clip(b.Value), b.Count), Selected: sel})
+	}
+	if !found {
+		out = append(out, option{Value: cur, Label: clip(cur), Selected: true})
+	}
+	return out
 }
