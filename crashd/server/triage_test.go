@@ -147,7 +147,9 @@ func TestTriageConfig(t *testing.T) {
 		func(c *Config) { c.VersionOrder = "natural" },
 		func(c *Config) { c.VersionOrders = []string{"Tool"} },
 		func(c *Config) { c.VersionOrders = []string{"Tool=lexical"} },
-		func(c *Config) { c.BugTrackers = []web.BugTracker{{Name: "J", Kind: "jira", URL: "https://jira.example"}} },
+		func(c *Config) {
+			c.BugTrackers = []web.BugTracker{{Name: "J", Kind: "jira", URL: "https://jira.example"}}
+		},
 	} {
 		c := Default()
 		f(&c)
