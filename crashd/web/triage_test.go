@@ -243,3 +243,25 @@ func TestBugTrackers(t *testing.T) {
 		}
 	}
 }
+
+// FuzzNewIssueURL: whatever a signature, its frames and reasons hold, a
+// "file a bug" link parses, is within MaxFileBugURL and keeps the title
+// (cut) and a prefix of the body.
+func FuzzNewIssueURL(f *testing.F) {
+	f.Add("Crash in f", "frame\n")
+	f.Add("\xff\x00", strings.Repeat("é\x01", 5000))
+	trackers := []BugTracker{
+		{Name: "GH", Kind: "github", URL: "https://github.com/o/r"},
+		{Name: "GL", Kind: "gitlab", URL: "https://gitlab.com/g/p"},
+		{Name: "J", Kind: "jira", URL: "https://jira.example", ProjectID: "1", IssueType: "2"},
+		{Name: "BZ", Kind: "bugzilla", URL: "https://bz.example", Product: "P", Component: "C"},
+	}
+	f.Fuzz(func(t *testing.T, title, body string) {
+		for _, bt := range trackers {
+			s := bt.NewIssueURL(title, body)
+			if _, err := url.Parse(s); err != nil || len(s) > MaxFileBugURL {
+				t.Fatalf("%s: %d bytes, %v", bt.Kind, len(s), err)
+			}
+		}
+	})
+}
