@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -261,4 +262,21 @@ func TestCheckBugURL(t *testing.T) {
 			t.Errorf("%q taken", bad)
 		}
 	}
+}
+
+// FuzzCheckBugURL: a bug link taken is an http or https URL with a host,
+// bounded, without control characters or spaces: safe as an href.
+func FuzzCheckBugURL(f *testing.F) {
+	for _, s := range []string{"https://github.com/o/r/issues/1", "javascript:alert(1)", "HTTPS://x/", "http://[::1]:80/a b", "http://\x00/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if CheckBugURL(s) != nil {
+			return
+		}
+		lower := strings.ToLower(s)
+		if len(s) > MaxBugURL || !(strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://")) || strings.ContainsAny(s, " \x00\n\r\t") {
+			t.Fatalf("%q taken", s)
+		}
+	})
 }
