@@ -34,6 +34,7 @@ func Crashd(o RouteOptions) map[string]Access {
 		page      = "a page reading crashes (anonymous: to the login page)"
 		reprocess = "queues a crash again (once while it waits: deduplicated)"
 		upload    = "symbol uploads of CI jobs (Breakpad's sym_upload, Tecken's zip)"
+		triage    = "changes a signature's triage in a product: its state (resolved with fixed_in), bug links; every change recorded with who made it"
 	)
 	read := func(why string) Access { return Access{Scope: ScopeViewCrashes, Public: true, Why: why} }
 	pageRead := func(why string) Access { return Access{Scope: ScopeViewCrashes, Public: true, Page: true, Why: why} }
@@ -73,6 +74,8 @@ func Crashd(o RouteOptions) map[string]Access {
 		"GET /report/{id}/dump":            Need(ScopeViewRawDump, "a crash's dumps: process memory"),
 		"POST /report/{id}/reprocess":      Need(ScopeReprocess, reprocess+" (the report page's form, with its csrf field)"),
 		"POST /api/report/{id}/reprocess":  Need(ScopeReprocess, reprocess+" (as POST /api/crashes/{id}/reprocess)"),
+		"POST /api/signature/triage":       Need(ScopeTriage, triage),
+		"POST /signature/triage":           Need(ScopeTriage, triage+" (the signature page's forms, with their csrf field)"),
 		"GET /login":                       Open("the login form; ?code= uses up a one-time login code (the first run's link)"),
 		"GET /tokens":                      {Scope: ScopeAdmin, Page: true, Why: "the tokens page: run-time tokens listed"},
 		"POST /tokens":                     Need(ScopeAdmin, "creates a run-time token (the secret shown once; csrf field)"),

@@ -202,6 +202,10 @@ func (f Filter) dailyWhere(d0, d1 time.Time) (string, []any) {
 			args = append(args, c.v)
 		}
 	}
+	if c, a := f.stateCond(); c != "" {
+		w += " AND " + c
+		args = append(args, a...)
+	}
 	return w, args
 }
 

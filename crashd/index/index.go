@@ -91,8 +91,10 @@ type Index interface {
 	// RecordProcessed records everything the processor records of a
 	// processed crash in one transaction: the row as Processed writes
 	// it, its details as Triage's ProcessedDetails and its missing
-	// modules as SetMissingSymbols (record.go).
-	RecordProcessed(ctx context.Context, o Outcome) error
+	// modules as SetMissingSymbols (record.go), and the signature's
+	// triage (signature_triage.go): the events returned are its first
+	// crash in the product, or its regression.
+	RecordProcessed(ctx context.Context, o Outcome) ([]SignatureEvent, error)
 	// Failed records that processing failed for good after attempts
 	// attempts.
 	Failed(ctx context.Context, id string, receivedAt time.Time, attempts int, reason string) error

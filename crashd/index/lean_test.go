@@ -24,7 +24,7 @@ func TestQueryPlans(t *testing.T) {
 	day := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
 	for i := range 50 {
 		at := day.Add(time.Duration(i) * time.Minute)
-		if err := ix.RecordProcessed(ctx, Outcome{Crash: Crash{ID: crashID(i, day), ReceivedAt: at, Product: "App", Version: "1.0",
+		if _, err := ix.RecordProcessed(ctx, Outcome{Crash: Crash{ID: crashID(i, day), ReceivedAt: at, Product: "App", Version: "1.0",
 			OS: "Linux", CPU: "amd64", Signature: "sig", Attempts: 1}}); err != nil {
 			t.Fatal(err)
 		}

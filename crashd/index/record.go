@@ -75,7 +75,11 @@ VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?),", n), ",")
 // others' outcomes with its own ctx; the processor's is never cancelled.
 // With a group wait (SetGroupWait) a leader first waits that long, or until
 // a group is full, for more outcomes to share its transaction.
-func (s *SQL) RecordProcessed(ctx context.Context, o Outcome) error {
+//
+// The events are what recording the crash taught of its signature (its
+// first crash in the product; a regression), once the transaction that
+// wrote them committed.
+func (s *SQL) RecordProcessed(ctx context.Context, o Outcome) ([]SignatureEvent, error) {
 	r := &pendingRecord{o: o, done: make(chan error, 1)}
 	s.gmu.Lock()
 	s.pending = append(s.pending, r)
@@ -93,7 +97,10 @@ func (s *SQL) RecordProcessed(ctx context.Context, o Outcome) error {
 		}
 		err := <-r.done
 		if err != errLead {
-			return err
+			if err != nil {
+				return nil, err
+			}
+			return r.events, nil
 		}
 		lead = true
 	}
@@ -103,6 +110,9 @@ func (s *SQL) RecordProcessed(ctx context.Context, o Outcome) error {
 type pendingRecord struct {
 	o    Outcome
 	done chan error // its result, or errLead
+	// events are the outcome's signature events, set before done is
+	// sent when its transaction committed.
+	events []SignatureEvent
 }
 
 // errLead tells a waiting RecordProcessed to lead the next group commit.
@@ -190,21 +200,26 @@ func (s *SQL) commitOutcomes(ctx context.Context, batch []*pendingRecord) error 
 		return fmt.Errorf("index: record processed: %w", err)
 	}
 	defer tx.Rollback()
-	for _, r := range batch {
-		if err := s.recordIn(ctx, tx, r.o); err != nil {
+	events := make([][]SignatureEvent, len(batch))
+	for i, r := range batch {
+		if events[i], err = s.recordIn(ctx, tx, r.o); err != nil {
 			return err
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("index: record processed: %w", err)
 	}
+	for i, r := range batch {
+		r.events = events[i]
+	}
 	return nil
 }
 
 // recordIn writes in tx the rows that Processed, SetMissingSymbols and
 // ProcessedDetails write one after another (the same rows, column for
-// column, the indexed annotations included).
-func (s *SQL) recordIn(ctx context.Context, tx *sql.Tx, o Outcome) error {
+// column, the indexed annotations included, the signature's triage
+// tracked), and returns the signature's events.
+func (s *SQL) recordIn(ctx context.Context, tx *sql.Tx, o Outcome) ([]SignatureEvent, error) {
 	c, d := o.Crash, o.Details
 	if c.ProcessedAt.IsZero() {
 		c.ProcessedAt = s.now()
@@ -213,25 +228,25 @@ func (s *SQL) recordIn(ctx context.Context, tx *sql.Tx, o Outcome) error {
 	args := missingRows(c.ID, c.ReceivedAt, o.Missing)
 	upsert, err := s.stmt(ctx, recordUpsert)
 	if err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	del, err := s.stmt(ctx, recordDeleteMissing)
 	if err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	sig, err := s.stmt(ctx, recordSignature)
 	if err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	now := formatTime(s.now())
 	if _, err := tx.StmtContext(ctx, upsert).ExecContext(ctx,
 		c.ID, crashDay(c.ID), string(Processed), formatTime(c.ReceivedAt), formatTime(c.ProcessedAt), c.Product, c.Version, c.OS, c.CPU,
 		c.Signature, c.CrashReason, c.Attempts, now,
 		d.ProcessType, d.OSVersion, d.CrashAddress, moduleList(d.Modules)); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	if _, err := tx.StmtContext(ctx, del).ExecContext(ctx, c.ID); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	// The rows in prepared multi-row INSERTs of 32, 16, ..., 1 rows
 	// (multi-row VALUES: SQLite and PostgreSQL): at most six statements
@@ -244,20 +259,24 @@ func (s *SQL) recordIn(ctx context.Context, tx *sql.Tx, o Outcome) error {
 		}
 		st, err := s.stmt(ctx, insertMissing[k])
 		if err != nil {
-			return fail(err)
+			return nil, fail(err)
 		}
 		if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, args[:7*k]...); err != nil {
-			return fail(err)
+			return nil, fail(err)
 		}
 		args = args[7*k:]
 	}
 	if err := s.writeAnnotations(ctx, tx, c, d.Annotations); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	if c.Signature != "" {
 		if _, err := tx.StmtContext(ctx, sig).ExecContext(ctx, c.Signature, formatTime(c.ReceivedAt), c.Version); err != nil {
-			return fail(err)
+			return nil, fail(err)
 		}
 	}
-	return nil
+	ev, err := s.trackSignature(ctx, tx, c)
+	if err != nil {
+		return nil, fail(err)
+	}
+	return ev, nil
 }

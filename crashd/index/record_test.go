@@ -92,7 +92,7 @@ func testRecordProcessed(t *testing.T, openA, openB opener) {
 		if err := three.ProcessedDetails(ctx, o.Crash, o.Details); err != nil {
 			t.Fatal(err)
 		}
-		if err := one.RecordProcessed(ctx, o); err != nil {
+		if _, err := one.RecordProcessed(ctx, o); err != nil {
 			t.Fatal(err)
 		}
 		want, got := dumpTables(t, three), dumpTables(t, one)
@@ -102,7 +102,7 @@ func testRecordProcessed(t *testing.T, openA, openB opener) {
 	}
 	// Idempotent: recording the last outcome again changes nothing.
 	before := dumpTables(t, one)
-	if err := one.RecordProcessed(ctx, outcomes[len(outcomes)-1]); err != nil {
+	if _, err := one.RecordProcessed(ctx, outcomes[len(outcomes)-1]); err != nil {
 		t.Fatal(err)
 	}
 	if after := dumpTables(t, one); after != before {
@@ -150,7 +150,7 @@ func TestRecordProcessedConcurrent(t *testing.T) {
 	}
 	// Outcomes of the same crash keep their order (the last one wins).
 	for _, o := range outcomes {
-		if err := seq.RecordProcessed(ctx, o); err != nil {
+		if _, err := seq.RecordProcessed(ctx, o); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -161,7 +161,7 @@ func TestRecordProcessedConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := w; i < 150; i += 8 {
-				if err := conc.RecordProcessed(ctx, outcomes[i]); err != nil {
+				if _, err := conc.RecordProcessed(ctx, outcomes[i]); err != nil {
 					errs <- err
 				}
 			}
@@ -173,7 +173,7 @@ func TestRecordProcessedConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 150 + w; i < len(outcomes); i += 8 {
-				if err := conc.RecordProcessed(ctx, outcomes[i]); err != nil {
+				if _, err := conc.RecordProcessed(ctx, outcomes[i]); err != nil {
 					errs <- err
 				}
 			}
@@ -209,7 +209,7 @@ func TestRecordProcessedGroupWait(t *testing.T) {
 			Crash:   Crash{ID: crashID(i, day), ReceivedAt: day.Add(time.Duration(i) * time.Second), Product: "App", Signature: fmt.Sprintf("s%d", i%7), Attempts: 1},
 			Missing: []Module{{DebugFile: fmt.Sprintf("lib%d", i%11), DebugID: fmt.Sprintf("%032X0", i%13)}},
 		})
-		if err := seq.RecordProcessed(ctx, outcomes[i]); err != nil {
+		if _, err := seq.RecordProcessed(ctx, outcomes[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -220,7 +220,7 @@ func TestRecordProcessedGroupWait(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := grp.RecordProcessed(ctx, o); err != nil {
+			if _, err := grp.RecordProcessed(ctx, o); err != nil {
 				errs <- err
 			}
 		}()
@@ -342,7 +342,7 @@ func BenchmarkRecordProcessed(b *testing.B) {
 				}()
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
-						if err := ix.RecordProcessed(ctx, outcome()); err != nil {
+						if _, err := ix.RecordProcessed(ctx, outcome()); err != nil {
 							b.Error(err)
 							return
 						}
@@ -354,7 +354,7 @@ func BenchmarkRecordProcessed(b *testing.B) {
 				o := outcome()
 				at := o.Crash.ReceivedAt
 				if way == "one" {
-					if err := ix.RecordProcessed(ctx, o); err != nil {
+					if _, err := ix.RecordProcessed(ctx, o); err != nil {
 						b.Fatal(err)
 					}
 					continue

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/version"
+
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver (PostgreSQL)
 	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver, pure Go
 )
@@ -82,6 +84,9 @@ CREATE INDEX crashes_top ON crashes (product, crash_day, signature);
 	// 8: the tokens, sessions and login codes managed at run time
 	// (tokens.go).
 	8: migrationAuth,
+	// 9: the triage state, bug links and history of each (product,
+	// signature) (signature_triage.go).
+	9: migrationSignatureTriage,
 }
 
 // crashDay is the crash_day of a crash id: its UTC day (the id's last six
@@ -116,6 +121,8 @@ type SQL struct {
 	smu   sync.Mutex
 	stmts map[string]*sql.Stmt
 	now   func() time.Time
+	// versionOrder is SetVersionOrder's (nil: Mozilla's).
+	versionOrder func(product string) version.Order
 	// The group commit of RecordProcessed (record.go): outcomes waiting,
 	// and whether a caller leads (writes them).
 	gmu     sync.Mutex

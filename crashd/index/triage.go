@@ -79,6 +79,9 @@ type Filter struct {
 	Signature, CrashReason, Module         string
 	// Annotations match indexed annotations, each exactly.
 	Annotations []AnnotationMatch
+	// State keeps the signatures in that triage state (in Product, or in
+	// some product when Product is empty).
+	State State
 	// Personal lets personal annotations match (view_pii); without it a
 	// match on an annotation the collector marked personal in a crash
 	// does not select that crash.
@@ -133,6 +136,10 @@ type TopRow struct {
 	Platforms []Bucket `json:"platforms"`
 	// Daily counts the crashes per day of Top.Days.
 	Daily []int `json:"daily"`
+	// Triage is the signature's triage state per product (the filter's
+	// product alone when it has one); Regressed marks a regressed one.
+	Triage    []ProductTriage `json:"triage"`
+	Regressed bool            `json:"regressed"`
 }
 
 // Top is the answer of TopCrashers.
@@ -174,6 +181,10 @@ func (f Filter) where() (string, []any) {
 	for _, a := range f.Annotations {
 		conds = append(conds, annotationCond(f.Personal))
 		args = append(args, a.Name, a.Value)
+	}
+	if c, a := f.stateCond(); c != "" {
+		conds = append(conds, c)
+		args = append(args, a...)
 	}
 	return strings.Join(conds, " AND "), args
 }
@@ -224,6 +235,11 @@ UPDATE crashes SET process_type = ?, os_version = ?, crash_address = ?, modules 
 			c.Signature, formatTime(c.ReceivedAt), c.Version); err != nil {
 			return fmt.Errorf("index: details %s: %w", c.ID, err)
 		}
+	}
+	// The signature's events are RecordProcessed's to report; here the
+	// triage row and a regression are recorded all the same.
+	if _, err := s.trackSignature(ctx, tx, c); err != nil {
+		return fmt.Errorf("index: details %s: %w", c.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("index: details %s: %w", c.ID, err)
@@ -422,6 +438,9 @@ func (s *SQL) TopCrashers(ctx context.Context, f Filter, limit int) (Top, error)
 	err = fs.Err()
 	fs.Close()
 	if err != nil {
+		return Top{}, fmt.Errorf("index: top crashers: %w", err)
+	}
+	if err := s.topTriage(ctx, f, top.Rows); err != nil {
 		return Top{}, fmt.Errorf("index: top crashers: %w", err)
 	}
 	return top, nil

@@ -107,6 +107,12 @@ type Config struct {
 	// storage or the index before it is handed back as a failed attempt.
 	// Default 30m.
 	MaxHold time.Duration
+	// OnSignatureEvent, when set, is told each signature event the index
+	// returned for a recorded crash (its first crash in the product; a
+	// regression of a resolved signature), after the crash is
+	// acknowledged. It runs on the recording goroutine: it must not
+	// block for long. Every event is logged regardless.
+	OnSignatureEvent func(index.SignatureEvent)
 	// OutagePoll is how often an outage is checked for its end. Default
 	// 1s.
 	OutagePoll time.Duration
@@ -572,8 +578,10 @@ func (p *Processor) record(ctx context.Context, j job) {
 		defer func() { <-p.recording }()
 		defer j.stop()
 		var heldSince time.Time
+		var events []index.SignatureEvent
 		for {
-			err := p.ix.RecordProcessed(ctx, j.o)
+			var err error
+			events, err = p.ix.RecordProcessed(ctx, j.o)
 			if err == nil {
 				break
 			}
@@ -596,6 +604,12 @@ func (p *Processor) record(ctx context.Context, j job) {
 		}
 		p.m.outcomes.WithLabelValues("processed").Inc()
 		j.log.Info("processed", "signature", j.o.Crash.Signature, "seconds", el.Seconds())
+		for _, e := range events {
+			j.log.Info("processor: signature event", "kind", string(e.Kind), "product", e.Product, "signature", e.Signature, "version", e.Version, "fixed_in", e.FixedIn)
+			if p.cfg.OnSignatureEvent != nil {
+				p.cfg.OnSignatureEvent(e)
+			}
+		}
 	}()
 }
 

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gobreakpad/gobreakpad/crashd/collector"
+	"github.com/gobreakpad/gobreakpad/crashd/version"
+	"github.com/gobreakpad/gobreakpad/crashd/web"
 )
 
 // The roles a process can play (Config.Roles).
@@ -200,6 +202,16 @@ type Config struct {
 	// link (and later webhooks). Empty: http:// and the listen address
 	// (as reached from this machine).
 	PublicURL string `json:"public_url"`
+	// VersionOrder is how product versions compare for signature triage
+	// (a crash from a version at or after a resolved signature's fixed_in
+	// regresses it): mozilla (the default: Mozilla's version comparator,
+	// 2.0b3 < 2.0 < 2.0.1), semver or string (bytewise). VersionOrders
+	// sets it per product: "PRODUCT=ORDER" entries.
+	VersionOrder  string   `json:"version_order"`
+	VersionOrders []string `json:"version_orders"`
+	// BugTrackers are the trackers whose prefilled "file a bug" links
+	// the signature page offers (docs/crashd.md, "Triage").
+	BugTrackers []web.BugTracker `json:"bug_trackers"`
 	// SecureCookie marks the pages' session cookie Secure (crashd behind
 	// a TLS proxy).
 	SecureCookie bool `json:"secure_cookie"`
@@ -312,6 +324,13 @@ func (c *Config) FromEnv(lookup func(string) (string, bool)) error {
 				return fmt.Errorf("%s=%q: not true or false", name, s)
 			}
 			f.SetBool(b)
+		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Struct:
+			// A list of objects (bug_trackers): JSON.
+			p := reflect.New(f.Type())
+			if err := json.Unmarshal([]byte(s), p.Interface()); err != nil {
+				return fmt.Errorf("%s: a JSON list: %w", name, err)
+			}
+			f.Set(p.Elem())
 		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
 			var list []string
 			for e := range strings.SplitSeq(s, ",") {
@@ -360,6 +379,14 @@ func (c *Config) Check() error {
 	if err := checkPublicURL(c.PublicURL); err != nil {
 		return err
 	}
+	if _, err := c.VersionOrderOf(); err != nil {
+		return err
+	}
+	for _, b := range c.BugTrackers {
+		if err := b.Check(); err != nil {
+			return fmt.Errorf("config: bug_trackers: %w", err)
+		}
+	}
 	switch c.LogFormat {
 	case "", "text", "json":
 	default:
@@ -369,6 +396,31 @@ func (c *Config) Check() error {
 		return fmt.Errorf("config: workers, walk_jobs, max_attempts and recover_days cannot be negative")
 	}
 	return nil
+}
+
+// VersionOrderOf returns how each product's versions compare
+// (version_order, version_orders).
+func (c *Config) VersionOrderOf() (func(product string) version.Order, error) {
+	def, err := version.ParseOrder(c.VersionOrder)
+	if err != nil {
+		return nil, fmt.Errorf("config: version_order: %w", err)
+	}
+	per := map[string]version.Order{}
+	for _, e := range c.VersionOrders {
+		p, o, ok := strings.Cut(e, "=")
+		if !ok || p == "" {
+			return nil, fmt.Errorf("config: version_orders %q: PRODUCT=ORDER (mozilla, semver or string)", e)
+		}
+		if per[p], err = version.ParseOrder(o); err != nil {
+			return nil, fmt.Errorf("config: version_orders %q: %w", e, err)
+		}
+	}
+	return func(product string) version.Order {
+		if o, ok := per[product]; ok {
+			return o
+		}
+		return def
+	}, nil
 }
 
 // Has reports whether the configuration gives the process role r (all

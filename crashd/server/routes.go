@@ -58,7 +58,8 @@ func (s *Server) routes() error {
 	a := api.New(api.Config{Checks: checks}, s.store, s.q, s.ix, s.log)
 	a.RegisterHealth(t)
 	if cfg.Has(RoleWeb) {
-		wcfg := web.Config{Auth: authn, SecureCookie: cfg.SecureCookie, IndexedAnnotations: cfg.IndexedAnnotations}
+		wcfg := web.Config{Auth: authn, SecureCookie: cfg.SecureCookie, IndexedAnnotations: cfg.IndexedAnnotations,
+			BugTrackers: cfg.BugTrackers, PublicURL: cfg.PublicURL}
 		if m, ok := s.ix.(auth.Manager); ok {
 			wcfg.Manager = m
 		}

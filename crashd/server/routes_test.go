@@ -196,7 +196,8 @@ func TestRouteTable(t *testing.T) {
 	}
 	for p, sc := range map[string]string{"POST /api/crashes/{id}/reprocess": auth.ScopeReprocess, "POST /api/report/{id}/reprocess": auth.ScopeReprocess,
 		"POST /report/{id}/reprocess": auth.ScopeReprocess, "GET /report/{id}/dump": auth.ScopeViewRawDump, "GET /metrics": auth.ScopeAdmin,
-		"GET /api/crashes/{id}": auth.ScopeViewCrashes, "GET /report/{id}/processed.json": auth.ScopeViewCrashes, "POST /upload/": auth.ScopeUpload} {
+		"GET /api/crashes/{id}": auth.ScopeViewCrashes, "GET /report/{id}/processed.json": auth.ScopeViewCrashes, "POST /upload/": auth.ScopeUpload,
+		"POST /api/signature/triage": auth.ScopeTriage, "POST /signature/triage": auth.ScopeTriage} {
 		if table[p].Scope != sc {
 			t.Errorf("%s needs %q, want %q", p, table[p].Scope, sc)
 		}

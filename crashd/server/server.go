@@ -64,6 +64,9 @@ type Server struct {
 	bg           sync.WaitGroup
 	// expired counts the crashes whose blobs retention deleted.
 	expired prometheus.Counter
+	// sigEvents counts the signature events of recorded crashes by kind
+	// (new_signature, regression: crashd/index.SignatureEvent).
+	sigEvents *prometheus.CounterVec
 	// first is what the first run made (tokens.go), nil for nothing.
 	first *FirstRun
 	// disk checks the data directory's free space; refused counts the
@@ -103,6 +106,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), reprocessSem: make(chan struct{}, 2),
 		expired: prometheus.NewCounter(prometheus.CounterOpts{Name: "crashd_retention_crashes_deleted_total", Help: "Crashes whose blobs retention deleted (retention_days)."}),
 		refused: prometheus.NewCounter(prometheus.CounterOpts{Name: "crashd_uploads_refused_disk_full_total", Help: "Uploads answered 503 because the data directory's disk was below its free-space threshold."}),
+		sigEvents: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "crashd_signature_events_total",
+			Help: "Signature events of processed crashes: new_signature (the first crash of a product's signature), regression (a crash of a resolved signature from a version at or after its fixed_in)."}, []string{"kind"}),
 		started: time.Now()}
 	defer func() {
 		if err != nil {
@@ -178,11 +183,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		return nil, err
 	}
 	ix.SetGroupWait(time.Duration(cfg.IndexGroupWait))
+	order, err := cfg.VersionOrderOf()
+	if err != nil {
+		ix.Close()
+		return nil, err
+	}
+	ix.SetVersionOrder(order)
 	s.ix = ix
 	if s.authn, err = cfg.Authenticator(tokenStore(ix)); err != nil {
 		return nil, err
 	}
-	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &gauges{s: s}, s.expired, s.refused, s.disk.free)
+	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &gauges{s: s}, s.expired, s.refused, s.disk.free, s.sigEvents)
 
 	if cfg.Has(RoleCollector) {
 		if s.coll, err = collector.New(cfg.Collector, s.store, s.publish, log, s.reg); err != nil {
@@ -251,7 +262,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			IndexedAnnotations: cfg.IndexedAnnotations, IndexPersonal: cfg.IndexPersonalAnnotations,
 			// A full disk or an index away pauses the workers and holds
 			// their crashes (no attempt counted).
-			Ready: s.disk.Check, MaxHold: time.Duration(cfg.MaxHold)}
+			Ready: s.disk.Check, MaxHold: time.Duration(cfg.MaxHold),
+			OnSignatureEvent: s.signatureEvent}
 		if cfg.SignatureLists != "" {
 			if pcfg.Signature, err = signature.Extended(cfg.SignatureLists); err != nil {
 				return nil, fmt.Errorf("signature lists: %w", err)
@@ -637,3 +649,10 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 
 // ErrLocked is returned when another crashd uses the data directory.
 var ErrLocked = errors.New("data directory in use by another crashd")
+
+// signatureEvent is told each signature event of a processed crash
+// (processor.Config.OnSignatureEvent): counted in
+// crashd_signature_events_total. (Webhooks build on it: issue 38.)
+func (s *Server) signatureEvent(e index.SignatureEvent) {
+	s.sigEvents.WithLabelValues(string(e.Kind)).Inc()
+}

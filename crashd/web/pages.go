@@ -114,6 +114,12 @@ func (w *Web) home(r *http.Request, _ *principal) (any, error) {
 		}
 	}
 	f.Product, f.Version, f.OS, f.CPU, f.ProcessType = v.Get("product"), v.Get("version"), v.Get("os"), v.Get("cpu"), v.Get("process_type")
+	if f.State, err = parseState(v); err != nil {
+		return nil, err
+	}
+	if f.State != "" {
+		d.Filter["state"] = string(f.State)
+	}
 	if d.Top, err = tri.TopCrashers(r.Context(), f, limit); err != nil {
 		return nil, err
 	}
@@ -183,6 +189,14 @@ type SignatureData struct {
 	Reports []index.Row `json:"reports"`
 	Offset  int         `json:"offset"`
 	Limit   int         `json:"limit"`
+	// Triage is the signature's triage in the product asked for (or in
+	// its only product); Products its state in each product; FileBug the
+	// configured trackers' prefilled new-issue links (triage.go).
+	Triage    *index.SignatureTriage `json:"triage,omitempty"`
+	Products  []index.ProductTriage  `json:"triage_by_product"`
+	FileBug   []FileBugLink          `json:"file_bug,omitempty"`
+	CanTriage bool                   `json:"-"`
+	States    []index.State          `json:"-"`
 }
 
 // Facet is the counts of one field's values.
@@ -219,7 +233,7 @@ func parseOffset(v url.Values) (int, error) {
 	return n, nil
 }
 
-func (w *Web) signature(r *http.Request, _ *principal) (any, error) {
+func (w *Web) signature(r *http.Request, p *principal) (any, error) {
 	tri, err := w.triage()
 	if err != nil {
 		return nil, err
@@ -259,6 +273,9 @@ func (w *Web) signature(r *http.Request, _ *principal) (any, error) {
 		d.Histograms = append(d.Histograms, Facet{field, b})
 	}
 	d.Stack = w.commonStack(ctx, tri, f)
+	if err := w.signatureTriage(ctx, d, f.Product, p); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 

@@ -19,7 +19,7 @@ var pages = []string{"home", "signature", "report", "search", "symbols", "login"
 func parseTemplates() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
 	for _, p := range pages {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+p+".html")
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/triage.html", "templates/"+p+".html")
 		if err != nil {
 			return nil, fmt.Errorf("web: template %s: %w", p, err)
 		}
@@ -61,6 +61,7 @@ var funcs = template.FuncMap{
 	"hexTail":    hexTail,
 	"noun":       noun,
 	"menu":       menu,
+	"states":     func() []index.State { return index.States },
 }
 
 func or(a, b string) string {

@@ -17,6 +17,7 @@
 //	GET  /report/{id}/processed.json  the processed crash (scope view_crashes)
 //	POST /report/{id}/reprocess  (scope reprocess; crashd/api serves the
 //	                             JSON POST /api/report/{id}/reprocess)
+//	POST /signature/triage       POST /api/signature/triage (scope triage)
 //	GET, POST /login, POST /logout
 //
 // Who may see what is decided by crashd's route table (crashd/auth,
@@ -92,6 +93,12 @@ type Config struct {
 	// search takes annotation.NAME=VALUE for them and counts their values
 	// beside the results (personal values only with view_pii).
 	IndexedAnnotations []string
+	// BugTrackers are the trackers the signature page offers "file a
+	// bug" links to (bug_trackers).
+	BugTrackers []BugTracker
+	// PublicURL is where people reach crashd (public_url), for the links
+	// of bug reports filed from a signature page ("" : paths alone).
+	PublicURL string
 	// Manager keeps the tokens managed at run time (crashd/index): the
 	// tokens page and the one-time login links; nil for none.
 	Manager auth.Manager
@@ -106,6 +113,7 @@ type Web struct {
 	q     queue.Queue
 	ix    index.Index
 	tri   index.Triage
+	st    index.SignatureTriager
 	log   *slog.Logger
 	tmpl  map[string]*template.Template
 
@@ -127,6 +135,12 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 	}
 	w := &Web{cfg: cfg, store: store, q: q, ix: ix, log: log, optCache: map[int]cachedOptions{}}
 	w.tri, _ = ix.(index.Triage)
+	w.st, _ = ix.(index.SignatureTriager)
+	for _, b := range cfg.BugTrackers {
+		if err := b.Check(); err != nil {
+			return nil, fmt.Errorf("web: %w", err)
+		}
+	}
 	var err error
 	if w.tmpl, err = parseTemplates(); err != nil {
 		return nil, err
@@ -155,6 +169,7 @@ func (w *Web) Register(mux auth.Mux) {
 	mux.HandleFunc("POST /logout", w.logout)
 	mux.HandleFunc("GET /static/", w.static)
 	w.registerTokens(mux)
+	w.registerTriage(mux)
 }
 
 // principal is who a request is (nil: anonymous, where the route table

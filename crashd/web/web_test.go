@@ -30,6 +30,7 @@ type fixture struct {
 	reader  string // a token with view_crashes
 	upload  string // a token with upload_symbols only (reads nothing)
 	all     string // a token with view_pii, view_rawdump and reprocess
+	triager string // a token with triage
 	ix      *index.SQL
 	webPart *Web
 }
@@ -64,11 +65,13 @@ func newFixture(t *testing.T, public bool) *fixture {
 	reader, rt, _ := auth.NewToken("reader", auth.ScopeViewCrashes)
 	upload, ut, _ := auth.NewToken("ci", auth.ScopeUpload)
 	all, at, _ := auth.NewToken("all", auth.ScopeViewPII, auth.ScopeViewRawDump, auth.ScopeReprocess)
-	authn, err := auth.NewAuthenticator([]auth.Token{rt, ut, at}, nil)
+	triager, tt, _ := auth.NewToken("triager", auth.ScopeTriage)
+	authn, err := auth.NewAuthenticator([]auth.Token{rt, ut, at, tt}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := New(Config{Auth: authn, IndexedAnnotations: []string{"Email", "Note"}}, store, nil, ix, nil)
+	w, err := New(Config{Auth: authn, IndexedAnnotations: []string{"Email", "Note"}, PublicURL: "https://crashes.example",
+		BugTrackers: []BugTracker{{Name: "GitHub", Kind: "github", URL: "https://github.com/o/r"}}}, store, nil, ix, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +83,7 @@ func newFixture(t *testing.T, public bool) *fixture {
 	}
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return &fixture{srv: srv, id: id, reader: reader, upload: upload, all: all, ix: ix, webPart: w}
+	return &fixture{srv: srv, id: id, reader: reader, upload: upload, all: all, triager: triager, ix: ix, webPart: w}
 }
 
 func (f *fixture) get(t *testing.T, path, token string) (int, string) {
