@@ -77,7 +77,11 @@ type Filter struct {
 	Since, Until                           time.Time
 	Product, Version, OS, CPU, ProcessType string
 	Signature, CrashReason, Module         string
-	// Annotations match indexed annotations, each exactly.
+	// Matches are conditions with an operator on text fields (Super
+	// Search's ~ ^ $ ! =, match.go), all of which must hold, beside the
+	// exact fields above.
+	Matches []FieldMatch
+	// Annotations match indexed annotations (Op, Not: as Matches).
 	Annotations []AnnotationMatch
 	// Personal lets personal annotations match (view_pii); without it a
 	// match on an annotation the collector marked personal in a crash
@@ -171,9 +175,26 @@ func (f Filter) where() (string, []any) {
 	if f.Module != "" {
 		add(`modules LIKE ? ESCAPE '\'`, "%|"+likeEscape(f.Module)+"|%")
 	}
+	for _, m := range f.Matches {
+		var c string
+		var a []any
+		switch {
+		case m.Field == "module":
+			c, a = m.moduleCond()
+		case slices.Contains(MatchFields, m.Field):
+			c, a = m.cond(m.Field)
+		default:
+			// The callers take fields from MatchFields; a stray one
+			// matches nothing rather than everything.
+			c = "1 = 0"
+		}
+		conds = append(conds, c)
+		args = append(args, a...)
+	}
 	for _, a := range f.Annotations {
-		conds = append(conds, annotationCond(f.Personal))
-		args = append(args, a.Name, a.Value)
+		c, aa := a.cond(f.Personal)
+		conds = append(conds, c)
+		args = append(args, aa...)
 	}
 	return strings.Join(conds, " AND "), args
 }
