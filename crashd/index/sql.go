@@ -501,6 +501,13 @@ func searchStmt(q Query) (string, []any) {
 	if !q.Before.IsZero() {
 		add("received_at < ?", formatTime(q.Before))
 	}
+	if !q.After.IsZero() {
+		// Spelt out rather than as a row value: both dialects read the
+		// index (received_at, crash_id) for it.
+		where = append(where, "(received_at < ? OR (received_at = ? AND crash_id < ?))")
+		t := formatTime(q.After.ReceivedAt)
+		args = append(args, t, t, q.After.ID)
+	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
