@@ -68,6 +68,9 @@ type Triage interface {
 	// FacetAnnotation counts the crashes f selects by the value of an
 	// indexed annotation (personal values only with f.Personal).
 	FacetAnnotation(ctx context.Context, f Filter, name string, n int) ([]Bucket, error)
+	// SignatureTrend counts the crashes f selects per day and version,
+	// the top versions each a series and the rest one (trend.go).
+	SignatureTrend(ctx context.Context, f Filter, top int) (Trend, error)
 }
 
 // Filter selects processed crashes for the triage queries; empty fields
