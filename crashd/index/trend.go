@@ -39,7 +39,7 @@ type TrendSeries struct {
 }
 
 // SignatureTrend counts the processed crashes f selects (f.Since and
-// f.Until required, at most MaxTrendDays apart) per UTC day and version:
+// f.Until required, at most MaxTrendDays (and a day) apart) per UTC day and version:
 // the top versions (at most MaxTrendVersions; 0 is 5) by count, then
 // version, each a series, the others one series, Other. One grouped read
 // of crashes (its (status, signature, received_at) index when f names a
@@ -48,7 +48,8 @@ func (s *SQL) SignatureTrend(ctx context.Context, f Filter, top int) (Trend, err
 	if f.Since.IsZero() || f.Until.IsZero() || !f.Since.Before(f.Until) {
 		return Trend{}, fmt.Errorf("index: trend: a period is required")
 	}
-	if f.Until.Sub(f.Since) > MaxTrendDays*24*time.Hour {
+	// MaxTrendDays of 24 hours ending at any time touch one more UTC day.
+	if f.Until.Sub(f.Since) > (MaxTrendDays+1)*24*time.Hour {
 		return Trend{}, fmt.Errorf("index: trend: at most %d days", MaxTrendDays)
 	}
 	if top <= 0 {

@@ -62,7 +62,7 @@ func testSignatureTrend(t *testing.T, open opener) {
 	if tr, err := ix.SignatureTrend(ctx, f, 5); err != nil || tr.Total != 0 || len(tr.Versions) != 0 || !reflect.DeepEqual(tr.Daily, []int{0, 0, 0}) {
 		t.Errorf("trend of nothing: %v %v", tr, err)
 	}
-	if _, err := ix.SignatureTrend(ctx, Filter{Signature: "s", Since: now.Add(-91 * 24 * time.Hour), Until: now}, 5); err == nil {
-		t.Error("91 days: no error")
+	if _, err := ix.SignatureTrend(ctx, Filter{Signature: "s", Since: now.Add(-92 * 24 * time.Hour), Until: now}, 5); err == nil {
+		t.Error("92 days: no error")
 	}
 }

@@ -199,6 +199,10 @@ type SignatureData struct {
 	// Histograms over the period, by field (day, version, os, cpu,
 	// crash_reason, process_type).
 	Histograms []Facet `json:"histograms"`
+	// Trend is the period's crashes per day and version (the top
+	// versions, then the others as one; GET /api/signature/trend for up
+	// to 90 days).
+	Trend *index.Trend `json:"trend"`
 	// Stack is the most common crashing-thread stack of the newest
 	// crashes.
 	Stack   *Stack      `json:"common_stack"`
@@ -280,6 +284,11 @@ func (w *Web) signature(r *http.Request, _ *principal) (any, error) {
 		}
 		d.Histograms = append(d.Histograms, Facet{field, b})
 	}
+	tr, err := tri.SignatureTrend(ctx, f, trendVersions)
+	if err != nil {
+		return nil, err
+	}
+	d.Trend = &tr
 	d.Stack = w.commonStack(ctx, tri, f)
 	return d, nil
 }

@@ -36,6 +36,9 @@ var funcs = template.FuncMap{
 	"delta":      delta,
 	"rankChange": rankChange,
 	"clip":       clip,
+	"trendChart": trendChart,
+	"trendName":  trendName,
+	"swatch":     swatch,
 	// exact is a search value matching v exactly (quoted with = when it
 	// starts with an operator, index.Match).
 	"exact":     func(v string) string { return index.Match{Op: index.OpExact, Value: v}.String() },

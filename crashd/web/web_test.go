@@ -471,3 +471,50 @@ func TestSearchOperators(t *testing.T) {
 		}
 	}
 }
+
+// TestSignatureTrend: a signature's crashes per day and version through
+// GET /api/signature/trend (bounds checked) and on its page, an SVG with
+// its title and description, the shares as a table, the per-day table;
+// a hostile version escaped everywhere.
+func TestSignatureTrend(t *testing.T) {
+	f := newFixture(t, false)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	for i, v := range []string{"2", "2", "<script>x</script>", "3"} {
+		at := now.Add(-time.Duration(i*30) * time.Hour)
+		c := index.Crash{ID: string(crash.New(at, 0)), ReceivedAt: at, Product: "P", Version: v, OS: "Linux", Signature: "sig<b>"}
+		if err := f.ix.Processed(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, body := f.get(t, "/api/signature/trend?signature="+url.QueryEscape("sig<b>")+"&days=90&versions=2", f.reader)
+	var d TrendData
+	if err := json.Unmarshal([]byte(body), &d); code != http.StatusOK || err != nil {
+		t.Fatalf("trend: %d %v %.500s", code, err, body)
+	}
+	if d.Period != 90 || len(d.Trend.Days) < 90 || d.Trend.Total != 5 || len(d.Trend.Versions) != 3 ||
+		d.Trend.Versions[0].Version != "2" || d.Trend.Versions[0].Count != 3 || !d.Trend.Versions[2].Other || d.Trend.Versions[2].Count != 1 {
+		t.Errorf("trend: %v", d.Trend)
+	}
+	for _, q := range []string{"", "signature=x&days=91", "signature=x&days=0", "signature=x&versions=11", "signature=x&versions=x"} {
+		if code, _ := f.get(t, "/api/signature/trend?"+q, f.reader); code != http.StatusBadRequest {
+			t.Errorf("trend?%s: %d, want 400", q, code)
+		}
+	}
+	if code, _ := f.get(t, "/api/signature/trend?signature=x", ""); code != http.StatusUnauthorized {
+		t.Errorf("trend without a token: %d", code)
+	}
+	code, body = f.get(t, "/signature?signature="+url.QueryEscape("sig<b>"), f.reader)
+	for _, want := range []string{`<svg class="trend"`, `role="img" aria-labelledby="trend-title trend-desc"`, `<title id="trend-title">Crashes per day by version`,
+		`<desc id="trend-desc">5 crashes`, "Share of each version", "&lt;script&gt;x&lt;/script&gt;", "60.0 %", "Per day"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("signature page: no %q", want)
+		}
+	}
+	if code != http.StatusOK || strings.Contains(body, "<script>x") {
+		t.Errorf("signature page: %d, version unescaped", code)
+	}
+	if code, body := f.get(t, "/api/signature?signature="+url.QueryEscape("sig<b>"), f.reader); code != http.StatusOK || !strings.Contains(body, `"trend":{"days":`) {
+		t.Errorf("/api/signature: no trend: %d %.300s", code, body)
+	}
+}
