@@ -29,16 +29,16 @@ func parseTemplates() (map[string]*template.Template, error) {
 }
 
 var funcs = template.FuncMap{
-	"spark":      spark,
-	"hbar":       hbar,
-	"daybars":    daybars,
-	"pct":        func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + " %" },
-	"delta":      delta,
-	"rankChange": rankChange,
-	"clip":       clip,
-	"trendChart": trendChart,
-	"trendName":  trendName,
-	"swatch":     swatch,
+	"spark":       spark,
+	"hbar":        hbar,
+	"daybars":     daybars,
+	"pct":         func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + " %" },
+	"rankChange":  rankChange,
+	"clip":        clip,
+	"trendChart":  trendChart,
+	"changeWords": changeWords,
+	"trendName":   trendName,
+	"swatch":      swatch,
 	// exact is a search value matching v exactly (quoted with = when it
 	// starts with an operator, index.Match).
 	"exact":     func(v string) string { return index.Match{Op: index.OpExact, Value: v}.String() },
@@ -122,16 +122,6 @@ func date(t time.Time) string {
 		return "—"
 	}
 	return t.UTC().Format("2006-01-02 15:04 UTC")
-}
-
-func delta(n int) string {
-	switch {
-	case n > 0:
-		return "+" + strconv.Itoa(n)
-	case n < 0:
-		return "−" + strconv.Itoa(-n)
-	}
-	return "0"
 }
 
 // rankChange says how a signature moved: "▲ 2" (up two places), "▼ 1",

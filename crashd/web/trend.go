@@ -138,3 +138,20 @@ func trendChart(tr *index.Trend) template.HTML {
 func swatch(tr *index.Trend, i int) template.HTML {
 	return template.HTML(fmt.Sprintf(`<svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill="%s"/></svg>`, trendColor(tr, i)))
 }
+
+// changeWords says a count's change against the previous period of days
+// in words: "up 9 from 0 in the previous 7 days", "down 2 from 5 in the
+// previous day", "as many as in the previous 7 days (4)".
+func changeWords(count, prev, days int) string {
+	period := "the previous day"
+	if days != 1 {
+		period = "the previous " + strconv.Itoa(days) + " days"
+	}
+	switch {
+	case count > prev:
+		return fmt.Sprintf("up %d from %d in %s", count-prev, prev, period)
+	case count < prev:
+		return fmt.Sprintf("down %d from %d in %s", prev-count, prev, period)
+	}
+	return fmt.Sprintf("as many as in %s (%d)", period, prev)
+}

@@ -518,3 +518,24 @@ func TestSignatureTrend(t *testing.T) {
 		t.Errorf("/api/signature: no trend: %d %.300s", code, body)
 	}
 }
+
+// TestChangeWords: the home page says a signature's change against the
+// previous period in words.
+func TestChangeWords(t *testing.T) {
+	for _, c := range []struct {
+		count, prev, days int
+		want              string
+	}{
+		{9, 0, 7, "up 9 from 0 in the previous 7 days"},
+		{3, 5, 1, "down 2 from 5 in the previous day"},
+		{4, 4, 28, "as many as in the previous 28 days (4)"},
+	} {
+		if got := changeWords(c.count, c.prev, c.days); got != c.want {
+			t.Errorf("changeWords(%d, %d, %d) = %q, want %q", c.count, c.prev, c.days, got, c.want)
+		}
+	}
+	f := newFixture(t, false)
+	if code, body := f.get(t, "/", f.reader); code != http.StatusOK || !strings.Contains(body, "up 1 from 0 in the previous 7 days") {
+		t.Errorf("home page: %d, no change in words: %.3000s", code, body)
+	}
+}
