@@ -221,3 +221,42 @@ func testMatch(t *testing.T, open opener) {
 		t.Errorf("top crashers with a match: total %d, want 2", top.Total)
 	}
 }
+
+// FuzzParseMatch: any value parses or is refused without panicking, and
+// what parses prints back to itself (String quotes with = what needs it).
+func FuzzParseMatch(f *testing.F) {
+	for _, s := range []string{"", "x", "~x", "!~x", "=~x", "==", "!", "!=", "__null__", "!__null__x", "@x", "^", "$é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseMatch(s)
+		if err != nil {
+			return
+		}
+		back, err := ParseMatch(m.String())
+		if err != nil || back != m {
+			t.Fatalf("ParseMatch(%q) = %+v; String %q parses as %+v, %v", s, m, m.String(), back, err)
+		}
+		if c, args := m.cond("c"); c == "" || len(args) > 1 {
+			t.Fatalf("%+v: condition %q %v", m, c, args)
+		}
+	})
+}
+
+// FuzzParseCursor: any cursor parses or is refused; what parses prints
+// back to itself.
+func FuzzParseCursor(f *testing.F) {
+	for _, s := range []string{"2026-11-26T10:00:00.123456Z,abc", ",", "x,y", "2026-11-26T10:00:00+02:00,id"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseCursor(s)
+		if err != nil {
+			return
+		}
+		back, err := ParseCursor(c.String())
+		if err != nil || back.ID != c.ID || !back.ReceivedAt.Equal(c.ReceivedAt.Truncate(time.Microsecond)) {
+			t.Fatalf("ParseCursor(%q) = %+v; String %q parses as %+v, %v", s, c, c.String(), back, err)
+		}
+	})
+}
