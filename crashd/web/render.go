@@ -29,39 +29,33 @@ func parseTemplates() (map[string]*template.Template, error) {
 }
 
 var funcs = template.FuncMap{
-	"spark":       spark,
-	"hbar":        hbar,
-	"daybars":     daybars,
-	"pct":         func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + " %" },
-	"rankChange":  rankChange,
-	"clip":        clip,
-	"trendChart":  trendChart,
-	"changeWords": changeWords,
-	"trendName":   trendName,
-	"swatch":      swatch,
-	// exact is a search value matching v exactly (quoted with = when it
-	// starts with an operator, index.Match).
-	"exact":     func(v string) string { return index.Match{Op: index.OpExact, Value: v}.String() },
-	"link":      link,
-	"sigURL":    func(s string) string { return "/signature?signature=" + url.QueryEscape(s) },
-	"date":      date,
-	"rfc":       func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"maxCount":  maxCount,
-	"trust":     func(s string) string { return or(TrustWords[s], s) },
-	"fieldName": fieldName,
-	"either":    or,
-	"get":       func(m map[string]string, k string) string { return m[k] },
-	"dec":       func(n int) int { return n - 1 },
-	"add":       func(a, b int) int { return a + b },
-	"sub":       func(a, b int) int { return a - b },
-	"back":      func(a, b int) int { return max(a-b, 0) },
-	"percent":   func(n, total int) string { return pctOf(n, total) },
-	"days":      func() []int { return PeriodDays },
-	"filters":   func() []string { return filterFields },
-	"list":      func() []string { return searchFields },
-	"columns":   func() []string { return index.SortFields },
-	"sortOrder": sortOrder,
-	"expires":   expiresText,
+	"spark":      spark,
+	"hbar":       hbar,
+	"daybars":    daybars,
+	"pct":        func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + " %" },
+	"delta":      delta,
+	"rankChange": rankChange,
+	"clip":       clip,
+	"link":       link,
+	"sigURL":     func(s string) string { return "/signature?signature=" + url.QueryEscape(s) },
+	"date":       date,
+	"rfc":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"maxCount":   maxCount,
+	"trust":      func(s string) string { return or(TrustWords[s], s) },
+	"fieldName":  fieldName,
+	"either":     or,
+	"get":        func(m map[string]string, k string) string { return m[k] },
+	"dec":        func(n int) int { return n - 1 },
+	"add":        func(a, b int) int { return a + b },
+	"sub":        func(a, b int) int { return a - b },
+	"back":       func(a, b int) int { return max(a-b, 0) },
+	"percent":    func(n, total int) string { return pctOf(n, total) },
+	"days":       func() []int { return PeriodDays },
+	"filters":    func() []string { return filterFields },
+	"list":       func() []string { return searchFields },
+	"columns":    func() []string { return index.SortFields },
+	"sortOrder":  sortOrder,
+	"expires":    expiresText,
 }
 
 func or(a, b string) string {
@@ -122,6 +116,16 @@ func date(t time.Time) string {
 		return "—"
 	}
 	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+func delta(n int) string {
+	switch {
+	case n > 0:
+		return "+" + strconv.Itoa(n)
+	case n < 0:
+		return "−" + strconv.Itoa(-n)
+	}
+	return "0"
 }
 
 // rankChange says how a signature moved: "▲ 2" (up two places), "▼ 1",
