@@ -6,7 +6,7 @@
 // body), /__version__.
 //
 //	GET  /api/crashes/{id}            one crash: index row + processed crash
-//	GET  /api/crashes?signature=&product=&version=&status=&since=&before=&limit=
+//	GET  /api/crashes?signature=&product=&version=&status=&since=&cursor=&limit=  (before= too)
 //	POST /api/crashes/{id}/reprocess  queue the crash again (202)
 //	POST /api/report/{id}/reprocess   the same (the pages' older name)
 //	GET  /api/dead                    the dead letters
@@ -297,7 +297,8 @@ func parseTime(s string) (time.Time, error) {
 type SearchResult struct {
 	Crashes []index.Crash `json:"crashes"`
 	// Next, when more crashes may match, is the query string of the next
-	// page (before= the last crash's received_at).
+	// page: cursor= the last crash's received_at and id (index.Cursor), so
+	// that crashes sharing its time are neither skipped nor repeated.
 	Next string `json:"next,omitempty"`
 }
 
@@ -327,6 +328,14 @@ func (a *API) search(w http.ResponseWriter, r *http.Request) {
 			*p.t = t
 		}
 	}
+	if s := v.Get("cursor"); s != "" {
+		c, err := index.ParseCursor(s)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "cursor=: %v", err)
+			return
+		}
+		q.After = c
+	}
 	if s := v.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > index.MaxLimit {
@@ -346,8 +355,11 @@ func (a *API) search(w http.ResponseWriter, r *http.Request) {
 		limit = index.DefaultLimit
 	}
 	if len(cs) == limit {
+		// The cursor replaces before= (kept for older clients: a page
+		// that started from one still pages exactly from here on).
 		nv := r.URL.Query()
-		nv.Set("before", cs[len(cs)-1].ReceivedAt.Format(time.RFC3339Nano))
+		nv.Del("before")
+		nv.Set("cursor", index.CursorOf(cs[len(cs)-1]).String())
 		res.Next = nv.Encode()
 	}
 	writeJSON(w, http.StatusOK, res)

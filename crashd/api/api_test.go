@@ -152,7 +152,33 @@ func TestAPI(t *testing.T) {
 			t.Errorf("%s: no next page", path)
 		}
 	}
-	for _, path := range []string{"/api/crashes?limit=0", "/api/crashes?limit=x", "/api/crashes?since=yesterday", "/api/crashes?status=lost"} {
+	// The three crashes share their received_at: paged one at a time by
+	// the next links (cursor=), each is seen once; before= from an older
+	// client pages on by cursor.
+	for _, first := range []string{"/api/crashes?limit=1", "/api/crashes?limit=1&before=" + now.Add(time.Second).Format(time.RFC3339Nano)} {
+		seen := map[any]int{}
+		path := first
+		for i := 0; path != "" && i < 10; i++ {
+			code, m := do("GET", path, reader)
+			if code != 200 {
+				t.Fatalf("%s: %d %v", path, code, m)
+			}
+			for _, c := range m["crashes"].([]any) {
+				seen[c.(map[string]any)["crash_id"]]++
+			}
+			path = ""
+			if next, _ := m["next"].(string); next != "" {
+				if strings.Contains(next, "before=") || !strings.Contains(next, "cursor=") {
+					t.Errorf("next page %q: cursor= expected, not before=", next)
+				}
+				path = "/api/crashes?" + next
+			}
+		}
+		if len(seen) != 3 || seen[string(processed)] != 1 || seen[string(received)] != 1 || seen[string(failed)] != 1 {
+			t.Errorf("paging from %s: %v", first, seen)
+		}
+	}
+	for _, path := range []string{"/api/crashes?cursor=x", "/api/crashes?cursor=2026-01-01T00:00:00Z,", "/api/crashes?limit=0", "/api/crashes?limit=x", "/api/crashes?since=yesterday", "/api/crashes?status=lost"} {
 		if code, _ := do("GET", path, reader); code != 400 {
 			t.Errorf("%s: %d, want 400", path, code)
 		}

@@ -54,17 +54,37 @@ type Annotation struct {
 	Personal bool
 }
 
-// AnnotationMatch selects crashes whose annotation Name is Value.
-type AnnotationMatch struct{ Name, Value string }
+// AnnotationMatch selects crashes whose annotation Name matches Value with
+// Op (the zero Op is OpExact); with Not, the crashes where it does not
+// (those without the annotation too, as Super Search).
+type AnnotationMatch struct {
+	Name, Value string
+	Op          Op
+	Not         bool
+}
 
-// annotationCond is the condition on crashes of one annotation match; pii
-// lets personal annotations match.
-func annotationCond(pii bool) string {
-	c := `EXISTS (SELECT 1 FROM crash_annotations a WHERE a.crash_id = crashes.crash_id AND a.name = ? AND a.value = ?`
+// cond is the condition on crashes of the match, and its arguments; pii
+// lets personal annotations match (without it a personal value is as if
+// absent). __null__ is "no non-empty value".
+func (a AnnotationMatch) cond(pii bool) (string, []any) {
+	m := Match{Op: a.Op, Value: a.Value}
+	not := a.Not
+	if m.Op == "" {
+		m.Op = OpExact
+	}
+	if m.Op == OpEmpty {
+		m, not = Match{Op: OpEmpty, Not: true}, !not
+	}
+	inner, args := m.cond("a.value")
+	c := `EXISTS (SELECT 1 FROM crash_annotations a WHERE a.crash_id = crashes.crash_id AND a.name = ? AND ` + inner
 	if !pii {
 		c += ` AND a.personal = 0`
 	}
-	return c + `)`
+	c += `)`
+	if not {
+		c = "NOT " + c
+	}
+	return c, append([]any{a.Name}, args...)
 }
 
 // FacetAnnotation counts the crashes f selects by the value of annotation

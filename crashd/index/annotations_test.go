@@ -55,11 +55,11 @@ func testAnnotations(t *testing.T, open opener) {
 		return out
 	}
 	f := week
-	f.Annotations = []AnnotationMatch{{"ReleaseChannel", "beta"}}
+	f.Annotations = []AnnotationMatch{{Name: "ReleaseChannel", Value: "beta"}}
 	if got := ids(f); !reflect.DeepEqual(got, []string{"00000002", "00000001"}) {
 		t.Errorf("ReleaseChannel=beta: %v", got)
 	}
-	f.Annotations = append(f.Annotations, AnnotationMatch{"Email", "a@b.c"})
+	f.Annotations = append(f.Annotations, AnnotationMatch{Name: "Email", Value: "a@b.c"})
 	if got := ids(f); !reflect.DeepEqual(got, []string{"00000002"}) {
 		t.Errorf("beta and Email without view_pii: %v", got)
 	}
@@ -68,7 +68,7 @@ func testAnnotations(t *testing.T, open opener) {
 		t.Errorf("beta and Email with view_pii: %v", got)
 	}
 	f = week
-	f.Annotations = []AnnotationMatch{{"Big", strings.Repeat("x", MaxAnnotationValue+1)}}
+	f.Annotations = []AnnotationMatch{{Name: "Big", Value: strings.Repeat("x", MaxAnnotationValue+1)}}
 	if got := ids(f); got != nil {
 		t.Errorf("over-long value indexed: %v", got)
 	}

@@ -186,7 +186,7 @@ func fullDays(since, until time.Time) (d0, d1 time.Time, ok bool) {
 // rollable reports whether f can be answered from crash_daily: it filters
 // on the rollup's columns only.
 func (f Filter) rollable() bool {
-	return f.CrashReason == "" && f.Module == "" && len(f.Annotations) == 0 && !f.Since.IsZero() && !f.Until.IsZero()
+	return f.CrashReason == "" && f.Module == "" && len(f.Annotations) == 0 && len(f.Matches) == 0 && !f.Since.IsZero() && !f.Until.IsZero()
 }
 
 // dailyWhere is f's condition on crash_daily for the days [d0, d1).

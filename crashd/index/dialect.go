@@ -51,6 +51,9 @@ type dialect struct {
 	partitioned bool
 	// txLock serialises the transactions that take it (until their end).
 	txLock func(ctx context.Context, tx *sql.Tx) error
+	// setup runs after the migrations at every open, under the schema
+	// lock ("" : nothing).
+	setup string
 }
 
 var sqliteDialect = &dialect{
@@ -69,6 +72,27 @@ var sqliteDialect = &dialect{
 		5: migrationDaily + "\n/\n" + sqliteDailyTriggers,
 	},
 }
+
+// postgresFold defines foldFunc in the current schema when it is missing:
+// lower() under ICU's root collation ("und-x-icu": Unicode's case
+// mapping, as Go's strings.ToLower on SQLite), else under the database's
+// default collation (a server built without ICU: as its locale folds).
+// The columns are COLLATE "C", whose lower() folds ASCII only. A SQL
+// function this simple is inlined by the planner.
+const postgresFold = `DO $do$
+DECLARE coll text := 'default';
+BEGIN
+	IF EXISTS (SELECT 1 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		WHERE p.proname = '` + foldFunc + `' AND n.nspname = current_schema()) THEN
+		RETURN;
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu') THEN
+		coll := 'und-x-icu';
+	END IF;
+	EXECUTE format('CREATE FUNCTION ` + foldFunc + `(t text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS %L',
+		format('SELECT lower(t COLLATE %I)', coll));
+END
+$do$`
 
 // pgLockKey is the advisory lock of schema changes, one per schema (tests
 // run side by side in schemas of one database).
@@ -91,6 +115,7 @@ var postgresDialect = &dialect{
 		}, nil
 	},
 	partitioned: true,
+	setup:       postgresFold,
 	txLock: func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+pgTxLockKey+`)`); err != nil {
 			return fmt.Errorf("transaction lock: %w", err)

@@ -16,6 +16,8 @@ package index
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -64,10 +66,48 @@ type Query struct {
 	Status    Status
 	// Since keeps crashes received at or after it.
 	Since time.Time
-	// Before keeps crashes received before it (paging).
+	// Before keeps crashes received before it (the older paging; crashes
+	// sharing the last page's time are skipped by it: use After).
 	Before time.Time
+	// After, when set, keeps the crashes after it in the result order
+	// (received_at, then crash id, descending): the next page after the
+	// row that ended the previous one, exactly, whatever times crashes
+	// share.
+	After Cursor
 	// Limit bounds the rows: 0 is DefaultLimit, at most MaxLimit.
 	Limit int
+}
+
+// Cursor is a place in the newest-first order of crashes: a crash's
+// received_at and id. Its text form (String, ParseCursor) is the time in
+// RFC 3339 with microseconds, a comma, and the id.
+type Cursor struct {
+	ReceivedAt time.Time
+	ID         string
+}
+
+// CursorOf is the cursor of crash c (the next page starts after it).
+func CursorOf(c Crash) Cursor { return Cursor{c.ReceivedAt, c.ID} }
+
+// IsZero reports whether the cursor is unset.
+func (c Cursor) IsZero() bool { return c.ReceivedAt.IsZero() && c.ID == "" }
+
+// String is the cursor's text form.
+func (c Cursor) String() string {
+	return c.ReceivedAt.UTC().Format("2006-01-02T15:04:05.000000Z07:00") + "," + c.ID
+}
+
+// ParseCursor reads a cursor's text form.
+func ParseCursor(s string) (Cursor, error) {
+	ts, id, ok := strings.Cut(s, ",")
+	if !ok || id == "" || len(id) > 100 {
+		return Cursor{}, fmt.Errorf("cursor %q: a time and a crash id, comma-separated", s)
+	}
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return Cursor{}, fmt.Errorf("cursor %q: %w", s, err)
+	}
+	return Cursor{t.UTC(), id}, nil
 }
 
 // The bounds of Query.Limit.

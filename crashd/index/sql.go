@@ -155,12 +155,13 @@ func (s *SQL) lockWrites() func() {
 // index at path and brings its schema up to date. The database is in WAL
 // mode with synchronous=NORMAL: a killed process loses nothing committed;
 // a power loss may lose the last commits, which start-up recovery redoes
-// from the blob store.
+// from the blob store. LIKE is case-sensitive (case_sensitive_like), as
+// PostgreSQL's: the searches fold case explicitly (match.go).
 func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_txlock=immediate"
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=case_sensitive_like(ON)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("index: open %s: %w", path, err)
@@ -306,7 +307,8 @@ func (s *SQL) migrate(ctx context.Context) error {
 		}
 		v := have + 1
 		if v == len(migrations) {
-			return tx.Rollback()
+			tx.Rollback()
+			break
 		}
 		m := s.d.migration(v)
 		sep := ";"
@@ -330,6 +332,14 @@ func (s *SQL) migrate(ctx context.Context) error {
 			return fmt.Errorf("migration %d: %w", v, err)
 		}
 	}
+	// What the dialect defines outside the numbered migrations (the
+	// fold function of PostgreSQL: its body depends on the server).
+	if s.d.setup != "" {
+		if _, err := conn.ExecContext(ctx, s.d.setup); err != nil {
+			return fmt.Errorf("setup: %w", err)
+		}
+	}
+	return nil
 }
 
 // SchemaVersion returns the version of the schema.
@@ -497,6 +507,13 @@ func searchStmt(q Query) (string, []any) {
 	}
 	if !q.Before.IsZero() {
 		add("received_at < ?", formatTime(q.Before))
+	}
+	if !q.After.IsZero() {
+		// Spelt out rather than as a row value: both dialects read the
+		// index (received_at, crash_id) for it.
+		where = append(where, "(received_at < ? OR (received_at = ? AND crash_id < ?))")
+		t := formatTime(q.After.ReceivedAt)
+		args = append(args, t, t, q.After.ID)
 	}
 	limit := q.Limit
 	if limit <= 0 {

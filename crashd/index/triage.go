@@ -68,6 +68,9 @@ type Triage interface {
 	// FacetAnnotation counts the crashes f selects by the value of an
 	// indexed annotation (personal values only with f.Personal).
 	FacetAnnotation(ctx context.Context, f Filter, name string, n int) ([]Bucket, error)
+	// SignatureTrend counts the crashes f selects per day and version,
+	// the top versions each a series and the rest one (trend.go).
+	SignatureTrend(ctx context.Context, f Filter, top int) (Trend, error)
 }
 
 // Filter selects processed crashes for the triage queries; empty fields
@@ -77,7 +80,11 @@ type Filter struct {
 	Since, Until                           time.Time
 	Product, Version, OS, CPU, ProcessType string
 	Signature, CrashReason, Module         string
-	// Annotations match indexed annotations, each exactly.
+	// Matches are conditions with an operator on text fields (Super
+	// Search's ~ ^ $ ! =, match.go), all of which must hold, beside the
+	// exact fields above.
+	Matches []FieldMatch
+	// Annotations match indexed annotations (Op, Not: as Matches).
 	Annotations []AnnotationMatch
 	// State keeps the signatures in that triage state (in Product, or in
 	// some product when Product is empty).
@@ -178,9 +185,26 @@ func (f Filter) where() (string, []any) {
 	if f.Module != "" {
 		add(`modules LIKE ? ESCAPE '\'`, "%|"+likeEscape(f.Module)+"|%")
 	}
+	for _, m := range f.Matches {
+		var c string
+		var a []any
+		switch {
+		case m.Field == "module":
+			c, a = m.moduleCond()
+		case slices.Contains(MatchFields, m.Field):
+			c, a = m.cond(m.Field)
+		default:
+			// The callers take fields from MatchFields; a stray one
+			// matches nothing rather than everything.
+			c = "1 = 0"
+		}
+		conds = append(conds, c)
+		args = append(args, a...)
+	}
 	for _, a := range f.Annotations {
-		conds = append(conds, annotationCond(f.Personal))
-		args = append(args, a.Name, a.Value)
+		c, aa := a.cond(f.Personal)
+		conds = append(conds, c)
+		args = append(args, aa...)
 	}
 	if c, a := f.stateCond(); c != "" {
 		conds = append(conds, c)

@@ -344,6 +344,36 @@ func TestBrowser(t *testing.T) {
 	if loc := location(); !strings.Contains(loc, "os=Linux") || !strings.Contains(loc, "process_type=content") || text("#total") != fmt.Sprint(want2) {
 		t.Errorf("permalink %s: %s crashes", loc, text("#total"))
 	}
+	// Search by a part of a signature (~, in another case): the total
+	// against the crashes whose signature holds it, counted here.
+	all, _, err := tri.Find(ctx, index.FindQuery{Limit: index.MaxLimit})
+	if err != nil || len(all) == 0 {
+		t.Fatalf("find: %d crashes, %v", len(all), err)
+	}
+	sig := ""
+	for _, r := range all {
+		// A plain one (not the hostile crash's).
+		if len(r.Signature) >= 6 && len(r.Signature) < 200 && strings.IndexFunc(r.Signature, func(c rune) bool { return c < ' ' || c > '~' || c == '<' }) < 0 {
+			sig = r.Signature
+			break
+		}
+	}
+	if sig == "" {
+		t.Fatal("no plain signature to search by a part of")
+	}
+	part := strings.ToUpper(sig[len(sig)/3 : len(sig)/3+min(6, len(sig)/3)])
+	wantPart := 0
+	for _, r := range all {
+		if strings.Contains(strings.ToLower(r.Signature), strings.ToLower(part)) {
+			wantPart++
+		}
+	}
+	do("search ~", chromedp.Navigate(ts.URL+"/search"), chromedp.WaitVisible(chromedp.CSS("#s-signature")),
+		chromedp.SendKeys(chromedp.CSS("#s-signature"), "~"+part))
+	click("search ~", "#search", "#total")
+	if got := text("#total"); got != fmt.Sprint(wantPart) || wantPart == 0 {
+		t.Errorf("search signature=~%s: %s crashes, %d hold it", part, got, wantPart)
+	}
 	do("symbols", chromedp.Navigate(ts.URL+"/symbols"), chromedp.WaitVisible(chromedp.CSS("table.missing")))
 	look("symbols", 900)
 	missing, err := chromedp.Run(b, chromedp.Evaluate[[][]string](`Array.from(document.querySelectorAll('table.missing tbody tr')).map(r => Array.from(r.cells).map(c => c.textContent))`))

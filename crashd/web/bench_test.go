@@ -105,6 +105,10 @@ func benchPages(b *testing.B, ix *index.SQL) {
 		{"home", "/"}, {"home_28days", "/?days=28"}, {"home_filtered", "/?days=7&os=Linux&process_type=content"},
 		{"api_topcrashers", "/api/topcrashers"}, {"search", "/search"},
 		{"signature", "/signature?signature=mozilla%3A%3ASomething0%3A%3ACrash%28int%29"},
+		// The trend alone over 90 days (the fill covers 28), and a
+		// search by part of a signature (~, case folded).
+		{"signature_trend", "/api/signature/trend?signature=mozilla%3A%3ASomething0%3A%3ACrash%28int%29&days=90"},
+		{"search_contains", "/search?signature=~something12"},
 	} {
 		path := c.path
 		b.Run(c.name, func(b *testing.B) {

@@ -62,7 +62,7 @@ func TestLayoutHTML(t *testing.T) {
 		h := home(map[string]string{}, 1)
 		has(t, "home", h, `<select id="f-cpu" name="cpu"><option value="" selected>any</option>`,
 			`<option value="amd64">amd64 (4)</option>`, `<option value="" disabled>(none) (3)</option>`,
-			"1 crash from", "vs previous 7 days", "&#43;9 <span class=\"prev\">(was 0)</span>", "−3 <span class=\"prev\">(was 5)</span>",
+			"1 crash from", "vs previous 7 days", "up 9 from 0", "down 3 from 5",
 			"▼ 1", "returning", "Guard::<wbr>~Guard(<wbr>int,<wbr> char)")
 		lacks(t, "home", h, "(was 0, rank", "rank —", "(3)</option><option value=\"\" selected")
 		if n := strings.Count(h, ">new<"); n != 1 {

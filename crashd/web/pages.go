@@ -53,10 +53,32 @@ func parseWhen(name, s string) (time.Time, error) {
 	return t, nil
 }
 
-// parseFilter reads the filter parameters of a query.
+// parseFilter reads the filter parameters of a search: each text field
+// (index.MatchFields) once, a bare value an exact match as it always was,
+// a value with Super Search's operators (~ ^ $ ! = __null__,
+// index.ParseMatch) a match.
 func parseFilter(v url.Values) (index.Filter, error) {
-	f := index.Filter{Product: v.Get("product"), Version: v.Get("version"), OS: v.Get("os"), CPU: v.Get("cpu"),
-		ProcessType: v.Get("process_type"), Signature: v.Get("signature"), CrashReason: v.Get("crash_reason"), Module: v.Get("module")}
+	var f index.Filter
+	exact := map[string]*string{"product": &f.Product, "version": &f.Version, "os": &f.OS, "cpu": &f.CPU,
+		"process_type": &f.ProcessType, "signature": &f.Signature, "crash_reason": &f.CrashReason, "module": &f.Module}
+	for _, field := range index.MatchFields {
+		vs := v[field]
+		if len(vs) == 0 || vs[0] == "" {
+			continue
+		}
+		if len(vs) > 1 {
+			return f, httpErr(http.StatusBadRequest, "%s: given %d times (once: one value per field)", field, len(vs))
+		}
+		m, err := index.ParseMatch(vs[0])
+		if err != nil {
+			return f, httpErr(http.StatusBadRequest, "%s=%v", field, err)
+		}
+		if m.Op == index.OpExact && !m.Not && m.Value != "" {
+			*exact[field] = m.Value
+			continue
+		}
+		f.Matches = append(f.Matches, index.FieldMatch{Field: field, Match: m})
+	}
 	var err error
 	if s := v.Get("since"); s != "" {
 		if f.Since, err = parseWhen("since", s); err != nil {
@@ -183,6 +205,10 @@ type SignatureData struct {
 	// Histograms over the period, by field (day, version, os, cpu,
 	// crash_reason, process_type).
 	Histograms []Facet `json:"histograms"`
+	// Trend is the period's crashes per day and version (the top
+	// versions, then the others as one; GET /api/signature/trend for up
+	// to 90 days).
+	Trend *index.Trend `json:"trend"`
 	// Stack is the most common crashing-thread stack of the newest
 	// crashes.
 	Stack   *Stack      `json:"common_stack"`
@@ -272,6 +298,11 @@ func (w *Web) signature(r *http.Request, p *principal) (any, error) {
 		}
 		d.Histograms = append(d.Histograms, Facet{field, b})
 	}
+	tr, err := tri.SignatureTrend(ctx, f, trendVersions)
+	if err != nil {
+		return nil, err
+	}
+	d.Trend = &tr
 	d.Stack = w.commonStack(ctx, tri, f)
 	if err := w.signatureTriage(ctx, d, f.Product, p); err != nil {
 		return nil, err
@@ -341,6 +372,14 @@ type SearchData struct {
 	// Permalink is the page of this search; JSON its API twin.
 	Permalink string `json:"permalink"`
 	JSON      string `json:"json"`
+	// Next and Prev are the API's next and previous pages ("" at the
+	// ends); NextPage and PrevPage the page's. They page by offset over
+	// the period pinned (since= and until= of the first page), so that
+	// crashes arriving meanwhile do not shift the pages.
+	Next     string `json:"next,omitempty"`
+	Prev     string `json:"previous,omitempty"`
+	NextPage string `json:"-"`
+	PrevPage string `json:"-"`
 }
 
 // DefaultSearchPeriod is what a search without since= or until= looks at.
@@ -368,7 +407,14 @@ func (w *Web) parseAnnotations(v url.Values) ([]index.AnnotationMatch, error) {
 		if len(vs) != 1 {
 			return nil, httpErr(http.StatusBadRequest, "%s: given %d times", k, len(vs))
 		}
-		out = append(out, index.AnnotationMatch{Name: name, Value: vs[0]})
+		if vs[0] == "" {
+			continue
+		}
+		m, err := index.ParseMatch(vs[0])
+		if err != nil {
+			return nil, httpErr(http.StatusBadRequest, "%s=%v", k, err)
+		}
+		out = append(out, index.AnnotationMatch{Name: name, Value: m.Value, Op: m.Op, Not: m.Not})
 	}
 	slices.SortFunc(out, func(a, b index.AnnotationMatch) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
@@ -433,6 +479,25 @@ func (w *Web) search(r *http.Request, p *principal) (any, error) {
 	ctx := r.Context()
 	if d.Rows, d.Total, err = tri.Find(ctx, q); err != nil {
 		return nil, err
+	}
+	// The other pages: the same search over the same period, pinned.
+	pinned := url.Values{}
+	for k, vs := range keep {
+		pinned[k] = vs
+	}
+	pinned.Set("since", f.Since.UTC().Format(time.RFC3339Nano))
+	if f.Until.IsZero() {
+		pinned.Set("until", w.cfg.Now().UTC().Add(time.Microsecond).Format(time.RFC3339Nano))
+	}
+	page := func(offset int) (string, string) {
+		pinned.Set("offset", strconv.Itoa(offset))
+		return "/search?" + pinned.Encode(), "/api/search?" + pinned.Encode()
+	}
+	if q.Offset+q.Limit < d.Total {
+		d.NextPage, d.Next = page(q.Offset + q.Limit)
+	}
+	if q.Offset > 0 {
+		d.PrevPage, d.Prev = page(max(q.Offset-q.Limit, 0))
 	}
 	for _, field := range searchFacets {
 		b, err := tri.Facet(ctx, f, field, 10)

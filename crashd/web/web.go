@@ -10,6 +10,7 @@
 //
 //	GET  /                       GET /api/topcrashers
 //	GET  /signature?signature=   GET /api/signature?signature=
+//	                             GET /api/signature/trend?signature=&days=&versions=
 //	GET  /report/{id}            GET /api/report/{id}
 //	GET  /search?...             GET /api/search?...
 //	GET  /symbols                GET /api/symbols
@@ -155,6 +156,7 @@ func (w *Web) Register(mux auth.Mux) {
 	mux.HandleFunc("GET /api/topcrashers", w.api(w.home))
 	mux.HandleFunc("GET /signature", w.page(w.signature, "signature"))
 	mux.HandleFunc("GET /api/signature", w.api(w.signature))
+	mux.HandleFunc("GET /api/signature/trend", w.api(w.signatureTrend))
 	mux.HandleFunc("GET /report/{id}", w.page(w.report, "report"))
 	mux.HandleFunc("GET /api/report/{id}", w.api(w.report))
 	mux.HandleFunc("GET /search", w.page(w.search, "search"))

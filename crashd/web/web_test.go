@@ -386,3 +386,159 @@ func TestReportFolds(t *testing.T) {
 		t.Errorf("JSON: %d annotations + %d, %d threads + %d", len(rep.Annotations), rep.MoreAnnotations, len(rep.Threads), rep.MoreThreads)
 	}
 }
+
+// TestSearchOperators: Super Search's operators through the API and the
+// page: ~ finds a signature by a part of it whatever its case, ! negates,
+// = quotes a value starting with an operator; the page explains them, keeps
+// them in its boxes, quotes facet values that start with one, and pages
+// over a pinned period; wrong operators are a 400.
+func TestSearchOperators(t *testing.T) {
+	f := newFixture(t, false)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	for i, sig := range []string{"nsThread::AddToQueue", "~tilde", "OOM | small"} {
+		c := index.Crash{ID: string(crash.New(now.Add(-time.Duration(i+1)*time.Minute), 0)), ReceivedAt: now.Add(-time.Duration(i+1) * time.Minute),
+			Product: "P", Version: "2", OS: "Windows NT", Signature: sig}
+		if err := f.ix.Processed(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := func(q string) int {
+		t.Helper()
+		code, body := f.get(t, "/api/search?"+q, f.reader)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d %s", q, code, body)
+		}
+		var a struct{ Total int }
+		if err := json.Unmarshal([]byte(body), &a); err != nil {
+			t.Fatal(err)
+		}
+		return a.Total
+	}
+	for q, want := range map[string]int{
+		"signature=" + url.QueryEscape("~addto"):                               1,
+		"signature=" + url.QueryEscape("~ADDTO"):                               1,
+		"signature=AddTo":                                                      0,
+		"signature=" + url.QueryEscape("!~addto"):                              3,
+		"signature=" + url.QueryEscape("^oom"):                                 1,
+		"signature=" + url.QueryEscape("$<B>"):                                 1,
+		"signature=" + url.QueryEscape("~tilde"):                               1,
+		"signature=" + url.QueryEscape("=~tilde"):                              1,
+		"signature=" + url.QueryEscape("==~tilde"):                             0,
+		"os=" + url.QueryEscape("^win"):                                        3,
+		"os=" + url.QueryEscape("!Linux"):                                      3,
+		"module=" + url.QueryEscape("$.SO"):                                    1,
+		"annotation.Note=" + url.QueryEscape("~<SCRIPT>"):                      1,
+		"annotation.Note=" + url.QueryEscape("!__null__"):                      1,
+		"annotation.Email=" + url.QueryEscape("~someone"):                      0, // personal, a reader
+		"signature=" + url.QueryEscape("~e") + "&os=" + url.QueryEscape("~nt"): 2,
+	} {
+		if got := total(q); got != want {
+			t.Errorf("%s: total %d, want %d", q, got, want)
+		}
+	}
+	for _, q := range []string{"signature=%40a.*", "signature=~", "signature=__null__x", "signature=a&signature=b", "annotation.Note=%40x"} {
+		if code, body := f.get(t, "/api/search?"+q, f.reader); code != http.StatusBadRequest {
+			t.Errorf("%s: %d, want 400 (%.200s)", q, code, body)
+		}
+	}
+	// The page: the operators explained, the value kept in its box, the
+	// facet value "~tilde" linked quoted (=~tilde), the total.
+	code, body := f.get(t, "/search?signature="+url.QueryEscape("~T"), f.reader)
+	if code != http.StatusOK || !strings.Contains(body, `id="operators"`) || !strings.Contains(body, `value="~T"`) ||
+		!strings.Contains(body, `<span id="total">2</span>`) || !strings.Contains(body, "signature=%3D~tilde") {
+		t.Errorf("search page: %d %.3000s", code, body)
+	}
+	// Paging: the next page pins the period; following it lists the rest.
+	code, body = f.get(t, "/api/search?limit=3", f.reader)
+	var a struct {
+		Total   int
+		Crashes []index.Row
+		Next    string
+	}
+	if err := json.Unmarshal([]byte(body), &a); code != http.StatusOK || err != nil || a.Total != 4 || len(a.Crashes) != 3 ||
+		!strings.Contains(a.Next, "until=") || !strings.Contains(a.Next, "offset=3") {
+		t.Fatalf("first page: %d %v %.1000s", code, err, body)
+	}
+	code, body = f.get(t, a.Next, f.reader)
+	var b struct {
+		Crashes  []index.Row
+		Previous string
+	}
+	if err := json.Unmarshal([]byte(body), &b); code != http.StatusOK || err != nil || len(b.Crashes) != 1 || !strings.Contains(b.Previous, "offset=0") {
+		t.Errorf("next page: %d %v %.1000s", code, err, body)
+	}
+	for _, r := range a.Crashes {
+		if len(b.Crashes) == 1 && r.ID == b.Crashes[0].ID {
+			t.Errorf("crash %s on both pages", r.ID)
+		}
+	}
+}
+
+// TestSignatureTrend: a signature's crashes per day and version through
+// GET /api/signature/trend (bounds checked) and on its page, an SVG with
+// its title and description, the shares as a table, the per-day table;
+// a hostile version escaped everywhere.
+func TestSignatureTrend(t *testing.T) {
+	f := newFixture(t, false)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	for i, v := range []string{"2", "2", "<script>x</script>", "3"} {
+		at := now.Add(-time.Duration(i*30) * time.Hour)
+		c := index.Crash{ID: string(crash.New(at, 0)), ReceivedAt: at, Product: "P", Version: v, OS: "Linux", Signature: "sig<b>"}
+		if err := f.ix.Processed(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, body := f.get(t, "/api/signature/trend?signature="+url.QueryEscape("sig<b>")+"&days=90&versions=2", f.reader)
+	var d TrendData
+	if err := json.Unmarshal([]byte(body), &d); code != http.StatusOK || err != nil {
+		t.Fatalf("trend: %d %v %.500s", code, err, body)
+	}
+	if d.Period != 90 || len(d.Trend.Days) < 90 || d.Trend.Total != 5 || len(d.Trend.Versions) != 3 ||
+		d.Trend.Versions[0].Version != "2" || d.Trend.Versions[0].Count != 3 || !d.Trend.Versions[2].Other || d.Trend.Versions[2].Count != 1 {
+		t.Errorf("trend: %v", d.Trend)
+	}
+	for _, q := range []string{"", "signature=x&days=91", "signature=x&days=0", "signature=x&versions=11", "signature=x&versions=x"} {
+		if code, _ := f.get(t, "/api/signature/trend?"+q, f.reader); code != http.StatusBadRequest {
+			t.Errorf("trend?%s: %d, want 400", q, code)
+		}
+	}
+	if code, _ := f.get(t, "/api/signature/trend?signature=x", ""); code != http.StatusUnauthorized {
+		t.Errorf("trend without a token: %d", code)
+	}
+	code, body = f.get(t, "/signature?signature="+url.QueryEscape("sig<b>"), f.reader)
+	for _, want := range []string{`<svg class="trend"`, `role="img" aria-labelledby="trend-title trend-desc"`, `<title id="trend-title">Crashes per day by version`,
+		`<desc id="trend-desc">5 crashes`, "Share of each version", "&lt;script&gt;x&lt;/script&gt;", "60.0 %", "Per day"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("signature page: no %q", want)
+		}
+	}
+	if code != http.StatusOK || strings.Contains(body, "<script>x") {
+		t.Errorf("signature page: %d, version unescaped", code)
+	}
+	if code, body := f.get(t, "/api/signature?signature="+url.QueryEscape("sig<b>"), f.reader); code != http.StatusOK || !strings.Contains(body, `"trend":{"days":`) {
+		t.Errorf("/api/signature: no trend: %d %.300s", code, body)
+	}
+}
+
+// TestChangeWords: the home page says a signature's change against the
+// previous period in words.
+func TestChangeWords(t *testing.T) {
+	for _, c := range []struct {
+		count, prev int
+		want        string
+	}{
+		{9, 0, "up 9 from 0"},
+		{3, 5, "down 2 from 5"},
+		{4, 4, "unchanged at 4"},
+	} {
+		if got := changeWords(c.count, c.prev); got != c.want {
+			t.Errorf("changeWords(%d, %d) = %q, want %q", c.count, c.prev, got, c.want)
+		}
+	}
+	f := newFixture(t, false)
+	if code, body := f.get(t, "/", f.reader); code != http.StatusOK || !strings.Contains(body, "up 1 from 0") {
+		t.Errorf("home page: %d, no change in words: %.3000s", code, body)
+	}
+}
