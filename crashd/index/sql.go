@@ -82,6 +82,10 @@ CREATE INDEX crashes_top ON crashes (product, crash_day, signature);
 	// 8: the tokens, sessions and login codes managed at run time
 	// (tokens.go).
 	8: migrationAuth,
+	// 9-11: other branches' (issue 38); empty here until they merge.
+	// 12: the CPU info and module versions of a crash, for the
+	// correlations (correlations.go).
+	12: migrationCorrelations,
 }
 
 // crashDay is the crash_day of a crash id: its UTC day (the id's last six
