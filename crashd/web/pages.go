@@ -183,6 +183,10 @@ type SignatureData struct {
 	Reports []index.Row `json:"reports"`
 	Offset  int         `json:"offset"`
 	Limit   int         `json:"limit"`
+	// Correlations are the values over-represented in the signature's
+	// crashes (correlations.go); CorrelationsError why they are missing.
+	Correlations      *CorrelationsData `json:"correlations,omitempty"`
+	CorrelationsError string            `json:"correlations_error,omitempty"`
 }
 
 // Facet is the counts of one field's values.
@@ -219,7 +223,7 @@ func parseOffset(v url.Values) (int, error) {
 	return n, nil
 }
 
-func (w *Web) signature(r *http.Request, _ *principal) (any, error) {
+func (w *Web) signature(r *http.Request, p *principal) (any, error) {
 	tri, err := w.triage()
 	if err != nil {
 		return nil, err
@@ -259,6 +263,7 @@ func (w *Web) signature(r *http.Request, _ *principal) (any, error) {
 		d.Histograms = append(d.Histograms, Facet{field, b})
 	}
 	d.Stack = w.commonStack(ctx, tri, f)
+	d.Correlations, d.CorrelationsError = w.signatureCorrelations(r, p, sig, days)
 	return d, nil
 }
 

@@ -10,6 +10,7 @@
 //
 //	GET  /                       GET /api/topcrashers
 //	GET  /signature?signature=   GET /api/signature?signature=
+//	                             GET /api/signature/correlations?signature=&product=
 //	GET  /report/{id}            GET /api/report/{id}
 //	GET  /search?...             GET /api/search?...
 //	GET  /symbols                GET /api/symbols
@@ -111,6 +112,9 @@ type Web struct {
 
 	mu       sync.Mutex
 	optCache map[int]cachedOptions
+	// The correlations' answers (under mu) and computations at once.
+	corrCache map[corrKey]cachedCorrelations
+	corrSlots chan struct{}
 }
 
 // SessionCookie is the name of the session cookie.
@@ -125,7 +129,8 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	w := &Web{cfg: cfg, store: store, q: q, ix: ix, log: log, optCache: map[int]cachedOptions{}}
+	w := &Web{cfg: cfg, store: store, q: q, ix: ix, log: log, optCache: map[int]cachedOptions{},
+		corrCache: map[corrKey]cachedCorrelations{}, corrSlots: make(chan struct{}, correlationSlots)}
 	w.tri, _ = ix.(index.Triage)
 	var err error
 	if w.tmpl, err = parseTemplates(); err != nil {
@@ -141,6 +146,7 @@ func (w *Web) Register(mux auth.Mux) {
 	mux.HandleFunc("GET /api/topcrashers", w.api(w.home))
 	mux.HandleFunc("GET /signature", w.page(w.signature, "signature"))
 	mux.HandleFunc("GET /api/signature", w.api(w.signature))
+	mux.HandleFunc("GET /api/signature/correlations", w.api(w.correlationsAPI))
 	mux.HandleFunc("GET /report/{id}", w.page(w.report, "report"))
 	mux.HandleFunc("GET /api/report/{id}", w.api(w.report))
 	mux.HandleFunc("GET /search", w.page(w.search, "search"))
