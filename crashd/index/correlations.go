@@ -221,7 +221,7 @@ func (s *SQL) Correlations(ctx context.Context, q CorrelationQuery) (Correlation
 	if out.SignatureCrashes = len(sigIDs); out.SignatureCrashes == 0 {
 		return out, nil
 	}
-	if err := s.eachAnnotation(ctx, q, sigIDs, func(_, name, value string) { count1(AnnotationField+name, value) }); err != nil {
+	if err := s.eachAnnotation(ctx, q, sigCut, sigIDs, func(_, name, value string) { count1(AnnotationField+name, value) }); err != nil {
 		return fail(err)
 	}
 	// Only values of at least CorrelationMinCount signature crashes are
@@ -259,7 +259,7 @@ func (s *SQL) Correlations(ctx context.Context, q CorrelationQuery) (Correlation
 			refSig[id.id] = true
 		}
 	}
-	if err := s.eachAnnotation(ctx, q, refIDs, func(id, name, value string) {
+	if err := s.eachAnnotation(ctx, q, refCut, refIDs, func(id, name, value string) {
 		if refSig[id] {
 			all(AnnotationField+name, value)
 		} else {
@@ -384,12 +384,50 @@ func (s *SQL) eachRow(ctx context.Context, q CorrelationQuery, sig bool, since t
 	return out, rows.Err()
 }
 
-// eachAnnotation calls f with each indexed annotation of the crashes
-// (personal ones only with q.Personal), read by crash id, 500 at a time.
-func (s *SQL) eachAnnotation(ctx context.Context, q CorrelationQuery, crashes []crashRef, f func(id, name, value string)) error {
+// eachAnnotation calls f with each indexed annotation of the crashes,
+// received from since (personal ones only with q.Personal). When the
+// crashes are at least half of all those received in the window (the
+// reference, unless other products dominate it), the window's
+// annotations are read in receipt order, which is their order on disk,
+// and those of other crashes skipped; else they are looked up by crash
+// id, 500 at a time (a signature's crashes among many).
+func (s *SQL) eachAnnotation(ctx context.Context, q CorrelationQuery, since time.Time, crashes []crashRef, f func(id, name, value string)) error {
+	if len(crashes) == 0 {
+		return nil
+	}
 	pers := ""
 	if !q.Personal {
 		pers = " AND personal = 0"
+	}
+	var window int
+	if err := s.db.QueryRowContext(ctx, s.rebind(`SELECT COUNT(*) FROM crashes WHERE status = ? AND received_at >= ? AND received_at < ?`),
+		string(Processed), formatTime(since), formatTime(q.Until)).Scan(&window); err != nil {
+		return err
+	}
+	scan := func(query string, args []any, keep func(id string) bool) error {
+		rows, err := s.db.QueryContext(ctx, s.rebind(query), args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, name, value string
+			if err := rows.Scan(&id, &name, &value); err != nil {
+				return err
+			}
+			if keep(id) {
+				f(id, name, value)
+			}
+		}
+		return rows.Err()
+	}
+	if window <= 2*len(crashes) {
+		ids := make(map[string]bool, len(crashes))
+		for _, c := range crashes {
+			ids[c.id] = true
+		}
+		return scan(`SELECT crash_id, name, value FROM crash_annotations WHERE received_at >= ? AND received_at < ?`+pers,
+			[]any{formatTime(since), formatTime(q.Until)}, func(id string) bool { return ids[id] })
 	}
 	args := make([]any, 0, 500)
 	for len(crashes) > 0 {
@@ -399,21 +437,8 @@ func (s *SQL) eachAnnotation(ctx context.Context, q CorrelationQuery, crashes []
 		for _, c := range chunk {
 			args = append(args, c.id)
 		}
-		rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT crash_id, name, value FROM crash_annotations WHERE crash_id IN (`+marks(len(chunk))+`)`+pers), args...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var id, name, value string
-			if err := rows.Scan(&id, &name, &value); err != nil {
-				rows.Close()
-				return err
-			}
-			f(id, name, value)
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
+		if err := scan(`SELECT crash_id, name, value FROM crash_annotations WHERE crash_id IN (`+marks(len(chunk))+`)`+pers,
+			args, func(string) bool { return true }); err != nil {
 			return err
 		}
 	}
