@@ -89,7 +89,7 @@ const (
 const (
 	// CorrelationSample is the most crashes read per group: the newest of
 	// the signature's, the newest of the product's (the reference).
-	CorrelationSample = 20_000
+	CorrelationSample = 10_000
 	// CorrelationMinCount is the fewest crashes of the signature a value
 	// needs to be listed.
 	CorrelationMinCount = 3

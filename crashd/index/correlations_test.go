@@ -173,8 +173,8 @@ func TestModuleVersionList(t *testing.T) {
 	}
 }
 
-// BenchmarkCorrelations computes the correlations of a signature of 2,000
-// crashes against 20,000 crashes of its product (the sample's bound) with
+// BenchmarkCorrelations computes the correlations of a signature of 1,000
+// crashes against 10,000 crashes of its product (the sample's bound) with
 // realistic module lists: 150 modules a crash out of 400 names (20 with
 // versions), 2 indexed annotations, on SQLite. The web benchmark
 // (crashd/web BenchmarkHome, correlations_*) measures the page's index of
@@ -193,7 +193,7 @@ func BenchmarkCorrelations(b *testing.B) {
 	for i := range names {
 		names[i] = fmt.Sprintf("module%03d.dll", i)
 	}
-	const n = 20_000
+	const n = CorrelationSample
 	t0 := time.Now()
 	errs := make(chan error, 8)
 	for g := range 8 {
