@@ -290,11 +290,12 @@ func groupWhere(q CorrelationQuery, sig bool, since time.Time, prefix string) (s
 }
 
 // cutoff returns the receipt of the group's n-th newest crash in the
-// period and true, or the period's start and false when it has fewer.
+// period, and whether the group has more (it is a sample); the period's
+// start when it has fewer than n.
 func (s *SQL) cutoff(ctx context.Context, q CorrelationQuery, sig bool, n int) (time.Time, bool, error) {
 	w, args := groupWhere(q, sig, q.Since, "")
 	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT received_at FROM crashes WHERE `+w+
-		` ORDER BY received_at DESC LIMIT 1 OFFSET `+strconv.Itoa(n-1)), args...)
+		` ORDER BY received_at DESC LIMIT 2 OFFSET `+strconv.Itoa(n-1)), args...)
 	if err != nil {
 		return time.Time{}, false, err
 	}
@@ -308,7 +309,8 @@ func (s *SQL) cutoff(ctx context.Context, q CorrelationQuery, sig bool, n int) (
 	}
 	// Crashes received at the same microsecond as the n-th are read
 	// too: a few more than n at most.
-	return parseTime(at), true, rows.Err()
+	more := rows.Next()
+	return parseTime(at), more, rows.Err()
 }
 
 // rowFields are the columns a group's crashes are read with.

@@ -137,6 +137,15 @@ func testCorrelations(t *testing.T, open opener) {
 	if got.SignatureCrashes != 5 || got.OverallCrashes != 5 || !got.Sampled {
 		t.Errorf("sampled by 5: %d and %d crashes (sampled %v)", got.SignatureCrashes, got.OverallCrashes, got.Sampled)
 	}
+	// Exactly the bound: not a sample.
+	q.Sample = 8
+	if got, err = ix.Correlations(ctx, q); err != nil || got.SignatureCrashes != 8 || got.OverallCrashes != 8 || !got.Sampled {
+		t.Errorf("sampled by 8: %d and %d crashes (sampled %v), %v", got.SignatureCrashes, got.OverallCrashes, got.Sampled, err)
+	}
+	q.Sample, q.Product = 100, "P"
+	if got, err = ix.Correlations(ctx, q); err != nil || got.SignatureCrashes != 8 || got.OverallCrashes != 88 || got.Sampled {
+		t.Errorf("a bound above the groups: %d and %d crashes (sampled %v), %v", got.SignatureCrashes, got.OverallCrashes, got.Sampled, err)
+	}
 	// An unknown signature: no crashes, no correlations.
 	q = CorrelationQuery{Product: "P", Signature: "nothing", Since: now.Add(-7 * 24 * time.Hour), Until: now}
 	if got, err = ix.Correlations(ctx, q); err != nil || got.SignatureCrashes != 0 || len(got.Items) != 0 {
