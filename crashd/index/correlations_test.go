@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 )
@@ -248,4 +249,37 @@ func BenchmarkCorrelations(b *testing.B) {
 			b.Fatalf("groups %d, %d", got.SignatureCrashes, got.OverallCrashes)
 		}
 	}
+}
+
+// FuzzCorrelationValues: module versions and CPU infos from dumps (any
+// bytes) are stored as valid UTF-8 without NUL, bounded, and read back as
+// at most one value per stored module; cpu info never panics the parse.
+func FuzzCorrelationValues(f *testing.F) {
+	f.Add("xul.dll", "120.0.1.8686", "GenuineIntel family 6 model 158 stepping 10")
+	f.Add("a|b", "1\t2", "family 6")
+	f.Add("\xff\x00", "", " model family ")
+	f.Fuzz(func(t *testing.T, name, version, cpu string) {
+		stored := moduleVersionList([]crash.ModuleVersion{{Name: name, Version: version}, {Name: version, Version: name}})
+		ci := cpuInfo(cpu)
+		for _, s := range []string{stored, ci} {
+			if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+				t.Fatalf("stored %q: not valid UTF-8 without NUL", s)
+			}
+		}
+		if len(ci) > maxCPUInfo {
+			t.Fatalf("cpu info of %d bytes", len(ci))
+		}
+		n := 0
+		crashValues("Linux", "1", "amd64", ci, "", "", stored, func(field, value string) {
+			if field == FieldModuleVersion {
+				n++
+			}
+			if value == "" {
+				t.Fatalf("an empty %s value", field)
+			}
+		})
+		if n > 2 {
+			t.Fatalf("%d module versions read back from %q", n, stored)
+		}
+	})
 }
