@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/cputime"
 )
 
 // TestTwoProportion pins the statistic against values computed by hand
@@ -240,6 +241,12 @@ func BenchmarkCorrelations(b *testing.B) {
 	}
 	b.Logf("indexed %d crashes in %v", n, time.Since(t0))
 	q := CorrelationQuery{Product: "P", Signature: "target", Since: now.Add(-7 * 24 * time.Hour), Until: now}
+	cpu0 := cputime.Used().Nanoseconds()
+	defer func() {
+		if cpu := cputime.Used().Nanoseconds(); cpu > 0 {
+			b.ReportMetric(float64(cpu-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+		}
+	}()
 	for b.Loop() {
 		got, err := ix.Correlations(ctx, q)
 		if err != nil {
