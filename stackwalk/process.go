@@ -468,6 +468,7 @@ func systemInfo(s *minidump.SystemInfo) SystemInfo {
 	}
 	switch cpu {
 	case arch.X86, arch.AMD64:
+		si.CPUVendor = strings.ReplaceAll(s.CPUVendor(), "\x00", "")
 		if cpu == arch.X86 {
 			if v := strings.TrimRight(s.CPUVendor(), "\x00"); v != "" {
 				si.CPUInfo = v + " "

@@ -133,6 +133,10 @@ type SystemInfo struct {
 	CPU      string
 	CPUInfo  string
 	CPUCount int
+	// CPUVendor is the x86 CPUID vendor ("GenuineIntel", "AuthenticAMD")
+	// of x86 and amd64 dumps, NULs removed; Breakpad's CPUInfo names it
+	// for x86 only. crashd indexes it (its correlations).
+	CPUVendor string
 	// RustCPUInfo is cpu_info as rust-minidump writes it in --json where it
 	// differs from Breakpad's CPUInfo: on x86 the CPUID vendor's 12 bytes
 	// whole, NULs included, each byte one character (Latin-1), where

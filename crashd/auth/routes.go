@@ -68,6 +68,7 @@ func Crashd(o RouteOptions) map[string]Access {
 		"GET /api/topcrashers":             read("the home page's data"),
 		"GET /api/signature":               read("the signature page's data"),
 		"GET /api/signature/trend":         read("a signature's crashes per day and version (up to 90 days)"),
+		"GET /api/signature/correlations":  read("a signature's correlations; personal annotation values counted only for view_pii"),
 		"GET /api/report/{id}":             read("the report page's data; personal annotations need view_pii"),
 		"GET /api/search":                  read("the search page's data; personal values need view_pii"),
 		"GET /api/symbols":                 read("the symbols page's data"),

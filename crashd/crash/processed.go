@@ -51,6 +51,13 @@ type ProcessedCrash struct {
 	// Modules are the base names of the minidump's modules, for the
 	// index (not stored: json_dump has them).
 	Modules []string `json:"-"`
+	// CPUInfo is the CPU's vendor, family, model and stepping
+	// ("GenuineIntel family 6 model 158 stepping 10": Breakpad's cpu info
+	// with the vendor of amd64 dumps too) and ModuleVersions the modules
+	// with a version, for the index's correlations (not stored: json_dump
+	// has them).
+	CPUInfo        string          `json:"-"`
+	ModuleVersions []ModuleVersion `json:"-"`
 
 	// JSONDump is the walk of the minidump in rust-minidump's JSON schema
 	// (minidump_stackwalk --json), as stackwalk/jsonout writes it.
@@ -67,6 +74,12 @@ type ProcessedCrash struct {
 	Timings map[string]float64 `json:"timings,omitempty"`
 	// Success is whether the minidump was walked (Socorro: success).
 	Success bool `json:"success"`
+}
+
+// ModuleVersion is a module's base name and its version ("a.b.c.d", from
+// a Windows version resource).
+type ModuleVersion struct {
+	Name, Version string
 }
 
 // Module names a module by its symbol file (DebugFile, DebugID) and its

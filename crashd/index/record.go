@@ -24,15 +24,15 @@ type Outcome struct {
 // Processed and then ProcessedDetails leave, in one statement.
 const recordUpsert = `
 INSERT INTO crashes (crash_id, crash_day, status, received_at, processed_at, product, version, os, cpu, signature, crash_reason, attempts, error, updated_at,
-	process_type, os_version, crash_address, modules)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?)
+	process_type, os_version, crash_address, modules, cpu_info, module_versions)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (crash_id, crash_day) DO UPDATE SET
 	status = excluded.status, received_at = excluded.received_at, processed_at = excluded.processed_at,
 	product = excluded.product, version = excluded.version, os = excluded.os, cpu = excluded.cpu,
 	signature = excluded.signature, crash_reason = excluded.crash_reason, attempts = excluded.attempts, error = '',
 	updated_at = excluded.updated_at,
 	process_type = excluded.process_type, os_version = excluded.os_version, crash_address = excluded.crash_address,
-	modules = excluded.modules`
+	modules = excluded.modules, cpu_info = excluded.cpu_info, module_versions = excluded.module_versions`
 
 // recordSignature records the first sighting of a signature (the
 // earliest receipt and its version); ProcessedDetails and RecordProcessed
@@ -242,7 +242,7 @@ func (s *SQL) recordIn(ctx context.Context, tx *sql.Tx, o Outcome) ([]SignatureE
 	if _, err := tx.StmtContext(ctx, upsert).ExecContext(ctx,
 		c.ID, crashDay(c.ID), string(Processed), formatTime(c.ReceivedAt), formatTime(c.ProcessedAt), c.Product, c.Version, c.OS, c.CPU,
 		c.Signature, c.CrashReason, c.Attempts, now,
-		d.ProcessType, d.OSVersion, d.CrashAddress, moduleList(d.Modules)); err != nil {
+		d.ProcessType, d.OSVersion, d.CrashAddress, moduleList(d.Modules), cpuInfo(d.CPUInfo), moduleVersionList(d.ModuleVersions)); err != nil {
 		return nil, fail(err)
 	}
 	if _, err := tx.StmtContext(ctx, del).ExecContext(ctx, c.ID); err != nil {

@@ -87,6 +87,11 @@ CREATE INDEX crashes_top ON crashes (product, crash_day, signature);
 	// 9: the triage state, bug links and history of each (product,
 	// signature) (signature_triage.go).
 	9: migrationSignatureTriage,
+	// 10: alert events and their deliveries (alerts branch, issue 38).
+	// 11: unused (the search branch needed none).
+	// 12: the CPU info and module versions of a crash, for the
+	// correlations (correlations.go).
+	12: migrationCorrelations,
 }
 
 // crashDay is the crash_day of a crash id: its UTC day (the id's last six

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gobreakpad/gobreakpad/crashd/crash"
 )
 
 // migrationTriage (schema version 4) adds what the web pages (issue 25)
@@ -40,6 +42,12 @@ type Details struct {
 	CrashAddress string
 	// Modules are the base names of the crash's modules.
 	Modules []string
+	// CPUInfo is the CPU's vendor, family, model and stepping
+	// ("GenuineIntel family 6 model 158 stepping 10"), ModuleVersions the
+	// modules with a version: what the correlations count (migration 12,
+	// correlations.go; bounded there).
+	CPUInfo        string
+	ModuleVersions []crash.ModuleVersion
 	// Annotations are the annotations to index (those the configuration
 	// names); names or values over MaxAnnotationName or
 	// MaxAnnotationValue bytes, and those after MaxAnnotations, are left
@@ -247,8 +255,8 @@ func (s *SQL) ProcessedDetails(ctx context.Context, c Crash, d Details) error {
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, s.rebind(`
-UPDATE crashes SET process_type = ?, os_version = ?, crash_address = ?, modules = ? WHERE crash_id = ? AND crash_day = ?`),
-		d.ProcessType, d.OSVersion, d.CrashAddress, moduleList(d.Modules), c.ID, crashDay(c.ID)); err != nil {
+UPDATE crashes SET process_type = ?, os_version = ?, crash_address = ?, modules = ?, cpu_info = ?, module_versions = ? WHERE crash_id = ? AND crash_day = ?`),
+		d.ProcessType, d.OSVersion, d.CrashAddress, moduleList(d.Modules), cpuInfo(d.CPUInfo), moduleVersionList(d.ModuleVersions), c.ID, crashDay(c.ID)); err != nil {
 		return fmt.Errorf("index: details %s: %w", c.ID, err)
 	}
 	if err := s.writeAnnotations(ctx, tx, c, d.Annotations); err != nil {

@@ -755,7 +755,8 @@ func (p *Processor) save(ctx context.Context, pc *crash.ProcessedCrash, raw *cra
 	// the index's group commit).
 	return index.Outcome{Crash: c, Missing: missing,
 		Details: index.Details{ProcessType: pc.ProcessType, OSVersion: pc.OSVersion,
-			CrashAddress: pc.CrashAddress, Modules: pc.Modules, Annotations: p.indexedAnnotations(raw)}}, nil
+			CrashAddress: pc.CrashAddress, Modules: pc.Modules, Annotations: p.indexedAnnotations(raw),
+			CPUInfo: pc.CPUInfo, ModuleVersions: pc.ModuleVersions}}, nil
 }
 
 // indexedAnnotations returns the annotations of raw that Config.IndexedAnnotations

@@ -160,8 +160,15 @@ func (w *Walker) Process(ctx context.Context, store blob.Store, id crash.ID, raw
 			pc.CrashingThread = &ct
 		}
 		pc.OSName, pc.OSVersion, pc.CPUArch = st.System.OS, st.System.OSVersion, st.System.CPU
+		pc.CPUInfo = st.System.CPUInfo
+		if v := st.System.CPUVendor; v != "" && !strings.HasPrefix(pc.CPUInfo, v) {
+			pc.CPUInfo = v + " " + pc.CPUInfo
+		}
 		for _, m := range st.Modules {
 			pc.Modules = append(pc.Modules, symstore.BaseName(m.CodeFile))
+			if m.Version != "" {
+				pc.ModuleVersions = append(pc.ModuleVersions, crash.ModuleVersion{Name: symstore.BaseName(m.CodeFile), Version: m.Version})
+			}
 			if m.MissingSymbols {
 				pc.ModulesMissingSymbols = append(pc.ModulesMissingSymbols, symstore.BaseName(m.DebugFile)+"/"+m.DebugID)
 				missing = append(missing, crash.Module{

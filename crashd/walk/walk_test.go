@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gobreakpad/gobreakpad/arch"
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
 	"github.com/gobreakpad/gobreakpad/arch/x86"
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
@@ -98,5 +99,40 @@ func TestMarshal(t *testing.T) {
 	b, _ = Marshal(pc)
 	if err := json.Unmarshal(b, &back); err != nil || bytes.Contains(b, []byte("json_dump")) {
 		t.Errorf("without dumps: %s %v", b, err)
+	}
+}
+
+// TestCorrelationFields: a walked amd64 dump gives the index the CPU's
+// vendor with its family, model and stepping (Breakpad's cpu info names
+// the vendor for x86 only) and the versions of the modules that have one.
+func TestCorrelationFields(t *testing.T) {
+	b := synth.New(arch.AMD64, minidump.PlatformWin32NT)
+	b.SystemInfo.ProcessorLevel, b.SystemInfo.ProcessorRevision = 6, 158<<8|10
+	ctx := &amd64.Context{ContextFlags: amd64.ContextFull, Rip: 0x401000, Rsp: 0x12f000}
+	b.AddThread(1, synth.AMD64(ctx), nil)
+	m := b.AddPDBModule(`C:\app\xul.dll`, 0x400000, 0x2d000, minidump.GUID{Data1: 1}, 1, "xul.pdb")
+	m.VersionInfo = minidump.VSFixedFileInfo{Signature: minidump.VSFixedFileInfoSignature, StructVersion: minidump.VSFixedFileInfoVersion,
+		FileVersionHi: 120<<16 | 0, FileVersionLo: 1<<16 | 8686}
+	b.AddPDBModule(`C:\app\noversion.dll`, 0x500000, 0x1000, minidump.GUID{Data1: 2}, 1, "noversion.pdb")
+	b.SetException(1, 0xc0000005, 0x45, synth.AMD64(ctx))
+	dump, err := b.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := blob.NewMem()
+	bg := context.Background()
+	id := crash.New(time.Unix(1700000000, 0), 0)
+	store.Put(bg, crash.RawCrashKey(id), []byte(`{"ProductName":"F"}`))
+	store.Put(bg, crash.DumpKey(id, crash.MinidumpField), dump)
+	var w Walker
+	pc, _, err := w.Process(bg, store, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc.CPUInfo != "GenuineIntel family 6 model 158 stepping 10" {
+		t.Errorf("CPUInfo %q", pc.CPUInfo)
+	}
+	if len(pc.ModuleVersions) != 1 || pc.ModuleVersions[0] != (crash.ModuleVersion{Name: "xul.dll", Version: "120.0.1.8686"}) {
+		t.Errorf("ModuleVersions %+v", pc.ModuleVersions)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
+	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/cputime"
 )
@@ -74,6 +75,7 @@ func benchPages(b *testing.B, ix *index.SQL) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	zipf := rand.NewZipf(rng, 1.1, 1, 1999)
 	oses, cpus, ptypes := []string{"Windows NT", "Linux", "Mac OS X"}, []string{"amd64", "arm64"}, []string{"parent", "content", "gpu"}
+	cpuInfos := []string{"GenuineIntel family 6 model 158 stepping 10", "GenuineIntel family 6 model 154 stepping 3", "AuthenticAMD family 25 model 33 stepping 0", ""}
 	const n = 100_000
 	t0 := time.Now()
 	for i := range n {
@@ -85,7 +87,8 @@ func benchPages(b *testing.B, ix *index.SQL) {
 		if err := ix.Processed(ctx, c); err != nil {
 			b.Fatal(err)
 		}
-		if err := ix.ProcessedDetails(ctx, c, index.Details{ProcessType: ptypes[rng.IntN(3)], Modules: []string{"xul.dll", "ntdll.dll"}}); err != nil {
+		if err := ix.ProcessedDetails(ctx, c, index.Details{ProcessType: ptypes[rng.IntN(3)], Modules: []string{"xul.dll", "ntdll.dll"},
+			CPUInfo: cpuInfos[rng.IntN(len(cpuInfos))], ModuleVersions: []crash.ModuleVersion{{Name: "xul.dll", Version: c.Version}}}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -119,6 +122,31 @@ func benchPages(b *testing.B, ix *index.SQL) {
 				}
 			}()
 			for b.Loop() {
+				req := httptest.NewRequest("GET", path, nil)
+				req.Header.Set("Authorization", "Bearer "+secret)
+				rec := httptest.NewRecorder()
+				mux.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					b.Fatalf("%s: %d %s", path, rec.Code, rec.Body.String())
+				}
+			}
+		})
+	}
+	// The correlations of the top signature (the largest group), every
+	// answer computed: the cache emptied before each request.
+	for _, days := range []int{7, 28} {
+		path := fmt.Sprintf("/api/signature/correlations?signature=mozilla%%3A%%3ASomething0%%3A%%3ACrash%%28int%%29&product=Firefox&days=%d", days)
+		b.Run(fmt.Sprintf("correlations_%ddays", days), func(b *testing.B) {
+			cpu0 := cputime.Used().Nanoseconds()
+			defer func() {
+				if cpu := cputime.Used().Nanoseconds(); cpu > 0 {
+					b.ReportMetric(float64(cpu-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+				}
+			}()
+			for b.Loop() {
+				w.mu.Lock()
+				clear(w.corrCache)
+				w.mu.Unlock()
 				req := httptest.NewRequest("GET", path, nil)
 				req.Header.Set("Authorization", "Bearer "+secret)
 				rec := httptest.NewRecorder()

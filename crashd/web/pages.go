@@ -223,6 +223,10 @@ type SignatureData struct {
 	FileBug   []FileBugLink          `json:"file_bug,omitempty"`
 	CanTriage bool                   `json:"-"`
 	States    []index.State          `json:"-"`
+	// Correlations are the values over-represented in the signature's
+	// crashes (correlations.go); CorrelationsError why they are missing.
+	Correlations      *CorrelationsData `json:"correlations,omitempty"`
+	CorrelationsError string            `json:"correlations_error,omitempty"`
 }
 
 // Facet is the counts of one field's values.
@@ -307,6 +311,7 @@ func (w *Web) signature(r *http.Request, p *principal) (any, error) {
 	if err := w.signatureTriage(ctx, d, f.Product, p); err != nil {
 		return nil, err
 	}
+	d.Correlations, d.CorrelationsError = w.signatureCorrelations(r, p, sig, days)
 	return d, nil
 }
 

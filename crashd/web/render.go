@@ -16,10 +16,15 @@ import (
 // pages are the templates, each parsed with templates/layout.html.
 var pages = []string{"home", "signature", "report", "search", "symbols", "login", "error", "tokens"}
 
+// partials are the templates a page includes beyond its own, each in a
+// file of its own.
+var partials = map[string][]string{"signature": {"templates/correlations.html"}}
+
 func parseTemplates() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
 	for _, p := range pages {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/triage.html", "templates/"+p+".html")
+		files := append([]string{"templates/layout.html", "templates/triage.html", "templates/" + p + ".html"}, partials[p]...)
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, files...)
 		if err != nil {
 			return nil, fmt.Errorf("web: template %s: %w", p, err)
 		}
@@ -62,6 +67,9 @@ var funcs = template.FuncMap{
 	"noun":       noun,
 	"menu":       menu,
 	"states":     func() []index.State { return index.States },
+	"corrField":  corrField,
+	"corrMin":    func() int { return index.CorrelationMinCount },
+	"corrMaxP":   func() float64 { return index.CorrelationMaxP },
 }
 
 func or(a, b string) string {
@@ -85,6 +93,21 @@ var fieldNames = map[string]string{
 }
 
 func fieldName(f string) string { return or(fieldNames[f], f) }
+
+// corrFields name the correlations' fields.
+var corrFields = map[string]string{
+	index.FieldModule: "Module", index.FieldModuleVersion: "Module version", index.FieldOSVersion: "OS version",
+	index.FieldCPU: "CPU", index.FieldCPUVendor: "CPU vendor", index.FieldCPUFamily: "CPU family", index.FieldCPUInfo: "CPU info",
+	index.FieldProcessType: "Process type",
+}
+
+// corrField names a correlation's field: an annotation by its name.
+func corrField(f string) string {
+	if name, ok := strings.CutPrefix(f, index.AnnotationField); ok {
+		return "Annotation " + name
+	}
+	return or(corrFields[f], f)
+}
 
 // maxClip is how many characters of a string a page shows.
 const maxClip = 2000

@@ -11,6 +11,7 @@
 //	GET  /                       GET /api/topcrashers
 //	GET  /signature?signature=   GET /api/signature?signature=
 //	                             GET /api/signature/trend?signature=&days=&versions=
+//	                             GET /api/signature/correlations?signature=&product=
 //	GET  /report/{id}            GET /api/report/{id}
 //	GET  /search?...             GET /api/search?...
 //	GET  /symbols                GET /api/symbols
@@ -120,6 +121,9 @@ type Web struct {
 
 	mu       sync.Mutex
 	optCache map[int]cachedOptions
+	// The correlations' answers (under mu) and computations at once.
+	corrCache map[corrKey]cachedCorrelations
+	corrSlots chan struct{}
 }
 
 // SessionCookie is the name of the session cookie.
@@ -134,7 +138,8 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	w := &Web{cfg: cfg, store: store, q: q, ix: ix, log: log, optCache: map[int]cachedOptions{}}
+	w := &Web{cfg: cfg, store: store, q: q, ix: ix, log: log, optCache: map[int]cachedOptions{},
+		corrCache: map[corrKey]cachedCorrelations{}, corrSlots: make(chan struct{}, correlationSlots)}
 	w.tri, _ = ix.(index.Triage)
 	w.st, _ = ix.(index.SignatureTriager)
 	for _, b := range cfg.BugTrackers {
@@ -157,6 +162,7 @@ func (w *Web) Register(mux auth.Mux) {
 	mux.HandleFunc("GET /signature", w.page(w.signature, "signature"))
 	mux.HandleFunc("GET /api/signature", w.api(w.signature))
 	mux.HandleFunc("GET /api/signature/trend", w.api(w.signatureTrend))
+	mux.HandleFunc("GET /api/signature/correlations", w.api(w.correlationsAPI))
 	mux.HandleFunc("GET /report/{id}", w.page(w.report, "report"))
 	mux.HandleFunc("GET /api/report/{id}", w.api(w.report))
 	mux.HandleFunc("GET /search", w.page(w.search, "search"))
