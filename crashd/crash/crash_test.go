@@ -239,3 +239,15 @@ func TestFacts(t *testing.T) {
 		}
 	}
 }
+
+// TestCommentsPersonal: the user's comments are personal whatever the
+// collector marked.
+func TestCommentsPersonal(t *testing.T) {
+	r := &RawCrash{Annotations: map[string]any{CommentsAnnotation: "my words", "Version": "1"}}
+	if !r.IsRestricted(CommentsAnnotation) || r.IsRestricted("Version") {
+		t.Error("IsRestricted")
+	}
+	if _, ok := r.Public().Annotations[CommentsAnnotation]; ok {
+		t.Error("Public keeps the comments")
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/api"
 	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/collector"
+	"github.com/gobreakpad/gobreakpad/crashd/sourcelink"
 	"github.com/gobreakpad/gobreakpad/crashd/web"
 )
 
@@ -59,6 +60,11 @@ func (s *Server) routes() error {
 	a.RegisterHealth(t)
 	if cfg.Has(RoleWeb) {
 		wcfg := web.Config{Auth: authn, SecureCookie: cfg.SecureCookie, IndexedAnnotations: cfg.IndexedAnnotations}
+		links, err := sourcelink.New(cfg.SourceLinks)
+		if err != nil {
+			return fmt.Errorf("config: %w", err)
+		}
+		wcfg.SourceLinks = links
 		if m, ok := s.ix.(auth.Manager); ok {
 			wcfg.Manager = m
 		}

@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 )
 
@@ -19,7 +20,7 @@ var pages = []string{"home", "signature", "report", "search", "symbols", "login"
 func parseTemplates() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
 	for _, p := range pages {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+p+".html")
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/source.html", "templates/"+p+".html")
 		if err != nil {
 			return nil, fmt.Errorf("web: template %s: %w", p, err)
 		}
@@ -56,6 +57,47 @@ var funcs = template.FuncMap{
 	"columns":    func() []string { return index.SortFields },
 	"sortOrder":  sortOrder,
 	"expires":    expiresText,
+	"age":        age,
+	"changeRows": changeRows,
+}
+
+// changeRow is a row of the stack-change table: frame N before and after.
+type changeRow struct {
+	N             int
+	Before, After string
+	Differs       bool
+}
+
+// changeRows pairs a stack change's frames before and after.
+func changeRows(c *crash.StackChange) []changeRow {
+	var out []changeRow
+	for i := range max(len(c.PreviousFrames), len(c.Frames)) {
+		r := changeRow{N: c.FramesFrom + i}
+		if i < len(c.PreviousFrames) {
+			r.Before = c.PreviousFrames[i]
+		}
+		if i < len(c.Frames) {
+			r.After = c.Frames[i]
+		}
+		r.Differs = r.Before != r.After
+		out = append(out, r)
+	}
+	return out
+}
+
+// age writes a number of seconds as a page shows an uptime or an install
+// age: "2 d 3 h", "3 h 25 min", "4 min 5 s", "12.5 s".
+func age(seconds float64) string {
+	d := time.Duration(seconds * float64(time.Second))
+	switch {
+	case d >= 24*time.Hour:
+		return fmt.Sprintf("%d d %d h", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
+	case d >= time.Hour:
+		return fmt.Sprintf("%d h %d min", d/time.Hour, d%time.Hour/time.Minute)
+	case d >= time.Minute:
+		return fmt.Sprintf("%d min %d s", d/time.Minute, d%time.Minute/time.Second)
+	}
+	return strconv.FormatFloat(seconds, 'f', -1, 64) + " s"
 }
 
 func or(a, b string) string {

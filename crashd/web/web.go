@@ -48,6 +48,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/queue"
+	"github.com/gobreakpad/gobreakpad/crashd/sourcelink"
 )
 
 //go:embed templates/*.html
@@ -92,6 +93,9 @@ type Config struct {
 	// search takes annotation.NAME=VALUE for them and counts their values
 	// beside the results (personal values only with view_pii).
 	IndexedAnnotations []string
+	// SourceLinks links the frames' files to their source (nil: only
+	// the source-server paths of Mozilla's symbol files are linked).
+	SourceLinks *sourcelink.Linker
 	// Manager keeps the tokens managed at run time (crashd/index): the
 	// tokens page and the one-time login links; nil for none.
 	Manager auth.Manager
