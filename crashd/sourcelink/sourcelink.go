@@ -45,7 +45,56 @@ type Frame struct {
 // Linker makes the links of frames. The zero Linker (and a nil one) has no
 // configured rules and links source-server paths only.
 type Linker struct {
-	rules []Rule
+	rules []compiled
+}
+
+// compiled is a rule with its URL cut at its placeholders.
+type compiled struct {
+	Rule
+	// parts alternate literal text (even indexes) and placeholders (odd
+	// indexes, each an index into Placeholders).
+	parts []string
+}
+
+// compile cuts a checked URL template at its placeholders.
+func compile(r Rule) compiled {
+	c := compiled{Rule: r}
+	rest := r.URL
+	for {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		c.parts = append(c.parts, rest[:i], rest[i:i+j+1])
+		rest = rest[i+j+1:]
+	}
+	c.parts = append(c.parts, rest)
+	return c
+}
+
+// fill writes the template with its placeholders replaced by values
+// already escaped.
+func (c compiled) fill(path, line, version, product string) string {
+	var b strings.Builder
+	b.Grow(len(c.URL) + len(path) + len(version) + len(product) + 8)
+	for i, p := range c.parts {
+		if i%2 == 0 {
+			b.WriteString(p)
+			continue
+		}
+		switch p {
+		case "{path}":
+			b.WriteString(path)
+		case "{line}":
+			b.WriteString(line)
+		case "{version}":
+			b.WriteString(version)
+		case "{product}":
+			b.WriteString(product)
+		}
+	}
+	return b.String()
 }
 
 // New checks rules and returns their Linker: each needs a prefix and an
@@ -57,7 +106,11 @@ func New(rules []Rule) (*Linker, error) {
 			return nil, fmt.Errorf("source_links[%d]: %w", i, err)
 		}
 	}
-	return &Linker{rules: append([]Rule(nil), rules...)}, nil
+	l := &Linker{}
+	for _, r := range rules {
+		l.rules = append(l.rules, compile(r))
+	}
+	return l, nil
 }
 
 func check(r Rule) error {
@@ -92,15 +145,10 @@ func check(r Rule) error {
 	if host == "" || strings.ContainsAny(host, "{}?#@") {
 		return fmt.Errorf("url %q: the host must be written out (no placeholder, user or query before the path)", r.URL)
 	}
-	if _, err := url.Parse(fill(r.URL, "p", "1", "v", "x")); err != nil {
+	if _, err := url.Parse(compile(r).fill("p", "1", "v", "x")); err != nil {
 		return fmt.Errorf("url %q: %w", r.URL, err)
 	}
 	return nil
-}
-
-// fill replaces the placeholders of tmpl by values already escaped.
-func fill(tmpl, path, line, version, product string) string {
-	return strings.NewReplacer("{path}", path, "{line}", line, "{version}", version, "{product}", product).Replace(tmpl)
 }
 
 // Link returns the file of f as a page shows it and the link to its line
@@ -128,7 +176,7 @@ func (l *Linker) Link(f Frame) (display, href string) {
 			if !ok {
 				return display, ""
 			}
-			return display, safe(fill(r.URL, path, line, escapeSegment(f.Version), escapeSegment(f.Product)))
+			return display, safe(r.fill(path, line, escapeSegment(f.Version), escapeSegment(f.Product)))
 		}
 	}
 	if isSP {
@@ -154,9 +202,18 @@ func unreserved(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
 }
 
+const hexDigits = "0123456789ABCDEF"
+
 // escapeSegment percent-escapes every byte of s but the unreserved ones:
 // the value can neither end a path segment nor start a query or fragment.
 func escapeSegment(s string) string {
+	clean := true
+	for i := 0; i < len(s) && clean; i++ {
+		clean = unreserved(s[i])
+	}
+	if clean {
+		return s
+	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -164,7 +221,9 @@ func escapeSegment(s string) string {
 			b.WriteByte(c)
 			continue
 		}
-		fmt.Fprintf(&b, "%%%02X", c)
+		b.WriteByte('%')
+		b.WriteByte(hexDigits[c>>4])
+		b.WriteByte(hexDigits[c&15])
 	}
 	return b.String()
 }

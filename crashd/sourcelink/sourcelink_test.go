@@ -156,3 +156,21 @@ func FuzzLink(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkLink: one frame's link (a report page makes one per frame
+// shown: up to 200 threads of frames).
+func BenchmarkLink(b *testing.B) {
+	l, err := New([]Rule{{Prefix: "/src/", URL: "https://git.example.com/app/blob/{version}/{path}#L{line}"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	frames := []Frame{
+		{File: "/src/net/http/transport.c", Line: 1234, Version: "1.2.3"},
+		{File: "hg:hg.mozilla.org/releases/mozilla-release:memory/mozjemalloc/jemalloc.c:44234f451065", Line: 99},
+		{File: "/usr/include/c++/12/bits/stl_vector.h", Line: 7},
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		l.Link(frames[i%len(frames)])
+	}
+}

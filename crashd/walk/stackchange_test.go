@@ -61,3 +61,19 @@ func TestCompareStacks(t *testing.T) {
 		t.Error("bad json_dump: no error")
 	}
 }
+
+// BenchmarkCompareStacks: what a reprocess adds to a crash's processing
+// (both json_dumps read again) for a crashing thread of 200 frames.
+func BenchmarkCompareStacks(b *testing.B) {
+	fns := make([]string, 200)
+	for i := range fns {
+		fns[i] = fmt.Sprintf("ns::Class::method%d(int, char const*)", i)
+	}
+	prev, cur := stackOf("a", fns...), stackOf("a", fns...)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := CompareStacks(prev, cur, time.Time{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
