@@ -85,6 +85,10 @@ type StackChange struct {
 	// (equal when only frames below the signature's changed).
 	PreviousSignature string `json:"previous_signature"`
 	Signature         string `json:"signature"`
+	// FirstSignature is the signature before the first change recorded
+	// (changes in a row, as symbol files arrive one by one, each replace
+	// the last: this one is kept).
+	FirstSignature string `json:"first_signature"`
 	// FirstDifference is the index of the first frame that differs.
 	FirstDifference int `json:"first_difference"`
 	// PreviousFrames and Frames are frames before and after from index

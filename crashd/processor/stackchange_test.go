@@ -93,7 +93,7 @@ func TestStackChange(t *testing.T) {
 	if c == nil {
 		t.Fatalf("reprocess with symbols: no stack change (signature %q, was %q)", pc.Signature, first.Signature)
 	}
-	if c.PreviousSignature != first.Signature || c.Signature != pc.Signature || c.Signature == c.PreviousSignature ||
+	if c.PreviousSignature != first.Signature || c.FirstSignature != first.Signature || c.Signature != pc.Signature || c.Signature == c.PreviousSignature ||
 		c.FirstDifference != 0 || len(c.Frames) == 0 || len(c.PreviousFrames) == 0 || c.Frames[0] == c.PreviousFrames[0] || !c.At.Equal(pc.CompletedAt) {
 		t.Errorf("stack change: %+v (signatures %q → %q)", c, first.Signature, pc.Signature)
 	}

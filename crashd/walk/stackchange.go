@@ -113,7 +113,11 @@ func CompareStacks(prev, cur *crash.ProcessedCrash, at time.Time) (*crash.StackC
 	if first >= crash.MaxChangeFrames {
 		from = first - 2
 	}
-	return &crash.StackChange{At: at.UTC(), PreviousSignature: prev.Signature, Signature: cur.Signature, FirstDifference: first,
+	firstSig := prev.Signature
+	if c := prev.StackChange; c != nil {
+		firstSig = c.FirstSignature
+	}
+	return &crash.StackChange{At: at.UTC(), PreviousSignature: prev.Signature, Signature: cur.Signature, FirstSignature: firstSig, FirstDifference: first,
 		FramesFrom: from, PreviousFrames: window(before, from), Frames: window(after, from)}, nil
 }
 

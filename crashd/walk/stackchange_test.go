@@ -31,7 +31,7 @@ func TestCompareStacks(t *testing.T) {
 	a := stackOf("a", "", "g", "h")
 	b := stackOf("f", "f", "g", "h")
 	c, err := CompareStacks(a, b, at)
-	if err != nil || c == nil || c.FirstDifference != 0 || c.PreviousSignature != "a" || c.Signature != "f" ||
+	if err != nil || c == nil || c.FirstDifference != 0 || c.PreviousSignature != "a" || c.Signature != "f" || c.FirstSignature != "a" ||
 		strings.Join(c.PreviousFrames, " ") != "m.so+0x0 m.so!g+0x4 m.so!h+0x4" || strings.Join(c.Frames, " ") != "m.so!f+0x4 m.so!g+0x4 m.so!h+0x4" {
 		t.Fatalf("%+v %v", c, err)
 	}
@@ -52,6 +52,12 @@ func TestCompareStacks(t *testing.T) {
 	c, _ = CompareStacks(stackOf("s", deep...), stackOf("s", changed...), at)
 	if c == nil || c.FirstDifference != 20 || c.FramesFrom != 18 || len(c.Frames) != crash.MaxChangeFrames || c.Frames[2] != "m.so!other+0x4" {
 		t.Errorf("deep change: %+v", c)
+	}
+	// Changes in a row keep the first signature.
+	b2 := stackOf("f2", "f2", "g", "h")
+	b.StackChange = &crash.StackChange{Signature: "f", FirstSignature: "a"}
+	if c, _ := CompareStacks(b, b2, at); c == nil || c.FirstSignature != "a" || c.PreviousSignature != "f" || c.Signature != "f2" {
+		t.Errorf("second change: %+v", c)
 	}
 	// No walk before: a stack now is a change.
 	if c, _ := CompareStacks(&crash.ProcessedCrash{}, b, at); c == nil || len(c.PreviousFrames) != 0 {

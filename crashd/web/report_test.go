@@ -45,7 +45,7 @@ func TestReportFacts(t *testing.T) {
 	 {"frame":1,"module":"app","function":"main","file":"git:github.com/rust-lang/rust:library/std/src/rt.rs:4d90ac38","line":9,"trust":"cfi","offset":"0x2"},
 	 {"frame":2,"module":"app","function":"evil","file":` + mustJSON(hostileFile) + `,"line":1,"trust":"cfi","offset":"0x3"},
 	 {"frame":3,"module":"app","function":"js","file":"javascript:alert(1)","line":1,"trust":"cfi","offset":"0x4"}]`
-	change := &crash.StackChange{At: now, PreviousSignature: "app@0x1", Signature: "crash", PreviousFrames: []string{"app+0x1"}, Frames: []string{"app!crash+0x0"}}
+	change := &crash.StackChange{At: now, PreviousSignature: "app@0x1", FirstSignature: "orig@0x0", Signature: "crash", PreviousFrames: []string{"app+0x1"}, Frames: []string{"app!crash+0x0"}}
 	pc := &crash.ProcessedCrash{CrashID: id, ProductName: "App", Version: "1.2", Signature: "sig-links", CrashingThread: &ct, Success: true,
 		JSONDump: json.RawMessage(`{"threads":[{"thread_id":1,"frames":` + frames + `}],"crashing_thread":{"thread_id":1,"frames":` + frames + `},"modules":[]}`), StackChange: change}
 	b, _ = walk.Marshal(pc)
@@ -61,7 +61,7 @@ func TestReportFacts(t *testing.T) {
 		`href="https://hg.mozilla.org/mozilla-central/file/abc123/dom/base/Foo.cpp#l7" rel="noopener noreferrer nofollow">dom/base/Foo.cpp:7</a>`,
 		`href="https://github.com/rust-lang/rust/blob/4d90ac38/library/std/src/rt.rs#L9" rel="noopener noreferrer nofollow">library/std/src/rt.rs:9</a>`,
 		`<dd id="build-id">20261129080000</dd>`, `<dd id="uptime">1 h 2 min`, "(UptimeTS)", `<dd id="install-age">1 d 0 h`, "(CrashTime - InstallTime)",
-		`id="stack-changed-mark"`, `id="previous-signature">app@0x1</span>`, "app&#43;0x1", "app!crash&#43;0x0",
+		`id="stack-changed-mark"`, `id="previous-signature">app@0x1</span>`, `id="first-signature">orig@0x0</span>`, "app&#43;0x1", "app!crash&#43;0x0",
 		`id="user-comments">it crashed when I clicked &lt;b&gt;save&lt;/b&gt;</p>`,
 	} {
 		if !strings.Contains(page, want) {
