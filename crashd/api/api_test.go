@@ -39,7 +39,7 @@ func TestAPI(t *testing.T) {
 	processed, received, failed := crash.New(now, 0), crash.New(now, 0), crash.New(now, 0)
 	for _, id := range []crash.ID{processed, received, failed} {
 		raw := &crash.RawCrash{UUID: id, SubmittedTimestamp: now, Version: 2,
-			Annotations: map[string]any{"ProductName": "P", "Version": "2", "URL": "https://secret"},
+			Annotations: map[string]any{"ProductName": "P", "Version": "2", "URL": "https://secret", "Comments": "my words"},
 			Metadata:    crash.Metadata{Restricted: []string{"URL"}}}
 		b, err := json.Marshal(raw)
 		if err != nil {
@@ -114,7 +114,8 @@ func TestAPI(t *testing.T) {
 			t.Errorf("a crash read without view_crashes (token %q): %d", tok, code)
 		}
 	}
-	if _, m := do("GET", "/api/crashes/"+string(processed), pii); m["annotations"].(map[string]any)["URL"] != "https://secret" {
+	if _, m := do("GET", "/api/crashes/"+string(processed), pii); m["annotations"].(map[string]any)["URL"] != "https://secret" ||
+		m["annotations"].(map[string]any)["Comments"] != "my words" {
 		t.Errorf("annotations with view_pii: %v", m["annotations"])
 	}
 	code, m := do("GET", "/api/crashes/bp-"+string(processed), reader)
@@ -122,7 +123,8 @@ func TestAPI(t *testing.T) {
 		m["json_dump"] == nil || len(m["notes"].([]any)) != 1 {
 		t.Errorf("processed: %d %v", code, m)
 	}
-	if ann, _ := m["annotations"].(map[string]any); ann["URL"] != nil || ann["ProductName"] != "P" {
+	// Comments is personal though the collector did not restrict it.
+	if ann, _ := m["annotations"].(map[string]any); ann["URL"] != nil || ann["Comments"] != nil || ann["ProductName"] != "P" {
 		t.Errorf("annotations (URL restricted): %v", m["annotations"])
 	}
 	if code, m := do("GET", "/api/crashes/"+string(received), reader); code != 200 || m["status"] != "received" || m["json_dump"] != nil {

@@ -209,3 +209,45 @@ func FuzzDumpName(f *testing.F) {
 		}
 	})
 }
+
+// TestFacts: uptime and install age from the annotations Socorro reads
+// (CrashTime, StartupTime, InstallTime, UptimeTS) and Chromium's ptime,
+// in that order, and nothing from values that cannot be.
+func TestFacts(t *testing.T) {
+	sub := time.Unix(1_700_000_100, 0)
+	for _, c := range []struct {
+		ann           map[string]any
+		up            time.Duration
+		upSrc         string
+		age           time.Duration
+		ageSrc        string
+		hasUp, hasAge bool
+	}{
+		{map[string]any{"UptimeTS": "12.5", "CrashTime": "1700000000", "StartupTime": "1699999000", "InstallTime": "1699000000"},
+			12500 * time.Millisecond, "UptimeTS", 1_000_000 * time.Second, "CrashTime - InstallTime", true, true},
+		{map[string]any{"CrashTime": "1700000000", "StartupTime": "1699999000"}, 1000 * time.Second, "CrashTime - StartupTime", 0, "", true, false},
+		{map[string]any{"StartupTime": "1700000000", "InstallTime": "1700000000"}, 100 * time.Second, "submitted_timestamp - StartupTime", 100 * time.Second, "submitted_timestamp - InstallTime", true, true},
+		{map[string]any{"ptime": "2500"}, 2500 * time.Millisecond, "ptime", 0, "", true, false},
+		{map[string]any{"UptimeTS": "NaN", "StartupTime": "1800000000", "ptime": "-1", "InstallTime": "1800000000"}, 0, "", 0, "", false, false},
+		{map[string]any{"UptimeTS": "1e300", "InstallTime": "x"}, 0, "", 0, "", false, false},
+	} {
+		r := &RawCrash{Annotations: c.ann, SubmittedTimestamp: sub}
+		up, upSrc, hasUp := r.Uptime()
+		age, ageSrc, hasAge := r.InstallAge()
+		if up != c.up || upSrc != c.upSrc || hasUp != c.hasUp || age != c.age || ageSrc != c.ageSrc || hasAge != c.hasAge {
+			t.Errorf("%v: uptime %v %q %v, install age %v %q %v", c.ann, up, upSrc, hasUp, age, ageSrc, hasAge)
+		}
+	}
+}
+
+// TestCommentsPersonal: the user's comments are personal whatever the
+// collector marked.
+func TestCommentsPersonal(t *testing.T) {
+	r := &RawCrash{Annotations: map[string]any{CommentsAnnotation: "my words", "Version": "1"}}
+	if !r.IsRestricted(CommentsAnnotation) || r.IsRestricted("Version") {
+		t.Error("IsRestricted")
+	}
+	if _, ok := r.Public().Annotations[CommentsAnnotation]; ok {
+		t.Error("Public keeps the comments")
+	}
+}

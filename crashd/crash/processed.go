@@ -74,6 +74,11 @@ type ProcessedCrash struct {
 	Timings map[string]float64 `json:"timings,omitempty"`
 	// Success is whether the minidump was walked (Socorro: success).
 	Success bool `json:"success"`
+
+	// StackChange, set by a reprocess, says that the crashing thread's
+	// frames differ from those of the processing before (new symbols, a
+	// better walker); a later reprocess that changes nothing keeps it.
+	StackChange *StackChange `json:"stack_change,omitempty"`
 }
 
 // ModuleVersion is a module's base name and its version ("a.b.c.d", from
@@ -81,6 +86,34 @@ type ProcessedCrash struct {
 type ModuleVersion struct {
 	Name, Version string
 }
+
+// StackChange is what a reprocess changed of the crashing thread's stack.
+// Frames are written "module!function+offset" (with symbols) or
+// "module+0xoffset" (without); the whole thread is compared, at most
+// MaxChangeFrames of each side kept.
+type StackChange struct {
+	// At is when the reprocess that changed the stack completed.
+	At time.Time `json:"at"`
+	// PreviousSignature and Signature are the signatures before and after
+	// (equal when only frames below the signature's changed).
+	PreviousSignature string `json:"previous_signature"`
+	Signature         string `json:"signature"`
+	// FirstSignature is the signature before the first change recorded
+	// (changes in a row, as symbol files arrive one by one, each replace
+	// the last: this one is kept).
+	FirstSignature string `json:"first_signature"`
+	// FirstDifference is the index of the first frame that differs.
+	FirstDifference int `json:"first_difference"`
+	// PreviousFrames and Frames are frames before and after from index
+	// FramesFrom: 0 (the top frames) unless the first difference is
+	// deeper than MaxChangeFrames.
+	FramesFrom     int      `json:"frames_from"`
+	PreviousFrames []string `json:"previous_frames"`
+	Frames         []string `json:"frames"`
+}
+
+// MaxChangeFrames is how many frames of each side a StackChange keeps.
+const MaxChangeFrames = 10
 
 // Module names a module by its symbol file (DebugFile, DebugID) and its
 // code file (CodeFile, CodeID), as the walk's json_dump does: file names

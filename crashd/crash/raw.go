@@ -204,8 +204,13 @@ func AnnotationString(v any) string {
 }
 
 // IsRestricted reports whether annotation name is one kept only for readers
-// with the permission to see personal data.
+// with the permission to see personal data: those the collector marked
+// (Metadata.Restricted), and the user's comments (CommentsAnnotation)
+// always, whatever the collector's configuration.
 func (r *RawCrash) IsRestricted(name string) bool {
+	if name == CommentsAnnotation {
+		return true
+	}
 	for _, n := range r.Metadata.Restricted {
 		if n == name {
 			return true

@@ -413,6 +413,9 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 	for err == nil {
 		if pc == nil {
 			pc, missing, err = p.processGuarded(ctx, id, raw)
+			if err == nil && d.Kind() != queue.Normal {
+				p.markStackChange(ctx, log, pc)
+			}
 		}
 		var o index.Outcome
 		if err == nil {
@@ -434,6 +437,33 @@ func (p *Processor) handle(ctx context.Context, d queue.Delivery) {
 		err = nil
 	}
 	p.retry(ctx, log, d, id, received, attempts, err)
+}
+
+// markStackChange compares the crashing thread of pc, a crash processed
+// again, with the processed crash it replaces (walk.CompareStacks) and
+// records what changed in pc.StackChange. A previous processed crash that
+// cannot be read is noted in pc, not an error of the crash.
+func (p *Processor) markStackChange(ctx context.Context, log *slog.Logger, pc *crash.ProcessedCrash) {
+	b, err := p.store.Get(ctx, crash.ProcessedCrashKey(pc.CrashID))
+	if errors.Is(err, blob.ErrNotExist) {
+		return // never processed (a crash queued again before its first walk)
+	}
+	var prev crash.ProcessedCrash
+	if err == nil {
+		err = json.Unmarshal(b, &prev)
+	}
+	if err == nil {
+		pc.StackChange, err = walk.CompareStacks(&prev, pc, pc.CompletedAt)
+	}
+	if err != nil {
+		log.Warn("processor: comparing the stack with the previous processing", "err", err)
+		pc.ProcessorNotes = append(pc.ProcessorNotes, fmt.Sprintf("stack change: previous processed crash: %v", err))
+		return
+	}
+	if c := pc.StackChange; c != nil && c.At.Equal(pc.CompletedAt.UTC()) {
+		log.Info("processor: reprocess changed the crashing thread's stack", "previous_signature", c.PreviousSignature,
+			"signature", c.Signature, "first_difference", c.FirstDifference)
+	}
 }
 
 // outageOf returns the outage that err is a symptom of: the disk full

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -71,7 +72,8 @@ func newBrowser(t *testing.T, path string) context.Context {
 const hostile = `<script>window.__pwned=1</script>"'><img src=x onerror="window.__pwned=2"><svg onload="window.__pwned=3">` + "\x01\x1b[31m\u202e"
 
 // hostileSymbols copies test_app.pdb's symbols (minidump2.dmp's) with
-// every function named hostile, and one 64 KiB name.
+// every function named hostile, and one 64 KiB name, and every FILE
+// record a hostile source-server path (hg:, git:) or a javascript: URL.
 func hostileSymbols(t *testing.T, corpusDir string) string {
 	src, err := filepath.Glob(filepath.Join(corpusDir, "breakpad/processor/symbols/test_app.pdb/*/test_app.sym"))
 	if err != nil || len(src) != 1 {
@@ -100,6 +102,17 @@ func hostileSymbols(t *testing.T, corpusDir string) string {
 			}
 			n++
 			line = strings.Join(f[:4], " ") + " " + name
+		}
+		if f := strings.SplitN(line, " ", 3); f[0] == "FILE" && len(f) == 3 {
+			switch n, _ := strconv.Atoi(f[1]); n % 3 {
+			case 0:
+				f[2] = "git:github.com/o/r:src/" + hostile + ".cc:rev"
+			case 1:
+				f[2] = "hg:hg.mozilla.org/mozilla-central:" + hostile + "/a.cpp:rev\"onmouseover=\"window.__pwned=4"
+			default:
+				f[2] = "javascript:window.__pwned=5//" + hostile
+			}
+			line = strings.Join(f, " ")
 		}
 		w.WriteString(line + "\n")
 	}
@@ -433,6 +446,20 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("%s: 64 KiB strings not clipped or control characters not shown", p)
 			}
 			lookHostile("report-hostile", 1000)
+			// Source links from the hostile FILE records: only to the
+			// source hosts, over https (crashd/sourcelink).
+			links, err := chromedp.Run(b, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('main a.source')).map(a => a.href)`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(links) == 0 {
+				t.Errorf("%s: no source link from the hostile symbols' FILE records", p)
+			}
+			for _, l := range links {
+				if !strings.HasPrefix(l, "https://github.com/o/r/blob/rev/src/") && !strings.HasPrefix(l, "https://hg.mozilla.org/mozilla-central/file/rev%22onmouseover%3D%22window.__pwned%3D4/") {
+					t.Errorf("%s: source link %q", p, l)
+				}
+			}
 		}
 	}
 

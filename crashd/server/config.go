@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gobreakpad/gobreakpad/crashd/collector"
+	"github.com/gobreakpad/gobreakpad/crashd/sourcelink"
 	"github.com/gobreakpad/gobreakpad/crashd/version"
 	"github.com/gobreakpad/gobreakpad/crashd/web"
 )
@@ -197,6 +198,13 @@ type Config struct {
 	// docs/crashd.md) to anyone; by default it needs a token with
 	// view_crashes.
 	PublicSymbolication bool `json:"public_symbolication"`
+	// SourceLinks link the frames' source files to a source browser: a
+	// file starting with a rule's prefix links to its URL, placeholders
+	// {path} (the file without the prefix), {line}, {version} and
+	// {product} filled in (crashd/sourcelink; docs/crashd.md, "Source
+	// links"). Mozilla's hg:/git: source-server paths are linked without
+	// configuration.
+	SourceLinks []sourcelink.Rule `json:"source_links"`
 	// PublicURL is the URL people reach crashd at (https://crashes.example.com,
 	// behind a proxy), for the links it gives out: the first run's login
 	// link (and later webhooks). Empty: http:// and the listen address
@@ -375,6 +383,9 @@ func (c *Config) Check() error {
 	}
 	if c.NATSReplicas < 0 || c.RetentionDays < 0 || c.SweepInterval < 0 {
 		return fmt.Errorf("config: nats_replicas, retention_days and sweep_interval cannot be negative")
+	}
+	if _, err := sourcelink.New(c.SourceLinks); err != nil {
+		return fmt.Errorf("config: %w", err)
 	}
 	if err := checkPublicURL(c.PublicURL); err != nil {
 		return err

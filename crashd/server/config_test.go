@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gobreakpad/gobreakpad/crashd/sourcelink"
 )
 
 func TestConfig(t *testing.T) {
@@ -135,5 +137,37 @@ func TestSignatureLists(t *testing.T) {
 		t.Errorf("signature %q: the lists' irrelevant frames were not skipped", got.Signature)
 	} else {
 		t.Logf("signature with the lists: %q", got.Signature)
+	}
+}
+
+// TestSourceLinksConfig: source_links from the file and from
+// CRASHD_SOURCE_LINKS (JSON, as in the file); a rule that could make a
+// link other than http(s) fails the check.
+func TestSourceLinksConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crashd.json")
+	os.WriteFile(path, []byte(`{"source_links": [{"prefix": "/src/", "url": "https://git.example.com/app/blob/{version}/{path}#L{line}"}]}`), 0o644)
+	cfg := Default()
+	if err := cfg.LoadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.SourceLinks) != 1 || cfg.SourceLinks[0].Prefix != "/src/" || cfg.Check() != nil {
+		t.Errorf("from the file: %+v %v", cfg.SourceLinks, cfg.Check())
+	}
+	env := `[{"prefix": "C:\\build\\", "url": "https://src.example.com/{product}/{path}?l={line}"}]`
+	if err := cfg.FromEnv(func(k string) (string, bool) { return env, k == "CRASHD_SOURCE_LINKS" }); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.SourceLinks) != 1 || cfg.SourceLinks[0].Prefix != `C:\build\` || cfg.Check() != nil {
+		t.Errorf("from the environment: %+v", cfg.SourceLinks)
+	}
+	if err := cfg.FromEnv(func(k string) (string, bool) { return "[{", k == "CRASHD_SOURCE_LINKS" }); err == nil {
+		t.Error("CRASHD_SOURCE_LINKS that is not JSON accepted")
+	}
+	for _, u := range []string{"javascript:alert(1)//{path}", "https://x.example/{file}", "https://{product}.example.com/{path}"} {
+		c := Default()
+		c.SourceLinks = []sourcelink.Rule{{Prefix: "/", URL: u}}
+		if c.Check() == nil {
+			t.Errorf("source link %q accepted", u)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/api"
 	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/collector"
+	"github.com/gobreakpad/gobreakpad/crashd/sourcelink"
 	"github.com/gobreakpad/gobreakpad/crashd/web"
 )
 
@@ -60,6 +61,11 @@ func (s *Server) routes() error {
 	if cfg.Has(RoleWeb) {
 		wcfg := web.Config{Auth: authn, SecureCookie: cfg.SecureCookie, IndexedAnnotations: cfg.IndexedAnnotations,
 			BugTrackers: cfg.BugTrackers, PublicURL: cfg.PublicURL}
+		links, err := sourcelink.New(cfg.SourceLinks)
+		if err != nil {
+			return fmt.Errorf("config: %w", err)
+		}
+		wcfg.SourceLinks = links
 		if m, ok := s.ix.(auth.Manager); ok {
 			wcfg.Manager = m
 		}

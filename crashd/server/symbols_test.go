@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,6 +131,33 @@ func TestSymbolsArrived(t *testing.T) {
 	}
 	if got, _, _ := getCrash(ts.URL, ids[1]); got.Status != "processed" || sameJSON(got.JSONDump, want) != "" {
 		t.Errorf("the second newest crash was not reprocessed into the symbolized walk")
+	}
+	// The reprocesses the uploads queued changed the crashing thread's
+	// stack: the report says so (issue 38), with the frames and
+	// signature before the last change (one symbol file arrives at a
+	// time: the module's own, then libc's, each a reprocess).
+	rreq, _ := http.NewRequest("GET", ts.URL+"/api/report/"+string(id), nil)
+	rreq.Header.Set("Authorization", "Bearer "+testAPIToken)
+	var rep struct {
+		Signature   string `json:"signature"`
+		StackChange *struct {
+			PreviousSignature string   `json:"previous_signature"`
+			FirstSignature    string   `json:"first_signature"`
+			Signature         string   `json:"signature"`
+			PreviousFrames    []string `json:"previous_frames"`
+			Frames            []string `json:"frames"`
+		} `json:"stack_change"`
+	}
+	if resp, err := http.DefaultClient.Do(rreq); err != nil {
+		t.Fatal(err)
+	} else {
+		err := json.NewDecoder(resp.Body).Decode(&rep)
+		resp.Body.Close()
+		if c := rep.StackChange; err != nil || c == nil || c.Signature != rep.Signature || c.FirstSignature != before.Signature || len(c.Frames) == 0 || slices.Equal(c.Frames, c.PreviousFrames) {
+			t.Errorf("report after the symbols' reprocess: stack change %+v (%v), signature %q, was %q", c, err, rep.Signature, before.Signature)
+		} else {
+			t.Logf("stack changed: first %q, %q -> %q; frames %q -> %q", c.FirstSignature, c.PreviousSignature, c.Signature, c.PreviousFrames, c.Frames)
+		}
 	}
 	// The oldest is beyond reprocess_max: still walked without symbols
 	// once the queue is empty (had it been queued with the two newest, it

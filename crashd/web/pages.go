@@ -238,6 +238,10 @@ type Facet struct {
 // Stack is a stack shared by several crashes: its top frames.
 type Stack struct {
 	Frames []string `json:"frames"`
+	// Sources are the frames' files and lines, one per frame, as the
+	// newest crash with the stack has them, linked as the report page's
+	// frames (File, FileShown, Line, SourceLink).
+	Sources []Frame `json:"sources"`
 	// Crashes of Sampled have it.
 	Crashes int `json:"crashes"`
 	Sampled int `json:"sampled"`
@@ -324,6 +328,7 @@ func (w *Web) commonStack(ctx context.Context, tri index.Triage, f index.Filter)
 	}
 	count := map[string]int{}
 	frames := map[string][]string{}
+	sources := map[string][]Frame{}
 	sampled := 0
 	for _, row := range rows {
 		b, err := w.store.Get(ctx, crash.ProcessedCrashKey(crash.ID(row.ID)))
@@ -338,15 +343,25 @@ func (w *Web) commonStack(ctx context.Context, tri index.Triage, f index.Filter)
 		}
 		sampled++
 		var fs []string
+		var src []Frame
 		for _, fr := range pc.JSONDump.CrashingThread.Frames {
 			if len(fs) == stackDepth {
 				break
 			}
 			fs = append(fs, frameName(fr))
+			s := Frame{N: fr.Frame, File: str(fr.File)}
+			if fr.Line != nil {
+				s.Line = *fr.Line
+			}
+			s.linkTo(w.cfg.SourceLinks, row.Product, row.Version)
+			src = append(src, s)
 		}
 		k := strings.Join(fs, "\n")
 		count[k]++
 		frames[k] = fs
+		if _, ok := sources[k]; !ok {
+			sources[k] = src // the first sampled crash's
+		}
 	}
 	best := ""
 	for k, n := range count {
@@ -357,7 +372,7 @@ func (w *Web) commonStack(ctx context.Context, tri index.Triage, f index.Filter)
 	if sampled == 0 {
 		return nil
 	}
-	return &Stack{Frames: frames[best], Crashes: count[best], Sampled: sampled}
+	return &Stack{Frames: frames[best], Sources: sources[best], Crashes: count[best], Sampled: sampled}
 }
 
 // SearchData is the search page and GET /api/search.

@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 )
 
@@ -23,7 +24,7 @@ var partials = map[string][]string{"signature": {"templates/correlations.html"}}
 func parseTemplates() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
 	for _, p := range pages {
-		files := append([]string{"templates/layout.html", "templates/triage.html", "templates/" + p + ".html"}, partials[p]...)
+		files := append([]string{"templates/layout.html", "templates/triage.html", "templates/source.html", "templates/" + p + ".html"}, partials[p]...)
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, files...)
 		if err != nil {
 			return nil, fmt.Errorf("web: template %s: %w", p, err)
@@ -70,6 +71,47 @@ var funcs = template.FuncMap{
 	"corrField":  corrField,
 	"corrMin":    func() int { return index.CorrelationMinCount },
 	"corrMaxP":   func() float64 { return index.CorrelationMaxP },
+	"age":        age,
+	"changeRows": changeRows,
+}
+
+// changeRow is a row of the stack-change table: frame N before and after.
+type changeRow struct {
+	N             int
+	Before, After string
+	Differs       bool
+}
+
+// changeRows pairs a stack change's frames before and after.
+func changeRows(c *crash.StackChange) []changeRow {
+	var out []changeRow
+	for i := range max(len(c.PreviousFrames), len(c.Frames)) {
+		r := changeRow{N: c.FramesFrom + i}
+		if i < len(c.PreviousFrames) {
+			r.Before = c.PreviousFrames[i]
+		}
+		if i < len(c.Frames) {
+			r.After = c.Frames[i]
+		}
+		r.Differs = r.Before != r.After
+		out = append(out, r)
+	}
+	return out
+}
+
+// age writes a number of seconds as a page shows an uptime or an install
+// age: "2 d 3 h", "3 h 25 min", "4 min 5 s", "12.5 s".
+func age(seconds float64) string {
+	d := time.Duration(seconds * float64(time.Second))
+	switch {
+	case d >= 24*time.Hour:
+		return fmt.Sprintf("%d d %d h", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
+	case d >= time.Hour:
+		return fmt.Sprintf("%d h %d min", d/time.Hour, d%time.Hour/time.Minute)
+	case d >= time.Minute:
+		return fmt.Sprintf("%d min %d s", d/time.Minute, d%time.Minute/time.Second)
+	}
+	return strconv.FormatFloat(seconds, 'f', -1, 64) + " s"
 }
 
 func or(a, b string) string {

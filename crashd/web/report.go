@@ -12,6 +12,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/api"
 	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
+	"github.com/gobreakpad/gobreakpad/crashd/sourcelink"
 )
 
 // dumpJSON is what the pages read of a walk (rust-minidump's JSON,
@@ -25,6 +26,8 @@ type dumpJSON struct {
 	Threads        []threadJSON  `json:"threads"`
 	Modules        []moduleJSON  `json:"modules"`
 	SystemInfo     systemInfoRaw `json:"system_info"`
+	// ProcessUptime is the minidump's process age in seconds (MiscInfo).
+	ProcessUptime *uint32 `json:"process_uptime"`
 }
 
 type systemInfoRaw struct {
@@ -129,6 +132,19 @@ type Report struct {
 	MoreNotes       int `json:"more_notes,omitempty"`
 	// Dumps are the crash's dump names (downloads).
 	Dumps []string `json:"dumps"`
+	// The crash's facts from its annotations (docs/crashd.md, "Report
+	// page"): BuildID; UptimeSeconds and InstallAgeSeconds with the
+	// annotations they were read from; UserComments (Comments) only for
+	// readers with view_pii.
+	BuildID           string   `json:"build_id,omitempty"`
+	UptimeSeconds     *float64 `json:"uptime_seconds,omitempty"`
+	UptimeSource      string   `json:"uptime_source,omitempty"`
+	InstallAgeSeconds *float64 `json:"install_age_seconds,omitempty"`
+	InstallAgeSource  string   `json:"install_age_source,omitempty"`
+	UserComments      string   `json:"user_comments,omitempty"`
+	// StackChange says that a reprocess changed the crashing thread's
+	// frames, and how (crash.StackChange); nil if none did.
+	StackChange *crash.StackChange `json:"stack_change,omitempty"`
 	// What the reader may do.
 	CanDownload  bool `json:"can_download"`
 	CanReprocess bool `json:"can_reprocess"`
@@ -156,6 +172,11 @@ type Frame struct {
 	ModuleOffset   string  `json:"module_offset,omitempty"`
 	Trust          string  `json:"trust,omitempty"`
 	Inlines        []Frame `json:"inlines,omitempty"`
+	// FileShown is File as the page shows it when that differs (the path
+	// of a source-server path); SourceLink the link to File's Line
+	// (crashd/sourcelink), Crash Stats' name.
+	FileShown  string `json:"file_shown,omitempty"`
+	SourceLink string `json:"source_link,omitempty"`
 }
 
 // Module is a loaded module and its symbols' status: found, missing,
@@ -242,6 +263,7 @@ func (w *Web) report(r *http.Request, p *principal) (any, error) {
 		for _, n := range raw.Metadata.CollectorNotes {
 			rep.Notes = append(rep.Notes, "collector: "+n)
 		}
+		rep.facts(raw, p)
 	}
 	if rec.Dumps != nil {
 		rep.Dumps = rec.Dumps
@@ -263,8 +285,13 @@ func (w *Web) report(r *http.Request, p *principal) (any, error) {
 				return nil, fmt.Errorf("processed crash %s: json_dump: %w", id, err)
 			}
 		}
+		rep.StackChange = pc.StackChange
 		if d != nil {
 			rep.CPUInfo = str(d.SystemInfo.CPUInfo)
+			if up := d.ProcessUptime; up != nil && rep.UptimeSeconds == nil {
+				s := float64(*up)
+				rep.UptimeSeconds, rep.UptimeSource = &s, "minidump process times"
+			}
 			ct := -1
 			if pc.CrashingThread != nil {
 				ct = *pc.CrashingThread
@@ -297,7 +324,53 @@ func (w *Web) report(r *http.Request, p *principal) (any, error) {
 		}
 	}
 	rep.fold()
+	rep.link(w.cfg.SourceLinks)
 	return rep, nil
+}
+
+// facts fills the report's facts read from the raw crash's annotations.
+func (rep *Report) facts(raw *crash.RawCrash, p *principal) {
+	rep.BuildID = raw.Annotation(crash.BuildIDAnnotation)
+	if d, src, ok := raw.Uptime(); ok {
+		s := d.Seconds()
+		rep.UptimeSeconds, rep.UptimeSource = &s, src
+	}
+	if d, src, ok := raw.InstallAge(); ok {
+		s := d.Seconds()
+		rep.InstallAgeSeconds, rep.InstallAgeSource = &s, src
+	}
+	if p.Can(auth.ScopeViewPII) {
+		rep.UserComments = raw.Annotation(crash.CommentsAnnotation)
+	}
+}
+
+// link gives the frames of the report (those shown: after fold) their
+// source links.
+func (rep *Report) link(l *sourcelink.Linker) {
+	threads := rep.Threads
+	if rep.Crashing != nil {
+		threads = append([]Thread{*rep.Crashing}, threads...)
+	}
+	for _, th := range threads {
+		for i := range th.Frames {
+			f := &th.Frames[i]
+			f.linkTo(l, rep.Product, rep.Version)
+			for j := range f.Inlines {
+				f.Inlines[j].linkTo(l, rep.Product, rep.Version)
+			}
+		}
+	}
+}
+
+func (f *Frame) linkTo(l *sourcelink.Linker, product, version string) {
+	if f.File == "" {
+		return
+	}
+	shown, href := l.Link(sourcelink.Frame{File: f.File, Line: f.Line, Product: product, Version: version})
+	if shown != f.File {
+		f.FileShown = shown
+	}
+	f.SourceLink = href
 }
 
 // The most of each list a report shows; what is past it is counted

@@ -51,6 +51,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/queue"
+	"github.com/gobreakpad/gobreakpad/crashd/sourcelink"
 )
 
 //go:embed templates/*.html
@@ -101,6 +102,9 @@ type Config struct {
 	// PublicURL is where people reach crashd (public_url), for the links
 	// of bug reports filed from a signature page ("" : paths alone).
 	PublicURL string
+	// SourceLinks links the frames' files to their source (nil: only
+	// the source-server paths of Mozilla's symbol files are linked).
+	SourceLinks *sourcelink.Linker
 	// Manager keeps the tokens managed at run time (crashd/index): the
 	// tokens page and the one-time login links; nil for none.
 	Manager auth.Manager
