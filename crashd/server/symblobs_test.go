@@ -34,7 +34,7 @@ import (
 // only, A's download answers from S3 what B has not.
 func TestSymbolsOnS3(t *testing.T) {
 	// 100 s on the loaded 2-core machine: an S3 server, three NATS
-	// nodes, two crashds, 30 symbol files.
+	// nodes, two crashds, 15 symbol files.
 	faults.Long(t, "symbols on S3 across two processes")
 	if scaletest.NATSServer() == "" {
 		t.Skip("nats-server is not installed (apt-get install nats-server)")
