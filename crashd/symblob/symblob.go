@@ -60,7 +60,12 @@ func Key(debugFile, debugID, file string) (string, error) {
 	for i, e := range elems {
 		elems[i] = hex.EncodeToString([]byte(e))
 	}
-	return escaped + strings.Join(elems, "/"), nil
+	k = escaped + strings.Join(elems, "/")
+	if err := blob.CheckKey(k); err != nil {
+		// Names near the length bound, doubled.
+		return "", fmt.Errorf("symbols of %s %s: %w", debugFile, debugID, err)
+	}
+	return k, nil
 }
 
 // symName is the module's .sym name in its directory (NAME.sym, NAME

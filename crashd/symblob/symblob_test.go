@@ -154,3 +154,25 @@ func TestStoreAndCache(t *testing.T) {
 func typeName(v any) string { return strings.ToLower(fmtType(v)) }
 
 func fmtType(v any) string { return fmt.Sprintf("%T", v) }
+
+// FuzzKey: whatever names an upload gives, a key is a valid blob key
+// under symbols/ of four segments (five when escaped), or an error.
+func FuzzKey(f *testing.F) {
+	f.Add("libc.so.6", "ABC0", "libc.so.6.sym")
+	f.Add("libstdc++.so.6", "ID", "x.sym")
+	f.Add("..", "a/b", "../../v1/raw_crash")
+	f.Add(`C:\a\b.pdb`, "ID", ".sym")
+	f.Fuzz(func(t *testing.T, file, id, name string) {
+		k, err := Key(file, id, name)
+		if err != nil {
+			return
+		}
+		if blob.CheckKey(k) != nil || !strings.HasPrefix(k, Prefix) {
+			t.Fatalf("Key(%q, %q, %q) = %q: not a key under %s", file, id, name, k, Prefix)
+		}
+		n := len(strings.Split(k, "/"))
+		if n != 4 && !(n == 5 && strings.HasPrefix(k, escaped)) {
+			t.Fatalf("Key(%q, %q, %q) = %q: %d segments", file, id, name, k, n)
+		}
+	})
+}
