@@ -102,7 +102,7 @@ type Config struct {
 	// SymbolsLocalMax bounds, in bytes, the local copies of the blob
 	// store's .sym files a process keeps in its symbol directory when the
 	// symbols are on the blob store (blobs nats or s3); 0: 10 GiB.
-	SymbolsLocalMax int64 `json:"symbols_local_max"`
+	SymbolsLocalMax int `json:"symbols_local_max"`
 	// SignatureLists is a directory of signature lists added to the
 	// defaults (as minidump_stackwalk --signature-lists; docs/signature.md).
 	SignatureLists string `json:"signature_lists"`

@@ -211,7 +211,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			// The symbols live on the blob store every process shares;
 			// symDir holds local copies only (docs/scale.md).
 			s.symBlobs = &symblob.Store{Blobs: s.store}
-			s.symLocal = &symblob.Cache{Store: s.symBlobs, Dir: symDir, FastCache: symCache, MaxBytes: cfg.SymbolsLocalMax}
+			s.symLocal = &symblob.Cache{Store: s.symBlobs, Dir: symDir, FastCache: symCache, MaxBytes: int64(cfg.SymbolsLocalMax)}
 			if err := s.symLocal.Scan(); err != nil {
 				return nil, err
 			}
