@@ -21,6 +21,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/symblob"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/faults"
+	"github.com/gobreakpad/gobreakpad/symbols"
 )
 
 // TestSymbolsOnS3: two crashd processes with data directories of their
@@ -193,3 +194,45 @@ func symUploadV1(t testing.TB, url, secret, p string) {
 		t.Fatalf("upload %s: %d %s", p, resp.StatusCode, out)
 	}
 }
+
+// TestSymbolsOnNATSBlobs: one crashd with blobs in the NATS object store
+// (the embedded queue): an uploaded .sym is put on the blob store under
+// symbols/; the symbols event through the queue drops the process's local
+// copy, and the symbol chain fetches it back from the blob store.
+func TestSymbolsOnNATSBlobs(t *testing.T) {
+	secret, tok, err := auth.NewToken("ci", auth.ScopeUpload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, nil)
+	cfg.Blobs = "nats"
+	cfg.SymbolServer.Tokens = []auth.Token{tok}
+	ts := startServer(t, cfg)
+	defer ts.stop()
+	id := "0123456789ABCDEF0123456789ABCDEF0"
+	sym := filepath.Join(t.TempDir(), "liba.so.sym")
+	os.WriteFile(sym, []byte("MODULE Linux x86_64 "+id+" liba.so\nFILE 0 a.c\nFUNC 1000 10 0 f\n1000 10 1 0\n"), 0o644)
+	symUploadV1(t, ts.URL, secret, sym)
+	ctx := context.Background()
+	if ok, err := ts.srv.store.Exists(ctx, "symbols/liba.so/"+id+"/liba.so.sym"); !ok {
+		t.Fatalf("not on the blob store: %v", err)
+	}
+	local := filepath.Join(cfg.Data, "symbols", "liba.so", id, "liba.so.sym")
+	deadline := time.Now().Add(10 * time.Second)
+	for fileThere(local) {
+		if time.Now().After(deadline) {
+			t.Fatal("the symbols event did not drop the local copy")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := ts.srv.syms.Load(symbolsModule("liba.so", id)); err != nil {
+		t.Fatalf("symbols from the blob store: %v", err)
+	}
+	if !fileThere(local) {
+		t.Error("no local copy after the walk's load")
+	}
+}
+
+func fileThere(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func symbolsModule(file, id string) symbols.Module { return symbols.Module{DebugFile: file, DebugID: id} }
