@@ -235,4 +235,6 @@ func TestSymbolsOnNATSBlobs(t *testing.T) {
 
 func fileThere(p string) bool { _, err := os.Stat(p); return err == nil }
 
-func symbolsModule(file, id string) symbols.Module { return symbols.Module{DebugFile: file, DebugID: id} }
+func symbolsModule(file, id string) symbols.Module {
+	return symbols.Module{DebugFile: file, DebugID: id}
+}
