@@ -1,11 +1,13 @@
 package blob
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"iter"
 	"os"
@@ -125,13 +127,13 @@ func (d *Dir) Close() error { return d.root.Close() }
 
 // Put implements Store: temporary file, write, fsync, rename, directory fsync.
 func (d *Dir) Put(ctx context.Context, key string, data []byte) error {
-	return d.put(ctx, key, data, true)
+	return d.put(ctx, key, bytes.NewReader(data), true)
 }
 
 // PutLazy implements Lazy: temporary file, write, rename, and the key
 // remembered for the next Sync.
 func (d *Dir) PutLazy(ctx context.Context, key string, data []byte) error {
-	if err := d.put(ctx, key, data, false); err != nil {
+	if err := d.put(ctx, key, bytes.NewReader(data), false); err != nil {
 		return err
 	}
 	d.mu.Lock()
@@ -217,7 +219,7 @@ func (d *Dir) repend(keys map[string]bool) {
 // perFileSync makes Sync fsync file by file where it could syncfs (tests).
 var perFileSync = false
 
-func (d *Dir) put(ctx context.Context, key string, data []byte, durable bool) (err error) {
+func (d *Dir) put(ctx context.Context, key string, data io.Reader, durable bool) (err error) {
 	if err := CheckKey(key); err != nil {
 		return err
 	}
@@ -249,7 +251,7 @@ func (d *Dir) put(ctx context.Context, key string, data []byte, durable bool) (e
 			_ = sub.Remove(tmp)
 		}
 	}()
-	if _, err = f.Write(data); err != nil {
+	if _, err = io.Copy(f, data); err != nil {
 		return fmt.Errorf("blob put %s: %w", key, err)
 	}
 	if durable {

@@ -97,6 +97,15 @@ type Config struct {
 	SymbolsCache string   `json:"symbols_cache"`
 	// SymbolsTimeout bounds each symbol download.
 	SymbolsTimeout Duration `json:"symbols_timeout"`
+	// SymbolsRedirect, with blobs on S3, answers symbol downloads with a
+	// 302 to a presigned URL of the object (valid 10 minutes), as Tecken
+	// does, instead of relaying the file (docs/scale.md "Symbols on the
+	// blob store").
+	SymbolsRedirect bool `json:"symbols_redirect"`
+	// SymbolsLocalMax bounds, in bytes, the local copies of the blob
+	// store's .sym files a process keeps in its symbol directory when the
+	// symbols are on the blob store (blobs nats or s3); 0: 10 GiB.
+	SymbolsLocalMax int `json:"symbols_local_max"`
 	// SignatureLists is a directory of signature lists added to the
 	// defaults (as minidump_stackwalk --signature-lists; docs/signature.md).
 	SignatureLists string `json:"signature_lists"`

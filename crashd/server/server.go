@@ -32,6 +32,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/processor"
 	"github.com/gobreakpad/gobreakpad/crashd/queue"
+	"github.com/gobreakpad/gobreakpad/crashd/symblob"
 	"github.com/gobreakpad/gobreakpad/crashd/symbolicate"
 	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 	"github.com/gobreakpad/gobreakpad/stackwalk/signature"
@@ -62,6 +63,12 @@ type Server struct {
 	symbolicate  *symbolicate.Service
 	reprocessSem chan struct{}
 	bg           sync.WaitGroup
+	// symBlobs is the symbols on the blob store and symLocal their local
+	// copies (blobs nats or s3; nil with blobs dir); symStops end the
+	// symbols events' consumers.
+	symBlobs *symblob.Store
+	symLocal *symblob.Cache
+	symStops []func()
 	// expired counts the crashes whose blobs retention deleted.
 	expired prometheus.Counter
 	// sigEvents counts the signature events of recorded crashes by kind
@@ -211,9 +218,23 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		if symDir == "" {
 			symDir = filepath.Join(cfg.Data, "symbols")
 		}
+		if cfg.symbolsOnBlobs() {
+			// The symbols live on the blob store every process shares;
+			// symDir holds local copies only (docs/scale.md).
+			s.symBlobs = &symblob.Store{Blobs: s.store}
+			s.symLocal = &symblob.Cache{Store: s.symBlobs, Dir: symDir, FastCache: symCache, MaxBytes: int64(cfg.SymbolsLocalMax)}
+			if err := s.symLocal.Scan(); err != nil {
+				return nil, err
+			}
+		}
+		var redirect time.Duration
+		if cfg.SymbolsRedirect {
+			redirect = symbolsRedirectFor
+		}
 		if cfg.Has(RoleSymbols) {
 			if s.symsrv, err = symserver.New(symserver.Config{Dir: symDir, Tokens: cfg.SymbolServer.Tokens,
-				OpenV1: cfg.SymbolServer.OpenV1, MaxUpload: cfg.SymbolServer.MaxUpload, FastCache: symCache, OnSymbols: s.symbolsArrived, Registerer: s.reg, Uploads: s.store, Auth: s.authn}, log); err != nil {
+				OpenV1: cfg.SymbolServer.OpenV1, MaxUpload: cfg.SymbolServer.MaxUpload, FastCache: symCache, OnSymbols: s.symbolsArrived, Registerer: s.reg, Uploads: s.store, Auth: s.authn,
+				Symbols: s.symBlobs, Redirect: redirect}, log); err != nil {
 				return nil, err
 			}
 		}
@@ -234,6 +255,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			// Modules the local stores lack are not looked for at every
 			// walk; symbolsArrived and reprocessing forget them.
 			LocalMissTTL: symsrc.DefaultLocalMissTTL}
+		if s.symLocal != nil {
+			scfg.Fill = s.symLocal.Fill
+		}
 		scfg.FromEnv()
 		// The environment adds sources nobody configured: say which.
 		log.Info("symbols: sources", "paths", strings.Join(scfg.Paths, ","), "urls", strings.Join(scfg.URLs, ","),
@@ -275,6 +299,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		if s.proc, err = processor.New(pcfg, s.store, s.q, s.ix, log, s.reg); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.watchSymbols(ctx); err != nil {
+		return nil, err
 	}
 	if cfg.Has(RoleWeb) {
 		if err := s.firstRun(ctx, ix); err != nil {
@@ -583,6 +610,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // Close releases everything New opened.
 func (s *Server) Close() error {
 	s.closed.Do(func() {
+		for _, stop := range s.symStops {
+			stop()
+		}
 		s.bg.Wait() // reprocessing started by symbol uploads
 		if s.q != nil {
 			s.q.Close()

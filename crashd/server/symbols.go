@@ -17,6 +17,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/processor"
+	"github.com/gobreakpad/gobreakpad/crashd/queue"
 	"github.com/gobreakpad/gobreakpad/crashd/web"
 )
 
@@ -52,16 +53,93 @@ func (c SymbolServerConfig) reprocessMax() int {
 	return max(c.ReprocessMax, 0)
 }
 
-// symbolsArrived queues again, newest first and at most ReprocessMax, the
-// crashes that were walked without the module's symbols (the symbol
-// server's OnSymbols): the index's missing_symbols table names them. It
-// works in the background.
-func (s *Server) symbolsArrived(_ context.Context, debugFile, debugID string) {
+// symbolsRedirectFor is how long the presigned URL of a redirected symbol
+// download is valid (symbols_redirect).
+const symbolsRedirectFor = 10 * time.Minute
+
+// symbolsOnBlobs reports whether the symbols live on the blob store (blobs
+// nats or s3: every process shares it) rather than in the data directory.
+func (c *Config) symbolsOnBlobs() bool { return c.Blobs == "nats" || c.Blobs == "s3" }
+
+// symbolsConsumer names the consumer of the symbols events that
+// reprocesses crashes (one process per event).
+const symbolsConsumer = "reprocess"
+
+// symbolsArrived is the symbol server's OnSymbols: this process forgets at
+// once that it lacked the module, and the event goes on the queue
+// (queue.Symbols), where every process's watchSymbols forgets it too and
+// one process queues again the crashes walked without the module
+// (reprocessArrived). Without the queue's answer this process does it.
+func (s *Server) symbolsArrived(ctx context.Context, debugFile, debugID string) {
 	if s.syms != nil {
 		// New crashes with the module are walked with its symbols at once,
 		// not after the local sources' memory of its miss runs out.
 		s.syms.ForgetMisses(debugFile, debugID)
 	}
+	if s.symLocal != nil {
+		s.symLocal.Note(debugFile, debugID)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := s.jsq.PublishSymbols(pctx, queue.Symbols{DebugFile: debugFile, DebugID: debugID}); err != nil {
+		s.log.Warn("symbols arrived: event not published; reprocessing from this process", "debug_file", debugFile, "debug_id", debugID, "err", err)
+		s.reprocessHere(debugFile, debugID)
+	}
+}
+
+// watchSymbols starts this process's consumers of the symbols events:
+// every process holding a symbol chain forgets the module's misses and
+// its local copy (replaced symbols are fetched again), and the processes
+// with the processor or symbols role share the reprocessing.
+func (s *Server) watchSymbols(ctx context.Context) error {
+	if s.syms != nil || s.symLocal != nil {
+		stop, err := s.jsq.WatchSymbols(ctx, func(ev queue.Symbols) {
+			if s.symLocal != nil {
+				s.symLocal.Forget(ev.DebugFile, ev.DebugID)
+			}
+			if s.syms != nil {
+				s.syms.ForgetMisses(ev.DebugFile, ev.DebugID)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		s.symStops = append(s.symStops, stop)
+	}
+	if (s.cfg.Has(RoleProcessor) || s.cfg.Has(RoleSymbols)) && !s.cfg.SymbolServer.Disabled {
+		stop, err := s.jsq.ConsumeSymbols(ctx, symbolsConsumer, s.reprocessArrived)
+		if err != nil {
+			return err
+		}
+		s.symStops = append(s.symStops, stop)
+	}
+	return nil
+}
+
+// reprocessArrived queues again, newest first and at most ReprocessMax,
+// the crashes that were walked without the module of a symbols event (the
+// index's missing_symbols table names them). An error has the event
+// delivered again.
+func (s *Server) reprocessArrived(ctx context.Context, ev queue.Symbols) error {
+	limit := s.cfg.SymbolServer.reprocessMax()
+	if limit == 0 || s.ix == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var ids []crash.ID
+	if err := s.reprocessMissing(ctx, ev.DebugFile, ev.DebugID, limit, &ids); err != nil {
+		s.log.Warn("symbols arrived: reprocessing", "debug_file", ev.DebugFile, "debug_id", ev.DebugID, "err", err)
+		return err
+	}
+	s.log.Info("symbols arrived: crashes queued again", "debug_file", ev.DebugFile, "debug_id", ev.DebugID, "crashes", len(ids))
+	return nil
+}
+
+// reprocessHere queues again in the background, newest first and at most
+// ReprocessMax, the crashes that were walked without the module: what
+// symbolsArrived does when the queue took no event.
+func (s *Server) reprocessHere(debugFile, debugID string) {
 	limit := s.cfg.SymbolServer.reprocessMax()
 	if limit == 0 || s.ix == nil {
 		return

@@ -2,11 +2,14 @@ package symserver
 
 import (
 	"compress/gzip"
+	"errors"
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 
+	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/symstore"
 )
 
@@ -28,6 +31,12 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	path, h, ok := s.symPath(file, id)
+	if s.cfg.Symbols != nil && (!ok || s.cfg.Redirect > 0) {
+		// Another process's upload, or a redirect to the blob store.
+		if s.downloadBlob(w, r, file, id, name) {
+			return
+		}
+	}
 	if !ok {
 		s.m.downloads.WithLabelValues("not_found").Inc()
 		http.NotFound(w, r)
@@ -83,6 +92,64 @@ func acceptsGzip(r *http.Request) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// downloadBlob answers a download from the blob store (Config.Symbols):
+// a 302 to a presigned URL when Config.Redirect allows and the store
+// offers them, else the file relayed as it is read. It reports false
+// when the blob store has no such module (the caller answers then).
+func (s *Server) downloadBlob(w http.ResponseWriter, r *http.Request, file, id, name string) bool {
+	for _, i := range []string{id, strings.ToUpper(id)} {
+		if elems, err := symstore.BreakpadPath(file, i, ".sym"); err != nil || elems[2] != name {
+			return false
+		}
+		if s.cfg.Redirect > 0 {
+			ok, err := s.cfg.Symbols.Exists(r.Context(), file, i)
+			if err != nil {
+				s.log.Warn("symbols download from the blob store", "debug_file", file, "debug_id", i, "err", err)
+				http.Error(w, "symbol store unavailable", http.StatusServiceUnavailable)
+				return true
+			}
+			if !ok {
+				continue
+			}
+			if u, ok, err := s.cfg.Symbols.URL(r.Context(), file, i, s.cfg.Redirect); ok && err == nil {
+				s.m.downloads.WithLabelValues("found").Inc()
+				w.Header().Set("Cache-Control", "private, no-store")
+				http.Redirect(w, r, u.String(), http.StatusFound)
+				return true
+			}
+		}
+		rc, size, err := s.cfg.Symbols.Open(r.Context(), file, i)
+		if errors.Is(err, blob.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			s.log.Warn("symbols download from the blob store", "debug_file", file, "debug_id", i, "err", err)
+			http.Error(w, "symbol store unavailable", http.StatusServiceUnavailable)
+			return true
+		}
+		defer rc.Close()
+		s.m.downloads.WithLabelValues("found").Inc()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Add("Vary", "Accept-Encoding")
+		if r.Method == http.MethodGet && acceptsGzip(r) {
+			w.Header().Set("Content-Encoding", "gzip")
+			w.WriteHeader(http.StatusOK)
+			zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
+			if _, err := io.Copy(zw, rc); err == nil {
+				zw.Close()
+			}
+			return true
+		}
+		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+		w.WriteHeader(http.StatusOK)
+		if r.Method == http.MethodGet {
+			_, _ = io.Copy(w, rc)
+		}
+		return true
 	}
 	return false
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/symbols/formats"
 	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 	"github.com/gobreakpad/gobreakpad/symfile"
@@ -175,8 +176,19 @@ func (s *Server) ingest(ctx context.Context, tmp string, want Want) (Stored, err
 	mu := s.lock(path)
 	mu.Lock()
 	defer mu.Unlock()
-	// The stored file is read only when its size says it may be the same.
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == size {
+	if s.cfg.Symbols != nil {
+		// On the blob store: the stored file is read back only when its
+		// size says it may be the same.
+		same, err := s.cfg.Symbols.Same(ctx, name, m.ID, sum, size)
+		if err != nil {
+			return Stored{}, &uploadError{http.StatusInternalServerError, fmt.Errorf("symbols on the blob store: %s/%s: %w", name, m.ID, err)}
+		}
+		if same {
+			st.Duplicate = true
+			return st, nil
+		}
+	} else if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == size {
+		// The stored file is read only when its size says it may be the same.
 		if old, osize, err := hashFile(path); err == nil && osize == size && old == sum {
 			st.Duplicate = true
 			return st, nil
@@ -193,6 +205,12 @@ func (s *Server) ingest(ctx context.Context, tmp string, want Want) (Stored, err
 			s.log.Warn("symbols stored: fast forms", "debug_file", name, "debug_id", m.ID, "err", err)
 		} else {
 			s.log.Info("symbols stored: fast forms written", "debug_file", name, "debug_id", m.ID, "seconds", time.Since(t0).Seconds())
+		}
+	}
+	if s.cfg.Symbols != nil {
+		// Answered only once on the store every process reads.
+		if err := s.cfg.Symbols.Put(ctx, name, m.ID, path, s.cfg.FastCache); err != nil {
+			return Stored{}, &uploadError{http.StatusInternalServerError, fmt.Errorf("symbols on the blob store: %s/%s: %w", name, m.ID, err)}
 		}
 	}
 	s.log.Info("symbols stored", "debug_file", name, "debug_id", m.ID, "bytes", size, "converted_from", st.Converted)
@@ -356,4 +374,18 @@ func commit(src, dst string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// putFile stores the file at path on bs under key, streamed.
+func putFile(ctx context.Context, bs blob.Store, key, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	return blob.PutStream(ctx, bs, key, f, fi.Size())
 }

@@ -35,6 +35,13 @@
 // an upload), so crashd's processor reads the same directory as a local
 // symbol store. Each new or changed module is reported to Config.OnSymbols
 // (crashd reprocesses the crashes that missed it).
+//
+// With Config.Symbols (crashd's blob store shared by every process: S3 or
+// the NATS object store) the store is on the blob store in the same layout
+// under symbols/ (crashd/symblob), written before the upload is answered,
+// so any process may take an upload, serve checkStatus and downloads (or
+// redirect them to a presigned URL, Config.Redirect), and complete a v2
+// upload whose file another process received.
 package symserver
 
 import (
@@ -55,6 +62,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
+	"github.com/gobreakpad/gobreakpad/crashd/symblob"
 )
 
 // DefaultMaxUpload bounds an uploaded file when Config.MaxUpload is 0.
@@ -99,6 +107,18 @@ type Config struct {
 	// may reach different processes (which must share Dir and Incoming
 	// too). Nil: a store in memory, this process's alone.
 	Uploads blob.Store `json:"-"`
+	// Symbols, when set, is where the symbols live (crashd's blob store
+	// shared by every process, docs/scale.md "Symbols on the blob
+	// store"): each stored .sym and its fast forms are put there before
+	// the upload is answered, duplicates are found there, checkStatus and
+	// downloads answer from it, and a v2 upload's file waits there (under
+	// symserver/v2_files/) between its PUT and its complete. Dir is then a
+	// cache of this process's. Nil: Dir alone (one machine).
+	Symbols *symblob.Store `json:"-"`
+	// Redirect, when positive and Symbols' blob store hands out
+	// presigned URLs (S3), answers a download with a 302 to such a URL
+	// valid that long, as Tecken does, instead of relaying the file.
+	Redirect time.Duration `json:"-"`
 }
 
 // Server is the symbol server's HTTP handler.

@@ -173,7 +173,16 @@ func (s *Server) checkStatus(w http.ResponseWriter, r *http.Request, rest string
 		return
 	}
 	status := "MISSING"
-	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+	if s.cfg.Symbols != nil {
+		ok, err := s.cfg.Symbols.Exists(r.Context(), file, id)
+		if err != nil {
+			s.fail(w, r, &uploadError{http.StatusInternalServerError, fmt.Errorf("checkStatus: %w", err)}, true)
+			return
+		}
+		if ok {
+			status = "FOUND"
+		}
+	} else if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
 		status = "FOUND"
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": status})
@@ -237,6 +246,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 // one blob per key, its pendingUpload.
 const uploadKeyPrefix = "symserver/v2_uploads/"
 
+// pendingFilePrefix is where a v2 upload's file waits for its complete on
+// the blob store (Config.Symbols), under its key.
+const pendingFilePrefix = "symserver/v2_files/"
+
 // pendingUpload is the record of a v2 upload key.
 type pendingUpload struct {
 	Created time.Time `json:"created"`
@@ -269,6 +282,9 @@ func (s *Server) sweepKeys(ctx context.Context) (int, error) {
 			_ = s.cfg.Uploads.Delete(ctx, k)
 			if validKey(key) {
 				os.Remove(s.pendingPath(key))
+				if s.cfg.Symbols != nil {
+					_ = s.cfg.Symbols.Blobs.Delete(ctx, pendingFilePrefix+key)
+				}
 			}
 			continue
 		}
@@ -340,6 +356,18 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, key string) {
 		s.fail(w, r, err, true)
 		return
 	}
+	if s.cfg.Symbols != nil {
+		// Any process may serve the complete: the file waits on the
+		// blob store.
+		err := putFile(r.Context(), s.cfg.Symbols.Blobs, pendingFilePrefix+key, tmp)
+		os.Remove(tmp)
+		if err != nil {
+			s.fail(w, r, &uploadError{http.StatusInternalServerError, fmt.Errorf("upload file: %w", err)}, true)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	if err := os.Rename(tmp, s.pendingPath(key)); err != nil {
 		os.Remove(tmp)
 		s.fail(w, r, &uploadError{http.StatusInternalServerError, err}, true)
@@ -374,7 +402,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, key string) {
 	}
 	// The file is claimed by renaming it: of two completes of one key
 	// (in any processes sharing Incoming), one gets it.
-	path, err := s.claim(key)
+	path, err := s.claim(r.Context(), key)
 	if err != nil {
 		s.fail(w, r, err, true)
 		return
@@ -396,12 +424,40 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, key string) {
 // claim takes the file PUT for key for this complete request: it is
 // renamed to a name of this request's own, so that no other complete
 // (of this process or another) gets it.
-func (s *Server) claim(key string) (string, error) {
+//
+// With the files on the blob store (Config.Symbols) the file is copied
+// here and deleted there: two completes of one key at once may both store
+// it (the second a duplicate).
+func (s *Server) claim(ctx context.Context, key string) (string, error) {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", &uploadError{http.StatusInternalServerError, err}
 	}
 	path := filepath.Join(s.cfg.Incoming, "up-claimed-"+key+"-"+hex.EncodeToString(b[:]))
+	if s.cfg.Symbols != nil {
+		rc, _, err := blob.Open(ctx, s.cfg.Symbols.Blobs, pendingFilePrefix+key)
+		if errors.Is(err, blob.ErrNotExist) {
+			return "", badUpload("nothing was uploaded for this key (or it was completed already)")
+		}
+		if err != nil {
+			return "", &uploadError{http.StatusInternalServerError, fmt.Errorf("upload file: %w", err)}
+		}
+		defer rc.Close()
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return "", &uploadError{http.StatusInternalServerError, err}
+		}
+		_, err = io.Copy(f, io.LimitReader(rc, s.cfg.MaxUpload))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+			return "", &uploadError{http.StatusInternalServerError, fmt.Errorf("upload file: %w", err)}
+		}
+		_ = s.cfg.Symbols.Blobs.Delete(ctx, pendingFilePrefix+key)
+		return path, nil
+	}
 	if err := os.Rename(s.pendingPath(key), path); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return "", badUpload("nothing was uploaded for this key (or it was completed already)")

@@ -319,3 +319,67 @@ func WriteFast(cacheDir, symPath, debugFile, debugID string) error {
 	}
 	return nil
 }
+
+// FastFiles returns the paths of the fast forms of a module's .sym in the
+// cache directory cacheDir (the SymCache and the unwind index WriteFast
+// writes), whether they exist or not.
+func FastFiles(cacheDir, debugFile, debugID string) (symc, index string, err error) {
+	elems, ok := cacheElems(symbols.Module{DebugFile: debugFile, DebugID: debugID})
+	if !ok {
+		return "", "", fmt.Errorf("fast forms of %s %s: unusable names", debugFile, debugID)
+	}
+	c := &cache.Cache{Dir: filepath.Clean(cacheDir)}
+	if symc, err = c.Path(with(elems, fastSymcExt)...); err != nil {
+		return "", "", err
+	}
+	if index, err = c.Path(with(elems, fastIndexExt)...); err != nil {
+		return "", "", err
+	}
+	return symc, index, nil
+}
+
+// InstallFast puts into the cache directory cacheDir fast forms that
+// WriteFast made elsewhere (another machine's symbol server) from the
+// same .sym as the one at symPath: symc and index are their bytes (at
+// most limit each). The index is stamped with its .sym's size and
+// modification time: symPath's time is set to the stamp's when its size
+// matches, so that the sources use them; otherwise nothing is installed
+// (an error).
+func InstallFast(cacheDir, symPath, debugFile, debugID string, symc, index io.Reader, limit int64) error {
+	elems, ok := cacheElems(symbols.Module{DebugFile: debugFile, DebugID: debugID})
+	if !ok {
+		return fmt.Errorf("fast forms of %s %s: unusable names", debugFile, debugID)
+	}
+	c := &cache.Cache{Dir: filepath.Clean(cacheDir)}
+	// The SymCache first, the index last (its presence says both are
+	// there, as convert writes them).
+	cp, err := c.Write(symc, limit, with(elems, fastSymcExt)...)
+	if err != nil {
+		return fmt.Errorf("fast forms of %s %s: %w", debugFile, debugID, err)
+	}
+	ip, err := c.Write(index, limit, with(elems, fastIndexExt)...)
+	if err != nil {
+		os.Remove(cp)
+		return fmt.Errorf("fast forms of %s %s: %w", debugFile, debugID, err)
+	}
+	x, err := cfiindex.Open(ip)
+	var stamp cfiindex.Stamp
+	if err == nil {
+		stamp = x.Source
+		x.Close()
+		var fi os.FileInfo
+		if fi, err = os.Stat(symPath); err == nil && fi.Size() != stamp.Size {
+			err = fmt.Errorf("made from a .sym of %d bytes, not %d", stamp.Size, fi.Size())
+		}
+	}
+	if err == nil {
+		t := time.Unix(0, stamp.ModTime)
+		err = os.Chtimes(symPath, t, t)
+	}
+	if err != nil {
+		os.Remove(ip)
+		os.Remove(cp)
+		return fmt.Errorf("fast forms of %s %s: %w", debugFile, debugID, err)
+	}
+	return nil
+}

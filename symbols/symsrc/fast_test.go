@@ -302,3 +302,84 @@ func TestTraceBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestFillInstallFast: fast forms made on one machine (WriteFast) and
+// installed on another beside a copy of the .sym (InstallFast, through
+// Config.Fill as crashd's blob store fills them) answer lookups there
+// without the .sym being parsed; fast forms of another .sym are refused.
+func TestFillInstallFast(t *testing.T) {
+	up, upCache := t.TempDir(), t.TempDir()
+	m := symbols.Module{DebugFile: "fast.pdb", DebugID: "0123456789ABCDEF0123456789ABCDEF1"}
+	rel := filepath.Join("fast.pdb", m.DebugID, "fast.sym")
+	sym := filepath.Join(up, rel)
+	os.MkdirAll(filepath.Dir(sym), 0o755)
+	if err := os.WriteFile(sym, []byte(fastSym), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFast(upCache, sym, m.DebugFile, m.DebugID); err != nil {
+		t.Fatal(err)
+	}
+	symc, idx, err := FastFiles(upCache, m.DebugFile, m.DebugID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, cdir := t.TempDir(), t.TempDir()
+	fills := 0
+	fill := func(mod symbols.Module) error {
+		fills++
+		if mod != m {
+			return fmt.Errorf("%w: %v", symbols.ErrNotFound, mod)
+		}
+		dst := filepath.Join(store, rel)
+		os.MkdirAll(filepath.Dir(dst), 0o755)
+		if err := os.WriteFile(dst, []byte(fastSym), 0o644); err != nil {
+			return err
+		}
+		sf, _ := os.Open(symc)
+		xf, _ := os.Open(idx)
+		defer sf.Close()
+		defer xf.Close()
+		return InstallFast(cdir, dst, mod.DebugFile, mod.DebugID, sf, xf, 1<<20)
+	}
+	s, err := Open(Config{Paths: []string{store}, CacheDir: cdir, Fill: fill, LocalMissTTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.Load(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.Lookup.(*symsymcache.Table); !ok {
+		t.Errorf("lookups from %T, want the installed SymCache", got.Lookup)
+	}
+	if _, err := s.Load(symbols.Module{DebugFile: "other.pdb", DebugID: "AB"}); err == nil {
+		t.Error("a module the filler lacks: found")
+	}
+	// A miss is remembered: the filler is not asked again until forgotten.
+	s.Load(symbols.Module{DebugFile: "other.pdb", DebugID: "AB"})
+	if fills != 2 {
+		t.Errorf("%d fills, want 2 (the miss remembered)", fills)
+	}
+	s.ForgetMisses("other.pdb", "AB")
+	s.Load(symbols.Module{DebugFile: "other.pdb", DebugID: "AB"})
+	if fills != 3 {
+		t.Errorf("%d fills after ForgetMisses, want 3", fills)
+	}
+	// Fast forms of another .sym (a different size) are not installed.
+	other := filepath.Join(t.TempDir(), "x.sym")
+	os.WriteFile(other, []byte(fastSym+"PUBLIC 400 0 more\n"), 0o644)
+	sf, _ := os.Open(symc)
+	xf, _ := os.Open(idx)
+	defer sf.Close()
+	defer xf.Close()
+	c2 := t.TempDir()
+	if err := InstallFast(c2, other, m.DebugFile, m.DebugID, sf, xf, 1<<20); err == nil {
+		t.Error("fast forms of another .sym installed")
+	}
+	if p, _, _ := FastFiles(c2, m.DebugFile, m.DebugID); fileExists(p) {
+		t.Error("refused fast forms left in the cache")
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

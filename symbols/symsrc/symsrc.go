@@ -71,6 +71,13 @@ type Config struct {
 	// cache), not as symbol stores: rust-minidump's --use-local-debuginfo,
 	// the directories of the modules' recorded paths ([ModuleDirs]).
 	LocalDirs []string
+	// Fill, when set, is called for a module before the local stores are
+	// searched for it, to copy its files into the first of Paths (and its
+	// fast forms into CacheDir, InstallFast) from where a deployment keeps
+	// them: crashd's symbols on its blob store. It returns an error
+	// wrapping symbols.ErrNotFound when it has nothing for the module; its
+	// misses are remembered as the local stores' (LocalMissTTL).
+	Fill func(m symbols.Module) error
 }
 
 // ModuleDirs returns the directories, in order and without repeats, of
@@ -333,6 +340,9 @@ func Open(cfg Config) (*Sources, error) {
 		}
 		add(name, src)
 	}
+	if cfg.Fill != nil {
+		addLocal("fill", filler(cfg.Fill))
+	}
 	if len(dirs) > 0 {
 		label := strings.Join(dirs, ", ")
 		// The lookup-only formats come first: a store holding one beside a
@@ -403,4 +413,15 @@ func Open(cfg Config) (*Sources, error) {
 		add(src.String(), src)
 	}
 	return s, nil
+}
+
+// filler is the source of Config.Fill: it never answers symbols itself
+// (the local stores after it load what it copied), only a miss.
+type filler func(m symbols.Module) error
+
+func (f filler) Load(m symbols.Module) (*symbols.Symbols, error) {
+	if err := f(m); err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("%w: %s %s copied into the local store", symbols.ErrNotFound, m.DebugFile, m.DebugID)
 }
