@@ -254,6 +254,9 @@ func (s *SQL) recordIn(ctx context.Context, tx *sql.Tx, o Outcome) error {
 	if err := s.writeAnnotations(ctx, tx, c, d.Annotations); err != nil {
 		return fail(err)
 	}
+	if err := s.newSignatureIn(ctx, tx, c); err != nil {
+		return fail(err)
+	}
 	if c.Signature != "" {
 		if _, err := tx.StmtContext(ctx, sig).ExecContext(ctx, c.Signature, formatTime(c.ReceivedAt), c.Version); err != nil {
 			return fail(err)

@@ -82,6 +82,9 @@ CREATE INDEX crashes_top ON crashes (product, crash_day, signature);
 	// 8: the tokens, sessions and login codes managed at run time
 	// (tokens.go).
 	8: migrationAuth,
+	// 10: the alerts' events, deliveries and attempts (alerts.go). (9 is
+	// the triage branch's.)
+	10: migrationAlerts,
 }
 
 // crashDay is the crash_day of a crash id: its UTC day (the id's last six
@@ -132,6 +135,9 @@ type SQL struct {
 	noRollup bool
 	// auth is the short memo of token and session lookups (tokens.go).
 	auth authCache
+	// alerts: a new signature's first crash records its alert event
+	// (SetAlerts, alerts.go).
+	alerts bool
 }
 
 // lockWrites takes wmu when the dialect has one writer; the returned
