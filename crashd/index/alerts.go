@@ -433,8 +433,10 @@ SELECT event_id, webhook, attempt, at, owner, code, error FROM alert_attempts WH
 // SignatureRate returns what the spike rule of crashd/alert weighs for a
 // signature at now: the processed crashes received in the hour before
 // now, per product (most first), and those received in the seven UTC
-// days before now's day (the daily rollup, crash_daily_os).
-func (s *SQL) SignatureRate(ctx context.Context, signature string, now time.Time) (hour []Bucket, week int, err error) {
+// days before now's day (the daily rollup, crash_daily_os), counted only
+// when the hour has at least minHour crashes (else 0: the rule needs no
+// more).
+func (s *SQL) SignatureRate(ctx context.Context, signature string, now time.Time, minHour int) (hour []Bucket, week int, err error) {
 	rows, err := s.db.QueryContext(ctx, s.rebind(`
 SELECT product, COUNT(*) FROM crashes WHERE status = ? AND signature = ? AND received_at >= ? AND received_at <= ?
 GROUP BY product ORDER BY COUNT(*) DESC, product`), string(Processed), signature, formatTime(now.Add(-time.Hour)), formatTime(now))
@@ -451,6 +453,13 @@ GROUP BY product ORDER BY COUNT(*) DESC, product`), string(Processed), signature
 	}
 	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("index: signature rate: %w", err)
+	}
+	total := 0
+	for _, b := range hour {
+		total += b.Count
+	}
+	if total < minHour {
+		return hour, 0, nil
 	}
 	day := now.UTC().Truncate(24 * time.Hour)
 	if err := s.db.QueryRowContext(ctx, s.rebind(`

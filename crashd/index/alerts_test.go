@@ -143,9 +143,12 @@ func testAlerts(t *testing.T, open opener) {
 			t.Fatal(err)
 		}
 	}
-	hour, week, err := a.SignatureRate(ctx, "boom", day.Add(30*time.Minute))
+	hour, week, err := a.SignatureRate(ctx, "boom", day.Add(30*time.Minute), 3)
 	if err != nil || week != 3 || len(hour) != 2 || hour[0] != (Bucket{"App", 2}) || hour[1] != (Bucket{"Other", 1}) {
 		t.Fatalf("rate: %+v %d %v", hour, week, err)
+	}
+	if _, week, err := a.SignatureRate(ctx, "boom", day.Add(30*time.Minute), 4); err != nil || week != 0 {
+		t.Fatalf("rate under minHour: week %d %v", week, err)
 	}
 
 	// Pruning keeps pending and recent events.
