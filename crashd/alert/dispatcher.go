@@ -465,8 +465,7 @@ func (d *Dispatcher) CheckSpikes(ctx context.Context) {
 		if !Spike(n, week, d.cfg.SpikeMin, d.cfg.SpikeFactor) {
 			continue
 		}
-		e := Event{ID: index.AlertID(index.AlertSpike, sig, hourKey), Kind: index.AlertSpike, Product: hour[0].Value,
-			Signature: sig, CrashID: crashID, Count: n, CreatedAt: now}
+		e := index.NewAlertEvent(index.AlertSpike, hour[0].Value, sig, "", crashID, n, now)
 		if err := d.Notify(ctx, e); err != nil {
 			d.log.Warn("alert: spike event", "signature", sig, "err", err)
 			continue

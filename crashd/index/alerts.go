@@ -103,6 +103,24 @@ func AlertID(kind string, parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
+// NewAlertEvent returns the event of kind about a signature, made by the
+// crash crashID at at, with its id: the one place where what makes two
+// events the same is decided. A new signature is new once (its id: the
+// signature); a regression once per product, signature and version in
+// which it came back; a spike once per signature and UTC clock hour.
+func NewAlertEvent(kind, product, signature, version, crashID string, count int, at time.Time) AlertEvent {
+	var id string
+	switch kind {
+	case AlertNewSignature:
+		id = AlertID(kind, signature)
+	case AlertSpike:
+		id = AlertID(kind, signature, at.UTC().Format("2006-01-02T15"))
+	default:
+		id = AlertID(kind, product, signature, version)
+	}
+	return AlertEvent{ID: id, Kind: kind, Product: product, Signature: signature, Version: version, CrashID: crashID, Count: count, CreatedAt: at}
+}
+
 // The states of a delivery.
 const (
 	DeliveryPending   = "pending"
@@ -167,15 +185,20 @@ func (s *SQL) newSignatureIn(ctx context.Context, tx *sql.Tx, c Crash) error {
 	if !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("new signature: %w", err)
 	}
-	e := AlertEvent{ID: AlertID(AlertNewSignature, c.Signature), Kind: AlertNewSignature, Product: c.Product,
-		Signature: c.Signature, Version: c.Version, CrashID: c.ID, Count: 1, CreatedAt: s.now()}
-	_, err = s.addAlertEventIn(ctx, tx, e)
+	_, err = s.addAlertEventIn(ctx, tx, NewAlertEvent(AlertNewSignature, c.Product, c.Signature, c.Version, c.ID, 1, s.now()))
 	return err
 }
 
 // addAlertEventIn inserts e in tx unless its id is there already, and
 // says whether it did. Event sources writing in their own transaction
-// (a regression found while a crash is recorded) call it.
+// call it: a regression found while a crash is recorded is written in
+// recordIn's transaction as
+//
+//	if s.alerts {
+//		_, err = s.addAlertEventIn(ctx, tx, NewAlertEvent(AlertRegression, c.Product, c.Signature, c.Version, c.ID, 1, s.now()))
+//	}
+//
+// and crashd/alert delivers it as it delivers new signatures.
 func (s *SQL) addAlertEventIn(ctx context.Context, tx *sql.Tx, e AlertEvent) (bool, error) {
 	if e.ID == "" || e.Kind == "" {
 		return false, errors.New("alert event without id or kind")

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/alert"
 	"github.com/gobreakpad/gobreakpad/crashd/collector"
 )
 
@@ -200,6 +201,16 @@ type Config struct {
 	// link (and later webhooks). Empty: http:// and the listen address
 	// (as reached from this machine).
 	PublicURL string `json:"public_url"`
+	// Webhooks receive the alerts (new signatures, regressions, spikes:
+	// crashd/alert, docs/crashd.md "Alerts"); CRASHD_WEBHOOKS takes them
+	// as a JSON list.
+	Webhooks []alert.Webhook `json:"webhooks"`
+	// SpikeMinCount and SpikeFactor are the spike rule's: a signature
+	// spikes when its crashes of the last hour reach SpikeMinCount and
+	// SpikeFactor times its hourly mean of the seven days before today
+	// (defaults 10 and 5).
+	SpikeMinCount int `json:"spike_min_count"`
+	SpikeFactor   int `json:"spike_factor"`
 	// SecureCookie marks the pages' session cookie Secure (crashd behind
 	// a TLS proxy).
 	SecureCookie bool `json:"secure_cookie"`
@@ -312,6 +323,13 @@ func (c *Config) FromEnv(lookup func(string) (string, bool)) error {
 				return fmt.Errorf("%s=%q: not true or false", name, s)
 			}
 			f.SetBool(b)
+		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Struct:
+			// A list of objects (webhooks): JSON.
+			p := reflect.New(f.Type())
+			if err := json.Unmarshal([]byte(s), p.Interface()); err != nil {
+				return fmt.Errorf("%s: a JSON list: %w", name, err)
+			}
+			f.Set(p.Elem())
 		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
 			var list []string
 			for e := range strings.SplitSeq(s, ",") {
@@ -356,6 +374,12 @@ func (c *Config) Check() error {
 	}
 	if c.NATSReplicas < 0 || c.RetentionDays < 0 || c.SweepInterval < 0 {
 		return fmt.Errorf("config: nats_replicas, retention_days and sweep_interval cannot be negative")
+	}
+	if err := alert.CheckWebhooks(c.Webhooks); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if c.SpikeMinCount < 0 || c.SpikeFactor < 0 {
+		return fmt.Errorf("config: spike_min_count and spike_factor: not negative")
 	}
 	if err := checkPublicURL(c.PublicURL); err != nil {
 		return err
