@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -92,12 +93,13 @@ type AlertEvent struct {
 // AlertID is the id of the event of kind about the given parts (for
 // new_signature the signature; for a regression product, signature and
 // version; for a spike the signature and the hour): the first 16 bytes of
-// the SHA-256 of kind and parts, NUL-separated, in hex.
+// the SHA-256 of kind and parts, each after its length, in hex.
 func AlertID(kind string, parts ...string) string {
 	h := sha256.New()
-	h.Write([]byte(kind))
-	for _, p := range parts {
-		h.Write([]byte{0})
+	// Each string after its length: no two lists of parts hash the
+	// same text (a signature holding a separator cannot pass for two).
+	for _, p := range append([]string{kind}, parts...) {
+		h.Write(binary.AppendUvarint(nil, uint64(len(p))))
 		h.Write([]byte(p))
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])

@@ -162,3 +162,36 @@ func testAlerts(t *testing.T, open opener) {
 		t.Fatalf("not fanned out yet, pruned: %+v", evs)
 	}
 }
+
+// TestNewAlertEvent: what makes two events the same: a signature is new
+// once; a regression once per product, signature and version; a spike
+// once per signature and UTC hour.
+func TestNewAlertEvent(t *testing.T) {
+	at := time.Date(2026, 11, 26, 12, 10, 0, 0, time.UTC)
+	id := func(kind, product, sig, version string, at time.Time) string {
+		return NewAlertEvent(kind, product, sig, version, "c", 1, at).ID
+	}
+	same := [][2]string{
+		{id(AlertNewSignature, "A", "s", "1", at), id(AlertNewSignature, "B", "s", "2", at.Add(48*time.Hour))},
+		{id(AlertRegression, "A", "s", "1", at), id(AlertRegression, "A", "s", "1", at.Add(time.Hour))},
+		{id(AlertSpike, "A", "s", "", at), id(AlertSpike, "B", "s", "", at.Add(49*time.Minute))},
+	}
+	for i, p := range same {
+		if p[0] != p[1] || len(p[0]) != 32 {
+			t.Errorf("%d: %q and %q differ", i, p[0], p[1])
+		}
+	}
+	differ := [][2]string{
+		{id(AlertNewSignature, "A", "s", "1", at), id(AlertNewSignature, "A", "t", "1", at)},
+		{id(AlertRegression, "A", "s", "1", at), id(AlertRegression, "A", "s", "2", at)},
+		{id(AlertRegression, "A", "s", "1", at), id(AlertRegression, "B", "s", "1", at)},
+		{id(AlertSpike, "A", "s", "", at), id(AlertSpike, "A", "s", "", at.Add(50*time.Minute))},
+		{id(AlertSpike, "A", "s", "", at), id(AlertNewSignature, "A", "s", "", at)},
+		{AlertID("k", "a\x00b"), AlertID("k", "a", "b")},
+	}
+	for i, p := range differ {
+		if p[0] == p[1] {
+			t.Errorf("%d: the same id %q", i, p[0])
+		}
+	}
+}
