@@ -82,6 +82,8 @@ func Crashd(o RouteOptions) map[string]Access {
 		"GET /tokens":                      {Scope: ScopeAdmin, Page: true, Why: "the tokens page: run-time tokens listed"},
 		"POST /tokens":                     Need(ScopeAdmin, "creates a run-time token (the secret shown once; csrf field)"),
 		"POST /tokens/revoke":              Need(ScopeAdmin, "revokes a run-time token and ends its sessions (csrf field)"),
+		"GET /admin/webhooks":              {Scope: ScopeAdmin, Page: true, Why: "the alerts' delivery log: webhooks by name (never their URLs), recent deliveries and attempts"},
+		"GET /api/admin/webhooks":          Need(ScopeAdmin, "the alerts' delivery log as JSON"),
 		"POST /login":                      Open("takes a token into a session cookie (same origin only)"),
 		"POST /logout":                     Open("ends the session (same origin only, csrf field)"),
 		"GET /static/":                     Open("the pages' style sheet"),

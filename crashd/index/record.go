@@ -269,6 +269,9 @@ func (s *SQL) recordIn(ctx context.Context, tx *sql.Tx, o Outcome) ([]SignatureE
 	if err := s.writeAnnotations(ctx, tx, c, d.Annotations); err != nil {
 		return nil, fail(err)
 	}
+	if err := s.newSignatureIn(ctx, tx, c); err != nil {
+		return nil, fail(err)
+	}
 	if c.Signature != "" {
 		if _, err := tx.StmtContext(ctx, sig).ExecContext(ctx, c.Signature, formatTime(c.ReceivedAt), c.Version); err != nil {
 			return nil, fail(err)
@@ -276,6 +279,9 @@ func (s *SQL) recordIn(ctx context.Context, tx *sql.Tx, o Outcome) ([]SignatureE
 	}
 	ev, err := s.trackSignature(ctx, tx, c)
 	if err != nil {
+		return nil, fail(err)
+	}
+	if err := s.regressionAlertsIn(ctx, tx, ev); err != nil {
 		return nil, fail(err)
 	}
 	return ev, nil

@@ -87,8 +87,9 @@ CREATE INDEX crashes_top ON crashes (product, crash_day, signature);
 	// 9: the triage state, bug links and history of each (product,
 	// signature) (signature_triage.go).
 	9: migrationSignatureTriage,
-	// 10: alert events and their deliveries (alerts branch, issue 38).
-	// 11: unused (the search branch needed none).
+	// 10: the alerts' events, deliveries and attempts (alerts.go).
+	10: migrationAlerts,
+	// 11: unused (the branches of issue 38 were numbered ahead).
 	// 12: the CPU info and module versions of a crash, for the
 	// correlations (correlations.go).
 	12: migrationCorrelations,
@@ -144,6 +145,9 @@ type SQL struct {
 	noRollup bool
 	// auth is the short memo of token and session lookups (tokens.go).
 	auth authCache
+	// alerts: a new signature's first crash records its alert event
+	// (SetAlerts, alerts.go).
+	alerts bool
 }
 
 // lockWrites takes wmu when the dialect has one writer; the returned

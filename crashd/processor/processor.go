@@ -116,6 +116,17 @@ type Config struct {
 	// OutagePoll is how often an outage is checked for its end. Default
 	// 1s.
 	OutagePoll time.Duration
+	// Alerts, when set, is told of every crash once it is indexed
+	// (crashd/alert's Dispatcher: the spike check, the delivery of the
+	// new-signature event the index recorded with the crash).
+	Alerts Alerts
+}
+
+// Alerts is what the processor tells the alerts (crashd/alert) of the
+// crashes it indexed. Processed must not block: it runs on the path of
+// every crash's acknowledgement.
+type Alerts interface {
+	Processed(ctx context.Context, c index.Crash)
 }
 
 func (c *Config) defaults() {
@@ -623,6 +634,9 @@ func (p *Processor) record(ctx context.Context, j job) {
 				p.retry(ctx, j.log, j.d, j.id, j.received, j.attempts, err)
 				return
 			}
+		}
+		if p.cfg.Alerts != nil {
+			p.cfg.Alerts.Processed(ctx, j.o.Crash)
 		}
 		if aerr := j.d.Ack(); aerr != nil {
 			j.log.Warn("processor: ack (the crash will be processed again)", "err", aerr)

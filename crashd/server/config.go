@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/alert"
 	"github.com/gobreakpad/gobreakpad/crashd/collector"
 	"github.com/gobreakpad/gobreakpad/crashd/sourcelink"
 	"github.com/gobreakpad/gobreakpad/crashd/version"
@@ -229,6 +230,16 @@ type Config struct {
 	// BugTrackers are the trackers whose prefilled "file a bug" links
 	// the signature page offers (docs/crashd.md, "Triage").
 	BugTrackers []web.BugTracker `json:"bug_trackers"`
+	// Webhooks receive the alerts (new signatures, regressions, spikes:
+	// crashd/alert, docs/crashd.md "Alerts"); CRASHD_WEBHOOKS takes them
+	// as a JSON list.
+	Webhooks []alert.Webhook `json:"webhooks"`
+	// SpikeMinCount and SpikeFactor are the spike rule's: a signature
+	// spikes when its crashes of the last hour reach SpikeMinCount and
+	// SpikeFactor times its hourly mean of the seven days before today
+	// (defaults 10 and 5).
+	SpikeMinCount int `json:"spike_min_count"`
+	SpikeFactor   int `json:"spike_factor"`
 	// SecureCookie marks the pages' session cookie Secure (crashd behind
 	// a TLS proxy).
 	SecureCookie bool `json:"secure_cookie"`
@@ -342,7 +353,7 @@ func (c *Config) FromEnv(lookup func(string) (string, bool)) error {
 			}
 			f.SetBool(b)
 		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Struct:
-			// A list of objects (bug_trackers): JSON.
+			// A list of objects (bug_trackers, source_links, webhooks): JSON.
 			p := reflect.New(f.Type())
 			if err := json.Unmarshal([]byte(s), p.Interface()); err != nil {
 				return fmt.Errorf("%s: a JSON list: %w", name, err)
@@ -395,6 +406,12 @@ func (c *Config) Check() error {
 	}
 	if _, err := sourcelink.New(c.SourceLinks); err != nil {
 		return fmt.Errorf("config: %w", err)
+	}
+	if err := alert.CheckWebhooks(c.Webhooks); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if c.SpikeMinCount < 0 || c.SpikeFactor < 0 {
+		return fmt.Errorf("config: spike_min_count and spike_factor: not negative")
 	}
 	if err := checkPublicURL(c.PublicURL); err != nil {
 		return err

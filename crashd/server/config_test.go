@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/alert"
 	"github.com/gobreakpad/gobreakpad/crashd/sourcelink"
 )
 
@@ -31,19 +32,21 @@ func TestConfig(t *testing.T) {
 		"CRASHD_LISTEN": "127.0.0.1:1", "CRASHD_SYMBOLS_URL": "http://x, http://y", "CRASHD_WORKERS": "3",
 		"CRASHD_QUEUE_SYNC": "true", "CRASHD_ACK_WAIT": "1m", "CRASHD_ROLES": "web,processor",
 		"CRASHD_INDEXED_ANNOTATIONS": "ReleaseChannel, Email",
+		"CRASHD_WEBHOOKS":            `[{"url": "https://hooks.example.com/x", "events": ["spike"]}]`, "CRASHD_SPIKE_FACTOR": "4",
 	}
 	if err := cfg.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Listen != "127.0.0.1:1" || !slices.Equal(cfg.SymbolsURL, []string{"http://x", "http://y"}) || cfg.Workers != 3 ||
 		!cfg.QueueSync || time.Duration(cfg.AckWait) != time.Minute || cfg.Has(RoleCollector) || !cfg.Has(RoleWeb) ||
-		!slices.Equal(cfg.IndexedAnnotations, []string{"ReleaseChannel", "Email"}) {
+		!slices.Equal(cfg.IndexedAnnotations, []string{"ReleaseChannel", "Email"}) || len(cfg.Webhooks) != 1 ||
+		!slices.Equal(cfg.Webhooks[0].Events, []string{"spike"}) || cfg.SpikeFactor != 4 {
 		t.Errorf("after the environment: %+v", cfg)
 	}
-	if err := cfg.Check(); err != nil {
-		t.Error(err)
+	if err := cfg.Check(); err != nil || cfg.Webhooks[0].Name != "hooks.example.com" {
+		t.Error(err, cfg.Webhooks)
 	}
-	for k, v := range map[string]string{"CRASHD_WORKERS": "many", "CRASHD_TIMEOUT": "soon", "CRASHD_QUEUE_SYNC": "perhaps"} {
+	for k, v := range map[string]string{"CRASHD_WORKERS": "many", "CRASHD_TIMEOUT": "soon", "CRASHD_QUEUE_SYNC": "perhaps", "CRASHD_WEBHOOKS": "https://x"} {
 		c := Default()
 		if err := c.FromEnv(func(n string) (string, bool) { return v, n == k }); err == nil {
 			t.Errorf("%s=%s accepted", k, v)
@@ -57,6 +60,11 @@ func TestConfig(t *testing.T) {
 	bad.Roles = []string{"janitor"}
 	if bad.Check() == nil {
 		t.Error("role janitor accepted")
+	}
+	bad = Default()
+	bad.Webhooks = []alert.Webhook{{URL: "file:///etc/passwd"}}
+	if bad.Check() == nil {
+		t.Error("a file: webhook accepted")
 	}
 	for _, tc := range []struct {
 		roles []string

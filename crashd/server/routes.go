@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/gobreakpad/gobreakpad/crashd/alert"
 	"github.com/gobreakpad/gobreakpad/crashd/api"
 	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/collector"
@@ -86,6 +87,11 @@ func (s *Server) routes() error {
 		}
 		w.Register(t)
 		a.Register(t)
+		if ix, ok := s.ix.(alert.LogStore); ok {
+			admin := &alert.Admin{Store: ix, Webhooks: cfg.Webhooks, Log: s.log}
+			t.HandleFunc("GET /admin/webhooks", admin.ServePage)
+			t.HandleFunc("GET /api/admin/webhooks", admin.ServeAPI)
+		}
 	}
 	if s.coll != nil {
 		// Uploads are refused (503) while the disk is below its threshold.

@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/gobreakpad/gobreakpad/crashd/alert"
 	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/crashd/collector"
@@ -51,6 +52,9 @@ type Server struct {
 	syms   *symsrc.Sources
 	coll   *collector.Collector
 	proc   *processor.Processor
+	// alerts delivers the webhooks' events (processor role, webhooks
+	// configured).
+	alerts *alert.Dispatcher
 	reg    *prometheus.Registry
 	// mux serves every route, each with its access (routes.go); authn
 	// resolves requests to their principal.
@@ -196,6 +200,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		return nil, err
 	}
 	ix.SetVersionOrder(order)
+	// With webhooks, a new signature's first crash records its alert
+	// event in the crash's transaction.
+	ix.SetAlerts(len(cfg.Webhooks) > 0)
 	s.ix = ix
 	if s.authn, err = cfg.Authenticator(tokenStore(ix)); err != nil {
 		return nil, err
@@ -295,6 +302,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		}
 		if s.syms != nil {
 			pcfg.Symbols, pcfg.Prefetch = s.syms, s.syms.Prefetch()
+		}
+		if len(cfg.Webhooks) > 0 {
+			if s.alerts, err = alert.New(alert.Config{Webhooks: cfg.Webhooks, PublicURL: cfg.BaseURL(""), Owner: s.owner(),
+				SpikeMin: cfg.SpikeMinCount, SpikeFactor: cfg.SpikeFactor}, ix, log, s.reg); err != nil {
+				return nil, err
+			}
+			pcfg.Alerts = s.alerts
 		}
 		if s.proc, err = processor.New(pcfg, s.store, s.q, s.ix, log, s.reg); err != nil {
 			return nil, err
@@ -570,6 +584,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 				}
 			}()
 		})
+	}
+	if s.alerts != nil {
+		actx, astop := context.WithCancel(context.WithoutCancel(ctx))
+		defer astop()
+		g.add("alerts", func() error { return s.alerts.Run(actx) }, astop)
 	}
 	if s.unlock != nil {
 		// This process holds the data directory: `crashd token ...`
