@@ -139,7 +139,7 @@ func testAlerts(t *testing.T, open opener) {
 	for i := range 3 {
 		d := time.Date(2026, 11, 20+i, 9, 0, 0, 0, time.UTC)
 		o := Outcome{Crash: Crash{ID: crashID(100+i, d), ReceivedAt: d, Product: "App", Signature: "boom", Attempts: 1}}
-		if err := a.RecordProcessed(ctx, o); err != nil {
+		if _, err := a.RecordProcessed(ctx, o); err != nil {
 			t.Fatal(err)
 		}
 	}
