@@ -165,19 +165,28 @@ func (u *Unqueued) Len(ctx context.Context) (uint64, error) {
 	return info.State.Msgs, nil
 }
 
-// Flag reports whether the flag name ("_" and letters) is set.
+// Flag reports whether the flag name ("_" and letters) is set. Read
+// through a watcher, which the stream's leader serves: a KV Get may be
+// answered by a replica that is behind (a node restarted and catching
+// up), which would say "not set" for a flag set long ago.
 func (u *Unqueued) Flag(ctx context.Context, name string) (bool, error) {
 	if !strings.HasPrefix(name, "_") || checkKey(name) != nil {
 		return false, fmt.Errorf("queue: unqueued: bad flag %q", name)
 	}
 	found := false
 	err := retry(ctx, func(ctx context.Context) error {
-		_, err := u.kv.Get(ctx, name)
-		found = err == nil
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return nil
+		w, err := u.kv.Watch(ctx, name, jetstream.IgnoreDeletes(), jetstream.MetaOnly())
+		if err != nil {
+			return err
 		}
-		return err
+		defer w.Stop()
+		select {
+		case e := <-w.Updates():
+			found = e != nil
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	})
 	if err != nil {
 		return false, fmt.Errorf("queue: unqueued: flag %s: %w", name, err)
