@@ -2,11 +2,13 @@ package queue
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -19,9 +21,11 @@ import (
 // no TTL (an entry must outlive any outage). Keys starting with '_' are
 // the bucket's own flags (Flag, SetFlag), never crash ids.
 type Unqueued struct {
-	kv     jetstream.KeyValue
-	stream jetstream.Stream
-	pre    string // the subject prefix of the keys: $KV.<bucket>.
+	kv         jetstream.KeyValue
+	stream     jetstream.Stream
+	streamName string
+	nc         *nats.Conn
+	pre        string // the subject prefix of the keys: $KV.<bucket>.
 }
 
 // Unqueued returns the bucket of crashes stored but not yet queued, made
@@ -33,7 +37,7 @@ func (q *JetStream) Unqueued(ctx context.Context) (*Unqueued, error) {
 		return q.unqueued, nil
 	}
 	bucket := q.cfg.Prefix + "_unqueued"
-	var u Unqueued
+	u := Unqueued{streamName: "KV_" + bucket, nc: q.nc}
 	err := retry(ctx, func(ctx context.Context) (err error) {
 		u.kv, err = q.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket:      bucket,
@@ -44,7 +48,7 @@ func (q *JetStream) Unqueued(ctx context.Context) (*Unqueued, error) {
 		if err != nil {
 			return err
 		}
-		u.stream, err = q.js.Stream(ctx, "KV_"+bucket)
+		u.stream, err = q.js.Stream(ctx, u.streamName)
 		return err
 	})
 	if err != nil {
@@ -128,7 +132,10 @@ read:
 	for {
 		select {
 		case e, ok := <-w.Updates():
-			if !ok || e == nil {
+			if !ok {
+				return errors.New("queue: unqueued: scan: the watcher closed before the end of the keys")
+			}
+			if e == nil {
 				break read
 			}
 			if strings.HasPrefix(e.Key(), "_") {
@@ -165,28 +172,43 @@ func (u *Unqueued) Len(ctx context.Context) (uint64, error) {
 	return info.State.Msgs, nil
 }
 
-// Flag reports whether the flag name ("_" and letters) is set. Read
-// through a watcher, which the stream's leader serves: a KV Get may be
-// answered by a replica that is behind (a node restarted and catching
-// up), which would say "not set" for a flag set long ago.
+// Flag reports whether the flag name ("_" and letters) is set. Read with
+// the stream's message get API, which the stream's leader answers: a KV
+// Get is a direct get any replica may answer, and a watcher's consumer
+// may be placed on any replica; a replica restarted and catching up
+// answers "no such key" for a flag set long ago (the scale run met both).
 func (u *Unqueued) Flag(ctx context.Context, name string) (bool, error) {
 	if !strings.HasPrefix(name, "_") || checkKey(name) != nil {
 		return false, fmt.Errorf("queue: unqueued: bad flag %q", name)
 	}
+	req, err := json.Marshal(map[string]string{"last_by_subj": u.pre + name})
+	if err != nil {
+		return false, err
+	}
 	found := false
-	err := retry(ctx, func(ctx context.Context) error {
-		w, err := u.kv.Watch(ctx, name, jetstream.IgnoreDeletes(), jetstream.MetaOnly())
+	err = retry(ctx, func(ctx context.Context) error {
+		m, err := u.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+u.streamName, req)
 		if err != nil {
 			return err
 		}
-		defer w.Stop()
-		select {
-		case e := <-w.Updates():
-			found = e != nil
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+		var resp struct {
+			Error   *jetstream.APIError `json:"error"`
+			Message *struct {
+				Seq uint64 `json:"seq"`
+			} `json:"message"`
 		}
+		if err := json.Unmarshal(m.Data, &resp); err != nil {
+			return fmt.Errorf("message get: %w", err)
+		}
+		if resp.Error != nil {
+			if resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound {
+				found = false
+				return nil
+			}
+			return resp.Error
+		}
+		found = resp.Message != nil
+		return nil
 	})
 	if err != nil {
 		return false, fmt.Errorf("queue: unqueued: flag %s: %w", name, err)
