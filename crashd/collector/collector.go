@@ -228,6 +228,22 @@ func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Durat
 // Publisher queues a stored crash for processing.
 type Publisher func(ctx context.Context, id crash.ID) error
 
+// Unqueued is a durable record of the crashes stored (or being stored)
+// but not yet queued, for a blob store whose listing is costly (the NATS
+// object store reads every object's metadata): the collector adds a
+// crash's id before its first blob Put and removes it once the crash is
+// published, and RecoverUnqueued reads it instead of listing the store
+// (crashd/queue.Unqueued: a JetStream KV bucket).
+type Unqueued interface {
+	// Add records id, durably when it returns; the revision goes to Remove.
+	Add(ctx context.Context, id string) (rev uint64, err error)
+	// Remove forgets id (not there: no error).
+	Remove(ctx context.Context, id string, rev uint64) error
+	// Scan calls f with each recorded id, its revision and when it was
+	// added, at most limit of them (<= 0: all).
+	Scan(ctx context.Context, limit int, f func(id string, rev uint64, added time.Time) error) error
+}
+
 // Collector serves the collector's endpoints.
 type Collector struct {
 	cfg      Config
@@ -243,6 +259,7 @@ type Collector struct {
 	budget   *budget
 	limits   []*limiter
 	spoolDir string
+	unqueued Unqueued
 }
 
 // New returns a collector storing into store and publishing with publish.
@@ -372,6 +389,12 @@ func New(cfg Config, store blob.Store, publish Publisher, log *slog.Logger, reg 
 	return c, nil
 }
 
+// SetUnqueued makes the collector record each crash in u from before it is
+// stored until it is published (call it before serving). An upload whose
+// record cannot be added is refused (503), as one that cannot be stored:
+// a crash answered 200 is always either queued or in u.
+func (c *Collector) SetUnqueued(u Unqueued) { c.unqueued = u }
+
 // Handler returns the collector's routes: POST /submit and, with Sentry
 // projects configured, POST /api/{project}/minidump/ (and without the
 // slash); any other path is answered 404 with Antenna's JSON error.
@@ -423,7 +446,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "crashd_collector_throttle_total", Help: "Throttle decisions, by rule and result.",
 		}, []string{"rule", "result"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "crashd_collector_errors_total", Help: "Failures after a crash was accepted, by step (publish, queued_marker).",
+			Name: "crashd_collector_errors_total", Help: "Failures after a crash was accepted, by step (publish, queued_marker, unqueued_remove).",
 		}, []string{"step"}),
 		size: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "crashd_collector_payload_bytes", Help: "Sizes of accepted bodies as received, by compression (gzip, none).",

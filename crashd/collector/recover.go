@@ -135,3 +135,97 @@ func recoverFolder(ctx context.Context, store blob.Store, publish Publisher, fol
 	}
 	return n, nil
 }
+
+// Bounds of RecoverUnqueued.
+const (
+	// UnqueuedSettle is the age under which a record is left alone: its
+	// collector is storing or publishing the crash right now (publishing
+	// it here too would only walk it twice). A crash whose publish failed
+	// is queued by the first sweep after this.
+	UnqueuedSettle = 30 * time.Second
+	// UnqueuedGrace is how long a record whose raw crash is not stored is
+	// kept: past it the collector that added it died or failed storing
+	// (it answered no 200), so the record is removed. Longer than any
+	// upload's storing (each Put's retries last a minute at most).
+	UnqueuedGrace = 15 * time.Minute
+	// UnqueuedScanLimit bounds the records one sweep reads; the rest wait
+	// for the next.
+	UnqueuedScanLimit = 100_000
+)
+
+// RecoverStats is what one RecoverUnqueued did.
+type RecoverStats struct {
+	Records   int // records read
+	Published int // crashes queued
+	Queued    int // records of crashes queued already, removed
+	Orphans   int // records without a stored crash past UnqueuedGrace, removed
+}
+
+// RecoverUnqueued is Recover for a collector that records its crashes in
+// u (Collector.SetUnqueued): it reads u's records, never the store's
+// listing, and for each one older than UnqueuedSettle looks up the raw
+// crash and its queued marker: a crash stored and not queued is published
+// and marked; a crash queued already (its collector died before removing
+// the record) is only forgotten; a record without a raw crash is kept for
+// UnqueuedGrace, then forgotten. A record is removed only once its crash
+// is queued or known never stored, so a crash is never lost between them.
+// Records are kept whatever their age (unlike Recover's window, which
+// bounded a listing: a record is a crash answered 200 and not yet queued).
+// Ages are taken at now (time.Now(); tests pass a later time).
+func RecoverUnqueued(ctx context.Context, store blob.Store, publish Publisher, u Unqueued, now time.Time, log *slog.Logger) (RecoverStats, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var st RecoverStats
+	err := u.Scan(ctx, UnqueuedScanLimit, func(key string, rev uint64, added time.Time) error {
+		st.Records++
+		if !crash.Valid(key) {
+			log.Warn("unqueued record: not a crash id; left alone", "key", key)
+			return nil
+		}
+		id := crash.ID(key)
+		age := now.Sub(added)
+		if age < UnqueuedSettle {
+			return nil
+		}
+		stored, err := store.Exists(ctx, crash.RawCrashKey(id))
+		if err != nil {
+			return fmt.Errorf("recover: %w", err)
+		}
+		if !stored {
+			if age < UnqueuedGrace {
+				return nil
+			}
+			if err := u.Remove(ctx, key, rev); err != nil {
+				return fmt.Errorf("recover: %w", err)
+			}
+			log.Warn("unqueued record without a stored crash removed (its collector died or failed storing it, answering no 200)", "crash_id", id, "added", added)
+			st.Orphans++
+			return nil
+		}
+		marked, err := store.Exists(ctx, crash.QueuedKey(id))
+		if err == nil && !marked {
+			marked, err = store.Exists(ctx, crash.LegacyQueuedKey(id))
+		}
+		if err != nil {
+			return fmt.Errorf("recover: %w", err)
+		}
+		if !marked {
+			if err := publish(ctx, id); err != nil {
+				return fmt.Errorf("recover: publish %s: %w", id, err)
+			}
+			if err := store.Put(ctx, crash.QueuedKey(id), []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
+				return fmt.Errorf("recover: %w", err)
+			}
+			log.Info("recovered a crash stored but not queued", "crash_id", id)
+			st.Published++
+		} else {
+			st.Queued++
+		}
+		if err := u.Remove(ctx, key, rev); err != nil {
+			return fmt.Errorf("recover: %w", err)
+		}
+		return nil
+	})
+	return st, err
+}

@@ -178,12 +178,13 @@ func (c *Collector) SentryMinidump(w http.ResponseWriter, r *http.Request) {
 		c.m.rejected.WithLabelValues(endpoint, result+"_"+rule).Inc()
 	default:
 		c.cleanup(raw)
-		if err := c.save(r.Context(), raw, rep.dumps); err != nil {
+		rev, err := c.save(r.Context(), raw, rep.dumps)
+		if err != nil {
 			c.storeFailed(w, endpoint, id, err)
 			return
 		}
 		c.m.accepted.WithLabelValues(endpoint).Inc()
-		c.queue(r.Context(), id)
+		c.queue(r.Context(), id, rev)
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	io.WriteString(w, eventID)

@@ -371,7 +371,8 @@ func (c *Collector) Submit(w http.ResponseWriter, r *http.Request) {
 		c.m.rejected.WithLabelValues(endpoint, "fakeaccept_"+rule).Inc()
 	default:
 		c.cleanup(raw)
-		if err := c.save(r.Context(), raw, rep.dumps); err != nil {
+		rev, err := c.save(r.Context(), raw, rep.dumps)
+		if err != nil {
 			c.storeFailed(w, endpoint, id, err)
 			return
 		}
@@ -381,7 +382,7 @@ func (c *Collector) Submit(w http.ResponseWriter, r *http.Request) {
 			compressed = "gzip"
 		}
 		c.m.size.WithLabelValues(compressed).Observe(float64(rep.size))
-		c.queue(r.Context(), id)
+		c.queue(r.Context(), id, rev)
 	}
 	w.Header().Set("Content-Type", "text/plain")
 	if c.cfg.Products[productOf(raw.Annotations)].Response == ResponseHex16 {
@@ -560,9 +561,34 @@ func (c *Collector) cleanup(raw *crash.RawCrash) {
 
 // save stores a crash: each dump, the dump names, then the raw crash (its
 // presence means the crash is complete), every Put durable. A client that
-// goes away meanwhile does not stop it.
-func (c *Collector) save(ctx context.Context, raw *crash.RawCrash, dumps map[string][]byte) error {
+// goes away meanwhile does not stop it. With an Unqueued record the id is
+// added to it first (its revision returned), so that a crash stored and
+// answered is found by RecoverUnqueued whatever happens next; a record
+// without a raw crash (the process killed while storing, or a failed Put)
+// is tolerated there and removed after a while.
+func (c *Collector) save(ctx context.Context, raw *crash.RawCrash, dumps map[string][]byte) (uint64, error) {
 	ctx = context.WithoutCancel(ctx)
+	id := raw.UUID
+	var rev uint64
+	if c.unqueued != nil {
+		var err error
+		if rev, err = c.unqueued.Add(ctx, string(id)); err != nil {
+			return 0, err
+		}
+	}
+	if err := c.storeBlobs(ctx, raw, dumps); err != nil {
+		if c.unqueued != nil {
+			if rerr := c.unqueued.Remove(ctx, string(id), rev); rerr != nil {
+				c.log.Warn("crash not stored; its unqueued record stays until the sweep removes it", "crash_id", id, "error", rerr)
+			}
+		}
+		return 0, err
+	}
+	return rev, nil
+}
+
+// storeBlobs is save's blob Puts.
+func (c *Collector) storeBlobs(ctx context.Context, raw *crash.RawCrash, dumps map[string][]byte) error {
 	id := raw.UUID
 	names := make(crash.DumpNames, 0, len(dumps))
 	for name := range dumps {
@@ -588,9 +614,10 @@ func (c *Collector) save(ctx context.Context, raw *crash.RawCrash, dumps map[str
 	return c.store.Put(ctx, crash.RawCrashKey(id), rb)
 }
 
-// queue publishes a stored crash and writes its queued marker; failures are
-// logged and counted, the crash stays stored for Recover.
-func (c *Collector) queue(ctx context.Context, id crash.ID) {
+// queue publishes a stored crash, writes its queued marker and removes its
+// Unqueued record (rev: save's); failures are logged and counted, the
+// crash stays stored (and recorded) for Recover.
+func (c *Collector) queue(ctx context.Context, id crash.ID, rev uint64) {
 	ctx = context.WithoutCancel(ctx)
 	if err := c.publish(ctx, id); err != nil {
 		c.m.errors.WithLabelValues("publish").Inc()
@@ -600,6 +627,12 @@ func (c *Collector) queue(ctx context.Context, id crash.ID) {
 	if err := c.store.Put(ctx, crash.QueuedKey(id), []byte(c.now().UTC().Format(time.RFC3339Nano))); err != nil {
 		c.m.errors.WithLabelValues("queued_marker").Inc()
 		c.log.Warn("crash queued but its marker not written; recovery may queue it again", "crash_id", id, "error", err)
+	}
+	if c.unqueued != nil {
+		if err := c.unqueued.Remove(ctx, string(id), rev); err != nil {
+			c.m.errors.WithLabelValues("unqueued_remove").Inc()
+			c.log.Warn("crash queued but its unqueued record not removed; the sweep will", "crash_id", id, "error", err)
+		}
 	}
 }
 

@@ -83,6 +83,23 @@ func TestCluster(t *testing.T) {
 		}
 	}
 	take(20)
+	// The record of unqueued crashes: R3 like the streams, its entries
+	// kept through the loss of the node leading the work stream.
+	u, err := q.Unqueued(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := u.stream.CachedInfo().Config.Replicas; r != 3 {
+		t.Errorf("unqueued bucket: %d replicas, want 3", r)
+	}
+	var recorded []string
+	for i := range 10 {
+		id := fmt.Sprintf("unq-%02d", i)
+		if _, err := u.Add(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		recorded = append(recorded, id)
+	}
 	for i, nd := range cl.Nodes {
 		if nd.Name == leader {
 			t.Logf("killing %s, the stream's leader", nd.Name)
@@ -103,6 +120,25 @@ func TestCluster(t *testing.T) {
 	sort.Strings(ids)
 	if !slices.Equal(ids, sent) {
 		t.Errorf("consumed %d crashes, sent %d", len(ids), len(sent))
+	}
+	if _, err := u.Add(ctx, "unq-10"); err != nil {
+		t.Fatalf("add after the kill: %v", err)
+	}
+	recorded = append(recorded, "unq-10")
+	ids = nil
+	if err := u.Scan(ctx, 0, func(id string, _ uint64, _ time.Time) error { ids = append(ids, id); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids, recorded) {
+		t.Errorf("unqueued after the kill: %v, want %v", ids, recorded)
+	}
+	for _, id := range recorded {
+		if err := u.Remove(ctx, id, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := u.Len(ctx); err != nil || n != 0 {
+		t.Errorf("unqueued bucket after removing all: %d %v", n, err)
 	}
 
 	// Leases: one holder at a time, across connections. (This one knows

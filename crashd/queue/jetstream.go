@@ -110,6 +110,8 @@ type JetStream struct {
 	kvMu    sync.Mutex
 	kv      jetstream.KeyValue
 	marksKV jetstream.KeyValue
+	// unqueued is the bucket of crashes stored but not yet queued.
+	unqueued *Unqueued
 }
 
 // Embedded starts a NATS server with JetStream in this process (file

@@ -56,9 +56,36 @@ func TestScaleOut(t *testing.T) {
 	if c.Signature == "" || string(c.JSONDump) == "null" {
 		t.Errorf("processed crash: %+v", c)
 	}
+	// The collector recorded the crash in the unqueued bucket until it was
+	// queued: what is left is the flag of the one listing sweep.
+	if u := fs.srv.unqueued; u == nil {
+		t.Error("blobs nats: no record of unqueued crashes")
+	} else if listed, err := u.Flag(ctx, listedFlag); err != nil || !listed {
+		t.Errorf("the start-up sweep did not list the store once: %v %v", listed, err)
+	} else if n := gauge(t, fs.srv, "crashd_unqueued_crashes"); n != 1 {
+		t.Errorf("crashd_unqueued_crashes %v, want 1 (the flag)", n)
+	}
+	if bs.srv.unqueued != nil {
+		t.Error("a processor without the collector role opened the unqueued bucket")
+	}
 	for _, d := range []string{front.Data, back.Data} {
 		if _, err := os.Stat(filepath.Join(d, "v1")); !os.IsNotExist(err) {
 			t.Errorf("%s: blobs in the data directory (%v)", d, err)
 		}
 	}
+}
+
+// gauge returns a gauge of s's registry (-1 when absent).
+func gauge(t *testing.T, s *Server, name string) float64 {
+	t.Helper()
+	mfs, err := s.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) > 0 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	return -1
 }

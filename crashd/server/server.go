@@ -78,6 +78,11 @@ type Server struct {
 	// sigEvents counts the signature events of recorded crashes by kind
 	// (new_signature, regression: crashd/index.SignatureEvent).
 	sigEvents *prometheus.CounterVec
+	// unqueued records the crashes stored and not yet queued when the
+	// blobs are in the NATS object store (nil otherwise); swept counts
+	// what the sweep did with its records.
+	unqueued *queue.Unqueued
+	swept    *prometheus.CounterVec
 	// first is what the first run made (tokens.go), nil for nothing.
 	first *FirstRun
 	// disk checks the data directory's free space; refused counts the
@@ -212,6 +217,19 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	if cfg.Has(RoleCollector) {
 		if s.coll, err = collector.New(cfg.Collector, s.store, s.publish, log, s.reg); err != nil {
 			return nil, err
+		}
+		if cfg.Blobs == "nats" {
+			// Listing the object store reads every object's metadata: the
+			// sweep reads the record of unqueued crashes instead.
+			if s.unqueued, err = q.Unqueued(ctx); err != nil {
+				return nil, err
+			}
+			s.coll.SetUnqueued(s.unqueued)
+			s.swept = prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "crashd_sweep_unqueued_total",
+				Help: "Records of unqueued crashes the sweep handled, by outcome (published: queued by the sweep; queued: queued already; orphan: no crash stored, removed after the grace).",
+			}, []string{"outcome"})
+			s.reg.MustRegister(s.swept)
 		}
 	}
 	symDir, symCache := "", cfg.SymbolsCache
@@ -356,6 +374,9 @@ func (s *Server) sweep(ctx context.Context, what string) error {
 	t0 := time.Now()
 	var n int
 	ran, err := s.jsq.WithLease(ctx, "sweep", s.owner(), func(ctx context.Context) (err error) {
+		if s.unqueued != nil {
+			return s.sweepUnqueued(ctx, since, &n)
+		}
 		n, err = collector.Recover(ctx, s.store, s.publish, since, s.log)
 		return err
 	})
@@ -368,6 +389,41 @@ func (s *Server) sweep(ctx context.Context, what string) error {
 	}
 	s.log.Info(what, "queued", n, "seconds", time.Since(t0).Seconds())
 	return nil
+}
+
+// listedFlag is set in the unqueued record once a listing sweep has run
+// on the store: crashes stored before the record existed (an upgrade) are
+// found by that one listing.
+const listedFlag = "_listed"
+
+// sweepUnqueued is the sweep with the record of unqueued crashes
+// (collector.RecoverUnqueued); the first one of a deployment also lists the
+// store once (collector.Recover) for crashes stored before the record.
+func (s *Server) sweepUnqueued(ctx context.Context, since time.Time, n *int) error {
+	listed, err := s.unqueued.Flag(ctx, listedFlag)
+	if err != nil {
+		return err
+	}
+	if !listed {
+		m, err := collector.Recover(ctx, s.store, s.publish, since, s.log)
+		*n += m
+		if err != nil {
+			return err
+		}
+		if err := s.unqueued.SetFlag(ctx, listedFlag); err != nil {
+			return err
+		}
+		s.log.Info("sweep: the store listed once for crashes stored before the unqueued record", "queued", m)
+	}
+	st, err := collector.RecoverUnqueued(ctx, s.store, s.publish, s.unqueued, time.Now(), s.log)
+	*n += st.Published
+	s.swept.WithLabelValues("published").Add(float64(st.Published))
+	s.swept.WithLabelValues("queued").Add(float64(st.Queued))
+	s.swept.WithLabelValues("orphan").Add(float64(st.Orphans))
+	if st.Published+st.Queued+st.Orphans > 0 || err != nil {
+		s.log.Info("sweep: unqueued records", "records", st.Records, "published", st.Published, "queued", st.Queued, "orphans", st.Orphans)
+	}
+	return err
 }
 
 // maintain keeps the index's partitions and retention (index.SQL's
@@ -666,6 +722,7 @@ var (
 	inFlightDesc = prometheus.NewDesc("crashd_queue_in_flight", "Crashes handed to workers and not yet acknowledged.", nil, nil)
 	deadDesc     = prometheus.NewDesc("crashd_queue_dead_letters", "Crashes that failed too often (dead letters).", nil, nil)
 	crashesDesc  = prometheus.NewDesc("crashd_index_crashes", "Crashes in the index, by status.", []string{"status"}, nil)
+	unqueuedDesc = prometheus.NewDesc("crashd_unqueued_crashes", "Records in the KV bucket of crashes stored and not yet queued (blobs \"nats\": crashes being stored or published, and those the sweep will queue).", nil, nil)
 )
 
 func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
@@ -673,6 +730,7 @@ func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
 	ch <- inFlightDesc
 	ch <- deadDesc
 	ch <- crashesDesc
+	ch <- unqueuedDesc
 }
 
 func (g *gauges) Collect(ch chan<- prometheus.Metric) {
@@ -693,6 +751,13 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 		}
 	} else {
 		ch <- prometheus.NewInvalidMetric(crashesDesc, err)
+	}
+	if g.s.unqueued != nil {
+		if n, err := g.s.unqueued.Len(ctx); err == nil {
+			ch <- prometheus.MustNewConstMetric(unqueuedDesc, prometheus.GaugeValue, float64(n))
+		} else {
+			ch <- prometheus.NewInvalidMetric(unqueuedDesc, err)
+		}
 	}
 }
 

@@ -21,7 +21,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -61,6 +63,8 @@ var (
 	faults     = flag.Bool("faults", true, "kill a processor, a NATS node and restart PostgreSQL during the stream")
 	drainFor   = flag.Duration("drain", 5*time.Minute, "bound on waiting for the backlog after the stream")
 	keep       = flag.Bool("keep", false, "keep the temporary directory")
+	symUploads = flag.Int("symupload", -1, "symbol files to upload with sym_upload during the stream, each to a random process with the symbols role (the collectors get it too): -1 means every .sym file of the corpus's Breakpad symbols with -blobs s3, none otherwise")
+	symUpload  = flag.String("sym-upload", "", "our sym_upload `PROGRAM`, used when Breakpad's is not built ($GOBREAKPAD_BREAKPAD_SYM_UPLOAD or "+breakpadSymUpload+")")
 	blobsIn    = flag.String("blobs", "nats", "where the blobs go: nats (the cluster's object store) or s3 (a SeaweedFS server, built by tools/s3/build.sh; one more fault: it is killed -9 and restarted)")
 )
 
@@ -183,19 +187,28 @@ const apiToken = "scale-driver-api-token"
 
 // busy reads crashd_processor_busy_workers from the process's metrics.
 func (p *proc) busy() int {
+	n, _ := p.metric("crashd_processor_busy_workers ")
+	return int(n)
+}
+
+// metric returns the sum of the process's metrics whose lines start with
+// prefix (a name and its labels' start), and whether there was one.
+func (p *proc) metric(prefix string) (float64, bool) {
 	resp, err := http.Get(p.url + "/metrics")
 	if err != nil {
-		return 0
+		return 0, false
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	sum, found := 0.0, false
 	for l := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(l, "crashd_processor_busy_workers "); ok {
-			n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return int(n)
+		if strings.HasPrefix(l, prefix) {
+			f := strings.Fields(l)
+			n, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			sum, found = sum+n, true
 		}
 	}
-	return 0
+	return sum, found
 }
 
 // accepted is a crash the collector accepted; at is when its upload began
@@ -260,6 +273,25 @@ func run(ctx context.Context) (int, error) {
 		return 2, fmt.Errorf("-blobs %q: nats or s3", *blobsIn)
 	}
 
+	// Symbol uploads during the stream: an upload token in a configuration
+	// file every process reads, and the symbols role on the collectors
+	// too, so that an upload goes to any of several processes.
+	symFiles, err := symbolFiles(syms, *symUploads)
+	if err != nil {
+		return 2, err
+	}
+	conf := filepath.Join(tmp, "crashd.json")
+	tok := sha256.Sum256([]byte(symToken))
+	cb, _ := json.Marshal(map[string]any{"symbol_server": map[string]any{"tokens": []map[string]any{
+		{"name": "scale", "sha256": hex.EncodeToString(tok[:]), "scopes": []string{"upload_symbols"}}}}})
+	if err := os.WriteFile(conf, cb, 0o600); err != nil {
+		return 2, err
+	}
+	collRoles := "collector"
+	if len(symFiles) > 0 {
+		collRoles = "collector,symbols"
+	}
+
 	var procs []*proc
 	defer func() {
 		for _, p := range procs {
@@ -272,7 +304,7 @@ func run(ctx context.Context) (int, error) {
 			return nil, err
 		}
 		p := &proc{name: name, url: fmt.Sprintf("http://127.0.0.1:%d", port), log: filepath.Join(tmp, name+".log"),
-			args: []string{"serve", "--roles", roles, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
+			args: []string{"serve", "--config", conf, "--roles", roles, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
 				"--data", filepath.Join(tmp, name), "--nats", cl.URL(), "--db", pg.URL, "--blobs", *blobsIn,
 				"--symbols", syms, "--workers", strconv.Itoa(*workers), "--log-format", "json"},
 			env: append([]string{"CRASHD_ACK_WAIT=10s", "CRASHD_RETRY_DELAY=1s", "CRASHD_SWEEP_INTERVAL=15s", "CRASHD_RECOVER_DAYS=2", "CRASHD_MAX_ATTEMPTS=5",
@@ -284,7 +316,7 @@ func run(ctx context.Context) (int, error) {
 	}
 	var colls, workersP []*proc
 	for i := range *collectors {
-		p, err := mk(fmt.Sprintf("collector%d", i+1), "collector")
+		p, err := mk(fmt.Sprintf("collector%d", i+1), collRoles)
 		if err != nil {
 			return 2, err
 		}
@@ -375,6 +407,12 @@ func run(ctx context.Context) (int, error) {
 	}
 	client := &http.Client{Timeout: 2 * time.Minute}
 	start := time.Now()
+	// The symbol files go up one by one, spread over the stream.
+	symTargets := append(slices.Clone(colls), web)
+	symDone := make(chan symResult, 1)
+	go func() {
+		symDone <- uploadSymbols(ctx, symFiles, symTargets, time.Duration(float64(*crashes) / *rate * float64(time.Second)))
+	}()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 32)
 	tick := time.NewTicker(time.Duration(float64(time.Second) / *rate))
@@ -408,6 +446,7 @@ func run(ctx context.Context) (int, error) {
 	wg.Wait()
 	ingestDur := time.Since(start)
 	fmt.Printf("scale: %d sent, %d accepted in %.1fs\n", sent.Load(), len(acc), ingestDur.Seconds())
+	symRes := <-symDone
 
 	// Drain: every accepted crash processed in the index.
 	db, err := sql.Open("pgx", pg.URL)
@@ -527,11 +566,29 @@ func run(ctx context.Context) (int, error) {
 	if nproc > 0 {
 		fmt.Printf("scale: processor cpu per crash %.0f ms\n", procCPU.Seconds()*1000/float64(nproc))
 	}
+	if *blobsIn == "nats" && len(colls) > 0 {
+		// The record of unqueued crashes: empty but for its flag once the
+		// backlog is drained; what the sweeps did with it.
+		n, _ := colls[0].metric("crashd_unqueued_crashes ")
+		var swept []string
+		for _, o := range []string{"published", "queued", "orphan"} {
+			sum := 0.0
+			for _, c := range colls {
+				v, _ := c.metric(`crashd_sweep_unqueued_total{outcome="` + o + `"}`)
+				sum += v
+			}
+			swept = append(swept, fmt.Sprintf("%s %.0f", o, sum))
+		}
+		fmt.Printf("scale: unqueued records at the end %.0f (the flag: 1); sweeps: %s\n", n, strings.Join(swept, ", "))
+	}
+	if len(symFiles) > 0 {
+		fmt.Printf("scale: symbols uploaded %d of %d in %d tries, slowest %.1fs (%s; %s)\n", symRes.ok, len(symFiles), symRes.tries, symRes.oldest.Seconds(), symRes.client, strings.Join(symRes.where, " "))
+	}
 	procDur := lastProc.Sub(start)
 	fmt.Printf("scale: sent %d accepted %d processed %d lost %d duplicates %d ingest %.1f/s processed %.1f/s p50 %.2fs p99 %.2fs faults %d\n",
 		sent.Load(), len(acc), nproc, lost, duplicates, float64(len(acc))/ingestDur.Seconds(), float64(nproc)/max(procDur.Seconds(), 0.001),
 		pct(0.50), pct(0.99), nfaults)
-	if lost > 0 || duplicates > 0 || int64(len(acc)) != sent.Load() {
+	if lost > 0 || duplicates > 0 || int64(len(acc)) != sent.Load() || symRes.ok != len(symFiles) {
 		return 1, nil
 	}
 	return 0, nil
@@ -642,4 +699,145 @@ func loadDumps(dir string) ([][]byte, error) {
 		return nil, fmt.Errorf("no minidumps of 20 KB to 1.1 MB in %s (the shared corpus)", dir)
 	}
 	return out, nil
+}
+
+// breakpadSymUpload is where tools/breakpad/build-upload.sh builds
+// Breakpad's sym_upload.
+const breakpadSymUpload = "/tmp/bpsrc-upload/src/tools/linux/symupload/sym_upload"
+
+// symToken is the symbol upload token's secret (its sha256 is in the
+// processes' configuration).
+const symToken = "scale-driver-symbols-token"
+
+// symbolFiles returns n of the .sym files under dir (-1: all of them with
+// -blobs s3, none otherwise).
+func symbolFiles(dir string, n int) ([]string, error) {
+	if n == 0 || n < 0 && *blobsIn != "s3" {
+		return nil, nil
+	}
+	// One file per module (debug file and id): two versions of one module
+	// would replace each other.
+	var out []string
+	seen := map[string]bool{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".sym") && !seen[filepath.Dir(p)] {
+			seen[filepath.Dir(p)] = true
+			out = append(out, p)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 && n < len(out) {
+		out = out[:n]
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no symbol files under %s", dir)
+	}
+	return out, nil
+}
+
+// symResult is what uploadSymbols did.
+type symResult struct {
+	ok     int
+	tries  int           // sym_upload runs, retries included
+	oldest time.Duration // the longest from a file's first try to its success
+	client string        // whose sym_upload
+	where  []string      // process and protocol of each upload that succeeded
+}
+
+// uploadSymbols sends each file with sym_upload (Breakpad's when it is
+// built, else ours), protocols v1 and v2 in turn, to a random process of
+// targets, spread over d; an upload failing (a fault under way) is tried
+// again on another process, up to 6 times. It succeeded when sym_upload
+// exits 0 and the process then serves the file in Breakpad's layout.
+func uploadSymbols(ctx context.Context, files []string, targets []*proc, d time.Duration) symResult {
+	bin, res := os.Getenv("GOBREAKPAD_BREAKPAD_SYM_UPLOAD"), symResult{client: "Breakpad's sym_upload"}
+	if bin == "" {
+		bin = breakpadSymUpload
+	}
+	if _, err := os.Stat(bin); err != nil {
+		bin, res.client = *symUpload, "our cmd/sym_upload"
+	}
+	if len(files) == 0 {
+		return res
+	}
+	if bin == "" {
+		fmt.Fprintln(os.Stderr, "scale: symbols: no sym_upload (Breakpad's not built, -sym-upload not given)")
+		return res
+	}
+	gap := d / time.Duration(len(files)+1)
+	for i, f := range files {
+		select {
+		case <-ctx.Done():
+			return res
+		case <-time.After(gap):
+		}
+		v2 := i%2 == 1
+		var last string
+		first := time.Now()
+		for try := range 6 {
+			res.tries++
+			p := targets[rand.IntN(len(targets))]
+			var args []string
+			if v2 {
+				args = []string{"-p", "sym-upload-v2", "-k", symToken, f, p.url}
+			} else {
+				args = []string{f, p.url + "/symbols/upload?key=" + symToken}
+			}
+			cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			out, err := exec.CommandContext(cctx, bin, args...).CombinedOutput()
+			cancel()
+			if err == nil {
+				err = symbolServed(p.url, f)
+			}
+			if err == nil {
+				proto := "v1"
+				if v2 {
+					proto = "v2"
+				}
+				res.ok++
+				res.oldest = max(res.oldest, time.Since(first))
+				res.where = append(res.where, p.name+"/"+proto)
+				break
+			}
+			last = fmt.Sprintf("try %d to %s: %v: %s", try+1, p.name, err, bytes.TrimSpace(out))
+			time.Sleep(2 * time.Second)
+		}
+		if last != "" && len(res.where) < i+1 {
+			fmt.Fprintf(os.Stderr, "scale: symbols: %s not uploaded (%s)\n", filepath.Base(f), last)
+		}
+	}
+	return res
+}
+
+// symbolServed checks that the process at url serves the symbol file f
+// (its MODULE line names the debug file and id) in Breakpad's layout,
+// byte for byte.
+func symbolServed(url, f string) error {
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return err
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	fs := strings.Fields(string(line))
+	if len(fs) < 5 || fs[0] != "MODULE" {
+		return fmt.Errorf("%s: no MODULE line", f)
+	}
+	name := strings.Join(fs[4:], " ")
+	sym := strings.TrimSuffix(name, ".pdb") + ".sym"
+	resp, err := http.Get(url + "/symbols/" + name + "/" + fs[3] + "/" + sym)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("GET the uploaded symbols: %d", resp.StatusCode)
+	}
+	if !bytes.Equal(bytes.TrimRight(got, "\r\n"), bytes.TrimRight(b, "\r\n")) {
+		return fmt.Errorf("GET the uploaded symbols: %d bytes, uploaded %d", len(got), len(b))
+	}
+	return nil
 }

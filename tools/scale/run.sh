@@ -9,8 +9,11 @@
 #   scale: sent N accepted N processed N lost 0 duplicates 0 ingest R/s processed R/s p50 Xs p99 Ys faults K
 # Options are the driver's (tools/scale/main.go): -crashes N -rate R
 # -processors N -collectors N -workers N -faults=false -drain D -keep
-# -blobs nats|s3. With -blobs s3 the blobs are on a SeaweedFS server (built
-# by tools/s3/build.sh), which is also killed -9 and restarted.
+# -blobs nats|s3 -symupload N. With -blobs s3 the blobs are on a SeaweedFS
+# server (built by tools/s3/build.sh), which is also killed -9 and
+# restarted, and the corpus's symbol files are uploaded during the stream
+# with sym_upload (Breakpad's when built, else ours) to random processes
+# with the symbols role (-symupload N: N files, with any -blobs).
 # Needs nats-server and postgresql (Debian packages) and ../shared/corpus.
 # Everything it starts is stopped by pid; it is bounded by -drain and a
 # 20-minute timeout.
@@ -26,4 +29,5 @@ bin=$(mktemp -d "${TMPDIR:-/tmp}/crashd-scale-bin.XXXXXX")
 trap 'rm -rf "$bin"' EXIT INT TERM
 go build -o "$bin/crashd" ./cmd/crashd
 go build -o "$bin/scale" ./tools/scale
-timeout -k 30 1200 "$bin/scale" -crashd "$bin/crashd" -corpus "$corpus" "$@"
+go build -o "$bin/sym_upload" ./cmd/sym_upload
+timeout -k 30 1200 "$bin/scale" -crashd "$bin/crashd" -sym-upload "$bin/sym_upload" -corpus "$corpus" "$@"
