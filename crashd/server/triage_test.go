@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"github.com/gobreakpad/gobreakpad/crashd/alert"
 	"io"
 	"net/http"
 	"net/url"
@@ -27,6 +28,8 @@ func TestTriageEndToEnd(t *testing.T) {
 	admin, at, _ := auth.NewToken("admin", auth.ScopeAdmin)
 	cfg.SymbolServer.Tokens = append(cfg.SymbolServer.Tokens, tt, at)
 	cfg.BugTrackers = []web.BugTracker{{Name: "Bugzilla", Kind: "bugzilla", URL: "https://bugzilla.example", Product: "Triage", Component: "Crashes"}}
+	hook := newHookReceiver(t) // the regression's alert, through the real index and dispatcher
+	cfg.Webhooks = []alert.Webhook{{Name: "triage", URL: hook.URL + "/hook", Events: []string{index.AlertNewSignature, index.AlertRegression}}}
 	ts := startServer(t, cfg)
 	defer ts.stop()
 	dump := filepath.Join(corpus.Dir(t), "breakpad/processor/linux_null_read_av.dmp")
@@ -109,6 +112,24 @@ func TestTriageEndToEnd(t *testing.T) {
 	if code != 200 || !strings.Contains(page, "resolved (2.0) → regressed") || !strings.Contains(page, `action="/signature/triage"`) ||
 		!strings.Contains(page, "File a bug in Bugzilla") {
 		t.Fatalf("signature page: %d %s", code, page)
+	}
+	// One new_signature and one regression event, each posted once (by
+	// id), the regression's for 2.1 and the crash that regressed it.
+	waitUntil(t, "a new_signature and a regression alert", func() bool { return len(hook.byID()) == 2 })
+	time.Sleep(200 * time.Millisecond) // duplicates, if any, would arrive now
+	kinds := map[string]int{}
+	for id, ps := range hook.byID() {
+		if len(ps) != 1 {
+			t.Errorf("alert %s posted %d times", id, len(ps))
+		}
+		p := ps[0]
+		kinds[p.Event]++
+		if p.Signature != sig || p.Product != "Triage" || p.Event == index.AlertRegression && (p.Version != "2.1" || p.CrashID != last.CrashID) {
+			t.Errorf("alert: %+v", p)
+		}
+	}
+	if kinds[index.AlertNewSignature] != 1 || kinds[index.AlertRegression] != 1 {
+		t.Errorf("alerts by kind: %v", kinds)
 	}
 	_, metrics := do("GET", "/metrics", admin, "")
 	if !strings.Contains(metrics, `crashd_signature_events_total{kind="regression"} 1`) || !strings.Contains(metrics, `crashd_signature_events_total{kind="new_signature"} 1`) {
