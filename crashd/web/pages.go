@@ -267,6 +267,10 @@ func parseOffset(v url.Values) (int, error) {
 	return n, nil
 }
 
+// pageCorrelationDays bounds the period of the signature page's
+// correlations (docs/crashd.md "Correlations").
+const pageCorrelationDays = 7
+
 func (w *Web) signature(r *http.Request, p *principal) (any, error) {
 	tri, err := w.triage()
 	if err != nil {
@@ -315,7 +319,10 @@ func (w *Web) signature(r *http.Request, p *principal) (any, error) {
 	if err := w.signatureTriage(ctx, d, f.Product, p); err != nil {
 		return nil, err
 	}
-	d.Correlations, d.CorrelationsError = w.signatureCorrelations(r, p, sig, days)
+	// Correlations over at most the last 7 days (pageCorrelationDays): a
+	// month's cost twice a week's on the first, uncached view; the API
+	// takes up to 28.
+	d.Correlations, d.CorrelationsError = w.signatureCorrelations(r, p, sig, min(days, pageCorrelationDays))
 	return d, nil
 }
 

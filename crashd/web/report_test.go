@@ -62,7 +62,7 @@ func TestReportFacts(t *testing.T) {
 		`href="https://hg.mozilla.org/mozilla-central/file/abc123/dom/base/Foo.cpp#l7" rel="noopener noreferrer nofollow">dom/base/Foo.cpp:7</a>`,
 		`href="https://github.com/rust-lang/rust/blob/4d90ac38/library/std/src/rt.rs#L9" rel="noopener noreferrer nofollow">library/std/src/rt.rs:9</a>`,
 		`<dd id="build-id">20261129080000</dd>`, `<dd id="uptime">1 h 2 min`, "(UptimeTS)", `<dd id="install-age">1 d 0 h`, "(CrashTime - InstallTime)",
-		`id="stack-changed-mark"`, `id="previous-signature">app@0x1</span>`, `id="first-signature">orig@0x0</span>`, "app&#43;0x1", "app!crash&#43;0x0",
+		`id="stack-changed-mark"`, `id="previous-signature">app@0x1</span>`, `id="first-signature">orig@0x0</span>`, "app+0x1", "app!crash+0x0",
 		`id="user-comments">it crashed when I clicked &lt;b&gt;save&lt;/b&gt;</p>`,
 	} {
 		if !strings.Contains(page, want) {
