@@ -34,6 +34,20 @@ type Streamer interface {
 // store that is not a Streamer.
 const maxBuffered = 256 << 20
 
+// PutFile stores the file at path in s under key, streamed (PutStream).
+func PutFile(ctx context.Context, s Store, key, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	return PutStream(ctx, s, key, f, fi.Size())
+}
+
 // PutStream stores size bytes of r under key in s: streamed where s is a
 // Streamer, else read into memory first (at most 256 MiB).
 func PutStream(ctx context.Context, s Store, key string, r io.ReadSeeker, size int64) error {

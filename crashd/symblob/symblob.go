@@ -111,31 +111,18 @@ func (s *Store) Put(ctx context.Context, debugFile, debugID, symPath, fastCache 
 				if err != nil {
 					return err
 				}
-				if err := putFile(ctx, s.Blobs, k, p); err != nil {
+				if err := blob.PutFile(ctx, s.Blobs, k, p); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	return putFile(ctx, s.Blobs, key, symPath)
+	return blob.PutFile(ctx, s.Blobs, key, symPath)
 }
 
 func exists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular()
-}
-
-func putFile(ctx context.Context, bs blob.Store, key, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	return blob.PutStream(ctx, bs, key, f, fi.Size())
 }
 
 // Open returns a reader of the module's .sym and its size; an error

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gobreakpad/gobreakpad/crashd/blob"
 	"github.com/gobreakpad/gobreakpad/symbols/formats"
 	"github.com/gobreakpad/gobreakpad/symbols/symsrc"
 	"github.com/gobreakpad/gobreakpad/symfile"
@@ -374,18 +373,4 @@ func commit(src, dst string) error {
 	}
 	defer d.Close()
 	return d.Sync()
-}
-
-// putFile stores the file at path on bs under key, streamed.
-func putFile(ctx context.Context, bs blob.Store, key, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	return blob.PutStream(ctx, bs, key, f, fi.Size())
 }

@@ -359,7 +359,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, key string) {
 	if s.cfg.Symbols != nil {
 		// Any process may serve the complete: the file waits on the
 		// blob store.
-		err := putFile(r.Context(), s.cfg.Symbols.Blobs, pendingFilePrefix+key, tmp)
+		err := blob.PutFile(r.Context(), s.cfg.Symbols.Blobs, pendingFilePrefix+key, tmp)
 		os.Remove(tmp)
 		if err != nil {
 			s.fail(w, r, &uploadError{http.StatusInternalServerError, fmt.Errorf("upload file: %w", err)}, true)
