@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -275,12 +276,32 @@ func TestEndToEnd(t *testing.T) {
 			}
 			ids[c.name] = id
 		}
-		for _, c := range cs {
+		// minidump_stackwalk's answers, two at a time while the server
+		// processes (the test's longest part under -race).
+		prog := cmdtest.Build(t, "../../cmd/minidump_stackwalk")
+		type reference struct {
+			json      []byte
+			signature string
+		}
+		refs := make([]reference, len(cs))
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, 2)
+		for i, c := range cs {
+			wg.Go(func() {
+				slots <- struct{}{}
+				defer func() { <-slots }()
+				refs[i].json = stackwalkJSON(t, c.dump, c.symbols)
+				r := cmdtest.RunClean(t, prog, nil, append([]string{"--signature", c.dump}, c.symbols...)...)
+				refs[i].signature = strings.TrimSuffix(r.Stdout, "\n")
+			})
+		}
+		wg.Wait()
+		for i, c := range cs {
 			got := waitProcessed(t, ts.URL, ids[c.name], 2*time.Minute)
 			if got.Product != "Corpus" || got.Version != c.name {
 				t.Errorf("%s: product %q version %q", c.name, got.Product, got.Version)
 			}
-			want := stackwalkJSON(t, c.dump, c.symbols)
+			want := refs[i].json
 			if want == nil {
 				// minidump_stackwalk refuses it; the processed crash says why.
 				if string(got.JSONDump) != "null" || len(got.Notes) == 0 {
@@ -293,9 +314,8 @@ func TestEndToEnd(t *testing.T) {
 			}
 			// The uploads carry no annotations the signature rules read, so
 			// the signature is minidump_stackwalk --signature's.
-			prog := cmdtest.Build(t, "../../cmd/minidump_stackwalk")
-			if r := cmdtest.RunClean(t, prog, nil, append([]string{"--signature", c.dump}, c.symbols...)...); strings.TrimSuffix(r.Stdout, "\n") != got.Signature {
-				t.Errorf("%s: signature %q, minidump_stackwalk --signature %q", c.name, got.Signature, r.Stdout)
+			if refs[i].signature != got.Signature {
+				t.Errorf("%s: signature %q, minidump_stackwalk --signature %q", c.name, got.Signature, refs[i].signature)
 			}
 		}
 		ts.stop()
