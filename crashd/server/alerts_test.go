@@ -3,10 +3,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -52,6 +54,9 @@ func TestAlertsTwoProcessors(t *testing.T) {
 	front.Roles = []string{RoleCollector, RoleWeb}
 	front.NATSURL, front.Blobs = cl.URL(), "nats"
 	front.Webhooks, front.PublicURL = hooks, "https://crashes.example.com"
+	triager, tt, _ := auth.NewToken("triager", auth.ScopeTriage)
+	admin, at, _ := auth.NewToken("admin", auth.ScopeAdmin)
+	front.SymbolServer.Tokens = append(front.SymbolServer.Tokens, tt, at)
 	if front.DB == "" {
 		front.DB = filepath.Join(t.TempDir(), "index.sqlite")
 	}
@@ -73,6 +78,7 @@ func TestAlertsTwoProcessors(t *testing.T) {
 		backs = append(backs, bs)
 	}
 	var ids []crash.ID
+	dumpOf := map[crash.ID]string{}
 	for range 3 {
 		for _, d := range dumps {
 			id, err := upload(t, fs.URL, d, map[string]string{"ProductName": "Alerts", "Version": "1.0"})
@@ -80,6 +86,7 @@ func TestAlertsTwoProcessors(t *testing.T) {
 				t.Fatal(err)
 			}
 			ids = append(ids, id)
+			dumpOf[id] = d
 		}
 	}
 	sigs := map[string]crash.ID{}
@@ -126,14 +133,45 @@ func TestAlertsTwoProcessors(t *testing.T) {
 		}
 		return m
 	}
-	waitUntil(t, "the regression and the spikes", func() bool { k := kinds(); return k["regression"] == 1 && k["spike"] == 3 })
+	// A real regression: a signature resolved in 2.0 through the triage
+	// API, then a crash of it as 2.1, indexed by one of the processors:
+	// its event is written in that crash's transaction and posted once
+	// by whichever dispatcher claims it.
+	resolved := anySignature(sigs)
+	body, _ := json.Marshal(map[string]string{"product": "Alerts", "signature": resolved, "state": "resolved", "fixed_in": "2.0"})
+	req, _ := http.NewRequest("POST", fs.URL+"/api/signature/triage", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+triager)
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("resolve: %v %v", err, resp)
+	} else {
+		resp.Body.Close()
+	}
+	again, err := upload(t, fs.URL, dumpOf[sigs[resolved]], map[string]string{"ProductName": "Alerts", "Version": "2.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitProcessed(t, fs.URL, again, time.Minute)
+	waitUntil(t, "the regressions and the spikes", func() bool { k := kinds(); return k["regression"] == 2 && k["spike"] == 3 })
+	var real int
+	for _, ps := range hook.byID() {
+		if p := ps[0]; p.Event == index.AlertRegression && p.Version == "2.1" {
+			real++
+			if p.CrashID != string(again) || p.Signature != resolved {
+				t.Errorf("regression payload %+v", p)
+			}
+		}
+	}
+	if real != 1 {
+		t.Errorf("%d regressions of 2.1 posted, want 1", real)
+	}
 	time.Sleep(200 * time.Millisecond) // duplicates, if any, would arrive now
 	for id, ps := range hook.byID() {
 		if len(ps) != 1 {
 			t.Errorf("event %s posted %d times (a healthy receiver: once)", id, len(ps))
 		}
 		p := ps[0]
-		if p.Product != "Alerts" || p.Version != "1.0" && p.Event != index.AlertSpike || p.Signature == "" ||
+		if p.Product != "Alerts" || p.Version != "1.0" && p.Event != index.AlertSpike && p.Version != "2.1" || p.Signature == "" ||
 			p.Link != "https://crashes.example.com/signature?signature="+urlQueryEscape(p.Signature) || p.Text == "" {
 			t.Errorf("payload %+v", p)
 		}
@@ -148,11 +186,7 @@ func TestAlertsTwoProcessors(t *testing.T) {
 		t.Errorf("events by kind: %v", k)
 	}
 
-	// The delivery log, with the first run's admin token.
-	secret, err := os.ReadFile(filepath.Join(front.Data, AdminTokenFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The delivery log, with an admin token.
 	for _, path := range []string{"/api/admin/webhooks", "/admin/webhooks"} {
 		req, _ := http.NewRequest("GET", fs.URL+path, nil)
 		noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -161,14 +195,14 @@ func TestAlertsTwoProcessors(t *testing.T) {
 		} else {
 			resp.Body.Close()
 		}
-		req.Header.Set("Auth-Token", strings.TrimSpace(string(secret)))
+		req.Header.Set("Auth-Token", admin)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 200 || strings.Contains(string(b), hook.URL) || strings.Count(string(b), "delivered") < 7 {
+		if resp.StatusCode != 200 || strings.Contains(string(b), hook.URL) || strings.Count(string(b), "delivered") < 8 {
 			t.Errorf("%s: %d\n%s", path, resp.StatusCode, b)
 		}
 	}
