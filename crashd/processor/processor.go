@@ -266,7 +266,8 @@ func New(cfg Config, store blob.Store, q queue.Queue, ix index.Index, log *slog.
 // worker takes a new crash, each finishes the one it has (bounded by the
 // per-crash timeout, or cut short by Abort), crashes fetched but not
 // started go back to the queue, and Run returns. An error is Run failing
-// to start (the start-up check of lazily stored crashes, the queue).
+// to start (the start-up check of lazily stored crashes, the queue), not its
+// being stopped while it starts.
 func (p *Processor) Run(ctx context.Context) error {
 	// A start on a full disk (or with the index away) waits for it.
 	if !p.waitAvailable(ctx) {
@@ -275,11 +276,17 @@ func (p *Processor) Run(ctx context.Context) error {
 	lazy := p.lazyStore()
 	if lazy != nil {
 		if err := p.checkUnsynced(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped while starting: no failure
+			}
 			return fmt.Errorf("processor: %w", err)
 		}
 	}
 	cons, err := p.q.Consume(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return fmt.Errorf("processor: %w", err)
 	}
 	var syncWG sync.WaitGroup
