@@ -267,6 +267,16 @@ func parseOffset(v url.Values) (int, error) {
 	return n, nil
 }
 
+// signatureFilter selects the crashes of signature sig in the last days
+// and the signature page's filters of v (product, version, os, cpu,
+// process_type): the signature page's and its trend's.
+func (w *Web) signatureFilter(v url.Values, sig string, days int) index.Filter {
+	now := w.cfg.Now().UTC()
+	f := index.Filter{Signature: sig, Since: now.Add(-time.Duration(days) * 24 * time.Hour), Until: now.Add(time.Microsecond)}
+	f.Product, f.Version, f.OS, f.CPU, f.ProcessType = v.Get("product"), v.Get("version"), v.Get("os"), v.Get("cpu"), v.Get("process_type")
+	return f
+}
+
 // pageCorrelationDays bounds the period of the signature page's
 // correlations (docs/crashd.md "Correlations").
 const pageCorrelationDays = 7
@@ -289,9 +299,7 @@ func (w *Web) signature(r *http.Request, p *principal) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := w.cfg.Now().UTC()
-	f := index.Filter{Signature: sig, Since: now.Add(-time.Duration(days) * 24 * time.Hour), Until: now.Add(time.Microsecond)}
-	f.Product, f.Version, f.OS, f.CPU, f.ProcessType = v.Get("product"), v.Get("version"), v.Get("os"), v.Get("cpu"), v.Get("process_type")
+	f := w.signatureFilter(v, sig, days)
 	d := &SignatureData{Signature: sig, Period: days, Since: f.Since, Until: f.Until, Offset: offset, Limit: pageSize}
 	ctx := r.Context()
 	if d.FirstSeen, d.LastSeen, d.FirstSighting, err = tri.SignatureSpan(ctx, sig); err != nil {

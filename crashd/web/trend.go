@@ -61,9 +61,7 @@ func (w *Web) signatureTrend(r *http.Request, _ *principal) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := w.cfg.Now().UTC()
-	f := index.Filter{Signature: sig, Since: now.Add(-time.Duration(days) * 24 * time.Hour), Until: now.Add(time.Microsecond)}
-	f.Product, f.Version, f.OS, f.CPU, f.ProcessType = v.Get("product"), v.Get("version"), v.Get("os"), v.Get("cpu"), v.Get("process_type")
+	f := w.signatureFilter(v, sig, days)
 	d := &TrendData{Signature: sig, Period: days, Since: f.Since, Until: f.Until}
 	if d.Trend, err = tri.SignatureTrend(r.Context(), f, top); err != nil {
 		return nil, err
