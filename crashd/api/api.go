@@ -96,22 +96,14 @@ func (a *API) Register(mux auth.Mux) {
 // RegisterHealth adds the Dockerflow endpoints to mux.
 func (a *API) RegisterHealth(mux auth.Mux) {
 	mux.HandleFunc("GET /__lbheartbeat__", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{})
+		auth.WriteJSON(w, http.StatusOK, map[string]any{})
 	})
 	mux.HandleFunc("GET /__heartbeat__", a.heartbeat)
 	mux.HandleFunc("GET /__version__", a.version)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-}
-
 func writeError(w http.ResponseWriter, status int, format string, args ...any) {
-	writeJSON(w, status, map[string]string{"error": fmt.Sprintf(format, args...)})
+	auth.WriteJSON(w, status, map[string]string{"error": fmt.Sprintf(format, args...)})
 }
 
 // Crash is the answer of GET /api/crashes/{id}.
@@ -282,7 +274,7 @@ func (a *API) getCrash(w http.ResponseWriter, r *http.Request) {
 		}
 		out.AdditionalDumps = pc.AdditionalDumps
 	}
-	writeJSON(w, http.StatusOK, out)
+	auth.WriteJSON(w, http.StatusOK, out)
 }
 
 // parseTime reads a query time: RFC 3339, or a UTC date YYYY-MM-DD.
@@ -362,7 +354,7 @@ func (a *API) search(w http.ResponseWriter, r *http.Request) {
 		nv.Set("cursor", index.CursorOf(cs[len(cs)-1]).String())
 		res.Next = nv.Encode()
 	}
-	writeJSON(w, http.StatusOK, res)
+	auth.WriteJSON(w, http.StatusOK, res)
 }
 
 // ReprocessResult is the answer of a reprocess request (202).
@@ -417,7 +409,7 @@ func (a *API) reprocess(w http.ResponseWriter, r *http.Request) {
 		who = p.Name
 	}
 	a.log.Info("reprocess", "crash_id", string(id), "status", res.Status, "token", who)
-	writeJSON(w, http.StatusAccepted, res)
+	auth.WriteJSON(w, http.StatusAccepted, res)
 }
 
 func (a *API) dead(w http.ResponseWriter, r *http.Request) {
@@ -433,7 +425,7 @@ func (a *API) dead(w http.ResponseWriter, r *http.Request) {
 	if dl == nil {
 		dl = []queue.DeadLetter{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"dead_letters": dl})
+	auth.WriteJSON(w, http.StatusOK, map[string]any{"dead_letters": dl})
 }
 
 // heartbeat answers as Antenna's __heartbeat__: 200 {"errors": []} when
@@ -466,7 +458,7 @@ func (a *API) heartbeat(w http.ResponseWriter, r *http.Request) {
 	if len(errs) > 0 {
 		code = http.StatusServiceUnavailable
 	}
-	writeJSON(w, code, map[string]any{"errors": errs})
+	auth.WriteJSON(w, code, map[string]any{"errors": errs})
 }
 
 // version answers as Dockerflow's __version__: source, version, commit.
@@ -483,5 +475,5 @@ func (a *API) version(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	auth.WriteJSON(w, http.StatusOK, out)
 }

@@ -192,12 +192,18 @@ func (t *Table) guard(a Access, h http.Handler) http.Handler {
 }
 
 func writeError(w http.ResponseWriter, status int, format string, args ...any) {
+	WriteJSON(w, status, map[string]string{"error": fmt.Sprintf(format, args...)})
+}
+
+// WriteJSON answers v as JSON with status: not sniffed as anything else,
+// "<", ">" and "&" left as they are (crashd's API and pages' JSON).
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(map[string]string{"error": fmt.Sprintf(format, args...)})
+	_ = enc.Encode(v)
 }
 
 // Mux is where a part of crashd registers its routes: a Table, or a

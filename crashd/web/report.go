@@ -401,7 +401,7 @@ func (rep *Report) fold() {
 func (w *Web) dump(rw http.ResponseWriter, r *http.Request) {
 	id, err := crashID(r)
 	if err != nil {
-		writeJSON(rw, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		auth.WriteJSON(rw, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
 	name := r.URL.Query().Get("name")
@@ -409,7 +409,7 @@ func (w *Web) dump(rw http.ResponseWriter, r *http.Request) {
 		name = crash.MinidumpField
 	}
 	if clean, ok := crash.DumpName(name); !ok || clean != name {
-		writeJSON(rw, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("name=%q: not a dump name", name)})
+		auth.WriteJSON(rw, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("name=%q: not a dump name", name)})
 		return
 	}
 	b, err := w.getBlob(r.Context(), crash.DumpKey(id, name), "dump "+name+" of "+string(id))
@@ -426,7 +426,7 @@ func (w *Web) dump(rw http.ResponseWriter, r *http.Request) {
 func (w *Web) processedJSON(rw http.ResponseWriter, r *http.Request) {
 	id, err := crashID(r)
 	if err != nil {
-		writeJSON(rw, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		auth.WriteJSON(rw, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
 	b, err := w.getBlob(r.Context(), crash.ProcessedCrashKey(id), "processed crash "+string(id))
@@ -446,14 +446,14 @@ func (w *Web) writeErr(rw http.ResponseWriter, err error) {
 	if errors.As(err, &e) {
 		code = e.code
 	}
-	writeJSON(rw, code, map[string]string{"error": err.Error()})
+	auth.WriteJSON(rw, code, map[string]string{"error": err.Error()})
 }
 
 func (w *Web) reprocessPage(rw http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(rw, r.Body, 1<<16)
 	p := who(r)
 	if !checkCSRF(r, p) {
-		writeJSON(rw, http.StatusForbidden, map[string]string{"error": "the form's csrf field does not match the session"})
+		auth.WriteJSON(rw, http.StatusForbidden, map[string]string{"error": "the form's csrf field does not match the session"})
 		return
 	}
 	id, err := crashID(r)
@@ -465,7 +465,7 @@ func (w *Web) reprocessPage(rw http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var e *api.Error
 		errors.As(err, &e)
-		writeJSON(rw, e.Status, map[string]string{"error": e.Message})
+		auth.WriteJSON(rw, e.Status, map[string]string{"error": e.Message})
 		return
 	}
 	name := ""

@@ -81,7 +81,7 @@ func (w *Web) triageAPI(rw http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		writeJSON(rw, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("a JSON object {product, signature, state, fixed_in, bug, remove_bug}: %v", err)})
+		auth.WriteJSON(rw, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("a JSON object {product, signature, state, fixed_in, bug, remove_bug}: %v", err)})
 		return
 	}
 	t, err := w.applyTriage(r.Context(), req, who(r))
@@ -90,7 +90,7 @@ func (w *Web) triageAPI(rw http.ResponseWriter, r *http.Request) {
 		w.writeErr(rw, err)
 		return
 	}
-	writeJSON(rw, http.StatusOK, t)
+	auth.WriteJSON(rw, http.StatusOK, t)
 }
 
 func (w *Web) triageErr(r *http.Request, err error) {

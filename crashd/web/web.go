@@ -36,7 +36,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -275,20 +274,11 @@ func (w *Web) api(h handler) http.HandlerFunc {
 			if e, ok := err.(*errStatus); ok {
 				code = e.code
 			}
-			writeJSON(rw, code, map[string]string{"error": err.Error()})
+			auth.WriteJSON(rw, code, map[string]string{"error": err.Error()})
 			return
 		}
-		writeJSON(rw, http.StatusOK, data)
+		auth.WriteJSON(rw, http.StatusOK, data)
 	}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
 }
 
 func (w *Web) static(rw http.ResponseWriter, r *http.Request) {
@@ -348,7 +338,7 @@ func (w *Web) logout(rw http.ResponseWriter, r *http.Request) {
 	if p != nil && p.Session != nil && checkCSRF(r, p) && w.cfg.Auth != nil {
 		if err := w.cfg.Auth.Logout(r.Context(), p.Session.ID); err != nil {
 			w.log.Error("web: logout", "err", err)
-			writeJSON(rw, http.StatusServiceUnavailable, map[string]string{"error": "the logout failed; try again"})
+			auth.WriteJSON(rw, http.StatusServiceUnavailable, map[string]string{"error": "the logout failed; try again"})
 			return
 		}
 	}
