@@ -40,7 +40,9 @@ func rustARM64Walk(t *testing.T, ctx *arm64.Context, st *synth.Stack, mods []rus
 func TestRustARM64Scan(t *testing.T) {
 	const sp = 0x80000000
 	const ra1, ra2 = 0x50000100, 0x50000900
-	scan := func(pc, sp uint64) rustArmFrame { return rustArmFrame{pc: pc, sp: sp, trust: unwind.TrustScan, valid: 2} }
+	scan := func(pc, sp uint64) rustArmFrame {
+		return rustArmFrame{pc: pc, sp: sp, trust: unwind.TrustScan, valid: 2}
+	}
 	for _, c := range []struct {
 		name  string
 		pc    uint64
