@@ -279,3 +279,123 @@ func TestRustARM64FramePointers(t *testing.T) {
 		})
 	}
 }
+
+// rustARM64CFISyms is module1's symbol file of rust-minidump's arm64 CFI
+// tests (arm64_unittest.rs init_cfi_state_common; Breakpad's
+// stackwalker_arm64_unittest.cc CFI fixture): enchiridion at 0x4000 pushes
+// x19, x20, fp and lr, keeps x19-x22 in x0-x3, saves x1, moves the CFA and
+// restores sp explicitly, then recovers pc from its own slot; epictetus at
+// 0x5000 ends the stack; palinal's CFA goes backwards; rhetorical's rules
+// cannot be evaluated.
+const rustARM64CFISyms = `FUNC 4000 1000 10 enchiridion
+STACK CFI INIT 4000 100 .cfa: sp 0 + .ra: x30
+STACK CFI 4001 .cfa: sp 32 + .ra: .cfa -8 + ^ x19: .cfa -32 + ^ x20: .cfa -24 + ^  x29: .cfa -16 + ^
+STACK CFI 4002 x19: x0 x20: x1 x21: x2 x22: x3
+STACK CFI 4003 .cfa: sp 40 + x1: .cfa 40 - ^ x19: x19 x20: x20 x21: x21 x22: x22
+STACK CFI 4005 .cfa: sp 32 + x1: .cfa 32 - ^ x29: .cfa 8 - ^ .ra: .cfa ^ sp: .cfa 8 +
+STACK CFI 4006 .cfa: sp 40 + pc: .cfa 40 - ^
+FUNC 5000 1000 10 epictetus
+STACK CFI INIT 5000 1000 .cfa: 0 .ra: 0
+FUNC 6000 1000 20 palinal
+STACK CFI INIT 6000 1000 .cfa: sp 8 - .ra: x30
+FUNC 7000 1000 20 rhetorical
+STACK CFI INIT 7000 1000 .cfa: moot .ra: ambiguous
+`
+
+// TestRustARM64CFI holds rust-minidump's arm64 test_cfi_at_4000 ... 4006,
+// test_cfi_at_4005_ptr_auth_strip_apple and ..._high (the caller, found by
+// CFI, is 0x40005510 with the fixture's callee-saved registers x19-x28 and
+// fp, and x1 where the rules save it: 13 or 14 registers known),
+// test_cfi_reject_backwards and test_cfi_reject_bad_exprs (no caller).
+func TestRustARM64CFI(t *testing.T) {
+	const sp = 0x80000000
+	const fp0, ra = 0x0000_00a2_8112_e110, 0x40005510
+	fixture := map[int]uint64{19: 0x5e68b5d5b5d55e68, 20: 0x34f3ebd1ebd134f3, 21: 0x74bca31ea31e74bc,
+		22: 0x16b32dcb2dcb16b3, 23: 0x21372ada2ada2137, 24: 0x557dbbbbbbbb557d, 25: 0x8ca748bf48bf8ca7,
+		26: 0x21f0ab46ab4621f0, 27: 0x146732b732b71467, 28: 0xa673645fa673645f, arm64.RegFP: fp0}
+	const calleeFP = 0x5fc4be14be145fc4
+	saved := []uint64{0xdd5a48c848c8dd5a, 0xff3dfb81fb81ff3d, 0x34f3ebd1ebd134f3, fp0, ra} // x1, x19, x20, fp, lr
+	for _, c := range []struct {
+		name   string
+		pc, lr uint64
+		stack  []uint64
+		regs   map[int]uint64 // the context's, over the fixture's
+		x1     uint64         // the caller's x1, when the rules save it
+		high   bool           // rust-minidump's high_module fixture
+		rust   map[int]uint64 // rust-minidump's caller pc and fp, when not ra and the fixture's
+		ours   map[int]uint64 // ours, when not rust-minidump's
+		none   bool           // no caller
+	}{
+		{name: "test_cfi_at_4000", pc: 0x40004000, lr: ra},
+		{name: "test_cfi_at_4001", pc: 0x40004001, stack: []uint64{0x5e68b5d5b5d55e68, 0x34f3ebd1ebd134f3, fp0, ra},
+			regs: map[int]uint64{19: 0xadc9f635a635adc9, 20: 0x623135ac35ac6231, arm64.RegFP: calleeFP}},
+		{name: "test_cfi_at_4002", pc: 0x40004002, stack: []uint64{0xff3dfb81fb81ff3d, 0x34f3ebd1ebd134f3, fp0, ra},
+			regs: map[int]uint64{0: 0x5e68b5d5b5d55e68, 1: 0x34f3ebd1ebd134f3, 2: 0x74bca31ea31e74bc, 3: 0x16b32dcb2dcb16b3,
+				19: 0xadc9f635a635adc9, 20: 0x623135ac35ac6231, 21: 0xac4543564356ac45, 22: 0x2561562f562f2561, arm64.RegFP: calleeFP}},
+		{name: "test_cfi_at_4003", pc: 0x40004003, stack: saved,
+			regs: map[int]uint64{1: 0xfb756319fb756319, arm64.RegFP: calleeFP}, x1: saved[0]},
+		{name: "test_cfi_at_4004", pc: 0x40004004, stack: saved,
+			regs: map[int]uint64{1: 0xfb756319fb756319, arm64.RegFP: calleeFP}, x1: saved[0]},
+		{name: "test_cfi_at_4005", pc: 0x40004005, stack: saved, regs: map[int]uint64{1: 0xfb756319fb756319}, x1: saved[0]},
+		{name: "test_cfi_at_4005_ptr_auth_strip_apple", pc: 0x40004005,
+			stack: []uint64{saved[0], saved[1], saved[2], 0xae23_80a2_8112_e110, 0xae1d_0000_4000_5510},
+			regs:  map[int]uint64{1: 0xfb756319fb756319}, x1: saved[0],
+			// Only return addresses are signed: fp keeps its bits (R14).
+			ours: map[int]uint64{arm64.RegFP: 0xae23_80a2_8112_e110}},
+		{name: "test_cfi_at_4005_ptr_auth_strip_high", pc: 0x40004005, high: true,
+			stack: []uint64{saved[0], saved[1], saved[2], 0x1003_45a2_8112_e110, 0x100d_f700_4000_5510},
+			regs:  map[int]uint64{1: 0xfb756319fb756319}, x1: saved[0],
+			rust: map[int]uint64{arm64.RegPC: 0x000d_f700_4000_5510, arm64.RegFP: 0x0003_45a2_8112_e110},
+			// The stripped pc is in no module, so it keeps its bits; fp
+			// is not stripped (R14).
+			ours: map[int]uint64{arm64.RegPC: 0x100d_f700_4000_5510, arm64.RegFP: 0x1003_45a2_8112_e110}},
+		{name: "test_cfi_at_4006", pc: 0x40004006, stack: []uint64{ra, saved[0], saved[1], saved[2], fp0, 0xf8d157835783f8d1},
+			regs: map[int]uint64{1: 0xfb756319fb756319}, x1: saved[0]},
+		{name: "test_cfi_reject_backwards", pc: 0x40006000, lr: ra, none: true},
+		{name: "test_cfi_reject_bad_exprs", pc: 0x40007000, none: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := rustARM64Context(c.pc, sp, c.lr, 0)
+			for r, v := range fixture {
+				ctx.Iregs[r] = v
+			}
+			for r, v := range c.regs {
+				ctx.Iregs[r] = v
+			}
+			st := synth.NewStack(sp, 8)
+			for _, w := range c.stack {
+				st.U64(w)
+			}
+			callerSP := st.Here()
+			st.Zeros(120)
+			mods := rustArmModules(rustARM64CFISyms, "")
+			if c.high {
+				mods = append(mods, rustArmModule{"high-module", 0x10000000000000, 0x10000, ""})
+			}
+			var callers []rustArmFrame
+			if !c.none {
+				regs := map[int]uint64{}
+				for r, v := range fixture {
+					regs[r] = v
+				}
+				valid := 13
+				if c.x1 != 0 {
+					regs[1] = c.x1
+					valid++
+				}
+				pc := uint64(ra)
+				for _, m := range []map[int]uint64{c.rust, c.ours} {
+					for r, v := range m {
+						if r == arm64.RegPC {
+							pc = v
+						} else {
+							regs[r] = v
+						}
+					}
+				}
+				callers = []rustArmFrame{{pc: pc, sp: callerSP, trust: unwind.TrustCFI, regs: regs, valid: valid}}
+			}
+			rustARM64Walk(t, ctx, st, mods, callers, "")
+		})
+	}
+}
