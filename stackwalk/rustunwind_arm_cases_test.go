@@ -119,6 +119,9 @@ func rustArmWalk(t *testing.T, cpu arch.CPU, platform minidump.PlatformID, ctx *
 			t.Fatal(err)
 		}
 		bp, us := rustArmThread0(out), rustArmThread0(ours.Bytes())
+		if bp == "" {
+			t.Fatalf("Breakpad's report has no thread 0:\n%s", out)
+		}
 		if bp != us && notBreakpad == "" {
 			t.Errorf("Breakpad's frames:\n%s\nours:\n%s", bp, us)
 		}
