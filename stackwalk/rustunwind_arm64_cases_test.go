@@ -26,12 +26,19 @@ func rustARM64Context(pc, sp, lr, fp uint64) *arm64.Context {
 }
 
 // rustARM64Walk walks one arm64 case on Windows (rust-minidump's fixture)
-// and checks its frames: the context frame (pc, sp) then callers.
-func rustARM64Walk(t *testing.T, ctx *arm64.Context, st *synth.Stack, mods []rustArmModule, callers []rustArmFrame, notBreakpad string) {
+// and checks its frames: the context frame (pc, sp) then callers, and,
+// when rust (rust-minidump's callers) is not nil, that they differ from
+// those.
+func rustARM64Walk(t *testing.T, ctx *arm64.Context, st *synth.Stack, mods []rustArmModule, callers, rust []rustArmFrame, notBreakpad string) {
 	t.Helper()
 	p := rustArmWalk(t, arch.ARM64, minidump.PlatformWin32NT, synth.ARM64(ctx), st, mods, notBreakpad)
-	want := append([]rustArmFrame{{pc: ctx.Iregs[arm64.RegPC], sp: ctx.Iregs[arm64.RegSP], trust: unwind.TrustContext}}, callers...)
-	rustArmCheck(t, p, want, arm64.RegPC, arm64.RegSP)
+	frame0 := rustArmFrame{pc: ctx.Iregs[arm64.RegPC], sp: ctx.Iregs[arm64.RegSP], trust: unwind.TrustContext}
+	want := append([]rustArmFrame{frame0}, callers...)
+	if rust == nil {
+		rustArmCheck(t, p, want, arm64.RegPC, arm64.RegSP)
+	} else {
+		rustArmCheckDiffers(t, p, want, append([]rustArmFrame{frame0}, rust...), arm64.RegPC, arm64.RegSP)
+	}
 }
 
 // TestRustARM64Scan holds rust-minidump's arm64 test_simple,
@@ -108,10 +115,11 @@ func TestRustARM64Scan(t *testing.T) {
 				if c.name == "test_simple" {
 					fp = 0x80000000
 				}
-				if v.name == "zeroed" {
-					callers = nil
+				var rust []rustArmFrame
+				if v.name == "zeroed" && callers != nil {
+					callers, rust = nil, callers
 				}
-				rustARM64Walk(t, rustARM64Context(c.pc, sp, v.lr, fp), st, c.mods, callers, "")
+				rustARM64Walk(t, rustARM64Context(c.pc, sp, v.lr, fp), st, c.mods, callers, rust, "")
 			})
 		}
 	}
@@ -267,15 +275,15 @@ func TestRustARM64FramePointers(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			st := synth.NewStack(c.start, 8)
 			r := c.build(st)
-			callers := r.rust
+			callers, rust := r.rust, []rustArmFrame(nil)
 			if r.ours != nil {
-				callers = r.ours
+				callers, rust = r.ours, r.rust
 			}
 			mods := r.mods
 			if mods == nil {
 				mods = rustArmModules("", "")
 			}
-			rustARM64Walk(t, rustARM64Context(r.pc, r.sp, r.lr, r.fp), st, mods, callers, r.notBreakpad)
+			rustARM64Walk(t, rustARM64Context(r.pc, r.sp, r.lr, r.fp), st, mods, callers, rust, r.notBreakpad)
 		})
 	}
 }
@@ -372,8 +380,9 @@ func TestRustARM64CFI(t *testing.T) {
 			if c.high {
 				mods = append(mods, rustArmModule{"high-module", 0x10000000000000, 0x10000, ""})
 			}
-			var callers []rustArmFrame
-			if !c.none {
+			// caller is the frame CFI gives with the fixture's registers
+			// and those of the maps.
+			caller := func(maps ...map[int]uint64) []rustArmFrame {
 				regs := map[int]uint64{}
 				for r, v := range fixture {
 					regs[r] = v
@@ -384,7 +393,7 @@ func TestRustARM64CFI(t *testing.T) {
 					valid++
 				}
 				pc := uint64(ra)
-				for _, m := range []map[int]uint64{c.rust, c.ours} {
+				for _, m := range maps {
 					for r, v := range m {
 						if r == arm64.RegPC {
 							pc = v
@@ -393,9 +402,16 @@ func TestRustARM64CFI(t *testing.T) {
 						}
 					}
 				}
-				callers = []rustArmFrame{{pc: pc, sp: callerSP, trust: unwind.TrustCFI, regs: regs, valid: valid}}
+				return []rustArmFrame{{pc: pc, sp: callerSP, trust: unwind.TrustCFI, regs: regs, valid: valid}}
 			}
-			rustARM64Walk(t, ctx, st, mods, callers, "")
+			switch {
+			case c.none:
+				rustARM64Walk(t, ctx, st, mods, nil, nil, "")
+			case c.ours != nil:
+				rustARM64Walk(t, ctx, st, mods, caller(c.rust, c.ours), caller(c.rust), "")
+			default:
+				rustARM64Walk(t, ctx, st, mods, caller(c.rust), nil, "")
+			}
 		})
 	}
 }
