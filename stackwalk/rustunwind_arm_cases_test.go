@@ -170,9 +170,21 @@ func rustArmCheckDiffers(t *testing.T, p *stackwalk.ProcessState, ours, rust []r
 	}
 }
 
+// rustArmInstruction is how far below a caller's pc its instruction is
+// (what lookups and --json's offset take), by CPU: rust-minidump's and
+// Breakpad's pc - 2 on arm and pc - 4 on arm64; on MIPS Breakpad's
+// caller pc is already two instructions before the return address and is
+// the instruction (rust-minidump: pc the return address, instruction 8
+// below it: R15).
+var rustArmInstruction = map[string]uint64{"arm": 2, "arm64": 4, "mips": 0, "mips64": 0}
+
 // rustArmDiff lists how the requesting thread's frames differ from want.
 func rustArmDiff(p *stackwalk.ProcessState, want []rustArmFrame, pcSlot, spSlot int) []string {
 	var d []string
+	adjust, ok := rustArmInstruction[p.System.CPU]
+	if !ok {
+		d = append(d, fmt.Sprintf("CPU %q: no instruction adjustment known", p.System.CPU))
+	}
 	fr := p.Threads[p.RequestingThread].Frames
 	if len(fr) != len(want) {
 		d = append(d, fmt.Sprintf("%d frames, want %d", len(fr), len(want)))
@@ -187,6 +199,9 @@ func rustArmDiff(p *stackwalk.ProcessState, want []rustArmFrame, pcSlot, spSlot 
 			if !c.Has(r) || c.Regs[r] != v {
 				d = append(d, fmt.Sprintf("frame %d: register %d = %#x (known %v), want %#x", i, r, c.Regs[r], c.Has(r), v))
 			}
+		}
+		if i > 0 && f.Instruction != c.Regs[pcSlot]-adjust {
+			d = append(d, fmt.Sprintf("frame %d: instruction %#x, want pc - %d", i, f.Instruction, adjust))
 		}
 		if n := bits.OnesCount64(c.Valid); w.valid != 0 && n != w.valid {
 			d = append(d, fmt.Sprintf("frame %d: %d registers known, want %d", i, n, w.valid))
