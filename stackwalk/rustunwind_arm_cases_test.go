@@ -24,9 +24,10 @@ import (
 // This file holds rust-minidump's arm unwinder unit tests
 // (minidump-unwind/src/arm_unittest.rs, themselves mostly Breakpad's
 // stackwalker_arm_unittest.cc) as dumps made with minidump/synth, and the
-// helpers the arm, arm64 and mips translations share (rustArm*). Where
-// ours differs from rust-minidump on purpose, the case says so and
-// docs/compat.md's rust-minidump rows (R10 on) give the reason once.
+// helpers the arm, arm64 and MIPS translations share (rustArm*, named for
+// the first file that needed them). Where ours differs from rust-minidump
+// on purpose, the case says so and docs/compat.md's rust-minidump rows
+// (R3, R7, R10-R15) give the reason once.
 
 // rustArmFrame is one expected frame of a translated case: pc, sp and
 // trust, and optionally more registers (slot → value) and the number of
