@@ -288,6 +288,7 @@ type AuxvEntry struct {
 // Auxiliary vector entry types the walker uses.
 const (
 	AuxvEntryPoint = 9  // AT_ENTRY: the program's entry point (_start)
+	AuxvSysinfo    = 32 // AT_SYSINFO: i386's __kernel_vsyscall, the vDSO's system call entry
 	AuxvVDSO       = 33 // AT_SYSINFO_EHDR: the vDSO's ELF header
 )
 

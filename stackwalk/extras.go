@@ -44,6 +44,9 @@ func readExtras(f *minidump.File, p *ProcessState) {
 	if v, ok := f.LinuxAuxvValue(minidump.AuxvEntryPoint); ok {
 		p.EntryPoint = v
 	}
+	if v, ok := f.LinuxAuxvValue(minidump.AuxvSysinfo); ok {
+		p.KernelVsyscall = v
+	}
 	if present(f, minidump.CrashpadInfoStream) {
 		p.Annotations = crashpadAnnotations(f)
 	}

@@ -329,7 +329,7 @@ func (p *ProcessState) Walk(opt Options) {
 			ev = evaluatorFor(cpu)
 			evals[k] = ev
 		}
-		env := &walkEnv{syms: syms, windows: windows, eval: ev, entry: p.EntryPoint, code: p.memory, calls: opt.CheckCallSites, maps: p.maps, tails: opt.TailCalls}
+		env := &walkEnv{syms: syms, windows: windows, eval: ev, entry: p.EntryPoint, vsyscall: p.KernelVsyscall, code: p.memory, calls: opt.CheckCallSites, maps: p.maps, tails: opt.TailCalls}
 		if r, ok := cs.Memory.(*region); ok && !(ctx.CPU.PointerSize() == 4 && r.end() > 1<<32) {
 			env.stack = r
 		}

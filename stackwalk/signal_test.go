@@ -11,10 +11,6 @@ import (
 
 // signalMisses are the signal cases whose walk cannot equal gdb's, and why.
 var signalMisses = map[string]knownMiss{
-	"x86-native-abort-nocode": {found: 10, spurious: 1, why: "frame 0 is __kernel_vsyscall in the vDSO, " +
-		"which the dump (as Breakpad's client writes it) and the symbols lack: its caller is found from the " +
-		"function's shape (unwind/x86 byVsyscall: by frame pointer, where a scan found it before), but the " +
-		"frame itself is left unnamed (nothing names it)"},
 	"arm-segv-nocode": {found: 5, spurious: 24, why: "the signal frame is found from the stack, but " +
 		"past __libc_start_call_main glibc's code has no CFI (only .ARM.exidx, which dump_syms does " +
 		"not read, as Breakpad's) and the arm walk scans: __libc_start_main_impl and _start lost"},
@@ -55,9 +51,19 @@ func TestSignalTruth(t *testing.T) {
 				checkNoTrampolineCode(t, dir, frames[sig-1].Instruction, frames[0].Instruction)
 			}
 			// Out of __kernel_vsyscall without the vDSO's code: by the
-			// function's shape (unwind/x86 byVsyscall), not by a scan.
-			if name == "x86-native-abort-nocode" && (len(frames) < 2 || frames[1].Trust != unwind.TrustFP) {
-				t.Errorf("frame 1 not found from __kernel_vsyscall's shape: %+v", frames[1])
+			// function's shape (unwind/x86 byVsyscall), not by a scan;
+			// the frame named from the auxiliary vector's AT_SYSINFO,
+			// the vDSO still without symbols.
+			if name == "x86-native-abort-nocode" {
+				if len(frames) < 2 || frames[1].Trust != unwind.TrustFP {
+					t.Errorf("frame 1 not found from __kernel_vsyscall's shape: %+v", frames[1])
+				}
+				f := frames[0]
+				if w.p.KernelVsyscall == 0 || f.FunctionBase != w.p.KernelVsyscall || f.Instruction-f.FunctionBase != 9 ||
+					f.Module == nil || !f.Module.MissingSymbols {
+					t.Errorf("frame 0: %s at %#x + %#x (module %+v), want __kernel_vsyscall at AT_SYSINFO %#x + 0x9 in a vDSO without symbols",
+						f.Function, f.FunctionBase, f.Instruction-f.FunctionBase, f.Module, w.p.KernelVsyscall)
+				}
 			}
 		})
 	}
@@ -79,5 +85,47 @@ func checkNoTrampolineCode(t *testing.T, dir string, tramp, crashPC uint64) {
 	}
 	if _, err := m.ReadMemory(tramp, 1); err == nil && (tramp > crashPC+128 || tramp+128 < crashPC) {
 		t.Errorf("the dump holds the trampoline's code at %#x", tramp)
+	}
+}
+
+// TestVsyscallNamedCorpus: in the corpus's i386 dumps of Breakpad's client
+// (gen-threads-x86-*: five threads wait in system calls), each waiting
+// thread's frame 0 is named __kernel_vsyscall + 0x9 from the auxiliary
+// vector's AT_SYSINFO, the vDSO having neither code nor symbols in the
+// dump, and its caller is found from the function's shape; Breakpad shows
+// "linux-gate.so + 0x5e9" (docs/compat.md B17).
+func TestVsyscallNamedCorpus(t *testing.T) {
+	n := 0
+	for _, c := range loadCases(t) {
+		if !strings.HasPrefix(c.name, "gen-threads-x86-") {
+			continue
+		}
+		p, _, err := process(t, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		named := 0
+		for i, cs := range p.Threads {
+			if i == p.RequestingThread || len(cs.Frames) < 2 {
+				continue
+			}
+			f := cs.Frames[0]
+			if f.Module == nil || f.Module.CodeFile != "linux-gate.so" {
+				continue
+			}
+			if f.Function != "__kernel_vsyscall" || f.FunctionBase != p.KernelVsyscall || f.Instruction-f.FunctionBase != 9 ||
+				!f.Module.MissingSymbols || cs.Frames[1].Trust != unwind.TrustFP {
+				t.Errorf("%s thread %d: frame 0 %q at %#x + %#x, frame 1 by %v; want __kernel_vsyscall at AT_SYSINFO %#x + 0x9, frame 1 by its shape",
+					c.name, i, f.Function, f.FunctionBase, f.Instruction-f.FunctionBase, cs.Frames[1].Trust, p.KernelVsyscall)
+			}
+			named++
+		}
+		if named != 5 {
+			t.Errorf("%s: %d waiting threads in linux-gate.so, want 5", c.name, named)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Errorf("%d gen-threads-x86 cases, want 2", n)
 	}
 }

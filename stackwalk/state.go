@@ -78,6 +78,10 @@ type ProcessState struct {
 	// EntryPoint is the program's entry point (_start) from a Linux dump's
 	// auxiliary vector (AT_ENTRY), or 0: the main thread's walk ends there.
 	EntryPoint uint64
+	// KernelVsyscall is the address of Linux i386's __kernel_vsyscall in
+	// the vDSO from a Linux dump's auxiliary vector (AT_SYSINFO), or 0: a
+	// frame stopped there is named from it when no symbols name it.
+	KernelVsyscall uint64
 	// Annotations are the crash annotations of the dump's Crashpad info
 	// stream (key → value): the process's simple annotations, then each
 	// module's simple annotations and string annotation objects, the first

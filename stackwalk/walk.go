@@ -120,6 +120,8 @@ type walkEnv struct {
 	calls   bool          // scans check call sites (Options.CheckCallSites)
 	maps    memMap        // the dump's address space map, or nil
 	tails   bool          // show tail call frames (tailCallFrame)
+	// vsyscall is Linux i386's __kernel_vsyscall (AT_SYSINFO), or 0.
+	vsyscall uint64
 	// free holds frames the thread's walk no longer refers to, for the
 	// unwinders to reuse (unwind.FrameRecycler).
 	free []*unwind.Frame
@@ -129,7 +131,28 @@ var (
 	_ unwind.Env           = (*walkEnv)(nil)
 	_ unwind.FrameRecycler = (*walkEnv)(nil)
 	_ unwind.VDSOEnv       = (*walkEnv)(nil)
+	_ unwind.VsyscallEnv   = (*walkEnv)(nil)
 )
+
+// KernelVsyscall returns __kernel_vsyscall's address from the dump's
+// auxiliary vector (unwind.VsyscallEnv).
+func (e *walkEnv) KernelVsyscall() (uint64, bool) { return e.vsyscall, e.vsyscall != 0 }
+
+// kernelVsyscall is the name the kernel gives the i386 vDSO's system call
+// entry, the function AT_SYSINFO points at (vdso(7)).
+const kernelVsyscall = "__kernel_vsyscall"
+
+// nameVsyscall names frame sf __kernel_vsyscall when no symbols named it
+// and its caller was found from that function's shape with sf's pc in it by
+// the auxiliary vector (unwind.Frame.CalleeVsyscall): the name and start the
+// kernel gives it (AT_SYSINFO), where a dump of Breakpad's client holds
+// neither the vDSO's code nor its symbols.
+func (e *walkEnv) nameVsyscall(sf *StackFrame, caller *unwind.Frame) {
+	if caller == nil || !caller.CalleeVsyscall || sf.Function != "" || sf.Module == nil || e.vsyscall == 0 {
+		return
+	}
+	sf.Function, sf.FunctionBase = kernelVsyscall, e.vsyscall
+}
 
 // RecycledFrame returns a frame the walk dropped, or nil
 // (unwind.FrameRecycler).
@@ -327,6 +350,7 @@ func (w *threadWalk) run(limit int) {
 		// Without the entry point's address, what a scan finds beyond
 		// _start is stale data (Breakpad reports it; gdb does not).
 		next := cpu.Caller(env, w.physical, w.scanned < MaxScannedFrames && !w.pastEntry)
+		env.nameVsyscall(sf, next)
 		switch {
 		case next == nil:
 		case len(w.physical) < 2:

@@ -130,6 +130,13 @@ type Frame struct {
 	// the handler's return address with the same stack pointer. Its own pc
 	// is a return address like any caller's.
 	Handler bool
+	// CalleeVsyscall marks a caller found from the shape of Linux i386's
+	// __kernel_vsyscall (unwind/x86) whose callee, the frame it was
+	// unwound from, stopped in that function by the auxiliary vector
+	// (VsyscallEnv: its pc lies in the function's first bytes after
+	// AT_SYSINFO): a walker may name the callee __kernel_vsyscall where no
+	// symbols name it.
+	CalleeVsyscall bool
 }
 
 // FrameRecycler is what an Env may also implement to give the unwinders

@@ -155,6 +155,11 @@ func TestSocorroDumps(t *testing.T) {
 		want string
 	}{
 		{"null call", "../../testdata/truth/calls/null-x64-O0/crash.dmp", []string{"../../testdata/truth/calls/null-x64-O0/symbols"}, "@0x0 | call_through"},
+		// i386 natively, Breakpad's kind of dump: frame 0 is named
+		// __kernel_vsyscall from the auxiliary vector, an irrelevant frame
+		// as linux-gate.so's unnamed ones are.
+		{"i386 abort in __kernel_vsyscall", "../../testdata/signal/x86-native-abort-nocode/crash.dmp",
+			[]string{"../../testdata/signal/x86-native-abort-nocode/symbols"}, "gsignal | abort | on_segv_abort | level2"},
 		{"no crashing thread", corpus.File(t, "breakpad/processor/tiny-exe-with-cet-xsave.dmp"), nil,
 			"ntdll.dll@0xa39e4 | ntdll.dll@0x5b4c2 | kernelbase.dll@0x4b280 | tiny.exe@0x2923c"},
 	} {

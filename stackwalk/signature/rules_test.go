@@ -265,6 +265,18 @@ func TestDefaultLists(t *testing.T) {
 			{Module: "app", Function: "Parser::fail(int)", File: "/src/p.cc", Line: 10},
 			{Module: "app", Function: "main", File: "/src/main.cc", Line: 3},
 		}, "raise | abort | Parser::fail"},
+		{"linux i386 abort in __kernel_vsyscall", []Frame{
+			{Module: "linux-gate.so", Function: "__kernel_vsyscall"},
+			{Module: "libc.so.6", Function: "__pthread_kill_implementation"},
+			{Module: "libc.so.6", Function: "raise"},
+			{Module: "libc.so.6", Function: "abort"},
+			{Module: "app", Function: "Parser::fail(int)", File: "/src/p.cc", Line: 10},
+		}, "raise | abort | Parser::fail"},
+		{"linux i386 vDSO without symbols", []Frame{
+			{Module: "linux-gate.so", ModuleOffset: 0x5e9},
+			{Module: "libc.so.6", Function: "read"},
+			{Module: "app", Function: "waiter_pipe"},
+		}, "read"},
 		{"linux assert (sentinel)", []Frame{
 			{Module: "libc.so.6", Function: "raise"},
 			{Module: "libc.so.6", Function: "abort"},

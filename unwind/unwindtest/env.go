@@ -48,6 +48,9 @@ type Env struct {
 	// FuncStarts are the addresses where a symbol says a function
 	// starts, for FunctionStart.
 	FuncStarts map[uint64]bool
+	// Vsyscall is __kernel_vsyscall's address (unwind.VsyscallEnv); 0:
+	// not known.
+	Vsyscall uint64
 }
 
 var _ unwind.Env = (*Env)(nil)
@@ -210,6 +213,9 @@ func (e *Env) InVDSO(addr uint64) bool {
 	m := e.module(addr)
 	return m != nil && m.VDSO
 }
+
+// KernelVsyscall implements unwind.VsyscallEnv over Vsyscall.
+func (e *Env) KernelVsyscall() (uint64, bool) { return e.Vsyscall, e.Vsyscall != 0 }
 
 // InModule implements unwind.Env.
 func (e *Env) InModule(addr uint64) bool { return e.module(addr) != nil }

@@ -26,8 +26,15 @@ func TestVsyscall(t *testing.T) {
 		code      []byte // at pc
 		callerOK  bool   // found by the rule
 		callerEBP uint32
+		entry     uint64 // AT_SYSINFO; 0: unknown
+		named     bool   // the caller is marked CalleeVsyscall
 	}{
 		{name: "new shape", ebp: 6, edx: 6, callerOK: true, callerEBP: 6},
+		{name: "AT_SYSINFO", ebp: 6, edx: 6, callerOK: true, callerEBP: 6, entry: pc - 9, named: true},
+		{name: "AT_SYSINFO old shape", ebp: 0, edx: 6, callerOK: true, callerEBP: 6, entry: pc - 16, named: true},
+		{name: "AT_SYSINFO too far", ebp: 6, edx: 6, entry: pc - 17},
+		{name: "AT_SYSINFO after pc", ebp: 6, edx: 6, entry: pc + 1},
+		{name: "AT_SYSINFO outside the vDSO", ebp: 6, edx: 6, callerOK: true, callerEBP: 6, entry: 0x401000},
 		{name: "old shape", ebp: 0, edx: 6, callerOK: true, callerEBP: 6},
 		{name: "code in dump", ebp: 6, edx: 6, code: tail, callerOK: true, callerEBP: 6},
 		{name: "other code in dump", ebp: 6, edx: 6, code: []byte{0x90, 0x90, 0x90, 0xc3}},
@@ -38,6 +45,7 @@ func TestVsyscall(t *testing.T) {
 			env := newEnv()
 			env.IsWindows = false
 			env.Modules = append(env.Modules, unwindtest.Module{Base: vdso, Size: 0x2000, VDSO: !c.notVDSO})
+			env.Vsyscall = c.entry
 			if c.code != nil {
 				env.Code = map[uint64][]byte{pc: c.code}
 			}
@@ -62,6 +70,9 @@ func TestVsyscall(t *testing.T) {
 				t.Fatal("no caller")
 			}
 			check(t, got, unwind.TrustFP, ra, sp+16, uint64(c.callerEBP))
+			if got.CalleeVsyscall != c.named {
+				t.Errorf("CalleeVsyscall = %v, want %v", got.CalleeVsyscall, c.named)
+			}
 			if got.Regs[x86.ECX] != 0x7e22 || got.Regs[x86.EDX] != 6 || got.Regs[x86.EBX] != 0x7e22 || !got.Has(x86.EDI) {
 				t.Errorf("caller's registers %+v", got.Context)
 			}
