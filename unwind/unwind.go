@@ -340,9 +340,16 @@ func ScanForCaller(env Env, start uint64, words, size int, check CallCheck) (loc
 	if !env.CheckCallSites() {
 		check = nil
 	}
-	end := start + uint64(words*size)
+	// The scan stops at the last word of the address space (32-bit for
+	// 4-byte words) rather than wrapping around: Breakpad's bound wraps
+	// for 64-bit words, where it then scans nothing (docs/stackwalk.md).
+	top := ^uint64(0) - uint64(size) + 1
 	if size == 4 {
-		end = uint64(uint32(start) + uint32(words*size))
+		top = 1<<32 - 4
+	}
+	end := start + uint64(words*size)
+	if end < start || end > top {
+		end = top
 	}
 	for l := start; l <= end; l += uint64(size) {
 		v, ok := ReadWord(env, l, size)
@@ -361,7 +368,7 @@ func ScanForCaller(env Env, start uint64, words, size int, check CallCheck) (loc
 					// Breakpad's walk would take it and scan on from
 					// there: look as far past it.
 					if e := l + uint64((RASearchWords+1)*size); e > end && e > l {
-						end = e
+						end = min(e, top)
 					}
 					goto next
 				}

@@ -74,6 +74,28 @@ func TestScanForReturnAddress(t *testing.T) {
 	if _, _, ok := unwind.ScanForReturnAddress(env32, 0xfffffff0, 40, 4); ok {
 		t.Errorf("found an address in an empty stack")
 	}
+	// Scans closer to the top of the address space than their reach
+	// look up to its last word (32-bit: Breakpad's 64-bit build does;
+	// 64-bit: Breakpad's bound wraps and it scans nothing). A stack
+	// reaching past 4 GiB is no 32-bit stack beyond it.
+	for _, c := range []struct {
+		cpu  unwind.CPU
+		base uint64
+		size int
+	}{{x86unwind.Unwinder{}, 1<<32 - 16, 4}, {amd64unwind.Unwinder{}, 1 << 63, 8}, {amd64unwind.Unwinder{}, ^uint64(0) - 31, 8}} {
+		top := unwindtest.New(c.cpu, c.base)
+		top.Modules = []unwindtest.Module{{Base: 0x400000, Size: 0x1000}}
+		top.Push(0, 0, 0, 0x400010)
+		if c.size == 4 {
+			top.Push(0x400020) // at 4 GiB
+		}
+		if loc, ip, ok := unwind.ScanForReturnAddress(top, c.base, 40, c.size); !ok || ip != 0x400010 || loc != c.base+3*uint64(c.size) {
+			t.Errorf("stack at %#x: found %#x at %#x (%v), want 0x400010 at the fourth word", c.base, ip, loc, ok)
+		}
+		if _, ip, ok := unwind.ScanForReturnAddress(top, c.base+4*uint64(c.size), 40, c.size); ok {
+			t.Errorf("stack at %#x: found %#x past the end of the address space", c.base, ip)
+		}
+	}
 }
 
 func TestReadWord(t *testing.T) {
