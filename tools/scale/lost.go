@@ -136,6 +136,8 @@ func describeQueue(ctx context.Context, w *bufio.Writer, js jetstream.JetStream,
 		fmt.Fprintf(w, "dead letter: stream: %v\n", err)
 	} else if m, err := s.GetLastMsgForSubject(ctx, "crashd.dead."+id); err == nil {
 		fmt.Fprintf(w, "dead letter: %s %s\n", m.Time.UTC().Format(time.RFC3339Nano), m.Data)
+	} else if errors.Is(err, jetstream.ErrMsgNotFound) {
+		fmt.Fprintln(w, "dead letter: none")
 	} else {
 		fmt.Fprintf(w, "dead letter: %v\n", errText(err))
 	}
