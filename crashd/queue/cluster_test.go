@@ -269,7 +269,7 @@ func TestEmbeddedTwoRoutes(t *testing.T) {
 	}
 	// One replica lost: the stream keeps a quorum (2 of 3). The
 	// consumer whose leader was the node lost elects another first: on
-	// the loaded 2-core machine that took up to 20 s, and a fetch sent
+	// the loaded 2-core machine that took up to 38 s, and a fetch sent
 	// meanwhile waits out its 5 s, so the delivery waits for the
 	// election, bounded apart from next's 20 s (the test failed when one
 	// bound held both).
