@@ -267,8 +267,14 @@ func TestEmbeddedTwoRoutes(t *testing.T) {
 	if info := st.CachedInfo(); info.Config.Replicas != 3 || info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
 		t.Fatalf("stream %s: replicas %d, cluster %+v", q.work, info.Config.Replicas, info.Cluster)
 	}
-	// One replica lost: the stream keeps a quorum (2 of 3).
+	// One replica lost: the stream keeps a quorum (2 of 3). The
+	// consumer whose leader was the node lost elects another first: on
+	// the loaded 2-core machine that took up to 38 s, and a fetch sent
+	// meanwhile waits out its 5 s, so the delivery waits for the
+	// election, bounded apart from next's 20 s (the test failed when one
+	// bound held both).
 	cl.Kill(1)
+	waitLeaders(ctx, t, q, cl.Nodes[1].Name)
 	c, err := q.Consume(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -287,4 +293,39 @@ func TestEmbeddedTwoRoutes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// waitLeaders waits until the work stream and its consumers have leaders
+// other than the node lost (JetStream elects them after a node's loss),
+// failing the test after 90 s.
+func waitLeaders(ctx context.Context, t *testing.T, q *JetStream, lost string) {
+	t.Helper()
+	t0 := time.Now()
+	var why string
+	for time.Since(t0) < 90*time.Second {
+		why = ""
+		ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if st, err := q.js.Stream(ictx, q.work); err != nil {
+			why = "stream: " + err.Error()
+		} else if l := st.CachedInfo().Cluster; l == nil || l.Leader == "" || l.Leader == lost {
+			why = fmt.Sprintf("stream: leader %+v", l)
+		}
+		for _, k := range Kinds {
+			if why != "" {
+				break
+			}
+			if ci, err := q.cons[k].Info(ictx); err != nil {
+				why = fmt.Sprintf("consumer %s: %v", k, err)
+			} else if ci.Cluster == nil || ci.Cluster.Leader == "" || ci.Cluster.Leader == lost {
+				why = fmt.Sprintf("consumer %s: leader %+v", k, ci.Cluster)
+			}
+		}
+		cancel()
+		if why == "" {
+			t.Logf("leaders elected %.1fs after the loss of %s", time.Since(t0).Seconds(), lost)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no leaders 90 s after the loss of %s: %s", lost, why)
 }

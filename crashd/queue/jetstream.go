@@ -118,6 +118,42 @@ type JetStream struct {
 // storage under ecfg.Dir) and opens the queue on it over an in-process
 // connection.
 func Embedded(ctx context.Context, ecfg EmbeddedConfig, cfg Config) (*JetStream, error) {
+	if cl := ecfg.Cluster; cl != nil && cfg.Replicas <= 0 {
+		// The routes name the other nodes: the cluster is them and this
+		// node (two routes: three nodes, R3, which outlives the loss of
+		// one).
+		cfg.Replicas = min(3, len(cl.Routes)+1)
+	}
+	ns, err := startEmbeddedServer(ecfg)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := nats.Connect(ns.ClientURL(), nats.InProcessServer(ns), nats.Name("crashd"), nats.MaxReconnects(-1))
+	if err != nil {
+		ns.Shutdown()
+		return nil, fmt.Errorf("queue: embedded server: connect: %w", err)
+	}
+	if ecfg.Cluster != nil {
+		// JetStream answers once the cluster has elected its meta leader.
+		err = waitJetStream(ctx, nc)
+	}
+	var q *JetStream
+	if err == nil {
+		q, err = open(ctx, nc, cfg)
+	}
+	if err != nil {
+		nc.Close()
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		return nil, err
+	}
+	q.ns = ns
+	return q, nil
+}
+
+// startEmbeddedServer starts the NATS server of ecfg in this process and
+// waits until it takes connections.
+func startEmbeddedServer(ecfg EmbeddedConfig) (*server.Server, error) {
 	if ecfg.Dir == "" {
 		return nil, errors.New("queue: embedded server: no storage directory")
 	}
@@ -171,12 +207,6 @@ func Embedded(ctx context.Context, ecfg EmbeddedConfig, cfg Config) (*JetStream,
 			}
 			opts.Routes = append(opts.Routes, u)
 		}
-		if cfg.Replicas <= 0 {
-			// The routes name the other nodes: the cluster is them and
-			// this node (two routes: three nodes, R3, which outlives the
-			// loss of one).
-			cfg.Replicas = min(3, len(cl.Routes)+1)
-		}
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
@@ -190,27 +220,7 @@ func Embedded(ctx context.Context, ecfg EmbeddedConfig, cfg Config) (*JetStream,
 		ns.Shutdown()
 		return nil, errors.New("queue: embedded server: not ready after 30s")
 	}
-	nc, err := nats.Connect(ns.ClientURL(), nats.InProcessServer(ns), nats.Name("crashd"), nats.MaxReconnects(-1))
-	if err != nil {
-		ns.Shutdown()
-		return nil, fmt.Errorf("queue: embedded server: connect: %w", err)
-	}
-	if ecfg.Cluster != nil {
-		// JetStream answers once the cluster has elected its meta leader.
-		err = waitJetStream(ctx, nc)
-	}
-	var q *JetStream
-	if err == nil {
-		q, err = open(ctx, nc, cfg)
-	}
-	if err != nil {
-		nc.Close()
-		ns.Shutdown()
-		ns.WaitForShutdown()
-		return nil, err
-	}
-	q.ns = ns
-	return q, nil
+	return ns, nil
 }
 
 // Connect opens the queue on an external NATS server or cluster at url
@@ -287,7 +297,7 @@ func retry(ctx context.Context, f func(context.Context) error) error {
 func transient(err error) bool {
 	for _, e := range []error{context.DeadlineExceeded, nats.ErrTimeout, nats.ErrNoResponders,
 		jetstream.ErrNoStreamResponse, nats.ErrDisconnected, nats.ErrConnectionReconnecting,
-		jetstream.ErrJetStreamNotEnabled} {
+		jetstream.ErrJetStreamNotEnabled, errRaced} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -318,7 +328,7 @@ func open(ctx context.Context, nc *nats.Conn, cfg Config) (*JetStream, error) {
 	q := &JetStream{cfg: cfg, nc: nc, js: js, cons: map[Kind]jetstream.Consumer{}}
 	base := strings.ToUpper(cfg.Prefix)
 	q.work, q.dead = base, base+"_DEAD"
-	if err := retry(ctx, func(ctx context.Context) error {
+	if err := q.create(ctx, q.work, cfg.Prefix+".work.*", func(ctx context.Context) error {
 		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name:        q.work,
 			Description: "crash ids waiting to be processed",
@@ -332,7 +342,7 @@ func open(ctx context.Context, nc *nats.Conn, cfg Config) (*JetStream, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("queue: stream %s: %w", q.work, err)
 	}
-	if err := retry(ctx, func(ctx context.Context) error {
+	if err := q.create(ctx, q.dead, cfg.Prefix+".dead.*", func(ctx context.Context) error {
 		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name:              q.dead,
 			Description:       "crashes that failed too often (one subject per crash)",
@@ -708,9 +718,10 @@ func (q *JetStream) leases(ctx context.Context) (jetstream.KeyValue, error) {
 		return q.kv, nil
 	}
 	var kv jetstream.KeyValue
-	err := retry(ctx, func(ctx context.Context) (err error) {
+	bucket := q.cfg.Prefix + "_leases"
+	err := q.create(ctx, "KV_"+bucket, "$KV."+bucket+".>", func(ctx context.Context) (err error) {
 		kv, err = q.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:      q.cfg.Prefix + "_leases",
+			Bucket:      bucket,
 			Description: "crashd's leases: work one process of a deployment does at a time",
 			TTL:         LeaseTTL,
 			Replicas:    q.cfg.Replicas,

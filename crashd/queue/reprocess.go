@@ -31,9 +31,10 @@ func (q *JetStream) marks(ctx context.Context) (jetstream.KeyValue, error) {
 		return q.marksKV, nil
 	}
 	var kv jetstream.KeyValue
-	err := retry(ctx, func(ctx context.Context) (err error) {
+	bucket := q.cfg.Prefix + "_reprocess"
+	err := q.create(ctx, "KV_"+bucket, "$KV."+bucket+".>", func(ctx context.Context) (err error) {
 		kv, err = q.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:      q.cfg.Prefix + "_reprocess",
+			Bucket:      bucket,
 			Description: "crashd's reprocess markers: crashes waiting to be reprocessed, queued once",
 			TTL:         ReprocessMarkTTL,
 			Replicas:    q.cfg.Replicas,

@@ -36,7 +36,7 @@ const maxSymbolsEvent = 4096
 func (q *JetStream) symbolsStream(ctx context.Context) (jetstream.Stream, error) {
 	name := strings.ToUpper(q.cfg.Prefix) + "_SYMBOLS"
 	var st jetstream.Stream
-	err := retry(ctx, func(ctx context.Context) (err error) {
+	err := q.create(ctx, name, q.symbolsSubject(), func(ctx context.Context) (err error) {
 		st, err = q.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name:        name,
 			Description: "crashd: modules whose symbols arrived (the symbol server's uploads)",

@@ -38,7 +38,7 @@ func (q *JetStream) Unqueued(ctx context.Context) (*Unqueued, error) {
 	}
 	bucket := q.cfg.Prefix + "_unqueued"
 	u := Unqueued{streamName: "KV_" + bucket, nc: q.nc}
-	err := retry(ctx, func(ctx context.Context) (err error) {
+	err := q.create(ctx, u.streamName, "$KV."+bucket+".>", func(ctx context.Context) (err error) {
 		u.kv, err = q.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket:      bucket,
 			Description: "crashd's crashes stored but not yet queued: the sweep queues those a collector left",

@@ -63,7 +63,8 @@ type Cluster struct {
 
 // StartNATS starts an n-node nats-server cluster with JetStream (file
 // storage under dir), on loopback ports, and waits until JetStream has a
-// meta leader (or ctx ends).
+// meta leader (or ctx ends). One node is a server alone (no cluster:
+// JetStream in a cluster of one waits for peers for ever).
 func StartNATS(ctx context.Context, dir string, n int) (*Cluster, error) {
 	bin := NATSServer()
 	if bin == "" {
@@ -93,12 +94,15 @@ func StartNATS(ctx context.Context, dir string, n int) (*Cluster, error) {
 		conf := fmt.Sprintf(`server_name: %s
 listen: %s
 jetstream { store_dir: %q, max_memory_store: 64MB, max_file_store: 8GB }
-cluster {
+`, nd.Name, strings.TrimPrefix(nd.ClientURL, "nats://"), store)
+		if n > 1 {
+			conf += fmt.Sprintf(`cluster {
   name: scaletest
   listen: %s
   routes: [%s]
 }
-`, nd.Name, strings.TrimPrefix(nd.ClientURL, "nats://"), store, nd.clusterURL, strings.Join(routes, ", "))
+`, nd.clusterURL, strings.Join(routes, ", "))
+		}
 		nd.conf = filepath.Join(dir, nd.Name+".conf")
 		nd.log = filepath.Join(dir, nd.Name+".log")
 		if err := os.WriteFile(nd.conf, []byte(conf), 0o644); err != nil {

@@ -232,11 +232,17 @@ func run(ctx context.Context) (int, error) {
 	if err != nil {
 		return 2, err
 	}
-	if !*keep {
-		defer os.RemoveAll(tmp)
-	} else {
-		fmt.Println("scale: keeping", tmp)
-	}
+	// The temporary directory (every process's log) is kept with -keep,
+	// and whenever a crash was lost or duplicated (failed is set then):
+	// its path is printed with the ids in lost.txt.
+	failed := false
+	defer func() {
+		if *keep || failed {
+			fmt.Println("scale: kept", tmp, "(logs: *.log, nats/*.log; lost crashes: lost.txt)")
+			return
+		}
+		os.RemoveAll(tmp)
+	}()
 	t0 := time.Now()
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -589,6 +595,10 @@ func run(ctx context.Context) (int, error) {
 		sent.Load(), len(acc), nproc, lost, duplicates, float64(len(acc))/ingestDur.Seconds(), float64(nproc)/max(procDur.Seconds(), 0.001),
 		pct(0.50), pct(0.99), nfaults)
 	if lost > 0 || duplicates > 0 || int64(len(acc)) != sent.Load() || symRes.ok != len(symFiles) {
+		failed = true
+		if err := reportLost(ctx, filepath.Join(tmp, "lost.txt"), tmp, db, st, cl.URL(), acc, procAt, unreadable, indexed, accSet); err != nil {
+			fmt.Fprintln(os.Stderr, "scale: lost.txt:", err)
+		}
 		return 1, nil
 	}
 	return 0, nil
@@ -632,7 +642,9 @@ func openObjectStore(ctx context.Context, natsURL string) (blob.Store, error) {
 		return nil, err
 	}
 	js, _ := jetstream.New(nc)
-	return blob.OpenObjectStore(ctx, js, "crashd_blobs", 0)
+	// The replication crashd gives it on a 3-node cluster: opening it
+	// with another would change the bucket under the processes.
+	return blob.OpenObjectStore(ctx, js, "crashd_blobs", 3)
 }
 
 // checkBlobs reads every accepted crash's dump and processed crash from
