@@ -48,6 +48,8 @@ type Env struct {
 	// FuncStarts are the addresses where a symbol says a function
 	// starts, for FunctionStart.
 	FuncStarts map[uint64]bool
+	// Exc is the exception record Exception gives; nil: none.
+	Exc *unwind.ExceptionRecord
 }
 
 var _ unwind.Env = (*Env)(nil)
@@ -237,6 +239,9 @@ func (e *Env) CheckCallSites() bool { return true }
 
 // Windows implements unwind.Env.
 func (e *Env) Windows() bool { return e.IsWindows }
+
+// Exception implements unwind.Env over Exc.
+func (e *Env) Exception() *unwind.ExceptionRecord { return e.Exc }
 
 // Evaluator implements unwind.Env.
 func (e *Env) Evaluator() *cfi.Evaluator { return e.Eval }
