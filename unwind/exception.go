@@ -84,13 +84,19 @@ func (r *ExceptionRecord) CopyHolding(m Memory, addr uint64) (start uint64, ok b
 }
 
 // FindCopy returns the lowest address in [lo, hi], stepping by 8 from lo,
-// where m holds a copy of r (CopyAt); ok false when there is none.
+// where m holds a copy of r (CopyAt); ok false when there is none. It
+// stops at the first word m cannot give (the end of the stack).
 func (r *ExceptionRecord) FindCopy(m Memory, lo, hi uint64) (addr uint64, ok bool) {
 	if r == nil {
 		return 0, false
 	}
+	first := uint64(r.Code) | uint64(r.Flags)<<32
 	for a := lo; a <= hi && a >= lo; a += 8 {
-		if r.CopyAt(m, a) {
+		w, ok := Read64(m, a)
+		if !ok {
+			break
+		}
+		if w == first && r.CopyAt(m, a) {
 			return a, true
 		}
 	}

@@ -3,6 +3,7 @@ package amd64_test
 import (
 	"testing"
 
+	"github.com/gobreakpad/gobreakpad/arch/amd64"
 	"github.com/gobreakpad/gobreakpad/unwind"
 	amd64unwind "github.com/gobreakpad/gobreakpad/unwind/amd64"
 	"github.com/gobreakpad/gobreakpad/unwind/unwindtest"
@@ -201,4 +202,47 @@ func TestWindowsScanExceptionRecord(t *testing.T) {
 	env, sp = setup(stack{home2: other + 0x100, address: pc})
 	env.IsWindows = false
 	check(t, caller(env, sp), unwind.TrustScan, other+0x100, sp+3*8)
+}
+
+// BenchmarkWindowsScanExceptionRecord measures the scan from a context
+// frame without rules over a stack like TestWindowsScanExceptionRecord's,
+// its true return address 120 junk words further up (the scan reads its
+// whole reach), with the dump's exception record (its copy looked for in
+// the scan's reach, the record's address word passed over) and without it
+// (the copy's address word 0: no candidate either, the same words read).
+func BenchmarkWindowsScanExceptionRecord(b *testing.B) {
+	const raiser, pc = 0x500000, 0x500100
+	for _, withRecord := range []bool{false, true} {
+		name := "without-record"
+		if withRecord {
+			name = "with-record"
+		}
+		b.Run(name, func(b *testing.B) {
+			env := newEnv()
+			env.IsWindows = true
+			env.Modules = append(env.Modules, unwindtest.Module{Base: raiser, Size: 0x1000})
+			env.CFIs = []unwindtest.CFIRange{{Start: 0x403000, Size: 0x100, Init: ".cfa: $rsp 16 + .ra: .cfa -8 + ^"}}
+			address := uint64(0)
+			if withRecord {
+				address = pc
+				env.Exc = &unwind.ExceptionRecord{Code: 0x20474343, Address: pc, NumberParameters: 1, Parameters: []uint64{0x777}}
+			}
+			sp := env.Push(0x11, 0, 0, 0, 0x20474343, 0, address, 1, 0x777)
+			for range 120 {
+				env.Push(0x1234)
+			}
+			env.Push(0x403050, 0x401050, 0)
+			f, err := amd64unwind.Unwinder{}.ContextFrame(&amd64.Context{Rip: pc, Rsp: sp, Rbp: 1}, env)
+			if err != nil {
+				b.Fatal(err)
+			}
+			frames := []*unwind.Frame{f}
+			b.ReportAllocs()
+			for b.Loop() {
+				if c := (amd64unwind.Unwinder{}).Caller(env, frames, true); c == nil || c.Regs[amd64.RIP] != 0x403050 {
+					b.Fatal("wrong caller")
+				}
+			}
+		})
+	}
 }
