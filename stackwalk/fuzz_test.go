@@ -42,6 +42,13 @@ func FuzzProcess(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	// A Windows x64 exception raised in software, its record's copy on the
+	// stack: the scan reads it (unwind/amd64's raisedByCall, winScan).
+	b, err := os.ReadFile("../testdata/truth/wincxx/throw-x64-O0/crash.dmp")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := minidump.NewFileBytes(data)
 		if err != nil {

@@ -251,6 +251,7 @@ func chooseThreads(f *minidump.File, p *ProcessState, threads []minidump.Thread,
 			p.RequestingThread = len(p.Threads)
 			if exc != nil && exc.Context != nil {
 				cs.context = exc.Context
+				cs.exception = exceptionRecord(&exc.ExceptionRecord)
 			}
 		}
 		p.Threads = append(p.Threads, cs)
@@ -262,6 +263,15 @@ func chooseThreads(f *minidump.File, p *ProcessState, threads []minidump.Thread,
 		if err == nil && len(stack) > 0 {
 			cs.Memory = &region{base: t.Stack.StartOfMemoryRange, data: stack}
 		}
+	}
+}
+
+// exceptionRecord is the dump's exception record as the unwinders see it
+// (unwind.ExceptionRecord).
+func exceptionRecord(r *minidump.ExceptionRecord) *unwind.ExceptionRecord {
+	return &unwind.ExceptionRecord{
+		Code: r.ExceptionCode, Flags: r.ExceptionFlags, Record: r.ExceptionRecord, Address: r.ExceptionAddress,
+		NumberParameters: r.NumberParameters, Parameters: append([]uint64(nil), r.Parameters()...),
 	}
 }
 
@@ -329,7 +339,7 @@ func (p *ProcessState) Walk(opt Options) {
 			ev = evaluatorFor(cpu)
 			evals[k] = ev
 		}
-		env := &walkEnv{syms: syms, windows: windows, eval: ev, entry: p.EntryPoint, vsyscall: p.KernelVsyscall, code: p.memory, calls: opt.CheckCallSites, maps: p.maps, tails: opt.TailCalls}
+		env := &walkEnv{syms: syms, windows: windows, eval: ev, entry: p.EntryPoint, vsyscall: p.KernelVsyscall, code: p.memory, calls: opt.CheckCallSites, maps: p.maps, tails: opt.TailCalls, exc: cs.exception}
 		if r, ok := cs.Memory.(*region); ok && !(ctx.CPU.PointerSize() == 4 && r.end() > 1<<32) {
 			env.stack = r
 		}

@@ -206,6 +206,9 @@ type CallStack struct {
 	Memory StackMemory
 
 	context *minidump.Context // the context Walk starts from; nil if none
+	// exception is the dump's exception record when context is the
+	// exception's (unwind.Env's Exception); nil otherwise.
+	exception *unwind.ExceptionRecord
 }
 
 // StackMemory is a thread's stack region.

@@ -115,11 +115,12 @@ type walkEnv struct {
 	syms    *symbolizer
 	windows bool
 	eval    *cfi.Evaluator
-	entry   uint64        // the program's entry point, or 0
-	code    unwind.Memory // the dump's whole memory, for code bytes; or nil
-	calls   bool          // scans check call sites (Options.CheckCallSites)
-	maps    memMap        // the dump's address space map, or nil
-	tails   bool          // show tail call frames (tailCallFrame)
+	entry   uint64                  // the program's entry point, or 0
+	code    unwind.Memory           // the dump's whole memory, for code bytes; or nil
+	calls   bool                    // scans check call sites (Options.CheckCallSites)
+	maps    memMap                  // the dump's address space map, or nil
+	tails   bool                    // show tail call frames (tailCallFrame)
+	exc     *unwind.ExceptionRecord // the exception's record, when the walk starts from its context
 	// vsyscall is Linux i386's __kernel_vsyscall (AT_SYSINFO), or 0.
 	vsyscall uint64
 	// free holds frames the thread's walk no longer refers to, for the
@@ -231,6 +232,10 @@ func (e *walkEnv) FunctionStart(addr uint64) bool { return e.syms.functionStart(
 func (e *walkEnv) FunctionBase(addr uint64) (uint64, bool) { return e.syms.functionBase(addr) }
 
 func (e *walkEnv) Windows() bool { return e.windows }
+
+// Exception returns the dump's exception record when this walk starts from
+// the exception's context, else nil (unwind.Env).
+func (e *walkEnv) Exception() *unwind.ExceptionRecord { return e.exc }
 
 func (e *walkEnv) Evaluator() *cfi.Evaluator { return e.eval }
 

@@ -258,6 +258,13 @@ type Env interface {
 	CheckCallSites() bool
 	// Windows reports whether the dump comes from Windows.
 	Windows() bool
+	// Exception returns the dump's exception record when the walk starts
+	// from the exception's context (the thread that raised it, walked
+	// from the context the exception stream gives): the record tells how
+	// the context frame came to be, and its in-stack copies are no return
+	// addresses (unwind/amd64's Windows scan). Not available (another
+	// thread, no exception stream, the thread list's context used): nil.
+	Exception() *ExceptionRecord
 	// Evaluator compiles rule text for this CPU: its register names are
 	// the CPU's CFINames.
 	Evaluator() *cfi.Evaluator

@@ -69,7 +69,9 @@ func (Unwinder) Caller(env unwind.Env, frames []*unwind.Frame, scanAllowed bool)
 			}
 		}
 	}
-	if f == nil && last.Trust == unwind.TrustContext && env.Windows() {
+	// A context frame that raised its exception by a call is no leaf
+	// (raisedByCall): no return to simulate.
+	if f == nil && last.Trust == unwind.TrustContext && env.Windows() && !raisedByCall(env, last) {
 		f = bySimulatedReturn(env, last)
 	}
 	if f == nil {

@@ -24,17 +24,29 @@ const chainSteps = 1
 // above it, and no register save slot of its chain may hold a return
 // address whose rules rejoin that chain (savedSlotContradicts). A
 // candidate that fails is passed over, and the scan goes on past it. A
-// candidate in a module without rules cannot be checked and is taken as
-// Breakpad takes it.
+// candidate in a module without rules cannot be checked by them and is
+// taken as Breakpad takes it, unless the dump's exception record refutes
+// it: a word of an in-stack copy of the record is the record's field (its
+// ExceptionAddress is the context's pc, in a module), and a context frame
+// that raised the exception by a call (raisedByCall) keeps its callee's
+// home space below its return address.
 func winScan(env unwind.Env, last *unwind.Frame) (loc, rip uint64, trust unwind.Trust, ok bool) {
 	start := last.Regs[amd64.RSP]
 	end := start + uint64(unwind.ScanWords(last.Trust)*8)
-	for s := start; s <= end && s >= start; {
+	rec := env.Exception()
+	s := start
+	if raisedByCall(env, last) {
+		s += homeSpace
+	}
+	for s <= end && s >= start {
 		l, ip, t, found := unwind.ScanForCaller(env, s, int((end-s)/8), 8, callBefore)
 		if !found {
 			break
 		}
 		s = l + 8
+		if _, inRecord := rec.CopyHolding(env, l); inRecord {
+			continue
+		}
 		if _, valid := callersOf(env, l, ip); !valid {
 			continue
 		}
@@ -47,6 +59,36 @@ func winScan(env unwind.Env, last *unwind.Frame) (loc, rip uint64, trust unwind.
 		return l, ip, t, true
 	}
 	return 0, 0, unwind.TrustNone, false
+}
+
+// homeSpace is the Windows x64 calling convention's register parameter
+// area: a caller allocates these 32 bytes at its stack pointer for every
+// call it makes, where the callee may save rcx, rdx, r8 and r9. Its own
+// return address lies above them.
+const homeSpace = 32
+
+// raisedByCall reports whether last, the context frame of a Windows x64
+// walk, stands at the return address of a call it made at its stack
+// pointer: the dump's exception record (unwind.Env's Exception) was raised
+// at last's pc (ExceptionAddress) and a copy of it lies on the stack at or
+// above last's stack pointer, within the scan's reach. Code that raises an
+// exception builds its record there (RaiseException, crashpad's
+// DumpWithoutCrash) and passes it to RtlRaiseException, which sets
+// ExceptionAddress to the pc of the context it unwinds its own frame to:
+// its caller's return address (RtlCaptureContext's callers do the same
+// with the context it captures). The record of a fault is put by the
+// system below the faulting frame's stack pointer, and its address is the
+// faulting instruction, not a return address. So last is no leaf, and its
+// own return address is not in the home space at its stack pointer.
+func raisedByCall(env unwind.Env, last *unwind.Frame) bool {
+	rec := env.Exception()
+	if rec == nil || last.Trust != unwind.TrustContext || !last.Has(amd64.RIP) || !last.Has(amd64.RSP) ||
+		rec.Address != last.Regs[amd64.RIP] {
+		return false
+	}
+	rsp := last.Regs[amd64.RSP]
+	_, ok := rec.FindCopy(env, rsp, rsp+uint64(unwind.ScanWords(last.Trust)*8))
+	return ok
 }
 
 // callersOf checks the candidate return address rip found at loc and

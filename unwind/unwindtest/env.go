@@ -51,6 +51,8 @@ type Env struct {
 	// Vsyscall is __kernel_vsyscall's address (unwind.VsyscallEnv); 0:
 	// not known.
 	Vsyscall uint64
+	// Exc is the exception record Exception gives; nil: none.
+	Exc *unwind.ExceptionRecord
 }
 
 var _ unwind.Env = (*Env)(nil)
@@ -243,6 +245,9 @@ func (e *Env) CheckCallSites() bool { return true }
 
 // Windows implements unwind.Env.
 func (e *Env) Windows() bool { return e.IsWindows }
+
+// Exception implements unwind.Env over Exc.
+func (e *Env) Exception() *unwind.ExceptionRecord { return e.Exc }
 
 // Evaluator implements unwind.Env.
 func (e *Env) Evaluator() *cfi.Evaluator { return e.Eval }
