@@ -14,8 +14,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/gobreakpad/gobreakpad/internal/mmap"
 	"github.com/gobreakpad/gobreakpad/crashd/budget"
+	"github.com/gobreakpad/gobreakpad/internal/mmap"
 )
 
 // This file reads upload bodies within bounded memory: the body is read as
