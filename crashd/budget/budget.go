@@ -21,6 +21,18 @@ import (
 	"time"
 )
 
+// The defaults of crashd's uploads' budget (max_inflight_bytes,
+// max_uploads, budget_wait).
+const (
+	// DefaultBytes bounds the memory all uploads together hold: 256 MiB.
+	DefaultBytes = 256 << 20
+	// DefaultUploads bounds the uploads read at once: 1024.
+	DefaultUploads = 1024
+	// DefaultWait is how long a request waits for its share before it is
+	// answered 503: 2 s.
+	DefaultWait = 2 * time.Second
+)
+
 // ErrBusy is a request refused because the budget (its bytes or its upload
 // slots) stayed exhausted for the whole wait: answered 503 with
 // Retry-After (Crashpad's, Breakpad's and sym_upload's clients keep what
@@ -61,6 +73,9 @@ func (b *Budget) Share(bytes int64, uploads int) *Budget {
 
 // Max returns the budget's bytes.
 func (b *Budget) Max() int64 { return b.max }
+
+// MaxUploads returns the budget's upload slots.
+func (b *Budget) MaxUploads() int { return b.maxUploads }
 
 // Wait returns how long a request waits for the budget.
 func (b *Budget) Wait() time.Duration { return b.wait }
@@ -232,6 +247,14 @@ func (h *Hold) Keep(n int64) int64 {
 	}
 	h.bytes -= n
 	return n
+}
+
+// Adopt adds to the hold n bytes taken before (by a Keep): Done gives
+// them back with the rest.
+func (h *Hold) Adopt(n int64) {
+	if n > 0 {
+		h.bytes += n
+	}
 }
 
 // Bytes returns the bytes the hold has.

@@ -70,12 +70,12 @@ const (
 	DefaultMaxInflateRatio = 200
 	// DefaultMaxInflightBytes bounds the memory all uploads together hold
 	// (copy buffers, decompressors, decoded annotations): 256 MiB.
-	DefaultMaxInflightBytes = 256 << 20
+	DefaultMaxInflightBytes = budget.DefaultBytes
 	// DefaultMaxUploads bounds the uploads read at once: 1024.
-	DefaultMaxUploads = 1024
+	DefaultMaxUploads = budget.DefaultUploads
 	// DefaultBudgetWait is how long an upload waits for memory or a slot
 	// before it is answered 503: 2 s.
-	DefaultBudgetWait = 2 * time.Second
+	DefaultBudgetWait = budget.DefaultWait
 	// DefaultMaxAnnotations bounds the annotations of a crash: 2,000
 	// (Firefox sends about 150, Chromium and Electron fewer).
 	DefaultMaxAnnotations = 2000

@@ -37,6 +37,12 @@ type SymbolServerConfig struct {
 	OpenV1 bool `json:"open_v1"`
 	// MaxUpload bounds one uploaded file (bytes; 0: 2 GiB).
 	MaxUpload int64 `json:"max_upload"`
+	// MaxSpool bounds the disk all symbol uploads in progress hold
+	// together in DATA/symbols.incoming (bytes; 0: 4 × max_upload); past
+	// it an upload is answered 503 with Retry-After. Their memory and
+	// slots come from the collector's budget (max_inflight_bytes,
+	// max_uploads, budget_wait), half of it at most.
+	MaxSpool int64 `json:"max_spool"`
 	// ReprocessMax bounds the crashes queued again when a module's symbols
 	// arrive, newest first (0: 100; negative: none).
 	ReprocessMax int `json:"reprocess_max"`
