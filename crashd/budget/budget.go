@@ -84,11 +84,18 @@ func (b *Budget) Wait() time.Duration { return b.wait }
 // to the budget's wait; ErrBusy when they did not come in time, when ctx
 // ends first, or when more than the whole budget is asked for.
 func (b *Budget) Acquire(ctx context.Context, n int64, slot bool) error {
+	return b.AcquireWithin(ctx, n, slot, b.wait)
+}
+
+// AcquireWithin is Acquire waiting up to wait instead of the budget's
+// (a request that has already cost its client much, a received symbol
+// file, may wait longer than a new one).
+func (b *Budget) AcquireWithin(ctx context.Context, n int64, slot bool, wait time.Duration) error {
 	if n > b.max {
 		return fmt.Errorf("%w (%d bytes asked, %d in all)", ErrBusy, n, b.max)
 	}
 	var timer *time.Timer
-	deadline := time.Now().Add(b.wait)
+	deadline := time.Now().Add(wait)
 	for {
 		b.mu.Lock()
 		if b.used+n <= b.max && (!slot || b.uploads < b.maxUploads) {
@@ -112,7 +119,7 @@ func (b *Budget) Acquire(ctx context.Context, n int64, slot bool) error {
 		ch := b.changed
 		b.mu.Unlock()
 		if timer == nil {
-			timer = time.NewTimer(b.wait)
+			timer = time.NewTimer(wait)
 			defer timer.Stop()
 		}
 		select {
@@ -132,7 +139,7 @@ func (b *Budget) acquireUntil(ctx context.Context, n int64, slot bool, deadline 
 	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	return b.Acquire(ctx, n, slot)
+	return b.AcquireWithin(ctx, n, slot, time.Until(deadline))
 }
 
 // TryAcquire takes n bytes if they are free now, without waiting.
@@ -211,6 +218,18 @@ func (h *Hold) Grab(n int64) error {
 		return nil
 	}
 	if err := h.b.Acquire(h.ctx, n, false); err != nil {
+		return err
+	}
+	h.bytes += n
+	return nil
+}
+
+// GrabWithin is Grab waiting up to wait (AcquireWithin).
+func (h *Hold) GrabWithin(n int64, wait time.Duration) error {
+	if n <= 0 {
+		return nil
+	}
+	if err := h.b.AcquireWithin(h.ctx, n, false, wait); err != nil {
 		return err
 	}
 	h.bytes += n

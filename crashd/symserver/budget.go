@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/gobreakpad/gobreakpad/crashd/budget"
 )
@@ -65,6 +66,7 @@ const DefaultMaxSpool = 4
 type upload struct {
 	mem, disk *budget.Hold
 	memMax    int64
+	wait      time.Duration
 }
 
 // errBusy is an upload refused for want of its share of a budget: 503
@@ -80,7 +82,7 @@ func (s *Server) begin(ctx context.Context) (*upload, error) {
 	if err != nil {
 		return nil, errBusy("symbol uploads", err)
 	}
-	return &upload{mem: h, disk: s.disk.Hold(ctx), memMax: s.mem.Max()}, nil
+	return &upload{mem: h, disk: s.disk.Hold(ctx), memMax: s.mem.Max(), wait: s.mem.Wait()}, nil
 }
 
 // done gives back the upload's slot, memory and spool disk: call it after
@@ -93,15 +95,23 @@ func (u *upload) done() {
 	u.disk.Done()
 }
 
+// phaseWait is how long a received upload waits for the memory of its
+// conversion and storing: its client has sent the file already, so it
+// waits longer than a new upload for its slot (the budget's wait), taking
+// no memory meanwhile; the memory's share is taken by uploads' phases in
+// the order the budget gives it, a few at once.
+const phaseWait = 2 * time.Minute
+
 // phase takes the memory of a phase costing n bytes, at most the symbol
 // uploads' whole share (a file so big takes all of it: such uploads run
-// one at a time); release gives it back.
+// one at a time), waiting up to phaseWait (or the budget's wait, if
+// longer); release gives it back.
 func (u *upload) phase(n int64) (release func(), err error) {
 	if u == nil {
 		return func() {}, nil
 	}
 	n = min(n, u.memMax-receiveCost)
-	if err := u.mem.Grab(n); err != nil {
+	if err := u.mem.GrabWithin(n, max(phaseWait, u.wait)); err != nil {
 		return nil, errBusy("symbol uploads: memory", err)
 	}
 	return func() { u.mem.Give(n) }, nil
