@@ -261,8 +261,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		if cfg.SymbolsRedirect {
 			redirect = symbolsRedirectFor
 		}
+		var catalog symserver.Catalog
+		if s.symBlobs != nil {
+			// Every process finds a module by its code id in the index.
+			catalog = symbolCatalog{ix}
+		}
 		if cfg.Has(RoleSymbols) {
-			if s.symsrv, err = symserver.New(symserver.Config{Dir: symDir, Tokens: cfg.SymbolServer.Tokens,
+			if s.symsrv, err = symserver.New(symserver.Config{Catalog: catalog, Dir: symDir, Tokens: cfg.SymbolServer.Tokens,
 				OpenV1: cfg.SymbolServer.OpenV1, MaxUpload: cfg.SymbolServer.MaxUpload, MaxSpool: cfg.SymbolServer.MaxSpool, Budget: uploads, FastCache: symCache, OnSymbols: s.symbolsArrived, Registerer: s.reg, Uploads: s.store, Auth: s.authn,
 				Symbols: s.symBlobs, Redirect: redirect}, log); err != nil {
 				return nil, err

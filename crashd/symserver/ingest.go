@@ -204,6 +204,11 @@ func (s *Server) ingest(ctx context.Context, u *upload, tmp string, want Want) (
 		}
 		if same {
 			st.Duplicate = true
+			// Recorded again: an upload whose catalogue entry failed
+			// is sent again by its client.
+			if err := s.catalog(ctx, sym, name, m.ID, size); err != nil {
+				return Stored{}, &uploadError{http.StatusInternalServerError, fmt.Errorf("symbols catalogue: %s/%s: %w", name, m.ID, err)}
+			}
 			return st, nil
 		}
 	} else if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == size {
@@ -230,6 +235,10 @@ func (s *Server) ingest(ctx context.Context, u *upload, tmp string, want Want) (
 		// Answered only once on the store every process reads.
 		if err := s.cfg.Symbols.Put(ctx, name, m.ID, path, s.cfg.FastCache); err != nil {
 			return Stored{}, &uploadError{http.StatusInternalServerError, fmt.Errorf("symbols on the blob store: %s/%s: %w", name, m.ID, err)}
+		}
+		// Its code id, for downloads by code id in any process.
+		if err := s.catalog(ctx, path, name, m.ID, size); err != nil {
+			return Stored{}, &uploadError{http.StatusInternalServerError, fmt.Errorf("symbols catalogue: %s/%s: %w", name, m.ID, err)}
 		}
 	}
 	s.log.Info("symbols stored", "debug_file", name, "debug_id", m.ID, "bytes", size, "converted_from", st.Converted)

@@ -128,6 +128,10 @@ type Config struct {
 	// symserver/v2_files/) between its PUT and its complete. Dir is then a
 	// cache of this process's. Nil: Dir alone (one machine).
 	Symbols *symblob.Store `json:"-"`
+	// Catalog, when set with Symbols, records every module stored
+	// (crashd's index): downloads and syminfo by code id find the module
+	// there, in any process, instead of in the directory beside Dir.
+	Catalog Catalog `json:"-"`
 	// Redirect, when positive and Symbols' blob store hands out
 	// presigned URLs (S3), answers a download with a 302 to such a URL
 	// valid that long, as Tecken does, instead of relaying the file.
