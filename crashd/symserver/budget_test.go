@@ -32,6 +32,9 @@ func TestUploadBudget(t *testing.T) {
 	}
 	hs := httptest.NewServer(s)
 	defer hs.Close()
+	if _, err := New(Config{Dir: filepath.Join(t.TempDir(), "s"), MaxUpload: 2 << 20, MaxSpool: 1 << 20}, nil); err == nil {
+		t.Error("max_spool below max_upload accepted")
+	}
 	if s.mem.Max() != 32<<20 || s.mem.MaxUploads() != 4 {
 		t.Errorf("the symbol uploads' share: %d bytes, %d slots; want half", s.mem.Max(), s.mem.MaxUploads())
 	}
