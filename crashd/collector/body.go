@@ -14,6 +14,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/gobreakpad/gobreakpad/crashd/budget"
 	"github.com/gobreakpad/gobreakpad/internal/mmap"
 )
 
@@ -101,7 +102,7 @@ const memSpool = 1 << 20
 // maps. After each read, the bytes so far are checked against limit and,
 // when in (the compressed bytes read) is not nil, against the inflation
 // bound: more than inflateFloor + ratio × in is errTooLarge.
-func (c *Collector) spool(r io.Reader, limit int64, in func() int64, h *hold) (*spooled, error) {
+func (c *Collector) spool(r io.Reader, limit int64, in func() int64, h *budget.Hold) (*spooled, error) {
 	s := &spooled{}
 	var mem []byte
 	bp := copyBufs.Get().(*[]byte)
@@ -119,7 +120,7 @@ func (c *Collector) spool(r io.Reader, limit int64, in func() int64, h *hold) (*
 			if s.f == nil && len(mem)+m > cap(mem) {
 				// Grow the memory copy if the budget allows it at once, else move to a file.
 				grow := max(2*cap(mem), len(mem)+m, 4<<10)
-				if grow <= memSpool && h.tryGrab(int64(grow-cap(mem))) {
+				if grow <= memSpool && h.TryGrab(int64(grow-cap(mem))) {
 					mem = append(make([]byte, 0, grow), mem...)
 				} else {
 					f, err := c.newSpoolFile()
@@ -209,7 +210,7 @@ func (ir *idleReader) Read(p []byte) (int, error) {
 // deadlines into memory or a spool file (spool), undoing gzip when gz is
 // set; size is the body's size as received. The caller holds the upload's
 // budget h (copy buffer and, for gzip, the inflater).
-func (c *Collector) readBody(w http.ResponseWriter, r *http.Request, gz bool, start time.Time, h *hold) (body *spooled, size int64, err error) {
+func (c *Collector) readBody(w http.ResponseWriter, r *http.Request, gz bool, start time.Time, h *budget.Hold) (body *spooled, size int64, err error) {
 	if r.ContentLength > c.cfg.MaxBodySize {
 		return nil, r.ContentLength, errTooLarge
 	}

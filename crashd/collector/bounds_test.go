@@ -35,7 +35,7 @@ func budgetFree(t *testing.T, e *env) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		n, u := e.c.budget.inUse()
+		n, u := e.c.budget.InUse()
 		if n == 0 && u == 0 {
 			return
 		}
@@ -246,7 +246,7 @@ func TestBudgetBusy(t *testing.T) {
 	}
 	// Wait for the three to hold their slots.
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		if _, u := e.c.budget.inUse(); u == 3 {
+		if _, u := e.c.budget.InUse(); u == 3 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -286,16 +286,16 @@ func TestSlowBodiesHoldLittle(t *testing.T) {
 		slowConn(t, e.srv.Listener.Addr().String(), "/submit", ct, 25<<20, body[:10])
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		if _, u := e.c.budget.inUse(); u == 200 {
+		if _, u := e.c.budget.InUse(); u == 200 {
 			break
 		}
 		if time.Now().After(deadline) {
-			_, u := e.c.budget.inUse()
+			_, u := e.c.budget.InUse()
 			t.Fatalf("%d slow uploads started", u)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n, _ := e.c.budget.inUse(); n > 200*(copyBufSize+4<<10) { // a copy buffer and the first 4 KiB of memory each
+	if n, _ := e.c.budget.InUse(); n > 200*(copyBufSize+4<<10) { // a copy buffer and the first 4 KiB of memory each
 
 		t.Errorf("200 slow bodies hold %d bytes of the budget", n)
 	}

@@ -44,6 +44,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
+	"github.com/gobreakpad/gobreakpad/crashd/budget"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 )
 
@@ -69,12 +70,12 @@ const (
 	DefaultMaxInflateRatio = 200
 	// DefaultMaxInflightBytes bounds the memory all uploads together hold
 	// (copy buffers, decompressors, decoded annotations): 256 MiB.
-	DefaultMaxInflightBytes = 256 << 20
+	DefaultMaxInflightBytes = budget.DefaultBytes
 	// DefaultMaxUploads bounds the uploads read at once: 1024.
-	DefaultMaxUploads = 1024
+	DefaultMaxUploads = budget.DefaultUploads
 	// DefaultBudgetWait is how long an upload waits for memory or a slot
 	// before it is answered 503: 2 s.
-	DefaultBudgetWait = 2 * time.Second
+	DefaultBudgetWait = budget.DefaultWait
 	// DefaultMaxAnnotations bounds the annotations of a crash: 2,000
 	// (Firefox sends about 150, Chromium and Electron fewer).
 	DefaultMaxAnnotations = 2000
@@ -126,6 +127,11 @@ type Config struct {
 	// either: 413 Discarded=too_large.
 	MaxAnnotations     int   `json:"max_annotations,omitempty"`
 	MaxAnnotationsSize int64 `json:"max_annotations_size,omitempty"`
+	// Budget, when set, is the budget the uploads take their memory and
+	// slots from, shared with the symbol server's uploads (crashd's
+	// wiring makes it with NewBudget); nil: NewBudget's, the collector's
+	// own.
+	Budget *budget.Budget `json:"-"`
 	// SpoolDir is where bodies are written while they are read ("": the
 	// directory ".spool" of a dir blob store, else the system's temporary
 	// directory). Spool files are unlinked as soon as they are created
@@ -256,10 +262,26 @@ type Collector struct {
 	sentry   map[string]*SentryProject
 	m        *metrics
 	now      func() time.Time
-	budget   *budget
+	budget   *budget.Budget
 	limits   []*limiter
 	spoolDir string
 	unqueued Unqueued
+}
+
+// NewBudget returns the uploads' budget of cfg: MaxInflightBytes,
+// MaxUploads and BudgetWait (or their defaults).
+func (cfg Config) NewBudget() *budget.Budget {
+	n, u, w := cfg.MaxInflightBytes, cfg.MaxUploads, time.Duration(cfg.BudgetWait)
+	if n <= 0 {
+		n = DefaultMaxInflightBytes
+	}
+	if u <= 0 {
+		u = DefaultMaxUploads
+	}
+	if w <= 0 {
+		w = DefaultBudgetWait
+	}
+	return budget.New(n, u, w)
 }
 
 // New returns a collector storing into store and publishing with publish.
@@ -302,9 +324,12 @@ func New(cfg Config, store blob.Store, publish Publisher, log *slog.Logger, reg 
 	if cfg.MaxAnnotationsSize <= 0 {
 		cfg.MaxAnnotationsSize = DefaultMaxAnnotationsSize
 	}
-	if cfg.MaxInflightBytes < copyBufSize+zstdCost+2*cfg.MaxAnnotationsSize {
+	if cfg.Budget == nil {
+		cfg.Budget = cfg.NewBudget()
+	}
+	if cfg.Budget.Max() < copyBufSize+zstdCost+2*cfg.MaxAnnotationsSize {
 		return nil, fmt.Errorf("collector: max_inflight_bytes %d: below what one upload may need (%d)",
-			cfg.MaxInflightBytes, copyBufSize+zstdCost+2*cfg.MaxAnnotationsSize)
+			cfg.Budget.Max(), copyBufSize+zstdCost+2*cfg.MaxAnnotationsSize)
 	}
 	spoolDir := cfg.SpoolDir
 	if spoolDir == "" {
@@ -332,7 +357,7 @@ func New(cfg Config, store blob.Store, publish Publisher, log *slog.Logger, reg 
 		cfg: cfg, store: store, publish: publish, log: log, throttle: t,
 		drop: map[string]bool{}, restrict: map[string]bool{}, sentry: map[string]*SentryProject{},
 		now:    time.Now,
-		budget: newBudget(cfg.MaxInflightBytes, cfg.MaxUploads, time.Duration(cfg.BudgetWait)), spoolDir: spoolDir,
+		budget: cfg.Budget, spoolDir: spoolDir,
 	}
 	for i, rl := range cfg.RateLimits {
 		l, err := newLimiter(rl, func() time.Time { return c.now() })
@@ -375,11 +400,11 @@ func New(cfg Config, store blob.Store, publish Publisher, log *slog.Logger, reg 
 	if reg != nil {
 		for _, g := range []prometheus.Collector{
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-				Name: "crashd_collector_inflight_bytes", Help: "Memory held by the uploads being read (the budget max_inflight_bytes bounds).",
-			}, func() float64 { n, _ := c.budget.inUse(); return float64(n) }),
+				Name: "crashd_collector_inflight_bytes", Help: "Memory held by the uploads being read, crashes and symbol files (the budget max_inflight_bytes bounds).",
+			}, func() float64 { n, _ := c.budget.InUse(); return float64(n) }),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-				Name: "crashd_collector_inflight_uploads", Help: "Uploads being read (max_uploads bounds them).",
-			}, func() float64 { _, u := c.budget.inUse(); return float64(u) }),
+				Name: "crashd_collector_inflight_uploads", Help: "Uploads being read, crashes and symbol files (max_uploads bounds them).",
+			}, func() float64 { _, u := c.budget.InUse(); return float64(u) }),
 		} {
 			if err := reg.Register(g); err != nil {
 				return nil, fmt.Errorf("collector: metrics: %w", err)

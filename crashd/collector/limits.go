@@ -11,134 +11,18 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gobreakpad/gobreakpad/crashd/budget"
 )
 
-// errBusy is an upload refused because the collector's memory budget or
-// its count of concurrent uploads stayed exhausted for the whole wait:
-// answered 503 with Retry-After (Crashpad and Breakpad's senders keep a
-// report they could not send and try again later).
-var errBusy = errors.New("collector busy: upload budget exhausted")
-
-// budget bounds the bytes held in memory by all uploads together and the
-// number of uploads at once. A request that finds it exhausted waits up to
-// wait for other uploads to give some back.
-type budget struct {
-	max        int64
-	maxUploads int
-	wait       time.Duration
-
-	mu      sync.Mutex
-	used    int64
-	uploads int
-	changed chan struct{} // closed (and replaced) when bytes or uploads are given back
-}
-
-func newBudget(max int64, maxUploads int, wait time.Duration) *budget {
-	return &budget{max: max, maxUploads: maxUploads, wait: wait, changed: make(chan struct{})}
-}
-
-// acquire takes n bytes (and an upload slot when slot is set), waiting up
-// to the budget's wait; errBusy when they did not come, or more than the
-// whole budget is asked for.
-func (b *budget) acquire(ctx context.Context, n int64, slot bool) error {
-	if n > b.max {
-		return errBusy
-	}
-	var timer *time.Timer
-	for {
-		b.mu.Lock()
-		if b.used+n <= b.max && (!slot || b.uploads < b.maxUploads) {
-			b.used += n
-			if slot {
-				b.uploads++
-			}
-			b.mu.Unlock()
-			if timer != nil {
-				timer.Stop()
-			}
-			return nil
-		}
-		ch := b.changed
-		b.mu.Unlock()
-		if timer == nil {
-			timer = time.NewTimer(b.wait)
-			defer timer.Stop()
-		}
-		select {
-		case <-ch:
-		case <-timer.C:
-			return errBusy
-		case <-ctx.Done():
-			return errBusy
-		}
-	}
-}
-
-// tryAcquire takes n bytes if they are free now, without waiting.
-func (b *budget) tryAcquire(n int64) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.used+n > b.max {
-		return false
-	}
-	b.used += n
-	return true
-}
-
-// release gives back n bytes (and an upload slot when slot is set).
-func (b *budget) release(n int64, slot bool) {
-	b.mu.Lock()
-	b.used -= n
-	if slot {
-		b.uploads--
-	}
-	close(b.changed)
-	b.changed = make(chan struct{})
-	b.mu.Unlock()
-}
-
-// inUse returns the bytes and uploads held now.
-func (b *budget) inUse() (int64, int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used, b.uploads
-}
-
-// hold is one upload's share of the budget: an upload slot and the bytes
-// taken since, all given back by done.
-type hold struct {
-	b     *budget
-	ctx   context.Context
-	bytes int64
-}
-
-// grab takes n more bytes for the upload.
-func (h *hold) grab(n int64) error {
-	if n <= 0 {
-		return nil
-	}
-	if err := h.b.acquire(h.ctx, n, false); err != nil {
-		return err
-	}
-	h.bytes += n
-	return nil
-}
-
-// tryGrab takes n more bytes for the upload if they are free now.
-func (h *hold) tryGrab(n int64) bool {
-	if h == nil || !h.b.tryAcquire(n) {
-		return false
-	}
-	h.bytes += n
-	return true
-}
-
-// done gives everything back.
-func (h *hold) done() { h.b.release(h.bytes, true) }
+// errBusy is an upload refused because the uploads' budget (memory or
+// slots, shared with the symbol server's uploads: crashd/budget) stayed
+// exhausted for the whole wait: answered 503 with Retry-After.
+var errBusy = budget.ErrBusy
 
 // admit lets an upload in: its client's rate (rate_limits keyed by address
 // or proxy header), then its place in the uploads' budget (begin).
-func (c *Collector) admit(r *http.Request) (*hold, error) {
+func (c *Collector) admit(r *http.Request) (*budget.Hold, error) {
 	if err := c.checkRate(r, "", false); err != nil {
 		return nil, err
 	}
@@ -146,11 +30,8 @@ func (c *Collector) admit(r *http.Request) (*hold, error) {
 }
 
 // begin takes an upload slot and the copy buffer's bytes.
-func (c *Collector) begin(ctx context.Context) (*hold, error) {
-	if err := c.budget.acquire(ctx, copyBufSize, true); err != nil {
-		return nil, err
-	}
-	return &hold{b: c.budget, ctx: ctx, bytes: copyBufSize}, nil
+func (c *Collector) begin(ctx context.Context) (*budget.Hold, error) {
+	return c.budget.Begin(ctx, copyBufSize)
 }
 
 // RateLimit is a token bucket per client: PerSecond uploads a second, up
@@ -300,11 +181,6 @@ type errRateLimited struct{ retryAfter time.Duration }
 
 func (e *errRateLimited) Error() string {
 	return fmt.Sprintf("rate limited: retry after %s", e.retryAfter)
-}
-
-// retryAfterSeconds is a Retry-After value: whole seconds, at least 1.
-func retryAfterSeconds(d time.Duration) string {
-	return fmt.Sprint(max(1, int64(math.Ceil(d.Seconds()))))
 }
 
 // checkRate applies the limits keyed by the request (before its body is

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/budget"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 )
 
@@ -93,10 +94,10 @@ func (c *Collector) SentryMinidump(w http.ResponseWriter, r *http.Request) {
 			c.storeFailed(w, endpoint, "", err)
 		case status == http.StatusTooManyRequests:
 			rl, _ := errors.AsType[*errRateLimited](err)
-			w.Header().Set("Retry-After", retryAfterSeconds(rl.retryAfter))
+			w.Header().Set("Retry-After", budget.RetryAfter(rl.retryAfter))
 			reject(status, reason, "event submission rejected with_reason: TooManyRequests")
 		case status == http.StatusServiceUnavailable:
-			w.Header().Set("Retry-After", retryAfterSeconds(time.Duration(c.cfg.BudgetWait)))
+			w.Header().Set("Retry-After", budget.RetryAfter(time.Duration(c.cfg.BudgetWait)))
 			reject(status, reason, "server busy")
 		case status == http.StatusRequestEntityTooLarge:
 			reject(status, reason, "request too large")
@@ -111,10 +112,10 @@ func (c *Collector) SentryMinidump(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	defer h.done()
+	defer h.Done()
 	gz := r.Header.Get("Content-Encoding") == "gzip"
 	if gz {
-		if err := h.grab(gzipCost); err != nil {
+		if err := h.Grab(gzipCost); err != nil {
 			fail(err)
 			return
 		}
@@ -194,7 +195,7 @@ func (c *Collector) SentryMinidump(w http.ResponseWriter, r *http.Request) {
 // taken from h (nil: not counted). A compressed minidump is inflated into
 // the spool file md (to be closed when the report's dumps are no longer
 // needed). On failure it returns the metrics reason and Relay's detail.
-func (c *Collector) parseSentry(ct string, body []byte, h *hold) (rep *report, md *spooled, eventID, reason, detail string) {
+func (c *Collector) parseSentry(ct string, body []byte, h *budget.Hold) (rep *report, md *spooled, eventID, reason, detail string) {
 	fail := func(reason, detail string) (*report, *spooled, string, string, string) {
 		md.close()
 		return nil, nil, "", reason, detail
@@ -417,7 +418,7 @@ func embeddedMinidump(b []byte) ([]byte, bool) {
 // bytes (gzip, bzip2, zstd) into a spool file, within MaxDecompressedSize
 // and MaxInflateRatio (errTooLarge beyond), the decompressor's memory taken
 // from h; nil when b is not compressed. xz is an error.
-func (c *Collector) decodeMinidump(b []byte, h *hold) (*spooled, error) {
+func (c *Collector) decodeMinidump(b []byte, h *budget.Hold) (*spooled, error) {
 	in := &countReader{r: bytes.NewReader(b)}
 	rd, cost, closeDec, err := decoderFor(in, b)
 	if err != nil || rd == nil {
@@ -425,7 +426,7 @@ func (c *Collector) decodeMinidump(b []byte, h *hold) (*spooled, error) {
 	}
 	defer closeDec()
 	if h != nil {
-		if err := h.grab(cost); err != nil {
+		if err := h.Grab(cost); err != nil {
 			return nil, err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gobreakpad/gobreakpad/crashd/budget"
 	"github.com/gobreakpad/gobreakpad/crashd/crash"
 )
 
@@ -147,10 +148,10 @@ func (ab *annotationBudget) count(a map[string]any) error {
 
 // annotationBudget returns the bounds of one upload's annotations, its
 // memory taken from h (nil: not counted).
-func (c *Collector) annotationBudget(h *hold) *annotationBudget {
+func (c *Collector) annotationBudget(h *budget.Hold) *annotationBudget {
 	ab := &annotationBudget{maxSize: c.cfg.MaxAnnotationsSize, maxCount: c.cfg.MaxAnnotations}
 	if h != nil {
-		ab.grab = h.grab
+		ab.grab = h.Grab
 	}
 	return ab
 }
@@ -304,9 +305,9 @@ func (c *Collector) Submit(w http.ResponseWriter, r *http.Request) {
 	fail := func(err error) {
 		status, reason := c.refusal(err)
 		if rl, ok := errors.AsType[*errRateLimited](err); ok {
-			w.Header().Set("Retry-After", retryAfterSeconds(rl.retryAfter))
+			w.Header().Set("Retry-After", budget.RetryAfter(rl.retryAfter))
 		} else if errors.Is(err, errBusy) {
-			w.Header().Set("Retry-After", retryAfterSeconds(time.Duration(c.cfg.BudgetWait)))
+			w.Header().Set("Retry-After", budget.RetryAfter(time.Duration(c.cfg.BudgetWait)))
 		}
 		if status == http.StatusServiceUnavailable && reason == "store_error" {
 			c.storeFailed(w, endpoint, "", err)
@@ -320,7 +321,7 @@ func (c *Collector) Submit(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	defer h.done()
+	defer h.Done()
 	rep, body, err := c.extract(w, r, h, start)
 	defer body.close() // after the crash is stored: its dumps are slices of the spool file's mapping
 	if err == nil {
@@ -395,7 +396,7 @@ func (c *Collector) Submit(w http.ResponseWriter, r *http.Request) {
 // extract checks the request and reads its payload (Antenna's
 // extract_payload) within h's budget. The body's spool file must be closed
 // once the report's dumps are no longer needed.
-func (c *Collector) extract(w http.ResponseWriter, r *http.Request, h *hold, start time.Time) (*report, *spooled, error) {
+func (c *Collector) extract(w http.ResponseWriter, r *http.Request, h *budget.Hold, start time.Time) (*report, *spooled, error) {
 	ct := r.Header.Get("Content-Type")
 	if err := checkContentType(ct); err != nil {
 		return nil, nil, err
@@ -405,7 +406,7 @@ func (c *Collector) extract(w http.ResponseWriter, r *http.Request, h *hold, sta
 	}
 	gz := r.Header.Get("Content-Encoding") == "gzip"
 	if gz {
-		if err := h.grab(gzipCost); err != nil {
+		if err := h.Grab(gzipCost); err != nil {
 			return nil, nil, err
 		}
 	}

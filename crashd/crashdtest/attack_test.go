@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"os"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/internal/testkit/cmdtest"
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
+	"github.com/gobreakpad/gobreakpad/internal/testkit/faults"
 )
 
 // gzipBomb returns a gzip member of prefix followed by n zeros (n a
@@ -251,4 +253,171 @@ func BenchmarkAttack(b *testing.B) {
 	if r.uploads == 0 {
 		b.Errorf("no real upload accepted under attack\n%s", tail(r.log))
 	}
+}
+
+// bigSym returns a .sym of about size bytes (FUNC and line records, STACK
+// CFI) whose MODULE line's identifier is 33 '0's at [idAt, idAt+33).
+func bigSym(size int) (data []byte, idAt int) {
+	var b bytes.Buffer
+	b.WriteString("MODULE Linux x86_64 ")
+	idAt = b.Len()
+	b.WriteString(strings.Repeat("0", 33) + " libbig.so\nINFO CODE_ID 00\nFILE 0 big.c\n")
+	for i := 0; b.Len() < size; i++ {
+		a := 0x1000 + 0x40*i
+		fmt.Fprintf(&b, "FUNC %x 40 0 big_function_%d\n%x 20 %d 0\n%x 20 %d 0\nSTACK CFI INIT %x 40 .cfa: $rsp 8 + .ra: .cfa -8 + ^\nSTACK CFI %x .cfa: $rsp 16 +\n",
+			a, i, a, i+1, a+0x20, i+2, a, a+1)
+	}
+	return b.Bytes(), idAt
+}
+
+// symbolAttack runs a crashd serve (embedded defaults and config, its
+// first-run admin token for the uploads) while symUploaders clients each
+// send perClient symbol files of symSize bytes one after another
+// (sym-upload-v1 forms, each module new, no retry) and uploaders clients
+// send a real crash until they are done. It returns the server's peak
+// RSS, the crash uploads accepted and failed, and the symbol uploads
+// stored, refused 503 with Retry-After, and answered otherwise.
+func symbolAttack(tb testing.TB, symUploaders, perClient, symSize, uploaders int, config string) (res attackResult, stored, busy, other int64) {
+	root := corpus.Root()
+	dump, err := os.ReadFile(filepath.Join(root, "testdata/truth/cxx/dtor-x64-O2/crash.dmp"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bin := cmdtest.Build(tb, CrashdPackage)
+	opt := Options{Bin: bin}
+	if config != "" {
+		p := filepath.Join(tb.TempDir(), "crashd.json")
+		os.WriteFile(p, []byte(config), 0o600)
+		opt.Args = []string{"--config", p}
+	}
+	c := Start(tb, opt)
+	secret, err := os.ReadFile(c.DataPath("admin-token"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	key := strings.TrimSpace(string(secret))
+	sym, idAt := bigSym(symSize)
+	res.start = vmHWM(tb, c.Pid())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var syms, crashes sync.WaitGroup
+	var n, nStored, nBusy, nOther, ok, failed atomic.Int64
+	client := &http.Client{Timeout: 5 * time.Minute}
+	start := time.Now()
+	for range symUploaders {
+		syms.Go(func() {
+			for range perClient {
+				data := bytes.Clone(sym)
+				copy(data[idAt:], fmt.Sprintf("%032X0", n.Add(1)))
+				var body bytes.Buffer
+				mw := multipart.NewWriter(&body)
+				fw, _ := mw.CreateFormFile("symbol_file", "libbig.so.sym")
+				fw.Write(data)
+				mw.Close()
+				req, _ := http.NewRequestWithContext(ctx, "POST", c.URL+"/symbols/upload", &body)
+				req.Header.Set("Content-Type", mw.FormDataContentType())
+				req.Header.Set("Auth-Token", key)
+				resp, err := client.Do(req)
+				if err != nil {
+					tb.Errorf("symbol upload: %v", err)
+					nOther.Add(1)
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				switch {
+				case resp.StatusCode == 200:
+					nStored.Add(1)
+				case resp.StatusCode == 503 && resp.Header.Get("Retry-After") != "":
+					nBusy.Add(1)
+				default:
+					tb.Logf("symbol upload: %s", resp.Status)
+					nOther.Add(1)
+				}
+			}
+		})
+	}
+	done := make(chan struct{})
+	for range uploaders {
+		crashes.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				cp := &Crashpad{URL: c.URL + "/submit", Annotations: map[string]string{"prod": "Attack", "ver": "1.0"}, Minidump: dump}
+				req, err := cp.Request(ctx)
+				if err != nil {
+					tb.Error(err)
+					return
+				}
+				if r, err := Do(req); err == nil && r.Status == 200 {
+					ok.Add(1)
+				} else {
+					failed.Add(1)
+				}
+			}
+		})
+	}
+	syms.Wait()
+	close(done)
+	crashes.Wait()
+	res.elapsed = time.Since(start)
+	res.peak = vmHWM(tb, c.Pid())
+	res.uploads, res.uploadsFailed = ok.Load(), failed.Load()
+	res.log = c.Log()
+	// Nothing of the uploads stays in the spool once they are answered.
+	if ents, _ := os.ReadDir(c.DataPath("symbols.incoming")); len(ents) != 0 {
+		tb.Errorf("%d files left in symbols.incoming", len(ents))
+	}
+	return res, nStored.Load(), nBusy.Load(), nOther.Load()
+}
+
+// symbolAttackConfig is the attack's crashd configuration: a budget of
+// 192 MiB, the symbol uploads' half 96 MiB (two 16 MB files' fast forms
+// at once).
+const symbolAttackConfig = `{"collector": {"max_inflight_bytes": 201326592}}`
+
+// TestSymbolAttack (GOBREAKPAD_FAULT_TESTS: about a minute on the loaded
+// 2-core machine): 12 clients each sending a 16 MB symbol file at once
+// (each module's fast forms are written at upload, about its size in
+// memory) beside 2 clients sending crashes: the symbol uploads take at
+// most half of the budget (the rest are answered 503 with Retry-After),
+// every crash is answered 200, nothing is left in the spool, and the
+// server's peak RSS stays under 320 MiB (without the bound, budget 8 GiB:
+// docs/crashd.md).
+func TestSymbolAttack(t *testing.T) {
+	faults.Long(t, "12 clients sending 16 MB symbol files to a crashd")
+	r, stored, busy, other := symbolAttack(t, 12, 1, 16<<20, 2, symbolAttackConfig)
+	if r.uploads == 0 || r.uploadsFailed != 0 {
+		t.Errorf("%d crash uploads accepted, %d failed beside the symbol uploads\n%s", r.uploads, r.uploadsFailed, tail(r.log))
+	}
+	if stored == 0 || other != 0 {
+		t.Errorf("symbol uploads: %d stored, %d busy, %d answered otherwise\n%s", stored, busy, other, tail(r.log))
+	}
+	if r.peak > 320<<20 {
+		t.Errorf("peak RSS %d MiB", r.peak>>20)
+	}
+	t.Logf("peak RSS %d MiB (%d at start), symbol uploads %d stored, %d busy; %d crash uploads in %s", r.peak>>20, r.start>>20, stored, busy, r.uploads, r.elapsed.Round(time.Millisecond))
+}
+
+// BenchmarkSymbolAttack is TestSymbolAttack's run with
+// $CRASHD_ATTACK_CONFIG as the configuration (default the test's; a
+// budget of 8 GiB shows the memory without the bound); -benchtime=1x. It
+// reports the peak RSS and the uploads.
+func BenchmarkSymbolAttack(b *testing.B) {
+	config := symbolAttackConfig
+	if s, ok := os.LookupEnv("CRASHD_ATTACK_CONFIG"); ok {
+		config = s
+	}
+	r, stored, busy, other := symbolAttack(b, 12, 1, 16<<20, 2, config)
+	b.ReportMetric(float64(r.peak)/(1<<20), "peak-RSS-MiB")
+	b.ReportMetric(float64(r.start)/(1<<20), "start-RSS-MiB")
+	b.ReportMetric(float64(r.uploads)/r.elapsed.Seconds(), "crash-uploads/s")
+	b.ReportMetric(float64(r.uploadsFailed), "crash-uploads-failed")
+	b.ReportMetric(float64(stored), "syms-stored")
+	b.ReportMetric(float64(busy), "syms-busy")
+	b.ReportMetric(float64(other), "syms-other")
 }

@@ -93,6 +93,9 @@ CREATE INDEX crashes_top ON crashes (product, crash_day, signature);
 	// 12: the CPU info and module versions of a crash, for the
 	// correlations (correlations.go).
 	12: migrationCorrelations,
+	// 13: the catalogue of symbol files stored on a shared blob store
+	// (symbol_files.go).
+	13: migrationSymbolFiles,
 }
 
 // crashDay is the crash_day of a crash id: its UTC day (the id's last six

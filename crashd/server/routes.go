@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -76,9 +75,7 @@ func (s *Server) routes() error {
 				symDir = filepath.Join(cfg.Data, "symbols")
 			}
 			wcfg.MissingSymbols = s.missingList
-			wcfg.RecentUploads = func(ctx context.Context, limit int) ([]web.Upload, error) {
-				return recentUploads(ctx, symDir, limit)
-			}
+			wcfg.RecentUploads = s.recentUploadsIn(symDir)
 			t.HandleFunc("GET /api/missing-symbols", s.missingSymbols)
 		}
 		w, err := web.New(wcfg, s.store, s.q, s.ix, s.log)

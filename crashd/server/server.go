@@ -214,8 +214,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	}
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &gauges{s: s}, s.expired, s.refused, s.disk.free, s.sigEvents)
 
+	// One budget for every upload this process reads, crashes and symbol
+	// files (max_inflight_bytes, max_uploads, budget_wait).
+	uploads := cfg.Collector.NewBudget()
 	if cfg.Has(RoleCollector) {
-		if s.coll, err = collector.New(cfg.Collector, s.store, s.publish, log, s.reg); err != nil {
+		ccfg := cfg.Collector
+		ccfg.Budget = uploads
+		if s.coll, err = collector.New(ccfg, s.store, s.publish, log, s.reg); err != nil {
 			return nil, err
 		}
 		if cfg.Blobs == "nats" {
@@ -256,9 +261,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		if cfg.SymbolsRedirect {
 			redirect = symbolsRedirectFor
 		}
+		var catalog symserver.Catalog
+		if s.symBlobs != nil {
+			// Every process finds a module by its code id in the index.
+			catalog = symbolCatalog{ix}
+		}
 		if cfg.Has(RoleSymbols) {
-			if s.symsrv, err = symserver.New(symserver.Config{Dir: symDir, Tokens: cfg.SymbolServer.Tokens,
-				OpenV1: cfg.SymbolServer.OpenV1, MaxUpload: cfg.SymbolServer.MaxUpload, FastCache: symCache, OnSymbols: s.symbolsArrived, Registerer: s.reg, Uploads: s.store, Auth: s.authn,
+			if s.symsrv, err = symserver.New(symserver.Config{Catalog: catalog, Dir: symDir, Tokens: cfg.SymbolServer.Tokens,
+				OpenV1: cfg.SymbolServer.OpenV1, MaxUpload: cfg.SymbolServer.MaxUpload, MaxSpool: cfg.SymbolServer.MaxSpool, Budget: uploads, FastCache: symCache, OnSymbols: s.symbolsArrived, Registerer: s.reg, Uploads: s.store, Auth: s.authn,
 				Symbols: s.symBlobs, Redirect: redirect}, log); err != nil {
 				return nil, err
 			}

@@ -5,9 +5,11 @@ package server
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"io/fs"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -237,4 +239,80 @@ func fileThere(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func symbolsModule(file, id string) symbols.Module {
 	return symbols.Module{DebugFile: file, DebugID: id}
+}
+
+// TestSymbolsByCodeOnNATSBlobs: two crashd processes with data
+// directories of their own sharing one NATS (the first's embedded server,
+// blobs nats) and the index: a .sym uploaded to the first is downloaded
+// from the second by its code id (the Microsoft-style
+// /symbols/CODE_FILE/CODE_ID/NAME), found by /api/syminfo by code id, and
+// listed on the second's symbols page, though the second never received it
+// (the index's symbol_files, migration 13).
+func TestSymbolsByCodeOnNATSBlobs(t *testing.T) {
+	secret, tok, err := auth.NewToken("ci", auth.ScopeUpload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	natsAddr := ln.Addr().String()
+	ln.Close()
+	a := testConfig(t, nil)
+	a.Blobs, a.NATSListen = "nats", natsAddr
+	a.Roles = []string{RoleCollector, RoleWeb, RoleSymbols}
+	a.SymbolServer.Tokens = []auth.Token{tok}
+	if a.DB == "" {
+		a.DB = filepath.Join(t.TempDir(), "index.sqlite") // one machine's stand-in for PostgreSQL
+	}
+	as := startServer(t, a)
+	defer as.stop()
+	b := testConfig(t, nil)
+	b.Blobs, b.NATSURL, b.DB = "nats", "nats://"+natsAddr, a.DB
+	b.Roles = []string{RoleWeb, RoleSymbols}
+	bs := startServer(t, b)
+	defer bs.stop()
+
+	const debugID, codeID = "0123456789ABCDEF0123456789ABCDEF0", "67452301AB89EFCD0123456789ABCDEF"
+	data := "MODULE Linux x86_64 " + debugID + " liba.so\nINFO CODE_ID " + codeID + " liba.so\nFILE 0 a.c\nFUNC 1000 10 0 f\n1000 10 1 0\n"
+	sym := filepath.Join(t.TempDir(), "liba.so.sym")
+	os.WriteFile(sym, []byte(data), 0o644)
+	symUploadV1(t, as.URL, secret, sym)
+
+	get := func(path string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", bs.URL+path, nil)
+		req.Header.Set("Auth-Token", testAPIToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if st, body := get("/symbols/liba.so/" + codeID + "/liba.so.sym"); st != 200 || body != data {
+		t.Errorf("the second process's download by code id: %d %q", st, body)
+	}
+	if st, body := get("/symbols/liba.so/" + strings.ToLower(codeID) + "/liba.so.sym"); st != 200 || body != data {
+		t.Errorf("by code id in lower case: %d %q", st, body)
+	}
+	if st, body := get("/symbols/liba.so/" + debugID + "/liba.so.sym"); st != 200 || body != data {
+		t.Errorf("by debug id: %d %q", st, body)
+	}
+	if st, _ := get("/symbols/liba.so/67452301AB89EFCD0123456789ABCDEE/liba.so.sym"); st != 404 {
+		t.Errorf("an unknown code id: %d", st)
+	}
+	if st, body := get("/api/syminfo/liba.so/" + codeID); st != 200 || !strings.Contains(body, `"debug_id":"`+debugID+`"`) || !strings.Contains(body, `"code_id":"`+codeID+`"`) {
+		t.Errorf("the second process's syminfo by code id: %d %s", st, body)
+	}
+	st, body := get("/api/symbols")
+	if st != 200 || !strings.Contains(body, `"debug_file":"liba.so","debug_id":"`+debugID+`","name":"liba.so.sym","size":`+fmt.Sprint(len(data))) {
+		t.Errorf("the second process's symbols page: %d %s", st, body)
+	}
+	// Nothing of it in the second process's own directory.
+	if _, err := os.Stat(filepath.Join(b.Data, "symbols", "liba.so")); !os.IsNotExist(err) {
+		t.Errorf("the second process holds a copy: %v", err)
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/crashd/index"
 	"github.com/gobreakpad/gobreakpad/crashd/processor"
 	"github.com/gobreakpad/gobreakpad/crashd/queue"
+	"github.com/gobreakpad/gobreakpad/crashd/symserver"
 	"github.com/gobreakpad/gobreakpad/crashd/web"
 )
 
@@ -37,6 +38,12 @@ type SymbolServerConfig struct {
 	OpenV1 bool `json:"open_v1"`
 	// MaxUpload bounds one uploaded file (bytes; 0: 2 GiB).
 	MaxUpload int64 `json:"max_upload"`
+	// MaxSpool bounds the disk all symbol uploads in progress hold
+	// together in DATA/symbols.incoming (bytes; 0: 4 × max_upload); past
+	// it an upload is answered 503 with Retry-After. Their memory and
+	// slots come from the collector's budget (max_inflight_bytes,
+	// max_uploads, budget_wait), half of it at most.
+	MaxSpool int64 `json:"max_spool"`
 	// ReprocessMax bounds the crashes queued again when a module's symbols
 	// arrive, newest first (0: 100; negative: none).
 	ReprocessMax int `json:"reprocess_max"`
@@ -250,6 +257,47 @@ func (s *Server) missingList(ctx context.Context, limit int) ([]web.MissingModul
 	for _, m := range mods {
 		out = append(out, web.MissingModule{DebugFile: m.DebugFile, DebugID: m.DebugID, CodeFile: m.CodeFile, CodeID: m.CodeID,
 			Crashes: m.Crashes, Latest: m.LatestCrashID})
+	}
+	return out, nil
+}
+
+// symbolCatalog is the symbol server's catalogue of stored modules (with
+// the symbols on the blob store): the index's symbol_files, which every
+// process reads.
+type symbolCatalog struct{ ix index.SymbolFiles }
+
+// Record implements symserver.Catalog.
+func (c symbolCatalog) Record(ctx context.Context, e symserver.CatalogEntry) error {
+	return c.ix.RecordSymbolFile(ctx, index.SymbolFile{DebugFile: e.DebugFile, DebugID: e.DebugID, Name: e.Name,
+		CodeFile: e.CodeFile, CodeID: e.CodeID, Size: e.Size, StoredAt: time.Now()})
+}
+
+// ByCode implements symserver.Catalog.
+func (c symbolCatalog) ByCode(ctx context.Context, codeFile, codeID string) (string, string, bool, error) {
+	f, ok, err := c.ix.SymbolFileByCode(ctx, codeFile, codeID)
+	return f.DebugFile, f.DebugID, ok, err
+}
+
+// recentUploadsIn is the symbols page's list of recent uploads: from
+// the index's catalogue with the symbols on the blob store (every
+// process's uploads), else the newest files of the symbol directory.
+func (s *Server) recentUploadsIn(symDir string) func(ctx context.Context, limit int) ([]web.Upload, error) {
+	if sf, ok := s.ix.(index.SymbolFiles); ok && s.cfg.symbolsOnBlobs() {
+		return func(ctx context.Context, limit int) ([]web.Upload, error) { return recentCatalogued(ctx, sf, limit) }
+	}
+	return func(ctx context.Context, limit int) ([]web.Upload, error) { return recentUploads(ctx, symDir, limit) }
+}
+
+// recentCatalogued lists the newest symbol files of the catalogue (with
+// the symbols on the blob store: every process's uploads).
+func recentCatalogued(ctx context.Context, ix index.SymbolFiles, limit int) ([]web.Upload, error) {
+	fs, err := ix.RecentSymbolFiles(ctx, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]web.Upload, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, web.Upload{DebugFile: f.DebugFile, DebugID: f.DebugID, Name: f.Name, Size: f.Size, Time: f.StoredAt})
 	}
 	return out, nil
 }

@@ -118,7 +118,7 @@ func mainMember(mems []*zip.File, names ...string) (string, error) {
 // convertBundle extracts the bundle tmp into a directory of Incoming and
 // converts its main file, with its companions beside it, into a .sym
 // beside Incoming's other files (its path returned).
-func (s *Server) convertBundle(tmp string, want Want) (string, error) {
+func (s *Server) convertBundle(u *upload, tmp string, want Want) (string, error) {
 	zf, err := zip.OpenReader(tmp)
 	if err != nil {
 		return "", badUpload("bundle: not a zip file: %v", err)
@@ -140,6 +140,8 @@ func (s *Server) convertBundle(tmp string, want Want) (string, error) {
 	if err != nil {
 		return "", &uploadError{http.StatusInternalServerError, err}
 	}
+	var extracted int64
+	defer func() { u.unspool(extracted) }() // after the removal below
 	defer os.RemoveAll(dir)
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -148,6 +150,11 @@ func (s *Server) convertBundle(tmp string, want Want) (string, error) {
 	defer root.Close()
 	dirs := []string{dir}
 	for _, f := range mems {
+		// At most its declared size is written.
+		if err := u.spool(int64(f.UncompressedSize64)); err != nil {
+			return "", err
+		}
+		extracted += int64(f.UncompressedSize64)
 		if err := extractTo(root, f); err != nil {
 			return "", err
 		}
@@ -167,7 +174,7 @@ func (s *Server) convertBundle(tmp string, want Want) (string, error) {
 	if err != nil {
 		return "", badUpload("converting the bundle's %s into symbols: %v", main, err)
 	}
-	sym, err := s.writeIncoming(func(w io.Writer) error {
+	sym, err := s.writeIncoming(u, func(w io.Writer) error {
 		return breakpadFormat.Write(w, model, formats.WriteOptions{})
 	})
 	if ue := (*uploadError)(nil); errors.As(err, &ue) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,8 +18,10 @@ import (
 // the module's .sym when name is the last element of its Breakpad store
 // path (NAME.sym, NAME without ".pdb"), else 404; also
 // /symbols/{code_file}/{code_id}/{name} for a module whose .sym has an
-// INFO CODE_ID record. A client sending
-// Accept-Encoding: gzip (and no Range) gets it gzipped.
+// INFO CODE_ID record (recorded at upload: byCode). With Config.Symbols the
+// file comes from Dir when this process has a copy, else from the blob
+// store. A client sending Accept-Encoding: gzip (and no Range) gets it
+// gzipped.
 func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/symbols/"), "/")
 	if len(parts) != 3 {
@@ -30,40 +33,60 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	path, h, ok := s.symPath(file, id)
+	if s.serve(w, r, debugModules(file, id), file, name) {
+		return
+	}
+	ms, err := s.codeModule(r.Context(), file, id)
+	if err != nil {
+		s.log.Warn("symbols download", "file", file, "id", id, "err", err)
+		http.Error(w, "symbol store unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	if s.serve(w, r, ms, file, name) {
+		return
+	}
+	s.m.downloads.WithLabelValues("not_found").Inc()
+	http.NotFound(w, r)
+}
+
+// nameOf reports whether name is the .sym of m asked for under file: the
+// last element of its Breakpad store path under its debug file's name or
+// (found by code id) under file.
+func nameOf(m module, file, name string) bool {
+	for _, n := range []string{m.DebugFile, file} {
+		if elems, err := symstore.BreakpadPath(n, m.DebugID, ".sym"); err == nil && elems[2] == name {
+			return true
+		}
+	}
+	return false
+}
+
+// serve answers the download of the first of ms stored whose .sym name
+// is asked for: from Dir (a copy of this process's), or from the blob
+// store (Config.Symbols: another process's upload, or always with
+// Config.Redirect). It reports false, having answered nothing, when none
+// is stored.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, ms []module, file, name string) bool {
+	ms = slices.DeleteFunc(slices.Clone(ms), func(m module) bool { return !nameOf(m, file, name) })
+	path, _, ok := s.symPath(ms)
 	if s.cfg.Symbols != nil && (!ok || s.cfg.Redirect > 0) {
-		// Another process's upload, or a redirect to the blob store.
-		if s.downloadBlob(w, r, file, id, name) {
-			return
+		for _, m := range ms {
+			if s.downloadBlob(w, r, m.DebugFile, m.DebugID) {
+				return true
+			}
 		}
 	}
 	if !ok {
-		s.m.downloads.WithLabelValues("not_found").Inc()
-		http.NotFound(w, r)
-		return
-	}
-	// The name asked for is the module's .sym, under the debug file's
-	// name or (found by code id) the code file's.
-	okName := false
-	for _, n := range []string{h.DebugFile, file} {
-		if elems, err := symstore.BreakpadPath(n, h.DebugID, ".sym"); err == nil && elems[2] == name {
-			okName = true
-		}
-	}
-	if !okName {
-		http.NotFound(w, r)
-		return
+		return false
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		http.NotFound(w, r)
-		return
+		return false
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
-		http.NotFound(w, r)
-		return
+		return false
 	}
 	s.m.downloads.WithLabelValues("found").Inc()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -76,9 +99,10 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 		if _, err := io.Copy(zw, f); err == nil {
 			zw.Close()
 		}
-		return
+		return true
 	}
 	http.ServeContent(w, r, name, st.ModTime(), f)
+	return true
 }
 
 // acceptsGzip reports whether the request's Accept-Encoding names gzip
@@ -96,60 +120,55 @@ func acceptsGzip(r *http.Request) bool {
 	return false
 }
 
-// downloadBlob answers a download from the blob store (Config.Symbols):
-// a 302 to a presigned URL when Config.Redirect allows and the store
-// offers them, else the file relayed as it is read. It reports false
-// when the blob store has no such module (the caller answers then).
-func (s *Server) downloadBlob(w http.ResponseWriter, r *http.Request, file, id, name string) bool {
-	for _, i := range []string{id, strings.ToUpper(id)} {
-		if elems, err := symstore.BreakpadPath(file, i, ".sym"); err != nil || elems[2] != name {
-			return false
-		}
-		if s.cfg.Redirect > 0 {
-			ok, err := s.cfg.Symbols.Exists(r.Context(), file, i)
-			if err != nil {
-				s.log.Warn("symbols download from the blob store", "debug_file", file, "debug_id", i, "err", err)
-				http.Error(w, "symbol store unavailable", http.StatusServiceUnavailable)
-				return true
-			}
-			if !ok {
-				continue
-			}
-			if u, ok, err := s.cfg.Symbols.URL(r.Context(), file, i, s.cfg.Redirect); ok && err == nil {
-				s.m.downloads.WithLabelValues("found").Inc()
-				w.Header().Set("Cache-Control", "private, no-store")
-				http.Redirect(w, r, u.String(), http.StatusFound)
-				return true
-			}
-		}
-		rc, size, err := s.cfg.Symbols.Open(r.Context(), file, i)
-		if errors.Is(err, blob.ErrNotExist) {
-			continue
-		}
+// downloadBlob answers a download of the module's .sym from the blob
+// store (Config.Symbols): a 302 to a presigned URL when Config.Redirect
+// allows and the store offers them, else the file relayed as it is read.
+// It reports false when the blob store has no such module (the caller
+// answers then).
+func (s *Server) downloadBlob(w http.ResponseWriter, r *http.Request, file, id string) bool {
+	if s.cfg.Redirect > 0 {
+		ok, err := s.cfg.Symbols.Exists(r.Context(), file, id)
 		if err != nil {
-			s.log.Warn("symbols download from the blob store", "debug_file", file, "debug_id", i, "err", err)
+			s.log.Warn("symbols download from the blob store", "debug_file", file, "debug_id", id, "err", err)
 			http.Error(w, "symbol store unavailable", http.StatusServiceUnavailable)
 			return true
 		}
-		defer rc.Close()
-		s.m.downloads.WithLabelValues("found").Inc()
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Add("Vary", "Accept-Encoding")
-		if r.Method == http.MethodGet && acceptsGzip(r) {
-			w.Header().Set("Content-Encoding", "gzip")
-			w.WriteHeader(http.StatusOK)
-			zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
-			if _, err := io.Copy(zw, rc); err == nil {
-				zw.Close()
-			}
+		if !ok {
+			return false
+		}
+		if u, ok, err := s.cfg.Symbols.URL(r.Context(), file, id, s.cfg.Redirect); ok && err == nil {
+			s.m.downloads.WithLabelValues("found").Inc()
+			w.Header().Set("Cache-Control", "private, no-store")
+			http.Redirect(w, r, u.String(), http.StatusFound)
 			return true
 		}
-		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	}
+	rc, size, err := s.cfg.Symbols.Open(r.Context(), file, id)
+	if errors.Is(err, blob.ErrNotExist) {
+		return false
+	}
+	if err != nil {
+		s.log.Warn("symbols download from the blob store", "debug_file", file, "debug_id", id, "err", err)
+		http.Error(w, "symbol store unavailable", http.StatusServiceUnavailable)
+		return true
+	}
+	defer rc.Close()
+	s.m.downloads.WithLabelValues("found").Inc()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Add("Vary", "Accept-Encoding")
+	if r.Method == http.MethodGet && acceptsGzip(r) {
+		w.Header().Set("Content-Encoding", "gzip")
 		w.WriteHeader(http.StatusOK)
-		if r.Method == http.MethodGet {
-			_, _ = io.Copy(w, rc)
+		zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
+		if _, err := io.Copy(zw, rc); err == nil {
+			zw.Close()
 		}
 		return true
 	}
-	return false
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		_, _ = io.Copy(w, rc)
+	}
+	return true
 }

@@ -45,13 +45,14 @@ type Stored struct {
 }
 
 // receive copies body into a new file under Incoming, at most MaxUpload
-// bytes (more is a 413), and returns its path.
-func (s *Server) receive(body io.Reader) (string, error) {
+// bytes (more is a 413), its bytes charged to u's spool disk, and returns
+// its path.
+func (s *Server) receive(u *upload, body io.Reader) (string, error) {
 	f, err := os.CreateTemp(s.cfg.Incoming, "up-*")
 	if err != nil {
 		return "", &uploadError{http.StatusInternalServerError, fmt.Errorf("incoming file: %w", err)}
 	}
-	n, err := io.Copy(f, io.LimitReader(body, s.cfg.MaxUpload+1))
+	n, err := io.Copy(u.writer(f), io.LimitReader(body, s.cfg.MaxUpload+1))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -103,8 +104,9 @@ var breakpadFormat = func() *formats.Format {
 
 // ingest turns the received file tmp into a .sym in the store: a .sym is
 // checked against want; a native debug file the formats' table reads is
-// converted first. tmp is consumed (moved or removed).
-func (s *Server) ingest(ctx context.Context, tmp string, want Want) (Stored, error) {
+// converted first. tmp is consumed (moved or removed). The memory of the
+// conversion and of storing is taken from u's budget first.
+func (s *Server) ingest(ctx context.Context, u *upload, tmp string, want Want) (Stored, error) {
 	defer os.Remove(tmp)
 	for _, n := range []struct{ field, name string }{{"debug_file", want.DebugFile}, {"code_file", want.CodeFile}} {
 		if err := checkUploadName(n.name); err != nil {
@@ -117,14 +119,26 @@ func (s *Server) ingest(ctx context.Context, tmp string, want Want) (Stored, err
 		return Stored{}, &uploadError{http.StatusInternalServerError, err}
 	}
 	n, _ := io.ReadFull(f, head)
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
 	f.Close()
 	head = head[:n]
+	native := isZip(head) || isMachO(head) || !bytes.HasPrefix(head, []byte("MODULE "))
+	if native {
+		release, err := u.phase(convertCost(size))
+		if err != nil {
+			return Stored{}, err
+		}
+		defer release()
+	}
 	var st Stored
 	sym := tmp
 	switch ff := formats.SniffHead(head); {
 	case isZip(head):
 		// Native files that belong together (bundle.go).
-		if sym, err = s.convertBundle(tmp, want); err != nil {
+		if sym, err = s.convertBundle(u, tmp, want); err != nil {
 			return Stored{}, err
 		}
 		defer os.Remove(sym)
@@ -133,13 +147,13 @@ func (s *Server) ingest(ctx context.Context, tmp string, want Want) (Stored, err
 		if !ff.CanRead() {
 			return Stored{}, badUpload("a %s file cannot be turned into symbols here", ff.Name)
 		}
-		if sym, err = s.convert(tmp, ff, want); err != nil {
+		if sym, err = s.convert(u, tmp, ff, want); err != nil {
 			return Stored{}, err
 		}
 		defer os.Remove(sym)
 		st.Converted = ff.Name
 	case ff == nil && isMachO(head):
-		if sym, err = s.convert(tmp, nil, want); err != nil {
+		if sym, err = s.convert(u, tmp, nil, want); err != nil {
 			return Stored{}, err
 		}
 		defer os.Remove(sym)
@@ -172,6 +186,12 @@ func (s *Server) ingest(ctx context.Context, tmp string, want Want) (Stored, err
 		return Stored{}, &uploadError{http.StatusInternalServerError, err}
 	}
 	st.Size = size
+	// The fast forms and the blob store's put.
+	release, err := u.phase(storeCost(size))
+	if err != nil {
+		return Stored{}, err
+	}
+	defer release()
 	mu := s.lock(path)
 	mu.Lock()
 	defer mu.Unlock()
@@ -184,6 +204,11 @@ func (s *Server) ingest(ctx context.Context, tmp string, want Want) (Stored, err
 		}
 		if same {
 			st.Duplicate = true
+			// Recorded again: an upload whose catalogue entry failed
+			// is sent again by its client.
+			if err := s.catalog(ctx, sym, name, m.ID, size); err != nil {
+				return Stored{}, &uploadError{http.StatusInternalServerError, fmt.Errorf("symbols catalogue: %s/%s: %w", name, m.ID, err)}
+			}
 			return st, nil
 		}
 	} else if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == size {
@@ -210,6 +235,10 @@ func (s *Server) ingest(ctx context.Context, tmp string, want Want) (Stored, err
 		// Answered only once on the store every process reads.
 		if err := s.cfg.Symbols.Put(ctx, name, m.ID, path, s.cfg.FastCache); err != nil {
 			return Stored{}, &uploadError{http.StatusInternalServerError, fmt.Errorf("symbols on the blob store: %s/%s: %w", name, m.ID, err)}
+		}
+		// Its code id, for downloads by code id in any process.
+		if err := s.catalog(ctx, path, name, m.ID, size); err != nil {
+			return Stored{}, &uploadError{http.StatusInternalServerError, fmt.Errorf("symbols catalogue: %s/%s: %w", name, m.ID, err)}
 		}
 	}
 	s.log.Info("symbols stored", "debug_file", name, "debug_id", m.ID, "bytes", size, "converted_from", st.Converted)
@@ -262,7 +291,7 @@ func isMachO(head []byte) bool {
 // convert writes the .sym of the native debug file tmp (format ff; nil
 // for a Mach-O file) beside it: the file is first given the module's name (dump_syms names modules
 // after their file), so want must name it.
-func (s *Server) convert(tmp string, ff *formats.Format, want Want) (string, error) {
+func (s *Server) convert(u *upload, tmp string, ff *formats.Format, want Want) (string, error) {
 	// A PDB is named as the debug file, the files holding code (ELF, PE,
 	// Mach-O) as the code file; either when the other is not given.
 	name := want.CodeFile
@@ -282,7 +311,7 @@ func (s *Server) convert(tmp string, ff *formats.Format, want Want) (string, err
 	if err := os.Rename(tmp, named); err != nil {
 		return "", &uploadError{http.StatusInternalServerError, err}
 	}
-	sym, err := s.writeIncoming(func(w io.Writer) error {
+	sym, err := s.writeIncoming(u, func(w io.Writer) error {
 		if ff != nil {
 			return formats.Convert(w, named, breakpadFormat, nil)
 		}
@@ -304,15 +333,17 @@ func (s *Server) convert(tmp string, ff *formats.Format, want Want) (string, err
 }
 
 // writeIncoming writes a .sym into a new file of the incoming directory
-// with write and returns its name; on an error nothing is left. A file
-// that cannot be made is the server's error (an *uploadError, 500); any
-// other is write's or the file's, for the caller to word.
-func (s *Server) writeIncoming(write func(io.Writer) error) (string, error) {
+// with write (its bytes charged to u's spool disk) and returns its name;
+// on an error nothing is left. A file that cannot be made and a refusal
+// for want of spool disk are *uploadErrors (500, 503); any other is
+// write's or the file's, for the caller to word.
+func (s *Server) writeIncoming(u *upload, write func(io.Writer) error) (string, error) {
 	out, err := os.CreateTemp(s.cfg.Incoming, "sym-*")
 	if err != nil {
 		return "", &uploadError{http.StatusInternalServerError, err}
 	}
-	w := bufio.NewWriterSize(out, 1<<20)
+	sw := u.writer(out)
+	w := bufio.NewWriterSize(sw, 1<<20)
 	err = write(w)
 	if err == nil {
 		err = w.Flush()
@@ -322,6 +353,9 @@ func (s *Server) writeIncoming(write func(io.Writer) error) (string, error) {
 	}
 	if err != nil {
 		os.Remove(out.Name())
+		if sw.err != nil {
+			return "", sw.err
+		}
 		return "", err
 	}
 	return out.Name(), nil

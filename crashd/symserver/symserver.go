@@ -62,6 +62,7 @@ import (
 
 	"github.com/gobreakpad/gobreakpad/crashd/auth"
 	"github.com/gobreakpad/gobreakpad/crashd/blob"
+	"github.com/gobreakpad/gobreakpad/crashd/budget"
 	"github.com/gobreakpad/gobreakpad/crashd/symblob"
 )
 
@@ -88,6 +89,18 @@ type Config struct {
 	OpenV1 bool `json:"open_v1"`
 	// MaxUpload bounds one uploaded file in bytes (0: DefaultMaxUpload).
 	MaxUpload int64 `json:"max_upload"`
+	// MaxSpool bounds the bytes of all uploads' files in Incoming
+	// together (received files, zip members, conversions, v2 files
+	// waiting for their complete; 0: DefaultMaxSpool times MaxUpload; at
+	// least MaxUpload). An upload that would pass it within the budget's
+	// wait is answered 503 with Retry-After.
+	MaxSpool int64 `json:"max_spool"`
+	// Budget is the uploads' budget shared with the collector (crashd's
+	// max_inflight_bytes, max_uploads, budget_wait): each upload takes a
+	// slot and the memory of its phases from it, the symbol uploads at
+	// most half of it together (budget.go). Nil: a budget of the
+	// defaults, the server's own.
+	Budget *budget.Budget `json:"-"`
 	// FastCache, when set, is the processor's symbol cache directory
 	// (symsrc.Config.CacheDir, --symbols-cache): each stored .sym's fast
 	// forms (SymCache and unwind index, symsrc.WriteFast) are written
@@ -115,6 +128,10 @@ type Config struct {
 	// symserver/v2_files/) between its PUT and its complete. Dir is then a
 	// cache of this process's. Nil: Dir alone (one machine).
 	Symbols *symblob.Store `json:"-"`
+	// Catalog, when set with Symbols, records every module stored
+	// (crashd's index): downloads and syminfo by code id find the module
+	// there, in any process, instead of in the directory beside Dir.
+	Catalog Catalog `json:"-"`
 	// Redirect, when positive and Symbols' blob store hands out
 	// presigned URLs (S3), answers a download with a 302 to such a URL
 	// valid that long, as Tecken does, instead of relaying the file.
@@ -129,6 +146,12 @@ type Server struct {
 	m     *metrics
 	locks [64]sync.Mutex
 	mu    sync.Mutex
+	// mem is the symbol uploads' share of Config.Budget, disk the spool
+	// disk's budget (budget.go).
+	mem, disk *budget.Budget
+	// kept is the spool disk held by the files of v2 uploads waiting in
+	// Incoming for their complete, by key (under mu).
+	kept map[string]int64
 	// live is about how many v2 upload keys are live (counted at the
 	// last sweep of Config.Uploads, plus those created since);
 	// lastSweep is that sweep's time.
@@ -152,6 +175,15 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = DefaultMaxUpload
+	}
+	if cfg.MaxSpool <= 0 {
+		cfg.MaxSpool = DefaultMaxSpool * cfg.MaxUpload
+	}
+	if cfg.MaxSpool < cfg.MaxUpload {
+		return nil, fmt.Errorf("symserver: max_spool %d: below max_upload %d", cfg.MaxSpool, cfg.MaxUpload)
+	}
+	if cfg.Budget == nil {
+		cfg.Budget = budget.New(budget.DefaultBytes, budget.DefaultUploads, budget.DefaultWait)
 	}
 	for _, d := range []string{cfg.Dir, cfg.Incoming} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -184,7 +216,12 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if cfg.Uploads == nil {
 		cfg.Uploads = blob.NewMem()
 	}
-	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), m: m}
+	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), m: m,
+		// Half the uploads' memory and slots at most: the crash uploads
+		// always find the rest.
+		mem:  cfg.Budget.Share(cfg.Budget.Max()/2, cfg.Budget.MaxUploads()/2),
+		disk: budget.New(cfg.MaxSpool, 0, cfg.Budget.Wait()),
+		kept: map[string]int64{}}
 	s.Register(s.mux)
 	return s, nil
 }
@@ -276,7 +313,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error, asJSON 
 	if p := r.URL.Path; p == "/symbols/upload" || strings.HasSuffix(p, ":complete") || strings.HasPrefix(p, "/upload") {
 		s.m.uploads.WithLabelValues(protocol(r), "refused").Inc()
 	}
-	if status >= 500 {
+	if busy(err) {
+		// As a crash upload refused for want of budget: come back later.
+		w.Header().Set("Retry-After", budget.RetryAfter(s.mem.Wait()))
+		s.log.Warn("symbol upload refused: busy", "path", r.URL.Path, "err", err)
+	} else if status >= 500 {
 		s.log.Error("symbol upload", "path", r.URL.Path, "err", err)
 	} else {
 		s.log.Info("symbol upload refused", "path", r.URL.Path, "status", status, "err", err)

@@ -96,11 +96,17 @@ func (s *Server) uploadV1(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err, false)
 		return
 	}
+	u, err := s.begin(r.Context())
+	if err != nil {
+		s.fail(w, r, err, false)
+		return
+	}
+	defer u.done()
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxUpload+1<<20)
 	var tmp string
 	form, err := ParseV1(r.Header.Get("Content-Type"), r.Body, func(p io.Reader) error {
 		var err error
-		tmp, err = s.receive(p)
+		tmp, err = s.receive(u, p)
 		return err
 	})
 	if err != nil {
@@ -118,7 +124,7 @@ func (s *Server) uploadV1(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err, false)
 		return
 	}
-	st, err := s.ingest(r.Context(), tmp, Want{DebugFile: form.DebugFile, DebugID: form.DebugIdentifier, CodeFile: form.CodeFile})
+	st, err := s.ingest(r.Context(), u, tmp, Want{DebugFile: form.DebugFile, DebugID: form.DebugIdentifier, CodeFile: form.CodeFile})
 	if err != nil {
 		s.fail(w, r, err, false)
 		return

@@ -272,6 +272,7 @@ func (s *Server) sweepKeys(ctx context.Context) (int, error) {
 	s.lastSweep = time.Now()
 	s.mu.Unlock()
 	live := 0
+	seen := map[string]bool{}
 	for k, err := range s.cfg.Uploads.List(ctx, uploadKeyPrefix) {
 		if err != nil {
 			return 0, err
@@ -289,10 +290,22 @@ func (s *Server) sweepKeys(ctx context.Context) (int, error) {
 			continue
 		}
 		live++
+		seen[key] = true
 	}
 	s.mu.Lock()
 	s.live = live
+	var gone int64
+	for key, n := range s.kept {
+		// Files this process received whose key is gone: completed by
+		// another process sharing Incoming, or expired.
+		if !seen[key] {
+			gone += n
+			delete(s.kept, key)
+			os.Remove(s.pendingPath(key))
+		}
+	}
 	s.mu.Unlock()
+	s.disk.Release(gone, false)
 	return live, nil
 }
 
@@ -351,7 +364,13 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, key string) {
 	if !s.checkKey(w, r, key) {
 		return
 	}
-	tmp, err := s.receive(r.Body)
+	u, err := s.begin(r.Context())
+	if err != nil {
+		s.fail(w, r, err, true)
+		return
+	}
+	defer u.done()
+	tmp, err := s.receive(u, r.Body)
 	if err != nil {
 		s.fail(w, r, err, true)
 		return
@@ -373,7 +392,30 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, key string) {
 		s.fail(w, r, &uploadError{http.StatusInternalServerError, err}, true)
 		return
 	}
+	// The file waits for its complete: its spool disk stays taken until
+	// it is claimed or its key expires.
+	s.keep(key, u.disk.Keep(u.disk.Bytes()))
 	w.WriteHeader(http.StatusOK)
+}
+
+// keep records the spool disk n held by the file waiting for key (a PUT
+// again replaces the file: the old one's is given back).
+func (s *Server) keep(key string, n int64) {
+	s.mu.Lock()
+	old := s.kept[key]
+	s.kept[key] = n
+	s.mu.Unlock()
+	s.disk.Release(old, false)
+}
+
+// unkeep returns (and forgets) the spool disk held by the file waiting for
+// key: 0 when this process did not receive it.
+func (s *Server) unkeep(key string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.kept[key]
+	delete(s.kept, key)
+	return n
 }
 
 // complete stores the file PUT for key: {"result": "OK"}, or
@@ -400,15 +442,21 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, key string) {
 		s.fail(w, r, badUpload("complete: %v", err), true)
 		return
 	}
+	u, err := s.begin(r.Context())
+	if err != nil {
+		s.fail(w, r, err, true)
+		return
+	}
+	defer u.done()
 	// The file is claimed by renaming it: of two completes of one key
 	// (in any processes sharing Incoming), one gets it.
-	path, err := s.claim(r.Context(), key)
+	path, err := s.claim(r.Context(), u, key)
 	if err != nil {
 		s.fail(w, r, err, true)
 		return
 	}
 	_ = s.cfg.Uploads.Delete(r.Context(), uploadKeyPrefix+key)
-	st, err := s.ingest(r.Context(), path, Want{DebugFile: c.DebugFile, DebugID: c.DebugID})
+	st, err := s.ingest(r.Context(), u, path, Want{DebugFile: c.DebugFile, DebugID: c.DebugID})
 	if err != nil {
 		s.fail(w, r, err, true)
 		return
@@ -428,14 +476,14 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, key string) {
 // With the files on the blob store (Config.Symbols) the file is copied
 // here and deleted there: two completes of one key at once may both store
 // it (the second a duplicate).
-func (s *Server) claim(ctx context.Context, key string) (string, error) {
+func (s *Server) claim(ctx context.Context, u *upload, key string) (string, error) {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", &uploadError{http.StatusInternalServerError, err}
 	}
 	path := filepath.Join(s.cfg.Incoming, "up-claimed-"+key+"-"+hex.EncodeToString(b[:]))
 	if s.cfg.Symbols != nil {
-		rc, _, err := blob.Open(ctx, s.cfg.Symbols.Blobs, pendingFilePrefix+key)
+		rc, size, err := blob.Open(ctx, s.cfg.Symbols.Blobs, pendingFilePrefix+key)
 		if errors.Is(err, blob.ErrNotExist) {
 			return "", badUpload("nothing was uploaded for this key (or it was completed already)")
 		}
@@ -443,6 +491,9 @@ func (s *Server) claim(ctx context.Context, key string) (string, error) {
 			return "", &uploadError{http.StatusInternalServerError, fmt.Errorf("upload file: %w", err)}
 		}
 		defer rc.Close()
+		if err := u.spool(min(size, s.cfg.MaxUpload)); err != nil {
+			return "", err
+		}
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
 			return "", &uploadError{http.StatusInternalServerError, err}
@@ -464,5 +515,8 @@ func (s *Server) claim(ctx context.Context, key string) (string, error) {
 		}
 		return "", &uploadError{http.StatusInternalServerError, err}
 	}
+	// The file's spool disk, taken by its PUT (in this process), is this
+	// request's now: given back when it is done with the file.
+	u.disk.Adopt(s.unkeep(key))
 	return path, nil
 }

@@ -115,6 +115,12 @@ func (s *Server) uploadZip(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
+	u, err := s.begin(r.Context())
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer u.done()
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxUpload+1<<20)
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
@@ -143,7 +149,7 @@ func (s *Server) uploadZip(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		filename = p.FileName()
-		if tmp, err = s.receive(p); err != nil {
+		if tmp, err = s.receive(u, p); err != nil {
 			fail(err)
 			return
 		}
@@ -159,6 +165,14 @@ func (s *Server) uploadZip(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer zf.Close()
+	// Its directory, read whole by OpenReader (at most maxZipMembers
+	// members: ZipMembers below).
+	release, err := u.phase(int64(min(len(zf.File), maxZipMembers+1)) * zipEntryCost)
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer release()
 	st, _ := os.Stat(tmp)
 	mems, err := ZipMembers(&zf.Reader, uint64(s.cfg.MaxUpload), 4*uint64(s.cfg.MaxUpload))
 	if err != nil {
@@ -171,12 +185,13 @@ func (s *Server) uploadZip(w http.ResponseWriter, r *http.Request) {
 	}
 	up := zipUpload{Filename: filename, Size: st.Size(), SkippedKeys: []string{}, FileUploads: []fileUpload{}}
 	for _, m := range mems {
-		part, err := s.extract(m)
+		part, err := s.extract(u, m)
 		if err != nil {
 			fail(err)
 			return
 		}
-		stored, err := s.ingest(r.Context(), part, Want{DebugFile: m.DebugFile, DebugID: m.DebugID})
+		stored, err := s.ingest(r.Context(), u, part, Want{DebugFile: m.DebugFile, DebugID: m.DebugID})
+		u.unspool(int64(m.Size)) // the member's file is gone
 		if err != nil {
 			fail(fmt.Errorf("%s/%s/%s: %w", m.DebugFile, m.DebugID, m.Name, err))
 			return
@@ -195,7 +210,12 @@ func (s *Server) uploadZip(w http.ResponseWriter, r *http.Request) {
 
 // extract writes a zip member into Incoming, at most its declared size (a
 // member inflating past it is refused).
-func (s *Server) extract(m ZipMember) (string, error) {
+func (s *Server) extract(u *upload, m ZipMember) (string, error) {
+	// At most its declared size is written; given back when the upload is
+	// done (its members are removed by then).
+	if err := u.spool(int64(m.Size)); err != nil {
+		return "", err
+	}
 	rc, err := m.file.Open()
 	if err != nil {
 		return "", badUpload("zip member %s: %v", m.file.Name, err)
