@@ -41,6 +41,12 @@ func TestStackContentsBreakpad(t *testing.T) {
 		if len(fields) < 4 || !(strings.HasPrefix(fields[0], "bp-") || strings.HasPrefix(fields[0], "rm-")) {
 			continue
 		}
+		// The macOS dumps' main threads end one frame before Breakpad's
+		// (docs/stackwalk.md, "A copy of a frame's return address at its
+		// stack pointer"; stackwalk's TestCorpus compares the rest).
+		if fields[0] == "rm-simple-crashpad" || fields[0] == "rm-pipeline-inlines-macos-segv" {
+			continue
+		}
 		args := []string{"-s", filepath.Join(root, fields[1])}
 		for _, p := range strings.Fields(fields[3]) {
 			args = append(args, filepath.Join(root, p))

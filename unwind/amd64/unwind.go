@@ -233,10 +233,18 @@ func byScan(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 		f.Regs[amd64.RIP], f.Regs[amd64.RSP] = rip, loc+8
 		f.Valid = 1<<amd64.RIP | 1<<amd64.RSP
 	} else {
-		f = unwind.CallerByScanChecked(env, last, amd64.RIP, amd64.RSP, unwind.ScanWords(last.Trust), 8, unwind.TrustScan, callBefore)
-	}
-	if f == nil {
-		return nil
+		words := unwind.ScanWords(last.Trust)
+		loc, rip, trust, ok := unwind.ScanForCaller(env, last.Regs[amd64.RSP], words, 8, callBefore)
+		if ok && repeatsReturnAddress(last, loc, rip) {
+			// Scan on as the walk would from the copy's frame.
+			loc, rip, trust, ok = unwind.ScanForCaller(env, loc+8, words, 8, callBefore)
+		}
+		if !ok {
+			return nil
+		}
+		f = unwind.NewCaller(env, last, trust)
+		f.Regs[amd64.RIP], f.Regs[amd64.RSP] = rip, loc+8
+		f.Valid = 1<<amd64.RIP | 1<<amd64.RSP
 	}
 	loc := f.Regs[amd64.RSP] - 8 // where the return address was found
 	if last.Has(amd64.RBP) {
@@ -251,6 +259,22 @@ func byScan(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 		}
 	}
 	return f
+}
+
+// repeatsReturnAddress reports whether a scan candidate rip found at loc
+// is a copy of last's own return address at last's stack pointer, which
+// cannot be the return address out of last's function (docs/stackwalk.md,
+// "A copy of a frame's return address at its stack pointer"): last's pc is
+// a return address (last is not the innermost frame), so its rsp is the
+// rsp of the call that pc follows, 16-aligned by the x86-64 ABI, while the
+// function's own return address lies at its entry rsp, 8 modulo 16: at
+// least one word above. The same return address besides would make the
+// function its own caller at the same call site. macOS's dyld leaves such
+// a copy (the startGlue variable of __dyld_start) right above the frame of
+// libdyld's start, the thread's outermost; Breakpad and rust-minidump take
+// it for one frame more.
+func repeatsReturnAddress(last *unwind.Frame, loc, rip uint64) bool {
+	return !unwind.Innermost(last) && loc == last.Regs[amd64.RSP] && rip == last.Regs[amd64.RIP]
 }
 
 // CallTarget returns the target of the direct call ending at ra
