@@ -147,6 +147,11 @@ func StartS3(ctx context.Context, dir string) (*S3Server, error) {
 		"-master.port=" + p(1), "-master.port.grpc=" + p(2),
 		"-master.volumeSizeLimitMB=256", "-master.telemetry=false",
 		"-volume.port=" + p(3), "-volume.port.grpc=" + p(4), "-volume.max=32",
+		// No 10 s pause between the volume server's last heartbeat and its
+		// stop (weed's default, for clusters whose clients must learn of
+		// it first): this server has no other clients, and Stop would
+		// otherwise wait out the 10 s and kill it.
+		"-volume.preStopSeconds=0",
 		"-filer", "-filer.port=" + p(5), "-filer.port.grpc=" + p(6),
 		"-filer.localSocket=" + filepath.Join(dir, "filer.sock"),
 		"-s3", "-s3.port=" + p(0), "-s3.port.grpc=" + p(7),

@@ -23,7 +23,7 @@ import (
 	"github.com/gobreakpad/gobreakpad/internal/testkit/corpus"
 )
 
-func TestMain(m *testing.M) { cmdtest.Main(m) }
+func TestMain(m *testing.M) { cmdtest.Main(m, stopS3) }
 
 // corpusCase is one line of the corpus' cases.tsv.
 type corpusCase struct {
@@ -184,6 +184,34 @@ func stackwalkJSON(t testing.TB, dump string, symbols []string) []byte {
 	return []byte(r.Stdout)
 }
 
+// stackwalkJSONSignature is minidump_stackwalk --json --signature's
+// report of a dump, less its "signature" key, and that key ("" when
+// absent). A nil report when it refuses the dump.
+func stackwalkJSONSignature(t testing.TB, dump string, symbols []string) ([]byte, string) {
+	prog := cmdtest.Build(t, "../../cmd/minidump_stackwalk")
+	r := cmdtest.RunClean(t, prog, nil, append([]string{"--json", "--signature", dump}, symbols...)...)
+	if r.Code != 0 {
+		return nil, ""
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Errorf("%s: minidump_stackwalk --json --signature: %v", dump, err)
+		return nil, ""
+	}
+	var sig string
+	if raw, ok := doc["signature"]; ok {
+		if err := json.Unmarshal(raw, &sig); err != nil {
+			t.Errorf("%s: minidump_stackwalk --json --signature: signature %s: %v", dump, raw, err)
+		}
+		delete(doc, "signature")
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Errorf("%s: %v", dump, err)
+	}
+	return b, sig
+}
+
 // sameJSON compares two JSON texts as values and returns the first
 // difference ("" when equal).
 func sameJSON(a, b []byte) string {
@@ -262,12 +290,21 @@ func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		order = order[:min(5, len(order))]
 	}
+	// One symbols cache for the servers one after the other: each would
+	// otherwise make the fast forms of the symbol files its cases share
+	// (generated/syslib-symbols: 16 MB, 1.7 s of CPU under -race) anew.
+	// An entry answers only for the .sym of its size and modification
+	// time (symbols/symsrc); cmd/minidump_stackwalk
+	// TestSymbolsCacheFastPath pins the walks with and without it equal.
+	symCache := t.TempDir()
 	for _, k := range order {
 		cs := groups[k]
 		if testing.Short() {
 			cs = cs[:1]
 		}
-		ts := startServer(t, testConfig(t, cs[0].symbols))
+		cfg := testConfig(t, cs[0].symbols)
+		cfg.SymbolsCache = symCache
+		ts := startServer(t, cfg)
 		ids := map[string]crash.ID{}
 		for _, c := range cs {
 			id, err := upload(t, ts.URL, c.dump, map[string]string{"ProductName": "Corpus", "Version": c.name})
@@ -277,8 +314,10 @@ func TestEndToEnd(t *testing.T) {
 			ids[c.name] = id
 		}
 		// minidump_stackwalk's answers, two at a time while the server
-		// processes (the test's longest part under -race).
-		prog := cmdtest.Build(t, "../../cmd/minidump_stackwalk")
+		// processes (the test's longest part under -race): one run each,
+		// --json --signature, whose "signature" key is the signature
+		// --signature prints (the same value of the same walk:
+		// cmd/minidump_stackwalk TestSignature).
 		type reference struct {
 			json      []byte
 			signature string
@@ -290,9 +329,7 @@ func TestEndToEnd(t *testing.T) {
 			wg.Go(func() {
 				slots <- struct{}{}
 				defer func() { <-slots }()
-				refs[i].json = stackwalkJSON(t, c.dump, c.symbols)
-				r := cmdtest.RunClean(t, prog, nil, append([]string{"--signature", c.dump}, c.symbols...)...)
-				refs[i].signature = strings.TrimSuffix(r.Stdout, "\n")
+				refs[i].json, refs[i].signature = stackwalkJSONSignature(t, c.dump, c.symbols)
 			})
 		}
 		wg.Wait()

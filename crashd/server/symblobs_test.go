@@ -52,6 +52,7 @@ func TestSymbolsOnS3(t *testing.T) {
 		t.Skip("corpus case gen-threads-x64-O2 not found")
 	}
 	srv := startS3(t)
+	bucket := s3Bucket("crashd-syms")
 	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
@@ -70,7 +71,7 @@ func TestSymbolsOnS3(t *testing.T) {
 	a := testConfig(t, nil)
 	a.Roles = []string{RoleCollector, RoleWeb, RoleSymbols}
 	a.SymbolServer.Tokens = []auth.Token{tok}
-	a.NATSURL, a.Blobs, a.S3Endpoint, a.S3Bucket, a.S3Prefix = cl.URL(), "s3", srv.Endpoint, "crashd-syms", "prod"
+	a.NATSURL, a.Blobs, a.S3Endpoint, a.S3Bucket, a.S3Prefix = cl.URL(), "s3", srv.Endpoint, bucket, "prod"
 	if a.DB == "" {
 		a.DB = filepath.Join(t.TempDir(), "index.sqlite") // one machine's stand-in for PostgreSQL
 	}
@@ -78,7 +79,7 @@ func TestSymbolsOnS3(t *testing.T) {
 	defer as.stop()
 	b := testConfig(t, nil)
 	b.Roles = []string{RoleProcessor}
-	b.NATSURL, b.Blobs, b.S3Endpoint, b.S3Bucket, b.S3Prefix, b.DB = cl.URL(), "s3", srv.Endpoint, "crashd-syms", "prod", a.DB
+	b.NATSURL, b.Blobs, b.S3Endpoint, b.S3Bucket, b.S3Prefix, b.DB = cl.URL(), "s3", srv.Endpoint, bucket, "prod", a.DB
 	bs := startServer(t, b)
 	defer bs.stop()
 
@@ -141,7 +142,7 @@ func TestSymbolsOnS3(t *testing.T) {
 
 	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel2()
-	st, err := blob.OpenS3(ctx2, blob.S3Config{Endpoint: srv.Endpoint, Bucket: "crashd-syms", Prefix: "prod", AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey})
+	st, err := blob.OpenS3(ctx2, blob.S3Config{Endpoint: srv.Endpoint, Bucket: bucket, Prefix: "prod", AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey})
 	if err != nil {
 		t.Fatal(err)
 	}

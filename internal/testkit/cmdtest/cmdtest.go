@@ -20,9 +20,13 @@ var (
 )
 
 // Main runs the tests of a package that uses Build and removes the built
-// programs afterwards; call it from TestMain.
-func Main(m *testing.M) {
+// programs afterwards; call it from TestMain. The after functions run
+// once the tests have run (to stop servers the package's tests share).
+func Main(m *testing.M, after ...func()) {
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	if dir != "" {
 		os.RemoveAll(dir)
 	}

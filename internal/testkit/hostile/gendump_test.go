@@ -87,6 +87,7 @@ func TestGeneratedListCounts(t *testing.T) {
 		{"dso-debug", minidump.LinuxDSODebug, le(uint32(1), max32, uint64(0), uint64(0), uint64(0)), "", 0, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // as TestCorpus's
 			p := listDump(t, c.name+".dmp", c.typ, append(c.raw, pad...))
 			var walkErr, dumpErr, soft []string
 			if c.walkErr != "" {

@@ -200,6 +200,7 @@ func TestGeneratedSymbolFiles(t *testing.T) {
 		}, want: []string{"app|f|"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // as TestCorpus's
 			dmp, file, id := symDump(t, c.windows)
 			store := symStore(t, c.windows, file, id, c.body)
 			run{name: "minidump_stackwalk -m " + c.name, prog: "minidump_stackwalk", args: []string{"-m", dmp, store},

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,14 +34,18 @@ const (
 	maxRSS  = 300 << 20 // bytes
 )
 
-// bins builds the programs once per test binary.
+// bins builds the programs once per test binary (mu: subtests run in
+// parallel).
 var bins struct {
+	mu  sync.Mutex
 	dir string
 	err error
 }
 
 func binDir(t *testing.T) string {
 	t.Helper()
+	bins.mu.Lock()
+	defer bins.mu.Unlock()
 	if bins.dir == "" && bins.err == nil {
 		bins.dir, bins.err = os.MkdirTemp("", "gobreakpad-hostile-")
 		if bins.err == nil {
@@ -398,6 +403,10 @@ func TestCorpus(t *testing.T) {
 			continue
 		}
 		t.Run(e.Name(), func(t *testing.T) {
+			// In parallel: each run waits mostly for its programs to
+			// start and end; the bounds are per run (its own CPU time
+			// and peak RSS).
+			t.Parallel()
 			for i, r := range runs {
 				r.name = fmt.Sprintf("%s %s #%d", r.prog, e.Name(), i)
 				r.do(t)
@@ -498,6 +507,7 @@ func TestGeneratedRules(t *testing.T) {
 	dmp := corpus.File(t, "hostile/dump-for-long-func-name.dmp")
 	for _, n := range []int{1e6, 1e7} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
 			syms := longFuncSyms(t, func(w *bufio.Writer) error {
 				w.WriteString("STACK CFI INIT 1000 100 .cfa: $rsp 8 + .ra: ")
 				for range n {
