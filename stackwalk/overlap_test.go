@@ -161,14 +161,7 @@ Module|a.dll||a.dll||0x7f0000000000|0x7f000001ffff|0
 					t.Fatal(err)
 				}
 			}
-			f, err := b.File()
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := stackwalk.Process(f, stackwalk.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := processBuilt(t, b, stackwalk.Options{})
 			// Modules keeps every module with a sound range, for --json
 			// (rust-minidump leaves out only the others).
 			sound := 0

@@ -41,14 +41,7 @@ func TestRepeatedReturnAddressMac(t *testing.T) {
 	b.AddModule("/tmp/crashy", app, 0x4000, nil)
 	b.AddModule("/usr/lib/system/libdyld.dylib", libdyl, 0x37000, nil)
 	b.SetException(1, 1, 0, synth.AMD64(ctx))
-	f, err := b.File()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := stackwalk.Process(f, stackwalk.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := processBuilt(t, b, stackwalk.Options{})
 	fr := p.Threads[0].Frames
 	if len(fr) != 2 {
 		for i, x := range fr {

@@ -17,7 +17,6 @@ import (
 	"github.com/gobreakpad/gobreakpad/minidump/synth"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
-	"github.com/gobreakpad/gobreakpad/symstore"
 	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
@@ -88,24 +87,11 @@ func rustArmWalk(t *testing.T, cpu arch.CPU, platform minidump.PlatformID, ctx *
 			continue
 		}
 		dm := &list[i]
-		path, err := symstore.BreakpadFile(root, dm.DebugFile(), dm.DebugIdentifier(), ".sym")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		text := fmt.Sprintf("MODULE Linux %s %s %s\n%s", cpu, dm.DebugIdentifier(), dm.DebugFile(), m.syms)
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		storeSymText(t, root, dm, fmt.Sprintf("MODULE Linux %s %s %s\n%s", cpu, dm.DebugIdentifier(), dm.DebugFile(), m.syms))
 	}
 	dirs := symbreakpad.NewDirs(root)
 	t.Cleanup(func() { dirs.Close() })
-	p, err := stackwalk.Process(f, stackwalk.Options{Symbols: dirs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := processFile(t, f, stackwalk.Options{Symbols: dirs})
 	if bin := os.Getenv(breakpadStackwalkEnv); bin != "" {
 		dump := filepath.Join(t.TempDir(), "case.dmp")
 		if err := b.WriteFile(dump); err != nil {

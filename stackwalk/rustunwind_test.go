@@ -235,14 +235,7 @@ func TestRustAMD64FramePointer(t *testing.T) {
 				b.AddELFModule("module2", 0x7500b0000000, 0x10000, []byte{2, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
 			}
 			b.SetException(1, 11, 0, synth.AMD64(ctx))
-			f, err := b.File()
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := stackwalk.Process(f, stackwalk.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := processBuilt(t, b, stackwalk.Options{})
 			fr := p.Threads[p.RequestingThread].Frames
 			if len(fr) < 2 {
 				t.Fatalf("%d frames: %v", len(fr), frames(t, p))
@@ -302,14 +295,7 @@ func TestRustARM64FramePointer(t *testing.T) {
 	b.AddELFModule("module1", 0x40000000, 0x10000, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
 	b.AddELFModule("module2", 0x50000000, 0x10000, []byte{2, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
 	b.SetException(1, 11, 0, synth.ARM64(ctx))
-	f, err := b.File()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := stackwalk.Process(f, stackwalk.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := processBuilt(t, b, stackwalk.Options{})
 	fr := p.Threads[p.RequestingThread].Frames
 	// A deliberate difference: Breakpad's frame-pointer step takes the
 	// caller's pc from the callee's lr (the context frame's lr is the

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math/bits"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +15,6 @@ import (
 	"github.com/gobreakpad/gobreakpad/minidump/synth"
 	"github.com/gobreakpad/gobreakpad/stackwalk"
 	symbreakpad "github.com/gobreakpad/gobreakpad/symbols/breakpad"
-	"github.com/gobreakpad/gobreakpad/symstore"
 	"github.com/gobreakpad/gobreakpad/unwind"
 )
 
@@ -136,16 +133,7 @@ func rxStoreSyms(t *testing.T, f *minidump.File, syms [2]string, root string) {
 			continue
 		}
 		m := &mods[i]
-		path, err := symstore.BreakpadFile(root, m.DebugFile(), m.DebugIdentifier(), ".sym")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(strings.ReplaceAll(text, "ID", m.DebugIdentifier())), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		storeSymText(t, root, m, strings.ReplaceAll(text, "ID", m.DebugIdentifier()))
 	}
 }
 

@@ -36,6 +36,15 @@ func walkSynth(t *testing.T, b *synth.Builder, symText string) *stackwalk.Proces
 	}
 	m := &mods[0]
 	root := t.TempDir()
+	storeSymText(t, root, m, strings.ReplaceAll(symText, "ID", m.DebugIdentifier()))
+	dirs := symbreakpad.NewDirs(root)
+	t.Cleanup(func() { dirs.Close() })
+	return processFile(t, f, stackwalk.Options{Symbols: dirs})
+}
+
+// storeSymText writes text as m's symbol file in the Breakpad store at root.
+func storeSymText(t *testing.T, root string, m *minidump.Module, text string) {
+	t.Helper()
 	path, err := symstore.BreakpadFile(root, m.DebugFile(), m.DebugIdentifier(), ".sym")
 	if err != nil {
 		t.Fatal(err)
@@ -43,16 +52,30 @@ func walkSynth(t *testing.T, b *synth.Builder, symText string) *stackwalk.Proces
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(symText, "ID", m.DebugIdentifier())), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dirs := symbreakpad.NewDirs(root)
-	t.Cleanup(func() { dirs.Close() })
-	p, err := stackwalk.Process(f, stackwalk.Options{Symbols: dirs})
+}
+
+// processFile walks f with opt, failing the test on an error.
+func processFile(t *testing.T, f *minidump.File, opt stackwalk.Options) *stackwalk.ProcessState {
+	t.Helper()
+	p, err := stackwalk.Process(f, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// processBuilt encodes b and walks it with opt, failing the test on an
+// error.
+func processBuilt(t *testing.T, b *synth.Builder, opt stackwalk.Options) *stackwalk.ProcessState {
+	t.Helper()
+	f, err := b.File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return processFile(t, f, opt)
 }
 
 // frames renders the crashing thread's frames as "-m" lines plus trust.
@@ -257,15 +280,7 @@ func TestSynthMIPS(t *testing.T) {
 
 // TestNoThreads: a dump with only system info still reports what it has.
 func TestNoThreads(t *testing.T) {
-	b := synth.New(arch.AMD64, minidump.PlatformLinux)
-	f, err := b.File()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := stackwalk.Process(f, stackwalk.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := processBuilt(t, synth.New(arch.AMD64, minidump.PlatformLinux), stackwalk.Options{})
 	var buf bytes.Buffer
 	if err := stackwalk.Print(&buf, p, stackwalk.PrintOptions{}); err != nil {
 		t.Fatal(err)
