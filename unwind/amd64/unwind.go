@@ -219,37 +219,37 @@ func bySimulatedReturn(env unwind.Env, last *unwind.Frame) *unwind.Frame {
 	return f
 }
 
+// byScan finds last's caller by scanning its stack for a return address
+// (winScan on Windows; elsewhere Breakpad's scan, past a copy of last's own
+// return address: repeatsReturnAddress), then recovers its rbp.
 func byScan(env unwind.Env, last *unwind.Frame) *unwind.Frame {
-	var f *unwind.Frame
+	var (
+		loc, rip uint64
+		trust    unwind.Trust
+		ok       bool
+	)
 	if env.Windows() {
-		loc, rip, trust, ok := winScan(env, last)
-		if !ok {
-			return nil
-		}
-		if trust != unwind.TrustCallSite {
-			trust = unwind.TrustScan
-		}
-		f = unwind.NewCaller(env, last, trust)
-		f.Regs[amd64.RIP], f.Regs[amd64.RSP] = rip, loc+8
-		f.Valid = 1<<amd64.RIP | 1<<amd64.RSP
+		loc, rip, trust, ok = winScan(env, last)
 	} else {
 		words := unwind.ScanWords(last.Trust)
-		loc, rip, trust, ok := unwind.ScanForCaller(env, last.Regs[amd64.RSP], words, 8, callBefore)
+		loc, rip, trust, ok = unwind.ScanForCaller(env, last.Regs[amd64.RSP], words, 8, callBefore)
 		if ok && repeatsReturnAddress(last, loc, rip) {
 			// Scan on as the walk would from the copy's frame.
 			loc, rip, trust, ok = unwind.ScanForCaller(env, loc+8, words, 8, callBefore)
 		}
-		if !ok {
-			return nil
-		}
-		f = unwind.NewCaller(env, last, trust)
-		f.Regs[amd64.RIP], f.Regs[amd64.RSP] = rip, loc+8
-		f.Valid = 1<<amd64.RIP | 1<<amd64.RSP
 	}
-	loc := f.Regs[amd64.RSP] - 8 // where the return address was found
+	if !ok {
+		return nil
+	}
+	if trust != unwind.TrustCallSite {
+		trust = unwind.TrustScan
+	}
+	f := unwind.NewCaller(env, last, trust)
+	f.Regs[amd64.RIP], f.Regs[amd64.RSP] = rip, loc+8
+	f.Valid = 1<<amd64.RIP | 1<<amd64.RSP
 	if last.Has(amd64.RBP) {
 		// A function usually pushes its caller's rbp right below the return
-		// address; otherwise an rbp above the return address may be unchanged.
+		// address (at loc); otherwise an rbp above it may be unchanged.
 		if loc-8 == last.Regs[amd64.RBP] {
 			if v, ok := unwind.Read64(env, last.Regs[amd64.RBP]); ok && v > loc {
 				f.Set(amd64.RBP, v)
