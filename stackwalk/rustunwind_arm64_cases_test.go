@@ -140,23 +140,7 @@ func TestRustARM64FramePointers(t *testing.T) {
 		rust, ours     []rustArmFrame // callers; ours nil: rust's
 		notBreakpad    string         // why ours is not Breakpad's either
 	}
-	fpFrame := func(pc, sp, fp, lr uint64, valid int) rustArmFrame {
-		regs := map[int]uint64{arm64.RegFP: fp}
-		if valid == 4 {
-			regs[arm64.RegLR] = lr
-		}
-		return rustArmFrame{pc: pc, sp: sp, trust: unwind.TrustFP, regs: regs, valid: valid}
-	}
-	// record appends 64 bytes of zeros, two junk words and a frame record
-	// {fp, lr} (fp patched later), returning the record's address.
-	record := func(st *synth.Stack, lr uint64) uint64 {
-		st.Zeros(64)
-		st.U64(0xd)
-		st.U64(0xf0000000)
-		a := st.U64(0)
-		st.U64(lr)
-		return a
-	}
+	fpFrame, record := rustArmFPFrame(arm64.RegFP, arm64.RegLR), rustArmFrameRecord(8)
 	for _, c := range []struct {
 		name  string
 		start uint64

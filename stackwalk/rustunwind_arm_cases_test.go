@@ -197,6 +197,34 @@ func rustArmDiff(p *stackwalk.ProcessState, want []rustArmFrame, pcSlot, spSlot 
 	return d
 }
 
+// rustArmFPFrame returns a maker of the frames a frame-pointer step
+// finds in the frame-pointer tests, for a CPU whose frame pointer and lr
+// are in slots fpSlot and lrSlot: pc, sp and fp, lr too when valid is 4.
+func rustArmFPFrame(fpSlot, lrSlot int) func(pc, sp, fp, lr uint64, valid int) rustArmFrame {
+	return func(pc, sp, fp, lr uint64, valid int) rustArmFrame {
+		regs := map[int]uint64{fpSlot: fp}
+		if valid == 4 {
+			regs[lrSlot] = lr
+		}
+		return rustArmFrame{pc: pc, sp: sp, trust: unwind.TrustFP, regs: regs, valid: valid}
+	}
+}
+
+// rustArmFrameRecord returns what the frame-pointer tests call record,
+// for a stack of word-byte words: it appends 8 words of zeros, two junk
+// words (0xd, 0xf0000000) and a frame record {fp, lr} (fp patched later),
+// returning the record's address.
+func rustArmFrameRecord(word int) func(st *synth.Stack, lr uint64) uint64 {
+	return func(st *synth.Stack, lr uint64) uint64 {
+		st.Zeros(8 * word)
+		st.Ptr(0xd)
+		st.Ptr(0xf0000000)
+		a := st.Ptr(0)
+		st.Ptr(lr)
+		return a
+	}
+}
+
 // rustArmPatch32 overwrites the 32-bit word at addr of st (a label of
 // rust-minidump's test_assembler resolved after the words that use it).
 func rustArmPatch32(st *synth.Stack, addr uint64, v uint32) {
@@ -317,23 +345,7 @@ func TestRustARMFramePointer(t *testing.T) {
 		pc, lr, fp uint32
 		rust, ours []rustArmFrame // callers; ours nil: rust's
 	}
-	fpFrame := func(pc, sp, fp, lr uint64, valid int) rustArmFrame {
-		regs := map[int]uint64{arm.RegIOSFP: fp}
-		if valid == 4 {
-			regs[arm.SlotLR] = lr
-		}
-		return rustArmFrame{pc: pc, sp: sp, trust: unwind.TrustFP, regs: regs, valid: valid}
-	}
-	// record appends 32 bytes of zeros, two junk words and a frame record
-	// {fp, lr} (fp patched later), returning the record's address.
-	record := func(st *synth.Stack, lr uint32) uint64 {
-		st.Zeros(32)
-		st.U32(0xd)
-		st.U32(0xf0000000)
-		a := st.U32(0)
-		st.U32(lr)
-		return a
-	}
+	fpFrame, record := rustArmFPFrame(arm.RegIOSFP, arm.SlotLR), rustArmFrameRecord(4)
 	for _, c := range []struct {
 		name  string
 		start uint64
