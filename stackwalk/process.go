@@ -478,16 +478,17 @@ func systemInfo(s *minidump.SystemInfo) SystemInfo {
 	}
 	switch cpu {
 	case arch.X86, arch.AMD64:
-		si.CPUVendor = strings.ReplaceAll(s.CPUVendor(), "\x00", "")
+		vendor := s.CPUVendor()
+		si.CPUVendor = strings.ReplaceAll(vendor, "\x00", "")
 		if cpu == arch.X86 {
-			if v := strings.TrimRight(s.CPUVendor(), "\x00"); v != "" {
+			if v := strings.TrimRight(vendor, "\x00"); v != "" {
 				si.CPUInfo = v + " "
 			}
 		}
 		fms := fmt.Sprintf("family %d model %d stepping %d", s.CPUFamily(), s.CPUModel(), s.CPUStepping())
 		si.CPUInfo += fms
 		if cpu == arch.X86 {
-			si.RustCPUInfo = latin1(s.CPUVendor()) + " " + fms
+			si.RustCPUInfo = latin1(vendor) + " " + fms
 		}
 	}
 	si.CPUCount = int(s.NumberOfProcessors)
