@@ -23,16 +23,8 @@ func testAlerts(t *testing.T, open opener) {
 	var mu sync.Mutex
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
-	a, err := open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a := open.must(t, ctx)
+	b := open.must(t, ctx)
 	a.now, b.now = now, now
 	day := time.Date(2026, 11, 26, 11, 30, 0, 0, time.UTC)
 	rec := func(ix *SQL, n int, sig, product string) {
