@@ -453,12 +453,10 @@ FROM signature_history WHERE product = ? AND signature = ? ORDER BY changed_at D
 // TriageOf implements [SignatureTriager].
 func (s *SQL) TriageOf(ctx context.Context, product string, signatures []string) (map[string][]ProductTriage, error) {
 	out := map[string][]ProductTriage{}
-	for len(signatures) > 0 {
-		n := min(len(signatures), 500)
-		if err := s.triageOf(ctx, product, signatures[:n], out); err != nil {
+	for chunk := range slices.Chunk(signatures, maxIn) {
+		if err := s.triageOf(ctx, product, chunk, out); err != nil {
 			return nil, fmt.Errorf("index: triage of signatures: %w", err)
 		}
-		signatures = signatures[n:]
 	}
 	return out, nil
 }

@@ -353,7 +353,12 @@ func rank(counts map[string]int) []string {
 	return sigs
 }
 
+// marks is n comma-separated parameters, for an IN list.
 func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
+
+// maxIn is the most values of one IN list: the lists of ids or
+// signatures are read in chunks of it.
+const maxIn = 500
 
 // TopCrashers implements [Triage]. f.Since and f.Until must be set.
 func (s *SQL) TopCrashers(ctx context.Context, f Filter, limit int) (Top, error) {
