@@ -382,9 +382,7 @@ WHERE d.event_id = ? AND d.webhook = ?`), k.event, k.webhook))
 // (recording nothing) when a.Owner's claim was lost: another process
 // claimed the delivery after the lease ended.
 func (s *SQL) FinishAlertAttempt(ctx context.Context, a AlertAttempt, state string, next time.Time) (bool, error) {
-	if len(a.Error) > maxAlertError {
-		a.Error = a.Error[:maxAlertError]
-	}
+	a.Error = textValue(a.Error, maxAlertError)
 	if a.At.IsZero() {
 		a.At = s.now()
 	}
