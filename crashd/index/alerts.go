@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -194,10 +193,6 @@ func (s *SQL) newSignatureIn(ctx context.Context, tx *sql.Tx, c Crash) error {
 	return err
 }
 
-// addAlertEventIn inserts e in tx unless its id is there already, and
-// says whether it did: new signatures (newSignatureIn) and regressions
-// (recordIn) are written in the transaction of the crash that made them,
-// and crashd/alert delivers them.
 // regressionAlertsIn records, with webhooks configured, the alert event
 // of each regression among evs (the crash's signature events).
 func (s *SQL) regressionAlertsIn(ctx context.Context, tx *sql.Tx, evs []SignatureEvent) error {
@@ -215,6 +210,10 @@ func (s *SQL) regressionAlertsIn(ctx context.Context, tx *sql.Tx, evs []Signatur
 	return nil
 }
 
+// addAlertEventIn inserts e in tx unless its id is there already, and
+// says whether it did: new signatures (newSignatureIn) and regressions
+// (recordIn) are written in the transaction of the crash that made them,
+// and crashd/alert delivers them.
 func (s *SQL) addAlertEventIn(ctx context.Context, tx *sql.Tx, e AlertEvent) (bool, error) {
 	if e.ID == "" || e.Kind == "" {
 		return false, errors.New("alert event without id or kind")
@@ -234,23 +233,21 @@ func (s *SQL) addAlertEventIn(ctx context.Context, tx *sql.Tx, e AlertEvent) (bo
 // already, and says whether it did: only the process that inserted it
 // delivers it.
 func (s *SQL) AddAlertEvent(ctx context.Context, e AlertEvent) (bool, error) {
-	defer s.lockWrites()()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return false, fmt.Errorf("index: alert event: %w", err)
-	}
-	defer tx.Rollback()
-	ok, err := s.addAlertEventIn(ctx, tx, e)
+	var ok bool
+	err := s.inTx(ctx, func(tx *sql.Tx) (err error) {
+		ok, err = s.addAlertEventIn(ctx, tx, e)
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("index: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("index: alert event %s: %w", e.ID, err)
 	}
 	return ok, nil
 }
 
 const alertEventCols = `id, kind, product, signature, version, crash_id, count, created_at`
+
+// alertEventColsE are alertEventCols of the events joined as e.
+const alertEventColsE = `e.id, e.kind, e.product, e.signature, e.version, e.crash_id, e.count, e.created_at`
 
 func scanAlertEvent(sc interface{ Scan(...any) error }, e *AlertEvent, more ...any) error {
 	var created string
@@ -287,24 +284,19 @@ func (s *SQL) AlertEventsToFanOut(ctx context.Context, limit int) ([]AlertEvent,
 // there already are kept), due at once, and marks the event fanned out,
 // in one transaction. Processes doing it at once make each delivery once.
 func (s *SQL) FanOutAlert(ctx context.Context, eventID string, webhooks []string) error {
-	defer s.lockWrites()()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("index: alert fan-out %s: %w", eventID, err)
-	}
-	defer tx.Rollback()
-	now := formatTime(s.now())
-	for _, w := range webhooks {
-		if _, err := tx.ExecContext(ctx, s.rebind(`
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		now := formatTime(s.now())
+		for _, w := range webhooks {
+			if _, err := tx.ExecContext(ctx, s.rebind(`
 INSERT INTO alert_deliveries (event_id, webhook, state, next_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (event_id, webhook) DO NOTHING`), eventID, w, DeliveryPending, now, now, now); err != nil {
-			return fmt.Errorf("index: alert fan-out %s: %w", eventID, err)
+				return err
+			}
 		}
-	}
-	if _, err := tx.ExecContext(ctx, s.rebind(`UPDATE alert_events SET fanned_out = 1 WHERE id = ?`), eventID); err != nil {
-		return fmt.Errorf("index: alert fan-out %s: %w", eventID, err)
-	}
-	if err := tx.Commit(); err != nil {
+		_, err := tx.ExecContext(ctx, s.rebind(`UPDATE alert_events SET fanned_out = 1 WHERE id = ?`), eventID)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("index: alert fan-out %s: %w", eventID, err)
 	}
 	return nil
@@ -373,7 +365,7 @@ WHERE event_id = ? AND webhook = ? AND state = ? AND next_at <= ? AND lease_unti
 			continue // another process's
 		}
 		d, err := scanAlertDelivery(s.db.QueryRowContext(ctx, s.rebind(`
-SELECT e.`+strings.ReplaceAll(alertEventCols, ", ", ", e.")+`, `+alertDeliveryCols+`
+SELECT `+alertEventColsE+`, `+alertDeliveryCols+`
 FROM alert_deliveries d JOIN alert_events e ON e.id = d.event_id
 WHERE d.event_id = ? AND d.webhook = ?`), k.event, k.webhook))
 		if err != nil {
@@ -390,37 +382,34 @@ WHERE d.event_id = ? AND d.webhook = ?`), k.event, k.webhook))
 // (recording nothing) when a.Owner's claim was lost: another process
 // claimed the delivery after the lease ended.
 func (s *SQL) FinishAlertAttempt(ctx context.Context, a AlertAttempt, state string, next time.Time) (bool, error) {
-	if len(a.Error) > maxAlertError {
-		a.Error = a.Error[:maxAlertError]
-	}
+	a.Error = textValue(a.Error, maxAlertError)
 	if a.At.IsZero() {
 		a.At = s.now()
 	}
-	defer s.lockWrites()()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return false, fmt.Errorf("index: alert attempt %s: %w", a.EventID, err)
-	}
-	defer tx.Rollback()
-	r, err := tx.ExecContext(ctx, s.rebind(`
+	var done bool
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, s.rebind(`
 UPDATE alert_deliveries SET state = ?, attempts = ?, next_at = ?, last_code = ?, last_error = ?, updated_at = ?, lease_owner = '', lease_until = ''
 WHERE event_id = ? AND webhook = ? AND lease_owner = ? AND state = ?`),
-		state, a.Attempt, formatTime(next), a.Code, a.Error, formatTime(a.At), a.EventID, a.Webhook, a.Owner, DeliveryPending)
+			state, a.Attempt, formatTime(next), a.Code, a.Error, formatTime(a.At), a.EventID, a.Webhook, a.Owner, DeliveryPending)
+		if err != nil {
+			return err
+		}
+		if n, err := r.RowsAffected(); err != nil || n != 1 {
+			return err // the claim was lost: nothing written
+		}
+		if _, err := tx.ExecContext(ctx, s.rebind(`
+INSERT INTO alert_attempts (event_id, webhook, attempt, at, owner, code, error) VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (event_id, webhook, attempt) DO NOTHING`), a.EventID, a.Webhook, a.Attempt, formatTime(a.At), a.Owner, a.Code, a.Error); err != nil {
+			return err
+		}
+		done = true
+		return nil
+	})
 	if err != nil {
 		return false, fmt.Errorf("index: alert attempt %s: %w", a.EventID, err)
 	}
-	if n, err := r.RowsAffected(); err != nil || n != 1 {
-		return false, err
-	}
-	if _, err := tx.ExecContext(ctx, s.rebind(`
-INSERT INTO alert_attempts (event_id, webhook, attempt, at, owner, code, error) VALUES (?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (event_id, webhook, attempt) DO NOTHING`), a.EventID, a.Webhook, a.Attempt, formatTime(a.At), a.Owner, a.Code, a.Error); err != nil {
-		return false, fmt.Errorf("index: alert attempt %s: %w", a.EventID, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("index: alert attempt %s: %w", a.EventID, err)
-	}
-	return true, nil
+	return done, nil
 }
 
 // AlertDeliveries returns the limit most recently updated deliveries,
@@ -430,7 +419,7 @@ func (s *SQL) AlertDeliveries(ctx context.Context, limit int) ([]AlertDelivery, 
 		limit = DefaultLimit
 	}
 	rows, err := s.db.QueryContext(ctx, s.rebind(`
-SELECT e.`+strings.ReplaceAll(alertEventCols, ", ", ", e.")+`, `+alertDeliveryCols+`
+SELECT `+alertEventColsE+`, `+alertDeliveryCols+`
 FROM alert_deliveries d JOIN alert_events e ON e.id = d.event_id
 ORDER BY d.updated_at DESC, d.event_id, d.webhook LIMIT ?`), limit)
 	if err != nil {
@@ -513,24 +502,21 @@ SELECT COALESCE(SUM(n), 0) FROM crash_daily_os WHERE day >= ? AND day < ? AND si
 // are all finished, with their deliveries and attempts.
 func (s *SQL) PruneAlerts(ctx context.Context, cutoff time.Time) error {
 	c := formatTime(cutoff)
-	defer s.lockWrites()()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("index: prune alerts: %w", err)
-	}
-	defer tx.Rollback()
 	old := `SELECT id FROM alert_events WHERE created_at < ? AND fanned_out = 1 AND NOT EXISTS
 	(SELECT 1 FROM alert_deliveries d WHERE d.event_id = alert_events.id AND d.state = '` + DeliveryPending + `')`
-	for _, q := range []string{
-		`DELETE FROM alert_attempts WHERE event_id IN (` + old + `)`,
-		`DELETE FROM alert_deliveries WHERE event_id IN (` + old + `)`,
-		`DELETE FROM alert_events WHERE id IN (` + old + `)`,
-	} {
-		if _, err := tx.ExecContext(ctx, s.rebind(q), c); err != nil {
-			return fmt.Errorf("index: prune alerts: %w", err)
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		for _, q := range []string{
+			`DELETE FROM alert_attempts WHERE event_id IN (` + old + `)`,
+			`DELETE FROM alert_deliveries WHERE event_id IN (` + old + `)`,
+			`DELETE FROM alert_events WHERE id IN (` + old + `)`,
+		} {
+			if _, err := tx.ExecContext(ctx, s.rebind(q), c); err != nil {
+				return err
+			}
 		}
-	}
-	if err := tx.Commit(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("index: prune alerts: %w", err)
 	}
 	return nil

@@ -2,9 +2,11 @@ package index
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // TestAlerts: a new signature's first crash records one new_signature
@@ -23,16 +25,8 @@ func testAlerts(t *testing.T, open opener) {
 	var mu sync.Mutex
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
-	a, err := open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a := open.must(t, ctx)
+	b := open.must(t, ctx)
 	a.now, b.now = now, now
 	day := time.Date(2026, 11, 26, 11, 30, 0, 0, time.UTC)
 	rec := func(ix *SQL, n int, sig, product string) {
@@ -194,5 +188,37 @@ func TestNewAlertEvent(t *testing.T) {
 		if p[0] == p[1] {
 			t.Errorf("%d: the same id %q", i, p[0])
 		}
+	}
+}
+
+// TestAlertErrorText: an attempt's error cut at its bound stays valid
+// UTF-8 (PostgreSQL's text takes nothing else): a character across the
+// bound is dropped whole.
+func TestAlertErrorText(t *testing.T) { backends(t, testAlertErrorText) }
+
+func testAlertErrorText(t *testing.T, open opener) {
+	ctx := context.Background()
+	ix := open.must(t, ctx)
+	e := NewAlertEvent(AlertSpike, "App", "s", "", "", 10, time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
+	if _, err := ix.AddAlertEvent(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.FanOutAlert(ctx, e.ID, []string{"w"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ix.ClaimAlertDeliveries(ctx, "p", time.Minute, 10)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("claim: %+v %v", got, err)
+	}
+	msg := strings.Repeat("x", maxAlertError-1) + "é and more"
+	if ok, err := ix.FinishAlertAttempt(ctx, AlertAttempt{EventID: e.ID, Webhook: "w", Attempt: 1, Owner: "p", Error: msg}, DeliveryFailed, time.Time{}); !ok || err != nil {
+		t.Fatalf("finish: %v %v", ok, err)
+	}
+	atts, err := ix.AlertAttempts(ctx, e.ID)
+	if err != nil || len(atts) != 1 {
+		t.Fatalf("attempts: %+v %v", atts, err)
+	}
+	if a := atts[0].Error; a != msg[:maxAlertError-1] || !utf8.ValidString(a) {
+		t.Errorf("error kept: %d bytes, valid UTF-8 %v", len(a), utf8.ValidString(a))
 	}
 }

@@ -16,11 +16,7 @@ func TestAnnotations(t *testing.T) { backends(t, testAnnotations) }
 
 func testAnnotations(t *testing.T, open opener) {
 	ctx := context.Background()
-	ix, err := open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := open.must(t, ctx)
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	add := func(n int, at time.Time, as ...Annotation) Crash {
 		c := Crash{ID: crashID(n, at), ReceivedAt: at, Product: "App", Version: "1.0", OS: "Linux", CPU: "amd64", Signature: "s"}

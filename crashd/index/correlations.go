@@ -392,7 +392,7 @@ func (s *SQL) eachRow(ctx context.Context, q CorrelationQuery, sig bool, since t
 // reference, unless other products dominate it), the window's
 // annotations are read in receipt order, which is their order on disk,
 // and those of other crashes skipped; else they are looked up by crash
-// id, 500 at a time (a signature's crashes among many).
+// id, maxIn at a time (a signature's crashes among many).
 func (s *SQL) eachAnnotation(ctx context.Context, q CorrelationQuery, since time.Time, crashes []crashRef, f func(id, name, value string)) error {
 	if len(crashes) == 0 {
 		return nil
@@ -431,10 +431,8 @@ func (s *SQL) eachAnnotation(ctx context.Context, q CorrelationQuery, since time
 		return scan(`SELECT crash_id, name, value FROM crash_annotations WHERE received_at >= ? AND received_at < ?`+pers,
 			[]any{formatTime(since), formatTime(q.Until)}, func(id string) bool { return ids[id] })
 	}
-	args := make([]any, 0, 500)
-	for len(crashes) > 0 {
-		chunk := crashes[:min(len(crashes), 500)]
-		crashes = crashes[len(chunk):]
+	args := make([]any, 0, maxIn)
+	for chunk := range slices.Chunk(crashes, maxIn) {
 		args = args[:0]
 		for _, c := range chunk {
 			args = append(args, c.id)

@@ -41,11 +41,7 @@ func TestCorrelations(t *testing.T) { backends(t, testCorrelations) }
 
 func testCorrelations(t *testing.T, open opener) {
 	ctx := context.Background()
-	ix, err := open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := open.must(t, ctx)
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	rng := rand.New(rand.NewPCG(3, 4))
 	n := 0

@@ -16,11 +16,7 @@ func TestDailyRollup(t *testing.T) { backends(t, testDailyRollup) }
 
 func testDailyRollup(t *testing.T, open opener) {
 	ctx := context.Background()
-	ix, err := open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := open.must(t, ctx)
 	rng := rand.New(rand.NewPCG(25, 2))
 	now := time.Date(2026, 11, 26, 13, 17, 5, 0, time.UTC)
 	pick := func(vs ...string) string { return vs[rng.IntN(len(vs))] }

@@ -64,11 +64,7 @@ func TestMatch(t *testing.T) { backends(t, testMatch) }
 
 func testMatch(t *testing.T, open opener) {
 	ctx := context.Background()
-	ix, err := open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := open.must(t, ctx)
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	crashes := []struct {
 		sig, reason string

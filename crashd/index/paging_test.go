@@ -13,11 +13,7 @@ func TestPaging(t *testing.T) { backends(t, testPaging) }
 
 func testPaging(t *testing.T, open opener) {
 	ctx := context.Background()
-	ix, err := open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := open.must(t, ctx)
 	t0 := time.Date(2026, 11, 26, 10, 0, 0, 123456000, time.UTC)
 	// 23 crashes: 3 at t0+2s, 15 at t0+1s, 5 at t0; pages of 4 end inside
 	// every group.

@@ -234,10 +234,6 @@ func (s *SQL) recordIn(ctx context.Context, tx *sql.Tx, o Outcome) ([]SignatureE
 	if err != nil {
 		return nil, fail(err)
 	}
-	sig, err := s.stmt(ctx, recordSignature)
-	if err != nil {
-		return nil, fail(err)
-	}
 	now := formatTime(s.now())
 	if _, err := tx.StmtContext(ctx, upsert).ExecContext(ctx,
 		c.ID, crashDay(c.ID), string(Processed), formatTime(c.ReceivedAt), formatTime(c.ProcessedAt), c.Product, c.Version, c.OS, c.CPU,
@@ -269,15 +265,7 @@ func (s *SQL) recordIn(ctx context.Context, tx *sql.Tx, o Outcome) ([]SignatureE
 	if err := s.writeAnnotations(ctx, tx, c, d.Annotations); err != nil {
 		return nil, fail(err)
 	}
-	if err := s.newSignatureIn(ctx, tx, c); err != nil {
-		return nil, fail(err)
-	}
-	if c.Signature != "" {
-		if _, err := tx.StmtContext(ctx, sig).ExecContext(ctx, c.Signature, formatTime(c.ReceivedAt), c.Version); err != nil {
-			return nil, fail(err)
-		}
-	}
-	ev, err := s.trackSignature(ctx, tx, c)
+	ev, err := s.signatureIn(ctx, tx, c)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -285,4 +273,25 @@ func (s *SQL) recordIn(ctx context.Context, tx *sql.Tx, o Outcome) ([]SignatureE
 		return nil, fail(err)
 	}
 	return ev, nil
+}
+
+// signatureIn records in tx what the processed crash c tells of its
+// signature, as recordIn and ProcessedDetails both do: its new_signature
+// alert event (newSignatureIn, before the sighting), its first sighting
+// (recordSignature) and its triage (trackSignature), whose events it
+// returns.
+func (s *SQL) signatureIn(ctx context.Context, tx *sql.Tx, c Crash) ([]SignatureEvent, error) {
+	if err := s.newSignatureIn(ctx, tx, c); err != nil {
+		return nil, err
+	}
+	if c.Signature != "" {
+		sig, err := s.stmt(ctx, recordSignature)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := tx.StmtContext(ctx, sig).ExecContext(ctx, c.Signature, formatTime(c.ReceivedAt), c.Version); err != nil {
+			return nil, err
+		}
+	}
+	return s.trackSignature(ctx, tx, c)
 }

@@ -311,17 +311,21 @@ func (s *SQL) UpdateTriage(ctx context.Context, u TriageUpdate) (SignatureTriage
 	return s.SignatureTriage(ctx, u.Product, u.Signature)
 }
 
-// tryUpdateTriage applies u in one transaction; false when the state
-// changed since it was read (nothing written).
-func (s *SQL) tryUpdateTriage(ctx context.Context, u TriageUpdate) (bool, error) {
-	defer s.lockWrites()()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return false, err
-	}
-	defer tx.Rollback()
+// tryUpdateTriage applies u in one transaction (committed; empty when
+// the state changed since it was read, and then false).
+func (s *SQL) tryUpdateTriage(ctx context.Context, u TriageUpdate) (done bool, err error) {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		done, err = s.updateTriageIn(ctx, tx, u)
+		return err
+	})
+	return done, err
+}
+
+// updateTriageIn applies u in tx; false when the state changed since it
+// was read (nothing written).
+func (s *SQL) updateTriageIn(ctx context.Context, tx *sql.Tx, u TriageUpdate) (bool, error) {
 	var state, fixed string
-	err = tx.QueryRowContext(ctx, s.rebind(`SELECT state, fixed_in FROM signature_triage WHERE product = ? AND signature = ?`), u.Product, u.Signature).Scan(&state, &fixed)
+	err := tx.QueryRowContext(ctx, s.rebind(`SELECT state, fixed_in FROM signature_triage WHERE product = ? AND signature = ?`), u.Product, u.Signature).Scan(&state, &fixed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, fmt.Errorf("%w: no processed crash of product %q has the signature %q", ErrNotFound, u.Product, u.Signature)
 	}
@@ -390,7 +394,7 @@ ON CONFLICT (product, signature, url) DO NOTHING`), u.Product, u.Signature, u.Ad
 			}
 		}
 	}
-	return true, tx.Commit()
+	return true, nil
 }
 
 // SignatureTriage implements [SignatureTriager].
@@ -449,12 +453,10 @@ FROM signature_history WHERE product = ? AND signature = ? ORDER BY changed_at D
 // TriageOf implements [SignatureTriager].
 func (s *SQL) TriageOf(ctx context.Context, product string, signatures []string) (map[string][]ProductTriage, error) {
 	out := map[string][]ProductTriage{}
-	for len(signatures) > 0 {
-		n := min(len(signatures), 500)
-		if err := s.triageOf(ctx, product, signatures[:n], out); err != nil {
+	for chunk := range slices.Chunk(signatures, maxIn) {
+		if err := s.triageOf(ctx, product, chunk, out); err != nil {
 			return nil, fmt.Errorf("index: triage of signatures: %w", err)
 		}
-		signatures = signatures[n:]
 	}
 	return out, nil
 }

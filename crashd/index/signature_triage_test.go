@@ -20,11 +20,7 @@ func TestSignatureTriage(t *testing.T) { backends(t, testSignatureTriage) }
 
 func testSignatureTriage(t *testing.T, open opener) {
 	ctx := context.Background()
-	ix, err := open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := open.must(t, ctx)
 	day := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 	ix.SetVersionOrder(func(p string) version.Order {
 		if p == "Plain" {
@@ -188,12 +184,7 @@ func testSignatureTriageConcurrent(t *testing.T, open opener) {
 	ctx := context.Background()
 	var ixs []*SQL
 	for range 2 {
-		ix, err := open(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ix.Close()
-		ixs = append(ixs, ix)
+		ixs = append(ixs, open.must(t, ctx))
 	}
 	day := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 	if _, err := ixs[0].RecordProcessed(ctx, Outcome{Crash: Crash{ID: crashID(1, day), ReceivedAt: day, Product: "App", Version: "1.0", Signature: "s"}}); err != nil {

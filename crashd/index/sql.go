@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -543,16 +544,12 @@ func searchStmt(q Query) (string, []any) {
 // Known implements [Index].
 func (s *SQL) Known(ctx context.Context, ids []string) (map[string]bool, error) {
 	known := map[string]bool{}
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
+	for chunk := range slices.Chunk(ids, maxIn) {
 		args := make([]any, len(chunk))
 		for i, id := range chunk {
 			args[i] = id
 		}
-		marks := strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")
-		rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT crash_id FROM crashes WHERE crash_id IN (`+marks+`)`), args...)
+		rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT crash_id FROM crashes WHERE crash_id IN (`+marks(len(chunk))+`)`), args...)
 		if err != nil {
 			return nil, fmt.Errorf("index: known: %w", err)
 		}

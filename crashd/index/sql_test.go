@@ -29,6 +29,18 @@ var startPostgres func() (string, error)
 // opener opens (again) the index of one test.
 type opener func(ctx context.Context) (*SQL, error)
 
+// must opens the test's index, failing the test on an error; the index is
+// closed when the test ends.
+func (open opener) must(t *testing.T, ctx context.Context) *SQL {
+	t.Helper()
+	ix, err := open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
+}
+
 // backends runs f once per back end.
 func backends(t *testing.T, f func(t *testing.T, open opener)) {
 	t.Run("sqlite", func(t *testing.T) {
@@ -276,11 +288,7 @@ func TestConcurrentOpen(t *testing.T) {
 func TestRetention(t *testing.T) {
 	backends(t, func(t *testing.T, open opener) {
 		ctx := context.Background()
-		ix, err := open(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ix.Close()
+		ix := open.must(t, ctx)
 		now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC) // a Thursday
 		var ids []string
 		for i, daysAgo := range []int{0, 3, 10, 17, 40, 400} {

@@ -12,11 +12,7 @@ func TestSymbolFiles(t *testing.T) { backends(t, testSymbolFiles) }
 // found by code id without case, listed newest first within the limit.
 func testSymbolFiles(t *testing.T, open opener) {
 	ctx := context.Background()
-	ix, err := open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := open.must(t, ctx)
 	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	files := []SymbolFile{
 		{DebugFile: "liba.so", DebugID: "0123456789abcdef0123456789abcdef0", Name: "liba.so.sym", CodeFile: "liba.so", CodeID: "67452301ab89efcd", Size: 100, StoredAt: t0},

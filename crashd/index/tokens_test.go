@@ -30,15 +30,7 @@ func (c *clock) add(d time.Duration) {
 func twoProcesses(t *testing.T, open opener) (a, b *SQL, clk *clock) {
 	ctx := context.Background()
 	clk = &clock{t: time.Now().UTC().Truncate(time.Second)}
-	var err error
-	if a, err = open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	if b, err = open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	a, b = open.must(t, ctx), open.must(t, ctx)
 	a.now, b.now = clk.now, clk.now
 	return a, b, clk
 }
@@ -278,12 +270,7 @@ func testFirstTokenOnce(t *testing.T, open opener) {
 	const procs = 6
 	ixs := make([]*SQL, procs)
 	for i := range ixs {
-		ix, err := open(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ix.Close() })
-		ixs[i] = ix
+		ixs[i] = open.must(t, ctx)
 	}
 	var made, kept atomic.Int32
 	var wg sync.WaitGroup

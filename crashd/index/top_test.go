@@ -27,11 +27,7 @@ func TestTopCrashersMillion(t *testing.T) {
 	}
 	backends(t, func(t *testing.T, open opener) {
 		ctx := context.Background()
-		ix, err := open(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ix.Close()
+		ix := open.must(t, ctx)
 		start := time.Date(2026, 10, 5, 0, 0, 0, 0, time.UTC)
 		if _, err := ix.Maintain(ctx, start.AddDate(0, 0, 28), 0); err != nil {
 			t.Fatal(err)

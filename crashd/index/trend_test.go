@@ -15,11 +15,7 @@ func TestSignatureTrend(t *testing.T) { backends(t, testSignatureTrend) }
 
 func testSignatureTrend(t *testing.T, open opener) {
 	ctx := context.Background()
-	ix, err := open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := open.must(t, ctx)
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	n := 0
 	add := func(sig, version string, daysAgo, count int) {

@@ -262,18 +262,9 @@ UPDATE crashes SET process_type = ?, os_version = ?, crash_address = ?, modules 
 	if err := s.writeAnnotations(ctx, tx, c, d.Annotations); err != nil {
 		return fmt.Errorf("index: details %s: %w", c.ID, err)
 	}
-	if err := s.newSignatureIn(ctx, tx, c); err != nil {
-		return fmt.Errorf("index: details %s: %w", c.ID, err)
-	}
-	if c.Signature != "" {
-		if _, err := tx.ExecContext(ctx, s.rebind(recordSignature),
-			c.Signature, formatTime(c.ReceivedAt), c.Version); err != nil {
-			return fmt.Errorf("index: details %s: %w", c.ID, err)
-		}
-	}
 	// The signature's events are RecordProcessed's to report; here the
 	// triage row and a regression are recorded all the same.
-	if _, err := s.trackSignature(ctx, tx, c); err != nil {
+	if _, err := s.signatureIn(ctx, tx, c); err != nil {
 		return fmt.Errorf("index: details %s: %w", c.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -362,7 +353,12 @@ func rank(counts map[string]int) []string {
 	return sigs
 }
 
+// marks is n comma-separated parameters, for an IN list.
 func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
+
+// maxIn is the most values of one IN list: the lists of ids or
+// signatures are read in chunks of it.
+const maxIn = 500
 
 // TopCrashers implements [Triage]. f.Since and f.Until must be set.
 func (s *SQL) TopCrashers(ctx context.Context, f Filter, limit int) (Top, error) {

@@ -12,11 +12,7 @@ func TestTriage(t *testing.T) { backends(t, testTriage) }
 
 func testTriage(t *testing.T, open opener) {
 	ctx := context.Background()
-	ix, err := open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := open.must(t, ctx)
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	n := 0
 	add := func(sig, os string, at time.Time, mods ...string) {

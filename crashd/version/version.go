@@ -25,7 +25,9 @@
 package version
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -47,10 +49,8 @@ func ParseOrder(s string) (Order, error) {
 	if s == "" {
 		return Mozilla, nil
 	}
-	for _, o := range Orders {
-		if string(o) == s {
-			return o, nil
-		}
+	if slices.Contains(Orders, Order(s)) {
+		return Order(s), nil
 	}
 	return "", fmt.Errorf("version order %q: one of mozilla, semver, string", s)
 }
@@ -89,14 +89,13 @@ func cutPart(s string) (part, rest string) {
 // leading zeros ("" is 0), inf marking number-a "*"; strings with has*
 // false when missing (sorting after every present one).
 type part struct {
-	a        string
-	inf      bool
-	b        string
-	hasB     bool
-	c        string
-	d        string
-	hasD     bool
-	plusPart bool
+	a    string
+	inf  bool
+	b    string
+	hasB bool
+	c    string
+	d    string
+	hasD bool
 }
 
 func parsePart(s string) part {
@@ -156,11 +155,8 @@ func increment(n string) string {
 
 // compareNumber compares digit strings without leading zeros by value.
 func compareNumber(a, b string) int {
-	if len(a) != len(b) {
-		if len(a) < len(b) {
-			return -1
-		}
-		return 1
+	if c := cmp.Compare(len(a), len(b)); c != 0 {
+		return c
 	}
 	return strings.Compare(a, b)
 }
@@ -297,11 +293,5 @@ func CompareSemver(a, b string) int {
 			return c
 		}
 	}
-	switch {
-	case len(va.pre) < len(vb.pre):
-		return -1
-	case len(va.pre) > len(vb.pre):
-		return 1
-	}
-	return 0
+	return cmp.Compare(len(va.pre), len(vb.pre))
 }
