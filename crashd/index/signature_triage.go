@@ -266,9 +266,7 @@ func (u *TriageUpdate) check() error {
 	if len(u.RemoveBug) > MaxBugURL {
 		return fmt.Errorf("%w: remove_bug over %d bytes", ErrBadTriage, MaxBugURL)
 	}
-	if len(u.Who) > MaxTriageWho {
-		u.Who = u.Who[:MaxTriageWho]
-	}
+	u.Who = textValue(u.Who, MaxTriageWho) // cut on a character: PostgreSQL refuses a broken one
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gobreakpad/gobreakpad/crashd/version"
 )
@@ -270,4 +271,16 @@ func FuzzCheckBugURL(f *testing.F) {
 			t.Fatalf("%q taken", s)
 		}
 	})
+}
+
+// TestTriageWhoCut: a name over MaxTriageWho bytes is cut on a character
+// boundary, so that PostgreSQL stores it (it refuses broken UTF-8).
+func TestTriageWhoCut(t *testing.T) {
+	u := TriageUpdate{State: "open", Who: strings.Repeat("x", MaxTriageWho-1) + "é and more"}
+	if err := u.check(); err != nil {
+		t.Fatal(err)
+	}
+	if u.Who != strings.Repeat("x", MaxTriageWho-1) || !utf8.ValidString(u.Who) {
+		t.Errorf("who kept: %d bytes, valid UTF-8 %v", len(u.Who), utf8.ValidString(u.Who))
+	}
 }
