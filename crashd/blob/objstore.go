@@ -135,7 +135,7 @@ func (s *ObjectStore) leaderHas(ctx context.Context, key string) (bool, error) {
 		return false, fmt.Errorf("message get: %w", err)
 	}
 	if resp.Error != nil {
-		if resp.Error.ErrCode == 10037 { // no message found
+		if resp.Error.ErrCode == int(jetstream.JSErrCodeMessageNotFound) {
 			return false, nil
 		}
 		return false, fmt.Errorf("message get: %d %s", resp.Error.ErrCode, resp.Error.Description)

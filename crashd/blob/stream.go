@@ -70,6 +70,11 @@ func Open(ctx context.Context, s Store, key string) (io.ReadCloser, int64, error
 	if st, ok := s.(Streamer); ok {
 		return st.Open(ctx, key)
 	}
+	return openBytes(ctx, s, key)
+}
+
+// openBytes is Open of a store that is not a Streamer: the blob read whole.
+func openBytes(ctx context.Context, s Store, key string) (io.ReadCloser, int64, error) {
 	b, err := s.Get(ctx, key)
 	if err != nil {
 		return nil, 0, err
@@ -150,11 +155,7 @@ func (s *Mem) PutStream(ctx context.Context, key string, r io.ReadSeeker, size i
 
 // Open implements Streamer.
 func (s *Mem) Open(ctx context.Context, key string) (io.ReadCloser, int64, error) {
-	b, err := s.Get(ctx, key)
-	if err != nil {
-		return nil, 0, err
-	}
-	return io.NopCloser(bytes.NewReader(b)), int64(len(b)), nil
+	return openBytes(ctx, s, key)
 }
 
 // countReader counts the bytes read through it.

@@ -97,16 +97,8 @@ func (b *Budget) AcquireWithin(ctx context.Context, n int64, slot bool, wait tim
 	var timer *time.Timer
 	deadline := time.Now().Add(wait)
 	for {
-		b.mu.Lock()
-		if b.used+n <= b.max && (!slot || b.uploads < b.maxUploads) {
-			b.used += n
-			if slot {
-				b.uploads++
-			}
-			b.mu.Unlock()
-			if timer != nil {
-				timer.Stop()
-			}
+		ok, ch := b.take(n, slot)
+		if ok {
 			if b.parent != nil {
 				// The rest of the wait for the whole budget.
 				if err := b.parent.acquireUntil(ctx, n, slot, deadline); err != nil {
@@ -116,8 +108,6 @@ func (b *Budget) AcquireWithin(ctx context.Context, n int64, slot bool, wait tim
 			}
 			return nil
 		}
-		ch := b.changed
-		b.mu.Unlock()
 		if timer == nil {
 			timer = time.NewTimer(wait)
 			defer timer.Stop()
@@ -146,21 +136,30 @@ func (b *Budget) acquireUntil(ctx context.Context, n int64, slot bool, deadline 
 func (b *Budget) TryAcquire(n int64) bool { return b.tryAcquire(n, false) }
 
 func (b *Budget) tryAcquire(n int64, slot bool) bool {
-	b.mu.Lock()
-	if b.used+n > b.max || slot && b.uploads >= b.maxUploads {
-		b.mu.Unlock()
+	if ok, _ := b.take(n, slot); !ok {
 		return false
 	}
-	b.used += n
-	if slot {
-		b.uploads++
-	}
-	b.mu.Unlock()
 	if b.parent != nil && !b.parent.tryAcquire(n, slot) {
 		b.release(n, slot)
 		return false
 	}
 	return true
+}
+
+// take takes n bytes (and an upload slot when slot is set) of b alone,
+// not of its parent, if they are free now; else it returns the channel
+// closed when some are given back.
+func (b *Budget) take(n int64, slot bool) (bool, <-chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.max || slot && b.uploads >= b.maxUploads {
+		return false, b.changed
+	}
+	b.used += n
+	if slot {
+		b.uploads++
+	}
+	return true, nil
 }
 
 // Release gives back n bytes (and an upload slot when slot is set).
@@ -213,16 +212,7 @@ func (b *Budget) Begin(ctx context.Context, n int64) (*Hold, error) {
 func (b *Budget) Hold(ctx context.Context) *Hold { return &Hold{b: b, ctx: ctx} }
 
 // Grab takes n more bytes, waiting as Acquire.
-func (h *Hold) Grab(n int64) error {
-	if n <= 0 {
-		return nil
-	}
-	if err := h.b.Acquire(h.ctx, n, false); err != nil {
-		return err
-	}
-	h.bytes += n
-	return nil
-}
+func (h *Hold) Grab(n int64) error { return h.GrabWithin(n, h.b.wait) }
 
 // GrabWithin is Grab waiting up to wait (AcquireWithin).
 func (h *Hold) GrabWithin(n int64, wait time.Duration) error {

@@ -124,16 +124,25 @@ func recoverFolder(ctx context.Context, store blob.Store, publish Publisher, fol
 		if marked {
 			continue
 		}
-		if err := publish(ctx, id); err != nil {
-			return n, fmt.Errorf("recover: publish %s: %w", id, err)
+		if err := requeue(ctx, store, publish, id, log); err != nil {
+			return n, err
 		}
-		if err := store.Put(ctx, crash.QueuedKey(id), []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
-			return n, fmt.Errorf("recover: %w", err)
-		}
-		log.Info("recovered a crash stored but not queued", "crash_id", id)
 		n++
 	}
 	return n, nil
+}
+
+// requeue publishes a crash stored but not queued and writes its queued
+// marker: what Recover and RecoverUnqueued do for each one they find.
+func requeue(ctx context.Context, store blob.Store, publish Publisher, id crash.ID, log *slog.Logger) error {
+	if err := publish(ctx, id); err != nil {
+		return fmt.Errorf("recover: publish %s: %w", id, err)
+	}
+	if err := store.Put(ctx, crash.QueuedKey(id), []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	log.Info("recovered a crash stored but not queued", "crash_id", id)
+	return nil
 }
 
 // Bounds of RecoverUnqueued.
@@ -211,13 +220,9 @@ func RecoverUnqueued(ctx context.Context, store blob.Store, publish Publisher, u
 			return fmt.Errorf("recover: %w", err)
 		}
 		if !marked {
-			if err := publish(ctx, id); err != nil {
-				return fmt.Errorf("recover: publish %s: %w", id, err)
+			if err := requeue(ctx, store, publish, id, log); err != nil {
+				return err
 			}
-			if err := store.Put(ctx, crash.QueuedKey(id), []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
-				return fmt.Errorf("recover: %w", err)
-			}
-			log.Info("recovered a crash stored but not queued", "crash_id", id)
 			st.Published++
 		} else {
 			st.Queued++

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -84,11 +85,7 @@ func (c *Cache) Scan() error {
 		return fmt.Errorf("symbols cache %s: %w", c.Dir, err)
 	}
 	// Oldest first.
-	for i := 1; i < len(fs); i++ {
-		for j := i; j > 0 && fs[j].t.Before(fs[j-1].t); j-- {
-			fs[j], fs[j-1] = fs[j-1], fs[j]
-		}
-	}
+	slices.SortStableFunc(fs, func(a, b f) int { return a.t.Compare(b.t) })
 	for _, x := range fs {
 		c.note(x.p, x.n)
 	}

@@ -91,10 +91,15 @@ type CatalogEntry struct {
 	Size int64
 }
 
+// catalogued reports whether the code ids are recorded in Config.Catalog
+// (set, with the symbols on the blob store) rather than in the directory
+// beside Dir.
+func (s *Server) catalogued() bool { return s.cfg.Catalog != nil && s.cfg.Symbols != nil }
+
 // catalog records the .sym at symPath of the module debugFile/debugID
 // in Config.Catalog (with the symbols on the blob store).
 func (s *Server) catalog(ctx context.Context, symPath, debugFile, debugID string, size int64) error {
-	if s.cfg.Catalog == nil || s.cfg.Symbols == nil {
+	if !s.catalogued() {
 		return nil
 	}
 	h, err := readHeader(symPath)
@@ -126,7 +131,7 @@ func (s *Server) codeDir() string { return filepath.Clean(s.cfg.Dir) + ".codeid"
 // code id find it; with a Catalog (symbols on the blob store) the
 // catalogue does instead (catalog).
 func (s *Server) indexCode(symPath string) {
-	if s.cfg.Catalog != nil && s.cfg.Symbols != nil {
+	if s.catalogued() {
 		return
 	}
 	h, err := readHeader(symPath)
@@ -163,7 +168,7 @@ func (s *Server) indexCode(symPath string) {
 // symbols on the blob store (an error when it does not answer), else in
 // the directory beside Dir.
 func (s *Server) byCode(ctx context.Context, codeFile, codeID string) (string, string, bool, error) {
-	if s.cfg.Catalog != nil && s.cfg.Symbols != nil {
+	if s.catalogued() {
 		f, id, ok, err := s.cfg.Catalog.ByCode(ctx, codeFile, codeID)
 		if err != nil {
 			return "", "", false, fmt.Errorf("symbols by code id %s/%s: %w", codeFile, codeID, err)

@@ -88,21 +88,32 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ms []module, file
 	if err != nil || !st.Mode().IsRegular() {
 		return false
 	}
-	s.m.downloads.WithLabelValues("found").Inc()
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Add("Vary", "Accept-Encoding")
+	s.found(w)
 	if r.Method == http.MethodGet && r.Header.Get("Range") == "" && acceptsGzip(r) {
-		w.Header().Set("Content-Encoding", "gzip")
 		w.Header().Set("Last-Modified", st.ModTime().UTC().Format(http.TimeFormat))
-		w.WriteHeader(http.StatusOK)
-		zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
-		if _, err := io.Copy(zw, f); err == nil {
-			zw.Close()
-		}
+		writeGzip(w, f)
 		return true
 	}
 	http.ServeContent(w, r, name, st.ModTime(), f)
 	return true
+}
+
+// found counts a download answered with a .sym and sets the headers of
+// every such answer.
+func (s *Server) found(w http.ResponseWriter) {
+	s.m.downloads.WithLabelValues("found").Inc()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Add("Vary", "Accept-Encoding")
+}
+
+// writeGzip answers 200 with the bytes of r gzipped.
+func writeGzip(w http.ResponseWriter, r io.Reader) {
+	w.Header().Set("Content-Encoding", "gzip")
+	w.WriteHeader(http.StatusOK)
+	zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	if _, err := io.Copy(zw, r); err == nil {
+		zw.Close()
+	}
 }
 
 // acceptsGzip reports whether the request's Accept-Encoding names gzip
@@ -153,16 +164,9 @@ func (s *Server) downloadBlob(w http.ResponseWriter, r *http.Request, file, id s
 		return true
 	}
 	defer rc.Close()
-	s.m.downloads.WithLabelValues("found").Inc()
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Add("Vary", "Accept-Encoding")
+	s.found(w)
 	if r.Method == http.MethodGet && acceptsGzip(r) {
-		w.Header().Set("Content-Encoding", "gzip")
-		w.WriteHeader(http.StatusOK)
-		zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
-		if _, err := io.Copy(zw, rc); err == nil {
-			zw.Close()
-		}
+		writeGzip(w, rc)
 		return true
 	}
 	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
