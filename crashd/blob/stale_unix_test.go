@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"testing"
 	"time"
@@ -88,6 +89,22 @@ func TestObjectStoreLaggingReplica(t *testing.T) {
 			t.Fatal(err)
 		}
 		if b, err := r.Get(ctx, k); !ok || err != nil || string(b) != k {
+			missing++
+		}
+	}
+	for i := range 150 { // Open first: symbol files and v2 uploads are read by it
+		k := fmt.Sprintf("v1/raw_crash/o%03d", i)
+		if err := w.Put(ctx, k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+		rc, _, err := r.Open(ctx, k)
+		if err != nil {
+			missing++
+			continue
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil || string(b) != k {
 			missing++
 		}
 	}

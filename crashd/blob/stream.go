@@ -203,7 +203,7 @@ func (s *ObjectStore) Open(ctx context.Context, key string) (io.ReadCloser, int6
 	err := retry(ctx, func(context.Context) (err error) {
 		// The result is read after the try: not the try's context.
 		res, err = s.obs.Get(ctx, key)
-		return err
+		return s.confirmMissing(ctx, key, err)
 	})
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil, 0, fmt.Errorf("blob open %s: %w", key, ErrNotExist)
