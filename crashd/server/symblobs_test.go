@@ -40,15 +40,7 @@ func TestSymbolsOnS3(t *testing.T) {
 	if scaletest.NATSServer() == "" {
 		t.Skip("nats-server is not installed (apt-get install nats-server)")
 	}
-	var c corpusCase
-	for _, k := range corpusCases(t) {
-		if k.name == "gen-threads-x64-O2" {
-			c = k
-		}
-	}
-	if c.name == "" {
-		t.Skip("corpus case gen-threads-x64-O2 not found")
-	}
+	c := corpusCaseNamed(t, "gen-threads-x64-O2")
 	srv := startS3(t)
 	bucket := s3Bucket("crashd-syms")
 	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)

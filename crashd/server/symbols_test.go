@@ -27,15 +27,7 @@ import (
 // Three crashes miss the module and reprocess_max is 2: the two newest are
 // reprocessed, the oldest stays listed as missing it.
 func TestSymbolsArrived(t *testing.T) {
-	var c corpusCase
-	for _, k := range corpusCases(t) {
-		if k.name == "gen-threads-x64-O2" {
-			c = k
-		}
-	}
-	if c.name == "" {
-		t.Skip("corpus case gen-threads-x64-O2 not found")
-	}
+	c := corpusCaseNamed(t, "gen-threads-x64-O2")
 	secret, tok, err := auth.NewToken("ci", auth.ScopeUpload)
 	if err != nil {
 		t.Fatal(err)
