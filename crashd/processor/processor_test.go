@@ -95,6 +95,20 @@ func (e *env) put(t *testing.T, dump []byte, annotations map[string]any) crash.I
 	return id
 }
 
+// processed reads the processed crash of id from the store.
+func (e *env) processed(t *testing.T, id crash.ID) crash.ProcessedCrash {
+	t.Helper()
+	b, err := e.store.Get(context.Background(), crash.ProcessedCrashKey(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pc crash.ProcessedCrash
+	if err := json.Unmarshal(b, &pc); err != nil {
+		t.Fatal(err)
+	}
+	return pc
+}
+
 func (e *env) wait(t *testing.T, id crash.ID, status index.Status) index.Crash {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
@@ -142,14 +156,7 @@ func TestProcessor(t *testing.T) {
 	// A good crash.
 	id := e.put(t, dump, map[string]any{"ProductName": "Test", "Version": "1.0"})
 	c := e.wait(t, id, index.Processed)
-	b, err := e.store.Get(context.Background(), crash.ProcessedCrashKey(id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pc crash.ProcessedCrash
-	if err := json.Unmarshal(b, &pc); err != nil {
-		t.Fatal(err)
-	}
+	pc := e.processed(t, id)
 	if !pc.Success || pc.Signature == "" || pc.Signature != c.Signature || pc.ProductName != "Test" || pc.Version != "1.0" ||
 		pc.CrashReason == "" || pc.CrashingThread == nil || pc.Timings["total"] <= 0 {
 		t.Errorf("processed crash: %+v", pc)
@@ -166,7 +173,7 @@ func TestProcessor(t *testing.T) {
 	// Not a minidump: processed, unsuccessfully, with a note.
 	bad := e.put(t, []byte("not a dump"), map[string]any{"ProductName": "Test"})
 	e.wait(t, bad, index.Processed)
-	b, _ = e.store.Get(context.Background(), crash.ProcessedCrashKey(bad))
+	b, _ := e.store.Get(context.Background(), crash.ProcessedCrashKey(bad))
 	pc = crash.ProcessedCrash{}
 	json.Unmarshal(b, &pc)
 	if pc.Success || len(pc.ProcessorNotes) == 0 {

@@ -2,7 +2,6 @@ package processor
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -42,28 +41,16 @@ func TestStackChange(t *testing.T) {
 		cancel()
 		<-done
 	}()
-	read := func(id crash.ID) crash.ProcessedCrash {
-		t.Helper()
-		b, err := e.store.Get(context.Background(), crash.ProcessedCrashKey(id))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var pc crash.ProcessedCrash
-		if err := json.Unmarshal(b, &pc); err != nil {
-			t.Fatal(err)
-		}
-		return pc
-	}
 	reprocess := func(id crash.ID) crash.ProcessedCrash {
 		t.Helper()
-		before := read(id).CompletedAt
+		before := e.processed(t, id).CompletedAt
 		if err := Reprocess(context.Background(), e.store, e.q, e.ix, id); err != nil {
 			t.Fatal(err)
 		}
 		deadline := time.Now().Add(60 * time.Second)
 		for time.Now().Before(deadline) {
 			e.wait(t, id, index.Processed)
-			if pc := read(id); pc.CompletedAt.After(before) {
+			if pc := e.processed(t, id); pc.CompletedAt.After(before) {
 				return pc
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -74,7 +61,7 @@ func TestStackChange(t *testing.T) {
 
 	id := e.put(t, dump, map[string]any{"ProductName": "Test", "Version": "1.0"})
 	e.wait(t, id, index.Processed)
-	first := read(id)
+	first := e.processed(t, id)
 	if first.StackChange != nil {
 		t.Fatalf("first processing marked: %+v", first.StackChange)
 	}

@@ -120,15 +120,7 @@ func TestSignatureLists(t *testing.T) {
 	if _, err := New(t.Context(), cfg, nil); err == nil {
 		t.Error("a missing signature lists directory was accepted")
 	}
-	var c corpusCase
-	for _, k := range corpusCases(t) {
-		if k.name == "gen-threads-x64-O2" {
-			c = k
-		}
-	}
-	if c.name == "" {
-		t.Skip("corpus case gen-threads-x64-O2 not found")
-	}
+	c := corpusCaseNamed(t, "gen-threads-x64-O2")
 	cfg = testConfig(t, nil)
 	cfg.SignatureLists = t.TempDir()
 	if err := os.WriteFile(filepath.Join(cfg.SignatureLists, "irrelevant_signature_re.txt"), []byte("my_abort_wrapper\nthreads@0x[0-9a-f]+\n"), 0o644); err != nil {

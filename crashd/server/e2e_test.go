@@ -31,6 +31,22 @@ type corpusCase struct {
 	symbols    []string // absolute
 }
 
+// corpusCaseNamed returns the corpus case called name, skipping the test
+// when the corpus has none.
+func corpusCaseNamed(t testing.TB, name string) corpusCase {
+	t.Helper()
+	var c corpusCase
+	for _, k := range corpusCases(t) {
+		if k.name == name {
+			c = k
+		}
+	}
+	if c.name == "" {
+		t.Skip("corpus case " + name + " not found")
+	}
+	return c
+}
+
 func corpusCases(t testing.TB) []corpusCase {
 	dir := corpus.Dir(t)
 	f, err := os.Open(filepath.Join(dir, "cases.tsv"))

@@ -3,12 +3,10 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"io/fs"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"os"
@@ -42,15 +40,7 @@ func TestSymbolsOnS3(t *testing.T) {
 	if scaletest.NATSServer() == "" {
 		t.Skip("nats-server is not installed (apt-get install nats-server)")
 	}
-	var c corpusCase
-	for _, k := range corpusCases(t) {
-		if k.name == "gen-threads-x64-O2" {
-			c = k
-		}
-	}
-	if c.name == "" {
-		t.Skip("corpus case gen-threads-x64-O2 not found")
-	}
+	c := corpusCaseNamed(t, "gen-threads-x64-O2")
 	srv := startS3(t)
 	bucket := s3Bucket("crashd-syms")
 	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
@@ -172,29 +162,6 @@ func TestSymbolsOnS3(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(b.Data, "v1")); !os.IsNotExist(err) {
 		t.Errorf("blobs in the processor's data directory (%v)", err)
-	}
-}
-
-// symUploadV1 uploads a .sym with a sym-upload-v1 form (Auth-Token).
-func symUploadV1(t testing.TB, url, secret, p string) {
-	t.Helper()
-	data, _ := os.ReadFile(p)
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	fw, _ := mw.CreateFormFile("symbol_file", filepath.Base(p))
-	fw.Write(data)
-	mw.Close()
-	req, _ := http.NewRequest("POST", url+"/symbols/upload", &body)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.Header.Set("Auth-Token", secret)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("upload %s: %d %s", p, resp.StatusCode, out)
 	}
 }
 

@@ -27,15 +27,7 @@ import (
 // Three crashes miss the module and reprocess_max is 2: the two newest are
 // reprocessed, the oldest stays listed as missing it.
 func TestSymbolsArrived(t *testing.T) {
-	var c corpusCase
-	for _, k := range corpusCases(t) {
-		if k.name == "gen-threads-x64-O2" {
-			c = k
-		}
-	}
-	if c.name == "" {
-		t.Skip("corpus case gen-threads-x64-O2 not found")
-	}
+	c := corpusCaseNamed(t, "gen-threads-x64-O2")
 	secret, tok, err := auth.NewToken("ci", auth.ScopeUpload)
 	if err != nil {
 		t.Fatal(err)
@@ -91,24 +83,7 @@ func TestSymbolsArrived(t *testing.T) {
 				nbp++
 				return nil
 			}
-			b, _ := os.ReadFile(p)
-			var body bytes.Buffer
-			mw := multipart.NewWriter(&body)
-			fw, _ := mw.CreateFormFile("symbol_file", filepath.Base(p))
-			fw.Write(b)
-			mw.Close()
-			req, _ := http.NewRequest("POST", ts.URL+"/symbols/upload", &body)
-			req.Header.Set("Content-Type", mw.FormDataContentType())
-			req.Header.Set("Auth-Token", secret)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				t.Fatalf("upload %s: %d %s", p, resp.StatusCode, out)
-			}
+			symUploadV1(t, ts.URL, secret, p)
 			n++
 			return nil
 		})
@@ -238,6 +213,29 @@ func TestSymbolsArrived(t *testing.T) {
 			posted = time.Now()
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// symUploadV1 uploads a .sym with a sym-upload-v1 form (Auth-Token).
+func symUploadV1(t testing.TB, url, secret, p string) {
+	t.Helper()
+	data, _ := os.ReadFile(p)
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("symbol_file", filepath.Base(p))
+	fw.Write(data)
+	mw.Close()
+	req, _ := http.NewRequest("POST", url+"/symbols/upload", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Auth-Token", secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("upload %s: %d %s", p, resp.StatusCode, out)
 	}
 }
 

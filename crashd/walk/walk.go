@@ -165,9 +165,10 @@ func (w *Walker) Process(ctx context.Context, store blob.Store, id crash.ID, raw
 			pc.CPUInfo = v + " " + pc.CPUInfo
 		}
 		for _, m := range st.Modules {
-			pc.Modules = append(pc.Modules, symstore.BaseName(m.CodeFile))
+			code := symstore.BaseName(m.CodeFile)
+			pc.Modules = append(pc.Modules, code)
 			if m.Version != "" {
-				pc.ModuleVersions = append(pc.ModuleVersions, crash.ModuleVersion{Name: symstore.BaseName(m.CodeFile), Version: m.Version})
+				pc.ModuleVersions = append(pc.ModuleVersions, crash.ModuleVersion{Name: code, Version: m.Version})
 			}
 			if m.MissingSymbols {
 				pc.ModulesMissingSymbols = append(pc.ModulesMissingSymbols, symstore.BaseName(m.DebugFile)+"/"+m.DebugID)
