@@ -102,10 +102,6 @@ func (a *API) RegisterHealth(mux auth.Mux) {
 	mux.HandleFunc("GET /__version__", a.version)
 }
 
-func writeError(w http.ResponseWriter, status int, format string, args ...any) {
-	auth.WriteJSON(w, status, map[string]string{"error": fmt.Sprintf(format, args...)})
-}
-
 // Crash is the answer of GET /api/crashes/{id}.
 type Crash struct {
 	CrashID               crash.ID                   `json:"crash_id"`
@@ -136,7 +132,7 @@ type Crash struct {
 func (a *API) crashID(w http.ResponseWriter, r *http.Request) (crash.ID, bool) {
 	id, err := crash.Parse(r.PathValue("id"))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "%v", err)
+		auth.WriteError(w, http.StatusBadRequest, "%v", err)
 		return "", false
 	}
 	return id, true
@@ -236,7 +232,7 @@ func (a *API) getCrash(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var e *Error
 		errors.As(err, &e)
-		writeError(w, e.Status, "%s", e.Message)
+		auth.WriteError(w, e.Status, "%s", e.Message)
 		return
 	}
 	out := Crash{CrashID: id, Status: crash.StatusReceived, Notes: []string{}, JSONDump: json.RawMessage("null")}
@@ -296,7 +292,7 @@ type SearchResult struct {
 
 func (a *API) search(w http.ResponseWriter, r *http.Request) {
 	if a.ix == nil {
-		writeError(w, http.StatusServiceUnavailable, "no index in this process")
+		auth.WriteError(w, http.StatusServiceUnavailable, "no index in this process")
 		return
 	}
 	v := r.URL.Query()
@@ -304,7 +300,7 @@ func (a *API) search(w http.ResponseWriter, r *http.Request) {
 	switch q.Status {
 	case "", index.Received, index.Processed, index.Failed:
 	default:
-		writeError(w, http.StatusBadRequest, "status %q: received, processed or failed", q.Status)
+		auth.WriteError(w, http.StatusBadRequest, "status %q: received, processed or failed", q.Status)
 		return
 	}
 	for _, p := range []struct {
@@ -314,7 +310,7 @@ func (a *API) search(w http.ResponseWriter, r *http.Request) {
 		if s := v.Get(p.name); s != "" {
 			t, err := parseTime(s)
 			if err != nil {
-				writeError(w, http.StatusBadRequest, "%s=%q: an RFC 3339 time or a date YYYY-MM-DD", p.name, s)
+				auth.WriteError(w, http.StatusBadRequest, "%s=%q: an RFC 3339 time or a date YYYY-MM-DD", p.name, s)
 				return
 			}
 			*p.t = t
@@ -323,7 +319,7 @@ func (a *API) search(w http.ResponseWriter, r *http.Request) {
 	if s := v.Get("cursor"); s != "" {
 		c, err := index.ParseCursor(s)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "cursor=: %v", err)
+			auth.WriteError(w, http.StatusBadRequest, "cursor=: %v", err)
 			return
 		}
 		q.After = c
@@ -331,14 +327,14 @@ func (a *API) search(w http.ResponseWriter, r *http.Request) {
 	if s := v.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > index.MaxLimit {
-			writeError(w, http.StatusBadRequest, "limit=%q: a number from 1 to %d", s, index.MaxLimit)
+			auth.WriteError(w, http.StatusBadRequest, "limit=%q: a number from 1 to %d", s, index.MaxLimit)
 			return
 		}
 		q.Limit = n
 	}
 	cs, err := a.ix.Search(r.Context(), q)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
+		auth.WriteError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
 	res := SearchResult{Crashes: cs}
@@ -401,7 +397,7 @@ func (a *API) reprocess(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var e *Error
 		errors.As(err, &e)
-		writeError(w, e.Status, "%s", e.Message)
+		auth.WriteError(w, e.Status, "%s", e.Message)
 		return
 	}
 	who := ""
@@ -414,12 +410,12 @@ func (a *API) reprocess(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) dead(w http.ResponseWriter, r *http.Request) {
 	if a.q == nil {
-		writeError(w, http.StatusServiceUnavailable, "no queue in this process")
+		auth.WriteError(w, http.StatusServiceUnavailable, "no queue in this process")
 		return
 	}
 	dl, err := a.q.Dead(r.Context(), 0)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
+		auth.WriteError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
 	if dl == nil {

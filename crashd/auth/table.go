@@ -147,7 +147,7 @@ func (t *Table) guard(a Access, h http.Handler) http.Handler {
 			if err := t.cop.Check(r); err != nil {
 				t.log.Info("auth: cross-origin request refused", "method", r.Method, "path", r.URL.Path,
 					"origin", r.Header.Get("Origin"), "sec_fetch_site", r.Header.Get("Sec-Fetch-Site"))
-				writeError(w, http.StatusForbidden, "cross-origin request refused: state-changing requests come from crashd's own pages or from clients that are not browsers")
+				WriteError(w, http.StatusForbidden, "cross-origin request refused: state-changing requests come from crashd's own pages or from clients that are not browsers")
 				return
 			}
 		}
@@ -166,11 +166,11 @@ func (t *Table) guard(a Access, h http.Handler) http.Handler {
 		switch {
 		case errors.Is(err, ErrUnknownToken):
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-			writeError(w, http.StatusUnauthorized, "%v", err)
+			WriteError(w, http.StatusUnauthorized, "%v", err)
 			return
 		case err != nil:
 			t.log.Error("auth: resolving the request's principal", "path", r.URL.Path, "err", err)
-			writeError(w, http.StatusServiceUnavailable, "authorization unavailable: %v", err)
+			WriteError(w, http.StatusServiceUnavailable, "authorization unavailable: %v", err)
 			return
 		}
 		if err := Allow(a, p, t.public); err != nil {
@@ -180,18 +180,20 @@ func (t *Table) guard(a Access, h http.Handler) http.Handler {
 			}
 			if p == nil {
 				w.Header().Set("WWW-Authenticate", "Bearer")
-				writeError(w, http.StatusUnauthorized, "%v", err)
+				WriteError(w, http.StatusUnauthorized, "%v", err)
 				return
 			}
 			t.log.Info("auth: refused", "path", r.URL.Path, "token", p.Name, "scope", a.Scope)
-			writeError(w, http.StatusForbidden, "%v", err)
+			WriteError(w, http.StatusForbidden, "%v", err)
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
 	})
 }
 
-func writeError(w http.ResponseWriter, status int, format string, args ...any) {
+// WriteError answers {"error": the formatted message} as JSON with
+// status (WriteJSON): the route table's refusals and crashd's API errors.
+func WriteError(w http.ResponseWriter, status int, format string, args ...any) {
 	WriteJSON(w, status, map[string]string{"error": fmt.Sprintf(format, args...)})
 }
 

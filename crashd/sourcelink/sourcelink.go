@@ -17,6 +17,7 @@ package sourcelink
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -52,12 +53,13 @@ type Linker struct {
 type compiled struct {
 	Rule
 	// parts alternate literal text (even indexes) and placeholders (odd
-	// indexes, each an index into Placeholders).
+	// indexes, each one of Placeholders).
 	parts []string
 }
 
-// compile cuts a checked URL template at its placeholders.
-func compile(r Rule) compiled {
+// compile cuts a rule's URL template at its placeholders, refusing an
+// unclosed or unknown one.
+func compile(r Rule) (compiled, error) {
 	c := compiled{Rule: r}
 	rest := r.URL
 	for {
@@ -66,11 +68,18 @@ func compile(r Rule) compiled {
 			break
 		}
 		j := strings.IndexByte(rest[i:], '}')
-		c.parts = append(c.parts, rest[:i], rest[i:i+j+1])
+		if j < 0 {
+			return c, fmt.Errorf("url %q: an unclosed {", r.URL)
+		}
+		name := rest[i : i+j+1]
+		if !slices.Contains(Placeholders, name) {
+			return c, fmt.Errorf("url %q: unknown placeholder %s (known: %s)", r.URL, name, strings.Join(Placeholders, " "))
+		}
+		c.parts = append(c.parts, rest[:i], name)
 		rest = rest[i+j+1:]
 	}
 	c.parts = append(c.parts, rest)
-	return c
+	return c, nil
 }
 
 // fill writes the template with its placeholders replaced by values
@@ -101,54 +110,38 @@ func (c compiled) fill(path, line, version, product string) string {
 // absolute http or https URL whose scheme and host hold no placeholder and
 // which holds no placeholder but Placeholders.
 func New(rules []Rule) (*Linker, error) {
+	l := &Linker{}
 	for i, r := range rules {
-		if err := check(r); err != nil {
+		c, err := check(r)
+		if err != nil {
 			return nil, fmt.Errorf("source_links[%d]: %w", i, err)
 		}
-	}
-	l := &Linker{}
-	for _, r := range rules {
-		l.rules = append(l.rules, compile(r))
+		l.rules = append(l.rules, c)
 	}
 	return l, nil
 }
 
-func check(r Rule) error {
+// check compiles r, refusing a rule whose links could leave its host.
+func check(r Rule) (compiled, error) {
 	if r.Prefix == "" {
-		return fmt.Errorf("no prefix")
+		return compiled{}, fmt.Errorf("no prefix")
 	}
-	rest := r.URL
-	for {
-		i := strings.IndexByte(rest, '{')
-		if i < 0 {
-			break
-		}
-		j := strings.IndexByte(rest[i:], '}')
-		if j < 0 {
-			return fmt.Errorf("url %q: an unclosed {", r.URL)
-		}
-		name := rest[i : i+j+1]
-		known := false
-		for _, p := range Placeholders {
-			known = known || name == p
-		}
-		if !known {
-			return fmt.Errorf("url %q: unknown placeholder %s (known: %s)", r.URL, name, strings.Join(Placeholders, " "))
-		}
-		rest = rest[i+j+1:]
+	c, err := compile(r)
+	if err != nil {
+		return c, err
 	}
 	scheme, after, ok := strings.Cut(r.URL, "://")
 	if !ok || (scheme != "http" && scheme != "https") {
-		return fmt.Errorf("url %q: not an http:// or https:// URL", r.URL)
+		return c, fmt.Errorf("url %q: not an http:// or https:// URL", r.URL)
 	}
 	host, _, _ := strings.Cut(after, "/")
 	if host == "" || strings.ContainsAny(host, "{}?#@") {
-		return fmt.Errorf("url %q: the host must be written out (no placeholder, user or query before the path)", r.URL)
+		return c, fmt.Errorf("url %q: the host must be written out (no placeholder, user or query before the path)", r.URL)
 	}
-	if _, err := url.Parse(compile(r).fill("p", "1", "v", "x")); err != nil {
-		return fmt.Errorf("url %q: %w", r.URL, err)
+	if _, err := url.Parse(c.fill("p", "1", "v", "x")); err != nil {
+		return c, fmt.Errorf("url %q: %w", r.URL, err)
 	}
-	return nil
+	return c, nil
 }
 
 // Link returns the file of f as a page shows it and the link to its line

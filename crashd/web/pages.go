@@ -341,9 +341,16 @@ func (w *Web) commonStack(ctx context.Context, tri index.Triage, f index.Filter)
 	if err != nil || w.store == nil {
 		return nil
 	}
-	count := map[string]int{}
-	frames := map[string][]string{}
-	sources := map[string][]Frame{}
+	// stacks are the sampled stacks by their frames' names: how many
+	// crashes have each, and the first one's files and lines, linked
+	// only for the stack shown.
+	type seen struct {
+		n                int
+		frames           []string
+		sources          []Frame
+		product, version string
+	}
+	stacks := map[string]*seen{}
 	sampled := 0
 	for _, row := range rows {
 		b, err := w.store.Get(ctx, crash.ProcessedCrashKey(crash.ID(row.ID)))
@@ -368,26 +375,31 @@ func (w *Web) commonStack(ctx context.Context, tri index.Triage, f index.Filter)
 			if fr.Line != nil {
 				s.Line = *fr.Line
 			}
-			s.linkTo(w.cfg.SourceLinks, row.Product, row.Version)
 			src = append(src, s)
 		}
 		k := strings.Join(fs, "\n")
-		count[k]++
-		frames[k] = fs
-		if _, ok := sources[k]; !ok {
-			sources[k] = src // the first sampled crash's
+		st := stacks[k]
+		if st == nil {
+			st = &seen{sources: src, product: row.Product, version: row.Version} // the first sampled crash's
+			stacks[k] = st
 		}
-	}
-	best := ""
-	for k, n := range count {
-		if n > count[best] || (n == count[best] && k < best) {
-			best = k
-		}
+		st.n++
+		st.frames = fs
 	}
 	if sampled == 0 {
 		return nil
 	}
-	return &Stack{Frames: frames[best], Sources: sources[best], Crashes: count[best], Sampled: sampled}
+	best := ""
+	for k, st := range stacks {
+		if b := stacks[best]; b == nil || st.n > b.n || (st.n == b.n && k < best) {
+			best = k
+		}
+	}
+	st := stacks[best]
+	for i := range st.sources {
+		st.sources[i].linkTo(w.cfg.SourceLinks, st.product, st.version)
+	}
+	return &Stack{Frames: st.frames, Sources: st.sources, Crashes: st.n, Sampled: sampled}
 }
 
 // SearchData is the search page and GET /api/search.

@@ -73,6 +73,14 @@ var funcs = template.FuncMap{
 	"corrMaxP":   func() float64 { return index.CorrelationMaxP },
 	"age":        age,
 	"changeRows": changeRows,
+	// The trend's (trend.go), the change in words, and exact: a search
+	// value matching v exactly (quoted with = when it starts with an
+	// operator, index.Match).
+	"trendChart":  trendChart,
+	"trendName":   trendName,
+	"swatch":      swatch,
+	"changeWords": changeWords,
+	"exact":       func(v string) string { return index.Match{Op: index.OpExact, Value: v}.String() },
 }
 
 // changeRow is a row of the stack-change table: frame N before and after.

@@ -440,13 +440,9 @@ func (w *Web) processedJSON(rw http.ResponseWriter, r *http.Request) {
 	_, _ = rw.Write(b)
 }
 
+// writeErr answers err as JSON {"error"} with its status (statusOf).
 func (w *Web) writeErr(rw http.ResponseWriter, err error) {
-	code := http.StatusInternalServerError
-	var e *errStatus
-	if errors.As(err, &e) {
-		code = e.code
-	}
-	auth.WriteJSON(rw, code, map[string]string{"error": err.Error()})
+	auth.WriteJSON(rw, statusOf(err), map[string]string{"error": err.Error()})
 }
 
 func (w *Web) reprocessPage(rw http.ResponseWriter, r *http.Request) {

@@ -43,7 +43,7 @@ func TestReportFacts(t *testing.T) {
 	frames := `[{"frame":0,"module":"app","function":"crash","file":"/src/net/http.c","line":42,"trust":"context","offset":"0x1",
 	  "inlines":[{"function":"inl","file":"hg:hg.mozilla.org/mozilla-central:dom/base/Foo.cpp:abc123","line":7}]},
 	 {"frame":1,"module":"app","function":"main","file":"git:github.com/rust-lang/rust:library/std/src/rt.rs:4d90ac38","line":9,"trust":"cfi","offset":"0x2"},
-	 {"frame":2,"module":"app","function":"evil","file":` + mustJSON(hostileFile) + `,"line":1,"trust":"cfi","offset":"0x3"},
+	 {"frame":2,"module":"app","function":"evil","file":` + jsonString(hostileFile) + `,"line":1,"trust":"cfi","offset":"0x3"},
 	 {"frame":3,"module":"app","function":"js","file":"javascript:alert(1)","line":1,"trust":"cfi","offset":"0x4"}]`
 	change := &crash.StackChange{At: now, PreviousSignature: "app@0x1", FirstSignature: "orig@0x0", Signature: "crash", PreviousFrames: []string{"app+0x1"}, Frames: []string{"app!crash+0x0"}}
 	pc := &crash.ProcessedCrash{CrashID: id, ProductName: "App", Version: "1.2", Signature: "sig-links", CrashingThread: &ct, Success: true,
@@ -112,9 +112,4 @@ func TestReportFacts(t *testing.T) {
 	if strings.Contains(sig, "<script>") {
 		t.Error("signature page: a hostile file name came out unescaped")
 	}
-}
-
-func mustJSON(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }

@@ -104,12 +104,7 @@ func (w *Web) tokensPost(act func(r *http.Request, p *principal, d *tokensData) 
 		}
 		d, err := w.tokensData(r, p)
 		if err != nil {
-			code := http.StatusInternalServerError
-			var e *errStatus
-			if errors.As(err, &e) {
-				code = e.code
-			}
-			fail(code, err.Error())
+			fail(statusOf(err), err.Error())
 			return
 		}
 		code := http.StatusOK

@@ -3,7 +3,6 @@ package web
 import (
 	"fmt"
 	"html/template"
-	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -149,19 +148,4 @@ func changeWords(count, prev int) string {
 		return fmt.Sprintf("down %d from %d", prev-count, prev)
 	}
 	return fmt.Sprintf("unchanged at %d", prev)
-}
-
-// The template functions of the trend, the change in words and the
-// search's quoting, added to funcs (kept apart so that the table in
-// render.go does not change).
-func init() {
-	maps.Copy(funcs, template.FuncMap{
-		"trendChart":  trendChart,
-		"trendName":   trendName,
-		"swatch":      swatch,
-		"changeWords": changeWords,
-		// exact is a search value matching v exactly (quoted with =
-		// when it starts with an operator, index.Match).
-		"exact": func(v string) string { return index.Match{Op: index.OpExact, Value: v}.String() },
-	})
 }

@@ -81,7 +81,7 @@ func (w *Web) triageAPI(rw http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		auth.WriteJSON(rw, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("a JSON object {product, signature, state, fixed_in, bug, remove_bug}: %v", err)})
+		w.writeErr(rw, httpErr(http.StatusBadRequest, "a JSON object {product, signature, state, fixed_in, bug, remove_bug}: %v", err))
 		return
 	}
 	t, err := w.applyTriage(r.Context(), req, who(r))
@@ -121,12 +121,7 @@ func (w *Web) triagePage(rw http.ResponseWriter, r *http.Request) {
 	}
 	if _, err := w.applyTriage(r.Context(), req, p); err != nil {
 		w.triageErr(r, err)
-		code := http.StatusInternalServerError
-		var e *errStatus
-		if errors.As(err, &e) {
-			code = e.code
-		}
-		w.render(rw, code, layout{Page: "error", Who: p, Error: err.Error()})
+		w.render(rw, statusOf(err), layout{Page: "error", Who: p, Error: err.Error()})
 		return
 	}
 	http.Redirect(rw, r, "/signature?"+url.Values{"signature": {req.Signature}, "product": {req.Product}}.Encode()+"#triage", http.StatusSeeOther)

@@ -65,7 +65,7 @@ func TestTriage(t *testing.T) {
 		t.Fatalf("resolve: %d %s", code, body)
 	}
 	bug := `https://github.com/o/r/issues/1?q="><script>`
-	if code, body := send(f.triager, `{"product": "P", "signature": "sig<b>", "bug": `+strconvQuote(bug)+`}`); code != 200 {
+	if code, body := send(f.triager, `{"product": "P", "signature": "sig<b>", "bug": `+jsonString(bug)+`}`); code != 200 {
 		t.Fatalf("bug: %d %s", code, body)
 	}
 	record := func(n int, ver string) []index.SignatureEvent {
@@ -141,60 +141,35 @@ func TestTriage(t *testing.T) {
 	}
 
 	// The page's forms in a session: csrf required, then the state set.
-	post := func(path string, form url.Values, cookie *http.Cookie) *http.Response {
-		req, _ := http.NewRequest("POST", f.srv.URL+path, strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		if cookie != nil {
-			req.AddCookie(cookie)
-		}
-		resp, err := noRedirect.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp
-	}
-	r := post("/login", url.Values{"token": {f.triager}}, nil)
+	r := f.post(t, "/login", url.Values{"token": {f.triager}}, nil)
 	if len(r.Cookies()) != 1 {
 		t.Fatalf("login: %d", r.StatusCode)
 	}
 	cookie := r.Cookies()[0]
-	req, _ := http.NewRequest("GET", f.srv.URL+"/signature?signature="+url.QueryEscape(sig)+"&product=P", nil)
-	req.AddCookie(cookie)
-	resp, err := noRedirect.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(b), `action="/signature/triage"`) {
+	_, b := f.getSession(t, "/signature?signature="+url.QueryEscape(sig)+"&product=P", cookie)
+	if !strings.Contains(b, `action="/signature/triage"`) {
 		t.Fatalf("signature page as a triager: no forms: %s", b)
 	}
-	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(string(b))
+	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(b)
 	if m == nil {
 		t.Fatal("no csrf field")
 	}
 	form := url.Values{"product": {"P"}, "signature": {sig}, "state": {"ignored"}, "fixed_in": {"2.0"}}
-	if r := post("/signature/triage", form, cookie); r.StatusCode != http.StatusForbidden {
+	if r := f.post(t, "/signature/triage", form, cookie); r.StatusCode != http.StatusForbidden {
 		t.Errorf("form without csrf: %d", r.StatusCode)
 	}
 	form.Set("csrf", m[1])
-	r = post("/signature/triage", form, cookie)
+	r = f.post(t, "/signature/triage", form, cookie)
 	if r.StatusCode != http.StatusSeeOther || !strings.HasPrefix(r.Header.Get("Location"), "/signature?") {
 		t.Fatalf("form: %d %q", r.StatusCode, r.Header.Get("Location"))
 	}
-	if r := post("/signature/triage", url.Values{"csrf": {m[1]}, "product": {"P"}, "signature": {sig}, "remove_bug": {bug}}, cookie); r.StatusCode != http.StatusSeeOther {
+	if r := f.post(t, "/signature/triage", url.Values{"csrf": {m[1]}, "product": {"P"}, "signature": {sig}, "remove_bug": {bug}}, cookie); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("remove bug: %d", r.StatusCode)
 	}
 	getJSON("/api/signature?signature="+url.QueryEscape(sig)+"&product=P", &sd)
 	if sd.Triage.State != index.StateIgnored || sd.Triage.FixedIn != "" || len(sd.Triage.Bugs) != 0 || len(sd.Triage.History) != 5 {
 		t.Fatalf("after the forms: %+v", sd.Triage)
 	}
-}
-
-func strconvQuote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 // TestBugTrackers: each kind's new-issue URL with its own parameters,

@@ -202,6 +202,15 @@ func httpErr(code int, format string, args ...any) error {
 	return &errStatus{code, fmt.Sprintf(format, args...)}
 }
 
+// statusOf is the HTTP status of err: an errStatus's code, else 500.
+func statusOf(err error) int {
+	var e *errStatus
+	if errors.As(err, &e) {
+		return e.code
+	}
+	return http.StatusInternalServerError
+}
+
 // handler computes a page's data (also its JSON answer).
 type handler func(r *http.Request, p *principal) (any, error)
 
@@ -270,11 +279,7 @@ func (w *Web) api(h handler) http.HandlerFunc {
 	return func(rw http.ResponseWriter, r *http.Request) {
 		data, err := h(r, who(r))
 		if err != nil {
-			code := http.StatusInternalServerError
-			if e, ok := err.(*errStatus); ok {
-				code = e.code
-			}
-			auth.WriteJSON(rw, code, map[string]string{"error": err.Error()})
+			w.writeErr(rw, err)
 			return
 		}
 		auth.WriteJSON(rw, http.StatusOK, data)

@@ -101,6 +101,43 @@ func (f *fixture) get(t *testing.T, path, token string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// getSession is get in the session of cookie (a login's).
+func (f *fixture) getSession(t *testing.T, path string, cookie *http.Cookie) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", f.srv.URL+path, nil)
+	req.AddCookie(cookie)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// post sends form as a page's form does, in the session of cookie (nil:
+// none), without following a redirect; the body is closed.
+func (f *fixture) post(t *testing.T, path string, form url.Values, cookie *http.Cookie) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", f.srv.URL+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if cookie != nil {
+		req.AddCookie(cookie)
+	}
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// jsonString is s as a JSON string literal.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
 var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 // TestPermissions: nothing without a token (pages redirect to the login,
@@ -176,23 +213,10 @@ func TestPermissions(t *testing.T) {
 // the session's csrf; next= stays on the site.
 func TestLogin(t *testing.T) {
 	f := newFixture(t, false)
-	post := func(path string, form url.Values, cookie *http.Cookie) *http.Response {
-		req, _ := http.NewRequest("POST", f.srv.URL+path, strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		if cookie != nil {
-			req.AddCookie(cookie)
-		}
-		resp, err := noRedirect.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp
-	}
-	if r := post("/login", url.Values{"token": {"wrong"}}, nil); r.StatusCode != http.StatusForbidden || len(r.Cookies()) != 0 {
+	if r := f.post(t, "/login", url.Values{"token": {"wrong"}}, nil); r.StatusCode != http.StatusForbidden || len(r.Cookies()) != 0 {
 		t.Errorf("wrong token: %d", r.StatusCode)
 	}
-	r := post("/login", url.Values{"token": {f.all}, "next": {"//evil.example/x"}}, nil)
+	r := f.post(t, "/login", url.Values{"token": {f.all}, "next": {"//evil.example/x"}}, nil)
 	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/" || len(r.Cookies()) != 1 {
 		t.Fatalf("login: %d %q %v", r.StatusCode, r.Header.Get("Location"), r.Cookies())
 	}
@@ -200,34 +224,27 @@ func TestLogin(t *testing.T) {
 	if !cookie.HttpOnly || cookie.SameSite != http.SameSiteLaxMode {
 		t.Errorf("cookie: %+v", cookie)
 	}
-	req, _ := http.NewRequest("GET", f.srv.URL+"/report/"+string(f.id), nil)
-	req.AddCookie(cookie)
-	resp, err := noRedirect.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(b), "someone@example.com") || !strings.Contains(string(b), `id="reprocess"`) {
-		t.Errorf("report with the session: %d", resp.StatusCode)
+	code, b := f.getSession(t, "/report/"+string(f.id), cookie)
+	if code != 200 || !strings.Contains(b, "someone@example.com") || !strings.Contains(b, `id="reprocess"`) {
+		t.Errorf("report with the session: %d", code)
 	}
 	// Reprocess without the csrf field: refused before anything happens.
-	if r := post("/report/"+string(f.id)+"/reprocess", url.Values{}, cookie); r.StatusCode != http.StatusForbidden {
+	if r := f.post(t, "/report/"+string(f.id)+"/reprocess", url.Values{}, cookie); r.StatusCode != http.StatusForbidden {
 		t.Errorf("reprocess without csrf: %d", r.StatusCode)
 	}
-	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(string(b))
+	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(b)
 	if m == nil {
 		t.Fatalf("no csrf field in the report page")
 	}
 	csrf := m[1]
 	// With it: this fixture has no queue (503), past the permission checks.
-	if r := post("/report/"+string(f.id)+"/reprocess", url.Values{"csrf": {csrf}}, cookie); r.StatusCode != http.StatusServiceUnavailable {
+	if r := f.post(t, "/report/"+string(f.id)+"/reprocess", url.Values{"csrf": {csrf}}, cookie); r.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("reprocess with csrf: %d", r.StatusCode)
 	}
-	if r := post("/logout", url.Values{"csrf": {csrf}}, cookie); r.StatusCode != http.StatusSeeOther {
+	if r := f.post(t, "/logout", url.Values{"csrf": {csrf}}, cookie); r.StatusCode != http.StatusSeeOther {
 		t.Errorf("logout: %d", r.StatusCode)
 	}
-	req, _ = http.NewRequest("GET", f.srv.URL+"/", nil)
+	req, _ := http.NewRequest("GET", f.srv.URL+"/", nil)
 	req.AddCookie(cookie)
 	if resp, _ := noRedirect.Do(req); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("after logout: %d", resp.StatusCode)
